@@ -1,0 +1,224 @@
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { post } from '@service/core/billing';
+import { ensureAccount } from '@service/core/identity';
+import type { Platform } from '@service/core/platform';
+
+export const DEMO_EMAIL = 'demo@example.com';
+/** The demo wallet's opening credit: USD 25. Posted once, under a fixed idempotency key. */
+export const DEMO_CREDIT_MICROS = 25_000_000;
+const DEMO_CREDIT_KEY = 'demo-seed:opening-credit';
+const DEMO_APP_SLUG = 'demo-tool';
+const DEMO_KEY_NAME = 'demo';
+
+/** Catalog rows the demo needs: generic providers, enabled, on the managed pool profile. */
+const DEMO_INTEGRATIONS = [
+  {
+    provider: 'llm-gateway',
+    name: 'LLM Gateway',
+    category: 'ai',
+    description: 'Chat and completion models from many vendors through one endpoint.',
+    var: 'LLM_GATEWAY',
+  },
+  {
+    provider: 'speech',
+    name: 'Speech synthesis',
+    category: 'audio',
+    description: 'Text to speech.',
+    var: 'SPEECH',
+  },
+  {
+    provider: 'transcription',
+    name: 'Transcription',
+    category: 'audio',
+    description: 'Speech to text.',
+    var: 'TRANSCRIPTION',
+  },
+  {
+    provider: 'web-search',
+    name: 'Web search',
+    category: 'search',
+    description: 'Search the web and fetch pages.',
+    var: 'WEB_SEARCH',
+  },
+] as const;
+
+export interface DemoFile {
+  baseUrl: string;
+  tenantId: string;
+  appId: string;
+  connectionId: string;
+  user: { email: string; signInUrl: string | null; tokenUrl: string | null };
+  keys: { appKey: string; connectionKey: string };
+  urls: Record<string, string>;
+  openingCreditMicros: number;
+  writtenAt: string;
+}
+
+export interface SeedResult {
+  /** True when this boot created the demo tenant. */
+  created: boolean;
+  /** True when keys were (re)issued and the demo file written. */
+  wroteFile: boolean;
+  tenantId: string;
+}
+
+/**
+ * Seeds the demo on an empty store and writes the demo file (mode 0600). On later boots the
+ * seed is re-used: nothing is credited again. Keys are stored only as hashes, so when the demo
+ * file is gone the demo keys are re-issued (the old ones revoked) and the file written anew.
+ */
+export async function seedDemo(platform: Platform, demoFilePath: string): Promise<SeedResult> {
+  const { db, keys, baseUrl } = platform.context;
+  const subject = platform.devIdp
+    ? (await platform.devIdp.issueToken({ email: DEMO_EMAIL })).subject
+    : 'demo-user';
+
+  const existing = await db
+    .selectFrom('users')
+    .select('default_tenant_id')
+    .where('idp_subject', '=', subject)
+    .executeTakeFirst();
+  const hasTenants = await db.selectFrom('tenants').select('id').limit(1).executeTakeFirst();
+  if (!existing?.default_tenant_id && hasTenants) {
+    // Someone else's data lives here: this is not an empty store, so no demo is planted.
+    return { created: false, wroteFile: false, tenantId: '' };
+  }
+
+  const created = !existing?.default_tenant_id;
+  const demo = created
+    ? await createDemoTenant(platform, subject)
+    : await findDemo(platform, existing!.default_tenant_id!);
+  // Idempotent by key: a second boot, or two racing first boots, credit once.
+  await post(db, {
+    tenantId: demo.tenantId,
+    amountMicros: DEMO_CREDIT_MICROS,
+    kind: 'grant',
+    idempotencyKey: DEMO_CREDIT_KEY,
+    description: 'Demo opening credit',
+  });
+
+  if (!created && existsSync(demoFilePath)) return { created, wroteFile: false, tenantId: demo.tenantId };
+
+  const live = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('tenant_id', '=', demo.tenantId)
+    .where('name', '=', DEMO_KEY_NAME)
+    .where('revoked_at', 'is', null)
+    .execute();
+  for (const key of live) await keys.revoke(key.id, demo.tenantId);
+  const appKey = await keys.issue({
+    tenantId: demo.tenantId,
+    kind: 'app',
+    appId: demo.appId,
+    name: DEMO_KEY_NAME,
+  });
+  const connectionKey = await keys.issue({
+    tenantId: demo.tenantId,
+    kind: 'connection',
+    connectionId: demo.connectionId,
+    name: DEMO_KEY_NAME,
+  });
+
+  const file: DemoFile = {
+    baseUrl,
+    tenantId: demo.tenantId,
+    appId: demo.appId,
+    connectionId: demo.connectionId,
+    user: {
+      email: DEMO_EMAIL,
+      signInUrl: platform.devIdp ? `${baseUrl}/auth/v1/sign-in` : null,
+      tokenUrl: platform.devIdp ? `${baseUrl}/auth/v1/token` : null,
+    },
+    keys: { appKey: appKey.key, connectionKey: connectionKey.key },
+    urls: {
+      health: `${baseUrl}/healthz`,
+      balance: `${baseUrl}/api/billing/balance`,
+      legacyBalance: `${baseUrl}/api/v1/balance`,
+      cliBalance: `${baseUrl}/api/cli/balance`,
+      session: `${baseUrl}/api/auth/me`,
+    },
+    openingCreditMicros: DEMO_CREDIT_MICROS,
+    writtenAt: new Date().toISOString(),
+  };
+  writeSecretFile(demoFilePath, `${JSON.stringify(file, null, 2)}\n`);
+  return { created, wroteFile: true, tenantId: demo.tenantId };
+}
+
+interface DemoIds {
+  tenantId: string;
+  appId: string;
+  connectionId: string;
+}
+
+async function createDemoTenant(platform: Platform, subject: string): Promise<DemoIds> {
+  const { db } = platform.context;
+  for (const row of DEMO_INTEGRATIONS) {
+    await db
+      .insertInto('integrations')
+      .values({
+        provider: row.provider,
+        name: row.name,
+        description: row.description,
+        category: row.category,
+        supported_profiles: JSON.stringify(['vendo_managed_pool', 'byok_static']),
+        logo_url: `${platform.context.baseUrl}/static/integrations/${row.provider}.svg`,
+        docs_url: `${platform.context.baseUrl}/docs/integrations/${row.provider}`,
+        env_bootstrap: JSON.stringify({
+          vars: [
+            { name: `${row.var}_API_KEY`, value_from: 'connection_key' },
+            { name: `${row.var}_BASE_URL`, value_from: 'proxy_url' },
+          ],
+          restart: 'on_change',
+        }),
+      })
+      .onConflict((oc) => oc.column('provider').doNothing())
+      .execute();
+  }
+  const { tenantId } = await ensureAccount(db, { subject, email: DEMO_EMAIL, name: 'Demo' });
+  await db.updateTable('tenants').set({ name: 'Demo workspace' }).where('id', '=', tenantId).execute();
+  const app = await db
+    .insertInto('apps')
+    .values({ tenant_id: tenantId, slug: DEMO_APP_SLUG, name: 'Demo tool' })
+    .onConflict((oc) => oc.columns(['tenant_id', 'slug']).doUpdateSet({ name: 'Demo tool' }))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const connection = await db
+    .insertInto('connections')
+    .values({
+      tenant_id: tenantId,
+      provider: 'llm-gateway',
+      profile: 'vendo_managed_pool',
+      status: 'connected',
+      display_name: 'LLM Gateway',
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { tenantId, appId: app.id, connectionId: connection.id };
+}
+
+async function findDemo(platform: Platform, tenantId: string): Promise<DemoIds> {
+  const { db } = platform.context;
+  const app = await db
+    .selectFrom('apps')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('slug', '=', DEMO_APP_SLUG)
+    .executeTakeFirstOrThrow();
+  const connection = await db
+    .selectFrom('connections')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('provider', '=', 'llm-gateway')
+    .orderBy('created_at')
+    .executeTakeFirstOrThrow();
+  return { tenantId, appId: app.id, connectionId: connection.id };
+}
+
+/** Writes a file readable only by its owner, tightening the mode of an existing file too. */
+function writeSecretFile(path: string, contents: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  writeFileSync(path, contents, { mode: 0o600 });
+  chmodSync(path, 0o600);
+}

@@ -1,0 +1,174 @@
+/**
+ * The runnable platform as a user meets it: boot on an empty embedded store, seed the demo,
+ * answer the README's curl example, restart without crediting again, stop cleanly.
+ *
+ * @see DESIGN.md "Runtime contracts"
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const MAIN = join(ROOT, 'examples/platform/src/main.ts');
+
+let cwd: string;
+let port: number;
+
+beforeAll(async () => {
+  cwd = mkdtempSync(join(tmpdir(), 'svc-start-'));
+  port = await freePort();
+});
+afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+
+interface Booted {
+  child: ChildProcess;
+  output: () => string;
+}
+
+/** Starts the platform as `pnpm start` does, resolving workspace packages from source. */
+async function boot(): Promise<Booted> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'),
+  };
+  delete env.DATABASE_URL;
+  delete env.SERVICE_BASE_URL;
+  delete env.SERVICE_IDP_URL;
+  delete env.NODE_ENV;
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const deadline = Date.now() + 60_000;
+  while (!output.includes('Platform ready')) {
+    if (child.exitCode !== null) throw new Error(`platform exited early:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`platform did not start:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { child, output: () => output };
+}
+
+async function stop(booted: Booted): Promise<number | null> {
+  booted.child.kill('SIGTERM');
+  return new Promise((resolve) => booted.child.once('exit', (code) => resolve(code)));
+}
+
+const demoFile = () => JSON.parse(readFileSync(join(cwd, '.service/demo.json'), 'utf8'));
+const balance = async (key: string) =>
+  (
+    await fetch(`http://127.0.0.1:${port}/api/billing/balance`, {
+      headers: { authorization: `Bearer ${key}` },
+    })
+  ).json();
+
+/** The curl line of the README's quick start, run as written (from the folder `pnpm start` ran in). */
+function readmeCurl(): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const line = readme.split('\n').find((l) => l.startsWith('curl ') && l.includes('/api/billing/balance'));
+  if (!line) throw new Error('README has no curl example for /api/billing/balance');
+  return line.replaceAll('localhost:8787', `localhost:${port}`);
+}
+
+describe('pnpm start', () => {
+  it('boots on an empty store, seeds the demo and writes .service/demo.json with mode 0600', async () => {
+    const booted = await boot();
+    try {
+      expect(booted.output()).toContain(join(cwd, '.service/demo.json'));
+      expect(statSync(join(cwd, '.service/demo.json')).mode & 0o777).toBe(0o600);
+      const demo = demoFile();
+      expect(demo.keys.appKey).toMatch(/^service_sk_/);
+      expect(await balance(demo.keys.appKey)).toMatchObject({
+        credits_remaining_micros: 25_000_000,
+        currency: 'USD',
+      });
+      expect(await balance(demo.keys.connectionKey)).toMatchObject({ credits_remaining_micros: 25_000_000 });
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      const answer = JSON.parse(execFileSync('bash', ['-c', readmeCurl()], { cwd, encoding: 'utf8' }));
+      expect(answer).toEqual({
+        credits_remaining_micros: 25_000_000,
+        currency: 'USD',
+        top_up_url: `http://localhost:${port}/billing`,
+      });
+      expect(booted.output()).toMatch(/"msg":"request".*"request_id"/);
+      expect(booted.output()).not.toContain(demo.keys.appKey);
+    } finally {
+      expect(await stop(booted)).toBe(0);
+    }
+  });
+
+  it('re-uses the seed on a second start and never credits again', async () => {
+    const before = demoFile();
+    const booted = await boot();
+    try {
+      expect(demoFile()).toEqual(before);
+      expect(await balance(before.keys.appKey)).toMatchObject({ credits_remaining_micros: 25_000_000 });
+    } finally {
+      expect(await stop(booted)).toBe(0);
+    }
+  });
+
+  it('re-issues the demo keys when the demo file is gone, revoking the old ones', async () => {
+    const before = demoFile();
+    rmSync(join(cwd, '.service/demo.json'));
+    const booted = await boot();
+    try {
+      const after = demoFile();
+      expect(after.keys.appKey).not.toBe(before.keys.appKey);
+      expect(after.tenantId).toBe(before.tenantId);
+      expect(await balance(after.keys.appKey)).toMatchObject({ credits_remaining_micros: 25_000_000 });
+      expect(await balance(before.keys.appKey)).toEqual({ error: { message: 'Invalid or revoked token' } });
+    } finally {
+      expect(await stop(booted)).toBe(0);
+    }
+  });
+
+  it('refuses to start a second process on the same data folder', async () => {
+    const booted = await boot();
+    try {
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        PORT: String(await freePort()),
+        TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'),
+      };
+      delete env.DATABASE_URL;
+      const second = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+        cwd,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      second.stdout!.on('data', (c: Buffer) => {
+        output += c.toString();
+      });
+      const code = await new Promise((resolve) => second.once('exit', resolve));
+      expect(code).toBe(1);
+      expect(output).toMatch(/in use by process/);
+    } finally {
+      await stop(booted);
+    }
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}

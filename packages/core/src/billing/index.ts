@@ -1,0 +1,1 @@
+export { balanceMicros, type LedgerPosting, type LedgerResult, microsToUsd, post } from './ledger.js';

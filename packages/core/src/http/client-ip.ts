@@ -1,0 +1,42 @@
+/**
+ * Who is calling, for per-IP limits. The socket address is the truth; `X-Forwarded-For` is
+ * consulted only when the operator says how many proxies in front of us append to it.
+ */
+export interface ClientIpOptions {
+  /**
+   * Number of trusted reverse proxies in front of the service (`SERVICE_TRUSTED_PROXIES`).
+   * 0 (the default) ignores `X-Forwarded-For` entirely.
+   */
+  trustedProxies?: number;
+}
+
+/** The connection facts an adapter hands to a fetch handler as its second argument. */
+export interface ConnectionInfo {
+  /** The peer address of the TCP connection. */
+  remoteAddress?: string;
+}
+
+/** Reads the socket address that `@hono/node-server` or our own adapters put in the env. */
+export function socketAddress(env: unknown): string | undefined {
+  const value = env as
+    | { remoteAddress?: string; incoming?: { socket?: { remoteAddress?: string } } }
+    | undefined;
+  return value?.remoteAddress ?? value?.incoming?.socket?.remoteAddress;
+}
+
+export function clientIp(request: Request, env: unknown, options: ClientIpOptions = {}): string {
+  const socket = socketAddress(env) ?? 'unknown';
+  const hops = options.trustedProxies ?? 0;
+  if (hops <= 0) return normalize(socket);
+  const forwarded = (request.headers.get('x-forwarded-for') ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+  // Each trusted proxy appends the address it saw; the client is the entry `hops` from the end.
+  const candidate = forwarded[forwarded.length - hops];
+  return normalize(candidate ?? socket);
+}
+
+function normalize(address: string): string {
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
+}

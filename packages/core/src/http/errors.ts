@@ -1,0 +1,57 @@
+/**
+ * The spec's three error body shapes. Each route answers with exactly one of them.
+ *
+ * @see platform-spec.md "Errors"
+ */
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;
+
+export interface CanonicalErrorFields {
+  slug?: string;
+  retry_after?: number;
+  connect_url?: string;
+  suggested_fix?: string;
+}
+
+/** `{ error: { code, message, ...fields } }` plus the `Service-Error-Code` header. */
+export function canonicalError(
+  status: number,
+  code: string,
+  message: string,
+  fields: CanonicalErrorFields = {},
+  headers: HeadersInit = {},
+): Response {
+  return Response.json(
+    { error: { code, message, ...fields } },
+    {
+      status,
+      headers: { ...JSON_HEADERS, ...Object.fromEntries(new Headers(headers)), 'service-error-code': code },
+    },
+  );
+}
+
+/** `{ error: { message } }`, used by the balance endpoints and the runtime connections list. */
+export function nestedError(status: number, message: string, headers: HeadersInit = {}): Response {
+  return Response.json({ error: { message } }, { status, headers: withJson(headers) });
+}
+
+/** `{ message }`, optionally with a SCREAMING_SNAKE `code` and extra fields (dashboard routes). */
+export function flatError(
+  status: number,
+  message: string,
+  extra: { code?: string } & Record<string, unknown> = {},
+  headers: HeadersInit = {},
+): Response {
+  return Response.json({ message, ...extra }, { status, headers: withJson(headers) });
+}
+
+/** `{ error: "<message>" }`, used by tool detail routes and a few dashboard mutations. */
+export function stringError(status: number, message: string, headers: HeadersInit = {}): Response {
+  return Response.json({ error: message }, { status, headers: withJson(headers) });
+}
+
+function withJson(headers: HeadersInit): Headers {
+  const merged = new Headers(headers);
+  merged.set('content-type', JSON_HEADERS['content-type']);
+  return merged;
+}

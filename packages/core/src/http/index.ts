@@ -1,0 +1,14 @@
+export { type ClientIpOptions, type ConnectionInfo, clientIp, socketAddress } from './client-ip.js';
+export {
+  CORS_ALLOWED_HEADERS,
+  CORS_METHODS,
+  type CorsPolicy,
+  corsHeaders,
+  isOwnOrigin,
+  ownDomainOf,
+  preflightResponse,
+} from './cors.js';
+export { type CanonicalErrorFields, canonicalError, flatError, nestedError, stringError } from './errors.js';
+export { createJsonLogger, describeError, type Logger, silentLogger } from './logger.js';
+export { RateLimiter, type RateLimitRule, type RateLimitVerdict } from './rate-limit.js';
+export { requestIdFor } from './request-id.js';

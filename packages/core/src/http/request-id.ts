@@ -1,0 +1,9 @@
+import { randomUUID } from 'node:crypto';
+
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** An inbound `X-Request-Id` when it is short and plain (no log injection), else a fresh one. */
+export function requestIdFor(request: Request): string {
+  const inbound = request.headers.get('x-request-id');
+  return inbound && SAFE_REQUEST_ID.test(inbound) ? inbound : randomUUID();
+}

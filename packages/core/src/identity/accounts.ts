@@ -1,0 +1,66 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/database.js';
+
+export interface IdentityClaims {
+  /** The identity provider's subject. */
+  subject: string;
+  email?: string | null;
+  name?: string | null;
+}
+
+export interface Account {
+  userId: string;
+  /** The user's own tenant (their workspace), created on first sight. */
+  tenantId: string;
+}
+
+/**
+ * The user and tenant for an identity, created on first sight: a user row keyed by the IdP
+ * subject, a tenant they own, and an empty wallet. Safe when two requests race on a new subject:
+ * both end with the same user and tenant.
+ */
+export async function ensureAccount(db: Kysely<Database>, claims: IdentityClaims): Promise<Account> {
+  const existing = await db
+    .selectFrom('users')
+    .select(['id', 'default_tenant_id', 'email'])
+    .where('idp_subject', '=', claims.subject)
+    .executeTakeFirst();
+  if (existing?.default_tenant_id) {
+    if (claims.email && claims.email !== existing.email) {
+      await db.updateTable('users').set({ email: claims.email }).where('id', '=', existing.id).execute();
+    }
+    return { userId: existing.id, tenantId: existing.default_tenant_id };
+  }
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('users')
+      .values({ idp_subject: claims.subject, email: claims.email ?? null, name: claims.name ?? null })
+      .onConflict((oc) => oc.column('idp_subject').doNothing())
+      .execute();
+    // Lock the user row so a racing request waits and then sees the tenant made here.
+    const user = await trx
+      .selectFrom('users')
+      .select(['id', 'default_tenant_id'])
+      .where('idp_subject', '=', claims.subject)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    if (user.default_tenant_id) return { userId: user.id, tenantId: user.default_tenant_id };
+    const tenant = await trx
+      .insertInto('tenants')
+      .values({ name: workspaceName(claims) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await trx
+      .insertInto('memberships')
+      .values({ tenant_id: tenant.id, user_id: user.id, role: 'owner' })
+      .execute();
+    await trx.insertInto('wallets').values({ tenant_id: tenant.id }).execute();
+    await trx.updateTable('users').set({ default_tenant_id: tenant.id }).where('id', '=', user.id).execute();
+    return { userId: user.id, tenantId: tenant.id };
+  });
+}
+
+function workspaceName(claims: IdentityClaims): string {
+  const who = claims.name?.trim() || claims.email?.split('@')[0] || 'My';
+  return `${who}'s workspace`;
+}

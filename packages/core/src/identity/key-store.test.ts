@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestStore, STORE_KINDS, type TestStore } from '../../test/support/stores.js';
+import { KeyStore } from './key-store.js';
+import { hashSecret, isWellFormedKey } from './keys.js';
+
+for (const kind of STORE_KINDS) {
+  describe(`key store (${kind})`, () => {
+    let store: TestStore;
+    let tenantId: string;
+    let appId: string;
+    beforeAll(async () => {
+      store = await openTestStore(kind);
+      tenantId = (
+        await store.db
+          .insertInto('tenants')
+          .values({ name: 'keys' })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id;
+      appId = (
+        await store.db
+          .insertInto('apps')
+          .values({ tenant_id: tenantId, slug: 'a', name: 'A' })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id;
+    });
+    afterAll(async () => store?.dispose());
+
+    it('issues service_sk_ keys stored only as SHA-256 hashes with a 12-character prefix', async () => {
+      const keys = new KeyStore(store.db);
+      const issued = await keys.issue({ tenantId, kind: 'app', appId });
+      expect(isWellFormedKey(issued.key)).toBe(true);
+      expect(issued.key).toHaveLength('service_sk_'.length + 43);
+      const row = await store.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('id', '=', issued.id)
+        .executeTakeFirstOrThrow();
+      expect(row.key_hash).toBe(hashSecret(issued.key));
+      expect(row.prefix).toBe(issued.key.slice(0, 12));
+      expect(JSON.stringify(row)).not.toContain(issued.key);
+    });
+
+    it('authenticates a live key to its tenant and scope', async () => {
+      const keys = new KeyStore(store.db);
+      const issued = await keys.issue({ tenantId, kind: 'app', appId });
+      expect(await keys.authenticate(issued.key)).toEqual({
+        keyId: issued.id,
+        kind: 'app',
+        tenantId,
+        appId,
+        connectionId: null,
+        userId: null,
+      });
+      expect(await keys.authenticate(`${issued.key.slice(0, -1)}x`)).toBeNull();
+      expect(await keys.authenticate('not-a-key')).toBeNull();
+    });
+
+    it('honours a revocation at once on the revoking instance', async () => {
+      const keys = new KeyStore(store.db);
+      const issued = await keys.issue({ tenantId, kind: 'app', appId });
+      expect(await keys.authenticate(issued.key)).not.toBeNull();
+      expect(await keys.revoke(issued.id)).toBe(true);
+      expect(await keys.authenticate(issued.key)).toBeNull();
+      expect(await keys.revoke(issued.id)).toBe(false);
+    });
+
+    it('honours a revocation made by another instance once the cache entry expires', async () => {
+      let now = 1_000_000;
+      const here = new KeyStore(store.db, { cacheTtlMs: 2000, now: () => now });
+      const elsewhere = new KeyStore(store.db);
+      const issued = await here.issue({ tenantId, kind: 'app', appId });
+      expect(await here.authenticate(issued.key)).not.toBeNull();
+      await elsewhere.revoke(issued.id);
+      now += 2001;
+      expect(await here.authenticate(issued.key)).toBeNull();
+    });
+
+    it('refuses to revoke a key of another tenant', async () => {
+      const keys = new KeyStore(store.db);
+      const issued = await keys.issue({ tenantId, kind: 'app', appId });
+      const other = (
+        await store.db
+          .insertInto('tenants')
+          .values({ name: 'other' })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id;
+      expect(await keys.revoke(issued.id, other)).toBe(false);
+      expect(await keys.authenticate(issued.key)).not.toBeNull();
+    });
+
+    it('records last use at most once per interval', async () => {
+      let now = Date.now();
+      const keys = new KeyStore(store.db, { cacheTtlMs: 0, touchIntervalMs: 60_000, now: () => now });
+      const issued = await keys.issue({ tenantId, kind: 'app', appId });
+      await keys.authenticate(issued.key);
+      const lastUsed = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return (
+          await store.db
+            .selectFrom('api_keys')
+            .select('last_used_at')
+            .where('id', '=', issued.id)
+            .executeTakeFirstOrThrow()
+        ).last_used_at;
+      };
+      const first = await lastUsed();
+      expect(first).not.toBeNull();
+      now += 1000;
+      await keys.authenticate(issued.key);
+      expect((await lastUsed())?.getTime()).toBe(first?.getTime());
+      now += 60_000;
+      await keys.authenticate(issued.key);
+      expect((await lastUsed())?.getTime()).toBeGreaterThan(first!.getTime());
+    });
+
+    it('requires the scope that matches the kind', async () => {
+      const keys = new KeyStore(store.db);
+      await expect(keys.issue({ tenantId, kind: 'app' })).rejects.toThrow();
+      await expect(keys.issue({ tenantId, kind: 'connection' })).rejects.toThrow();
+      await expect(keys.issue({ tenantId, kind: 'cli' })).rejects.toThrow();
+    });
+  });
+}

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, readPlatformEnv } from './config.js';
+
+describe('readPlatformEnv', () => {
+  it('reads the variables, trimming trailing slashes and treating blanks as unset', () => {
+    expect(
+      readPlatformEnv({
+        SERVICE_BASE_URL: 'https://api.example.com/',
+        SERVICE_IDP_URL: ' ',
+        SERVICE_TRUSTED_PROXIES: '1',
+        NODE_ENV: 'production',
+      }),
+    ).toEqual({ baseUrl: 'https://api.example.com', trustedProxies: 1, production: true });
+  });
+
+  it('names the variable that is wrong', () => {
+    expect(() => readPlatformEnv({ SERVICE_BASE_URL: 'not a url' })).toThrow(ConfigError);
+    expect(() => readPlatformEnv({ SERVICE_BASE_URL: 'ftp://x.example' })).toThrow(/SERVICE_BASE_URL/);
+    expect(() => readPlatformEnv({ SERVICE_TRUSTED_PROXIES: '-1' })).toThrow(/SERVICE_TRUSTED_PROXIES/);
+    expect(() => readPlatformEnv({ SERVICE_CORS_DOMAIN: 'https://x' })).toThrow(/SERVICE_CORS_DOMAIN/);
+  });
+});

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+/**
+ * Platform settings read from the environment, validated once at start so a typo fails the boot
+ * with a message naming the variable instead of surfacing later as odd behaviour.
+ *
+ * @see docs/configuration.md
+ */
+const optionalUrl = z
+  .string()
+  .trim()
+  .transform((v) => v.replace(/\/+$/, ''))
+  .pipe(z.url({ protocol: /^https?$/ }))
+  .optional();
+
+const envSchema = z.object({
+  SERVICE_BASE_URL: optionalUrl,
+  SERVICE_IDP_URL: optionalUrl,
+  SERVICE_TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).optional(),
+  SERVICE_CORS_DOMAIN: z
+    .string()
+    .trim()
+    .regex(/^[a-z0-9.-]+$/i, 'must be a bare domain such as example.com')
+    .optional(),
+  NODE_ENV: z.string().optional(),
+});
+
+export interface PlatformEnvConfig {
+  baseUrl?: string;
+  idpUrl?: string;
+  trustedProxies?: number;
+  corsDomain?: string;
+  production: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  readonly code = 'ERR_SERVICE_CONFIG';
+}
+
+/** Reads the platform's variables; blank values count as unset. */
+export function readPlatformEnv(env: Record<string, string | undefined>): PlatformEnvConfig {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ''),
+  );
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid configuration: ${problems}`);
+  }
+  const v = parsed.data;
+  return {
+    ...(v.SERVICE_BASE_URL ? { baseUrl: v.SERVICE_BASE_URL } : {}),
+    ...(v.SERVICE_IDP_URL ? { idpUrl: v.SERVICE_IDP_URL } : {}),
+    ...(v.SERVICE_TRUSTED_PROXIES !== undefined ? { trustedProxies: v.SERVICE_TRUSTED_PROXIES } : {}),
+    ...(v.SERVICE_CORS_DOMAIN ? { corsDomain: v.SERVICE_CORS_DOMAIN } : {}),
+    production: v.NODE_ENV === 'production',
+  };
+}

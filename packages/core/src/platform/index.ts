@@ -1,0 +1,3 @@
+export { ConfigError, type PlatformEnvConfig, readPlatformEnv } from './config.js';
+export { DEFAULT_RATE_LIMITS, type PlatformContext, type PlatformRateLimits } from './context.js';
+export { createPlatform, type Platform, type PlatformOptions } from './create-platform.js';

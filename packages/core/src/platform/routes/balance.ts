@@ -1,0 +1,75 @@
+import { Hono } from 'hono';
+import { balanceMicros, microsToUsd } from '../../billing/ledger.js';
+import { corsHeaders, preflightResponse } from '../../http/cors.js';
+import { flatError, nestedError } from '../../http/errors.js';
+import { ensureAccount } from '../../identity/accounts.js';
+import { bearerToken, looksLikeJwt } from '../../identity/bearer.js';
+import type { PlatformContext, PlatformEnv } from '../context.js';
+import { overLimit } from '../internal/rate-limit.js';
+
+/**
+ * The three balance endpoints. `/api/billing/balance` and `/api/v1/balance` accept any API key
+ * or an identity JWT (dot-segment rule) and are CORS-enabled; `/api/cli/balance` accepts only
+ * `service_sk_*` keys, has no CORS and no OPTIONS handler.
+ *
+ * @see platform-spec.md "Balance and usage", "Errors / Balance endpoints", "Authentication"
+ */
+export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
+  const app = new Hono<PlatformEnv>();
+
+  /** Tenant of a balance bearer: JWTs by JWKS (tenant ensured), anything else as a key. */
+  const tenantOf = async (token: string): Promise<string | null> => {
+    if (looksLikeJwt(token)) {
+      const claims = await ctx.identity.verify(token);
+      return claims ? (await ensureAccount(ctx.db, claims)).tenantId : null;
+    }
+    return (await ctx.keys.authenticate(token))?.tenantId ?? null;
+  };
+
+  const corsBalance = (
+    path: string,
+    rule: keyof PlatformContext['rateLimits'],
+    body: (tenantId: string, micros: number) => object,
+  ) => {
+    app.options(path, (c) => preflightResponse(c.req.header('origin') ?? null, ctx.cors));
+    app.get(path, async (c) => {
+      c.set('errorShape', 'nested');
+      const cors = corsHeaders(c.req.header('origin') ?? null, ctx.cors);
+      const wait = await overLimit(ctx, c, rule, ctx.rateLimits[rule]);
+      if (wait !== null)
+        return nestedError(429, 'Rate limit exceeded', { ...cors, 'retry-after': String(wait) });
+      const token = bearerToken(c.req.header('authorization'));
+      if (!token) return nestedError(401, 'Missing Bearer token', cors);
+      const tenantId = await tenantOf(token);
+      if (!tenantId) return nestedError(401, 'Invalid or revoked token', cors);
+      const micros = await balanceMicros(ctx.db, tenantId);
+      return c.json(body(tenantId, micros), 200, { ...cors, 'cache-control': 'no-store' });
+    });
+  };
+
+  corsBalance('/api/billing/balance', 'billingBalance', (_tenantId, micros) => ({
+    credits_remaining_micros: Math.max(0, micros),
+    currency: 'USD',
+    top_up_url: ctx.topUpUrl,
+  }));
+
+  corsBalance('/api/v1/balance', 'v1Balance', (tenantId, micros) => ({
+    balance_usd: microsToUsd(micros),
+    tenant_id: tenantId,
+  }));
+
+  app.get('/api/cli/balance', async (c) => {
+    c.set('errorShape', 'flat');
+    const wait = await overLimit(ctx, c, 'cliBalance', ctx.rateLimits.cliBalance);
+    if (wait !== null) return flatError(429, 'Rate limit exceeded', {}, { 'retry-after': String(wait) });
+    const token = bearerToken(c.req.header('authorization'));
+    if (!token) return flatError(401, 'Missing Bearer token');
+    // Server-to-server keys only: a JWT is refused without being verified.
+    const key = looksLikeJwt(token) ? null : await ctx.keys.authenticate(token);
+    if (!key) return flatError(401, 'Invalid or revoked API key');
+    const micros = await balanceMicros(ctx.db, key.tenantId);
+    return c.json({ balance_usd: microsToUsd(micros) }, 200, { 'cache-control': 'no-store' });
+  });
+
+  return app;
+}

@@ -1,0 +1,174 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './database.js';
+import { INT8_OID, parseInt8 } from './int8.js';
+import { MIGRATIONS } from './migrations/index.js';
+import { createPGliteDialect } from './pglite-dialect.js';
+
+export interface StoreOptions {
+  /**
+   * Postgres connection string (`postgres://...`), `memory://` for a throwaway embedded store,
+   * or omitted for the embedded PGlite store at `dataDir`.
+   */
+  url?: string;
+  /** Folder of the embedded store. Default: `SERVICE_DATA_DIR` or `.service/data`. */
+  dataDir?: string;
+  /** Connections in the Postgres pool. Default 10. */
+  poolSize?: number;
+  /** Run migrations on open. Default true. */
+  migrate?: boolean;
+}
+
+export interface Store {
+  readonly db: Kysely<Database>;
+  /** `postgres` for a server, `pglite` for the embedded store. */
+  readonly kind: 'postgres' | 'pglite';
+  /** True when the database answers a trivial query (for `/healthz`). */
+  readonly ping: () => Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the store: Postgres when a `postgres://` URL is given, else embedded PGlite.
+ * Migrations run before the store is returned, serialised across processes (Kysely takes a
+ * Postgres advisory lock; an embedded data folder admits one process at a time).
+ *
+ * @example
+ * const store = await createStore({ url: process.env.DATABASE_URL });
+ */
+export async function createStore(options: StoreOptions = {}): Promise<Store> {
+  const url = options.url ?? process.env.DATABASE_URL;
+  const store =
+    url && /^postgres(ql)?:\/\//.test(url)
+      ? openPostgres(url, options.poolSize ?? 10)
+      : await openPGlite(url === 'memory://' ? undefined : resolveDataDir(options.dataDir));
+  if (options.migrate !== false) {
+    try {
+      await migrateToLatest(store.db);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+  return store;
+}
+
+export function resolveDataDir(dataDir?: string): string {
+  return resolve(dataDir ?? process.env.SERVICE_DATA_DIR ?? '.service/data');
+}
+
+export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => MIGRATIONS },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`Store migration ${failed} failed`, { cause: error });
+  }
+}
+
+function openPostgres(url: string, max: number): Store {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8_OID
+          ? parseInt8
+          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client that loses its server must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    kind: 'postgres',
+    ping: () => ping(db),
+    close: () => db.destroy(),
+  };
+}
+
+async function openPGlite(dataDir: string | undefined): Promise<Store> {
+  const releaseLock = dataDir ? lockDataDir(dataDir) : () => {};
+  let pglite: PGlite;
+  try {
+    pglite = new PGlite({ ...(dataDir ? { dataDir } : {}), parsers: { [INT8_OID]: parseInt8 } });
+    await pglite.waitReady;
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
+  const db = new Kysely<Database>({ dialect: createPGliteDialect(pglite) });
+  return {
+    db,
+    kind: 'pglite',
+    ping: () => ping(db),
+    close: async () => {
+      await db.destroy();
+      await pglite.close();
+      releaseLock();
+    },
+  };
+}
+
+async function ping(db: Kysely<Database>): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Data folders this process holds open, so a second open here is refused, not taken over. */
+const HELD_DATA_DIRS = new Set<string>();
+
+/**
+ * An embedded data folder is one Postgres cluster with one backend: a second process opening it
+ * would corrupt it. A lock file beside the folder, holding the owner's pid, admits one process;
+ * a lock left by a process that no longer runs (or by an earlier life of our own pid, as
+ * happens in containers) is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const lockPath = `${dataDir.replace(/[\\/]+$/, '')}.lock`;
+  const inUse = (owner: number | string) =>
+    new Error(
+      `The embedded store at ${dataDir} is in use by process ${owner}. ` +
+        'Stop it, or set DATABASE_URL to a Postgres server to run several instances.',
+    );
+  if (HELD_DATA_DIRS.has(lockPath)) throw inUse(process.pid);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockPath, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      HELD_DATA_DIRS.add(lockPath);
+      return () => {
+        HELD_DATA_DIRS.delete(lockPath);
+        rmSync(lockPath, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(readFileSync(lockPath, 'utf8').trim());
+      if (owner && owner !== process.pid && isRunning(owner)) throw inUse(owner);
+      rmSync(lockPath, { force: true });
+    }
+  }
+  throw new Error(`Could not lock the embedded store at ${dataDir}`);
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * Parses a Postgres int8 (bigint) as a JS number, refusing values that a number cannot hold
+ * exactly. Money is integer micros: 2^53 micros is about 9 billion USD per wallet, far past any
+ * balance we hold, and a loud failure beats a silently rounded amount.
+ */
+export function parseInt8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) {
+    throw new RangeError(`int8 value ${text} is outside the exactly representable range`);
+  }
+  return value;
+}
+
+export const INT8_OID = 20;

@@ -1,0 +1,94 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { post } from '../../src/billing/ledger.js';
+import { silentLogger } from '../../src/http/logger.js';
+import { ensureAccount } from '../../src/identity/accounts.js';
+import { createPlatform, type Platform, type PlatformOptions } from '../../src/platform/create-platform.js';
+import type { Store } from '../../src/store/index.js';
+
+export interface RunningPlatform {
+  platform: Platform;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Serves a platform over real HTTP on a free loopback port. */
+export async function startPlatform(
+  store: Store,
+  options: Omit<PlatformOptions, 'store'> = {},
+): Promise<RunningPlatform> {
+  const platform = await createPlatform({ logger: silentLogger, env: {}, ...options, store });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: platform.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    platform,
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        if ('closeAllConnections' in server) server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface TenantFixture {
+  tenantId: string;
+  userId: string;
+  subject: string;
+  appId: string;
+  connectionId: string;
+  appKey: string;
+  appKeyId: string;
+  connectionKey: string;
+  cliKey: string;
+}
+
+let counter = 0;
+
+/** A tenant with an owner, an app, a connection, one key of each kind and `creditMicros` of credit. */
+export async function createTenantFixture(platform: Platform, creditMicros = 0): Promise<TenantFixture> {
+  const { db, keys } = platform.context;
+  const subject = `test-subject-${process.pid}-${++counter}-${Date.now()}`;
+  const { tenantId, userId } = await ensureAccount(db, { subject, email: `${subject}@example.test` });
+  const app = await db
+    .insertInto('apps')
+    .values({ tenant_id: tenantId, slug: 'test-app', name: 'Test app' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const connection = await db
+    .insertInto('connections')
+    .values({
+      tenant_id: tenantId,
+      provider: 'llm-gateway',
+      profile: 'vendo_managed_pool',
+      status: 'connected',
+      display_name: 'LLM',
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const appKey = await keys.issue({ tenantId, kind: 'app', appId: app.id });
+  const connectionKey = await keys.issue({ tenantId, kind: 'connection', connectionId: connection.id });
+  const cliKey = await keys.issue({ tenantId, kind: 'cli', userId });
+  if (creditMicros !== 0) {
+    await post(db, {
+      tenantId,
+      amountMicros: creditMicros,
+      kind: 'grant',
+      idempotencyKey: `fixture-${tenantId}`,
+    });
+  }
+  return {
+    tenantId,
+    userId,
+    subject,
+    appId: app.id,
+    connectionId: connection.id,
+    appKey: appKey.key,
+    appKeyId: appKey.id,
+    connectionKey: connectionKey.key,
+    cliKey: cliKey.key,
+  };
+}

@@ -1,0 +1,17 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: {
+    index: 'src/index.ts',
+    'store/index': 'src/store/index.ts',
+    'identity/index': 'src/identity/index.ts',
+    'http/index': 'src/http/index.ts',
+    'billing/index': 'src/billing/index.ts',
+    'platform/index': 'src/platform/index.ts',
+  },
+  format: ['esm'],
+  dts: true,
+  clean: true,
+  sourcemap: true,
+  target: 'node20',
+});

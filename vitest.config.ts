@@ -1,0 +1,20 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const src = (path: string) => fileURLToPath(new URL(`./packages/${path}`, import.meta.url));
+
+// Tests import workspace packages from source, so `pnpm test` needs no build first.
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@service\/core\/(.*)$/, replacement: `${src('core/src')}/$1/index.ts` },
+      { find: /^@service\/core$/, replacement: src('core/src/index.ts') },
+    ],
+  },
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
