@@ -6,14 +6,24 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const MAIN = join(ROOT, 'examples/platform/src/main.ts');
+/**
+ * tsx's loader by absolute URL: the platform runs in a temporary folder, where a bare
+ * `--import tsx` would be resolved against that folder and not found.
+ */
+const TSX_LOADER = (() => {
+  const manifest = createRequire(join(ROOT, 'package.json')).resolve('tsx/package.json');
+  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: { '.': string } };
+  return pathToFileURL(join(dirname(manifest), exports['.'])).href;
+})();
 
 let cwd: string;
 let port: number;
@@ -40,7 +50,7 @@ async function boot(): Promise<Booted> {
   delete env.SERVICE_BASE_URL;
   delete env.SERVICE_IDP_URL;
   delete env.NODE_ENV;
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN], {
     cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -144,7 +154,7 @@ describe('pnpm start', () => {
         TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'),
       };
       delete env.DATABASE_URL;
-      const second = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+      const second = spawn(process.execPath, ['--import', TSX_LOADER, MAIN], {
         cwd,
         env,
         stdio: ['ignore', 'pipe', 'pipe'],

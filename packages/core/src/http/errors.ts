@@ -21,18 +21,14 @@ export function canonicalError(
   fields: CanonicalErrorFields = {},
   headers: HeadersInit = {},
 ): Response {
-  return Response.json(
-    { error: { code, message, ...fields } },
-    {
-      status,
-      headers: { ...JSON_HEADERS, ...Object.fromEntries(new Headers(headers)), 'service-error-code': code },
-    },
-  );
+  const merged = withJson(headers);
+  merged.set('service-error-code', code);
+  return jsonResponse({ error: { code, message, ...fields } }, status, merged);
 }
 
 /** `{ error: { message } }`, used by the balance endpoints and the runtime connections list. */
 export function nestedError(status: number, message: string, headers: HeadersInit = {}): Response {
-  return Response.json({ error: { message } }, { status, headers: withJson(headers) });
+  return jsonResponse({ error: { message } }, status, withJson(headers));
 }
 
 /** `{ message }`, optionally with a SCREAMING_SNAKE `code` and extra fields (dashboard routes). */
@@ -42,16 +38,24 @@ export function flatError(
   extra: { code?: string } & Record<string, unknown> = {},
   headers: HeadersInit = {},
 ): Response {
-  return Response.json({ message, ...extra }, { status, headers: withJson(headers) });
+  return jsonResponse({ message, ...extra }, status, withJson(headers));
 }
 
 /** `{ error: "<message>" }`, used by tool detail routes and a few dashboard mutations. */
 export function stringError(status: number, message: string, headers: HeadersInit = {}): Response {
-  return Response.json({ error: message }, { status, headers: withJson(headers) });
+  return jsonResponse({ error: message }, status, withJson(headers));
 }
 
 function withJson(headers: HeadersInit): Headers {
   const merged = new Headers(headers);
   merged.set('content-type', JSON_HEADERS['content-type']);
   return merged;
+}
+
+/**
+ * A JSON response from a string body. (`Response.json()` builds a streamed body, which the Node
+ * adapter must read back chunk by chunk; a string body is written in one go.)
+ */
+function jsonResponse(body: unknown, status: number, headers: Headers): Response {
+  return new Response(JSON.stringify(body), { status, headers });
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { BalanceReader } from '../billing/balances.js';
 import type { CorsPolicy } from '../http/cors.js';
 import type { Logger } from '../http/logger.js';
 import type { RateLimiter, RateLimitRule } from '../http/rate-limit.js';
@@ -29,6 +30,7 @@ export interface PlatformContext {
   store: Store;
   db: Kysely<Database>;
   keys: KeyStore;
+  balances: BalanceReader;
   identity: IdentityVerifier;
   sessions: SessionStore;
   limiter: RateLimiter;

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { balanceMicros, microsToUsd } from '../../billing/ledger.js';
+import { microsToUsd } from '../../billing/ledger.js';
 import { corsHeaders, preflightResponse } from '../../http/cors.js';
 import { flatError, nestedError } from '../../http/errors.js';
 import { ensureAccount } from '../../identity/accounts.js';
@@ -42,7 +42,7 @@ export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
       if (!token) return nestedError(401, 'Missing Bearer token', cors);
       const tenantId = await tenantOf(token);
       if (!tenantId) return nestedError(401, 'Invalid or revoked token', cors);
-      const micros = await balanceMicros(ctx.db, tenantId);
+      const micros = await ctx.balances.micros(tenantId);
       return c.json(body(tenantId, micros), 200, { ...cors, 'cache-control': 'no-store' });
     });
   };
@@ -67,7 +67,7 @@ export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     // Server-to-server keys only: a JWT is refused without being verified.
     const key = looksLikeJwt(token) ? null : await ctx.keys.authenticate(token);
     if (!key) return flatError(401, 'Invalid or revoked API key');
-    const micros = await balanceMicros(ctx.db, key.tenantId);
+    const micros = await ctx.balances.micros(key.tenantId);
     return c.json({ balance_usd: microsToUsd(micros) }, 200, { 'cache-control': 'no-store' });
   });
 

@@ -1,0 +1,64 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/database.js';
+import { balanceMicros } from './ledger.js';
+
+export interface BalanceReaderOptions {
+  /** How long a read balance is served from memory. Default 1000 ms. */
+  ttlMs?: number;
+  now?: () => number;
+}
+
+const MAX_ENTRIES = 10_000;
+
+/**
+ * Wallet balances for the advisory balance endpoints, read through a short cache.
+ *
+ * Reading a balance is advisory (the metering proxy is the enforcer), so a balance may be served
+ * from memory for up to `ttlMs`. Postings made through this instance invalidate at once; postings
+ * made elsewhere are seen within the TTL. Concurrent reads of one tenant share one query.
+ *
+ * @see platform-spec.md "What the service does" 1
+ */
+export class BalanceReader {
+  readonly #cache = new Map<string, { micros: number; expiresAt: number }>();
+  readonly #inflight = new Map<string, Promise<number>>();
+  readonly #ttl: number;
+  readonly #now: () => number;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    options: BalanceReaderOptions = {},
+  ) {
+    this.#ttl = options.ttlMs ?? 1000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The tenant's balance in micros (0 without a wallet). */
+  async micros(tenantId: string): Promise<number> {
+    const cached = this.#cache.get(tenantId);
+    if (cached && cached.expiresAt > this.#now()) return cached.micros;
+    let pending = this.#inflight.get(tenantId);
+    if (!pending) {
+      pending = balanceMicros(this.db, tenantId)
+        .then((micros) => {
+          if (this.#inflight.get(tenantId) === pending) {
+            if (this.#cache.size >= MAX_ENTRIES) this.#cache.clear();
+            this.#cache.set(tenantId, { micros, expiresAt: this.#now() + this.#ttl });
+          }
+          return micros;
+        })
+        .finally(() => {
+          if (this.#inflight.get(tenantId) === pending) this.#inflight.delete(tenantId);
+        });
+      this.#inflight.set(tenantId, pending);
+    }
+    return pending;
+  }
+
+  /** Forgets a tenant's balance, so the next read asks the store. */
+  invalidate(tenantId: string): void {
+    this.#cache.delete(tenantId);
+    // A read already under way may have started before the posting; its answer is not cached.
+    this.#inflight.delete(tenantId);
+  }
+}
