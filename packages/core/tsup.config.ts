@@ -8,6 +8,7 @@ export default defineConfig({
     'http/index': 'src/http/index.ts',
     'billing/index': 'src/billing/index.ts',
     'platform/index': 'src/platform/index.ts',
+    'schemas/index': 'src/schemas/index.ts',
   },
   format: ['esm'],
   dts: true,
