@@ -9,6 +9,10 @@ export default defineConfig({
     alias: [
       { find: /^@service\/core\/(.*)$/, replacement: `${src('core/src')}/$1/index.ts` },
       { find: /^@service\/core$/, replacement: src('core/src/index.ts') },
+      { find: /^@service\/express$/, replacement: src('express/src/index.ts') },
+      { find: /^@service\/next$/, replacement: src('next/src/index.ts') },
+      { find: /^@service\/sdk$/, replacement: src('sdk/src/index.ts') },
+      { find: /^@service\/dev-cli$/, replacement: src('dev-cli/src/index.ts') },
     ],
   },
   test: {

@@ -1,7 +1,17 @@
 import { balanceBenchmark } from './balance.js';
+import { cliBenchmark } from './cli.js';
+import { doorBenchmark } from './door.js';
+import { eventsBenchmark } from './events.js';
+import { proxyBenchmark } from './proxy.js';
 import type { BenchOutcome } from './support/measure.js';
+import { wireBenchmark } from './wire.js';
 
 /** Every benchmark by the name `pnpm bench <name>` takes. */
 export const BENCHMARKS: Record<string, () => Promise<BenchOutcome>> = {
   balance: balanceBenchmark,
+  cli: cliBenchmark,
+  door: doorBenchmark,
+  events: eventsBenchmark,
+  proxy: proxyBenchmark,
+  wire: wireBenchmark,
 };

@@ -40,36 +40,94 @@ export async function serveOnLoopback(
   };
 }
 
-/** Drives `url` with autocannon for `seconds` and reports throughput and latency. */
-export async function load(url: string, headers: Record<string, string>, seconds = BENCH_SECONDS) {
+/** What a benchmark drives: a URL and the request to send it. */
+export interface Target {
+  url: string;
+  headers?: Record<string, string>;
+  method?: string;
+  body?: string;
+}
+
+/** Drives a target with autocannon for `seconds` and reports throughput and latency. */
+export async function load(target: Target, seconds = BENCH_SECONDS): Promise<LoadResult> {
   // The load comes from a worker thread, so the server under test has this thread to itself.
-  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: seconds, workers: 1 });
+  const result = await autocannon({
+    url: target.url,
+    headers: target.headers ?? {},
+    ...(target.method ? { method: target.method as 'GET' } : {}),
+    ...(target.body !== undefined ? { body: target.body } : {}),
+    connections: CONNECTIONS,
+    duration: seconds,
+    workers: 1,
+  });
   return {
     requestsPerSecond: result.requests.average,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
-  } satisfies LoadResult;
+  };
 }
 
 /**
- * Measures a subject and its baseline in alternating rounds (after a one-second warm-up of each)
- * and reports their summed throughput and the worst round's latencies.
+ * Measures targets in alternating rounds (after a one-second warm-up of each) and reports each
+ * one's mean throughput and its worst round's latencies.
  */
+export async function measure<K extends string>(
+  targets: Record<K, Target>,
+  seconds = BENCH_SECONDS,
+): Promise<Record<K, LoadResult>> {
+  const names = Object.keys(targets) as K[];
+  for (const name of names) await load(targets[name], 1);
+  const runs = Object.fromEntries(names.map((name) => [name, [] as LoadResult[]])) as Record<K, LoadResult[]>;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const name of names) runs[name].push(await load(targets[name], seconds / ROUNDS));
+  }
+  return Object.fromEntries(names.map((name) => [name, combine(runs[name])])) as Record<K, LoadResult>;
+}
+
+/** A subject and its baseline, measured as `measure` does. */
 export async function compare(
-  subject: { url: string; headers?: Record<string, string> },
-  baseline: { url: string; headers?: Record<string, string> },
+  subject: Target,
+  baseline: Target,
   seconds = BENCH_SECONDS,
 ): Promise<{ subject: LoadResult; baseline: LoadResult }> {
-  await load(subject.url, subject.headers ?? {}, 1);
-  await load(baseline.url, baseline.headers ?? {}, 1);
-  const runs: { subject: LoadResult[]; baseline: LoadResult[] } = { subject: [], baseline: [] };
-  for (let round = 0; round < ROUNDS; round++) {
-    runs.subject.push(await load(subject.url, subject.headers ?? {}, seconds / ROUNDS));
-    runs.baseline.push(await load(baseline.url, baseline.headers ?? {}, seconds / ROUNDS));
+  return measure({ subject, baseline }, seconds);
+}
+
+/**
+ * Latency of one request at a time, in milliseconds with sub-millisecond precision (autocannon
+ * rounds to whole ms): `count` requests per target, the targets taking turns.
+ */
+export async function sequentialLatency<K extends string>(
+  targets: Record<K, Target>,
+  count = 400,
+): Promise<Record<K, { p50Ms: number; p99Ms: number }>> {
+  const names = Object.keys(targets) as K[];
+  const samples = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<K, number[]>;
+  for (let i = 0; i < count + 20; i++) {
+    for (const name of names) {
+      const target = targets[name];
+      const started = performance.now();
+      const response = await fetch(target.url, {
+        method: target.method ?? 'GET',
+        headers: target.headers ?? {},
+        ...(target.body !== undefined ? { body: target.body } : {}),
+      });
+      await response.arrayBuffer();
+      if (i >= 20) samples[name].push(performance.now() - started);
+    }
   }
-  return { subject: combine(runs.subject), baseline: combine(runs.baseline) };
+  const quantile = (values: number[], q: number) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  };
+  return Object.fromEntries(
+    names.map((name) => [
+      name,
+      { p50Ms: quantile(samples[name], 0.5), p99Ms: quantile(samples[name], 0.99) },
+    ]),
+  ) as Record<K, { p50Ms: number; p99Ms: number }>;
 }
 
 function combine(results: LoadResult[]): LoadResult {

@@ -1,8 +1,10 @@
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { post } from '@service/core/billing';
 import { ensureAccount } from '@service/core/identity';
 import type { Platform } from '@service/core/platform';
+import { upsertProvider } from '@service/core/proxy';
+import { DEMO_UPSTREAM_PREFIX } from './demo-upstream.js';
 
 export const DEMO_EMAIL = 'demo@example.com';
 /** The demo wallet's opening credit: USD 25. Posted once, under a fixed idempotency key. */
@@ -48,6 +50,7 @@ export interface DemoFile {
   tenantId: string;
   appId: string;
   connectionId: string;
+  searchConnectionId: string;
   user: { email: string; signInUrl: string | null; tokenUrl: string | null };
   keys: { appKey: string; connectionKey: string };
   urls: Record<string, string>;
@@ -89,6 +92,8 @@ export async function seedDemo(platform: Platform, demoFilePath: string): Promis
   const demo = created
     ? await createDemoTenant(platform, subject)
     : await findDemo(platform, existing!.default_tenant_id!);
+  await ensureDemoProviders(platform);
+  await bindDemoConnections(platform, demo);
   // Idempotent by key: a second boot, or two racing first boots, credit once.
   await post(db, {
     tenantId: demo.tenantId,
@@ -126,6 +131,7 @@ export async function seedDemo(platform: Platform, demoFilePath: string): Promis
     tenantId: demo.tenantId,
     appId: demo.appId,
     connectionId: demo.connectionId,
+    searchConnectionId: demo.searchConnectionId,
     user: {
       email: DEMO_EMAIL,
       signInUrl: platform.devIdp ? `${baseUrl}/auth/v1/sign-in` : null,
@@ -138,6 +144,10 @@ export async function seedDemo(platform: Platform, demoFilePath: string): Promis
       legacyBalance: `${baseUrl}/api/v1/balance`,
       cliBalance: `${baseUrl}/api/cli/balance`,
       session: `${baseUrl}/api/auth/me`,
+      connections: `${baseUrl}/api/deployments/me/connections`,
+      events: `${baseUrl}/api/deployments/me/events`,
+      llmProxy: `${baseUrl}/proxy/llm-gateway/v1`,
+      searchProxy: `${baseUrl}/proxy/web-search`,
     },
     openingCreditMicros: DEMO_CREDIT_MICROS,
     writtenAt: new Date().toISOString(),
@@ -150,6 +160,7 @@ interface DemoIds {
   tenantId: string;
   appId: string;
   connectionId: string;
+  searchConnectionId: string;
 }
 
 async function createDemoTenant(platform: Platform, subject: string): Promise<DemoIds> {
@@ -167,7 +178,7 @@ async function createDemoTenant(platform: Platform, subject: string): Promise<De
         docs_url: `${platform.context.baseUrl}/docs/integrations/${row.provider}`,
         env_bootstrap: JSON.stringify({
           vars: [
-            { name: `${row.var}_API_KEY`, value_from: 'connection_key' },
+            { name: `${row.var}_API_KEY`, value_from: 'app_key' },
             { name: `${row.var}_BASE_URL`, value_from: 'proxy_url' },
           ],
           restart: 'on_change',
@@ -192,10 +203,23 @@ async function createDemoTenant(platform: Platform, subject: string): Promise<De
       profile: 'vendo_managed_pool',
       status: 'connected',
       display_name: 'LLM Gateway',
+      connected_at: new Date(),
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  return { tenantId, appId: app.id, connectionId: connection.id };
+  const search = await db
+    .insertInto('connections')
+    .values({
+      tenant_id: tenantId,
+      provider: 'web-search',
+      profile: 'vendo_managed_pool',
+      status: 'connected',
+      display_name: 'Web search',
+      connected_at: new Date(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { tenantId, appId: app.id, connectionId: connection.id, searchConnectionId: search.id };
 }
 
 async function findDemo(platform: Platform, tenantId: string): Promise<DemoIds> {
@@ -206,14 +230,63 @@ async function findDemo(platform: Platform, tenantId: string): Promise<DemoIds> 
     .where('tenant_id', '=', tenantId)
     .where('slug', '=', DEMO_APP_SLUG)
     .executeTakeFirstOrThrow();
-  const connection = await db
-    .selectFrom('connections')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('provider', '=', 'llm-gateway')
-    .orderBy('created_at')
-    .executeTakeFirstOrThrow();
-  return { tenantId, appId: app.id, connectionId: connection.id };
+  const connectionOf = (provider: string) =>
+    db
+      .selectFrom('connections')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('provider', '=', provider)
+      .orderBy('created_at')
+      .executeTakeFirstOrThrow();
+  return {
+    tenantId,
+    appId: app.id,
+    connectionId: (await connectionOf('llm-gateway')).id,
+    searchConnectionId: (await connectionOf('web-search')).id,
+  };
+}
+
+/**
+ * The demo's metered providers, served offline by the demo upstream on this same server: an
+ * OpenAI-compatible model at USD 0.15 / 0.60 per million input / output tokens, and search at
+ * USD 0.005 a call (before the margin). Re-written at each boot, as the port may change.
+ */
+async function ensureDemoProviders(platform: Platform): Promise<void> {
+  const { db, sealer, baseUrl } = platform.context;
+  const upstream = `${baseUrl}${DEMO_UPSTREAM_PREFIX}`;
+  await upsertProvider(db, sealer, {
+    slug: 'llm-gateway',
+    upstreamUrl: `${upstream}/llm`,
+    dialect: 'openai',
+    credential: sealer ? 'demo-pool-credential' : null,
+    freeRoutes: ['GET /v1/models'],
+    holdMicros: 10_000,
+    rates: [
+      { meter: 'input_tokens', unitPriceMicros: '0.15', public: true },
+      { meter: 'output_tokens', unitPriceMicros: '0.6', public: true },
+    ],
+  });
+  await upsertProvider(db, sealer, {
+    slug: 'web-search',
+    upstreamUrl: upstream,
+    dialect: 'per_call',
+    rates: [{ meter: 'call', unitPriceMicros: '5000', public: true }],
+  });
+}
+
+/** The demo app reaches both demo connections. */
+async function bindDemoConnections(platform: Platform, demo: DemoIds): Promise<void> {
+  await platform.context.db
+    .insertInto('app_connections')
+    .values(
+      [demo.connectionId, demo.searchConnectionId].map((connectionId) => ({
+        app_id: demo.appId,
+        connection_id: connectionId,
+        tenant_id: demo.tenantId,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['app_id', 'connection_id']).doNothing())
+    .execute();
 }
 
 /** Writes a file readable only by its owner, tightening the mode of an existing file too. */
@@ -221,4 +294,28 @@ function writeSecretFile(path: string, contents: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   writeFileSync(path, contents, { mode: 0o600 });
   chmodSync(path, 0o600);
+}
+
+/** The demo host app (issue 4): where it runs and how a script signs in to it. */
+export interface DemoHost {
+  url: string;
+  wire: string;
+  signIn: { method: 'POST'; url: string; body: { email: string }; use: string };
+}
+
+/** Adds (or refreshes) the demo host block of the demo file, keeping everything else. */
+export function recordDemoHost(demoFilePath: string, hostUrl: string): void {
+  if (!existsSync(demoFilePath)) return;
+  const file = JSON.parse(readFileSync(demoFilePath, 'utf8')) as DemoFile & { host?: DemoHost };
+  file.host = {
+    url: hostUrl,
+    wire: `${hostUrl}/api/service`,
+    signIn: {
+      method: 'POST',
+      url: `${hostUrl}/login`,
+      body: { email: DEMO_EMAIL },
+      use: 'Send the answer\'s token as "Authorization: Bearer <token>" (or keep its host_session cookie)',
+    },
+  };
+  writeSecretFile(demoFilePath, `${JSON.stringify(file, null, 2)}\n`);
 }

@@ -1,9 +1,12 @@
-import { resolve } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { serve } from '@hono/node-server';
 import { createJsonLogger, describeError } from '@service/core/http';
 import { createPlatform } from '@service/core/platform';
-import { createStore, resolveDataDir } from '@service/core/store';
-import { seedDemo } from './demo-seed.js';
+import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
+import { startExpressHost } from '@service/example-express-host';
+import { recordDemoHost, seedDemo } from './demo-seed.js';
+import { DEMO_UPSTREAM_PREFIX, demoUpstream } from './demo-upstream.js';
 
 /**
  * The platform as a process: store, platform API on PORT, demo seed, graceful shutdown.
@@ -13,6 +16,7 @@ const logger = createJsonLogger();
 const port = parsePort(process.env.PORT ?? '8787');
 const hostname = process.env.HOST ?? '127.0.0.1';
 const demoFile = resolve('.service/demo.json');
+const devEncryptionKeyFile = resolve('.service/store-encryption.key');
 
 async function main(): Promise<void> {
   const usesPostgres = Boolean(process.env.DATABASE_URL);
@@ -21,10 +25,19 @@ async function main(): Promise<void> {
     store,
     logger,
     baseUrl: process.env.SERVICE_BASE_URL ?? `http://localhost:${port}`,
+    encryptionKey: process.env.SERVICE_STORE_ENCRYPTION_KEY || developmentEncryptionKey(),
   });
   const seed = await seedDemo(platform, demoFile);
+  // The demo host app (wire + tools) on the same store: SERVICE_DEMO_HOST_PORT, else PORT + 1.
+  const demoHost = await startDemoHost(store);
+  recordDemoHost(demoFile, demoHost.url);
+  const upstream = demoUpstream();
+  const fetch = (request: Request, env: unknown) =>
+    new URL(request.url).pathname.startsWith(`${DEMO_UPSTREAM_PREFIX}/`)
+      ? upstream.fetch(request)
+      : platform.fetch(request, env);
 
-  const server = serve({ fetch: platform.fetch, port, hostname }, (info) => {
+  const server = serve({ fetch, port, hostname }, (info) => {
     logger.info('listening', {
       url: platform.context.baseUrl,
       address: `${info.address}:${info.port}`,
@@ -49,8 +62,11 @@ async function main(): Promise<void> {
     }, 10_000);
     force.unref();
     if ('closeIdleConnections' in server) server.closeIdleConnections();
+    // Open event streams end now, so their clients reconnect (elsewhere) instead of holding us up.
+    void platform.close();
     server.close(async () => {
       clearTimeout(force);
+      await demoHost.close();
       await store.close();
       logger.info('stopped');
       process.exit(0);
@@ -58,6 +74,33 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/**
+ * Outside production, without SERVICE_STORE_ENCRYPTION_KEY, stored credentials are sealed with a
+ * key kept beside the data in `.service/store-encryption.key` (mode 0600), made on first boot.
+ * Production refuses to start without the variable.
+ */
+function developmentEncryptionKey(): string | undefined {
+  if (process.env.NODE_ENV === 'production') return undefined;
+  if (existsSync(devEncryptionKeyFile)) return readFileSync(devEncryptionKeyFile, 'utf8').trim();
+  mkdirSync(dirname(devEncryptionKeyFile), { recursive: true, mode: 0o700 });
+  writeFileSync(devEncryptionKeyFile, `${generateEncryptionKey()}\n`, { mode: 0o600 });
+  chmodSync(devEncryptionKeyFile, 0o600);
+  return readFileSync(devEncryptionKeyFile, 'utf8').trim();
+}
+
+/** Starts the Express demo host; when PORT + 1 is taken, on any free port (demo.json says which). */
+async function startDemoHost(store: Awaited<ReturnType<typeof createStore>>) {
+  const wanted = process.env.SERVICE_DEMO_HOST_PORT;
+  const hostPort = wanted ? parsePort(wanted) : port === 0 ? 0 : port + 1;
+  const start = (p: number) => startExpressHost({ store, port: p, hostname, logger });
+  const host = await start(hostPort).catch((error: NodeJS.ErrnoException) => {
+    if (wanted || error.code !== 'EADDRINUSE') throw error;
+    return start(0);
+  });
+  process.stdout.write(`Demo host app (wire at /api/service) at ${host.url}\n`);
+  return host;
 }
 
 function parsePort(value: string): number {

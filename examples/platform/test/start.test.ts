@@ -6,24 +6,15 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TSX_LOADER } from '../../../packages/core/test/support/spawn.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const MAIN = join(ROOT, 'examples/platform/src/main.ts');
-/**
- * tsx's loader by absolute URL: the platform runs in a temporary folder, where a bare
- * `--import tsx` would be resolved against that folder and not found.
- */
-const TSX_LOADER = (() => {
-  const manifest = createRequire(join(ROOT, 'package.json')).resolve('tsx/package.json');
-  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: { '.': string } };
-  return pathToFileURL(join(dirname(manifest), exports['.'])).href;
-})();
 
 let cwd: string;
 let port: number;

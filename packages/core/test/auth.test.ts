@@ -4,6 +4,7 @@ import { silentLogger } from '../src/http/logger.js';
 import { hashSecret } from '../src/identity/keys.js';
 import { ConfigError } from '../src/platform/config.js';
 import { createPlatform, type Platform } from '../src/platform/create-platform.js';
+import { generateEncryptionKey } from '../src/store/sealing.js';
 import { type FakeIdp, startFakeIdp } from './support/fake-idp.js';
 import { openTestStore, type TestStore } from './support/stores.js';
 
@@ -387,6 +388,18 @@ describe('platform configuration', () => {
     ).rejects.toThrow(/SERVICE_IDP_URL/);
   });
 
+  it('refuses to start in production without a store encryption key', async () => {
+    await expect(
+      createPlatform({
+        store,
+        logger: silentLogger,
+        env: {},
+        production: true,
+        idpUrl: 'https://idp.example',
+      }),
+    ).rejects.toThrow(/SERVICE_STORE_ENCRYPTION_KEY/);
+  });
+
   describe('with an external identity provider', () => {
     let idp: FakeIdp;
     let external: Platform;
@@ -399,6 +412,7 @@ describe('platform configuration', () => {
         baseUrl: 'https://platform.example',
         idpUrl: idp.url,
         production: true,
+        encryptionKey: generateEncryptionKey(),
       });
     });
     afterAll(async () => idp?.close());

@@ -1,10 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
-import { balanceMicros } from './ledger.js';
+import type { Store } from '../store/index.js';
+import { balanceMicros, parseWalletNotice, WALLETS_CHANNEL } from './ledger.js';
 
 export interface BalanceReaderOptions {
   /** How long a read balance is served from memory. Default 1000 ms. */
   ttlMs?: number;
+  /** Awaited before each read: lets postings under way on this instance land first. */
+  before?: (tenantId: string) => Promise<void>;
   now?: () => number;
 }
 
@@ -14,8 +17,9 @@ const MAX_ENTRIES = 10_000;
  * Wallet balances for the advisory balance endpoints, read through a short cache.
  *
  * Reading a balance is advisory (the metering proxy is the enforcer), so a balance may be served
- * from memory for up to `ttlMs`. Postings made through this instance invalidate at once; postings
- * made elsewhere are seen within the TTL. Concurrent reads of one tenant share one query.
+ * from memory for up to `ttlMs`. Every ledger posting NOTIFYs the tenants whose wallet moved; a
+ * reader that `follow`s the store forgets those at once, on every instance (without following,
+ * within the TTL). Concurrent reads of one tenant share one query.
  *
  * @see platform-spec.md "What the service does" 1
  */
@@ -24,6 +28,7 @@ export class BalanceReader {
   readonly #inflight = new Map<string, Promise<number>>();
   readonly #ttl: number;
   readonly #now: () => number;
+  readonly #before: ((tenantId: string) => Promise<void>) | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -31,10 +36,12 @@ export class BalanceReader {
   ) {
     this.#ttl = options.ttlMs ?? 1000;
     this.#now = options.now ?? Date.now;
+    this.#before = options.before;
   }
 
   /** The tenant's balance in micros (0 without a wallet). */
   async micros(tenantId: string): Promise<number> {
+    if (this.#before) await this.#before(tenantId);
     const cached = this.#cache.get(tenantId);
     if (cached && cached.expiresAt > this.#now()) return cached.micros;
     let pending = this.#inflight.get(tenantId);
@@ -53,6 +60,20 @@ export class BalanceReader {
       this.#inflight.set(tenantId, pending);
     }
     return pending;
+  }
+
+  /**
+   * Forgets balances as other instances post: LISTENs on the wallets channel. Resolves to the
+   * function that stops listening.
+   */
+  async follow(store: Pick<Store, 'listen'>): Promise<() => Promise<void>> {
+    return store.listen(WALLETS_CHANNEL, (payload) => {
+      if (payload === null) {
+        this.#cache.clear();
+        return;
+      }
+      for (const { tenantId } of parseWalletNotice(payload)) this.invalidate(tenantId);
+    });
   }
 
   /** Forgets a tenant's balance, so the next read asks the store. */

@@ -1,2 +1,52 @@
 export { BalanceReader, type BalanceReaderOptions } from './balances.js';
-export { balanceMicros, type LedgerPosting, type LedgerResult, microsToUsd, post } from './ledger.js';
+export {
+  applyPosting,
+  applyPostings,
+  balanceMicros,
+  type LedgerPosting,
+  type LedgerResult,
+  microsToUsd,
+  parseWalletNotice,
+  post,
+  WALLETS_CHANNEL,
+} from './ledger.js';
+export {
+  type AdmitRequest,
+  type AdmitResult,
+  createMeteringEngine,
+  type MeteringEngine,
+  type MeteringEngineOptions,
+  type Settlement,
+  type SettleResult,
+} from './metering.js';
+export {
+  costMicros,
+  DEFAULT_MARGIN_PERCENT,
+  divideHalfEven,
+  parseDecimal,
+  priceWithMarginUsd,
+} from './pricing.js';
+export {
+  DEFAULT_WARN_PCTS,
+  listSpendCaps,
+  type SpendCapInput,
+  type SpendCapView,
+  setSpendCap,
+} from './spend-caps.js';
+export {
+  burnRate,
+  deploymentUsage,
+  integrationUsage,
+  tenantUsage,
+  USAGE_RANGES,
+  type UsageRange,
+} from './usage-report.js';
+export {
+  dayStart,
+  isoWeekStart,
+  monthStart,
+  noticesFor,
+  SPEND_PERIODS,
+  type SpendWindow,
+  spendWindow,
+} from './windows.js';

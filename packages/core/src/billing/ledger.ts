@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, LedgerKind } from '../store/database.js';
 
 export interface LedgerPosting {
@@ -19,59 +19,148 @@ export interface LedgerResult {
 }
 
 /**
+ * NOTIFY channel of wallet moves, sent on commit: `tenantId:balanceMicros` pairs separated by
+ * commas. Balance caches forget the tenants; metering sets leases aside when a balance runs low.
+ */
+export const WALLETS_CHANNEL = 'service_wallets';
+
+/** Reads a wallets-channel payload; malformed pairs are skipped. */
+export function parseWalletNotice(payload: string): Array<{ tenantId: string; balanceMicros: number }> {
+  return payload.split(',').flatMap((pair) => {
+    const [tenantId, balance] = pair.split(':');
+    const balanceMicros = Number(balance);
+    return tenantId && Number.isSafeInteger(balanceMicros) ? [{ tenantId, balanceMicros }] : [];
+  });
+}
+
+/**
  * Appends one ledger entry and moves the wallet by the same amount in one transaction, so the
  * wallet balance always equals the sum of the tenant's ledger.
  */
 export async function post(db: Kysely<Database>, posting: LedgerPosting): Promise<LedgerResult> {
-  if (!Number.isSafeInteger(posting.amountMicros)) {
-    throw new RangeError('amountMicros must be a safe integer');
+  return db.transaction().execute((trx) => applyPosting(trx, posting));
+}
+
+/** `post()` inside a transaction the caller holds. */
+export async function applyPosting(
+  trx: Transaction<Database>,
+  posting: LedgerPosting,
+): Promise<LedgerResult> {
+  const [result] = await applyPostings(trx, [posting]);
+  return result!;
+}
+
+/**
+ * Several postings inside a transaction the caller holds (the metering settlement writes its
+ * usage rows, events and spend counters in the same one), with a few multi-row statements
+ * whatever their number. Locks the tenants' wallet rows, in a fixed order, until the caller
+ * commits: that orders concurrent postings for one tenant. Postings apply in the order given; a
+ * key posted before (or twice in the list) applies once.
+ */
+export async function applyPostings(
+  trx: Transaction<Database>,
+  postings: LedgerPosting[],
+): Promise<LedgerResult[]> {
+  for (const posting of postings) {
+    if (!Number.isSafeInteger(posting.amountMicros))
+      throw new RangeError('amountMicros must be a safe integer');
   }
-  return db
-    .transaction()
-    .execute(async (trx) => {
-      await trx
-        .insertInto('wallets')
-        .values({ tenant_id: posting.tenantId })
-        .onConflict((oc) => oc.column('tenant_id').doNothing())
-        .execute();
-      // The wallet row lock orders concurrent postings for one tenant.
-      const wallet = await trx
-        .updateTable('wallets')
-        .set({ balance_micros: sql`balance_micros + ${posting.amountMicros}`, updated_at: sql`now()` })
-        .where('tenant_id', '=', posting.tenantId)
-        .returning('balance_micros')
-        .executeTakeFirstOrThrow();
-      const entry = await trx
-        .insertInto('ledger_entries')
-        .values({
+  const tenantIds = [...new Set(postings.map((p) => p.tenantId))].sort();
+  if (tenantIds.length === 0) return [];
+  let wallets = await lockWallets(trx, tenantIds);
+  if (wallets.length < tenantIds.length) {
+    // A tenant's first posting makes its wallet.
+    await trx
+      .insertInto('wallets')
+      .values(tenantIds.map((tenant_id) => ({ tenant_id })))
+      .onConflict((oc) => oc.column('tenant_id').doNothing())
+      .execute();
+    wallets = await lockWallets(trx, tenantIds);
+  }
+  const balances = new Map(wallets.map((w) => [w.tenant_id, w.balance_micros]));
+  const earlier = await trx
+    .selectFrom('ledger_entries')
+    .select(['id', 'tenant_id', 'idempotency_key', 'balance_after_micros'])
+    .where('tenant_id', 'in', tenantIds)
+    .where(
+      'idempotency_key',
+      'in',
+      postings.map((p) => p.idempotencyKey),
+    )
+    .execute();
+  const posted = new Map<string, LedgerResult>(
+    earlier.map((e) => [
+      `${e.tenant_id}|${e.idempotency_key}`,
+      { entryId: e.id, balanceAfterMicros: e.balance_after_micros, applied: false },
+    ]),
+  );
+
+  const fresh: Array<{ key: string; posting: LedgerPosting; balanceAfter: number }> = [];
+  const planned = new Set<string>();
+  for (const posting of postings) {
+    const key = `${posting.tenantId}|${posting.idempotencyKey}`;
+    if (posted.has(key) || planned.has(key)) continue;
+    planned.add(key);
+    const balanceAfter = balances.get(posting.tenantId)! + posting.amountMicros;
+    if (!Number.isSafeInteger(balanceAfter))
+      throw new RangeError('The wallet balance would leave the safe range');
+    balances.set(posting.tenantId, balanceAfter);
+    fresh.push({ key, posting, balanceAfter });
+  }
+  if (fresh.length > 0) {
+    const inserted = await trx
+      .insertInto('ledger_entries')
+      .values(
+        fresh.map(({ posting, balanceAfter }) => ({
           tenant_id: posting.tenantId,
           amount_micros: posting.amountMicros,
           kind: posting.kind,
           idempotency_key: posting.idempotencyKey,
-          balance_after_micros: wallet.balance_micros,
+          balance_after_micros: balanceAfter,
           description: posting.description ?? null,
-        })
-        .onConflict((oc) => oc.columns(['tenant_id', 'idempotency_key']).doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      if (entry) return { entryId: entry.id, balanceAfterMicros: wallet.balance_micros, applied: true };
-      // Already posted: undo the wallet move by aborting, then report the original entry.
-      throw new AlreadyPosted();
-    })
-    .catch(async (error: unknown) => {
-      if (!(error instanceof AlreadyPosted)) throw error;
-      const first = await db
-        .selectFrom('ledger_entries')
-        .select(['id', 'balance_after_micros'])
-        .where('tenant_id', '=', posting.tenantId)
-        .where('idempotency_key', '=', posting.idempotencyKey)
-        .executeTakeFirstOrThrow();
-      return { entryId: first.id, balanceAfterMicros: first.balance_after_micros, applied: false };
-    });
+        })),
+      )
+      .returning(['id', 'tenant_id', 'idempotency_key'])
+      .execute();
+    const ids = new Map(inserted.map((row) => [`${row.tenant_id}|${row.idempotency_key}`, row.id]));
+    for (const { key, balanceAfter } of fresh) {
+      posted.set(key, { entryId: ids.get(key)!, balanceAfterMicros: balanceAfter, applied: true });
+    }
+    const moved = [...new Set(fresh.map((f) => f.posting.tenantId))];
+    for (const tenantId of moved) {
+      await trx
+        .updateTable('wallets')
+        .set({ balance_micros: balances.get(tenantId)!, updated_at: sql`now()` })
+        .where('tenant_id', '=', tenantId)
+        .execute();
+    }
+    const notice = moved.map((tenantId) => `${tenantId}:${balances.get(tenantId)}`).join(',');
+    await sql`select pg_notify(${WALLETS_CHANNEL}, ${notice})`.execute(trx);
+  }
+  // A key listed twice applies once; its second mention reports it as already posted.
+  const seen = new Set<string>();
+  return postings.map((posting) => {
+    const key = `${posting.tenantId}|${posting.idempotencyKey}`;
+    const result = posted.get(key)!;
+    const first = !seen.has(key);
+    seen.add(key);
+    return first ? result : { ...result, applied: false };
+  });
 }
 
-class AlreadyPosted extends Error {
-  override name = 'AlreadyPosted';
+/**
+ * Locks the tenants' wallet rows until the transaction ends and reads their balances. The fixed
+ * order keeps instances locking the same wallets from deadlocking; every admission and posting
+ * of a tenant goes through this lock.
+ */
+export async function lockWallets(trx: Transaction<Database>, tenantIds: string[]) {
+  return trx
+    .selectFrom('wallets')
+    .select(['tenant_id', 'balance_micros'])
+    .where('tenant_id', 'in', tenantIds)
+    .orderBy('tenant_id')
+    .forUpdate()
+    .execute();
 }
 
 /** The wallet balance in micros; a tenant without a wallet has 0. */

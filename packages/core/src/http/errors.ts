@@ -11,6 +11,9 @@ export interface CanonicalErrorFields {
   retry_after?: number;
   connect_url?: string;
   suggested_fix?: string;
+  /** Spend caps: the window that tripped and when it resets (ISO 8601). */
+  window?: 'daily' | 'monthly';
+  resets_at?: string;
 }
 
 /** `{ error: { code, message, ...fields } }` plus the `Service-Error-Code` header. */

@@ -12,3 +12,4 @@ export { type CanonicalErrorFields, canonicalError, flatError, nestedError, stri
 export { createJsonLogger, describeError, type Logger, silentLogger } from './logger.js';
 export { RateLimiter, type RateLimitRule, type RateLimitVerdict } from './rate-limit.js';
 export { requestIdFor } from './request-id.js';
+export { formatSse, formatSseComment, SSE_HEADERS, type SseBlock } from './sse.js';

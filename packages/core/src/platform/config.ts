@@ -22,6 +22,19 @@ const envSchema = z.object({
     .trim()
     .regex(/^[a-z0-9.-]+$/i, 'must be a bare domain such as example.com')
     .optional(),
+  SERVICE_STORE_ENCRYPTION_KEY: z
+    .string()
+    .trim()
+    .refine(
+      (v) => v.split(',').every((part) => Buffer.from(part.trim(), 'base64').length === 32),
+      'must be base64 of 32 bytes (several keys may be comma-separated, the first seals)',
+    )
+    .optional(),
+  MARGIN_PERCENT: z
+    .string()
+    .trim()
+    .regex(/^\d{1,4}(\.\d{1,4})?$/, 'must be a non-negative percent such as 20 or 12.5')
+    .optional(),
   NODE_ENV: z.string().optional(),
 });
 
@@ -30,6 +43,8 @@ export interface PlatformEnvConfig {
   idpUrl?: string;
   trustedProxies?: number;
   corsDomain?: string;
+  encryptionKey?: string;
+  marginPercent?: string;
   production: boolean;
 }
 
@@ -54,6 +69,8 @@ export function readPlatformEnv(env: Record<string, string | undefined>): Platfo
     ...(v.SERVICE_IDP_URL ? { idpUrl: v.SERVICE_IDP_URL } : {}),
     ...(v.SERVICE_TRUSTED_PROXIES !== undefined ? { trustedProxies: v.SERVICE_TRUSTED_PROXIES } : {}),
     ...(v.SERVICE_CORS_DOMAIN ? { corsDomain: v.SERVICE_CORS_DOMAIN } : {}),
+    ...(v.SERVICE_STORE_ENCRYPTION_KEY ? { encryptionKey: v.SERVICE_STORE_ENCRYPTION_KEY } : {}),
+    ...(v.MARGIN_PERCENT ? { marginPercent: v.MARGIN_PERCENT } : {}),
     production: v.NODE_ENV === 'production',
   };
 }

@@ -1,13 +1,18 @@
 import type { Kysely } from 'kysely';
 import type { BalanceReader } from '../billing/balances.js';
+import type { MeteringEngine } from '../billing/metering.js';
+import type { EventStreamHub } from '../events/streams.js';
 import type { CorsPolicy } from '../http/cors.js';
 import type { Logger } from '../http/logger.js';
 import type { RateLimiter, RateLimitRule } from '../http/rate-limit.js';
 import type { IdentityVerifier } from '../identity/jwt.js';
 import type { KeyStore } from '../identity/key-store.js';
 import type { SessionStore } from '../identity/sessions.js';
+import type { ConnectionResolver } from '../proxy/access.js';
+import type { ProviderCatalog } from '../proxy/providers.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/index.js';
+import type { Sealer } from '../store/sealing.js';
 
 /** Named rate-limit rules of the platform API. */
 export interface PlatformRateLimits {
@@ -37,6 +42,14 @@ export interface PlatformContext {
   logger: Logger;
   cors: CorsPolicy;
   rateLimits: PlatformRateLimits;
+  /** Seals and opens stored credentials; null without SERVICE_STORE_ENCRYPTION_KEY. */
+  sealer: Sealer | null;
+  metering: MeteringEngine;
+  providers: ProviderCatalog;
+  connectionResolver: ConnectionResolver;
+  events: EventStreamHub;
+  /** The default margin on metered prices, a decimal percent (`MARGIN_PERCENT`, default 20). */
+  marginPercent: string;
   baseUrl: string;
   topUpUrl: string;
   trustedProxies: number;

@@ -1,5 +1,8 @@
 import { type Context, Hono } from 'hono';
 import { BalanceReader } from '../billing/balances.js';
+import { createMeteringEngine } from '../billing/metering.js';
+import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
+import { EventStreamHub } from '../events/streams.js';
 import { ownDomainOf } from '../http/cors.js';
 import { canonicalError, flatError, nestedError } from '../http/errors.js';
 import { createJsonLogger, describeError, type Logger } from '../http/logger.js';
@@ -9,7 +12,12 @@ import { createDevIdentityProvider, type DevIdentityProvider } from '../identity
 import { createIdentityVerifier, type IdentityVerifier, jwksUrlOf } from '../identity/jwt.js';
 import { KeyStore } from '../identity/key-store.js';
 import { SessionStore } from '../identity/sessions.js';
+import { ConnectionResolver } from '../proxy/access.js';
+import { createProviderProxy } from '../proxy/create-proxy.js';
+import { ProviderCatalog } from '../proxy/providers.js';
 import type { Store } from '../store/index.js';
+import { createSealer, parseEncryptionKeys } from '../store/sealing.js';
+import { cliRoutes } from './cli/index.js';
 import { ConfigError, readPlatformEnv } from './config.js';
 import {
   DEFAULT_RATE_LIMITS,
@@ -19,6 +27,10 @@ import {
 } from './context.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
+import { connectionRoutes } from './routes/connections.js';
+import { runtimeRoutes } from './routes/runtime.js';
+import { spendRoutes } from './routes/spend.js';
+import { usageRoutes } from './routes/usage.js';
 
 export interface PlatformOptions {
   store: Store;
@@ -42,6 +54,14 @@ export interface PlatformOptions {
   keyCacheTtlMs?: number;
   /** How long a balance read is served from memory (advisory reads). Default 1000 ms. */
   balanceCacheTtlMs?: number;
+  /** Keys sealing stored credentials. Default `SERVICE_STORE_ENCRYPTION_KEY`; required in production. */
+  encryptionKey?: string;
+  /** Default margin on metered prices, in percent. Default `MARGIN_PERCENT`, else 20. */
+  marginPercent?: string;
+  /** Event stream heartbeat, default 25 s; concurrent streams per app, default 5. */
+  eventStreams?: { pingMs?: number; maxStreamsPerApp?: number };
+  /** The fetch the provider proxy calls upstreams with. Default the global fetch. */
+  upstreamFetch?: typeof fetch;
   /** Environment to read settings from. Default `process.env`. */
   env?: Record<string, string | undefined>;
 }
@@ -52,6 +72,8 @@ export interface Platform {
   readonly context: PlatformContext;
   /** The built-in development identity provider, when it runs. */
   readonly devIdp: DevIdentityProvider | null;
+  /** Stops listening for cross-instance notifications. The store stays open (its owner closes it). */
+  close(): Promise<void>;
 }
 
 /**
@@ -74,24 +96,51 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       'SERVICE_IDP_URL is required in production: the built-in development identity provider is refused there.',
     );
   }
+  const encryptionKey = options.encryptionKey ?? env.encryptionKey;
+  if (production && !encryptionKey) {
+    throw new ConfigError(
+      'SERVICE_STORE_ENCRYPTION_KEY is required in production: stored credentials are sealed with it.',
+    );
+  }
+  const sealer = encryptionKey ? createSealer(parseEncryptionKeys(encryptionKey)) : null;
+  const marginPercent = options.marginPercent ?? env.marginPercent ?? DEFAULT_MARGIN_PERCENT;
   const devIdp = idpUrl || options.identity ? null : await createDevIdentityProvider(db, { baseUrl });
   const identity =
     options.identity ?? createIdentityVerifier({ jwks: idpUrl ? jwksUrlOf(idpUrl) : () => devIdp!.jwks() });
 
+  const logger = options.logger ?? createJsonLogger();
+  // The proxy settles a call after its response; a balance read here waits for that to land,
+  // and each settlement forgets the balances it moved.
+  let balances!: BalanceReader;
+  const metering = createMeteringEngine(db, {
+    onSettled: (tenants) => {
+      for (const tenant of tenants) balances.invalidate(tenant);
+    },
+  });
+  balances = new BalanceReader(db, {
+    ...(options.balanceCacheTtlMs !== undefined ? { ttlMs: options.balanceCacheTtlMs } : {}),
+    before: (tenantId) => metering.settled(tenantId),
+  });
+  const stopFollowingBalances = await balances.follow(options.store);
+  await metering.follow(options.store);
+  const events = await EventStreamHub.start(options.store, { logger, ...options.eventStreams });
   const context: PlatformContext = {
     store: options.store,
     db,
     keys: new KeyStore(db, options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {}),
-    balances: new BalanceReader(
-      db,
-      options.balanceCacheTtlMs !== undefined ? { ttlMs: options.balanceCacheTtlMs } : {},
-    ),
+    balances,
     identity,
     sessions: new SessionStore(db),
     limiter: new RateLimiter(db),
-    logger: options.logger ?? createJsonLogger(),
+    logger,
     cors: { ownDomain: ownDomainOf(baseUrl, options.corsDomain ?? env.corsDomain) },
     rateLimits: { ...DEFAULT_RATE_LIMITS, ...options.rateLimits },
+    sealer,
+    metering,
+    providers: new ProviderCatalog(db, sealer, marginPercent),
+    connectionResolver: new ConnectionResolver(db),
+    events,
+    marginPercent,
     baseUrl,
     topUpUrl: options.topUpUrl ?? `${baseUrl}/billing`,
     trustedProxies: options.trustedProxies ?? env.trustedProxies ?? 0,
@@ -120,7 +169,24 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     return c.json({ ok }, ok ? 200 : 503, { 'cache-control': 'no-store' });
   });
   app.route('/', balanceRoutes(context));
+  app.route('/', runtimeRoutes(context));
+  app.route('/', connectionRoutes(context));
+  app.route('/', spendRoutes(context));
+  app.route('/', usageRoutes(context));
+  app.route(
+    '/',
+    createProviderProxy({
+      keys: context.keys,
+      providers: context.providers,
+      connections: context.connectionResolver,
+      metering: context.metering,
+      logger,
+      baseUrl,
+      ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
+    }),
+  );
   app.route('/', authRoutes(context));
+  app.route('/', cliRoutes(context, { env: options.env ?? process.env, devSignIn: devIdp !== null }));
   if (devIdp) app.route('/auth/v1', devIdp.routes());
 
   app.notFound(() => flatError(404, 'Not found'));
@@ -146,6 +212,12 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     fetch: async (request, connection) => app.fetch(request, connection),
     context,
     devIdp,
+    close: async () => {
+      await events.close();
+      await stopFollowingBalances();
+      await metering.settled();
+      await metering.close();
+    },
   };
 }
 

@@ -6,3 +6,4 @@ export * from './balance.js';
 export * from './connections.js';
 export * from './errors.js';
 export * from './events.js';
+export * from './ssh.js';

@@ -4,7 +4,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
-import { INT8_OID, parseInt8 } from './int8.js';
+import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
+import { createPGliteListener, createPostgresListener, type NotificationHandler } from './listener.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { createPGliteDialect } from './pglite-dialect.js';
 
@@ -28,6 +29,11 @@ export interface Store {
   readonly kind: 'postgres' | 'pglite';
   /** True when the database answers a trivial query (for `/healthz`). */
   readonly ping: () => Promise<boolean>;
+  /**
+   * LISTEN on a channel; NOTIFYs sent by any process on the same database (inside a transaction:
+   * once it commits) reach the handler. Resolves to an unsubscribe function.
+   */
+  listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -80,17 +86,24 @@ function openPostgres(url: string, max: number): Store {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8_OID
           ? parseInt8
-          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+          : oid === DATE_OID || oid === NUMERIC_OID
+            ? asText
+            : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
   // An idle client that loses its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const listener = createPostgresListener(url);
   return {
     db,
     kind: 'postgres',
     ping: () => ping(db),
-    close: () => db.destroy(),
+    listen: (channel, handler) => listener.listen(channel, handler),
+    close: async () => {
+      await listener.close();
+      await db.destroy();
+    },
   };
 }
 
@@ -98,17 +111,22 @@ async function openPGlite(dataDir: string | undefined): Promise<Store> {
   const releaseLock = dataDir ? lockDataDir(dataDir) : () => {};
   let pglite: PGlite;
   try {
-    pglite = new PGlite({ ...(dataDir ? { dataDir } : {}), parsers: { [INT8_OID]: parseInt8 } });
+    pglite = new PGlite({
+      ...(dataDir ? { dataDir } : {}),
+      parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText },
+    });
     await pglite.waitReady;
   } catch (error) {
     releaseLock();
     throw error;
   }
   const db = new Kysely<Database>({ dialect: createPGliteDialect(pglite) });
+  const listener = createPGliteListener(pglite);
   return {
     db,
     kind: 'pglite',
     ping: () => ping(db),
+    listen: (channel, handler) => listener.listen(channel, handler),
     close: async () => {
       await db.destroy();
       await pglite.close();

@@ -1,4 +1,6 @@
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { DoorTables } from '../door/tables.js';
+import type { WireTables } from '../wire/tables.js';
 
 /** A timestamp column: read as Date, written as Date or ISO string, defaulted by the database. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -66,6 +68,8 @@ export interface AppsTable {
   tenant_id: string;
   slug: string;
   name: string;
+  /** The app's last event sequence number; bumped under a row lock by each emitter. */
+  event_seq: Defaulted<number>;
   created_at: CreatedAt;
 }
 
@@ -92,8 +96,136 @@ export interface ConnectionsTable {
   profile: string;
   status: ConnectionStatus;
   display_name: string;
+  metadata: DefaultedJson<Record<string, unknown>>;
+  /** The connection's own credential (bring your own key, OAuth tokens), AES-256-GCM sealed. */
+  credential_ciphertext: string | null;
+  error_message: string | null;
+  setup_url: string | null;
+  connected_at: NullableTimestamp;
+  /** An exclusive connection may be bound to one app only. */
+  exclusive: Defaulted<boolean>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface AppConnectionsTable {
+  app_id: string;
+  connection_id: string;
+  tenant_id: string;
+  created_at: CreatedAt;
+}
+
+export type ProviderDialect = 'openai' | 'anthropic' | 'per_call';
+export type MeterName = 'call' | 'input_tokens' | 'output_tokens';
+
+export interface ProvidersTable {
+  slug: string;
+  upstream_url: string;
+  dialect: ProviderDialect;
+  /** Header the managed-pool credential goes in, and its scheme ('' for the bare value). */
+  auth_header: Defaulted<string>;
+  auth_scheme: Defaulted<string>;
+  credential_ciphertext: string | null;
+  /** `METHOD /path-prefix` rules of calls that pass unmetered, even at zero balance. */
+  free_routes: DefaultedJson<string[]>;
+  /** Credit held by a call whose cost is known only from its response. */
+  hold_micros: Defaulted<number>;
+  /** Overrides MARGIN_PERCENT for this provider; numeric, read as a string. */
+  margin_percent: ColumnType<string | null, string | number | null | undefined, string | number | null>;
+  enabled: Defaulted<boolean>;
+  created_at: CreatedAt;
+}
+
+export interface MeterRatesTable {
+  provider: string;
+  meter: MeterName;
+  /** '' prices every model without a row of its own. */
+  model: Defaulted<string>;
+  /** Micros per unit, exact decimal (numeric), read as a string. */
+  unit_price_micros: ColumnType<string, string | number, string | number>;
+  public: Defaulted<boolean>;
+}
+
+export interface HoldsTable {
+  id: string;
+  tenant_id: string;
+  /** The app whose spend caps the held call counts against, if any. */
+  app_id: string | null;
+  amount_micros: number;
+  expires_at: Timestamp;
+  created_at: CreatedAt;
+}
+
+export interface UsageEventsTable {
+  id: string;
+  tenant_id: string;
+  app_id: string | null;
+  connection_id: string | null;
+  key_id: string | null;
+  provider: string;
+  model: string | null;
+  quantities: Json<Partial<Record<MeterName, number>>>;
+  /** Each meter's cost in micros, rounded on its own (the total is rounded once, so may differ by a micro). */
+  meter_costs: DefaultedJson<Partial<Record<MeterName, number>>>;
+  cost_micros: number;
+  ledger_entry_id: number;
+  upstream_status: number | null;
+  /** True when the cost is the admission estimate (the response never reported usage). */
+  estimated: Defaulted<boolean>;
+  request_id: string | null;
+  created_at: CreatedAt;
+}
+
+export type SpendPeriod = 'daily' | 'monthly';
+
+export interface SpendCapsTable {
+  app_id: string;
+  tenant_id: string;
+  daily_micros: number | null;
+  monthly_micros: number | null;
+  warn_pcts: DefaultedJson<number[]>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface AppSpendTable {
+  app_id: string;
+  period: SpendPeriod;
+  /** UTC date the window starts (first of the month for monthly windows), `YYYY-MM-DD`. */
+  period_start: ColumnType<string, string, string>;
+  spent_micros: number;
+}
+
+export interface CapNoticesTable {
+  app_id: string;
+  period: SpendPeriod;
+  period_start: ColumnType<string, string, string>;
+  /** `warn:<pct>` or `tripped`. */
+  notice: string;
+  created_at: CreatedAt;
+}
+
+export interface AppEventsTable {
+  app_id: string;
+  seq: number;
+  kind: string;
+  payload: Json<Record<string, unknown>>;
+  created_at: CreatedAt;
+}
+
+export interface EventStreamsTable {
+  id: string;
+  app_id: string;
+  expires_at: Timestamp;
+}
+
+export interface IdempotencyRecordsTable {
+  tenant_id: string;
+  scope: string;
+  key: string;
+  request_hash: string;
+  status: number;
+  body: string;
+  created_at: CreatedAt;
 }
 
 export interface ApiKeysTable {
@@ -135,7 +267,22 @@ export interface DevIdpKeysTable {
   created_at: CreatedAt;
 }
 
-export interface Database {
+/** Every table. The wire's tables are declared beside the wire (`wire/tables.ts`). */
+/** One-time tokens the developer CLI presents to the ssh broker (issue 6). */
+export interface SshSessionsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  app_id: string;
+  user_id: string | null;
+  key_id: string | null;
+  /** SHA-256 of the one-time token, lowercase hex. */
+  token_hash: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  claimed_at: NullableTimestamp;
+}
+
+export interface Database extends WireTables, DoorTables {
   tenants: TenantsTable;
   users: UsersTable;
   memberships: MembershipsTable;
@@ -148,6 +295,18 @@ export interface Database {
   sessions: SessionsTable;
   rate_limit_hits: RateLimitHitsTable;
   dev_idp_keys: DevIdpKeysTable;
+  app_connections: AppConnectionsTable;
+  providers: ProvidersTable;
+  meter_rates: MeterRatesTable;
+  holds: HoldsTable;
+  usage_events: UsageEventsTable;
+  spend_caps: SpendCapsTable;
+  app_spend: AppSpendTable;
+  cap_notices: CapNoticesTable;
+  app_events: AppEventsTable;
+  event_streams: EventStreamsTable;
+  idempotency_records: IdempotencyRecordsTable;
+  ssh_sessions: SshSessionsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

@@ -6,4 +6,12 @@ export {
   type StoreOptions,
 } from './create-store.js';
 export type * from './database.js';
+export type { NotificationHandler } from './listener.js';
 export { createPGliteDialect } from './pglite-dialect.js';
+export {
+  createSealer,
+  generateEncryptionKey,
+  parseEncryptionKeys,
+  type Sealer,
+  SealingError,
+} from './sealing.js';

@@ -12,3 +12,8 @@ export function parseInt8(text: string): number {
 }
 
 export const INT8_OID = 20;
+
+/** `date` and `numeric` read as their text: a calendar date has no time zone, a price no float error. */
+export const DATE_OID = 1082;
+export const NUMERIC_OID = 1700;
+export const asText = (text: string): string => text;

@@ -5,6 +5,7 @@ import { silentLogger } from '../../src/http/logger.js';
 import { ensureAccount } from '../../src/identity/accounts.js';
 import { createPlatform, type Platform, type PlatformOptions } from '../../src/platform/create-platform.js';
 import type { Store } from '../../src/store/index.js';
+import { generateEncryptionKey } from '../../src/store/sealing.js';
 
 export interface RunningPlatform {
   platform: Platform;
@@ -13,12 +14,21 @@ export interface RunningPlatform {
   close(): Promise<void>;
 }
 
+/** One sealing key for every platform of a test process, as instances of one deployment share theirs. */
+export const TEST_ENCRYPTION_KEY = generateEncryptionKey();
+
 /** Serves a platform over real HTTP on a free loopback port. */
 export async function startPlatform(
   store: Store,
   options: Omit<PlatformOptions, 'store'> = {},
 ): Promise<RunningPlatform> {
-  const platform = await createPlatform({ logger: silentLogger, env: {}, ...options, store });
+  const platform = await createPlatform({
+    logger: silentLogger,
+    env: {},
+    encryptionKey: TEST_ENCRYPTION_KEY,
+    ...options,
+    store,
+  });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: platform.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
@@ -26,11 +36,13 @@ export async function startPlatform(
   return {
     platform,
     url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         if ('closeAllConnections' in server) server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+      await platform.close();
+    },
   };
 }
 

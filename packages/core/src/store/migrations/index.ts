@@ -1,7 +1,15 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001-foundation.js';
+import * as billing from './0002-billing.js';
+import * as wire from './0003-wire.js';
+import * as door from './0004-door.js';
+import * as sshSessions from './0005-ssh-sessions.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': foundation,
+  '0002-billing': billing,
+  '0003-wire': wire,
+  '0004-door': door,
+  '0005-ssh-sessions': sshSessions,
 };

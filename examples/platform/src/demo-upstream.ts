@@ -1,0 +1,80 @@
+import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+
+/**
+ * Offline stand-ins for the demo's providers, so `pnpm start` can show metered calls with no
+ * network: an OpenAI-compatible chat completions API that echoes the last user message (usage
+ * counted as one token per four characters) and a search API. Mounted at `/demo-upstream`.
+ * Never part of a real deployment.
+ */
+export const DEMO_UPSTREAM_PREFIX = '/demo-upstream';
+
+export function demoUpstream(): Hono {
+  const app = new Hono().basePath(DEMO_UPSTREAM_PREFIX);
+
+  app.get('/llm/v1/models', (c) =>
+    c.json({ object: 'list', data: [{ id: 'demo-echo', object: 'model', owned_by: 'demo' }] }),
+  );
+
+  app.post('/llm/v1/chat/completions', async (c) => {
+    const body = (await c.req.json().catch(() => null)) as {
+      model?: string;
+      stream?: boolean;
+      stream_options?: { include_usage?: boolean };
+      messages?: Array<{ role?: string; content?: unknown }>;
+    } | null;
+    if (!body || !Array.isArray(body.messages)) {
+      return c.json({ error: { message: 'messages is required', type: 'invalid_request_error' } }, 400);
+    }
+    const last = [...body.messages].reverse().find((m) => m.role === 'user');
+    const prompt = typeof last?.content === 'string' ? last.content : '';
+    const reply = `You said: ${prompt}`;
+    const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+    const usage = {
+      prompt_tokens: tokens(JSON.stringify(body.messages)),
+      completion_tokens: tokens(reply),
+      total_tokens: 0,
+    };
+    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+    const model = body.model ?? 'demo-echo';
+    if (!body.stream) {
+      return c.json({
+        id: 'chatcmpl-demo',
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
+        usage,
+      });
+    }
+    return streamSSE(c, async (stream) => {
+      for (const word of reply.split(/(?<= )/)) {
+        await stream.writeSSE({
+          data: JSON.stringify({
+            id: 'chatcmpl-demo',
+            object: 'chat.completion.chunk',
+            model,
+            choices: [{ index: 0, delta: { content: word }, finish_reason: null }],
+          }),
+        });
+        await stream.sleep(20);
+      }
+      if (body.stream_options?.include_usage) {
+        await stream.writeSSE({
+          data: JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion.chunk', choices: [], usage }),
+        });
+      }
+      await stream.writeSSE({ data: '[DONE]' });
+    });
+  });
+
+  app.get('/search', (c) => {
+    const q = c.req.query('q') ?? '';
+    return c.json({
+      query: q,
+      results: [{ title: `Results for ${q || 'nothing'}`, url: 'https://example.com/' }],
+    });
+  });
+
+  return app;
+}

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { Database, SpendPeriod } from '../store/database.js';
+import { lockWallets } from './ledger.js';
+import { SPEND_PERIODS, spendWindow } from './windows.js';
+
+/**
+ * Admission in the store: one transaction for a batch of calls. Under the wallet row locks it
+ * reads each tenant's available credit (balance minus the holds of calls in flight, leases
+ * included), refuses at or below zero and on a reached spend cap, holds each admitted call's
+ * credit, and sizes this instance's lease of credit for calls admitted without the store.
+ *
+ * @see docs/billing.md "Admission"
+ */
+export interface AdmitRequest {
+  tenantId: string;
+  /** The app whose spend caps apply (App Key calls); null for none. */
+  appId: string | null;
+  /** Credit to hold: the known cost, or an estimate when the cost is known only afterwards. */
+  holdMicros: number;
+}
+
+export type AdmitResult =
+  | { ok: true; usageId: string; holdMicros: number; leaseId: string | null }
+  | { ok: false; reason: 'balance_exhausted' }
+  | { ok: false; reason: 'spend_cap_exceeded'; window: SpendPeriod; resetsAt: Date };
+
+/** This instance's lease of a tenant's credit, as the admission batch sees it. */
+export interface LeaseView {
+  id: string;
+  /** Credit of the lease not yet handed to calls; returned to the pool before re-sizing. */
+  budget: number;
+}
+
+/** A lease after the batch: its new unspent budget (0 when credit is short). */
+export interface LeaseGrant {
+  tenantId: string;
+  id: string;
+  budget: number;
+  expiresAt: Date;
+}
+
+export interface AdmissionPolicy {
+  /** How long a single call's hold counts if the call never settles. */
+  holdTtlMs: number;
+  leaseTtlMs: number;
+  /** A lease takes this fraction of the credit left after the batch... */
+  leaseShare: number;
+  /** ...but never more than this. */
+  maxLeaseMicros: number;
+}
+
+export interface AdmissionOutcome {
+  results: AdmitResult[];
+  leases: LeaseGrant[];
+  /** Apps seen in the batch, and whether they have a spend cap. */
+  capped: Map<string, boolean>;
+}
+
+export async function admitBatch(
+  trx: Transaction<Database>,
+  requests: AdmitRequest[],
+  leases: Map<string, LeaseView>,
+  policy: AdmissionPolicy,
+  at: Date,
+): Promise<AdmissionOutcome> {
+  for (const request of requests) {
+    if (!Number.isSafeInteger(request.holdMicros) || request.holdMicros < 0) {
+      throw new RangeError('holdMicros must be a whole, non-negative number');
+    }
+  }
+  const tenantIds = [...new Set(requests.map((r) => r.tenantId))].sort();
+  // The wallet row locks order admissions and settlements of one tenant across instances.
+  const wallets = await lockWallets(trx, tenantIds);
+  await trx.deleteFrom('holds').where('tenant_id', 'in', tenantIds).where('expires_at', '<=', at).execute();
+  const held = await trx
+    .selectFrom('holds')
+    .select(['tenant_id', (eb) => eb.fn.sum<number>('amount_micros').as('held')])
+    .where('tenant_id', 'in', tenantIds)
+    .groupBy('tenant_id')
+    .execute();
+  const available = new Map(wallets.map((w) => [w.tenant_id, w.balance_micros]));
+  for (const row of held)
+    available.set(row.tenant_id, (available.get(row.tenant_id) ?? 0) - Number(row.held));
+  // This instance's unspent lease budget goes back to the pool; the lease is sized anew below.
+  for (const tenantId of tenantIds) {
+    const lease = leases.get(tenantId);
+    if (lease) available.set(tenantId, (available.get(tenantId) ?? 0) + lease.budget);
+  }
+
+  const caps = await capsOf(trx, requests, at);
+  const holds: Array<{
+    id: string;
+    tenant_id: string;
+    app_id: string | null;
+    amount_micros: number;
+    expires_at: Date;
+  }> = [];
+  const results = requests.map((request): AdmitResult => {
+    const left = available.get(request.tenantId) ?? 0;
+    if (left <= 0) return { ok: false, reason: 'balance_exhausted' };
+    const cap = request.appId ? caps.states.get(request.appId) : undefined;
+    const tripped = cap?.find((c) => c.spent + c.held >= c.cap);
+    if (tripped)
+      return { ok: false, reason: 'spend_cap_exceeded', window: tripped.period, resetsAt: tripped.resetsAt };
+    const hold = Math.min(request.holdMicros, left);
+    available.set(request.tenantId, left - hold);
+    for (const c of cap ?? []) c.held += hold;
+    const usageId = randomUUID();
+    holds.push({
+      id: usageId,
+      tenant_id: request.tenantId,
+      app_id: request.appId,
+      amount_micros: hold,
+      expires_at: new Date(at.getTime() + policy.holdTtlMs),
+    });
+    return { ok: true, usageId, holdMicros: hold, leaseId: null };
+  });
+
+  const grants: LeaseGrant[] = [];
+  const leaseExpiry = new Date(at.getTime() + policy.leaseTtlMs);
+  for (const tenantId of tenantIds) {
+    const left = Math.max(0, available.get(tenantId) ?? 0);
+    const budget = Math.min(Math.floor(left * policy.leaseShare), policy.maxLeaseMicros);
+    const lease = leases.get(tenantId);
+    if (lease) {
+      // Relative, so settlements of the lease's calls committing meanwhile are not undone.
+      const moved = await trx
+        .updateTable('holds')
+        .set((eb) => ({
+          amount_micros: eb('amount_micros', '+', budget - lease.budget),
+          expires_at: leaseExpiry,
+        }))
+        .where('id', '=', lease.id)
+        .executeTakeFirst();
+      if (moved.numUpdatedRows > 0n) {
+        grants.push({ tenantId, id: lease.id, budget, expiresAt: leaseExpiry });
+        continue;
+      }
+    }
+    if (budget === 0) continue;
+    const id = randomUUID();
+    holds.push({ id, tenant_id: tenantId, app_id: null, amount_micros: budget, expires_at: leaseExpiry });
+    grants.push({ tenantId, id, budget, expiresAt: leaseExpiry });
+  }
+  if (holds.length > 0) await trx.insertInto('holds').values(holds).execute();
+  return { results, leases: grants, capped: caps.capped };
+}
+
+interface CapState {
+  period: SpendPeriod;
+  cap: number;
+  spent: number;
+  /** Credit held by the app's calls in flight: counted against the cap until they settle. */
+  held: number;
+  resetsAt: Date;
+}
+
+/** The caps of the batch's apps with their windows' settled spend and their calls in flight. */
+async function capsOf(
+  trx: Transaction<Database>,
+  requests: AdmitRequest[],
+  at: Date,
+): Promise<{ states: Map<string, CapState[]>; capped: Map<string, boolean> }> {
+  const ids = [...new Set(requests.map((r) => r.appId).filter((id): id is string => id !== null))];
+  const states = new Map<string, CapState[]>();
+  const capped = new Map(ids.map((id) => [id, false]));
+  if (ids.length === 0) return { states, capped };
+  const caps = await trx
+    .selectFrom('spend_caps')
+    .select(['app_id', 'daily_micros', 'monthly_micros'])
+    .where('app_id', 'in', ids)
+    .execute();
+  if (caps.length === 0) return { states, capped };
+  const cappedIds = caps.map((c) => c.app_id);
+  const windows = SPEND_PERIODS.map((period) => spendWindow(period, at));
+  const spend = await trx
+    .selectFrom('app_spend')
+    .select(['app_id', 'period', 'spent_micros'])
+    .where('app_id', 'in', cappedIds)
+    .where((eb) =>
+      eb.or(windows.map((w) => eb.and([eb('period', '=', w.period), eb('period_start', '=', w.start)]))),
+    )
+    .execute();
+  const inFlight = await trx
+    .selectFrom('holds')
+    .select(['app_id', (eb) => eb.fn.sum<number>('amount_micros').as('held')])
+    .where('app_id', 'in', cappedIds)
+    .where('expires_at', '>', at)
+    .groupBy('app_id')
+    .execute();
+  for (const cap of caps) {
+    capped.set(cap.app_id, true);
+    const held = Number(inFlight.find((h) => h.app_id === cap.app_id)?.held ?? 0);
+    const list: CapState[] = [];
+    for (const window of windows) {
+      const limit = window.period === 'daily' ? cap.daily_micros : cap.monthly_micros;
+      if (limit === null) continue;
+      const spent =
+        spend.find((s) => s.app_id === cap.app_id && s.period === window.period)?.spent_micros ?? 0;
+      list.push({ period: window.period, cap: limit, spent, held, resetsAt: window.resetsAt });
+    }
+    states.set(cap.app_id, list);
+  }
+  return { states, capped };
+}

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { costMicros, divideHalfEven, parseDecimal, priceWithMarginUsd } from './pricing.js';
+
+describe('pricing', () => {
+  it('rounds half to even', () => {
+    expect(divideHalfEven(5n, 2n)).toBe(2n);
+    expect(divideHalfEven(7n, 2n)).toBe(4n);
+    expect(divideHalfEven(6n, 4n)).toBe(2n);
+    expect(divideHalfEven(10n, 4n)).toBe(2n);
+    expect(divideHalfEven(11n, 4n)).toBe(3n);
+    expect(divideHalfEven(9n, 4n)).toBe(2n);
+  });
+
+  it('costs quantity x unit price x (1 + margin) in whole micros', () => {
+    // 1 call at 1000 micros with 20 % margin = 1200 micros.
+    expect(costMicros([{ quantity: 1, unitPriceMicros: '1000' }], '20')).toBe(1200);
+    // 1000 tokens at 0.15 micros + 500 at 0.6 micros = 450 micros, x 1.2 = 540.
+    expect(
+      costMicros(
+        [
+          { quantity: 1000, unitPriceMicros: '0.15' },
+          { quantity: 500, unitPriceMicros: '0.6' },
+        ],
+        '20',
+      ),
+    ).toBe(540);
+  });
+
+  it('rounds the total once, half to even, without float error', () => {
+    // 5 tokens x 0.5 micros = 2.5 -> 2 (even); 7 x 0.5 = 3.5 -> 4.
+    expect(costMicros([{ quantity: 5, unitPriceMicros: '0.5' }], '0')).toBe(2);
+    expect(costMicros([{ quantity: 7, unitPriceMicros: '0.5' }], '0')).toBe(4);
+    // 3 x 0.1 is exactly 0.3 here (0.30000000000000004 in floats).
+    expect(costMicros([{ quantity: 3, unitPriceMicros: '0.1' }], '0')).toBe(0);
+    expect(costMicros([{ quantity: 30, unitPriceMicros: '0.1' }], '12.5')).toBe(3);
+  });
+
+  it('refuses negative, fractional or malformed input', () => {
+    expect(() => costMicros([{ quantity: -1, unitPriceMicros: '1' }], '0')).toThrow(RangeError);
+    expect(() => costMicros([{ quantity: 1.5, unitPriceMicros: '1' }], '0')).toThrow(RangeError);
+    expect(() => parseDecimal('1e3', 4)).toThrow(RangeError);
+    expect(() => parseDecimal('-1', 4)).toThrow(RangeError);
+    expect(() => parseDecimal('0.123456789', 4)).toThrow(/decimals/);
+    expect(parseDecimal('1.5000000', 4)).toBe(15000n);
+  });
+
+  it('states public prices in USD with the margin applied', () => {
+    // 0.15 micros per token = 0.00000015 USD; with 20 % = 0.00000018 USD.
+    expect(priceWithMarginUsd('0.15', '20')).toBeCloseTo(0.00000018, 14);
+  });
+});

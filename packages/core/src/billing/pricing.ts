@@ -1,0 +1,70 @@
+/**
+ * Metered cost in exact decimal arithmetic: cost = quantity x unit price x (1 + margin / 100), in
+ * micros, rounded half to even once per call. Unit prices are micros per unit with up to 12
+ * decimals (a token may cost 0.15 micros); margins are percents with up to 4 decimals.
+ *
+ * @see platform-spec.md "Pricing entries", docs/billing.md "Cost"
+ */
+const PRICE_DECIMALS = 12;
+const MARGIN_DECIMALS = 4;
+const PRICE_SCALE = 10n ** BigInt(PRICE_DECIMALS);
+const MARGIN_SCALE = 10n ** BigInt(MARGIN_DECIMALS);
+const HUNDRED_PERCENT = 100n * MARGIN_SCALE;
+
+/** The default margin when neither the provider nor `MARGIN_PERCENT` sets one. */
+export const DEFAULT_MARGIN_PERCENT = '20';
+
+export interface CostLine {
+  /** Whole units (calls, tokens). */
+  quantity: number;
+  /** Micros per unit, as a decimal string or number. */
+  unitPriceMicros: string | number;
+}
+
+/** A non-negative decimal as a scaled integer; refuses anything else (no exponents, no signs). */
+export function parseDecimal(value: string | number, decimals: number): bigint {
+  const text = typeof value === 'number' ? numberToPlain(value) : value.trim();
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!match) throw new RangeError(`"${value}" is not a non-negative decimal`);
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > decimals) throw new RangeError(`"${value}" has more than ${decimals} decimals`);
+  return BigInt(match[1]!) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, '0') || '0');
+}
+
+/** Integer division rounding half to even (banker's rounding); `denominator` > 0. */
+export function divideHalfEven(numerator: bigint, denominator: bigint): bigint {
+  const quotient = numerator / denominator;
+  const remainder = numerator % denominator;
+  const twice = 2n * remainder;
+  if (twice > denominator || (twice === denominator && quotient % 2n !== 0n)) return quotient + 1n;
+  return quotient;
+}
+
+/** Total cost in whole micros of a call's meter lines, margin applied once to the sum. */
+export function costMicros(lines: CostLine[], marginPercent: string | number): number {
+  let raw = 0n;
+  for (const line of lines) {
+    if (!Number.isSafeInteger(line.quantity) || line.quantity < 0) {
+      throw new RangeError(`quantity ${line.quantity} is not a whole, non-negative number`);
+    }
+    raw += BigInt(line.quantity) * parseDecimal(line.unitPriceMicros, PRICE_DECIMALS);
+  }
+  const factor = HUNDRED_PERCENT + parseDecimal(marginPercent, MARGIN_DECIMALS);
+  const micros = divideHalfEven(raw * factor, PRICE_SCALE * HUNDRED_PERCENT);
+  if (micros > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError('cost is beyond the safe range');
+  return Number(micros);
+}
+
+/** A unit price with the margin applied, in USD per unit, for public price lists. */
+export function priceWithMarginUsd(unitPriceMicros: string | number, marginPercent: string | number): number {
+  const price = parseDecimal(unitPriceMicros, PRICE_DECIMALS);
+  const factor = HUNDRED_PERCENT + parseDecimal(marginPercent, MARGIN_DECIMALS);
+  // micros -> USD is another 10^6; keep 12 significant decimals of USD before converting.
+  const usdScaled = divideHalfEven(price * factor, HUNDRED_PERCENT * 1_000_000n);
+  return Number(usdScaled) / Number(PRICE_SCALE);
+}
+
+function numberToPlain(value: number): string {
+  if (!Number.isFinite(value) || value < 0) throw new RangeError(`${value} is not a non-negative decimal`);
+  return value.toFixed(PRICE_DECIMALS);
+}

@@ -1,0 +1,233 @@
+import { sql, type Transaction } from 'kysely';
+import { appendEvents, type EventDraft } from '../events/log.js';
+import type { Database, MeterName, SpendPeriod } from '../store/database.js';
+import { applyPostings } from './ledger.js';
+import { noticesFor, SPEND_PERIODS, spendWindow } from './windows.js';
+
+/**
+ * Settlement in the store: one transaction for a batch of finished calls. It debits each call's
+ * cost (ledger entry and wallet), lets go of its hold (or shrinks its lease), writes its usage
+ * row, adds to its app's spend windows, and appends the events the batch calls for: usage per
+ * call, one balance per tenant, cap warnings and trips once per window.
+ *
+ * @see docs/billing.md "Settlement"
+ */
+export interface Settlement {
+  usageId: string;
+  tenantId: string;
+  appId: string | null;
+  connectionId: string | null;
+  keyId: string | null;
+  provider: string;
+  model: string | null;
+  quantities: Partial<Record<MeterName, number>>;
+  /** Each meter's cost, rounded on its own, for usage reports. */
+  meterCosts?: Partial<Record<MeterName, number>>;
+  costMicros: number;
+  /** True when the cost is the admission estimate (the response never reported usage). */
+  estimated: boolean;
+  upstreamStatus: number | null;
+  requestId: string | null;
+  /** What admission held for the call, and the lease it came from (null: its own hold row). */
+  holdMicros: number;
+  leaseId: string | null;
+}
+
+export interface SettleResult {
+  balanceAfterMicros: number;
+}
+
+export async function settleBatch(
+  trx: Transaction<Database>,
+  settlements: Settlement[],
+  at: Date,
+): Promise<SettleResult[]> {
+  for (const s of settlements) {
+    if (!Number.isSafeInteger(s.costMicros) || s.costMicros < 0) {
+      throw new RangeError('costMicros must be a whole, non-negative number');
+    }
+  }
+  const postings = await applyPostings(
+    trx,
+    settlements.map((s) => ({
+      tenantId: s.tenantId,
+      amountMicros: -s.costMicros,
+      kind: 'usage' as const,
+      idempotencyKey: `usage:${s.usageId}`,
+      description: `${s.provider}${s.model ? ` ${s.model}` : ''}`,
+    })),
+  );
+  await letGoOfHolds(trx, settlements);
+  // A settlement posted before (a retried batch) writes no second usage row or event.
+  const freshIndexes = settlements.map((_, i) => i).filter((i) => postings[i]!.applied);
+  const fresh = freshIndexes.map((i) => settlements[i]!);
+  if (fresh.length > 0) {
+    await trx
+      .insertInto('usage_events')
+      .values(
+        freshIndexes
+          .map((i) => ({ s: settlements[i]!, entryId: postings[i]!.entryId }))
+          .map(({ s, entryId }) => ({
+            id: s.usageId,
+            tenant_id: s.tenantId,
+            app_id: s.appId,
+            connection_id: s.connectionId,
+            key_id: s.keyId,
+            provider: s.provider,
+            model: s.model,
+            quantities: JSON.stringify(s.quantities),
+            meter_costs: JSON.stringify(s.meterCosts ?? {}),
+            cost_micros: s.costMicros,
+            ledger_entry_id: entryId,
+            upstream_status: s.upstreamStatus,
+            estimated: s.estimated,
+            request_id: s.requestId,
+            created_at: at,
+          })),
+      )
+      .execute();
+  }
+  const drafts = [
+    ...(await recordAppSpend(trx, fresh, at)),
+    ...(await usageEvents(trx, fresh)),
+    ...(await balanceEvents(trx, settlements, postings)),
+  ];
+  await appendEvents(trx, drafts, at);
+  return postings.map((p) => ({ balanceAfterMicros: p.balanceAfterMicros }));
+}
+
+/** Adds the apps' spend to their current windows and returns the cap notices newly due. */
+async function recordAppSpend(
+  trx: Transaction<Database>,
+  settlements: Settlement[],
+  at: Date,
+): Promise<EventDraft[]> {
+  const perApp = new Map<string, number>();
+  for (const s of settlements) {
+    if (s.appId && s.costMicros > 0) perApp.set(s.appId, (perApp.get(s.appId) ?? 0) + s.costMicros);
+  }
+  if (perApp.size === 0) return [];
+  const windows = SPEND_PERIODS.map((period) => spendWindow(period, at));
+  const rows = [...perApp.keys()].sort().flatMap((appId) =>
+    windows.map((w) => ({
+      app_id: appId,
+      period: w.period,
+      period_start: w.start,
+      spent_micros: perApp.get(appId)!,
+    })),
+  );
+  const totals = await trx
+    .insertInto('app_spend')
+    .values(rows)
+    .onConflict((oc) =>
+      oc
+        .columns(['app_id', 'period', 'period_start'])
+        .doUpdateSet({ spent_micros: sql`app_spend.spent_micros + excluded.spent_micros` }),
+    )
+    .returning(['app_id', 'period', 'spent_micros'])
+    .execute();
+  const caps = await trx
+    .selectFrom('spend_caps')
+    .select(['app_id', 'daily_micros', 'monthly_micros', 'warn_pcts'])
+    .where('app_id', 'in', [...perApp.keys()])
+    .execute();
+  const due: Array<{ app_id: string; period: SpendPeriod; period_start: string; notice: string }> = [];
+  for (const cap of caps) {
+    for (const w of windows) {
+      const limit = w.period === 'daily' ? cap.daily_micros : cap.monthly_micros;
+      const spent = totals.find((t) => t.app_id === cap.app_id && t.period === w.period)?.spent_micros;
+      if (limit === null || spent === undefined) continue;
+      for (const notice of noticesFor(spent, limit, cap.warn_pcts)) {
+        due.push({ app_id: cap.app_id, period: w.period, period_start: w.start, notice });
+      }
+    }
+  }
+  if (due.length === 0) return [];
+  // Insert-once: only the notices not sent before in this window come back.
+  const sent = await trx
+    .insertInto('cap_notices')
+    .values(due)
+    .onConflict((oc) => oc.columns(['app_id', 'period', 'period_start', 'notice']).doNothing())
+    .returning(['app_id', 'period', 'notice'])
+    .execute();
+  return sent.map(
+    (n): EventDraft =>
+      n.notice === 'tripped'
+        ? { appId: n.app_id, kind: 'billing.cap_tripped', fields: { window: n.period } }
+        : {
+            appId: n.app_id,
+            kind: 'billing.cap_warned',
+            fields: { window: n.period, pct: Number(n.notice.slice(5)) },
+          },
+  );
+}
+
+/**
+ * `billing.usage_recorded` goes to the app that made the call; a Connection Key's call goes to
+ * the apps bound to its connection. (A CLI key's call has no app to tell.)
+ */
+async function usageEvents(trx: Transaction<Database>, settlements: Settlement[]): Promise<EventDraft[]> {
+  const viaConnection = [
+    ...new Set(settlements.filter((s) => !s.appId && s.connectionId).map((s) => s.connectionId!)),
+  ];
+  const bound = viaConnection.length
+    ? await trx
+        .selectFrom('app_connections')
+        .select(['app_id', 'connection_id'])
+        .where('connection_id', 'in', viaConnection)
+        .execute()
+    : [];
+  return settlements.flatMap((s) => {
+    const appIds = s.appId
+      ? [s.appId]
+      : bound.filter((b) => b.connection_id === s.connectionId).map((b) => b.app_id);
+    return appIds.map(
+      (appId): EventDraft => ({
+        appId,
+        kind: 'billing.usage_recorded',
+        fields: { provider: s.provider, micros: s.costMicros },
+      }),
+    );
+  });
+}
+
+/** One `billing.balance_changed` per tenant and batch, with its final balance, to every app of the tenant. */
+async function balanceEvents(
+  trx: Transaction<Database>,
+  settlements: Settlement[],
+  postings: Array<{ balanceAfterMicros: number; applied: boolean }>,
+): Promise<EventDraft[]> {
+  const finalBalance = new Map<string, number>();
+  settlements.forEach((s, i) => {
+    if (postings[i]!.applied) finalBalance.set(s.tenantId, postings[i]!.balanceAfterMicros);
+  });
+  if (finalBalance.size === 0) return [];
+  const apps = await trx
+    .selectFrom('apps')
+    .select(['id', 'tenant_id'])
+    .where('tenant_id', 'in', [...finalBalance.keys()])
+    .execute();
+  return apps.map(
+    (app): EventDraft => ({
+      appId: app.id,
+      kind: 'billing.balance_changed',
+      fields: { remaining_micros: Math.max(0, finalBalance.get(app.tenant_id)!) },
+    }),
+  );
+}
+
+/** Drops the calls' own hold rows, and shrinks leases by what their calls held. */
+async function letGoOfHolds(trx: Transaction<Database>, settlements: Settlement[]): Promise<void> {
+  const own = settlements.filter((s) => s.leaseId === null).map((s) => s.usageId);
+  if (own.length > 0) await trx.deleteFrom('holds').where('id', 'in', own).execute();
+  const byLease = new Map<string, number>();
+  for (const s of settlements)
+    if (s.leaseId) byLease.set(s.leaseId, (byLease.get(s.leaseId) ?? 0) + s.holdMicros);
+  for (const [leaseId, micros] of [...byLease.entries()].sort()) {
+    await trx
+      .updateTable('holds')
+      .set({ amount_micros: sql`greatest(0, amount_micros - ${micros})` })
+      .where('id', '=', leaseId)
+      .execute();
+  }
+}

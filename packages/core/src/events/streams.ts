@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Logger } from '../http/logger.js';
+import { formatSse, formatSseComment, SSE_HEADERS } from '../http/sse.js';
+import type { Database } from '../store/database.js';
+import type { Store } from '../store/index.js';
+import {
+  EVENT_LOG_LENGTH,
+  EVENTS_CHANNEL,
+  type EventNotice,
+  latestEventSeq,
+  readEvents,
+  type StoredEvent,
+  sseNamesOf,
+} from './log.js';
+
+export interface EventStreamHubOptions {
+  logger: Logger;
+  /** Concurrent streams per app across instances. Default 5. @see platform-spec.md "Limits" */
+  maxStreamsPerApp?: number;
+  /** Heartbeat interval. Default 25 s. */
+  pingMs?: number;
+}
+
+/** A stream's claim on one of its app's slots lives this long past its last heartbeat. */
+const SLOT_TTL_MS = 60_000;
+/** A client that lets this much output pile up is dropped; it reconnects with Last-Event-ID. */
+const MAX_BUFFERED_CHARS = 1_000_000;
+
+interface Subscriber {
+  lastSeq: number;
+  send(event: StoredEvent): void;
+}
+
+interface AppGroup {
+  subscribers: Set<Subscriber>;
+  fetching: Promise<void> | null;
+  again: boolean;
+}
+
+export type OpenStreamResult = { ok: true; response: Response } | { ok: false; reason: 'too_many_streams' };
+
+/**
+ * The per-app event streams of one instance. Events are written to the store by whichever
+ * instance caused them; a NOTIFY names the apps, and each instance reads the new events once per
+ * app and writes them to its open streams. Replay after `Last-Event-ID` reads the same log.
+ *
+ * @see platform-spec.md "Deployment SSE stream"
+ */
+export class EventStreamHub {
+  readonly #groups = new Map<string, AppGroup>();
+  /** Ends each open stream (used when the instance shuts down). */
+  readonly #enders = new Set<() => void>();
+  readonly #db: Kysely<Database>;
+  readonly #max: number;
+  readonly #pingMs: number;
+  #unlisten: (() => Promise<void>) | undefined;
+
+  private constructor(
+    store: Store,
+    private readonly options: EventStreamHubOptions,
+  ) {
+    this.#db = store.db;
+    this.#max = options.maxStreamsPerApp ?? 5;
+    this.#pingMs = options.pingMs ?? 25_000;
+  }
+
+  static async start(store: Store, options: EventStreamHubOptions): Promise<EventStreamHub> {
+    const hub = new EventStreamHub(store, options);
+    hub.#unlisten = await store.listen(EVENTS_CHANNEL, (payload) => hub.#onNotify(payload));
+    return hub;
+  }
+
+  /** Stops listening and ends every open stream, so clients reconnect to a live instance. */
+  async close(): Promise<void> {
+    await this.#unlisten?.();
+    for (const end of [...this.#enders]) end();
+  }
+
+  /** Opens a stream for an app, replaying after `lastEventId` when given. */
+  async open(appId: string, lastEventId: string | null): Promise<OpenStreamResult> {
+    const slotId = await this.#claimSlot(appId);
+    if (!slotId) return { ok: false, reason: 'too_many_streams' };
+    const replayFrom = parseEventId(lastEventId);
+    const lastSeq = replayFrom ?? (await latestEventSeq(this.#db, appId));
+
+    const encoder = new TextEncoder();
+    let cleanup = () => {};
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          let open = true;
+          const write = (text: string) => {
+            if (!open) return;
+            if ((controller.desiredSize ?? 0) < -MAX_BUFFERED_CHARS) {
+              this.options.logger.warn('event stream dropped: client too slow', { app_id: appId });
+              cleanup();
+              controller.close();
+              return;
+            }
+            controller.enqueue(encoder.encode(text));
+          };
+          const subscriber: Subscriber = {
+            lastSeq,
+            send: (event) => {
+              const data = JSON.stringify(event.payload);
+              for (const name of sseNamesOf(event.payload.kind)) {
+                write(formatSse({ id: String(event.seq), event: name, data }));
+              }
+            },
+          };
+          const ping = setInterval(() => {
+            write(formatSseComment('ping'));
+            void this.#renewSlot(slotId);
+            // A missed notification costs at most one heartbeat interval.
+            this.#fetch(appId);
+          }, this.#pingMs);
+          ping.unref?.();
+          const end = () => {
+            if (!open) return;
+            cleanup();
+            controller.close();
+          };
+          cleanup = () => {
+            if (!open) return;
+            open = false;
+            clearInterval(ping);
+            this.#enders.delete(end);
+            this.#leave(appId, subscriber);
+            void this.#releaseSlot(slotId);
+          };
+          this.#enders.add(end);
+          write(formatSseComment('connected'));
+          this.#join(appId, subscriber);
+          this.#fetch(appId);
+        },
+        cancel: () => cleanup(),
+      },
+      { highWaterMark: MAX_BUFFERED_CHARS, size: (chunk) => chunk.byteLength },
+    );
+    return { ok: true, response: new Response(body, { status: 200, headers: SSE_HEADERS }) };
+  }
+
+  /**
+   * Delivers the events a notice carries to streams that are right before them; anything else
+   * (a gap, a missed notice, apps named without their events) is read from the store.
+   */
+  #onNotify(payload: string | null): void {
+    let notice: EventNotice;
+    try {
+      notice = payload === null ? { a: [...this.#groups.keys()] } : (JSON.parse(payload) as EventNotice);
+    } catch {
+      notice = { a: [...this.#groups.keys()] };
+    }
+    for (const appId of notice.a ?? []) this.#fetch(appId);
+    for (const [appId, seq, payload] of notice.e ?? []) {
+      const group = this.#groups.get(appId);
+      if (!group) continue;
+      for (const subscriber of group.subscribers) {
+        if (seq === subscriber.lastSeq + 1 && !group.fetching) {
+          subscriber.send({ appId, seq, payload });
+          subscriber.lastSeq = seq;
+        } else if (seq > subscriber.lastSeq) {
+          this.#fetch(appId);
+        }
+      }
+    }
+  }
+
+  #join(appId: string, subscriber: Subscriber): void {
+    let group = this.#groups.get(appId);
+    if (!group) {
+      group = { subscribers: new Set(), fetching: null, again: false };
+      this.#groups.set(appId, group);
+    }
+    group.subscribers.add(subscriber);
+  }
+
+  #leave(appId: string, subscriber: Subscriber): void {
+    const group = this.#groups.get(appId);
+    if (!group) return;
+    group.subscribers.delete(subscriber);
+    if (group.subscribers.size === 0 && !group.fetching) this.#groups.delete(appId);
+  }
+
+  /** Reads an app's new events once for all of its streams here; repeats if notified meanwhile. */
+  #fetch(appId: string): void {
+    const group = this.#groups.get(appId);
+    if (!group) return;
+    if (group.fetching) {
+      group.again = true;
+      return;
+    }
+    group.fetching = (async () => {
+      do {
+        group.again = false;
+        let batch: StoredEvent[];
+        do {
+          if (group.subscribers.size === 0) break;
+          const from = Math.min(...[...group.subscribers].map((s) => s.lastSeq));
+          batch = await readEvents(this.#db, appId, from);
+          for (const subscriber of group.subscribers) {
+            for (const event of batch) {
+              if (event.seq <= subscriber.lastSeq) continue;
+              subscriber.send(event);
+              subscriber.lastSeq = event.seq;
+            }
+          }
+        } while (batch.length === EVENT_LOG_LENGTH);
+      } while (group.again);
+    })()
+      .catch((error: unknown) => {
+        this.options.logger.error('event stream read failed', {
+          app_id: appId,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      })
+      .finally(() => {
+        group.fetching = null;
+        if (group.subscribers.size === 0) this.#groups.delete(appId);
+      });
+  }
+
+  async #claimSlot(appId: string): Promise<string | null> {
+    const now = new Date();
+    await this.#db
+      .deleteFrom('event_streams')
+      .where('app_id', '=', appId)
+      .where('expires_at', '<=', now)
+      .execute();
+    const live = await this.#db
+      .selectFrom('event_streams')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('app_id', '=', appId)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    if (Number(live?.n ?? 0) >= this.#max) return null;
+    const id = randomUUID();
+    await this.#db
+      .insertInto('event_streams')
+      .values({ id, app_id: appId, expires_at: new Date(now.getTime() + SLOT_TTL_MS) })
+      .execute();
+    return id;
+  }
+
+  async #renewSlot(id: string): Promise<void> {
+    await this.#db
+      .updateTable('event_streams')
+      .set({ expires_at: new Date(Date.now() + SLOT_TTL_MS) })
+      .where('id', '=', id)
+      .execute()
+      .catch(() => {});
+  }
+
+  async #releaseSlot(id: string): Promise<void> {
+    await this.#db
+      .deleteFrom('event_streams')
+      .where('id', '=', id)
+      .execute()
+      .catch(() => {});
+  }
+}
+
+/** A `Last-Event-ID` we issued: a non-negative integer. Anything else is ignored (no replay). */
+function parseEventId(value: string | null): number | null {
+  if (value === null || !/^\d{1,15}$/.test(value.trim())) return null;
+  return Number(value.trim());
+}

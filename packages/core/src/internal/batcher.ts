@@ -1,0 +1,46 @@
+/**
+ * Gathers the calls made while a batch is being prepared or processed into the next batch, and
+ * processes each batch with one call (one transaction, one multi-row statement). On a
+ * single-backend store every round trip is paid in line, so work that arrives together is done
+ * together. Each caller gets the result at its own position; a failed batch fails all of its callers.
+ */
+export function createBatcher<In, Out>(
+  process: (items: In[]) => Promise<Out[]>,
+  options: {
+    maxBatch?: number;
+    /** Wait this long after the first call of a batch for others to join it. Default: one turn. */
+    delayMs?: number;
+  } = {},
+): (item: In) => Promise<Out> {
+  const maxBatch = options.maxBatch ?? 256;
+  const delayMs = options.delayMs ?? 0;
+  let queue: Array<{ item: In; resolve: (out: Out) => void; reject: (error: unknown) => void }> = [];
+  let running = false;
+
+  const drain = async () => {
+    while (queue.length > 0) {
+      const batch = queue.slice(0, maxBatch);
+      queue = queue.slice(batch.length);
+      try {
+        const results = await process(batch.map((entry) => entry.item));
+        batch.forEach((entry, i) => {
+          entry.resolve(results[i] as Out);
+        });
+      } catch (error) {
+        for (const entry of batch) entry.reject(error);
+      }
+    }
+    running = false;
+  };
+
+  return (item) =>
+    new Promise<Out>((resolve, reject) => {
+      queue.push({ item, resolve, reject });
+      if (!running) {
+        running = true;
+        // Let the calls of this turn of the event loop (or of the delay) join the first batch.
+        if (delayMs > 0) setTimeout(() => void drain(), delayMs);
+        else setImmediate(() => void drain());
+      }
+    });
+}

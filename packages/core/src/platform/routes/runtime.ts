@@ -1,0 +1,54 @@
+import { type Context, Hono } from 'hono';
+import { runtimeConnections } from '../../connections/runtime.js';
+import { canonicalError, nestedError } from '../../http/errors.js';
+import { bearerToken } from '../../identity/bearer.js';
+import type { KeyPrincipal } from '../../identity/key-store.js';
+import { KEY_PREFIX } from '../../identity/keys.js';
+import type { PlatformContext, PlatformEnv } from '../context.js';
+
+const INVALID = 'Missing or invalid Bearer token';
+
+/**
+ * The runtime API of deployed tools: their connections and their event stream. App Keys only: a
+ * token not starting with `service_sk_` (a JWT included) is refused before any verification, and
+ * Connection and CLI keys, which share the prefix, are refused too (the app id is needed).
+ *
+ * @see platform-spec.md "Runtime (deployed tools)", "Authentication" rules 2 and 3
+ */
+export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
+  const app = new Hono<PlatformEnv>();
+
+  const appKeyOf = async (c: Context<PlatformEnv>): Promise<(KeyPrincipal & { appId: string }) | null> => {
+    const token = bearerToken(c.req.header('authorization'));
+    if (!token?.startsWith(KEY_PREFIX)) return null;
+    const key = await ctx.keys.authenticate(token);
+    return key?.kind === 'app' && key.appId ? { ...key, appId: key.appId } : null;
+  };
+
+  app.get('/api/deployments/me/connections', async (c) => {
+    c.set('errorShape', 'nested');
+    const key = await appKeyOf(c);
+    if (!key) return nestedError(401, INVALID);
+    const connections = await runtimeConnections(ctx.db, ctx.sealer, ctx.baseUrl, key.appId);
+    return c.json({ connections }, 200, { 'cache-control': 'no-store' });
+  });
+
+  app.get('/api/deployments/me/events', async (c) => {
+    c.set('errorShape', 'canonical');
+    const key = await appKeyOf(c);
+    if (!key) return nestedError(401, INVALID);
+    const opened = await ctx.events.open(key.appId, c.req.header('last-event-id') ?? null);
+    if (!opened.ok) {
+      return canonicalError(
+        429,
+        'rate_limit_sse_streams',
+        'Too many concurrent SSE streams for this app (5 at most); close one or retry later',
+        { retry_after: 5 },
+        { 'retry-after': '5' },
+      );
+    }
+    return opened.response;
+  });
+
+  return app;
+}

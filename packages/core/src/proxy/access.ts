@@ -1,0 +1,58 @@
+import type { Kysely } from 'kysely';
+import type { KeyPrincipal } from '../identity/key-store.js';
+import type { Database } from '../store/database.js';
+
+/**
+ * Which connection a key reaches a provider through, if any: an App Key through a binding of its
+ * app to a connected connection of the provider; a Connection Key through its own connection when
+ * it is for that provider and connected; a CLI key (the developer's personal key, used by
+ * `service dev`) through any connected connection of its tenant for the provider. Answers are
+ * kept for two seconds, as keys are.
+ *
+ * @see docs/proxy.md "Who may call"
+ */
+export class ConnectionResolver {
+  readonly #cache = new Map<string, { connectionId: string | null; expiresAt: number }>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly ttlMs = 2000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async connectionFor(key: KeyPrincipal, provider: string): Promise<string | null> {
+    const cacheKey = `${key.keyId}|${provider}`;
+    const cached = this.#cache.get(cacheKey);
+    if (cached && cached.expiresAt > this.now()) return cached.connectionId;
+    const connectionId = await this.#lookup(key, provider);
+    if (this.#cache.size > 10_000) this.#cache.clear();
+    this.#cache.set(cacheKey, { connectionId, expiresAt: this.now() + this.ttlMs });
+    return connectionId;
+  }
+
+  async #lookup(key: KeyPrincipal, provider: string): Promise<string | null> {
+    const live = this.db
+      .selectFrom('connections')
+      .select('connections.id')
+      .where('connections.tenant_id', '=', key.tenantId)
+      .where('connections.provider', '=', provider)
+      .where('connections.status', '=', 'connected');
+    if (key.kind === 'app' && key.appId) {
+      const row = await live
+        .innerJoin('app_connections', 'app_connections.connection_id', 'connections.id')
+        .where('app_connections.app_id', '=', key.appId)
+        .orderBy('app_connections.created_at')
+        .executeTakeFirst();
+      return row?.id ?? null;
+    }
+    if (key.kind === 'connection' && key.connectionId) {
+      const row = await live.where('connections.id', '=', key.connectionId).executeTakeFirst();
+      return row?.id ?? null;
+    }
+    if (key.kind === 'cli') {
+      const row = await live.orderBy('connections.created_at').executeTakeFirst();
+      return row?.id ?? null;
+    }
+    return null;
+  }
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { createUsageObserver } from './usage.js';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+function observe(dialect: 'openai' | 'anthropic' | 'per_call', stream: boolean, parts: string[]) {
+  const observer = createUsageObserver(dialect, stream);
+  for (const part of parts) observer.observe(bytes(part));
+  return observer.finish();
+}
+
+describe('usage from upstream responses', () => {
+  it('reads chat-completion usage from a JSON body split across chunks', () => {
+    const body = JSON.stringify({
+      id: 'x',
+      usage: { prompt_tokens: 12, completion_tokens: 34, total_tokens: 46 },
+    });
+    expect(observe('openai', false, [body.slice(0, 10), body.slice(10)])).toEqual({
+      input_tokens: 12,
+      output_tokens: 34,
+    });
+  });
+
+  it('reads the final usage of a streamed chat completion, even split mid-event', () => {
+    const events =
+      'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n' +
+      'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7}}\n\n' +
+      'data: [DONE]\n\n';
+    expect(observe('openai', true, [events.slice(0, 50), events.slice(50, 90), events.slice(90)])).toEqual({
+      input_tokens: 5,
+      output_tokens: 7,
+    });
+  });
+
+  it('reads responses-API usage inside response.completed', () => {
+    const events =
+      'event: response.completed\ndata: {"response":{"usage":{"input_tokens":3,"output_tokens":4}}}\n\n';
+    expect(observe('openai', true, [events])).toEqual({ input_tokens: 3, output_tokens: 4 });
+  });
+
+  it('adds anthropic cache tokens to input and takes the last streamed output total', () => {
+    const json = JSON.stringify({
+      usage: {
+        input_tokens: 10,
+        cache_creation_input_tokens: 5,
+        cache_read_input_tokens: 2,
+        output_tokens: 9,
+      },
+    });
+    expect(observe('anthropic', false, [json])).toEqual({ input_tokens: 17, output_tokens: 9 });
+    const events =
+      'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":20,"output_tokens":1}}}\n\n' +
+      'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":15}}\n\n' +
+      'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":30}}\n\n';
+    expect(observe('anthropic', true, [events])).toEqual({ input_tokens: 20, output_tokens: 30 });
+  });
+
+  it('reports nothing when the upstream reports no usage or sends garbage', () => {
+    expect(observe('openai', false, ['{"id":"x"}'])).toBeNull();
+    expect(observe('openai', false, ['not json'])).toBeNull();
+    expect(observe('openai', true, ['data: {oops\n\n'])).toBeNull();
+    expect(observe('openai', false, ['{"usage":{"prompt_tokens":-1,"completion_tokens":"7"}}'])).toBeNull();
+  });
+
+  it('counts one call for per-call providers', () => {
+    expect(observe('per_call', false, ['anything'])).toEqual({});
+  });
+});

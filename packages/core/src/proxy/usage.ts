@@ -1,0 +1,123 @@
+import { createParser } from 'eventsource-parser';
+import type { MeterName, ProviderDialect } from '../store/database.js';
+
+/**
+ * Reads what a call used from the upstream response as it streams past, without holding it up:
+ * JSON bodies are parsed once complete, event streams event by event (the usage of a streamed
+ * completion arrives in its last events).
+ *
+ * - `openai`: `usage.prompt_tokens` / `completion_tokens` (chat completions) or `input_tokens` /
+ *   `output_tokens` (responses API, also inside `response.completed`).
+ * - `anthropic`: `usage.input_tokens` (+ cache creation and cache reads) and `output_tokens`;
+ *   streamed, the input from `message_start` and the running output total from `message_delta`.
+ * - `per_call`: one call.
+ *
+ * @see docs/proxy.md "Metering"
+ */
+export type Quantities = Partial<Record<MeterName, number>>;
+
+export interface UsageObserver {
+  observe(chunk: Uint8Array): void;
+  /** Token counts reported by the upstream, or null when it reported none. */
+  finish(): Quantities | null;
+}
+
+/** A JSON body bigger than this is passed through unmetered for tokens (billed the estimate). */
+const MAX_JSON_BYTES = 8 * 1024 * 1024;
+
+export function createUsageObserver(dialect: ProviderDialect, eventStream: boolean): UsageObserver {
+  if (dialect === 'per_call') return { observe() {}, finish: () => ({}) };
+  const tokens = { input: undefined as number | undefined, output: undefined as number | undefined };
+  const read = dialect === 'anthropic' ? readAnthropic : readOpenAi;
+  const decoder = new TextDecoder();
+
+  if (eventStream) {
+    const parser = createParser({
+      onEvent: (event) => {
+        if (event.data === '[DONE]') return;
+        const value = parseJson(event.data);
+        if (value) read(value, tokens);
+      },
+    });
+    return {
+      observe: (chunk) => parser.feed(decoder.decode(chunk, { stream: true })),
+      finish: () => quantitiesOf(tokens),
+    };
+  }
+
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  return {
+    observe(chunk) {
+      size += chunk.byteLength;
+      if (size <= MAX_JSON_BYTES) chunks.push(chunk);
+    },
+    finish() {
+      if (size > MAX_JSON_BYTES) return null;
+      const value = parseJson(decoder.decode(concat(chunks, size)));
+      if (value) read(value, tokens);
+      return quantitiesOf(tokens);
+    },
+  };
+}
+
+interface Tokens {
+  input: number | undefined;
+  output: number | undefined;
+}
+
+function readOpenAi(value: Record<string, unknown>, tokens: Tokens): void {
+  const usage = (asObject(value.usage) ?? asObject(asObject(value.response)?.usage)) as
+    | Record<string, unknown>
+    | undefined;
+  if (!usage) return;
+  const input = count(usage.prompt_tokens) ?? count(usage.input_tokens);
+  const output = count(usage.completion_tokens) ?? count(usage.output_tokens);
+  if (input !== undefined) tokens.input = input;
+  if (output !== undefined) tokens.output = output;
+}
+
+function readAnthropic(value: Record<string, unknown>, tokens: Tokens): void {
+  const usage = asObject(value.usage) ?? asObject(asObject(value.message)?.usage);
+  if (!usage) return;
+  const fresh = count(usage.input_tokens);
+  if (fresh !== undefined) {
+    tokens.input =
+      fresh + (count(usage.cache_creation_input_tokens) ?? 0) + (count(usage.cache_read_input_tokens) ?? 0);
+  }
+  const output = count(usage.output_tokens);
+  if (output !== undefined) tokens.output = output;
+}
+
+function quantitiesOf(tokens: Tokens): Quantities | null {
+  if (tokens.input === undefined && tokens.output === undefined) return null;
+  return { input_tokens: tokens.input ?? 0, output_tokens: tokens.output ?? 0 };
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    return asObject(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}

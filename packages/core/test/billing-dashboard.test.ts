@@ -1,0 +1,259 @@
+/**
+ * Spend caps (enforced by the proxy, set on the dashboard) and the usage endpoints over real HTTP.
+ *
+ * @see platform-spec.md "Balance and usage", "Integration usage", "Deployment usage", docs/api/billing.md
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post } from '../src/billing/ledger.js';
+import { type MeteredWorld, startMeteredWorld } from './support/metered.js';
+import type { RunningPlatform } from './support/platform.js';
+import type { TestStore } from './support/stores.js';
+
+describe('billing dashboard', () => {
+  let world: MeteredWorld;
+  let store: TestStore;
+  let server: RunningPlatform;
+
+  beforeAll(async () => {
+    world = await startMeteredWorld();
+    ({ store, server } = world);
+  });
+  afterAll(async () => world?.close());
+
+  const session = (cookie: string) => ({
+    get: (path: string) => fetch(`${server.url}${path}`, { headers: { cookie } }),
+    put: (path: string, body: unknown) =>
+      fetch(`${server.url}${path}`, {
+        method: 'PUT',
+        headers: { cookie, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
+  });
+
+  /** A signed-in owner with credit, an app bound to both providers, and its App Key. */
+  const workspace = async (email: string, creditMicros = 1_000_000) => {
+    const { token } = await server.platform.devIdp!.issueToken({ email });
+    const signedIn = await fetch(`${server.url}/api/auth/session`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+    const user = await store.db
+      .selectFrom('users')
+      .select('default_tenant_id')
+      .where('email', '=', email)
+      .executeTakeFirstOrThrow();
+    const tenantId = user.default_tenant_id!;
+    await post(store.db, {
+      tenantId,
+      amountMicros: creditMicros,
+      kind: 'grant',
+      idempotencyKey: `credit-${email}`,
+    });
+    const app = await store.db
+      .insertInto('apps')
+      .values({ tenant_id: tenantId, slug: 'tool', name: 'Tool' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const appKey = (await server.platform.context.keys.issue({ tenantId, kind: 'app', appId: app.id })).key;
+    for (const provider of ['llm', 'search']) {
+      await fetch(`${server.url}/api/connections`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${appKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ provider }),
+      });
+    }
+    return { cookie, tenantId, appId: app.id, appKey, as: session(cookie) };
+  };
+  const search = async (appKey: string) => {
+    const response = await fetch(`${server.url}/proxy/search/search`, {
+      headers: { authorization: `Bearer ${appKey}` },
+    });
+    await response.arrayBuffer();
+    return response;
+  };
+  const complete = async (appKey: string) => {
+    const response = await fetch(`${server.url}/proxy/llm/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${appKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'demo-small' }),
+    });
+    await response.arrayBuffer();
+    return response;
+  };
+
+  it('warns once per threshold, trips once, then refuses the window with 402 naming it and its reset', async () => {
+    const ws = await workspace('caps@example.com');
+    const set = await ws.as.put('/api/billing/spend-caps', {
+      app_id: ws.appId,
+      daily_micros: 3000,
+      monthly_micros: null,
+      warn_pcts: [50],
+    });
+    expect(set.status).toBe(200);
+    expect((await set.json()).cap).toMatchObject({
+      daily_micros: 3000,
+      monthly_micros: null,
+      warn_pcts: [50],
+    });
+    expect((await search(ws.appKey)).status).toBe(200); // 1200: 40 %
+    expect((await search(ws.appKey)).status).toBe(200); // 2400: 80 %, warned at 50
+    expect((await search(ws.appKey)).status).toBe(200); // 3600: tripped
+    const refused = await search(ws.appKey);
+    expect(refused.status).toBe(402);
+    const { error } = await (
+      await fetch(`${server.url}/proxy/search/search`, { headers: { authorization: `Bearer ${ws.appKey}` } })
+    ).json();
+    const tomorrow = new Date();
+    tomorrow.setUTCHours(24, 0, 0, 0);
+    expect(error).toMatchObject({
+      code: 'spend_cap_exceeded',
+      window: 'daily',
+      resets_at: tomorrow.toISOString(),
+    });
+    expect(error.retry_after).toBeGreaterThan(0);
+    const notices = await store.db
+      .selectFrom('app_events')
+      .select(['kind', 'payload'])
+      .where('app_id', '=', ws.appId)
+      .where('kind', 'like', 'billing.cap%')
+      .orderBy('seq')
+      .execute();
+    expect(notices.map((n) => [n.kind, (n.payload as { window: string }).window])).toEqual([
+      ['billing.cap_warned', 'daily'],
+      ['billing.cap_tripped', 'daily'],
+    ]);
+    expect((notices[0]!.payload as { pct: number }).pct).toBe(50);
+    const caps = await (await ws.as.get('/api/billing/spend-caps')).json();
+    expect(caps.caps[0]).toMatchObject({
+      app_id: ws.appId,
+      spent: { daily_micros: 3600, monthly_micros: 3600 },
+    });
+    // Lifting the cap lets calls through again.
+    await ws.as.put('/api/billing/spend-caps', {
+      app_id: ws.appId,
+      daily_micros: null,
+      monthly_micros: null,
+    });
+    expect((await search(ws.appKey)).status).toBe(200);
+  });
+
+  it('validates spend caps and lets only owners set them', async () => {
+    const ws = await workspace('caps-input@example.com');
+    for (const body of [
+      { app_id: ws.appId, daily_micros: -1, monthly_micros: null },
+      { app_id: ws.appId, daily_micros: 1.5, monthly_micros: null },
+      { app_id: ws.appId, daily_micros: '100', monthly_micros: null },
+      { app_id: ws.appId },
+      { app_id: ws.appId, daily_micros: 10, monthly_micros: null, warn_pcts: [150] },
+    ]) {
+      expect((await ws.as.put('/api/billing/spend-caps', body)).status).toBe(400);
+    }
+    const other = await workspace('caps-other@example.com');
+    expect(
+      (
+        await ws.as.put('/api/billing/spend-caps', {
+          app_id: other.appId,
+          daily_micros: 1,
+          monthly_micros: null,
+        })
+      ).status,
+    ).toBe(404);
+    await store.db
+      .updateTable('memberships')
+      .set({ role: 'member' })
+      .where('tenant_id', '=', ws.tenantId)
+      .execute();
+    expect(
+      (
+        await ws.as.put('/api/billing/spend-caps', {
+          app_id: ws.appId,
+          daily_micros: 1,
+          monthly_micros: null,
+        })
+      ).status,
+    ).toBe(403);
+    expect((await fetch(`${server.url}/api/billing/spend-caps`)).status).toBe(401);
+  });
+
+  it('reports a deployment’s usage with numeric strings per period and meter, to owners only', async () => {
+    const ws = await workspace('deploy-usage@example.com');
+    await complete(ws.appKey);
+    await complete(ws.appKey);
+    await search(ws.appKey);
+    const response = await ws.as.get(`/api/deployments/${ws.appId}/usage?range=1h`);
+    expect(response.status).toBe(200);
+    const usage = await response.json();
+    expect(usage.summary).toMatchObject({ totalCost: 2 * 42 + 1200, events: 3, range: '1h', unit: 'micros' });
+    expect(typeof usage.summary.totalCost).toBe('number');
+    expect(usage.periods.length).toBeGreaterThanOrEqual(12);
+    const busy = usage.periods.filter((p: { events: number }) => p.events > 0);
+    const totalCost = busy.reduce((sum: number, p: { totalCost: string }) => sum + Number(p.totalCost), 0);
+    expect(totalCost).toBe(2 * 42 + 1200);
+    for (const period of usage.periods) expect(typeof period.totalCost).toBe('string');
+    const meters = busy.flatMap((p: { meters: unknown[] }) => p.meters);
+    expect(meters).toContainEqual({ provider: 'llm', meter: 'output_tokens', quantity: '40', cost: '72' });
+    expect(meters).toContainEqual({ provider: 'search', meter: 'call', quantity: '1', cost: '1200' });
+    expect(usage.providers).toContainEqual(
+      expect.objectContaining({ provider: 'llm', events: 2, cost: '84' }),
+    );
+    expect((await ws.as.get(`/api/deployments/${ws.appId}/usage`)).status).toBe(200);
+    expect((await ws.as.get(`/api/deployments/${ws.appId}/usage?range=2h`)).status).toBe(400);
+    const stranger = await workspace('deploy-stranger@example.com');
+    expect((await stranger.as.get(`/api/deployments/${ws.appId}/usage`)).status).toBe(404);
+    expect((await stranger.as.get('/api/deployments/not-a-uuid/usage')).status).toBe(404);
+    // Not for deployed tools or SDKs: an App Key is not a session.
+    const withKey = await fetch(`${server.url}/api/deployments/${ws.appId}/usage`, {
+      headers: { authorization: `Bearer ${ws.appKey}` },
+    });
+    expect(withKey.status).toBe(401);
+    await store.db
+      .updateTable('memberships')
+      .set({ role: 'member' })
+      .where('tenant_id', '=', ws.tenantId)
+      .execute();
+    expect((await ws.as.get(`/api/deployments/${ws.appId}/usage`)).status).toBe(403);
+  });
+
+  it('reports an integration’s 30-day trend and day, week and month spend', async () => {
+    const ws = await workspace('integration-usage@example.com');
+    await complete(ws.appKey);
+    await search(ws.appKey);
+    const llm = await (await ws.as.get('/api/integrations/llm/usage')).json();
+    expect(llm.dailyTrend).toHaveLength(30);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(llm.dailyTrend.at(-1)).toEqual({ date: today, events: 1, cost: 42 });
+    expect(llm.provider).toMatchObject({ source: 'usage_events', input_tokens: 10, output_tokens: 20 });
+    expect(llm.spend_daily_usd).toBe(0);
+    const searchUsage = await (await ws.as.get('/api/integrations/search/usage')).json();
+    expect(searchUsage.provider).toBeNull();
+    expect(searchUsage).toMatchObject({ spend_daily_usd: 0, spend_weekly_usd: 0, spend_monthly_usd: 0 });
+    expect(searchUsage.dailyTrend.at(-1)).toEqual({ date: today, events: 1, cost: 1200 });
+    const unknown = await ws.as.get('/api/integrations/nope/usage');
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ message: 'Not found' });
+    const anonymous = await fetch(`${server.url}/api/integrations/llm/usage`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toEqual({ message: 'Unauthorized' });
+  });
+
+  it('rolls up tenant usage and the burn rate', async () => {
+    const ws = await workspace('rollup@example.com');
+    for (let i = 0; i < 3; i++) await search(ws.appKey);
+    const usage = await (await ws.as.get('/api/billing/usage?days=7')).json();
+    expect(usage.daily).toHaveLength(7);
+    expect(usage).toMatchObject({ total_micros: 3600, events: 3 });
+    expect(usage.by_provider).toEqual([{ provider: 'search', events: 3, cost_micros: 3600 }]);
+    expect(usage.by_app).toEqual([{ app_id: ws.appId, app_slug: 'tool', events: 3, cost_micros: 3600 }]);
+    expect((await ws.as.get('/api/billing/usage?days=0')).status).toBe(400);
+    expect((await ws.as.get('/api/billing/usage?days=abc')).status).toBe(400);
+    const burn = await (await ws.as.get('/api/billing/burn-rate')).json();
+    expect(burn).toMatchObject({
+      spent_last_hour_micros: 3600,
+      spent_last_24h_micros: 3600,
+      micros_per_hour: 150,
+      balance_micros: 1_000_000 - 3600,
+    });
+    expect(burn.runway_hours).toBeCloseTo((1_000_000 - 3600) / 150, 0);
+  });
+});

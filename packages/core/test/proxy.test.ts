@@ -1,0 +1,329 @@
+/**
+ * The metering provider proxy over real HTTP, against a fake upstream on loopback.
+ *
+ * @see platform-spec.md "What the service does" 1 and 8, docs/proxy.md
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post } from '../src/billing/ledger.js';
+import { createConnection } from '../src/connections/service.js';
+import { upsertProvider } from '../src/proxy/providers.js';
+import type { FakeUpstream } from './support/fake-upstream.js';
+import {
+  createMeteredTenant,
+  type MeteredWorld,
+  POOL_CREDENTIAL,
+  startMeteredWorld,
+} from './support/metered.js';
+import { createTenantFixture, type RunningPlatform } from './support/platform.js';
+import { STORE_KINDS, type TestStore } from './support/stores.js';
+
+/** 10 input tokens x 0.5 + 20 output x 1.5 = 35 micros, x 1.2 margin. */
+const COMPLETION_COST = 42;
+const SEARCH_COST = 1200;
+
+for (const kind of STORE_KINDS) {
+  describe(`metering proxy (${kind})`, () => {
+    let world: MeteredWorld;
+    let store: TestStore;
+    let upstream: FakeUpstream;
+    let server: RunningPlatform;
+
+    beforeAll(async () => {
+      world = await startMeteredWorld(kind);
+      ({ store, upstream, server } = world);
+    });
+    afterAll(async () => world?.close());
+
+    const call = (key: string, path: string, init: RequestInit = {}) =>
+      fetch(`${server.url}/proxy${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
+      });
+    const complete = (key: string, body: object = {}, headers: Record<string, string> = {}) =>
+      call(key, '/llm/v1/chat/completions', {
+        method: 'POST',
+        body: JSON.stringify({ model: 'demo-small', messages: [{ role: 'user', content: 'hi' }], ...body }),
+        headers,
+      });
+    // Calls settle just after their response; these reads wait for that, as balance reads do.
+    const settled = () => server.platform.context.metering.settled();
+    const balanceOf = async (tenantId: string) => {
+      await settled();
+      const wallet = await store.db
+        .selectFrom('wallets')
+        .select('balance_micros')
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirstOrThrow();
+      return wallet.balance_micros;
+    };
+    const ledgerSum = async (tenantId: string) => {
+      await settled();
+      const row = await store.db
+        .selectFrom('ledger_entries')
+        .select((eb) => eb.fn.sum<number>('amount_micros').as('sum'))
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirstOrThrow();
+      return row.sum;
+    };
+    const usageRows = async (tenantId: string) => {
+      await settled();
+      return store.db.selectFrom('usage_events').selectAll().where('tenant_id', '=', tenantId).execute();
+    };
+    const eventsOf = async (appId: string) => {
+      await settled();
+      return store.db
+        .selectFrom('app_events')
+        .select(['seq', 'kind', 'payload'])
+        .where('app_id', '=', appId)
+        .orderBy('seq')
+        .execute();
+    };
+
+    it('bills a completion from the usage the upstream reports, in one transaction with its events', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      const response = await complete(tenant.appKey);
+      expect(response.status).toBe(200);
+      expect((await response.json()).choices[0].message.content).toBe('Hello there');
+      expect(await balanceOf(tenant.tenantId)).toBe(1_000_000 - COMPLETION_COST);
+      expect(Number(await ledgerSum(tenant.tenantId))).toBe(1_000_000 - COMPLETION_COST);
+      const [usage] = await usageRows(tenant.tenantId);
+      expect(usage).toMatchObject({
+        provider: 'llm',
+        model: 'demo-small',
+        cost_micros: COMPLETION_COST,
+        app_id: tenant.appId,
+        connection_id: tenant.llmConnectionId,
+        estimated: false,
+        quantities: { input_tokens: 10, output_tokens: 20, call: 1 },
+        meter_costs: { input_tokens: 6, output_tokens: 36 },
+      });
+      const events = await eventsOf(tenant.appId);
+      expect(events.map((e) => e.kind)).toEqual(
+        expect.arrayContaining(['billing.usage_recorded', 'billing.balance_changed']),
+      );
+      expect(events.find((e) => e.kind === 'billing.usage_recorded')?.payload).toMatchObject({
+        provider: 'llm',
+        micros: COMPLETION_COST,
+      });
+      expect(events.find((e) => e.kind === 'billing.balance_changed')?.payload).toMatchObject({
+        remaining_micros: 1_000_000 - COMPLETION_COST,
+      });
+      // Read your own spend: the balance endpoint already answers the new balance.
+      const balance = await fetch(`${server.url}/api/billing/balance`, {
+        headers: { authorization: `Bearer ${tenant.appKey}` },
+      });
+      expect((await balance.json()).credits_remaining_micros).toBe(1_000_000 - COMPLETION_COST);
+    });
+
+    it('forwards with the managed-pool credential and drops the caller key and any tenant header', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      const other = await createTenantFixture(server.platform, 1_000_000);
+      const response = await complete(
+        tenant.appKey,
+        {},
+        {
+          'x-service-tenant-id': other.tenantId,
+          'x-tenant-id': other.tenantId,
+          'x-service-user-id': 'spoofed',
+          'x-trace': 'kept',
+        },
+      );
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      const seen = upstream.requests.at(-1)!;
+      expect(seen.headers.authorization).toBe(`Bearer ${POOL_CREDENTIAL}`);
+      expect(JSON.stringify(seen.headers)).not.toContain(tenant.appKey);
+      expect(seen.headers['x-service-tenant-id']).toBeUndefined();
+      expect(seen.headers['x-tenant-id']).toBeUndefined();
+      expect(seen.headers['x-service-user-id']).toBeUndefined();
+      expect(seen.headers['x-trace']).toBe('kept');
+      expect(await balanceOf(other.tenantId)).toBe(1_000_000);
+      expect(await balanceOf(tenant.tenantId)).toBe(1_000_000 - COMPLETION_COST);
+    });
+
+    it('accepts the key in x-api-key, and bills a per-call provider its call price', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      const response = await fetch(`${server.url}/proxy/search/search?q=x`, {
+        headers: { 'x-api-key': tenant.appKey },
+      });
+      expect(response.status).toBe(200);
+      expect((await response.json()).results).toHaveLength(1);
+      expect(upstream.requests.at(-1)!.headers['x-api-key']).toBe(POOL_CREDENTIAL);
+      expect(await balanceOf(tenant.tenantId)).toBe(1_000_000 - SEARCH_COST);
+    });
+
+    it('answers 402 at zero balance before any upstream call, and writes no usage', async () => {
+      const broke = await createMeteredTenant(server.platform, 0);
+      const before = upstream.requests.length;
+      const response = await complete(broke.appKey);
+      expect(response.status).toBe(402);
+      expect(response.headers.get('service-error-code')).toBe('balance_exhausted');
+      expect((await response.json()).error).toMatchObject({ code: 'balance_exhausted', slug: 'llm' });
+      expect(upstream.requests.length).toBe(before);
+      expect(await usageRows(broke.tenantId)).toEqual([]);
+      // Overdrawn is refused too.
+      await post(store.db, {
+        tenantId: broke.tenantId,
+        amountMicros: -5,
+        kind: 'usage',
+        idempotencyKey: 'od',
+      });
+      expect((await complete(broke.appKey)).status).toBe(402);
+    });
+
+    it('passes free routes at zero balance, unbilled', async () => {
+      const broke = await createMeteredTenant(server.platform, 0);
+      const response = await call(broke.appKey, '/llm/v1/models');
+      expect(response.status).toBe(200);
+      expect((await response.json()).data[0].id).toBe('demo-small');
+      expect(await usageRows(broke.tenantId)).toEqual([]);
+    });
+
+    it('answers 403 to a key without a binding to the provider', async () => {
+      const unbound = await createTenantFixture(server.platform, 1_000_000);
+      const response = await complete(unbound.appKey);
+      expect(response.status).toBe(403);
+      const body = await response.json();
+      expect(body.error).toMatchObject({ code: 'not_connected', slug: 'llm' });
+      expect(body.error.connect_url).toMatch(/\/integrations\/llm$/);
+      // A Connection Key reaches only its own connection's provider.
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      const llmKey = await server.platform.context.keys.issue({
+        tenantId: tenant.tenantId,
+        kind: 'connection',
+        connectionId: tenant.llmConnectionId,
+      });
+      expect((await complete(llmKey.key)).status).toBe(200);
+      expect((await call(llmKey.key, '/search/search')).status).toBe(403);
+    });
+
+    it('answers 401 to a missing, unknown, revoked or JWT bearer, and 404 to an unknown provider', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      const noKey = await fetch(`${server.url}/proxy/llm/v1/chat/completions`, { method: 'POST' });
+      expect(noKey.status).toBe(401);
+      expect((await noKey.json()).error.code).toBe('unauthorized');
+      expect((await complete('service_sk_unknownunknownunknownunknownunknownabcdefg')).status).toBe(401);
+      expect((await complete('eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln')).status).toBe(401);
+      await server.platform.context.keys.revoke(tenant.appKeyId);
+      expect((await complete(tenant.appKey)).status).toBe(401);
+      const fresh = await createMeteredTenant(server.platform, 1_000_000);
+      const unknown = await call(fresh.appKey, '/nope/v1/x');
+      expect(unknown.status).toBe(404);
+      expect((await unknown.json()).error.code).toBe('not_found');
+    });
+
+    it('streams: the first upstream chunk reaches the caller before the upstream finishes', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      let open!: () => void;
+      upstream.gate = new Promise((resolve) => {
+        open = resolve;
+      });
+      try {
+        const response = await complete(tenant.appKey, { stream: true });
+        expect(response.headers.get('content-type')).toContain('text/event-stream');
+        const reader = response.body!.getReader();
+        const first = new TextDecoder().decode((await reader.read()).value);
+        expect(first).toContain('"content":"Hel"');
+        // Still held upstream: nothing billed yet.
+        expect(await usageRows(tenant.tenantId)).toEqual([]);
+        open();
+        let rest = '';
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          rest += new TextDecoder().decode(value);
+        }
+        expect(rest).toContain('[DONE]');
+      } finally {
+        upstream.gate = null;
+      }
+      // The proxy asked for the final usage chunk, and billed from it.
+      expect(JSON.parse(upstream.requests.at(-1)!.body).stream_options).toEqual({ include_usage: true });
+      const [usage] = await usageRows(tenant.tenantId);
+      expect(usage).toMatchObject({ cost_micros: COMPLETION_COST, estimated: false });
+    });
+
+    it('passes upstream errors through as they are, unbilled, and releases the hold', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      upstream.failWith = 503;
+      try {
+        const response = await complete(tenant.appKey);
+        expect(response.status).toBe(503);
+        expect((await response.json()).error.message).toBe('upstream says no');
+      } finally {
+        upstream.failWith = null;
+      }
+      expect(await usageRows(tenant.tenantId)).toEqual([]);
+      // The call's own hold is gone (what remains, if anything, is the instance's lease).
+      const holds = await store.db
+        .selectFrom('holds')
+        .selectAll()
+        .where('app_id', '=', tenant.appId)
+        .execute();
+      expect(holds).toEqual([]);
+      expect(await balanceOf(tenant.tenantId)).toBe(1_000_000);
+    });
+
+    it('answers 400 for a model without a price and 413 for an oversized body', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      const { db, sealer, keys } = server.platform.context;
+      await db.insertInto('integrations').values({ provider: 'picky', name: 'Picky' }).execute();
+      await upsertProvider(db, sealer, {
+        slug: 'picky',
+        upstreamUrl: upstream.url,
+        dialect: 'openai',
+        rates: [{ meter: 'output_tokens', model: 'priced-model', unitPriceMicros: '1' }],
+      });
+      await createConnection(
+        { db, sealer, keys },
+        { tenantId: tenant.tenantId, provider: 'picky', appId: tenant.appId },
+      );
+      const before = upstream.requests.length;
+      const unpriced = await call(tenant.appKey, '/picky/v1/chat/completions', {
+        method: 'POST',
+        body: JSON.stringify({ model: 'other-model' }),
+      });
+      expect(unpriced.status).toBe(400);
+      expect((await unpriced.json()).error).toMatchObject({
+        code: 'validation_failed',
+        message: 'No price for model other-model on picky',
+      });
+      expect(upstream.requests.length).toBe(before);
+      const priced = await call(tenant.appKey, '/picky/v1/chat/completions', {
+        method: 'POST',
+        body: JSON.stringify({ model: 'priced-model' }),
+      });
+      expect(priced.status).toBe(200);
+      await priced.arrayBuffer();
+
+      const huge = await call(tenant.appKey, '/llm/v1/chat/completions', {
+        method: 'POST',
+        body: JSON.stringify({ model: 'demo-small', pad: 'x'.repeat(11 * 1024 * 1024) }),
+      });
+      expect(huge.status).toBe(413);
+      expect((await huge.json()).error.code).toBe('payload_too_large');
+    });
+
+    it('bills 200 concurrent calls exactly: only calls in flight can overdraw, by no more than their price', async () => {
+      // Credit for 50.5 searches: 50 hold their full price, the 51st holds the last 600 micros.
+      const start = 50 * SEARCH_COST + SEARCH_COST / 2;
+      const tenant = await createMeteredTenant(server.platform, start);
+      const statuses = await Promise.all(
+        Array.from({ length: 200 }, async () => {
+          const response = await call(tenant.appKey, '/search/search');
+          await response.arrayBuffer();
+          return response.status;
+        }),
+      );
+      const admitted = statuses.filter((s) => s === 200).length;
+      expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
+      expect(admitted).toBe(51);
+      const usage = await usageRows(tenant.tenantId);
+      expect(usage).toHaveLength(admitted);
+      const billed = usage.reduce((sum, u) => sum + u.cost_micros, 0);
+      expect(await balanceOf(tenant.tenantId)).toBe(start - billed);
+      expect(Number(await ledgerSum(tenant.tenantId))).toBe(start - billed);
+      expect(await balanceOf(tenant.tenantId)).toBe(-SEARCH_COST / 2);
+    });
+  });
+}
