@@ -1,0 +1,64 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/database.js';
+import { KeyStore } from './key-store.js';
+
+/** What `service login` receives: a fresh personal key and who it belongs to. */
+export interface IssuedCliKey {
+  keyId: string;
+  /** The key itself (`service_sk_*`): handed to the CLI once, stored only as its hash. */
+  apiKey: string;
+  prefix: string;
+  /** Ids of the account's CLI keys this issue revoked. */
+  revokedKeyIds: string[];
+}
+
+export interface IssueCliKeyInput {
+  userId: string;
+  tenantId: string;
+  /** Shown in key listings, e.g. `service login`. */
+  name?: string;
+}
+
+/**
+ * Mints the account's CLI key (kind `cli`, scoped to the tenant, linked to the user) and revokes
+ * every CLI key the account held before, in one transaction. The user row is locked first, so two
+ * logins racing for one account end with exactly one live CLI key.
+ *
+ * `keys` is the platform's key store: revoked keys are dropped from its cache at once, so an old
+ * key stops working on this instance immediately (elsewhere within the cache TTL).
+ *
+ * @see platform-spec.md "Developer CLI" (login sequence: "revoking the account's previous CLI key")
+ */
+export async function issueCliKey(
+  db: Kysely<Database>,
+  keys: KeyStore,
+  input: IssueCliKeyInput,
+): Promise<IssuedCliKey> {
+  const result = await db.transaction().execute(async (trx) => {
+    await trx.selectFrom('users').select('id').where('id', '=', input.userId).forUpdate().executeTakeFirst();
+    const revoked = await trx
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date() })
+      .where('kind', '=', 'cli')
+      .where('user_id', '=', input.userId)
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .execute();
+    // A store bound to the transaction, so the insert commits or rolls back with the revocations.
+    const issued = await new KeyStore(trx).issue({
+      tenantId: input.tenantId,
+      kind: 'cli',
+      userId: input.userId,
+      name: input.name ?? 'service login',
+    });
+    return { issued, revokedKeyIds: revoked.map((row) => row.id) };
+  });
+  // Already revoked in the store; this only evicts them from the platform's key cache.
+  await Promise.all(result.revokedKeyIds.map((id) => keys.revoke(id)));
+  return {
+    keyId: result.issued.id,
+    apiKey: result.issued.key,
+    prefix: result.issued.prefix,
+    revokedKeyIds: result.revokedKeyIds,
+  };
+}

@@ -1,0 +1,139 @@
+import { Hono } from 'hono';
+import { flatError } from '../../http/errors.js';
+import { bearerToken } from '../../identity/bearer.js';
+import { hashSecret, safeEqual } from '../../identity/keys.js';
+import { SshSessionStore } from '../../identity/ssh-sessions.js';
+import type { PlatformContext, PlatformEnv } from '../context.js';
+import { overLimit } from '../internal/rate-limit.js';
+import { authenticateCliRequest, CLI_ROUTE_LIMIT, limitBody, readJsonObject } from './authenticate.js';
+import type { SshBrokerSettings } from './options.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const NO_STORE = { 'cache-control': 'no-store' };
+const SWEEP_EVERY_MS = 60 * 60 * 1000;
+/** Used and expired sessions stay a day, for support questions ("did my shell connect?"). */
+const KEEP_EXPIRED_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Shells into deployments, in two steps that keep every secret out of URLs:
+ *
+ * - `POST /api/cli/ssh-sessions` (CLI key, `{ deployment }` = app slug or id): a one-time token
+ *   for the broker, valid 60 s, and the broker's URL. The CLI sends the token in the WebSocket
+ *   upgrade's `Authorization` header.
+ * - `POST /api/cli/ssh-sessions/claim` (the broker, `Authorization: Bearer <broker secret>`,
+ *   `{ token }`): claims the token once and says which tenant, app and user the shell is for.
+ *
+ * @see docs/cli.md "ssh" for the broker's WebSocket protocol
+ */
+export function sshRoutes(ctx: PlatformContext, broker: SshBrokerSettings | null): Hono<PlatformEnv> {
+  const app = new Hono<PlatformEnv>();
+  const sessions = new SshSessionStore(ctx.db);
+  let sweptAt = 0;
+  /** Drops sessions a day past expiry, at most hourly per instance, off the request path. */
+  const sweepNowAndThen = (now: number) => {
+    if (now - sweptAt < SWEEP_EVERY_MS) return;
+    sweptAt = now;
+    sessions.sweep(new Date(now - KEEP_EXPIRED_MS)).catch((error: unknown) => {
+      ctx.logger.warn('ssh session sweep failed', { error: error instanceof Error ? error.name : 'unknown' });
+    });
+  };
+
+  app.post('/api/cli/ssh-sessions', limitBody, async (c) => {
+    const key = await authenticateCliRequest(ctx, c, 'cliSsh');
+    if (key instanceof Response) return key;
+    if (key.kind !== 'cli') {
+      return flatError(403, 'Only CLI keys can open a shell', { code: 'NOT_A_CLI_KEY' }, NO_STORE);
+    }
+    const body = await readJsonObject(c);
+    const deployment = body?.deployment;
+    if (typeof deployment !== 'string' || deployment.trim() === '' || deployment.length > 200) {
+      return flatError(
+        400,
+        'Request body must be JSON: { "deployment": "<slug or id>" }',
+        { code: 'VALIDATION_FAILED' },
+        NO_STORE,
+      );
+    }
+    if (!broker) {
+      return flatError(
+        503,
+        'No ssh broker is configured on this platform',
+        { code: 'SSH_UNAVAILABLE' },
+        NO_STORE,
+      );
+    }
+    const name = deployment.trim();
+    // Only the key's own tenant is searched: another tenant's deployment reads as not found.
+    const target = await ctx.db
+      .selectFrom('apps')
+      .select(['id', 'slug'])
+      .where('tenant_id', '=', key.tenantId)
+      .where((eb) =>
+        UUID.test(name) ? eb.or([eb('id', '=', name), eb('slug', '=', name)]) : eb('slug', '=', name),
+      )
+      .executeTakeFirst();
+    if (!target) return flatError(404, 'Deployment not found', { code: 'DEPLOYMENT_NOT_FOUND' }, NO_STORE);
+    sweepNowAndThen(Date.now());
+    const started = await sessions.start({
+      tenantId: key.tenantId,
+      appId: target.id,
+      userId: key.userId,
+      keyId: key.keyId,
+    });
+    return c.json(
+      {
+        session_id: started.sessionId,
+        broker_url: broker.url,
+        token: started.token,
+        expires_at: started.expiresAt.toISOString(),
+        deployment: { id: target.id, slug: target.slug },
+      },
+      201,
+      NO_STORE,
+    );
+  });
+
+  app.post('/api/cli/ssh-sessions/claim', limitBody, async (c) => {
+    c.set('errorShape', 'flat');
+    if (!broker) return flatError(404, 'Not found');
+    const wait = await overLimit(ctx, c, 'sshClaim', { ...CLI_ROUTE_LIMIT, limit: 600 });
+    if (wait !== null) {
+      return flatError(429, 'Rate limit exceeded', {}, { ...NO_STORE, 'retry-after': String(wait) });
+    }
+    const secret = bearerToken(c.req.header('authorization'));
+    // Hashing first makes the comparison constant-time in the length too.
+    if (!secret || !safeEqual(hashSecret(secret), hashSecret(broker.secret))) {
+      return flatError(401, 'Unauthorized', { code: 'INVALID_BROKER_SECRET' }, NO_STORE);
+    }
+    const body = await readJsonObject(c);
+    if (typeof body?.token !== 'string') {
+      return flatError(
+        400,
+        'Request body must be JSON: { "token": "..." }',
+        { code: 'VALIDATION_FAILED' },
+        NO_STORE,
+      );
+    }
+    const claimed = await sessions.claim(body.token);
+    if (!claimed) {
+      return flatError(
+        401,
+        'Invalid, expired or already used session token',
+        { code: 'INVALID_SESSION_TOKEN' },
+        NO_STORE,
+      );
+    }
+    return c.json(
+      {
+        session_id: claimed.sessionId,
+        tenant_id: claimed.tenantId,
+        deployment: { id: claimed.appId, slug: claimed.appSlug },
+        user: claimed.userId ? { id: claimed.userId, email: claimed.email } : null,
+      },
+      200,
+      NO_STORE,
+    );
+  });
+
+  return app;
+}

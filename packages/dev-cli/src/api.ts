@@ -1,0 +1,70 @@
+import { CliError } from './cli-error.js';
+import type { CliConfig } from './config.js';
+
+/** A platform answer the CLI understood. */
+export interface ApiAnswer<T = unknown> {
+  status: number;
+  body: T;
+}
+
+/**
+ * Calls the platform with the stored key. Network failures and a rejected key become CliErrors
+ * that say what to do; other statuses are returned for the command to judge.
+ */
+export async function callPlatform<T = unknown>(
+  config: CliConfig,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<ApiAnswer<T>> {
+  let response: Response;
+  try {
+    response = await fetch(`${config.apiBase}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${config.apiKey}`,
+        accept: 'application/json',
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (error) {
+    throw new CliError(`Could not reach ${config.apiBase}: ${reason(error)}`, 1, { cause: error });
+  }
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // Not JSON: keep the text for the message.
+  }
+  if (response.status === 401) {
+    throw new CliError('The platform rejected the stored key (revoked or expired). Run service login again.');
+  }
+  return { status: response.status, body: parsed as T };
+}
+
+/** The message of an error answer, whatever its shape. */
+export function messageOf(answer: ApiAnswer): string {
+  const body = answer.body as { message?: unknown; error?: { message?: unknown } | string } | undefined;
+  const message =
+    typeof body?.message === 'string'
+      ? body.message
+      : typeof body?.error === 'string'
+        ? body.error
+        : typeof body?.error?.message === 'string'
+          ? body.error.message
+          : `HTTP ${answer.status}`;
+  return message;
+}
+
+/** The most telling part of a fetch failure: the socket error code when there is one. */
+function reason(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } })
+    ?.cause;
+  const code = cause?.code ?? cause?.errors?.find((e) => e.code)?.code;
+  if (code) return code;
+  if (cause?.message) return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,17 @@
+/**
+ * An error the CLI reports as one line on stderr and an exit code: 1 for a failure, 2 for a usage
+ * mistake. Anything else that escapes a command is a bug and is reported as such.
+ */
+export class CliError extends Error {
+  override name = 'CliError';
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Exit code of a usage mistake (unknown command or option, missing argument). */
+export const USAGE = 2;

@@ -1,0 +1,116 @@
+import {
+  SSH_MAX_FRAME_BYTES,
+  SSH_SUBPROTOCOL,
+  type SshClientFrame,
+  sshServerFrameSchema,
+} from '@service/core/schemas';
+import WebSocket from 'ws';
+import { callPlatform, messageOf } from '../api.js';
+import { parseCommandArgs } from '../args.js';
+import { CliError, USAGE } from '../cli-error.js';
+import { requireConfig } from '../config.js';
+import type { CliIo } from '../io.js';
+
+interface SessionAnswer {
+  broker_url: string;
+  token: string;
+  deployment: { id: string; slug: string };
+}
+
+/**
+ * `service ssh <deployment>`: asks the platform for a one-time session token, then runs an
+ * interactive shell through the broker over WebSocket (subprotocol `service-ssh.v1`): the token
+ * in the upgrade's `Authorization` header (never in the URL), the terminal raw, its size sent on
+ * connect and on every resize, and the remote exit code returned as this command's.
+ *
+ * @see docs/cli.md "ssh"
+ */
+export async function run(args: string[], io: CliIo): Promise<number> {
+  const { positionals } = parseCommandArgs(args, {}, 1);
+  const deployment = positionals[0];
+  if (!deployment) throw new CliError('Missing argument: service ssh <deployment>', USAGE);
+  const config = await requireConfig(io);
+  const answer = await callPlatform<SessionAnswer>(config, 'POST', '/api/cli/ssh-sessions', { deployment });
+  if (answer.status === 404) throw new CliError(`No deployment "${deployment}" in your tenant.`);
+  if (answer.status !== 201) throw new CliError(`Could not start a session: ${messageOf(answer)}`);
+  return shell(answer.body, io);
+}
+
+function shell(session: SessionAnswer, io: CliIo): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const socket = new WebSocket(session.broker_url, SSH_SUBPROTOCOL, {
+      headers: { authorization: `Bearer ${session.token}` },
+      maxPayload: SSH_MAX_FRAME_BYTES,
+      handshakeTimeout: 15_000,
+    });
+    const { stdin, stdout, stderr } = io;
+    const raw = stdin.isTTY === true && typeof stdin.setRawMode === 'function';
+    let exitCode: number | null = null;
+    let failure: string | null = null;
+
+    const send = (frame: SshClientFrame) => {
+      if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+    };
+    const size = () => ({ cols: stdout.columns ?? 80, rows: stdout.rows ?? 24 });
+    const onInput = (chunk: Buffer | string) =>
+      send({ type: 'data', data: Buffer.from(chunk).toString('base64') });
+    const onEnd = () => send({ type: 'eof' });
+    const onResize = () => send({ type: 'resize', ...size() });
+    const restore = () => {
+      stdin.off('data', onInput);
+      stdin.off('end', onEnd);
+      stdout.off?.('resize', onResize);
+      if (raw) stdin.setRawMode!(false);
+      stdin.pause();
+    };
+
+    socket.on('unexpected-response', (request, response) => {
+      const status = response.statusCode ?? 0;
+      response.resume();
+      request.destroy();
+      reject(
+        new CliError(
+          status === 401
+            ? 'The ssh broker refused the session (its token was invalid or expired). Try again.'
+            : `The ssh broker refused the connection (HTTP ${status}).`,
+        ),
+      );
+    });
+    socket.on('open', () => {
+      send({ type: 'resize', ...size() });
+      if (raw) stdin.setRawMode!(true);
+      stdin.on('data', onInput);
+      stdin.on('end', onEnd);
+      stdout.on?.('resize', onResize);
+      stdin.resume();
+    });
+    socket.on('message', (message, isBinary) => {
+      if (isBinary) return;
+      let frame: ReturnType<typeof sshServerFrameSchema.safeParse>;
+      try {
+        frame = sshServerFrameSchema.safeParse(JSON.parse(message.toString()));
+      } catch {
+        return;
+      }
+      if (!frame.success) return;
+      if (frame.data.type === 'data') stdout.write(Buffer.from(frame.data.data, 'base64'));
+      else if (frame.data.type === 'exit') exitCode = frame.data.code;
+      else failure = frame.data.message;
+    });
+    socket.on('error', (error) => {
+      failure ??= error.message;
+    });
+    socket.on('close', () => {
+      restore();
+      if (exitCode !== null) return resolve(exitCode);
+      if (failure) stderr.write(`\r\nssh: ${failure}\n`);
+      reject(
+        new CliError(
+          failure
+            ? 'The session ended with an error.'
+            : 'The connection to the broker closed before the shell exited.',
+        ),
+      );
+    });
+  });
+}

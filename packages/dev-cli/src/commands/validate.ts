@@ -1,0 +1,49 @@
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { parseCommandArgs } from '../args.js';
+import { CliError } from '../cli-error.js';
+import { type CliIo, styles } from '../io.js';
+import { checkManifest } from '../manifest.js';
+
+/**
+ * `service validate [file]`: checks a deploy manifest and lists every problem as
+ * `file:line:column  path: message`. Exit 0 when valid, 1 when not or when the file is missing.
+ */
+export async function run(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean' } }, 1);
+  const file = positionals[0] ?? 'service.yaml';
+  const path = isAbsolute(file) ? file : resolve(io.cwd, file);
+  const shown = relative(io.cwd, path) || file;
+  let source: string;
+  try {
+    source = await readFile(path, 'utf8');
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new CliError(
+      missing ? `No such file: ${shown}` : `Could not read ${shown}: ${(error as Error).message}`,
+    );
+  }
+  const result = checkManifest(source);
+  if (values.json) {
+    io.stdout.write(
+      `${JSON.stringify({ file: shown, valid: result.ok, errors: result.ok ? [] : result.problems })}\n`,
+    );
+    return result.ok ? 0 : 1;
+  }
+  const style = styles(io);
+  if (result.ok) {
+    io.stdout.write(
+      `${style.green('✓')} ${shown} is valid (${result.manifest.name}, runtime ${result.manifest.runtime}).\n`,
+    );
+    return 0;
+  }
+  const count = result.problems.length;
+  io.stdout.write(`${style.red('✗')} ${shown}: ${count} problem${count === 1 ? '' : 's'}\n`);
+  for (const problem of result.problems) {
+    const where = problem.line ? `${shown}:${problem.line}:${problem.column}` : shown;
+    io.stdout.write(
+      `  ${style.dim(where)}  ${problem.path ? `${style.bold(problem.path)}: ` : ''}${problem.message}\n`,
+    );
+  }
+  return 1;
+}

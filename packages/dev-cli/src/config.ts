@@ -1,0 +1,114 @@
+import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { CliError, USAGE } from './cli-error.js';
+import { type CliIo, serviceDir } from './io.js';
+
+/**
+ * `${HOME}/.service/config.json`: written by `login`, read by every other command. Environment
+ * API keys are never consulted: the file is the only source of the key.
+ *
+ * @see platform-spec.md "Developer CLI local config"
+ */
+export interface CliConfig {
+  apiBase: string;
+  /** A long-lived `service_sk_*` CLI key scoped to the tenant. */
+  apiKey: string;
+  tenantId: string;
+  appId: string | null;
+  issuedToEmail: string | null;
+  /** ISO 8601. */
+  issuedAt: string;
+}
+
+/** Where the platform is when neither `--api-base` nor a stored config says. */
+export const DEFAULT_API_BASE = 'http://localhost:8787';
+
+export const configPath = (io: CliIo) => `${serviceDir(io)}/config.json`;
+
+/** The stored config, or null when there is none. A damaged file is an error naming it. */
+export async function readConfig(io: CliIo): Promise<CliConfig | null> {
+  const path = configPath(io);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new CliError(`Could not read ${path}: ${(error as Error).message}`);
+  }
+  let value: Partial<CliConfig>;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new CliError(`${path} is not valid JSON. Run service login to write it again.`);
+  }
+  if (
+    typeof value?.apiKey !== 'string' ||
+    typeof value.apiBase !== 'string' ||
+    typeof value.tenantId !== 'string'
+  ) {
+    throw new CliError(
+      `${path} is missing apiBase, apiKey or tenantId. Run service login to write it again.`,
+    );
+  }
+  // The key is a credential: put back the modes the spec asks for if something loosened them.
+  const mode = (await stat(path)).mode & 0o777;
+  if (mode !== 0o600) {
+    await chmod(path, 0o600);
+    io.stderr.write(`Warning: ${path} had mode ${mode.toString(8)}; set it back to 600.\n`);
+  }
+  return {
+    apiBase: value.apiBase,
+    apiKey: value.apiKey,
+    tenantId: value.tenantId,
+    appId: value.appId ?? null,
+    issuedToEmail: value.issuedToEmail ?? null,
+    issuedAt: value.issuedAt ?? '',
+  };
+}
+
+/** The stored config, or the "not logged in" error (exit 1). */
+export async function requireConfig(io: CliIo): Promise<CliConfig> {
+  const config = await readConfig(io);
+  if (!config) throw new CliError('Not logged in. Run service login first.');
+  return config;
+}
+
+/**
+ * Writes the config atomically (a temporary file renamed over the old one), the file with mode
+ * 0600 and its folder 0700 whatever the umask says.
+ */
+export async function writeConfig(io: CliIo, config: CliConfig): Promise<string> {
+  const dir = serviceDir(io);
+  const path = configPath(io);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  await chmod(temporary, 0o600);
+  await rename(temporary, path);
+  return path;
+}
+
+export async function removeConfig(io: CliIo): Promise<void> {
+  await rm(configPath(io), { force: true });
+}
+
+/**
+ * A platform URL from `--api-base`: http(s), no trailing slash. Plain http only to this machine,
+ * so a key is never sent in the clear over a network.
+ */
+export function parseApiBase(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new CliError(`--api-base must be a URL, got "${value}"`, USAGE);
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new CliError('--api-base must use https:// (plain http:// only for localhost)', USAGE);
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw new CliError('--api-base must not carry credentials, a query or a fragment', USAGE);
+  }
+  return url.toString().replace(/\/+$/, '');
+}

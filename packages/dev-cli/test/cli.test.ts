@@ -1,0 +1,142 @@
+/**
+ * The CLI's wiring: help (inline snapshots), version, unknown commands and options, NO_COLOR.
+ *
+ * @see platform-spec.md "Developer CLI"
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { run } from '../src/index.js';
+import { styles } from '../src/io.js';
+import { VERSION } from '../src/version.js';
+import { createTestIo, type TestIo } from './support/io.js';
+
+let io: TestIo;
+afterEach(async () => io?.dispose());
+
+describe('service --help', () => {
+  it('prints the commands and options, for --help, -h and help', async () => {
+    io = await createTestIo();
+    expect(await run(['--help'], io)).toBe(0);
+    expect(io.out()).toMatchInlineSnapshot(`
+      "service: the developer CLI of the service platform
+
+      Usage: service <command> [options]
+
+      Commands:
+        login             Log in through the browser and store a CLI key
+        logout            Revoke the stored key and remove it
+        whoami            Show the account, tenant and credit balance
+        validate [file]   Check service.yaml against the deploy manifest schema
+        dev               Write .env.service-dev for local development
+        ssh <deployment>  Open a shell in a deployment
+
+      Options:
+        -h, --help        Show help; service <command> --help for a command
+        -v, --version     Show the version
+
+      The key lives in ~/.service/config.json (mode 0600), written by service login.
+      "
+    `);
+    const full = io.out();
+    for (const flag of ['-h', 'help']) {
+      const other = await createTestIo();
+      expect(await run([flag], other)).toBe(0);
+      expect(other.out()).toBe(full);
+      await other.dispose();
+    }
+  });
+
+  it('prints the help and exits 2 when no command is given', async () => {
+    io = await createTestIo();
+    expect(await run([], io)).toBe(2);
+    expect(io.out()).toContain('Usage: service <command> [options]');
+  });
+
+  it('prints the help of one command', async () => {
+    io = await createTestIo();
+    expect(await run(['login', '--help'], io)).toBe(0);
+    expect(io.out()).toMatchInlineSnapshot(`
+      "Usage: service login [--api-base <url>] [--no-browser]
+
+      Opens the platform in your browser; after you sign in and click "Issue CLI key", a fresh key is
+      sent to this terminal and stored in ~/.service/config.json. Your previous CLI key is revoked.
+      Waits at most 5 minutes. When the browser cannot reach this terminal (SSH, containers), paste
+      the login code the page shows.
+
+      Options:
+        --api-base <url>  Platform URL (default: the stored one, else http://localhost:8787); remembered
+        --no-browser      Only print the URL to open
+      "
+    `);
+    for (const command of ['logout', 'whoami', 'validate', 'dev', 'ssh']) {
+      const other = await createTestIo();
+      expect(await run([command, '-h'], other)).toBe(0);
+      expect(other.out()).toMatch(new RegExp(`^Usage: service ${command}`));
+      await other.dispose();
+    }
+  });
+});
+
+describe('service --version', () => {
+  it('prints the version of package.json, for --version and -v', async () => {
+    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
+    expect(VERSION).toBe(pkg.version);
+    for (const flag of ['--version', '-v']) {
+      io = await createTestIo();
+      expect(await run([flag], io)).toBe(0);
+      expect(io.out()).toBe(`${pkg.version}\n`);
+      await io.dispose();
+    }
+  });
+});
+
+describe('mistakes', () => {
+  it('prints "Unknown command: <name>", then the help, and exits 2', async () => {
+    io = await createTestIo();
+    expect(await run(['deploy', '--force'], io)).toBe(2);
+    expect(io.err()).toMatch(/^Unknown command: deploy\n\nservice: the developer CLI/);
+    expect(io.err()).toContain('ssh <deployment>');
+    expect(io.out()).toBe('');
+  });
+
+  it('does not mistake object properties for commands', async () => {
+    io = await createTestIo();
+    expect(await run(['constructor'], io)).toBe(2);
+    expect(io.err()).toMatch(/^Unknown command: constructor/);
+  });
+
+  it("refuses an unknown option or a stray argument with exit 2 and the command's usage", async () => {
+    io = await createTestIo();
+    expect(await run(['whoami', '--jsonn'], io)).toBe(2);
+    expect(io.err()).toMatch(/^Unknown option: --jsonn\n\nUsage: service whoami/);
+    const other = await createTestIo();
+    expect(await run(['logout', 'now'], other)).toBe(2);
+    expect(other.err()).toMatch(/^Unexpected argument: now/);
+    await other.dispose();
+  });
+
+  it('runs as a real process: exit codes and streams of the bin', async () => {
+    const bin = new URL('../src/bin.ts', import.meta.url).pathname;
+    const node = (args: string[]) =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', bin, ...args], {
+        env: { ...process.env, NO_COLOR: '1' },
+      });
+    expect((await node(['--version'])).stdout).toBe(`${VERSION}\n`);
+    const failed = await node(['nope']).catch((error) => error);
+    expect(failed.code).toBe(2);
+    expect(failed.stderr).toMatch(/^Unknown command: nope/);
+  });
+});
+
+describe('color', () => {
+  it('styles only on a terminal without NO_COLOR or TERM=dumb', async () => {
+    io = await createTestIo();
+    const tty = { write: () => true, isTTY: true };
+    expect(styles({ ...io, env: {} }, tty).green('ok')).toBe('\u001b[32mok\u001b[39m');
+    expect(styles({ ...io, env: { NO_COLOR: '1' } }, tty).green('ok')).toBe('ok');
+    expect(styles({ ...io, env: { TERM: 'dumb' } }, tty).green('ok')).toBe('ok');
+    expect(styles({ ...io, env: {} }, { write: () => true }).green('ok')).toBe('ok');
+  });
+});

@@ -1,0 +1,181 @@
+/**
+ * `dev`, `whoami` and `logout` around the config file: modes, missing or damaged files, an
+ * unreachable platform. The browser login itself is in login.test.ts.
+ *
+ * @see platform-spec.md "Developer CLI local config"
+ */
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTenantFixture,
+  type RunningPlatform,
+  startPlatform,
+  type TenantFixture,
+} from '../../core/test/support/platform.js';
+import { openTestStore, type TestStore } from '../../core/test/support/stores.js';
+import { run } from '../src/index.js';
+import { createTestIo, type TestIo } from './support/io.js';
+
+let store: TestStore;
+let running: RunningPlatform;
+let tenant: TenantFixture;
+const ios: TestIo[] = [];
+
+beforeAll(async () => {
+  store = await openTestStore();
+  running = await startPlatform(store);
+  tenant = await createTenantFixture(running.platform, 1_500_000);
+});
+afterAll(async () => {
+  await running?.close();
+  await store?.dispose();
+});
+afterEach(async () => {
+  await Promise.all(ios.splice(0).map((io) => io.dispose()));
+});
+
+/** The URL of a loopback port nothing listens on. */
+async function deadUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+async function loggedIn(overrides: Record<string, unknown> = {}, key = tenant.cliKey): Promise<TestIo> {
+  const io = await createTestIo();
+  ios.push(io);
+  await mkdir(`${io.home}/.service`, { mode: 0o700 });
+  await writeFile(
+    `${io.home}/.service/config.json`,
+    JSON.stringify({
+      apiBase: running.url,
+      apiKey: key,
+      tenantId: tenant.tenantId,
+      appId: null,
+      issuedToEmail: 'dev@example.test',
+      issuedAt: '2030-01-01T00:00:00.000Z',
+      ...overrides,
+    }),
+    { mode: 0o600 },
+  );
+  return io;
+}
+
+describe('service dev', () => {
+  it('writes .env.service-dev with mode 0600: key, tenant, platform and proxy variables of service.yaml', async () => {
+    const io = await loggedIn();
+    await writeFile(
+      join(io.cwd, 'service.yaml'),
+      'name: my-tool\nversion: 1\nruntime: node\nintegrations: [llm-gateway, github]\n',
+    );
+    await writeFile(join(io.cwd, '.gitignore'), 'node_modules\n.env.service-dev\n');
+    expect(await run(['dev'], io)).toBe(0);
+    const path = join(io.cwd, '.env.service-dev');
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    const lines = (await readFile(path, 'utf8')).split('\n');
+    expect(lines[0]).toMatch(/^# Written by service dev at .*keep it out of version control\.$/);
+    expect(lines.slice(1)).toEqual([
+      `SERVICE_BASE_URL=${running.url}`,
+      `SERVICE_API_KEY=${tenant.cliKey}`,
+      `SERVICE_TENANT_ID=${tenant.tenantId}`,
+      `LLM_GATEWAY_API_KEY=${tenant.cliKey}`,
+      `LLM_GATEWAY_BASE_URL=${running.url}/proxy/llm-gateway`,
+      `GITHUB_API_KEY=${tenant.cliKey}`,
+      `GITHUB_BASE_URL=${running.url}/proxy/github`,
+      '',
+    ]);
+    expect(io.out()).toContain('proxy variables for llm-gateway, github');
+    expect(io.err()).toBe('');
+  });
+
+  it('tightens an existing file to 0600, and warns when git would not ignore it', async () => {
+    const io = await loggedIn();
+    const path = join(io.cwd, '.env.service-dev');
+    await writeFile(path, 'OLD=1\n', { mode: 0o644 });
+    expect(await run(['dev'], io)).toBe(0);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect(await readFile(path, 'utf8')).not.toContain('OLD=1');
+    expect(io.out()).toContain('No service.yaml here');
+    expect(io.err()).toBe('Warning: add .env.service-dev to .gitignore; it holds your key.\n');
+  });
+
+  it('writes nothing when service.yaml is invalid, and exits 1 when not logged in', async () => {
+    const io = await loggedIn();
+    await writeFile(join(io.cwd, 'service.yaml'), 'name: X\n');
+    expect(await run(['dev'], io)).toBe(1);
+    expect(io.err()).toContain('service.yaml has problems; run service validate');
+    await expect(stat(join(io.cwd, '.env.service-dev'))).rejects.toThrow(/ENOENT/);
+    const anonymous = await createTestIo();
+    ios.push(anonymous);
+    expect(await run(['dev'], anonymous)).toBe(1);
+    expect(anonymous.err()).toBe('Not logged in. Run service login first.\n');
+  });
+});
+
+describe('service whoami', () => {
+  it('ignores environment API keys: only the config file counts', async () => {
+    const io = await createTestIo();
+    ios.push(io);
+    io.env.SERVICE_API_KEY = tenant.cliKey;
+    expect(await run(['whoami'], io)).toBe(1);
+    expect(io.err()).toBe('Not logged in. Run service login first.\n');
+  });
+
+  it('says the key was rejected when the platform refuses it', async () => {
+    const io = await loggedIn({}, `service_sk_${'r'.repeat(43)}`);
+    expect(await run(['whoami'], io)).toBe(1);
+    expect(io.err()).toBe(
+      'The platform rejected the stored key (revoked or expired). Run service login again.\n',
+    );
+  });
+
+  it('says so when the platform cannot be reached', async () => {
+    const apiBase = await deadUrl();
+    const io = await loggedIn({ apiBase });
+    expect(await run(['whoami'], io)).toBe(1);
+    expect(io.err()).toBe(`Could not reach ${apiBase}: ECONNREFUSED\n`);
+  });
+
+  it('names a damaged config file instead of crashing', async () => {
+    const io = await loggedIn();
+    await writeFile(`${io.home}/.service/config.json`, '{oops');
+    expect(await run(['whoami'], io)).toBe(1);
+    expect(io.err()).toMatch(/config\.json is not valid JSON\. Run service login to write it again\.\n$/);
+  });
+
+  it('puts a loosened config file back to 0600', async () => {
+    const io = await loggedIn();
+    await chmod(`${io.home}/.service/config.json`, 0o644);
+    expect(await run(['whoami'], io)).toBe(0);
+    expect((await stat(`${io.home}/.service/config.json`)).mode & 0o777).toBe(0o600);
+    expect(io.err()).toContain('had mode 644; set it back to 600');
+    expect(io.out()).toContain('Balance  USD 1.50');
+  });
+});
+
+describe('service logout', () => {
+  it('removes the file with a warning when the platform cannot be reached', async () => {
+    const io = await loggedIn({ apiBase: await deadUrl() });
+    expect(await run(['logout'], io)).toBe(0);
+    expect(io.err()).toMatch(/^Warning: could not revoke the key on the platform \(Could not reach/);
+    await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('removes the file quietly when the key was already revoked', async () => {
+    const io = await loggedIn({}, `service_sk_${'q'.repeat(43)}`);
+    expect(await run(['logout'], io)).toBe(0);
+    expect(io.err()).toBe('');
+    await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('has nothing to do when not logged in', async () => {
+    const io = await createTestIo();
+    ios.push(io);
+    expect(await run(['logout'], io)).toBe(0);
+    expect(io.out()).toBe('Not logged in: nothing to do.\n');
+  });
+});

@@ -1,0 +1,293 @@
+/**
+ * The whole login in headless Chromium: `service login` waits on its loopback port, the browser
+ * signs in with the development IdP, clicks issue, and the CLI writes its config; then `whoami`,
+ * `logout`, a second login revoking the first key, refused bodies and the timer.
+ *
+ * @see platform-spec.md "Developer CLI" (login sequence, local config)
+ */
+import { readFile, stat } from 'node:fs/promises';
+import type { PassThrough } from 'node:stream';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { post } from '../../core/src/billing/ledger.js';
+import { deliveredLogin, formFields, signIn } from '../../core/test/cli/support.js';
+import { type RunningPlatform, startPlatform } from '../../core/test/support/platform.js';
+import { openTestStore, type TestStore } from '../../core/test/support/stores.js';
+import { run } from '../src/index.js';
+import type { CliIo } from '../src/io.js';
+import { createTestIo, type TestIo } from './support/io.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+let store: TestStore;
+let running: RunningPlatform;
+let browser: Browser;
+const ios: TestIo[] = [];
+
+beforeAll(async () => {
+  store = await openTestStore();
+  running = await startPlatform(store);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await running?.close();
+  await store?.dispose();
+});
+afterEach(async () => {
+  await Promise.all(ios.splice(0).map((io) => io.dispose()));
+});
+
+async function newIo(overrides: Partial<CliIo> = {}): Promise<TestIo> {
+  const io = await createTestIo(overrides);
+  ios.push(io);
+  return io;
+}
+
+/** Starts `service login` and resolves the URL it asks the browser to open. */
+function startLogin(io: TestIo, args: string[] = ['--api-base', running.url]) {
+  let announce!: (url: string) => void;
+  const url = new Promise<string>((resolve) => {
+    announce = resolve;
+  });
+  io.openUrl = async (target) => {
+    io.opened.push(target);
+    announce(target);
+    return true;
+  };
+  return { exit: run(['login', ...args], io), url };
+}
+
+/** The browser part: open the URL, sign in with the development IdP, click issue. */
+async function signInAndIssue(url: string, email: string): Promise<string> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(url);
+    // Signed out: the bootstrap page sent us to the development sign-in.
+    expect(new URL(page.url()).pathname).toBe('/auth/v1/sign-in');
+    await page.fill('#email', email);
+    await Promise.all([page.waitForURL(/\/dev\/cli-bootstrap\?/), page.click('button[type=submit]')]);
+    expect(await page.textContent('#email')).toBe(email.toLowerCase());
+    await page.click('#issue');
+    await page.waitForSelector('body[data-state]');
+    const state = await page.getAttribute('body', 'data-state');
+    return `${state}: ${await page.textContent('#status')}`;
+  } finally {
+    await context.close();
+  }
+}
+
+const cliBalance = (key: string) =>
+  fetch(`${running.url}/api/cli/balance`, { headers: { authorization: `Bearer ${key}` } });
+
+async function readConfigOf(io: TestIo) {
+  return JSON.parse(await readFile(`${io.home}/.service/config.json`, 'utf8'));
+}
+
+describe('service login in a browser', () => {
+  it('waits, receives the key from the page, and writes the config with modes 0600/0700', async () => {
+    const io = await newIo();
+    const { exit, url } = startLogin(io);
+    const target = await url;
+    expect(target).toMatch(
+      new RegExp(
+        `^${running.url}/dev/cli-bootstrap\\?cb=http%3A%2F%2F127\\.0\\.0\\.1%3A\\d+%2Fdone&mode=personal-key$`,
+      ),
+    );
+
+    expect(await signInAndIssue(target, 'Login@Example.test')).toBe(
+      'delivered: Done: your terminal is logged in. You can close this tab.',
+    );
+    expect(await exit).toBe(0);
+    expect(io.out()).toContain(`Opened your browser. If it did not open, visit:\n\n  ${target}\n`);
+    expect(io.out()).toContain('Logged in as login@example.test');
+
+    const config = await readConfigOf(io);
+    const user = await store.db
+      .selectFrom('users')
+      .select('default_tenant_id')
+      .where('email', '=', 'login@example.test')
+      .executeTakeFirstOrThrow();
+    expect(config).toEqual({
+      apiBase: running.url,
+      apiKey: expect.stringMatching(/^service_sk_[\w-]{43}$/),
+      tenantId: user.default_tenant_id,
+      appId: null,
+      issuedToEmail: 'login@example.test',
+      issuedAt: expect.stringMatching(/Z$/),
+    });
+    expect((await stat(`${io.home}/.service/config.json`)).mode & 0o777).toBe(0o600);
+    expect((await stat(`${io.home}/.service`)).mode & 0o777).toBe(0o700);
+    expect((await cliBalance(config.apiKey)).status).toBe(200);
+
+    // whoami shows the account, the tenant and the credit balance.
+    await post(store.db, {
+      tenantId: config.tenantId,
+      amountMicros: 12_340_000,
+      kind: 'grant',
+      idempotencyKey: 'login-test-credit',
+    });
+    const whoami = await newIo({ env: { HOME: io.home, NO_COLOR: '1' } });
+    expect(await run(['whoami'], whoami)).toBe(0);
+    expect(whoami.out()).toContain('Account  login@example.test');
+    expect(whoami.out()).toMatch(/Tenant {3}Login's workspace|Tenant {3}login's workspace/);
+    expect(whoami.out()).toContain('Balance  USD 12.34');
+    const json = await newIo({ env: { HOME: io.home } });
+    expect(await run(['whoami', '--json'], json)).toBe(0);
+    expect(JSON.parse(json.out())).toMatchObject({
+      email: 'login@example.test',
+      tenantId: config.tenantId,
+      balanceUsd: 12.34,
+    });
+
+    // logout revokes the key (it then gets 401) and removes the file.
+    const logout = await newIo({ env: { HOME: io.home } });
+    expect(await run(['logout'], logout)).toBe(0);
+    expect(logout.out()).toContain('Logged out');
+    expect((await cliBalance(config.apiKey)).status).toBe(401);
+    await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+    const after = await newIo({ env: { HOME: io.home } });
+    expect(await run(['whoami'], after)).toBe(1);
+    expect(after.err()).toBe('Not logged in. Run service login first.\n');
+  });
+
+  it('revokes the previous CLI key on a second login', async () => {
+    const first = await newIo();
+    const one = startLogin(first);
+    await signInAndIssue(await one.url, 'again@example.test');
+    expect(await one.exit).toBe(0);
+    const firstKey = (await readConfigOf(first)).apiKey;
+
+    // Same machine, later: the stored apiBase is reused without --api-base.
+    const second = await newIo({ env: { HOME: first.home, NO_COLOR: '1' } });
+    const two = startLogin(second, []);
+    expect(await two.url).toMatch(new RegExp(`^${running.url}/dev/cli-bootstrap`));
+    await signInAndIssue(await two.url, 'again@example.test');
+    expect(await two.exit).toBe(0);
+    const secondKey = (await readConfigOf(first)).apiKey;
+
+    expect(secondKey).not.toBe(firstKey);
+    expect((await cliBalance(firstKey)).status).toBe(401);
+    expect((await cliBalance(secondKey)).status).toBe(200);
+  });
+});
+
+describe('the loopback listener', () => {
+  it('answers the preflight only for apiBase, and rejects bodies missing apiKey or tenantId', async () => {
+    const io = await newIo({ loginTimeoutMs: 60_000 });
+    const { exit, url } = startLogin(io);
+    const callback = new URL(await url).searchParams.get('cb')!;
+
+    const preflight = await fetch(callback, {
+      method: 'OPTIONS',
+      headers: {
+        origin: running.url,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+        'access-control-request-private-network': 'true',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(running.url);
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('POST');
+    expect(preflight.headers.get('access-control-allow-private-network')).toBe('true');
+    const foreign = await fetch(callback, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } });
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+
+    const send = (body: unknown, origin = running.url) =>
+      fetch(callback, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/json' },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    const noKey = await send({ tenantId: 't-1', email: 'x@example.test' });
+    expect(noKey.status).toBe(400);
+    expect(await noKey.json()).toEqual({ error: 'Body must carry apiKey (a service_sk_ key)' });
+    const noTenant = await send({ apiKey: `service_sk_${'a'.repeat(43)}` });
+    expect(noTenant.status).toBe(400);
+    expect(await noTenant.json()).toEqual({ error: 'Body must carry tenantId' });
+    expect((await send('{oops')).status).toBe(400);
+    expect(
+      (await send({ apiKey: `service_sk_${'a'.repeat(43)}`, tenantId: 't' }, 'https://evil.example')).status,
+    ).toBe(403);
+    // Nothing was accepted: the CLI still waits, and nothing was written.
+    await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+
+    const accepted = await send({ apiKey: `service_sk_${'a'.repeat(43)}`, tenantId: 't-1', appId: null });
+    expect(accepted.status).toBe(200);
+    expect(await exit).toBe(0);
+    expect(await readConfigOf(io)).toMatchObject({ apiKey: `service_sk_${'a'.repeat(43)}`, tenantId: 't-1' });
+  });
+
+  it('ends the wait with a clear message when the timer runs out', async () => {
+    const io = await newIo({ loginTimeoutMs: 300 });
+    const { exit, url } = startLogin(io);
+    const callback = new URL(await url).searchParams.get('cb')!;
+    expect(await exit).toBe(1);
+    expect(io.err()).toBe('Login timed out: no key arrived within 300 ms. Run service login to try again.\n');
+    // The listener is gone.
+    await expect(fetch(callback, { method: 'POST', headers: { origin: running.url } })).rejects.toThrow();
+    await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('prints the URL when no browser can open', async () => {
+    const io = await newIo({ loginTimeoutMs: 200 });
+    expect(await run(['login', '--api-base', running.url, '--no-browser'], io)).toBe(1);
+    expect(io.opened).toEqual([]);
+    expect(io.out()).toMatch(
+      /Open this URL in your browser to log in:\n\n {2}http:\/\/127\.0\.0\.1:\d+\/dev\/cli-bootstrap\?cb=/,
+    );
+  });
+
+  it('accepts the login code pasted from the page when the browser cannot reach the terminal', async () => {
+    const io = await newIo({ loginTimeoutMs: 60_000 });
+    Object.assign(io.stdin, { isTTY: true });
+    const { exit, url } = startLogin(io);
+    const target = new URL(await url);
+    // The page was opened elsewhere (another machine): it could not post, so it shows the code.
+    const session = await signIn(running, 'paste@example.test');
+    const consent = await fetch(`${running.url}${target.pathname}${target.search}`, {
+      headers: { cookie: session.cookie },
+    });
+    const delivery = await fetch(`${running.url}/dev/cli-bootstrap`, {
+      method: 'POST',
+      headers: {
+        cookie: session.cookie,
+        origin: running.url,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams(formFields(await consent.text())),
+    });
+    const { code, payload } = deliveredLogin(await delivery.text());
+    const stdin = io.stdin as PassThrough;
+    stdin.write('not a code\n');
+    stdin.write(`${code}\n`);
+    expect(await exit).toBe(0);
+    expect(io.err()).toContain('That is not a login code.');
+    expect(await readConfigOf(io)).toMatchObject({
+      apiKey: payload.apiKey,
+      issuedToEmail: 'paste@example.test',
+    });
+    expect((await cliBalance(payload.apiKey)).status).toBe(200);
+  });
+
+  it('refuses a plain-http --api-base off this machine', async () => {
+    const io = await newIo();
+    expect(await run(['login', '--api-base', 'http://platform.example.com'], io)).toBe(2);
+    expect(io.err()).toMatch(/^--api-base must use https:\/\//);
+  });
+});

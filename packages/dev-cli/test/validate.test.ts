@@ -1,0 +1,130 @@
+/**
+ * `service validate [file]` on valid and invalid manifests: exit codes and messages.
+ *
+ * @see platform-spec.md "Developer CLI"; docs/cli.md "validate"
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { run } from '../src/index.js';
+import { createTestIo, type TestIo } from './support/io.js';
+
+let io: TestIo;
+afterEach(async () => io?.dispose());
+
+const VALID = `name: weather-tool
+version: 1
+runtime: node
+integrations: [llm-gateway, github]
+restart_on: [connection.changed, connection.status_changed]
+env:
+  required: [WEATHER_API_URL]
+  optional: [LOG_LEVEL, MAX_RETRIES_2]
+health:
+  path: /status
+  port: 8080
+`;
+
+async function validate(source: string | null, args: string[] = [], file = 'service.yaml') {
+  io = await createTestIo();
+  if (source !== null) await writeFile(join(io.cwd, file), source);
+  const code = await run(['validate', ...args], io);
+  return { code, out: io.out(), err: io.err() };
+}
+
+describe('service validate', () => {
+  it('accepts a valid manifest with exit 0', async () => {
+    const { code, out } = await validate(VALID);
+    expect(code).toBe(0);
+    expect(out).toBe('✓ service.yaml is valid (weather-tool, runtime node).\n');
+  });
+
+  it('accepts the smallest manifest: name, version and runtime', async () => {
+    expect((await validate('name: abc\nversion: 1\nruntime: other\n')).code).toBe(0);
+  });
+
+  it('lists every problem with its path and position, and exits 1', async () => {
+    const { code, out } = await validate(`name: Weather_Tool
+version: 2
+runtime: cobol
+integrations: [llm-gateway, llm-gateway]
+restart_on: [connection_updated]
+env:
+  required: [API_URL, lowercase]
+  optional: [API_URL]
+health:
+  port: 70000
+  path: status
+colour: blue
+`);
+    expect(code).toBe(1);
+    expect(out).toMatchInlineSnapshot(`
+      "✗ service.yaml: 10 problems
+        service.yaml:1:7  name: must match ^[a-z][a-z0-9-]{1,62}[a-z0-9]$ (3-64 lowercase letters, digits, hyphens)
+        service.yaml:2:10  version: must be 1
+        service.yaml:3:10  runtime: must be one of python, node, go, rust, ruby, java, other
+        service.yaml:4:15  integrations: lists an integration twice
+        service.yaml:5:14  restart_on[0]: must be an event kind: connection.connected, connection.disconnected, connection.changed, connection.status_changed, billing.usage_recorded, billing.balance_changed, billing.cap_warned, billing.cap_tripped
+        service.yaml:7:23  env.required[1]: must be upper snake case (^[A-Z][A-Z0-9_]*$)
+        service.yaml:8:14  env.optional[0]: API_URL is also required
+        service.yaml:10:9  health.port: must be 1-65535
+        service.yaml:11:9  health.path: must start with /
+        service.yaml:12:1  colour: unknown key
+      "
+    `);
+  });
+
+  it('names missing required keys', async () => {
+    const { code, out } = await validate('integrations: []\n');
+    expect(code).toBe(1);
+    expect(out).toContain('name: is required');
+    expect(out).toContain('version: is required');
+    expect(out).toContain('runtime: is required');
+  });
+
+  it('refuses unknown keys at any depth', async () => {
+    const { out } = await validate(
+      `${VALID}env_extra: 1\n`.replace('  port: 8080', '  port: 8080\n  timeout: 3'),
+    );
+    expect(out).toMatch(/service\.yaml:\d+:\d+ {2}env_extra: unknown key/);
+    expect(out).toMatch(/service\.yaml:12:3 {2}health\.timeout: unknown key/);
+  });
+
+  it('reports YAML syntax errors with their position', async () => {
+    const { code, out } = await validate('name: [unclosed\nversion: 1\n');
+    expect(code).toBe(1);
+    expect(out).toMatch(/service\.yaml:\d+:\d+ {2}YAML: /);
+  });
+
+  it('refuses a document that is not a mapping', async () => {
+    const { code, out } = await validate('- just\n- a list\n');
+    expect(code).toBe(1);
+    expect(out).toContain('must be a mapping of keys to values');
+  });
+
+  it('validates the file given as argument', async () => {
+    io = await createTestIo();
+    await writeFile(join(io.cwd, 'other.yaml'), VALID);
+    expect(await run(['validate', 'other.yaml'], io)).toBe(0);
+    expect(io.out()).toContain('other.yaml is valid');
+  });
+
+  it('exits 1 with a clear message when the file does not exist', async () => {
+    const { code, err } = await validate(null);
+    expect(code).toBe(1);
+    expect(err).toBe('No such file: service.yaml\n');
+  });
+
+  it('prints one JSON object with --json', async () => {
+    const bad = await validate('name: x\nversion: 1\nruntime: node\n', ['--json']);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.out)).toEqual({
+      file: 'service.yaml',
+      valid: false,
+      errors: [{ path: 'name', message: expect.stringContaining('must match'), line: 1, column: 7 }],
+    });
+    const good = await validate(VALID, ['--json']);
+    expect(good.code).toBe(0);
+    expect(JSON.parse(good.out)).toEqual({ file: 'service.yaml', valid: true, errors: [] });
+  });
+});

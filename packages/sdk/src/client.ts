@@ -1,0 +1,144 @@
+import {
+  type BillingBalance,
+  billingBalanceSchema,
+  type RuntimeConnection,
+  runtimeConnectionsSchema,
+  type ServiceEvent,
+} from '@service/core/schemas';
+import { DEFAULT_RETRY, type RetryOptions } from './backoff.js';
+import { readEnv } from './env.js';
+import { readBody, ServiceConfigError } from './errors.js';
+import { type ReconnectOptions, type SubscribeOptions, subscribeToEvents } from './events.js';
+import { proxyFetch } from './proxy.js';
+import { type RequestOptions, requestJson, send, type TransportSettings } from './transport.js';
+
+export interface ClientOptions {
+  /** An App Key or Connection Key (`service_sk_*`). Default: `SERVICE_API_KEY`. */
+  apiKey?: string;
+  /** The platform's URL, with any path prefix. Default: `SERVICE_BASE_URL`. */
+  baseUrl?: string;
+  /** The fetch to use (a test double, an instrumented fetch). Default: the global one. */
+  fetch?: typeof globalThis.fetch;
+  /** Per-attempt timeout of ordinary requests. Default 30 s. The event stream has none. */
+  timeoutMs?: number;
+  /** Retries of idempotent requests on network errors and 5xx; `false` turns them off. */
+  retry?: RetryOptions | false;
+  /** Reconnection of the event stream. */
+  reconnect?: ReconnectOptions;
+}
+
+/** Connections of the app the key belongs to. */
+export interface ConnectionsApi {
+  /** Every live connection of the app (revoked ones are not listed). App Key only. */
+  list(options?: { signal?: AbortSignal }): Promise<RuntimeConnection[]>;
+  /** The app's connection to one provider, or null when it has none. */
+  get(slug: string, options?: { signal?: AbortSignal }): Promise<RuntimeConnection | null>;
+}
+
+export interface EventsApi {
+  /**
+   * Canonical events of the app, each once, across reconnects. App Key only.
+   *
+   * @example
+   * const controller = new AbortController();
+   * for await (const event of client.events.subscribe({ signal: controller.signal })) {
+   *   if (event.kind.startsWith('connection.')) await reloadConnections();
+   * }
+   */
+  subscribe(options?: SubscribeOptions): AsyncIterableIterator<ServiceEvent>;
+}
+
+/** Provider calls through the platform's metering proxy. */
+export interface ProxyApi {
+  /**
+   * Calls `{baseUrl}/proxy/{provider}{path}` with this client's key and resolves to the
+   * provider's response, streamed as it comes. The proxy's own refusals (they carry
+   * `Service-Error-Code`: out of credit, spend cap, not connected, bad key, unreachable provider)
+   * reject with their typed error; the provider's own error answers are returned untouched.
+   * Never retried: a metered call is not idempotent.
+   *
+   * @example
+   * const response = await client.proxy.fetch('llm-gateway', '/v1/chat/completions', {
+   *   method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request),
+   * });
+   */
+  fetch(provider: string, path: string, init?: RequestInit): Promise<Response>;
+}
+
+export interface ServiceClient {
+  /** The tenant's credit (`GET /api/billing/balance`): advisory, the proxy enforces it. */
+  balance(options?: { signal?: AbortSignal }): Promise<BillingBalance>;
+  readonly connections: ConnectionsApi;
+  readonly events: EventsApi;
+  readonly proxy: ProxyApi;
+  /**
+   * A client that acts as a signed-in user: it sends the identity JWT as its bearer. This client
+   * is unchanged. Only routes that accept identity tokens answer it (the balance does; the
+   * runtime connections and events are App Key only).
+   */
+  forUser(jwt: string): ServiceClient;
+  /**
+   * Any other JSON route, with this client's credential, timeout, retries and typed errors.
+   * Resolves to the parsed body.
+   */
+  request(path: string, options?: RequestOptions): Promise<unknown>;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_RECONNECT: Required<ReconnectOptions> = {
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  idleTimeoutMs: 60_000,
+};
+
+/**
+ * The platform client. Nothing is checked until a call: a missing key or base URL rejects that
+ * call with a `ServiceConfigError` before any request is sent.
+ *
+ * @see docs/sdk.md
+ * @example
+ * import { createClient } from '@service/sdk';
+ * const client = createClient(); // SERVICE_API_KEY, SERVICE_BASE_URL
+ * const { credits_remaining_micros } = await client.balance();
+ */
+export function createClient(options: ClientOptions = {}): ServiceClient {
+  const retry =
+    options.retry === false ? { ...DEFAULT_RETRY, attempts: 1 } : { ...DEFAULT_RETRY, ...options.retry };
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!(timeoutMs > 0)) throw new ServiceConfigError('invalid_option', 'timeoutMs must be a positive number');
+  const settings: TransportSettings = {
+    credential: options.apiKey?.trim() || readEnv('SERVICE_API_KEY'),
+    baseUrl: options.baseUrl?.trim() || readEnv('SERVICE_BASE_URL'),
+    // Bound late, so a fetch patched after the client was made (a test double) is the one used.
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    timeoutMs,
+    retry,
+  };
+  return buildClient(settings, { ...DEFAULT_RECONNECT, ...options.reconnect });
+}
+
+function buildClient(settings: TransportSettings, reconnect: Required<ReconnectOptions>): ServiceClient {
+  const connections: ConnectionsApi = {
+    list: async (options = {}) =>
+      (await requestJson(settings, '/api/deployments/me/connections', runtimeConnectionsSchema, options))
+        .connections,
+    get: async (slug, options = {}) =>
+      (await connections.list(options)).find((connection) => connection.slug === slug) ?? null,
+  };
+  return {
+    balance: (options = {}) => requestJson(settings, '/api/billing/balance', billingBalanceSchema, options),
+    connections,
+    events: { subscribe: (options) => subscribeToEvents(settings, reconnect, options) },
+    proxy: { fetch: (provider, path, init) => proxyFetch(settings, provider, path, init) },
+    forUser: (jwt) => {
+      if (typeof jwt !== 'string' || jwt.trim() === '') {
+        throw new ServiceConfigError(
+          'invalid_option',
+          'forUser needs the identity JWT of the signed-in user',
+        );
+      }
+      return buildClient({ ...settings, credential: jwt.trim() }, reconnect);
+    },
+    request: async (path, options = {}) => readBody(await send(settings, path, options)),
+  };
+}

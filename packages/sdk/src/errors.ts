@@ -1,0 +1,205 @@
+import { SERVICE_ERROR_CODES } from '@service/core/schemas';
+
+/** Fields of an error answer, from the canonical body and the response headers. */
+export interface ServiceErrorDetails {
+  status: number;
+  code: string;
+  message: string;
+  /** Seconds to wait before trying again (`error.retry_after`, else the `Retry-After` header). */
+  retryAfter?: number;
+  /** Where the user connects the missing integration (`error.connect_url`). */
+  connectUrl?: string;
+  /** The integration concerned (`error.slug`). */
+  slug?: string;
+  /** What to do about it, in words (`error.suggested_fix`). */
+  suggestedFix?: string;
+  /** Spend caps: the window that tripped (`error.window`). */
+  window?: 'daily' | 'monthly';
+  /** Spend caps: when that window resets, ISO 8601 (`error.resets_at`). */
+  resetsAt?: string;
+  /** The platform's `X-Request-Id`, for support requests. */
+  requestId?: string;
+  /** The parsed response body, whatever its shape. */
+  body?: unknown;
+}
+
+/**
+ * Every error the platform answers with. `code` is the canonical code (`Service-Error-Code`,
+ * else `error.code` of the body, else one derived from the status), so callers can `switch` on
+ * it; `instanceof` a subclass picks a family.
+ *
+ * @see platform-spec.md "Errors"
+ * @example
+ * try { await client.balance(); }
+ * catch (error) { if (error instanceof ServiceRateLimitError) await wait(error.retryAfter); }
+ */
+export class ServiceError extends Error {
+  override name = 'ServiceError';
+  readonly status: number;
+  readonly code: string;
+  readonly retryAfter?: number;
+  readonly connectUrl?: string;
+  readonly slug?: string;
+  readonly suggestedFix?: string;
+  readonly window?: 'daily' | 'monthly';
+  readonly resetsAt?: string;
+  readonly requestId?: string;
+  readonly body?: unknown;
+
+  constructor(details: ServiceErrorDetails, options?: { cause?: unknown }) {
+    super(details.message, options);
+    this.status = details.status;
+    this.code = details.code;
+    for (const field of [
+      'retryAfter',
+      'connectUrl',
+      'slug',
+      'suggestedFix',
+      'window',
+      'resetsAt',
+      'requestId',
+      'body',
+    ] as const) {
+      if (details[field] !== undefined) Object.assign(this, { [field]: details[field] });
+    }
+  }
+}
+
+/** 401 (`unauthorized`) or 403 (`forbidden`): the credential is missing, unknown, revoked or not allowed here. */
+export class ServiceAuthError extends ServiceError {
+  override name = 'ServiceAuthError';
+}
+/** 403 `not_connected`: the app has no connection for the provider; send the user to `connectUrl`. */
+export class ServiceNotConnectedError extends ServiceError {
+  override name = 'ServiceNotConnectedError';
+}
+/** 402 `balance_exhausted`: the tenant is out of credit. */
+export class ServiceBalanceExhaustedError extends ServiceError {
+  override name = 'ServiceBalanceExhaustedError';
+}
+/** 402 `spend_cap_exceeded`: an app spend cap is used up until `resetsAt`. */
+export class ServiceSpendCapError extends ServiceError {
+  override name = 'ServiceSpendCapError';
+}
+/** 429 (`rate_limited`, `rate_limit_sse_streams`): wait `retryAfter` seconds. */
+export class ServiceRateLimitError extends ServiceError {
+  override name = 'ServiceRateLimitError';
+}
+/** 400 `validation_failed`: the request was malformed. */
+export class ServiceValidationError extends ServiceError {
+  override name = 'ServiceValidationError';
+}
+/** 502 `upstream_error`: the provider behind the proxy failed or could not be reached. */
+export class ServiceUpstreamError extends ServiceError {
+  override name = 'ServiceUpstreamError';
+}
+
+/** A local problem found before any request: no API key, no base URL. Never crosses the wire. */
+export class ServiceConfigError extends Error {
+  override name = 'ServiceConfigError';
+  constructor(
+    readonly code: 'missing_api_key' | 'missing_base_url' | 'invalid_option',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The platform could not be reached, or did not answer in time, after every retry. */
+export class ServiceConnectionError extends Error {
+  override name = 'ServiceConnectionError';
+  readonly code: 'network_error' | 'timeout';
+  constructor(code: 'network_error' | 'timeout', message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+type ErrorClass = new (details: ServiceErrorDetails) => ServiceError;
+
+const FAMILIES: Record<string, ErrorClass> = {
+  unauthorized: ServiceAuthError,
+  forbidden: ServiceAuthError,
+  not_connected: ServiceNotConnectedError,
+  balance_exhausted: ServiceBalanceExhaustedError,
+  spend_cap_exceeded: ServiceSpendCapError,
+  rate_limited: ServiceRateLimitError,
+  rate_limit_sse_streams: ServiceRateLimitError,
+  validation_failed: ServiceValidationError,
+  upstream_error: ServiceUpstreamError,
+};
+
+/** The code an answer without one stands for. */
+function codeForStatus(status: number): string {
+  if (status === 400 || status === 422) return 'validation_failed';
+  if (status === 401) return 'unauthorized';
+  if (status === 402) return 'balance_exhausted';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not_found';
+  if (status === 409) return 'conflict';
+  if (status === 413) return 'payload_too_large';
+  if (status === 429) return 'rate_limited';
+  if (status === 502) return 'upstream_error';
+  return status >= 500 ? 'internal_error' : `http_${status}`;
+}
+
+const KNOWN_CODES = new Set<string>(Object.keys(SERVICE_ERROR_CODES));
+const record = (value: unknown): Record<string, unknown> | undefined =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined);
+
+/** `Retry-After` in seconds: delta-seconds or an HTTP date. */
+function retryAfterHeader(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+/**
+ * Builds the typed error of a non-2xx answer from its status, headers and parsed body. Reads all
+ * three body shapes of the spec (canonical, nested, flat) and a `{ error: "<text>" }` string.
+ * The class is chosen by `Service-Error-Code`, then `error.code`, then the status.
+ */
+export function errorFromAnswer(status: number, headers: Headers, body: unknown): ServiceError {
+  const top = record(body);
+  const nested = record(top?.error);
+  const headerCode = text(headers.get('service-error-code'));
+  const bodyCode = text(nested?.code);
+  const code =
+    [headerCode, bodyCode].find((c) => c !== undefined && KNOWN_CODES.has(c)) ?? codeForStatus(status);
+  const message = text(nested?.message) ?? text(top?.error) ?? text(top?.message) ?? `HTTP ${status}`;
+  const retryAfter =
+    typeof nested?.retry_after === 'number'
+      ? nested.retry_after
+      : retryAfterHeader(headers.get('retry-after'));
+  const window = nested?.window === 'daily' || nested?.window === 'monthly' ? nested.window : undefined;
+  const details: ServiceErrorDetails = {
+    status,
+    code,
+    message,
+    ...(retryAfter !== undefined ? { retryAfter } : {}),
+    ...(text(nested?.connect_url) ? { connectUrl: text(nested?.connect_url) } : {}),
+    ...(text(nested?.slug) ? { slug: text(nested?.slug) } : {}),
+    ...(text(nested?.suggested_fix) ? { suggestedFix: text(nested?.suggested_fix) } : {}),
+    ...(window ? { window } : {}),
+    ...(text(nested?.resets_at) ? { resetsAt: text(nested?.resets_at) } : {}),
+    ...(text(headers.get('x-request-id')) ? { requestId: text(headers.get('x-request-id')) } : {}),
+    ...(body !== undefined ? { body } : {}),
+  };
+  const Family = FAMILIES[code] ?? ServiceError;
+  return new Family(details);
+}
+
+/** Reads a response body as JSON when it is JSON, else as text (undefined when empty or unreadable). */
+export async function readBody(response: Response): Promise<unknown> {
+  const raw = await response.text().catch(() => '');
+  if (!raw) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}

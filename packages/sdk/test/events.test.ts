@@ -1,0 +1,292 @@
+/**
+ * `client.events.subscribe()`: the real platform stopped mid-stream and restarted (every missed
+ * event delivered exactly once), and the stream's failure modes on a loopback server that
+ * produces them on demand.
+ *
+ * @see platform-spec.md "Events / Deployment SSE stream"
+ */
+import type { ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { appendEvents } from '../../core/src/events/log.js';
+import { silentLogger } from '../../core/src/http/logger.js';
+import { createPlatform } from '../../core/src/platform/create-platform.js';
+import { createClient, ServiceAuthError, type ServiceEvent, ServiceValidationError } from '../src/index.js';
+import { type LoopbackServer, startLoopbackServer } from './support/loopback-server.js';
+import { createTenantFixture, openTestStore } from './support/platform.js';
+
+const KEY = `service_sk_${'k'.repeat(43)}`;
+const FAST = { baseDelayMs: 20, maxDelayMs: 200, idleTimeoutMs: 5_000 };
+let server: LoopbackServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Takes `count` events from an iterator, failing after `ms`. */
+async function take(
+  iterator: AsyncIterator<ServiceEvent>,
+  count: number,
+  ms = 15_000,
+): Promise<ServiceEvent[]> {
+  const events: ServiceEvent[] = [];
+  const deadline = Date.now() + ms;
+  while (events.length < count) {
+    const left = deadline - Date.now();
+    const next = await Promise.race([
+      iterator.next(),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`only ${events.length} events`)), left),
+      ),
+    ]);
+    if (next.done) break;
+    events.push(next.value);
+  }
+  return events;
+}
+
+const block = (id: number, kind: string, fields: Record<string, unknown>) =>
+  `id: ${id}\nevent: ${kind}\ndata: ${JSON.stringify({ id: String(id), at: '2030-01-01T00:00:00.000Z', kind, ...fields })}\n\n`;
+const connected = (id: number) => block(id, 'connection.connected', { slug: 'github', connection_id: 'c1' });
+const alias = (id: number) =>
+  `id: ${id}\nevent: connection_created\ndata: ${JSON.stringify({ id: String(id), at: '2030-01-01T00:00:00.000Z', kind: 'connection.connected', slug: 'github', connection_id: 'c1' })}\n\n`;
+const balance = (id: number) => block(id, 'billing.balance_changed', { remaining_micros: 1000 - id });
+
+function openStream(res: ServerResponse) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.flushHeaders();
+}
+
+describe('against the running platform', () => {
+  it('delivers every event it missed while the server was down, exactly once, after a restart', async () => {
+    const store = await openTestStore();
+    let platform = await createPlatform({ store, env: {}, logger: silentLogger });
+    const start = (port: number) =>
+      new Promise<ReturnType<typeof serve>>((resolve) => {
+        const s = serve({ fetch: platform.fetch, port, hostname: '127.0.0.1' }, () => resolve(s));
+      });
+    const stop = (s: ReturnType<typeof serve>) =>
+      new Promise<void>((resolve) => {
+        if ('closeAllConnections' in s) s.closeAllConnections();
+        s.close(() => resolve());
+      });
+    let http = await start(0);
+    const port = (http.address() as AddressInfo).port;
+    const tenant = await createTenantFixture(platform);
+    const emit = (remaining: number) =>
+      store.db
+        .transaction()
+        .execute((trx) =>
+          appendEvents(trx, [
+            { appId: tenant.appId, kind: 'billing.balance_changed', fields: { remaining_micros: remaining } },
+          ]),
+        );
+    const controller = new AbortController();
+    const client = createClient({
+      apiKey: tenant.appKey,
+      baseUrl: `http://127.0.0.1:${port}`,
+      reconnect: FAST,
+    });
+    const iterator = client.events.subscribe({ signal: controller.signal });
+    try {
+      const first = iterator.next();
+      // The stream is open once the server has answered; events from then on are live.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await emit(1);
+      await emit(2);
+      const before = [(await first).value as ServiceEvent, ...(await take(iterator, 1))];
+
+      await stop(http);
+      await emit(3);
+      await emit(4);
+      // A new process: a new platform over the same database, on the same port.
+      platform = await createPlatform({ store, env: {}, logger: silentLogger });
+      http = await start(port);
+      await emit(5);
+      const after = await take(iterator, 3);
+
+      const all = [...before, ...after];
+      expect(all.map((e) => e.id)).toEqual(['1', '2', '3', '4', '5']);
+      expect(all.map((e) => (e.kind === 'billing.balance_changed' ? e.remaining_micros : null))).toEqual([
+        1, 2, 3, 4, 5,
+      ]);
+    } finally {
+      controller.abort();
+      await iterator.return?.();
+      await stop(http);
+      await store.dispose();
+    }
+  });
+});
+
+describe('stream handling', () => {
+  it('delivers each canonical event once: alias blocks, repeats, pings and unknown kinds are dropped', async () => {
+    server = await startLoopbackServer((_req, res) => {
+      openStream(res);
+      res.write(': ping\n\n');
+      res.write(connected(1) + alias(1));
+      res.write(connected(1));
+      res.write(block(2, 'something.new', {}));
+      res.write('id: 3\nevent: billing.balance_changed\ndata: {not json\n\n');
+      res.write(balance(4));
+    });
+    const client = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST });
+    const iterator = client.events.subscribe();
+    const events = await take(iterator, 2);
+    await iterator.return?.();
+    expect(events).toEqual([
+      {
+        id: '1',
+        at: '2030-01-01T00:00:00.000Z',
+        kind: 'connection.connected',
+        slug: 'github',
+        connection_id: 'c1',
+      },
+      { id: '4', at: '2030-01-01T00:00:00.000Z', kind: 'billing.balance_changed', remaining_micros: 996 },
+    ]);
+    expect(server.requests[0]!.headers).toMatchObject({
+      accept: 'text/event-stream',
+      authorization: `Bearer ${KEY}`,
+    });
+    expect(server.requests[0]!.headers['last-event-id']).toBeUndefined();
+  });
+
+  it('reconnects when the server ends the stream, resending Last-Event-ID', async () => {
+    server = await startLoopbackServer((req, res, index) => {
+      openStream(res);
+      if (index === 0) {
+        res.end(connected(7) + alias(7));
+        return;
+      }
+      // A replay from after the id the client sent.
+      const after = Number(req.headers['last-event-id']);
+      res.write(balance(after + 1));
+    });
+    const iterator = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST }).events.subscribe({
+      lastEventId: '6',
+    });
+    const events = await take(iterator, 2);
+    await iterator.return?.();
+    expect(events.map((e) => e.id)).toEqual(['7', '8']);
+    expect(server.requests.map((r) => r.headers['last-event-id'])).toEqual(['6', '7']);
+  });
+
+  it('only delivers the kinds asked for', async () => {
+    server = await startLoopbackServer((_req, res) => {
+      openStream(res);
+      res.write(connected(1) + balance(2) + connected(3));
+    });
+    const iterator = createClient({ apiKey: KEY, baseUrl: server.url }).events.subscribe({
+      kinds: ['connection.connected'],
+    });
+    const events = await take(iterator, 2);
+    await iterator.return?.();
+    expect(events.map((e) => e.id)).toEqual(['1', '3']);
+  });
+
+  it('stops with a ServiceAuthError on 401 and on 403, without retrying', async () => {
+    for (const status of [401, 403]) {
+      const stream = await startLoopbackServer((_req, res) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'Missing or invalid Bearer token' } }));
+      });
+      const iterator = createClient({ apiKey: KEY, baseUrl: stream.url, reconnect: FAST }).events.subscribe();
+      const error = await iterator.next().catch((e) => e);
+      expect(error).toBeInstanceOf(ServiceAuthError);
+      expect(error.status).toBe(status);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(stream.requests).toHaveLength(1);
+      await stream.close();
+    }
+  });
+
+  it('stops with the typed error of another 4xx', async () => {
+    server = await startLoopbackServer((_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json', 'service-error-code': 'validation_failed' });
+      res.end(JSON.stringify({ error: { code: 'validation_failed', message: 'Bad Last-Event-ID' } }));
+    });
+    const iterator = createClient({ apiKey: KEY, baseUrl: server.url }).events.subscribe();
+    await expect(iterator.next()).rejects.toBeInstanceOf(ServiceValidationError);
+  });
+
+  it('waits retry_after on 429 before connecting again', async () => {
+    const times: number[] = [];
+    server = await startLoopbackServer((_req, res, index) => {
+      times.push(Date.now());
+      if (index === 0) {
+        res.writeHead(429, {
+          'content-type': 'application/json',
+          'service-error-code': 'rate_limit_sse_streams',
+        });
+        res.end(
+          JSON.stringify({
+            error: {
+              code: 'rate_limit_sse_streams',
+              message: 'Too many concurrent SSE streams',
+              retry_after: 1,
+            },
+          }),
+        );
+        return;
+      }
+      openStream(res);
+      res.write(balance(1));
+    });
+    const iterator = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST }).events.subscribe();
+    const [event] = await take(iterator, 1);
+    await iterator.return?.();
+    expect(event?.id).toBe('1');
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(950);
+  });
+
+  it('retries 5xx answers and dropped connections with backoff', async () => {
+    server = await startLoopbackServer((req, res, index) => {
+      if (index === 0) return res.writeHead(503).end();
+      if (index === 1) return req.socket.destroy();
+      openStream(res);
+      res.write(balance(1));
+    });
+    const iterator = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST }).events.subscribe();
+    expect((await take(iterator, 1))[0]?.id).toBe('1');
+    await iterator.return?.();
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('replaces a connection that stays silent past the idle timeout', async () => {
+    server = await startLoopbackServer((_req, res, index) => {
+      openStream(res);
+      if (index === 1) res.write(balance(1));
+    });
+    const iterator = createClient({
+      apiKey: KEY,
+      baseUrl: server.url,
+      reconnect: { ...FAST, idleTimeoutMs: 200 },
+    }).events.subscribe();
+    expect((await take(iterator, 1))[0]?.id).toBe('1');
+    await iterator.return?.();
+    expect(server.requests.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('ends cleanly on abort and closes the connection when the loop breaks', async () => {
+    let closed = 0;
+    server = await startLoopbackServer((req, res) => {
+      req.on('close', () => closed++);
+      openStream(res);
+      res.write(balance(1));
+    });
+    const controller = new AbortController();
+    const client = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST });
+    const seen: string[] = [];
+    for await (const event of client.events.subscribe({ signal: controller.signal })) {
+      seen.push(event.id);
+      controller.abort();
+    }
+    expect(seen).toEqual(['1']);
+    for await (const _event of client.events.subscribe()) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(closed).toBe(2);
+    expect(server.requests).toHaveLength(2);
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * Retries, timeouts, idempotency keys and settings checks, against a loopback server that can fail
+ * on demand (a healthy platform never answers 503 when asked to).
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  createClient,
+  ServiceAuthError,
+  ServiceConfigError,
+  ServiceConnectionError,
+  ServiceError,
+  ServiceUpstreamError,
+} from '../src/index.js';
+import { type LoopbackServer, startLoopbackServer } from './support/loopback-server.js';
+
+const KEY = `service_sk_${'k'.repeat(43)}`;
+const FAST = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
+const BALANCE = { credits_remaining_micros: 5, currency: 'USD', top_up_url: 'http://x/billing' };
+let server: LoopbackServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  vi.unstubAllEnvs();
+});
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  [status, { 'content-type': 'application/json', ...headers }, JSON.stringify(body)] as const;
+
+async function serve(answers: Array<readonly [number, Record<string, string>, string] | 'drop' | 'hang'>) {
+  server = await startLoopbackServer((req, res, index) => {
+    const answer = answers[Math.min(index, answers.length - 1)]!;
+    req.resume();
+    if (answer === 'drop') return req.socket.destroy();
+    if (answer === 'hang') return;
+    res.writeHead(answer[0], answer[1]).end(answer[2]);
+  });
+  return server;
+}
+
+describe('retries', () => {
+  it('retries a GET after 5xx answers and returns the success', async () => {
+    const { url, requests } = await serve([json(503, {}), json(500, {}), json(200, BALANCE)]);
+    const client = createClient({ apiKey: KEY, baseUrl: url, retry: FAST });
+    expect(await client.balance()).toEqual(BALANCE);
+    expect(requests).toHaveLength(3);
+  });
+
+  it('retries after a dropped connection', async () => {
+    const { url, requests } = await serve(['drop', json(200, BALANCE)]);
+    expect(await createClient({ apiKey: KEY, baseUrl: url, retry: FAST }).balance()).toEqual(BALANCE);
+    expect(requests).toHaveLength(2);
+  });
+
+  it('gives up after the last attempt with the typed error of the last answer', async () => {
+    const { url, requests } = await serve([
+      json(502, { error: { code: 'upstream_error', message: 'down' } }),
+    ]);
+    const error = await createClient({ apiKey: KEY, baseUrl: url, retry: FAST })
+      .balance()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceUpstreamError);
+    expect(requests).toHaveLength(3);
+  });
+
+  it('never retries a 4xx', async () => {
+    const { url, requests } = await serve([json(401, { error: { message: 'Invalid or revoked token' } })]);
+    const error = await createClient({ apiKey: KEY, baseUrl: url, retry: FAST })
+      .balance()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceAuthError);
+    expect(requests).toHaveLength(1);
+  });
+
+  it('sends one Idempotency-Key with a POST and reuses it on every retry', async () => {
+    const { url, requests } = await serve([json(503, {}), 'drop', json(201, { ok: true })]);
+    const client = createClient({ apiKey: KEY, baseUrl: url, retry: FAST });
+    expect(await client.request('/api/things', { method: 'POST', body: { a: 1 } })).toEqual({ ok: true });
+    const keys = requests.map((r) => r.headers['idempotency-key']);
+    expect(keys).toHaveLength(3);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(new Set(keys).size).toBe(1);
+    expect(requests[0]!.headers['content-type']).toBe('application/json');
+  });
+
+  it('uses the Idempotency-Key the caller gives', async () => {
+    const { url, requests } = await serve([json(200, {})]);
+    await createClient({ apiKey: KEY, baseUrl: url }).request('/x', {
+      method: 'POST',
+      idempotencyKey: 'order-42',
+    });
+    expect(requests[0]!.headers['idempotency-key']).toBe('order-42');
+  });
+
+  it('makes one attempt when retries are off', async () => {
+    const { url, requests } = await serve([json(503, {})]);
+    await createClient({ apiKey: KEY, baseUrl: url, retry: false })
+      .balance()
+      .catch(() => {});
+    expect(requests).toHaveLength(1);
+  });
+});
+
+describe('timeouts and aborts', () => {
+  it('times out each attempt and ends with a ServiceConnectionError', async () => {
+    const { url, requests } = await serve(['hang']);
+    const started = Date.now();
+    const error = await createClient({
+      apiKey: KEY,
+      baseUrl: url,
+      timeoutMs: 100,
+      retry: { ...FAST, attempts: 2 },
+    })
+      .balance()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceConnectionError);
+    expect(error.code).toBe('timeout');
+    expect(requests).toHaveLength(2);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it("ends at once on the caller's abort, without retrying", async () => {
+    const { url, requests } = await serve(['hang']);
+    const controller = new AbortController();
+    const pending = createClient({ apiKey: KEY, baseUrl: url, retry: FAST }).balance({
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(new Error('user gave up')), 50);
+    await expect(pending).rejects.toThrow('user gave up');
+    expect(requests).toHaveLength(1);
+  });
+
+  it('reports an unreachable platform as a network error', async () => {
+    const { url } = await serve([json(200, {})]);
+    await server!.close();
+    server = undefined;
+    const error = await createClient({ apiKey: KEY, baseUrl: url, retry: FAST })
+      .balance()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceConnectionError);
+    expect(error.code).toBe('network_error');
+  });
+});
+
+describe('settings', () => {
+  it('rejects with a typed error before any request when no key is given or set', async () => {
+    vi.stubEnv('SERVICE_API_KEY', '');
+    const fetch = vi.fn(globalThis.fetch);
+    const client = createClient({ baseUrl: 'http://127.0.0.1:9', fetch });
+    const error = await client.balance().catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceConfigError);
+    expect(error.code).toBe('missing_api_key');
+    await expect(client.connections.list()).rejects.toBeInstanceOf(ServiceConfigError);
+    await expect(client.events.subscribe().next()).rejects.toBeInstanceOf(ServiceConfigError);
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
+  it('falls back to SERVICE_API_KEY and SERVICE_BASE_URL, keeping a path prefix', async () => {
+    const { url, requests } = await serve([json(200, BALANCE)]);
+    vi.stubEnv('SERVICE_API_KEY', KEY);
+    vi.stubEnv('SERVICE_BASE_URL', `${url}/prefix/`);
+    expect(await createClient().balance()).toEqual(BALANCE);
+    expect(requests[0]!.url).toBe('/prefix/api/billing/balance');
+    expect(requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it('refuses an answer that does not match the server schema', async () => {
+    const { url } = await serve([json(200, { credits_remaining_micros: 'lots' })]);
+    const error = await createClient({ apiKey: KEY, baseUrl: url })
+      .balance()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error.code).toBe('invalid_response');
+  });
+
+  it('refuses a non-positive timeout and an empty forUser token', () => {
+    expect(() => createClient({ timeoutMs: 0 })).toThrow(ServiceConfigError);
+    expect(() => createClient({ apiKey: KEY }).forUser(' ')).toThrow(ServiceConfigError);
+  });
+});
