@@ -1,0 +1,225 @@
+/**
+ * `/authorize` (RFC 6749 §4.1 with PKCE, RFC 7636): errors found before the redirect URI is
+ * validated (missing or unknown `client_id`, unregistered `redirect_uri`) answer a JSON 400 and
+ * never redirect; later ones (`unsupported_response_type`, PKCE, `invalid_scope`,
+ * `invalid_target`, `access_denied`) redirect back with `error`, `state` and `iss`.
+ *
+ * @see RFC 6749 §4.1.2.1, RFC 7636 §4.4.1, RFC 8707 §2, RFC 9207; platform-spec.md "MCP door endpoints"
+ */
+import { SCOPES } from './config.js';
+import type { DoorContext } from './context.js';
+import { isFormRequest, MAX_FORM_BYTES, readCapped } from './form.js';
+import { OAuthError, oauthErrorResponse, redirectWithError } from './oauth-error.js';
+import { consentPage, consentProblemPage } from './pages/consent.js';
+import { isWellFormedChallenge } from './secrets.js';
+import type { AuthorizationRequest } from './storage/clients.js';
+
+/** The exact text of the spec for a PKCE violation. */
+export const PKCE_REQUIRED = 'PKCE with S256 is required';
+const MAX_STATE_LENGTH = 2048;
+
+type Validated =
+  | { ok: true; request: Omit<AuthorizationRequest, 'subject'>; clientName: string }
+  | { ok: false; response: Response };
+
+export async function handleAuthorize(context: DoorContext, request: Request): Promise<Response> {
+  const legacy = typeof context.oauth.session !== 'function';
+  if (request.method === 'POST' && !legacy) return decide(context, request);
+  if (request.method !== 'GET' && request.method !== 'POST') {
+    return new Response(null, { status: 405, headers: { allow: 'GET, POST' } });
+  }
+  const params = new URL(request.url).searchParams;
+  const validated = await validate(context, params);
+  if (!validated.ok) return validated.response;
+  const authRequest = validated.request;
+  const scopes = authRequest.scopes;
+
+  if (legacy) {
+    // The adapter owns sign-in, consent, CSRF and replay protection; `{ subject }` means approved.
+    const outcome = await context.oauth.authorize!(request, {
+      clientName: validated.clientName,
+      scopes,
+      consent: null,
+    });
+    if (outcome instanceof Response) return outcome;
+    await context.clients.recordConsent(outcome.subject, authRequest.clientId, scopes);
+    return issueAndRedirect(
+      context,
+      { ...authRequest, subject: outcome.subject },
+      request.method === 'POST' ? 303 : 302,
+    );
+  }
+
+  const returnTo = `${context.config.urls.authorize}?${params.toString()}`;
+  const session = await context.oauth.session!(request, { returnTo });
+  if (session instanceof Response) return session;
+  const principal = await context.oauth.principal(session.subject);
+  if (!principal) return consentProblemPage(context.config, 403, 'Your account cannot be used here.');
+  const account = [principal.email, principal.name].find((v) => typeof v === 'string' && v.trim() !== '');
+  const { transaction, csrfToken } = await context.clients.openTransaction({
+    ...authRequest,
+    subject: session.subject,
+  });
+  const consent = {
+    action: context.config.urls.authorize,
+    transaction,
+    csrfToken,
+    redirectOrigin: new URL(authRequest.redirectUri).origin,
+  };
+  if (typeof context.oauth.authorize === 'function') {
+    const rendered = await context.oauth.authorize(request, {
+      clientName: validated.clientName,
+      scopes,
+      consent,
+    });
+    if (rendered instanceof Response) return rendered;
+    // With `session`, `authorize` only renders consent; approval comes back through the form.
+    throw new Error('oauth.authorize must answer a consent page (Response) when oauth.session is set');
+  }
+  return consentPage(context.config, {
+    clientName: validated.clientName,
+    account: (account as string | undefined) ?? principal.subject,
+    scopes,
+    redirectUri: authRequest.redirectUri,
+    action: consent.action,
+    transaction,
+    csrfToken,
+  });
+}
+
+/** Checks an authorization request in the order RFC 6749 §4.1.2.1 requires. */
+async function validate(context: DoorContext, params: URLSearchParams): Promise<Validated> {
+  const issuer = context.config.urls.issuer;
+  const jsonError = (description: string) => ({
+    ok: false as const,
+    response: oauthErrorResponse(new OAuthError('invalid_request', description)),
+  });
+  for (const name of [
+    'client_id',
+    'redirect_uri',
+    'response_type',
+    'state',
+    'code_challenge',
+    'code_challenge_method',
+    'scope',
+    'resource',
+  ]) {
+    if (params.getAll(name).length > 1) return jsonError(`${name} must not be repeated`);
+  }
+  const clientId = params.get('client_id');
+  const redirectUri = params.get('redirect_uri');
+  if (!clientId) return jsonError('client_id is required');
+  if (!redirectUri) return jsonError('redirect_uri is required');
+  const client = await context.clients.get(clientId);
+  if (!client) return jsonError('Unknown client_id');
+  if (!client.redirectUris.includes(redirectUri)) {
+    return jsonError('redirect_uri does not match a redirect URI registered for this client');
+  }
+  const state = params.get('state');
+  if (state !== null && state.length > MAX_STATE_LENGTH) return jsonError('state is too long');
+
+  // From here on the redirect URI is trusted: errors go back to the client.
+  const back = (code: ConstructorParameters<typeof OAuthError>[0], description: string) => ({
+    ok: false as const,
+    response: redirectWithError(redirectUri, new OAuthError(code, description), state, issuer),
+  });
+  if (params.get('response_type') !== 'code') {
+    return back('unsupported_response_type', 'response_type must be code');
+  }
+  const challenge = params.get('code_challenge');
+  if (params.get('code_challenge_method') !== 'S256' || !challenge || !isWellFormedChallenge(challenge)) {
+    return back('invalid_request', PKCE_REQUIRED);
+  }
+  const requested = params.get('scope');
+  const registered = typeof client.metadata.scope === 'string' ? client.metadata.scope : null;
+  const scopes = (requested ?? registered ?? SCOPES.join(' ')).split(' ').filter(Boolean);
+  const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
+  if (unknown.length > 0) return back('invalid_scope', `Unknown scope: ${unknown.join(', ')}`);
+  const resource = params.get('resource');
+  if (resource !== null && !sameResource(resource, context.config.urls.resource)) {
+    return back('invalid_target', `resource must be ${context.config.urls.resource}`);
+  }
+  return {
+    ok: true,
+    clientName: client.clientName ?? client.clientId,
+    request: {
+      clientId,
+      redirectUri,
+      state,
+      codeChallenge: challenge,
+      scopes: scopes.length > 0 ? [...new Set(scopes)] : [...SCOPES],
+      resource: resource === null ? null : context.config.urls.resource,
+    },
+  };
+}
+
+/** `POST /authorize` from the consent page: `transaction`, `csrf_token`, `decision=approve|deny`. */
+async function decide(context: DoorContext, request: Request): Promise<Response> {
+  const problem = (status: number, message: string) => consentProblemPage(context.config, status, message);
+  // Login-CSRF style guard: a cross-site page cannot post a decision for the signed-in user.
+  const origin = request.headers.get('origin');
+  if (origin !== null && origin !== context.config.urls.origin) {
+    return problem(403, 'The consent form was posted from another site.');
+  }
+  if (!isFormRequest(request)) return problem(400, 'The consent form must be posted as a form.');
+  let form: URLSearchParams;
+  try {
+    form = new URLSearchParams(await readCapped(request, MAX_FORM_BYTES));
+  } catch (error) {
+    if (error instanceof OAuthError) return problem(error.status, error.description);
+    throw error;
+  }
+  const transaction = form.get('transaction');
+  const csrfToken = form.get('csrf_token');
+  const decision = form.get('decision');
+  if (!transaction || !csrfToken)
+    return problem(400, 'The consent form is missing its transaction or CSRF token.');
+  if (decision !== 'approve' && decision !== 'deny') return problem(400, 'decision must be approve or deny.');
+
+  const session = await context.oauth.session!(request, { returnTo: context.config.urls.authorize });
+  if (session instanceof Response) return problem(403, 'You are no longer signed in.');
+  const pending = await context.clients.claimTransaction(transaction, csrfToken);
+  if (!pending) return problem(400, 'This authorization request has expired or was already answered.');
+  if (pending.subject !== session.subject) {
+    return problem(403, 'This authorization request belongs to another signed-in user.');
+  }
+  if (decision === 'deny') {
+    context.logger.info('door.consent_denied', { client_id: pending.clientId });
+    return redirectWithError(
+      pending.redirectUri,
+      new OAuthError('access_denied', 'The user denied access'),
+      pending.state,
+      context.config.urls.issuer,
+      303,
+    );
+  }
+  await context.clients.recordConsent(pending.subject, pending.clientId, pending.scopes);
+  return issueAndRedirect(context, pending, 303);
+}
+
+async function issueAndRedirect(
+  context: DoorContext,
+  request: AuthorizationRequest,
+  status: 302 | 303,
+): Promise<Response> {
+  const code = await context.grants.issueCode(request);
+  const target = new URL(request.redirectUri);
+  target.searchParams.set('code', code);
+  if (request.state !== null) target.searchParams.set('state', request.state);
+  target.searchParams.set('iss', context.config.urls.issuer);
+  context.logger.info('door.code_issued', { client_id: request.clientId });
+  return new Response(null, {
+    status,
+    headers: { location: target.toString(), 'cache-control': 'no-store' },
+  });
+}
+
+function sameResource(candidate: string, resource: string): boolean {
+  try {
+    const url = new URL(candidate);
+    if (url.search || url.hash) return false;
+    return `${url.origin}${url.pathname.replace(/\/+$/, '')}` === resource;
+  } catch {
+    return false;
+  }
+}

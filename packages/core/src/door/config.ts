@@ -1,0 +1,289 @@
+/**
+ * The door's composition options and their validation. Everything wrong with a composition (no
+ * canonical URL, a blank `remoteAs` issuer, an empty service-key list, federation without a
+ * secret) fails here, at start, with a `DoorConfigError` naming what to fix.
+ *
+ * @see platform-spec.md "MCP door endpoints", "Door authentication"; docs/door.md "Configuration"
+ */
+import type { Kysely } from 'kysely';
+import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
+import type { Logger } from '../http/logger.js';
+import type { Database } from '../store/database.js';
+import { DoorConfigError } from './config-error.js';
+import { hashSecret, serviceActor } from './secrets.js';
+import { type DoorUrls, doorUrlsFor } from './urls.js';
+
+/** What the host's sign-in answers: the signed-in user, or a response (a redirect to sign in). */
+export type SessionResult = { subject: string } | Response;
+
+/** The consent form the door expects back: a page that replaces ours posts these three fields. */
+export interface ConsentForm {
+  /** Where the form posts (the door's `/authorize`). */
+  action: string;
+  /** Value of the `transaction` field. */
+  transaction: string;
+  /** Value of the `csrf_token` field. */
+  csrfToken: string;
+  /** Origin the browser is sent back to; a page's CSP `form-action` must allow it. */
+  redirectOrigin: string;
+}
+
+export interface AuthorizeContext {
+  /** Attacker-controllable (it comes from dynamic registration): HTML-escape it. */
+  clientName: string;
+  scopes: string[];
+  /** The consent form to render; null for a federation handshake, which has no consent step. */
+  consent: ConsentForm | null;
+}
+
+/**
+ * The host's OAuth adapter.
+ *
+ * - `session` + `principal` (+ optional `authorize`): the door owns consent. `authorize`, when
+ *   given, renders the consent page in the host's own look (posting `transaction`, `csrf_token`,
+ *   `decision=approve|deny` to `consent.action`); the door checks CSRF and single use.
+ * - Legacy: `authorize` + `principal` without `session`. `authorize` owns sign-in, consent, CSRF
+ *   and replay protection and answers `{ subject }` once the user has approved.
+ *
+ * @see platform-spec.md "Door authentication"
+ */
+export interface DoorOAuthAdapter {
+  session?(request: Request, context: { returnTo: string }): Promise<SessionResult> | SessionResult;
+  /** The live principal of a subject, or null (deleted, suspended): re-asked on every MCP request. */
+  principal(subject: string): Promise<Principal | null> | Principal | null;
+  authorize?(request: Request, context: AuthorizeContext): Promise<SessionResult> | SessionResult;
+}
+
+export interface RemoteAsOptions {
+  /** The external authorization server's issuer (`iss` of its tokens). */
+  issuer: string;
+  /** The `aud` its tokens carry for this door. */
+  audience: string;
+  /** Default `{issuer}/.well-known/jwks.json`. */
+  jwksUri?: string;
+}
+
+/** A service key: the key itself, or `{ key, retired: true }` for one that must stop working. */
+export type ServiceKeyEntry = string | { key: string; retired?: boolean };
+
+export interface ServiceAuthOptions {
+  keys: ServiceKeyEntry[];
+  /** The `client_id` a backend presents with its key. Default `service`. */
+  clientId?: string;
+}
+
+export interface DoorTheme {
+  /** CSS colour of buttons and links. Default `#2f5bea`. */
+  accent?: string;
+  /** CSS colour of the page background. Default `#f6f7f9`. */
+  background?: string;
+}
+
+export interface DoorMcpOptions {
+  /** Public URL of the host (with any path prefix). Default `SERVICE_BASE_URL`. */
+  baseUrl?: string;
+  /** Shown on the consent and connect pages and in the server card. Default `MCP server`. */
+  productName?: string;
+  theme?: DoorTheme;
+  /** Accept JWTs from an external authorization server instead of issuing tokens. */
+  remoteAs?: RemoteAsOptions;
+  /** Enables the RFC 8693 service-key exchange at `/token`. */
+  serviceAuth?: ServiceAuthOptions;
+  /** Enables `/federate` (secret from `SERVICE_MCP_FEDERATION_SECRET` unless given). */
+  federation?: boolean | { secret?: string };
+}
+
+/** Overrides that shape the door's menu (`.service/overrides.json`). */
+export { DoorConfigError };
+
+export interface DoorOverrides {
+  /** `surfaces.mcp`: the shorter menu, by tool name. Unset lists every eligible tool. */
+  surfaces?: { agent?: string[]; mcp?: string[] };
+  /** Per-tool titles. */
+  tools?: Record<string, { title?: string }>;
+}
+
+export interface DoorOptions {
+  /** `true` or options; the door exists only when this is set. */
+  mcp: true | DoorMcpOptions;
+  oauth: DoorOAuthAdapter;
+  store: { db: Kysely<Database> };
+  tools?: ToolRegistry;
+  /** How tools called from the door reach the host's API as the user. Unset: tools answer `not-implemented`. */
+  actAs?: ActAs;
+  /** `.service/overrides.json` as parsed JSON (validated here). */
+  overrides?: DoorOverrides | unknown;
+  logger?: Logger;
+  /** Environment to read `SERVICE_*` from. Default `process.env`. */
+  env?: Record<string, string | undefined>;
+  now?: () => number;
+  /** Used for remote JWKS fetches. */
+  fetch?: typeof fetch;
+  /**
+   * How long a verified access token, a session binding and a consent record are trusted without
+   * asking the store. Revocations made on this instance apply at once; on others within this
+   * bound. Default 2000 ms.
+   */
+  authCacheTtlMs?: number;
+  /** How often a long tool call sends a progress notification (when the client asked). Default 15 s. */
+  progressIntervalMs?: number;
+}
+
+export interface ServiceKey {
+  hash: string;
+  retired: boolean;
+  actor: string;
+}
+
+export type DoorMode = 'local' | 'remote' | 'broker';
+
+export interface DoorConfig {
+  urls: DoorUrls;
+  productName: string;
+  theme: Required<DoorTheme>;
+  /** `local`: the door is the authorization server; `remote`/`broker`: tokens come from elsewhere. */
+  mode: DoorMode;
+  remoteAs: Required<RemoteAsOptions> | null;
+  serviceAuth: { clientId: string; keys: ServiceKey[] } | null;
+  federationSecret: Uint8Array | null;
+}
+
+/** Token and code lifetimes (seconds). @see platform-spec.md "Limits" */
+export const LIFETIMES = {
+  code: 60,
+  access: 60 * 60,
+  refresh: 30 * 24 * 60 * 60,
+  serviceAccess: 10 * 60,
+  transaction: 10 * 60,
+  federationRequestMaxAhead: 5 * 60,
+  federationAssertion: 60,
+} as const;
+
+/** Scopes the door grants. `write` is needed for every tool not labelled `read`. */
+export const SCOPES = ['read', 'write'] as const;
+
+const MIN_SECRET_LENGTH = 32;
+
+export function resolveDoorConfig(options: DoorOptions): DoorConfig {
+  const env = options.env ?? process.env;
+  const mcp: DoorMcpOptions = options.mcp === true ? {} : (options.mcp ?? {});
+  if (!options.oauth || typeof options.oauth.principal !== 'function') {
+    throw new DoorConfigError(
+      'The MCP door needs an `oauth` host adapter with a `principal(subject)` function',
+    );
+  }
+  if (typeof options.oauth.session !== 'function' && typeof options.oauth.authorize !== 'function') {
+    throw new DoorConfigError(
+      'The `oauth` adapter needs `session(request, { returnTo })` or a legacy `authorize`',
+    );
+  }
+  const baseUrl = mcp.baseUrl ?? blankToUndefined(env.SERVICE_BASE_URL);
+  if (!baseUrl) {
+    throw new DoorConfigError(
+      'The MCP door needs a canonical URL: set SERVICE_BASE_URL or mcp.baseUrl (forwarded host headers are never trusted)',
+      'E-MCP-009',
+    );
+  }
+  const urls = doorUrlsFor(baseUrl);
+
+  const brokerUrl = blankToUndefined(env.SERVICE_MCP_BROKER_URL);
+  const explicit = mcp.remoteAs !== undefined || mcp.serviceAuth !== undefined;
+  // `mcp: true` (or options naming neither remoteAs nor serviceAuth) with the variable set: hosted broker.
+  const broker = brokerUrl !== undefined && !explicit;
+  let mode: DoorMode = 'local';
+  let remoteAs: DoorConfig['remoteAs'] = null;
+  if (mcp.remoteAs !== undefined) {
+    remoteAs = checkRemoteAs(mcp.remoteAs);
+    mode = 'remote';
+  } else if (broker) {
+    remoteAs = checkRemoteAs({ issuer: checkBrokerUrl(brokerUrl), audience: urls.resource });
+    mode = 'broker';
+  }
+
+  const federationWanted = mcp.federation !== undefined && mcp.federation !== false;
+  let federationSecret: Uint8Array | null = null;
+  if (federationWanted || broker) {
+    const given = typeof mcp.federation === 'object' ? mcp.federation.secret : undefined;
+    const secret = given ?? blankToUndefined(env.SERVICE_MCP_FEDERATION_SECRET);
+    if (!secret || secret.trim().length < MIN_SECRET_LENGTH) {
+      throw new DoorConfigError(
+        `Federation needs SERVICE_MCP_FEDERATION_SECRET of at least ${MIN_SECRET_LENGTH} characters`,
+      );
+    }
+    federationSecret = new TextEncoder().encode(secret);
+  }
+
+  return {
+    urls,
+    productName: mcp.productName?.trim() || 'MCP server',
+    theme: {
+      accent: checkColour(mcp.theme?.accent, '#2f5bea', 'accent'),
+      background: checkColour(mcp.theme?.background, '#f6f7f9', 'background'),
+    },
+    mode,
+    remoteAs,
+    serviceAuth: mcp.serviceAuth === undefined ? null : checkServiceAuth(mcp.serviceAuth),
+    federationSecret,
+  };
+}
+
+function checkRemoteAs(options: RemoteAsOptions): Required<RemoteAsOptions> {
+  const issuer = typeof options?.issuer === 'string' ? options.issuer.trim() : '';
+  const audience = typeof options?.audience === 'string' ? options.audience.trim() : '';
+  if (!issuer) throw new DoorConfigError('mcp.remoteAs.issuer must not be blank');
+  if (!audience) throw new DoorConfigError('mcp.remoteAs.audience must not be blank');
+  const jwksUri = options.jwksUri?.trim() || `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`;
+  if (!URL.canParse(jwksUri)) throw new DoorConfigError(`mcp.remoteAs.jwksUri is not a URL: ${jwksUri}`);
+  return { issuer, audience, jwksUri };
+}
+
+function checkBrokerUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new DoorConfigError('SERVICE_MCP_BROKER_URL is not a URL');
+  }
+  const loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new DoorConfigError('SERVICE_MCP_BROKER_URL must be https (http only on loopback)');
+  }
+  return value.replace(/\/+$/, '');
+}
+
+function checkServiceAuth(options: ServiceAuthOptions): DoorConfig['serviceAuth'] {
+  if (!Array.isArray(options?.keys) || options.keys.length === 0) {
+    throw new DoorConfigError('mcp.serviceAuth.keys must list at least one key');
+  }
+  const keys = options.keys.map((entry, index) => {
+    const key = typeof entry === 'string' ? entry : entry?.key;
+    if (typeof key !== 'string' || key.trim() === '') {
+      throw new DoorConfigError(`mcp.serviceAuth.keys[${index}] is blank`);
+    }
+    if (key.length < MIN_SECRET_LENGTH) {
+      throw new DoorConfigError(
+        `mcp.serviceAuth.keys[${index}] is shorter than ${MIN_SECRET_LENGTH} characters`,
+      );
+    }
+    return {
+      hash: hashSecret(key),
+      retired: typeof entry === 'object' && entry.retired === true,
+      actor: serviceActor(key),
+    };
+  });
+  const clientId = options.clientId?.trim() || 'service';
+  return { clientId, keys };
+}
+
+function checkColour(value: string | undefined, fallback: string, name: string): string {
+  if (value === undefined) return fallback;
+  // Written into a style sheet: only plain colour syntax, never anything that could close it.
+  if (!/^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,20}|(rgb|hsl)a?\([0-9.,%\s]+\))$/.test(value)) {
+    throw new DoorConfigError(`mcp.theme.${name} must be a CSS colour (#hex, a name, rgb() or hsl())`);
+  }
+  return value;
+}
+
+function blankToUndefined(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}

@@ -1,0 +1,32 @@
+import type { Kysely } from 'kysely';
+import type { GrantStore as ApprovalGrantStore } from '../agent/grants.js';
+import type { ActAs, ToolRegistry } from '../agent/tools.js';
+import type { Logger } from '../http/logger.js';
+import type { Database } from '../store/database.js';
+import type { AuditBatcher } from './audit-batch.js';
+import type { DoorConfig, DoorOAuthAdapter, DoorOverrides } from './config.js';
+import type { ClientStore } from './storage/clients.js';
+import type { GrantStore } from './storage/grants.js';
+import type { DoorSessionStore } from './storage/sessions.js';
+
+/** Everything an endpoint module needs; built once per door. */
+export interface DoorContext {
+  config: DoorConfig;
+  db: Kysely<Database>;
+  /** The wire's remembered approvals: a tool that needs approval runs from the door only under one. */
+  approvalGrants: ApprovalGrantStore;
+  /** Activity events of tool calls (the wire's `/activity`), written in batches. */
+  audit: AuditBatcher;
+  oauth: DoorOAuthAdapter;
+  clients: ClientStore;
+  grants: GrantStore;
+  sessions: DoorSessionStore;
+  tools: ToolRegistry | null;
+  actAs: ActAs | null;
+  overrides: DoorOverrides;
+  logger: Logger;
+  now: () => number;
+  fetch: typeof fetch;
+  /** Verified access tokens cached on this instance; cleared by every revocation made here. */
+  tokenCache: { clear(): void };
+}

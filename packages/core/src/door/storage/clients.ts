@@ -1,0 +1,185 @@
+/**
+ * Registered clients, consent transactions (the consent page's single-use ticket) and consent
+ * records. Transaction ids and CSRF tokens are stored only as SHA-256 hashes.
+ *
+ * @see RFC 7591; docs/door.md "Authorize"
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../store/database.js';
+import { LIFETIMES } from '../config.js';
+import { hashSecret, mintSecret, SECRET_PREFIX, safeEqual } from '../secrets.js';
+import { splitScopes } from './grants.js';
+
+export interface RegisteredClient {
+  clientId: string;
+  clientName: string | null;
+  redirectUris: string[];
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface AuthorizationRequest {
+  clientId: string;
+  subject: string;
+  redirectUri: string;
+  state: string | null;
+  codeChallenge: string;
+  scopes: string[];
+  resource: string | null;
+}
+
+export class ClientStore {
+  /** Consent lookups, trusted for `consentCacheMs`; withdrawing here drops the entry at once. */
+  readonly #consents = new Map<string, { scopes: string[] | null; until: number }>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => number,
+    private readonly consentCacheMs = 0,
+  ) {}
+
+  async register(input: {
+    clientName: string | null;
+    redirectUris: string[];
+    metadata: (clientId: string, issuedAt: number) => Record<string, unknown>;
+  }): Promise<RegisteredClient> {
+    const clientId = mintSecret(SECRET_PREFIX.client);
+    const createdAt = new Date(this.now());
+    const metadata = input.metadata(clientId, Math.floor(createdAt.getTime() / 1000));
+    await this.db
+      .insertInto('door_clients')
+      .values({
+        client_id: clientId,
+        client_name: input.clientName,
+        redirect_uris: JSON.stringify(input.redirectUris),
+        metadata: JSON.stringify(metadata),
+        created_at: createdAt,
+      })
+      .execute();
+    return { clientId, clientName: input.clientName, redirectUris: input.redirectUris, metadata, createdAt };
+  }
+
+  async get(clientId: string): Promise<RegisteredClient | null> {
+    // Client ids we mint are short; anything long is not ours and never reaches the index.
+    if (clientId.length === 0 || clientId.length > 200) return null;
+    const row = await this.db
+      .selectFrom('door_clients')
+      .selectAll()
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    if (!row) return null;
+    return {
+      clientId: row.client_id,
+      clientName: row.client_name,
+      redirectUris: row.redirect_uris,
+      metadata: row.metadata,
+      createdAt: new Date(row.created_at),
+    };
+  }
+
+  /** Opens a consent transaction; returns its id and CSRF token (shown once, in the page). */
+  async openTransaction(request: AuthorizationRequest): Promise<{ transaction: string; csrfToken: string }> {
+    const transaction = mintSecret(SECRET_PREFIX.transaction);
+    const csrfToken = mintSecret(SECRET_PREFIX.csrf);
+    await this.db
+      .insertInto('door_consent_transactions')
+      .values({
+        id_hash: hashSecret(transaction),
+        csrf_hash: hashSecret(csrfToken),
+        client_id: request.clientId,
+        subject: request.subject,
+        redirect_uri: request.redirectUri,
+        state: request.state,
+        code_challenge: request.codeChallenge,
+        scopes: request.scopes.join(' '),
+        resource: request.resource,
+        expires_at: new Date(this.now() + LIFETIMES.transaction * 1000),
+      })
+      .execute();
+    return { transaction, csrfToken };
+  }
+
+  /**
+   * Claims a consent transaction once: the CSRF token must match (constant time) before the
+   * single-use claim, so a wrong token does not burn the user's page. Null when unknown,
+   * expired, already used or the CSRF token is wrong.
+   */
+  async claimTransaction(transaction: string, csrfToken: string): Promise<AuthorizationRequest | null> {
+    const idHash = hashSecret(transaction);
+    const row = await this.db
+      .selectFrom('door_consent_transactions')
+      .select(['csrf_hash'])
+      .where('id_hash', '=', idHash)
+      .executeTakeFirst();
+    if (!row || !safeEqual(row.csrf_hash, hashSecret(csrfToken))) return null;
+    const claimed = await this.db
+      .updateTable('door_consent_transactions')
+      .set({ claimed_at: new Date(this.now()) })
+      .where('id_hash', '=', idHash)
+      .where('claimed_at', 'is', null)
+      .where('expires_at', '>', new Date(this.now()))
+      .returningAll()
+      .executeTakeFirst();
+    if (!claimed) return null;
+    return {
+      clientId: claimed.client_id,
+      subject: claimed.subject,
+      redirectUri: claimed.redirect_uri,
+      state: claimed.state,
+      codeChallenge: claimed.code_challenge,
+      scopes: splitScopes(claimed.scopes),
+      resource: claimed.resource,
+    };
+  }
+
+  async recordConsent(subject: string, clientId: string, scopes: string[]): Promise<void> {
+    this.#consents.delete(`${clientId} ${subject}`);
+    const at = new Date(this.now());
+    await this.db
+      .insertInto('door_consents')
+      .values({ subject, client_id: clientId, scopes: scopes.join(' '), created_at: at, updated_at: at })
+      .onConflict((oc) =>
+        oc.columns(['subject', 'client_id']).doUpdateSet({ scopes: scopes.join(' '), updated_at: at }),
+      )
+      .execute();
+  }
+
+  async consentOf(subject: string, clientId: string): Promise<string[] | null> {
+    const key = `${clientId} ${subject}`;
+    const hit = this.#consents.get(key);
+    if (hit && hit.until > this.now()) return hit.scopes;
+    const scopes = await this.#readConsent(subject, clientId);
+    if (this.consentCacheMs > 0) {
+      if (this.#consents.size >= 10_000) this.#consents.clear();
+      this.#consents.set(key, { scopes, until: this.now() + this.consentCacheMs });
+    }
+    return scopes;
+  }
+
+  async #readConsent(subject: string, clientId: string): Promise<string[] | null> {
+    const row = await this.db
+      .selectFrom('door_consents')
+      .select('scopes')
+      .where('subject', '=', subject)
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
+    return row ? splitScopes(row.scopes) : null;
+  }
+
+  /** Withdraws a user's consent to a client; its tool calls then fail closed. */
+  async withdrawConsent(subject: string, clientId: string): Promise<void> {
+    this.#consents.delete(`${clientId} ${subject}`);
+    await this.db
+      .deleteFrom('door_consents')
+      .where('subject', '=', subject)
+      .where('client_id', '=', clientId)
+      .execute();
+  }
+
+  async sweep(): Promise<void> {
+    await this.db
+      .deleteFrom('door_consent_transactions')
+      .where('expires_at', '<', new Date(this.now() - 60 * 60 * 1000))
+      .execute();
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * MCP sessions (bound to one subject and one client) and federation nonces. Both live in the
+ * store, so any instance can serve any request of a session, and a nonce is spent once across
+ * instances.
+ *
+ * @see MCP "Streamable HTTP" §Session Management; docs/door.md "Sessions"
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../../store/database.js';
+import { hashSecret, mintSecret, SECRET_PREFIX } from '../secrets.js';
+
+export interface McpSession {
+  subject: string;
+  clientId: string;
+}
+
+export class DoorSessionStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => number,
+  ) {}
+
+  async open(binding: McpSession): Promise<string> {
+    const id = mintSecret(SECRET_PREFIX.session);
+    await this.db
+      .insertInto('door_sessions')
+      .values({ id_hash: hashSecret(id), subject: binding.subject, client_id: binding.clientId })
+      .execute();
+    return id;
+  }
+
+  /** The live session's binding, or null (unknown or ended). */
+  async get(id: string): Promise<McpSession | null> {
+    if (id.length > 200) return null;
+    const row = await this.db
+      .selectFrom('door_sessions')
+      .select(['subject', 'client_id'])
+      .where('id_hash', '=', hashSecret(id))
+      .where('ended_at', 'is', null)
+      .executeTakeFirst();
+    return row ? { subject: row.subject, clientId: row.client_id } : null;
+  }
+
+  async end(id: string): Promise<void> {
+    await this.db
+      .updateTable('door_sessions')
+      .set({ ended_at: new Date(this.now()) })
+      .where('id_hash', '=', hashSecret(id))
+      .where('ended_at', 'is', null)
+      .execute();
+  }
+
+  /** Ends every live session of a subject (the principal no longer resolves). */
+  async endSubject(subject: string): Promise<void> {
+    await this.db
+      .updateTable('door_sessions')
+      .set({ ended_at: new Date(this.now()) })
+      .where('subject', '=', subject)
+      .where('ended_at', 'is', null)
+      .execute();
+  }
+
+  /** Spends a federation `jti` once; false when it was already spent (a replay). */
+  async spendNonce(jti: string, expiresAt: Date): Promise<boolean> {
+    const row = await this.db
+      .insertInto('door_federation_nonces')
+      .values({ jti_hash: hashSecret(jti), expires_at: expiresAt })
+      .onConflict((oc) => oc.column('jti_hash').doNothing())
+      .returning('jti_hash')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async sweep(): Promise<void> {
+    const now = new Date(this.now());
+    await this.db.deleteFrom('door_federation_nonces').where('expires_at', '<', now).execute();
+    await this.db
+      .deleteFrom('door_sessions')
+      .where('ended_at', '<', new Date(this.now() - 24 * 60 * 60 * 1000))
+      .execute();
+  }
+}

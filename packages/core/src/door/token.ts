@@ -1,0 +1,228 @@
+/**
+ * `/token` (RFC 6749 §3.2): the authorization-code grant with PKCE, refresh-token rotation, and
+ * the RFC 8693 service-key exchange. Errors reaching the client: `invalid_request`,
+ * `invalid_client` (401), `invalid_grant`, `invalid_scope`, `invalid_target`,
+ * `unsupported_grant_type`; every answer carries `Cache-Control: no-store`.
+ *
+ * @see RFC 6749 §4.1.3, §5, §6; RFC 7636 §4.6; RFC 8693 §2; platform-spec.md "MCP door endpoints"
+ */
+import { LIFETIMES, SCOPES } from './config.js';
+import type { DoorContext } from './context.js';
+import { preflight, withCors } from './cors.js';
+import { readForm, single } from './form.js';
+import { TOKEN_EXCHANGE_GRANT } from './metadata.js';
+import { OAuthError, oauthErrorResponse, oauthJson } from './oauth-error.js';
+import { hashSecret, isWellFormedVerifier, safeEqual, verifiesS256 } from './secrets.js';
+import type { IssuedTokens } from './storage/grants.js';
+
+/** The exact texts of the spec. */
+export const CODE_INVALID = 'Authorization code is invalid or expired';
+export const PKCE_FAILED = 'PKCE verification failed';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+const CLIENT_AUTH_FAILED = 'Client authentication failed';
+const MAX_SUBJECT_LENGTH = 256;
+
+export async function handleToken(context: DoorContext, request: Request): Promise<Response> {
+  if (request.method === 'OPTIONS') return preflight('POST, OPTIONS');
+  if (request.method !== 'POST')
+    return withCors(new Response(null, { status: 405, headers: { allow: 'POST' } }));
+  try {
+    const form = await readForm(request);
+    const grantType = single(form, 'grant_type');
+    switch (grantType) {
+      case 'authorization_code':
+        return withCors(await exchangeCode(context, form));
+      case 'refresh_token':
+        return withCors(await refresh(context, form));
+      case TOKEN_EXCHANGE_GRANT:
+        return withCors(await exchangeServiceKey(context, form, request));
+      case null:
+        throw new OAuthError('invalid_request', 'grant_type is required');
+      default:
+        throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
+    }
+  } catch (error) {
+    if (error instanceof OAuthError) return withCors(oauthErrorResponse(error));
+    throw error;
+  }
+}
+
+async function exchangeCode(context: DoorContext, form: URLSearchParams): Promise<Response> {
+  const clientId = required(form, 'client_id');
+  const code = required(form, 'code');
+  const redirectUri = required(form, 'redirect_uri');
+  const verifier = required(form, 'code_verifier');
+  // A malformed verifier is refused before the lookup, so it does not burn the code.
+  if (!isWellFormedVerifier(verifier)) {
+    throw new OAuthError('invalid_request', 'code_verifier must be 43 to 128 characters of [A-Za-z0-9-._~]');
+  }
+  checkResource(context, form);
+  if (!(await context.clients.get(clientId)))
+    throw new OAuthError('invalid_client', 'Unknown client_id', 401);
+
+  // Claimed at presentation, before the binding and PKCE checks: a second presentation fails.
+  const grant = await context.grants.claimCode(code);
+  if (!grant) throw new OAuthError('invalid_grant', CODE_INVALID);
+  if (grant.clientId !== clientId) {
+    throw new OAuthError('invalid_grant', 'Authorization code was issued to another client');
+  }
+  if (grant.redirectUri !== redirectUri) {
+    throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
+  }
+  if (!verifiesS256(verifier, grant.codeChallenge)) throw new OAuthError('invalid_grant', PKCE_FAILED);
+
+  const tokens = await context.grants.startFamily(
+    {
+      id: grant.familyId,
+      clientId,
+      subject: grant.subject,
+      scopes: grant.scopes,
+      resource: grant.resource ?? context.config.urls.resource,
+    },
+    { accessTtl: LIFETIMES.access, refresh: true },
+  );
+  context.logger.info('door.token_issued', { client_id: clientId, grant_type: 'authorization_code' });
+  return tokenResponse(tokens);
+}
+
+async function refresh(context: DoorContext, form: URLSearchParams): Promise<Response> {
+  const clientId = required(form, 'client_id');
+  const refreshToken = required(form, 'refresh_token');
+  const scope = single(form, 'scope');
+  if (scope !== null) checkScopes(scope);
+  checkResource(context, form);
+  if (!(await context.clients.get(clientId)))
+    throw new OAuthError('invalid_client', 'Unknown client_id', 401);
+
+  const requested = scope === null ? [] : scope.split(' ').filter(Boolean);
+  const outcome = await context.grants.rotate(refreshToken, clientId, requested);
+  if (!outcome.ok) {
+    if (outcome.reason === 'scope') {
+      throw new OAuthError('invalid_scope', 'A refresh cannot add scopes that were not granted');
+    }
+    if (outcome.reason === 'reused') {
+      context.logger.warn('door.refresh_reuse', { client_id: clientId });
+    }
+    throw new OAuthError(
+      'invalid_grant',
+      outcome.reason === 'wrong-client'
+        ? 'Refresh token was issued to another client'
+        : 'Refresh token is invalid, expired or revoked',
+    );
+  }
+  // A user who no longer resolves loses every authorization, here as on the transport.
+  if ((await context.oauth.principal(outcome.subject)) === null) {
+    await context.grants.revokeSubject(outcome.subject);
+    await context.sessions.endSubject(outcome.subject);
+    throw new OAuthError('invalid_grant', 'The user of this grant no longer exists');
+  }
+  context.logger.info('door.token_issued', { client_id: clientId, grant_type: 'refresh_token' });
+  return tokenResponse(outcome.tokens);
+}
+
+/**
+ * RFC 8693 service-key exchange: a backend trades its key and one of the host's user ids for a
+ * ten-minute access token with no refresh. A wrong client id, an unknown key and a retired key
+ * all answer the same `invalid_client`. The user id is not checked here: a token for an unknown
+ * user fails on its first MCP request with 401 `invalid_token`.
+ */
+async function exchangeServiceKey(
+  context: DoorContext,
+  form: URLSearchParams,
+  request: Request,
+): Promise<Response> {
+  const serviceAuth = context.config.serviceAuth;
+  if (!serviceAuth) {
+    throw new OAuthError('unsupported_grant_type', 'The service-key exchange is not enabled on this server');
+  }
+  const { clientId, key } = clientCredentials(form, request);
+  // Every comparison runs whatever the outcome, so timing does not tell which part was wrong.
+  const presented = hashSecret(key ?? '');
+  let match: (typeof serviceAuth.keys)[number] | undefined;
+  for (const candidate of serviceAuth.keys) {
+    if (safeEqual(candidate.hash, presented)) match = candidate;
+  }
+  const clientOk = safeEqual(clientId ?? '', serviceAuth.clientId);
+  if (!clientOk || key === null || !match || match.retired) {
+    throw new OAuthError('invalid_client', CLIENT_AUTH_FAILED, 401);
+  }
+  const subject = required(form, 'subject_token');
+  if (subject.length > MAX_SUBJECT_LENGTH)
+    throw new OAuthError('invalid_request', 'subject_token is too long');
+  const scope = single(form, 'scope');
+  const scopes = scope === null ? [...SCOPES] : checkScopes(scope);
+  checkResource(context, form);
+  const tokens = await context.grants.startFamily(
+    {
+      clientId: serviceAuth.clientId,
+      subject,
+      scopes,
+      resource: context.config.urls.resource,
+      actor: match.actor,
+    },
+    { accessTtl: LIFETIMES.serviceAccess, refresh: false },
+  );
+  context.logger.info('door.service_exchange', { actor: match.actor, subject });
+  return tokenResponse(tokens, { issued_token_type: ACCESS_TOKEN_TYPE });
+}
+
+function tokenResponse(tokens: IssuedTokens, extra: Record<string, string> = {}): Response {
+  return oauthJson({
+    access_token: tokens.accessToken,
+    token_type: 'Bearer',
+    expires_in: tokens.expiresIn,
+    ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
+    scope: tokens.scopes.join(' '),
+    ...extra,
+  });
+}
+
+/** client_secret_post fields, or HTTP Basic (RFC 6749 §2.3.1) when the form has no secret. */
+function clientCredentials(
+  form: URLSearchParams,
+  request: Request,
+): { clientId: string | null; key: string | null } {
+  const header = request.headers.get('authorization') ?? '';
+  if (/^basic /i.test(header)) {
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon > 0) {
+      return {
+        clientId: safeDecode(decoded.slice(0, colon)),
+        key: safeDecode(decoded.slice(colon + 1)),
+      };
+    }
+  }
+  return { clientId: single(form, 'client_id'), key: single(form, 'client_secret') };
+}
+
+function safeDecode(value: string): string | null {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    return null;
+  }
+}
+
+function required(form: URLSearchParams, name: string): string {
+  const value = single(form, name);
+  if (value === null) throw new OAuthError('invalid_request', `${name} is required`);
+  return value;
+}
+
+function checkScopes(scope: string): string[] {
+  const scopes = scope.split(' ').filter(Boolean);
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length > 0) throw new OAuthError('invalid_scope', `Unknown scope: ${unknown.join(', ')}`);
+  return scopes.length > 0 ? [...new Set(scopes)] : [...SCOPES];
+}
+
+/** RFC 8707: a `resource` other than this MCP server is refused. */
+function checkResource(context: DoorContext, form: URLSearchParams): void {
+  const resource = single(form, 'resource');
+  if (resource === null) return;
+  const canonical = resource.replace(/\/+$/, '');
+  if (canonical !== context.config.urls.resource) {
+    throw new OAuthError('invalid_target', `resource must be ${context.config.urls.resource}`);
+  }
+}

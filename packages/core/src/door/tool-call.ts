@@ -1,0 +1,155 @@
+/**
+ * One `tools/call` through the door. The call reaches the host through `actAs(principal, grant)`
+ * (the inbound MCP bearer is never forwarded); it fails closed without a grant or consent record,
+ * answers `not-implemented` without `actAs`, and needs the `write` scope for anything not labelled
+ * `read`.
+ *
+ * @see platform-spec.md "MCP door endpoints" (Host tool calls), "Errors" (Door tool errors)
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ActAsGrant, Principal, RegisteredTool, ToolContext } from '../agent/tools.js';
+import { describeError } from '../http/logger.js';
+import type { DoorCaller } from './bearer.js';
+import type { DoorContext } from './context.js';
+
+/** Error codes a door tool result can carry (in `structuredContent.error.code`). */
+export type DoorToolErrorCode =
+  | 'not-implemented'
+  | 'forbidden'
+  | 'insufficient-scope'
+  | 'act-as-subject-mismatch'
+  | 'act-as-failed'
+  | 'validation'
+  | 'approval-required'
+  | 'tool-failed';
+
+/** What a tool called from the door sees: the usual context plus the host credentials `actAs` minted. */
+export interface DoorToolContext extends ToolContext {
+  /** Headers the host's API accepts for this user, from `actAs`. */
+  credentials: { headers: Record<string, string>; expiresAt?: Date };
+}
+
+export function toolError(code: DoorToolErrorCode, message: string): CallToolResult {
+  const error = { code, message };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify({ error }) }],
+    structuredContent: { error },
+  };
+}
+
+export async function callTool(
+  context: DoorContext,
+  call: {
+    tool: RegisteredTool;
+    input: unknown;
+    caller: DoorCaller;
+    principal: Principal;
+    signal: AbortSignal;
+    toolCallId: string;
+  },
+): Promise<CallToolResult> {
+  const { tool, caller, principal } = call;
+  const attribution = {
+    tool: tool.name,
+    via: 'door',
+    clientId: caller.clientId,
+    ...(caller.actor ? { actor: caller.actor } : {}),
+  };
+  const audit = (outcome: string, extra: Record<string, unknown> = {}) => {
+    context.logger.info('door.tool_call', {
+      tool: tool.name,
+      subject: caller.subject,
+      client_id: caller.clientId,
+      ...(caller.actor ? { actor: caller.actor } : {}),
+      outcome,
+      ...extra,
+    });
+    // The user's own activity feed: what ran on their behalf, from which client or service key.
+    if (outcome === 'ok' || outcome === 'tool-failed') {
+      context.audit.record(caller.subject, 'tool.called', { ...attribution, ok: outcome === 'ok' });
+    }
+  };
+
+  const neededScope = tool.risk === 'read' ? 'read' : 'write';
+  if (!caller.scopes.includes(neededScope) && !(neededScope === 'read' && caller.scopes.includes('write'))) {
+    audit('insufficient-scope');
+    return toolError(
+      'insufficient-scope',
+      `${tool.name} needs the ${neededScope} scope, which this connection was not granted`,
+    );
+  }
+  if (caller.via === 'oauth') {
+    // The consent record is the user's standing permission; withdrawn consent stops calls at once.
+    const consent = await context.clients.consentOf(caller.subject, caller.clientId);
+    if (!consent) {
+      audit('forbidden');
+      return toolError('forbidden', 'This connection has no consent record; reconnect and approve access');
+    }
+  }
+  if (!context.actAs) {
+    audit('not-implemented');
+    return toolError(
+      'not-implemented',
+      'This server cannot act on your behalf yet: the host has not configured actAs',
+    );
+  }
+  const grant: ActAsGrant = {
+    subject: caller.subject,
+    scopes: caller.scopes,
+    clientId: caller.actor ?? caller.clientId,
+  };
+  if (grant.subject !== principal.subject) {
+    audit('act-as-subject-mismatch');
+    return toolError('act-as-subject-mismatch', 'The grant was issued for another user');
+  }
+  const parsed = tool.parseInput(call.input ?? {});
+  if (!parsed.ok) return toolError('validation', parsed.message);
+
+  let credentials: DoorToolContext['credentials'];
+  try {
+    credentials = await context.actAs(principal, grant);
+  } catch (error) {
+    audit('act-as-failed', describeError(error));
+    return toolError('act-as-failed', 'The host refused to act for this user');
+  }
+  const toolContext: DoorToolContext = {
+    principal,
+    via: 'door',
+    signal: call.signal,
+    toolCallId: call.toolCallId,
+    credentials,
+  };
+  if (await tool.needsApproval(parsed.value, toolContext)) {
+    // The door has no approval UI: only a grant the user remembered in the app lets the call run.
+    const grant = await context.approvalGrants.find(caller.subject, tool.name, parsed.value);
+    if (!grant) {
+      audit('approval-required');
+      return toolError(
+        'approval-required',
+        `${tool.title} needs your approval in the app before it can run from here`,
+      );
+    }
+    toolContext.grant = grant;
+    context.audit.record(caller.subject, 'grant.used', { grantId: grant.id, ...attribution });
+  }
+  try {
+    const result = await tool.execute(parsed.value, toolContext);
+    audit('ok');
+    return okResult(result);
+  } catch (error) {
+    audit('tool-failed', describeError(error));
+    const message = error instanceof Error && error.message ? error.message : 'The tool failed';
+    return toolError('tool-failed', message);
+  }
+}
+
+/** A result as JSON text, plus `structuredContent` when it is an object. */
+function okResult(result: unknown): CallToolResult {
+  const text = typeof result === 'string' ? result : (JSON.stringify(result) ?? 'null');
+  const structured =
+    result !== null && typeof result === 'object' && !Array.isArray(result)
+      ? { structuredContent: result as Record<string, unknown> }
+      : {};
+  return { content: [{ type: 'text', text }], ...structured };
+}

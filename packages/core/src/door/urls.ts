@@ -1,0 +1,87 @@
+/**
+ * The door's canonical URLs, derived only from the configured base URL (`SERVICE_BASE_URL` or
+ * `mcp.baseUrl`): the Host and X-Forwarded-* headers of a request are never consulted.
+ *
+ * The MCP URL is both the protected resource and the authorization server's issuer.
+ *
+ * @see RFC 8414 §3.1, RFC 9728 §3.1, RFC 8707 §2; platform-spec.md "MCP door endpoints"
+ */
+import { DoorConfigError } from './config-error.js';
+
+/** The wire's fixed base path, under which the door lives. */
+export const WIRE_BASE_PATH = '/api/service';
+
+export interface DoorUrls {
+  /** `{base}/api/service/mcp`: resource, issuer and `aud` of everything the door issues. */
+  resource: string;
+  issuer: string;
+  origin: string;
+  /** Path of the MCP endpoint, e.g. `/api/service/mcp` (with the base URL's prefix, if any). */
+  mcpPath: string;
+  /** The MCP path without the base URL's prefix, for adapters that strip it. */
+  mcpPathUnprefixed: string;
+  authorize: string;
+  token: string;
+  register: string;
+  revoke: string;
+  federate: string;
+  connect: string;
+  protectedResourceMetadata: string;
+  authorizationServerMetadata: string;
+  /** Paths the door answers at the origin root (RFC 9728, RFC 8414, server card x2). */
+  wellKnownPaths: {
+    protectedResource: string;
+    authorizationServer: string;
+    serverCard: string;
+    serverCardAlias: string;
+  };
+}
+
+/**
+ * Canonical form of a base URL: scheme and host lowercased, default port dropped, trailing slashes
+ * stripped; userinfo, query and fragment refused.
+ */
+export function canonicalBaseUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new DoorConfigError(`The door's base URL is not a URL: ${value}`, 'E-MCP-009');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new DoorConfigError('The door base URL must be http or https');
+  }
+  if (url.username || url.password) throw new DoorConfigError('The door base URL must not carry userinfo');
+  if (url.search || url.hash)
+    throw new DoorConfigError('The door base URL must not carry a query or fragment');
+  // URL already lowercases scheme and host and drops default ports.
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+export function doorUrlsFor(baseUrl: string): DoorUrls {
+  const base = canonicalBaseUrl(baseUrl);
+  const origin = new URL(base).origin;
+  const resource = `${base}${WIRE_BASE_PATH}/mcp`;
+  const mcpPath = new URL(resource).pathname;
+  return {
+    resource,
+    issuer: resource,
+    origin,
+    mcpPath,
+    mcpPathUnprefixed: `${WIRE_BASE_PATH}/mcp`,
+    authorize: `${resource}/authorize`,
+    token: `${resource}/token`,
+    register: `${resource}/register`,
+    revoke: `${resource}/revoke`,
+    federate: `${resource}/federate`,
+    connect: `${resource}/connect`,
+    protectedResourceMetadata: `${origin}/.well-known/oauth-protected-resource${mcpPath}`,
+    authorizationServerMetadata: `${origin}/.well-known/oauth-authorization-server${mcpPath}`,
+    wellKnownPaths: {
+      protectedResource: `/.well-known/oauth-protected-resource${mcpPath}`,
+      authorizationServer: `/.well-known/oauth-authorization-server${mcpPath}`,
+      serverCard: '/.well-known/mcp/server-card.json',
+      serverCardAlias: '/.well-known/mcp-server-card',
+    },
+  };
+}

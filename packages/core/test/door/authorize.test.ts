@@ -1,0 +1,308 @@
+/**
+ * `/authorize`: errors before the redirect URI is validated answer a JSON 400 and never redirect;
+ * PKCE is S256 with a 43-character challenge; consent has a CSRF token and a single-use
+ * transaction; the host adapter contract (`session`, optional `authorize`, legacy `authorize`).
+ *
+ * @see platform-spec.md "MCP door endpoints" (PKCE rules), "Door authentication"
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestStore, type TestStore } from '../support/stores.js';
+import { type DoorHost, startDoorHost } from './support/door-host.js';
+import {
+  authorizeUrl,
+  exchange,
+  openConsent,
+  pkce,
+  postConsent,
+  register,
+  signIn,
+  type TestClient,
+} from './support/oauth-flow.js';
+
+let store: TestStore;
+let host: DoorHost;
+let client: TestClient;
+const { challenge } = pkce();
+
+beforeAll(async () => {
+  store = await openTestStore();
+  host = await startDoorHost(store);
+  client = await register(host);
+});
+afterAll(async () => {
+  await host?.close();
+  await store?.dispose();
+});
+
+const get = (url: string, cookie = signIn(host, 'user-1')) =>
+  fetch(url, { headers: { cookie }, redirect: 'manual' });
+
+describe('authorization request errors before the redirect URI is trusted', () => {
+  it.each([
+    [{ client_id: null }, 'client_id is required'],
+    [{ redirect_uri: null }, 'redirect_uri is required'],
+    [{ client_id: 'mcp_client_unknown' }, 'Unknown client_id'],
+  ])('answers %j with a JSON 400, never a redirect', async (extra, text) => {
+    const response = await get(authorizeUrl(host, client, challenge, extra));
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+    expect(await response.json()).toEqual({ error: 'invalid_request', error_description: text });
+  });
+
+  it.each([
+    `${'https://attacker.example/callback'}`,
+    'CALLBACK_WITH_SUFFIX',
+    'CALLBACK_WITH_QUERY',
+    'CALLBACK_UPPERCASE',
+  ])('refuses a redirect URI that does not match exactly (%s) without redirecting', async (variant) => {
+    const redirect =
+      variant === 'CALLBACK_WITH_SUFFIX'
+        ? `${client.redirectUri}/extra`
+        : variant === 'CALLBACK_WITH_QUERY'
+          ? `${client.redirectUri}?next=https://attacker.example`
+          : variant === 'CALLBACK_UPPERCASE'
+            ? client.redirectUri.replace('callback', 'CALLBACK')
+            : variant;
+    const response = await get(
+      authorizeUrl(host, client, challenge, { redirect_uri: redirect, response_type: 'token' }),
+    );
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+    expect((await response.json()).error_description).toContain('redirect_uri does not match');
+  });
+
+  it('refuses a repeated parameter with a JSON 400', async () => {
+    const response = await get(`${authorizeUrl(host, client, challenge)}&client_id=${client.clientId}`);
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+  });
+});
+
+describe('authorization request errors after the redirect URI is trusted', () => {
+  const redirected = async (extra: Record<string, string | null>) => {
+    const response = await get(authorizeUrl(host, client, challenge, extra));
+    expect(response.status).toBe(302);
+    const location = new URL(response.headers.get('location')!);
+    expect(location.origin + location.pathname).toBe(client.redirectUri);
+    expect(location.searchParams.get('state')).toBe('state-123');
+    expect(location.searchParams.get('iss')).toBe(`${host.url}/api/service/mcp`);
+    expect(location.searchParams.get('code')).toBeNull();
+    return {
+      error: location.searchParams.get('error'),
+      text: location.searchParams.get('error_description'),
+    };
+  };
+
+  it.each([
+    ['plain method', { code_challenge_method: 'plain' }],
+    ['missing method', { code_challenge_method: null }],
+    ['lowercase s256', { code_challenge_method: 's256' }],
+    ['missing challenge', { code_challenge: null }],
+    ['42-character challenge', { code_challenge: 'a'.repeat(42) }],
+    ['44-character challenge', { code_challenge: 'a'.repeat(44) }],
+    ['non-base64url challenge', { code_challenge: `${'a'.repeat(42)}=` }],
+  ])('redirects back with invalid_request for a %s', async (_, extra) => {
+    expect(await redirected(extra)).toEqual({ error: 'invalid_request', text: 'PKCE with S256 is required' });
+  });
+
+  it('redirects back with unsupported_response_type', async () => {
+    expect((await redirected({ response_type: 'token' })).error).toBe('unsupported_response_type');
+  });
+
+  it('redirects back with invalid_scope for a scope the door does not grant', async () => {
+    expect(await redirected({ scope: 'read admin' })).toEqual({
+      error: 'invalid_scope',
+      text: 'Unknown scope: admin',
+    });
+  });
+
+  it('redirects back with invalid_target for another resource', async () => {
+    expect((await redirected({ resource: 'https://other.example/mcp' })).error).toBe('invalid_target');
+  });
+});
+
+describe('sign-in and consent', () => {
+  it('forwards the adapter redirect to sign in, with the canonical authorize URL to come back to', async () => {
+    const url = authorizeUrl(host, client, challenge);
+    const response = await fetch(url, { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    const location = new URL(response.headers.get('location')!);
+    expect(location.pathname).toBe('/sign-in');
+    expect(location.searchParams.get('return_to')).toBe(url);
+  });
+
+  it('renders the consent page with a strict CSP, no-store and the client name escaped', async () => {
+    const hostile = await register(host, {
+      client_name: '<script>alert("pwned")</script><img src=x onerror=alert(1)>',
+    });
+    const ticket = await openConsent(authorizeUrl(host, hostile, challenge), signIn(host, 'user-1'));
+    expect(ticket.response.status).toBe(200);
+    expect(ticket.response.headers.get('cache-control')).toBe('no-store');
+    const csp = ticket.response.headers.get('content-security-policy')!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain(`form-action 'self' ${new URL(hostile.redirectUri).origin}`);
+    expect(ticket.html).not.toContain('<script>');
+    expect(ticket.html).not.toContain('<img src=x');
+    expect(ticket.html).toContain('&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;');
+    expect(ticket.transaction).toMatch(/^mcp_tx_/);
+    expect(ticket.csrfToken).toMatch(/^mcp_csrf_/);
+  });
+
+  it('refuses consent to a signed-in user whose principal does not resolve', async () => {
+    const orphaned = await startDoorHost(store, { oauth: { session: () => ({ subject: 'ghost' }) } });
+    try {
+      const orphanClient = await register(orphaned);
+      const response = await fetch(authorizeUrl(orphaned, orphanClient, challenge), { redirect: 'manual' });
+      expect(response.status).toBe(403);
+      expect(response.headers.get('location')).toBeNull();
+    } finally {
+      await orphaned.close();
+    }
+  });
+
+  it('redirects with access_denied and the state when the user denies', async () => {
+    const cookie = signIn(host, 'user-1');
+    const ticket = await openConsent(authorizeUrl(host, client, challenge), cookie);
+    const response = await postConsent(host, cookie, {
+      transaction: ticket.transaction,
+      csrf_token: ticket.csrfToken,
+      decision: 'deny',
+    });
+    expect(response.status).toBe(303);
+    const location = new URL(response.headers.get('location')!);
+    expect(location.searchParams.get('error')).toBe('access_denied');
+    expect(location.searchParams.get('state')).toBe('state-123');
+    expect(location.searchParams.get('code')).toBeNull();
+  });
+
+  it('answers a consent transaction once: a second post of the same form is refused', async () => {
+    const cookie = signIn(host, 'user-1');
+    const ticket = await openConsent(authorizeUrl(host, client, challenge), cookie);
+    const fields = { transaction: ticket.transaction, csrf_token: ticket.csrfToken, decision: 'approve' };
+    expect((await postConsent(host, cookie, fields)).status).toBe(303);
+    const replay = await postConsent(host, cookie, fields);
+    expect(replay.status).toBe(400);
+    expect(replay.headers.get('location')).toBeNull();
+    expect(await replay.text()).toContain('expired or was already answered');
+  });
+
+  it('refuses a wrong CSRF token without spending the transaction', async () => {
+    const cookie = signIn(host, 'user-1');
+    const ticket = await openConsent(authorizeUrl(host, client, challenge), cookie);
+    const wrong = await postConsent(host, cookie, {
+      transaction: ticket.transaction,
+      csrf_token: 'mcp_csrf_forged',
+      decision: 'approve',
+    });
+    expect(wrong.status).toBe(400);
+    const right = await postConsent(host, cookie, {
+      transaction: ticket.transaction,
+      csrf_token: ticket.csrfToken,
+      decision: 'approve',
+    });
+    expect(right.status).toBe(303);
+    expect(new URL(right.headers.get('location')!).searchParams.get('code')).toMatch(/^mcp_code_/);
+  });
+
+  it('refuses a decision posted from another site, by another user, or without its fields', async () => {
+    const cookie = signIn(host, 'user-1');
+    const ticket = await openConsent(authorizeUrl(host, client, challenge), cookie);
+    const fields = { transaction: ticket.transaction, csrf_token: ticket.csrfToken, decision: 'approve' };
+    expect((await postConsent(host, cookie, fields, { origin: 'https://evil.example' })).status).toBe(403);
+    expect(
+      (await postConsent(host, cookie, { transaction: ticket.transaction, decision: 'approve' })).status,
+    ).toBe(400);
+    expect((await postConsent(host, cookie, { ...fields, decision: 'maybe' })).status).toBe(400);
+    const other = await postConsent(host, signIn(host, 'user-2'), fields);
+    expect(other.status).toBe(403);
+    expect(other.headers.get('location')).toBeNull();
+    const json = await fetch(`${host.url}/api/service/mcp/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify(fields),
+    });
+    expect(json.status).toBe(400);
+  });
+
+  it('expires a consent transaction after ten minutes', async () => {
+    const cookie = signIn(host, 'user-1');
+    const ticket = await openConsent(authorizeUrl(host, client, challenge), cookie);
+    host.clock.advance(10 * 60 * 1000 + 1000);
+    const late = await postConsent(host, cookie, {
+      transaction: ticket.transaction,
+      csrf_token: ticket.csrfToken,
+      decision: 'approve',
+    });
+    expect(late.status).toBe(400);
+  });
+});
+
+describe('host adapters', () => {
+  it('lets oauth.authorize render the consent page in the host look, and checks its form the same way', async () => {
+    const seen: Array<{ clientName: string; scopes: string[] }> = [];
+    const custom = await startDoorHost(store, {
+      oauth: {
+        authorize: (_request, { clientName, scopes, consent }) => {
+          seen.push({ clientName, scopes });
+          return new Response(
+            `<form action="${consent!.action}"><input name="transaction" value="${consent!.transaction}"><input name="csrf_token" value="${consent!.csrfToken}"></form>`,
+            { headers: { 'content-type': 'text/html' } },
+          );
+        },
+      },
+    });
+    try {
+      const customClient = await register(custom, { client_name: 'Custom page client' });
+      const pair = pkce();
+      const cookie = signIn(custom, 'user-9');
+      const ticket = await openConsent(authorizeUrl(custom, customClient, pair.challenge), cookie);
+      expect(seen).toEqual([{ clientName: 'Custom page client', scopes: ['read', 'write'] }]);
+      const answer = await postConsent(custom, cookie, {
+        transaction: ticket.transaction,
+        csrf_token: ticket.csrfToken,
+        decision: 'approve',
+      });
+      const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
+      const tokens = await exchange(custom, { code, client: customClient, pkce: pair });
+      expect(tokens.access_token).toMatch(/^mcp_at_/);
+    } finally {
+      await custom.close();
+    }
+  });
+
+  it('lets a legacy adapter (authorize without session) own consent and answer { subject }', async () => {
+    let approve = false;
+    const legacy = await startDoorHost(store, {
+      oauth: {
+        withoutSession: true,
+        authorize: () =>
+          approve ? { subject: 'legacy-user' } : new Response('legacy login page', { status: 200 }),
+      },
+    });
+    try {
+      legacy.users.set('legacy-user', { subject: 'legacy-user' });
+      const legacyClient = await register(legacy);
+      const pair = pkce();
+      const url = authorizeUrl(legacy, legacyClient, pair.challenge);
+      const page = await fetch(url, { redirect: 'manual' });
+      expect(await page.text()).toBe('legacy login page');
+      approve = true;
+      const answer = await fetch(url, { redirect: 'manual' });
+      expect(answer.status).toBe(302);
+      const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
+      const tokens = await exchange(legacy, { code, client: legacyClient, pkce: pair });
+      expect(tokens.scope).toBe('read write');
+      // Pre-redirect validation still applies to legacy adapters.
+      const bad = await fetch(
+        authorizeUrl(legacy, legacyClient, pair.challenge, { redirect_uri: 'https://x.example/cb' }),
+        {
+          redirect: 'manual',
+        },
+      );
+      expect(bad.status).toBe(400);
+    } finally {
+      await legacy.close();
+    }
+  });
+});

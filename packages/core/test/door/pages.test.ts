@@ -1,0 +1,143 @@
+/**
+ * The consent and connect pages in a real headless Chromium: approve by clicking, deny, a hostile
+ * `client_name` shown inert, the CSP present, no script on `/connect`.
+ *
+ * @see platform-spec.md "MCP door endpoints", "Door authentication"
+ */
+import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openTestStore, type TestStore } from '../support/stores.js';
+import { type DoorHost, startDoorHost } from './support/door-host.js';
+import { authorizeUrl, exchange, pkce, register } from './support/oauth-flow.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>"\'&';
+
+let store: TestStore;
+let host: DoorHost;
+let browser: Browser;
+let context: BrowserContext;
+
+beforeAll(async () => {
+  store = await openTestStore();
+  host = await startDoorHost(store, { mcp: { productName: 'Notes', theme: { accent: '#0a7d45' } } });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await host?.close();
+  await store?.dispose();
+});
+beforeEach(async () => {
+  context = await browser.newContext();
+});
+afterEach(async () => context?.close());
+
+/** Opens the authorize URL, signs in on the host's page, and waits for the consent page. */
+async function reachConsent(url: string, subject: string) {
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.fill('#subject', subject);
+  const [consentResponse] = await Promise.all([
+    page.waitForResponse(
+      (r) => r.url().startsWith(`${host.url}/api/service/mcp/authorize`) && r.request().method() === 'GET',
+    ),
+    page.click('button[type=submit]'),
+  ]);
+  await page.waitForSelector('button[value=approve]');
+  return { page, consentResponse };
+}
+
+describe('consent page in Chromium', () => {
+  it('approves by clicking, landing on the client with a code that exchanges for tokens', async () => {
+    const client = await register(host, { client_name: 'Browser client' });
+    const pair = pkce();
+    const { page, consentResponse } = await reachConsent(
+      authorizeUrl(host, client, pair.challenge),
+      'clicker',
+    );
+    expect(consentResponse.status()).toBe(200);
+    const headers = consentResponse.headers();
+    expect(headers['content-security-policy']).toContain("default-src 'none'");
+    expect(headers['content-security-policy']).toContain("form-action 'self'");
+    expect(headers['cache-control']).toBe('no-store');
+    expect(await page.textContent('h1')).toContain('Browser client wants to use Notes as you');
+    expect(await page.textContent('p.muted')).toContain('Signed in as clicker');
+
+    await Promise.all([page.waitForURL(`${client.redirectUri}?**`), page.click('button[value=approve]')]);
+    const landed = new URL(page.url());
+    expect(landed.searchParams.get('state')).toBe('state-123');
+    const tokens = await exchange(host, { code: landed.searchParams.get('code')!, client, pkce: pair });
+    expect(tokens.access_token).toMatch(/^mcp_at_/);
+  });
+
+  it('lets the approval redirect reach a client on another origin (CSP form-action names it)', async () => {
+    const elsewhere = host.url.replace('127.0.0.1', 'localhost');
+    const client = await register(host, { redirect_uris: [`${elsewhere}/callback`] });
+    const { page, consentResponse } = await reachConsent(
+      authorizeUrl(host, client, pkce().challenge),
+      'crosser',
+    );
+    expect(consentResponse.headers()['content-security-policy']).toContain(`form-action 'self' ${elsewhere}`);
+    await Promise.all([page.waitForURL(`${elsewhere}/callback?**`), page.click('button[value=approve]')]);
+    expect(new URL(page.url()).searchParams.get('code')).toMatch(/^mcp_code_/);
+  });
+
+  it('denies by clicking, landing on the client with access_denied', async () => {
+    const client = await register(host);
+    const { page } = await reachConsent(authorizeUrl(host, client, pkce().challenge), 'denier');
+    await Promise.all([page.waitForURL(`${client.redirectUri}?**`), page.click('button[value=deny]')]);
+    const landed = new URL(page.url());
+    expect(landed.searchParams.get('error')).toBe('access_denied');
+    expect(landed.searchParams.get('code')).toBeNull();
+  });
+
+  it('shows a hostile client_name as text, running none of it', async () => {
+    const client = await register(host, { client_name: HOSTILE });
+    const { page } = await reachConsent(authorizeUrl(host, client, pkce().challenge), 'target');
+    expect(await page.textContent('.client')).toBe(HOSTILE);
+    expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+    expect(await page.locator('.client img, .client script').count()).toBe(0);
+    expect(await page.evaluate(() => document.scripts.length)).toBe(0);
+  });
+});
+
+describe('connect page in Chromium', () => {
+  it('is themed, names the product and the MCP URL, gives per-client steps and ships no script', async () => {
+    const page = await context.newPage();
+    const response = await page.goto(`${host.url}/api/service/mcp/connect`);
+    expect(response?.status()).toBe(200);
+    const csp = response?.headers()['content-security-policy'] ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).not.toContain('script-src');
+    expect(await page.evaluate(() => document.scripts.length)).toBe(0);
+    expect(await page.textContent('h1')).toBe('Connect Notes to your AI assistant');
+    expect(await page.textContent('#mcp-url')).toBe(`${host.url}/api/service/mcp`);
+    const headings = await page.locator('h2').allTextContents();
+    expect(headings).toEqual([
+      'Claude',
+      'ChatGPT',
+      'Claude Code',
+      'Cursor',
+      'VS Code',
+      'Any other MCP client',
+    ]);
+    const accent = await page.evaluate(() => getComputedStyle(document.querySelector('header')!).color);
+    expect(accent).toBe('rgb(10, 125, 69)');
+    expect(await page.textContent('body')).toContain(
+      `claude mcp add --transport http notes ${host.url}/api/service/mcp`,
+    );
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * RFC 7591 dynamic registration: public clients; https redirect URIs, or http on loopback only;
+ * no fragment or userinfo; clear `invalid_redirect_uri` / `invalid_client_metadata` errors.
+ *
+ * @see platform-spec.md "MCP door endpoints"; RFC 7591 §3.2
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestStore, type TestStore } from '../support/stores.js';
+import { type DoorHost, startDoorHost } from './support/door-host.js';
+
+let store: TestStore;
+let host: DoorHost;
+
+beforeAll(async () => {
+  store = await openTestStore();
+  host = await startDoorHost(store);
+});
+afterAll(async () => {
+  await host?.close();
+  await store?.dispose();
+});
+
+const register = (body: unknown, contentType = 'application/json') =>
+  fetch(`${host.url}/api/service/mcp/register`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+describe('dynamic client registration', () => {
+  it('registers a public client and answers 201 with its metadata and no secret', async () => {
+    const response = await register({
+      client_name: 'Claude',
+      redirect_uris: ['https://claude.example/api/mcp/auth_callback', 'http://127.0.0.1:33418/callback'],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      scope: 'read write',
+      unknown_member: 'dropped',
+    });
+    expect(response.status).toBe(201);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const body = await response.json();
+    expect(body).toEqual({
+      client_id: expect.stringMatching(/^mcp_client_[A-Za-z0-9_-]{43}$/),
+      client_id_issued_at: expect.any(Number),
+      client_name: 'Claude',
+      redirect_uris: ['https://claude.example/api/mcp/auth_callback', 'http://127.0.0.1:33418/callback'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      scope: 'read write',
+    });
+    expect(body).not.toHaveProperty('client_secret');
+  });
+
+  it('answers a request for a secret-based method as a public client (token_endpoint_auth_method none)', async () => {
+    const response = await register({
+      redirect_uris: ['https://a.example/cb'],
+      token_endpoint_auth_method: 'client_secret_post',
+    });
+    expect(response.status).toBe(201);
+    const body = await response.json();
+    expect(body.token_endpoint_auth_method).toBe('none');
+    expect(body).not.toHaveProperty('client_secret');
+  });
+
+  it.each([
+    [{}, 'redirect_uris is required'],
+    [{ redirect_uris: [] }, 'redirect_uris is required'],
+    [{ redirect_uris: 'https://a.example/cb' }, 'redirect_uris is required'],
+    [{ redirect_uris: [42] }, 'non-empty strings'],
+    [{ redirect_uris: ['http://a.example/cb'] }, 'must use https'],
+    [{ redirect_uris: ['http://192.168.1.5/cb'] }, 'must use https'],
+    [{ redirect_uris: ['cursor://callback'] }, 'must use https'],
+    [{ redirect_uris: ['https://a.example/cb#frag'] }, 'fragment'],
+    [{ redirect_uris: ['https://user:pass@a.example/cb'] }, 'userinfo'],
+    [{ redirect_uris: ['/relative'] }, 'not an absolute URL'],
+  ])('refuses %j with invalid_redirect_uri', async (body, text) => {
+    const response = await register(body);
+    expect(response.status).toBe(400);
+    const error = await response.json();
+    expect(error.error).toBe('invalid_redirect_uri');
+    expect(error.error_description).toContain(text);
+  });
+
+  it('accepts http redirect URIs on loopback hosts', async () => {
+    for (const uri of ['http://127.0.0.1/cb', 'http://localhost:8080/cb', 'http://[::1]:9/cb']) {
+      expect((await register({ redirect_uris: [uri] })).status, uri).toBe(201);
+    }
+  });
+
+  it.each([
+    [{ grant_types: ['client_credentials'] }, 'grant_types'],
+    [{ grant_types: ['refresh_token'] }, 'authorization_code'],
+    [{ response_types: ['token'] }, 'response_types'],
+    [{ token_endpoint_auth_method: 'private_key_jwt' }, 'token_endpoint_auth_method'],
+    [{ client_name: 42 }, 'client_name must be a string'],
+    [{ client_name: 'x'.repeat(201) }, 'client_name is too long'],
+    [{ scope: 'read admin' }, 'unknown scope admin'],
+    [{ logo_uri: 'javascript:alert(1)' }, 'logo_uri must be an https URL'],
+  ])('refuses %j with invalid_client_metadata', async (extra, text) => {
+    const response = await register({ redirect_uris: ['https://a.example/cb'], ...extra });
+    expect(response.status).toBe(400);
+    const error = await response.json();
+    expect(error.error).toBe('invalid_client_metadata');
+    expect(error.error_description).toContain(text);
+  });
+
+  it('refuses malformed JSON, a non-object body and another content type with a 400', async () => {
+    for (const [body, type] of [
+      ['{not json', 'application/json'],
+      ['[1,2]', 'application/json'],
+      ['null', 'application/json'],
+      ['redirect_uris=https://a.example/cb', 'application/x-www-form-urlencoded'],
+    ] as const) {
+      const response = await register(body, type);
+      expect(response.status, body).toBe(400);
+      expect((await response.json()).error).toBe('invalid_client_metadata');
+    }
+  });
+
+  it('refuses a body over 16 KiB with 413', async () => {
+    const response = await register({
+      redirect_uris: ['https://a.example/cb'],
+      client_name: 'x'.repeat(20_000),
+    });
+    expect(response.status).toBe(413);
+  });
+
+  it('does not answer GET', async () => {
+    expect((await fetch(`${host.url}/api/service/mcp/register`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * `/revoke` (RFC 7009) exactly as the spec lists it: an empty 200 for every landed revocation,
+ * unknown tokens and hints included; the listed 400s; an access token revokes itself; a refresh
+ * token retires its family and leaves the client's other authorizations.
+ *
+ * @see platform-spec.md "Errors" (Door / OAuth)
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestStore, type TestStore } from '../support/stores.js';
+import { type DoorHost, startDoorHost } from './support/door-host.js';
+import { authorizeCode, exchange, register, rpc, tokenRequest, tokensFor } from './support/oauth-flow.js';
+
+let store: TestStore;
+let host: DoorHost;
+
+beforeAll(async () => {
+  store = await openTestStore();
+  host = await startDoorHost(store);
+});
+afterAll(async () => {
+  await host?.close();
+  await store?.dispose();
+});
+
+const revoke = (fields: Record<string, string>, contentType = 'application/x-www-form-urlencoded') =>
+  fetch(`${host.url}/api/service/mcp/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body: contentType.includes('json') ? JSON.stringify(fields) : new URLSearchParams(fields),
+  });
+
+const refresh = (clientId: string, refreshToken: string) =>
+  tokenRequest(host, { grant_type: 'refresh_token', client_id: clientId, refresh_token: refreshToken });
+
+describe('token revocation', () => {
+  it('answers an empty 200 for unknown tokens and unknown hints', async () => {
+    const client = await register(host);
+    for (const fields of [
+      { token: 'mcp_at_unknown', client_id: client.clientId },
+      { token: 'mcp_rt_unknown', client_id: client.clientId, token_type_hint: 'refresh_token' },
+      { token: 'whatever', client_id: client.clientId, token_type_hint: 'no_such_hint' },
+    ] as Record<string, string>[]) {
+      const response = await revoke(fields);
+      expect(response.status).toBe(200);
+      expect(await response.text()).toBe('');
+    }
+  });
+
+  it('revokes an access token alone: the refresh token still works', async () => {
+    const tokens = await tokensFor(host);
+    const response = await revoke({
+      token: tokens.access_token,
+      client_id: tokens.client.clientId,
+      token_type_hint: 'access_token',
+    });
+    expect(response.status).toBe(200);
+    expect((await rpc(host, tokens.access_token, 'tools/list')).status).toBe(401);
+    expect((await refresh(tokens.client.clientId, tokens.refresh_token!)).status).toBe(200);
+  });
+
+  it("retires the whole family on a refresh token and leaves the client's other authorizations", async () => {
+    const client = await register(host);
+    const first = await exchange(host, await authorizeCode(host, 'user-a', client));
+    const rotated = await (await refresh(client.clientId, first.refresh_token!)).json();
+    const second = await exchange(host, await authorizeCode(host, 'user-a', client));
+
+    // The hint is only a hint: a refresh token given as an access token still retires its family.
+    const response = await revoke({
+      token: rotated.refresh_token,
+      client_id: client.clientId,
+      token_type_hint: 'access_token',
+    });
+    expect(response.status).toBe(200);
+    expect((await rpc(host, first.access_token, 'tools/list')).status).toBe(401);
+    expect((await rpc(host, rotated.access_token, 'tools/list')).status).toBe(401);
+    expect((await refresh(client.clientId, rotated.refresh_token)).status).toBe(400);
+
+    expect((await rpc(host, second.access_token, 'tools/list')).status).toBe(200);
+    expect((await refresh(client.clientId, second.refresh_token!)).status).toBe(200);
+  });
+
+  it('refuses a token issued to a different client with a 400 and leaves it working', async () => {
+    const tokens = await tokensFor(host);
+    const other = await register(host);
+    const response = await revoke({ token: tokens.refresh_token!, client_id: other.clientId });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: 'unauthorized_client',
+      error_description: 'The token was issued to another client',
+    });
+    expect((await rpc(host, tokens.access_token, 'tools/list')).status).toBe(200);
+  });
+
+  it.each([
+    [{ client_id: 'mcp_client_x' }, 'invalid_request', 'token is required'],
+    [{ token: 'mcp_at_x' }, 'invalid_request', 'client_id is required'],
+    [{ token: 'mcp_at_x', client_id: 'mcp_client_unknown' }, 'invalid_client', 'Unknown client_id'],
+  ])('answers %j with a 400 %s', async (fields, error, description) => {
+    const response = await revoke(fields as Record<string, string>);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error, error_description: description });
+  });
+
+  it('refuses a non-form content type with a 400', async () => {
+    const client = await register(host);
+    const response = await revoke({ token: 'x', client_id: client.clientId }, 'application/json');
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toBe('invalid_request');
+  });
+});

@@ -1,0 +1,357 @@
+/**
+ * The MCP transport behind bearer authentication: the principal re-resolved on every request (a
+ * null result ends the user's sessions), sessions bound to one subject and client, the tool menu
+ * and its curation, and calls that fail closed.
+ *
+ * @see platform-spec.md "MCP door endpoints" (Door tool menu, Host tool calls), "Door authentication"
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { listAudit } from '../../src/agent/audit.js';
+import { GrantStore as ApprovalGrants } from '../../src/agent/grants.js';
+import { openTestStore, type TestStore } from '../support/stores.js';
+import { type DoorHost, startDoorHost } from './support/door-host.js';
+import { authorizeCode, exchange, INITIALIZE_PARAMS, rpc, tokensFor } from './support/oauth-flow.js';
+
+let store: TestStore;
+let host: DoorHost;
+
+beforeAll(async () => {
+  store = await openTestStore();
+  host = await startDoorHost(store);
+});
+afterAll(async () => {
+  await host?.close();
+  await store?.dispose();
+});
+
+const call = (token: string, name: string, args: unknown = {}, headers: Record<string, string> = {}) =>
+  rpc(host, token, 'tools/call', { name, arguments: args }, headers);
+
+const initialize = async (token: string) => {
+  const response = await rpc(host, token, 'initialize', INITIALIZE_PARAMS);
+  expect(response.status).toBe(200);
+  return response.headers.get('mcp-session-id')!;
+};
+
+describe('bearer authentication', () => {
+  it('answers 401 with invalid_token for unknown, malformed and non-Bearer credentials', async () => {
+    for (const authorization of [
+      'Bearer mcp_at_unknown',
+      'Bearer ',
+      'Basic abc',
+      `Bearer ${'x'.repeat(9000)}`,
+    ]) {
+      const response = await fetch(`${host.url}/api/service/mcp`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(response.status, authorization.slice(0, 20)).toBe(401);
+      expect(response.headers.get('www-authenticate')).toContain('resource_metadata=');
+    }
+  });
+
+  it('re-resolves the principal on every request: a user who no longer resolves loses tokens and sessions', async () => {
+    const tokens = await tokensFor(host, 'doomed-user');
+    const sessionId = await initialize(tokens.access_token);
+    host.users.delete('doomed-user');
+    const refused = await rpc(host, tokens.access_token, 'tools/list', {}, { 'mcp-session-id': sessionId });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    // The account comes back: the old grant and its session stay dead.
+    host.users.set('doomed-user', { subject: 'doomed-user' });
+    expect((await rpc(host, tokens.access_token, 'tools/list')).status).toBe(401);
+    const fresh = await tokensFor(host, 'doomed-user');
+    expect(
+      (await rpc(host, fresh.access_token, 'tools/list', {}, { 'mcp-session-id': sessionId })).status,
+    ).toBe(404);
+  });
+});
+
+describe('sessions', () => {
+  it('issues a session on initialize and binds it to one subject and one client', async () => {
+    const alice = await tokensFor(host, 'alice');
+    const sessionId = await initialize(alice.access_token);
+    expect(sessionId).toMatch(/^mcp_ses_/);
+    expect(
+      (await rpc(host, alice.access_token, 'tools/list', {}, { 'mcp-session-id': sessionId })).status,
+    ).toBe(200);
+
+    const bob = await tokensFor(host, 'bob');
+    const stolen = await rpc(host, bob.access_token, 'tools/list', {}, { 'mcp-session-id': sessionId });
+    expect(stolen.status).toBe(404);
+    expect(stolen.body?.error?.message).toBe('Session not found');
+
+    // Same user, another client: not this session either.
+    const aliceElsewhere = await tokensFor(host, 'alice');
+    expect(
+      (await rpc(host, aliceElsewhere.access_token, 'tools/list', {}, { 'mcp-session-id': sessionId }))
+        .status,
+    ).toBe(404);
+  });
+
+  it('ends a session on DELETE', async () => {
+    const tokens = await tokensFor(host, 'carol');
+    const sessionId = await initialize(tokens.access_token);
+    const ended = await fetch(`${host.url}/api/service/mcp`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${tokens.access_token}`, 'mcp-session-id': sessionId },
+    });
+    expect(ended.status).toBe(200);
+    expect(
+      (await rpc(host, tokens.access_token, 'tools/list', {}, { 'mcp-session-id': sessionId })).status,
+    ).toBe(404);
+  });
+
+  it('answers GET (no server-initiated stream) with 405 and malformed JSON with a 400, never a 500', async () => {
+    const tokens = await tokensFor(host, 'dave');
+    const get = await fetch(`${host.url}/api/service/mcp`, {
+      headers: { authorization: `Bearer ${tokens.access_token}`, accept: 'text/event-stream' },
+    });
+    expect(get.status).toBe(405);
+    const malformed = await fetch(`${host.url}/api/service/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: '{"jsonrpc":',
+    });
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()).error.code).toBe(-32700);
+  });
+});
+
+describe('tool calls', () => {
+  it('answers structured results and reports tool failures and bad input as tool errors', async () => {
+    const { access_token } = await tokensFor(host);
+    const ok = await call(access_token, 'create_note', { text: 'hello' });
+    expect(ok.body?.result).toEqual({
+      content: [{ type: 'text', text: '{"created":"hello"}' }],
+      structuredContent: { created: 'hello' },
+    });
+    const text = await call(access_token, 'ungraded_tool');
+    expect(text.body?.result).toEqual({ content: [{ type: 'text', text: 'plain text result' }] });
+    const invalid = await call(access_token, 'create_note', { text: 42 });
+    expect(invalid.body?.result?.isError).toBe(true);
+    expect(invalid.body?.result?.structuredContent?.error?.code).toBe('validation');
+    const failing = await call(access_token, 'failing_tool');
+    expect(failing.body?.result?.structuredContent?.error).toEqual({
+      code: 'tool-failed',
+      message: 'the notes service is down',
+    });
+  });
+
+  it('answers unknown and off-menu tools with the same not-found error', async () => {
+    const { access_token } = await tokensFor(host);
+    const unknown = await call(access_token, 'no_such_tool');
+    const internal = await call(access_token, 'internal_tool');
+    const disabled = await call(access_token, 'disabled_tool');
+    expect(unknown.body?.error?.code).toBe(-32602);
+    expect(unknown.body?.error?.message).toMatch(/Tool no_such_tool not found$/);
+    expect(internal.body?.error).toEqual({
+      ...unknown.body?.error,
+      message: unknown.body?.error?.message.replace('no_such_tool', 'internal_tool'),
+    });
+    expect(disabled.body?.error?.message).toMatch(/Tool disabled_tool not found$/);
+    expect(host.executions.some((e) => e.tool === 'internal_tool' || e.tool === 'disabled_tool')).toBe(false);
+  });
+
+  it('needs the write scope for tools not labelled read', async () => {
+    const flow = await authorizeCode(host, 'reader', undefined, { scope: 'read' });
+    const { access_token } = await exchange(host, flow);
+    expect((await call(access_token, 'list_notes')).body?.result?.isError).toBeFalsy();
+    for (const tool of ['create_note', 'delete_note', 'ungraded_tool']) {
+      const refused = await call(access_token, tool, tool === 'create_note' ? { text: 'x' } : { id: '1' });
+      expect(refused.body?.result?.structuredContent?.error?.code, tool).toBe('insufficient-scope');
+    }
+  });
+
+  it('fails closed when the consent record is gone', async () => {
+    const tokens = await tokensFor(host, 'withdrawn');
+    await host.door.withdrawConsent('withdrawn', tokens.client.clientId);
+    const before = host.executions.length;
+    const refused = await call(tokens.access_token, 'list_notes');
+    expect(refused.body?.result?.structuredContent?.error?.code).toBe('forbidden');
+    expect(host.executions.length).toBe(before);
+  });
+
+  it('never forwards the inbound bearer: tools see only what actAs minted', async () => {
+    const tokens = await tokensFor(host, 'eve');
+    await call(tokens.access_token, 'list_notes');
+    const execution = host.executions.at(-1)!;
+    expect(execution.headers).toEqual({ authorization: 'Bearer host-session-of-eve' });
+    expect(JSON.stringify(host.actAsCalls)).not.toContain(tokens.access_token);
+  });
+
+  it('answers not-implemented when the host has no actAs', async () => {
+    const bare = await startDoorHost(store, { actAs: null });
+    try {
+      const tokens = await tokensFor(bare, 'frank');
+      const result = await rpc(bare, tokens.access_token, 'tools/call', {
+        name: 'list_notes',
+        arguments: {},
+      });
+      expect(result.body?.result?.isError).toBe(true);
+      expect(result.body?.result?.structuredContent?.error?.code).toBe('not-implemented');
+      expect(bare.executions).toHaveLength(0);
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it('fails closed when actAs throws or the principal is another user', async () => {
+    const refusing = await startDoorHost(store, {
+      actAs: async () => {
+        throw new Error('no token for you');
+      },
+    });
+    const swapped = await startDoorHost(store, {
+      oauth: { principal: (subject) => ({ subject: `${subject}-impostor` }) },
+    });
+    try {
+      const t1 = await tokensFor(refusing, 'gina');
+      const r1 = await rpc(refusing, t1.access_token, 'tools/call', { name: 'list_notes', arguments: {} });
+      expect(r1.body?.result?.structuredContent?.error?.code).toBe('act-as-failed');
+      const t2 = await tokensFor(swapped, 'hank');
+      const r2 = await rpc(swapped, t2.access_token, 'tools/call', { name: 'list_notes', arguments: {} });
+      expect(r2.body?.result?.structuredContent?.error?.code).toBe('act-as-subject-mismatch');
+      expect([...refusing.executions, ...swapped.executions]).toHaveLength(0);
+    } finally {
+      await refusing.close();
+      await swapped.close();
+    }
+  });
+});
+
+describe('long tool calls', () => {
+  it('sends progress notifications while a call runs, when the client asked with a progressToken', async () => {
+    const slow = await startDoorHost(store, {
+      progressIntervalMs: 40,
+      tools: [
+        {
+          name: 'slow_report',
+          description: 'Takes a while',
+          input: { type: 'object', properties: {} },
+          risk: 'read',
+          execute: () => new Promise((resolve) => setTimeout(() => resolve({ done: true }), 200)),
+        },
+      ],
+    });
+    try {
+      const tokens = await tokensFor(slow, 'patient');
+      const answer = await rpc(slow, tokens.access_token, 'tools/call', {
+        name: 'slow_report',
+        arguments: {},
+        _meta: { progressToken: 'p-1' },
+      });
+      const progress = answer.raw
+        .split('\n')
+        .filter((line) => line.startsWith('data: ') && line.includes('notifications/progress'))
+        .map((line) => JSON.parse(line.slice(6)).params);
+      expect(progress.length).toBeGreaterThanOrEqual(2);
+      expect(progress[0]).toEqual({ progressToken: 'p-1', progress: 1 });
+      expect(answer.body?.result?.structuredContent).toEqual({ done: true });
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+describe('approvals and audit', () => {
+  it('runs a tool that needs approval only under a grant the user remembered in the app', async () => {
+    const tokens = await tokensFor(host, 'approver');
+    const parked = await call(tokens.access_token, 'archive_note', { id: 'n1' });
+    expect(parked.body?.result?.structuredContent?.error?.code).toBe('approval-required');
+    expect(host.executions.some((e) => e.tool === 'archive_note')).toBe(false);
+
+    const grant = await new ApprovalGrants(store.db).create(store.db, {
+      owner: 'approver',
+      tool: 'archive_note',
+      scope: 'tool',
+      toolInput: { id: 'n1' },
+      ttlSeconds: 3600,
+    });
+    const ran = await call(tokens.access_token, 'archive_note', { id: 'n1' });
+    expect(ran.body?.result?.structuredContent).toEqual({ archived: 'n1', grant: grant.id });
+  });
+
+  it("records each call in the user's activity, attributed to the client", async () => {
+    const tokens = await tokensFor(host, 'audited');
+    await call(tokens.access_token, 'list_notes');
+    await call(tokens.access_token, 'failing_tool');
+    // Activity is written in batches, a few tens of milliseconds after the calls.
+    await vi.waitFor(async () => {
+      const events = await listAudit(store.db, 'audited', { limit: 10 });
+      expect(events.map((e) => [e.kind, e.data])).toEqual([
+        ['tool.called', { tool: 'failing_tool', via: 'door', clientId: tokens.client.clientId, ok: false }],
+        ['tool.called', { tool: 'list_notes', via: 'door', clientId: tokens.client.clientId, ok: true }],
+      ]);
+    });
+  });
+});
+
+describe('curated menu', () => {
+  it('lists only surfaces.mcp, uses override titles, and warns once for missing or disabled entries', async () => {
+    const curated = await startDoorHost(store, {
+      overrides: {
+        surfaces: { mcp: ['create_note', 'missing_tool', 'disabled_tool', 'internal_tool'] },
+        tools: { create_note: { title: 'Write a note' } },
+      },
+    });
+    try {
+      const tokens = await tokensFor(curated, 'ivy');
+      const listed = await rpc(curated, tokens.access_token, 'tools/list');
+      expect(listed.body?.result?.tools).toEqual([
+        expect.objectContaining({
+          name: 'create_note',
+          title: 'Write a note',
+          annotations: { title: 'Write a note', readOnlyHint: false, destructiveHint: false },
+        }),
+      ]);
+      await rpc(curated, tokens.access_token, 'tools/list');
+      expect(curated.warnings.map((w) => w.fields)).toEqual([
+        { tool: 'missing_tool', reason: 'no such tool' },
+        { tool: 'disabled_tool', reason: 'disabled' },
+      ]);
+      const offMenu = await rpc(curated, tokens.access_token, 'tools/call', {
+        name: 'list_notes',
+        arguments: {},
+      });
+      expect(offMenu.body?.error?.message).toMatch(/Tool list_notes not found$/);
+    } finally {
+      await curated.close();
+    }
+  });
+});
+
+describe('caches', () => {
+  it('honours a revocation or a withdrawn consent made on this instance at once, even with caching on', async () => {
+    const cached = await startDoorHost(store, { authCacheTtlMs: 60_000 });
+    try {
+      const first = await tokensFor(cached, 'cached-user');
+      expect(
+        (await rpc(cached, first.access_token, 'tools/call', { name: 'list_notes', arguments: {} })).status,
+      ).toBe(200);
+      await cached.door.withdrawConsent('cached-user', first.client.clientId);
+      const refused = await rpc(cached, first.access_token, 'tools/call', {
+        name: 'list_notes',
+        arguments: {},
+      });
+      expect(refused.body?.result?.structuredContent?.error?.code).toBe('forbidden');
+
+      const second = await tokensFor(cached, 'cached-user');
+      expect((await rpc(cached, second.access_token, 'tools/list')).status).toBe(200);
+      const revoked = await fetch(`${cached.url}/api/service/mcp/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: second.access_token, client_id: second.client.clientId }),
+      });
+      expect(revoked.status).toBe(200);
+      expect((await rpc(cached, second.access_token, 'tools/list')).status).toBe(401);
+    } finally {
+      await cached.close();
+    }
+  });
+});
