@@ -112,6 +112,7 @@ describe('billing dashboard', () => {
       resets_at: tomorrow.toISOString(),
     });
     expect(error.retry_after).toBeGreaterThan(0);
+    await server.platform.context.metering.settled();
     const notices = await store.db
       .selectFrom('app_events')
       .select(['kind', 'payload'])

@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, LedgerKind } from '../store/database.js';
+import { type Notice, sendNotices } from '../store/notices.js';
 
 export interface LedgerPosting {
   tenantId: string;
@@ -57,9 +58,21 @@ export async function applyPosting(
  * commits: that orders concurrent postings for one tenant. Postings apply in the order given; a
  * key posted before (or twice in the list) applies once.
  */
+export interface PostingOptions {
+  /**
+   * The caller vouches that every key is new (a settlement's first attempt, keyed by fresh usage
+   * ids): earlier postings are not looked up, and a repeated key aborts the transaction with a
+   * unique violation, after which the caller retries without this. Saves a read per batch.
+   */
+  freshKeys?: boolean;
+  /** Collects the wallet NOTIFY instead of sending it (the caller sends its transaction's at once). */
+  notices?: Notice[];
+}
+
 export async function applyPostings(
   trx: Transaction<Database>,
   postings: LedgerPosting[],
+  options: PostingOptions = {},
 ): Promise<LedgerResult[]> {
   for (const posting of postings) {
     if (!Number.isSafeInteger(posting.amountMicros))
@@ -67,6 +80,7 @@ export async function applyPostings(
   }
   const tenantIds = [...new Set(postings.map((p) => p.tenantId))].sort();
   if (tenantIds.length === 0) return [];
+  if (options.freshKeys) return applyFreshPostings(trx, postings, tenantIds, options.notices);
   let wallets = await lockWallets(trx, tenantIds);
   if (wallets.length < tenantIds.length) {
     // A tenant's first posting makes its wallet.
@@ -134,8 +148,7 @@ export async function applyPostings(
         .where('tenant_id', '=', tenantId)
         .execute();
     }
-    const notice = moved.map((tenantId) => `${tenantId}:${balances.get(tenantId)}`).join(',');
-    await sql`select pg_notify(${WALLETS_CHANNEL}, ${notice})`.execute(trx);
+    await notifyWallets(trx, moved, balances, options.notices);
   }
   // A key listed twice applies once; its second mention reports it as already posted.
   const seen = new Set<string>();
@@ -146,6 +159,70 @@ export async function applyPostings(
     seen.add(key);
     return first ? result : { ...result, applied: false };
   });
+}
+
+/**
+ * New postings (keys vouched fresh): each wallet is moved and locked by one UPDATE, the entries
+ * inserted with the balance after each, in order.
+ */
+async function applyFreshPostings(
+  trx: Transaction<Database>,
+  postings: LedgerPosting[],
+  tenantIds: string[],
+  notices: Notice[] | undefined,
+): Promise<LedgerResult[]> {
+  const balances = new Map<string, number>();
+  for (const tenantId of tenantIds) {
+    const delta = postings.filter((p) => p.tenantId === tenantId).reduce((sum, p) => sum + p.amountMicros, 0);
+    const wallet = await trx
+      .updateTable('wallets')
+      .set({ balance_micros: sql`balance_micros + ${delta}`, updated_at: sql`now()` })
+      .where('tenant_id', '=', tenantId)
+      .returning('balance_micros')
+      .executeTakeFirst();
+    if (!wallet) throw new Error(`Tenant ${tenantId} has no wallet to post to`);
+    if (!Number.isSafeInteger(wallet.balance_micros))
+      throw new RangeError('The wallet balance left the safe range');
+    balances.set(tenantId, wallet.balance_micros - delta);
+  }
+  const rows = postings.map((posting) => {
+    const balanceAfter = balances.get(posting.tenantId)! + posting.amountMicros;
+    balances.set(posting.tenantId, balanceAfter);
+    return {
+      tenant_id: posting.tenantId,
+      amount_micros: posting.amountMicros,
+      kind: posting.kind,
+      idempotency_key: posting.idempotencyKey,
+      balance_after_micros: balanceAfter,
+      description: posting.description ?? null,
+    };
+  });
+  const inserted = await trx
+    .insertInto('ledger_entries')
+    .values(rows)
+    .returning(['id', 'tenant_id', 'idempotency_key'])
+    .execute();
+  const ids = new Map(inserted.map((row) => [`${row.tenant_id}|${row.idempotency_key}`, row.id]));
+  await notifyWallets(trx, tenantIds, balances, notices);
+  return rows.map((row) => ({
+    entryId: ids.get(`${row.tenant_id}|${row.idempotency_key}`)!,
+    balanceAfterMicros: row.balance_after_micros,
+    applied: true,
+  }));
+}
+
+async function notifyWallets(
+  trx: Transaction<Database>,
+  tenantIds: string[],
+  balances: Map<string, number>,
+  notices: Notice[] | undefined,
+): Promise<void> {
+  const notice: Notice = [
+    WALLETS_CHANNEL,
+    tenantIds.map((tenantId) => `${tenantId}:${balances.get(tenantId)}`).join(','),
+  ];
+  if (notices) notices.push(notice);
+  else await sendNotices(trx, [notice]);
 }
 
 /**

@@ -165,7 +165,13 @@ export function createMeteringEngine(
 
   const settleInStore = createBatcher(
     async (settlements: Settlement[]) => {
-      const results = await db.transaction().execute((trx) => settleBatch(trx, settlements, now()));
+      const settleOptions = {
+        freshKeys: !settlements.some((s) => s.retried),
+        uncapped: (appId: string) => (uncapped.get(appId) ?? 0) > Date.now(),
+      };
+      const results = await db
+        .transaction()
+        .execute((trx) => settleBatch(trx, settlements, now(), settleOptions));
       options.onSettled?.([...new Set(settlements.map((s) => s.tenantId))]);
       return results;
     },

@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import { appendEvents, type EventDraft } from '../events/log.js';
 import type { Database, MeterName, SpendPeriod } from '../store/database.js';
+import { type Notice, sendNotices } from '../store/notices.js';
 import { applyPostings } from './ledger.js';
 import { noticesFor, SPEND_PERIODS, spendWindow } from './windows.js';
 
@@ -28,6 +29,8 @@ export interface Settlement {
   estimated: boolean;
   upstreamStatus: number | null;
   requestId: string | null;
+  /** Set on a retry after a failed attempt (which may have committed): earlier postings are looked up. */
+  retried?: boolean;
   /** What admission held for the call, and the lease it came from (null: its own hold row). */
   holdMicros: number;
   leaseId: string | null;
@@ -37,16 +40,25 @@ export interface SettleResult {
   balanceAfterMicros: number;
 }
 
+export interface SettleOptions {
+  /** First attempt with fresh usage ids: the ledger skips its look-up of earlier postings. */
+  freshKeys: boolean;
+  /** True for apps this instance knows to have no spend cap (their cap notices are not looked up). */
+  uncapped: (appId: string) => boolean;
+}
+
 export async function settleBatch(
   trx: Transaction<Database>,
   settlements: Settlement[],
   at: Date,
+  options: SettleOptions,
 ): Promise<SettleResult[]> {
   for (const s of settlements) {
     if (!Number.isSafeInteger(s.costMicros) || s.costMicros < 0) {
       throw new RangeError('costMicros must be a whole, non-negative number');
     }
   }
+  const notices: Notice[] = [];
   const postings = await applyPostings(
     trx,
     settlements.map((s) => ({
@@ -56,6 +68,7 @@ export async function settleBatch(
       idempotencyKey: `usage:${s.usageId}`,
       description: `${s.provider}${s.model ? ` ${s.model}` : ''}`,
     })),
+    { freshKeys: options.freshKeys, notices },
   );
   await letGoOfHolds(trx, settlements);
   // A settlement posted before (a retried batch) writes no second usage row or event.
@@ -88,11 +101,12 @@ export async function settleBatch(
       .execute();
   }
   const drafts = [
-    ...(await recordAppSpend(trx, fresh, at)),
+    ...(await recordAppSpend(trx, fresh, at, options.uncapped)),
     ...(await usageEvents(trx, fresh)),
     ...(await balanceEvents(trx, settlements, postings)),
   ];
-  await appendEvents(trx, drafts, at);
+  await appendEvents(trx, drafts, at, notices);
+  await sendNotices(trx, notices);
   return postings.map((p) => ({ balanceAfterMicros: p.balanceAfterMicros }));
 }
 
@@ -101,6 +115,7 @@ async function recordAppSpend(
   trx: Transaction<Database>,
   settlements: Settlement[],
   at: Date,
+  uncapped: (appId: string) => boolean,
 ): Promise<EventDraft[]> {
   const perApp = new Map<string, number>();
   for (const s of settlements) {
@@ -126,6 +141,7 @@ async function recordAppSpend(
     )
     .returning(['app_id', 'period', 'spent_micros'])
     .execute();
+  if ([...perApp.keys()].every(uncapped)) return [];
   const caps = await trx
     .selectFrom('spend_caps')
     .select(['app_id', 'daily_micros', 'monthly_micros', 'warn_pcts'])
@@ -163,8 +179,8 @@ async function recordAppSpend(
 }
 
 /**
- * `billing.usage_recorded` goes to the app that made the call; a Connection Key's call goes to
- * the apps bound to its connection. (A CLI key's call has no app to tell.)
+ * `billing.usage_recorded` goes to the app that made the calls; a Connection Key's calls go to
+ * the apps bound to its connection. (A CLI key's calls have no app to tell.)
  */
 async function usageEvents(trx: Transaction<Database>, settlements: Settlement[]): Promise<EventDraft[]> {
   const viaConnection = [
@@ -177,18 +193,27 @@ async function usageEvents(trx: Transaction<Database>, settlements: Settlement[]
         .where('connection_id', 'in', viaConnection)
         .execute()
     : [];
-  return settlements.flatMap((s) => {
+  // One event per app and provider per batch, its micros the batch's sum: a busy app's log of
+  // 100 keeps room for the connection events that matter more than each single call.
+  const totals = new Map<string, { appId: string; provider: string; micros: number }>();
+  for (const s of settlements) {
     const appIds = s.appId
       ? [s.appId]
       : bound.filter((b) => b.connection_id === s.connectionId).map((b) => b.app_id);
-    return appIds.map(
-      (appId): EventDraft => ({
-        appId,
-        kind: 'billing.usage_recorded',
-        fields: { provider: s.provider, micros: s.costMicros },
-      }),
-    );
-  });
+    for (const appId of appIds) {
+      const key = `${appId}|${s.provider}`;
+      const total = totals.get(key) ?? { appId, provider: s.provider, micros: 0 };
+      total.micros += s.costMicros;
+      totals.set(key, total);
+    }
+  }
+  return [...totals.values()].map(
+    (t): EventDraft => ({
+      appId: t.appId,
+      kind: 'billing.usage_recorded',
+      fields: { provider: t.provider, micros: t.micros },
+    }),
+  );
 }
 
 /** One `billing.balance_changed` per tenant and batch, with its final balance, to every app of the tenant. */

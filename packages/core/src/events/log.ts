@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { LEGACY_EVENT_ALIASES, type ServiceEvent, type ServiceEventKind } from '../schemas/events.js';
 import type { Database } from '../store/database.js';
+import { type Notice, sendNotices } from '../store/notices.js';
 
 /** Events kept per app for `Last-Event-ID` replay. @see platform-spec.md "Limits" */
 export const EVENT_LOG_LENGTH = 100;
@@ -26,13 +27,15 @@ export interface StoredEvent {
 
 /**
  * Appends events to their apps' logs inside the caller's transaction: numbers them per app (under
- * the app row's lock, so numbers follow commit order within an app), trims each log to its last
- * 100 events, and NOTIFYs the app ids, which Postgres delivers only if the transaction commits.
+ * the app rows' locks, so numbers follow commit order within an app), trims each log now and then
+ * (reads never reach past the last 100), and NOTIFYs them, which Postgres delivers only if the
+ * transaction commits. With `notices`, the NOTIFYs are collected for the caller to send.
  */
 export async function appendEvents(
   trx: Transaction<Database>,
   drafts: EventDraft[],
   at = new Date(),
+  notices?: Notice[],
 ): Promise<StoredEvent[]> {
   if (drafts.length === 0) return [];
   const byApp = new Map<string, EventDraft[]>();
@@ -41,18 +44,12 @@ export async function appendEvents(
     if (list) list.push(draft);
     else byApp.set(draft.appId, [draft]);
   }
+  const latest = await bumpSequences(trx, byApp);
   const stored: StoredEvent[] = [];
-  // A fixed order of app-row locks keeps concurrent emitters from deadlocking.
-  for (const appId of [...byApp.keys()].sort()) {
-    const list = byApp.get(appId)!;
-    const app = await trx
-      .updateTable('apps')
-      .set({ event_seq: sql`event_seq + ${list.length}` })
-      .where('id', '=', appId)
-      .returning('event_seq')
-      .executeTakeFirst();
-    if (!app) continue; // The app is gone; its events have no reader.
-    const first = app.event_seq - list.length + 1;
+  for (const [appId, list] of byApp) {
+    const last = latest.get(appId);
+    if (last === undefined) continue; // The app is gone; its events have no reader.
+    const first = last - list.length + 1;
     list.forEach((draft, i) => {
       const seq = first + i;
       const payload = {
@@ -61,26 +58,21 @@ export async function appendEvents(
         kind: draft.kind,
         ...draft.fields,
       } as ServiceEvent;
-      stored.push({ appId, seq, payload });
+      if (seq > last - EVENT_LOG_LENGTH) stored.push({ appId, seq, payload });
     });
-    // Trim now and then, not on every append: reads never reach past the last 100 anyway.
-    if (
-      app.event_seq > EVENT_LOG_LENGTH &&
-      Math.floor(app.event_seq / TRIM_SLACK) !== Math.floor(first / TRIM_SLACK)
-    ) {
+    if (last > EVENT_LOG_LENGTH && Math.floor(last / TRIM_SLACK) !== Math.floor((first - 1) / TRIM_SLACK)) {
       await trx
         .deleteFrom('app_events')
         .where('app_id', '=', appId)
-        .where('seq', '<=', app.event_seq - EVENT_LOG_LENGTH)
+        .where('seq', '<=', last - EVENT_LOG_LENGTH)
         .execute();
     }
   }
-  const kept = stored.filter((event) => event.seq > (latestOf(stored, event.appId) ?? 0) - EVENT_LOG_LENGTH);
-  if (kept.length > 0) {
+  if (stored.length > 0) {
     await trx
       .insertInto('app_events')
       .values(
-        kept.map((event) => ({
+        stored.map((event) => ({
           app_id: event.appId,
           seq: event.seq,
           kind: event.payload.kind,
@@ -90,10 +82,40 @@ export async function appendEvents(
       )
       .execute();
   }
-  for (const notice of eventNotices(stored)) {
-    await sql`select pg_notify(${EVENTS_CHANNEL}, ${notice})`.execute(trx);
-  }
+  const own = eventNotices(stored).map((payload): Notice => [EVENTS_CHANNEL, payload]);
+  if (notices) notices.push(...own);
+  else await sendNotices(trx, own);
   return stored;
+}
+
+/**
+ * Moves each app's event counter by its number of new events; answers each app's new last
+ * number. One app: one UPDATE. Several: their rows are locked in id order first (so concurrent
+ * emitters cannot deadlock), then moved by one UPDATE.
+ */
+async function bumpSequences(
+  trx: Transaction<Database>,
+  byApp: Map<string, EventDraft[]>,
+): Promise<Map<string, number>> {
+  const appIds = [...byApp.keys()].sort();
+  if (appIds.length === 1) {
+    const appId = appIds[0]!;
+    const row = await trx
+      .updateTable('apps')
+      .set({ event_seq: sql`event_seq + ${byApp.get(appId)!.length}` })
+      .where('id', '=', appId)
+      .returning(['id', 'event_seq'])
+      .executeTakeFirst();
+    return new Map(row ? [[row.id, row.event_seq]] : []);
+  }
+  await trx.selectFrom('apps').select('id').where('id', 'in', appIds).orderBy('id').forUpdate().execute();
+  const counts = sql.join(appIds.map((id) => sql`(${id}::uuid, ${byApp.get(id)!.length}::bigint)`));
+  const rows = await sql<{ id: string; event_seq: number }>`
+    update apps set event_seq = apps.event_seq + v.n
+    from (values ${counts}) as v(id, n)
+    where apps.id = v.id
+    returning apps.id, apps.event_seq`.execute(trx);
+  return new Map(rows.rows.map((row) => [row.id, Number(row.event_seq)]));
 }
 
 /**
@@ -136,13 +158,6 @@ export function eventNotices(events: StoredEvent[]): string[] {
   for (let i = 0; i < ids.length; i += 150)
     notices.push(JSON.stringify({ a: ids.slice(i, i + 150) } satisfies EventNotice));
   return notices;
-}
-
-function latestOf(events: StoredEvent[], appId: string): number | undefined {
-  let latest: number | undefined;
-  for (const event of events)
-    if (event.appId === appId && (latest === undefined || event.seq > latest)) latest = event.seq;
-  return latest;
 }
 
 /**

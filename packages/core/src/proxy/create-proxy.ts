@@ -161,7 +161,7 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<Platfor
     const held = admission;
     const eventStream = (upstream.headers.get('content-type') ?? '').includes('text/event-stream');
     const observer = createUsageObserver(provider.dialect, eventStream);
-    const settle = async () => {
+    const settle = async (retried: boolean) => {
       const reported = observer.finish();
       const quantities: Quantities = { ...(reported ?? {}), call: 1 };
       const estimated = reported === null;
@@ -184,6 +184,7 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<Platfor
         requestId: c.get('requestId') ?? null,
         holdMicros: held.holdMicros,
         leaseId: held.leaseId,
+        retried,
       });
     };
     // Settled after the response: the caller does not wait for the bookkeeping. A balance read
@@ -318,7 +319,7 @@ function costOf(
  * is never broken for it.
  */
 async function settleWithRetry(
-  settle: () => Promise<void>,
+  settle: (retried: boolean) => Promise<void>,
   logger: Logger,
   key: KeyPrincipal,
   provider: string,
@@ -326,7 +327,7 @@ async function settleWithRetry(
 ): Promise<void> {
   for (let attempt = 1; attempt <= 2; attempt++) {
     try {
-      await settle();
+      await settle(attempt > 1);
       return;
     } catch (error) {
       if (attempt === 2) {

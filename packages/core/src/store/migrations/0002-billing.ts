@@ -84,7 +84,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     );
     create index usage_events_tenant_idx on usage_events (tenant_id, created_at);
     create index usage_events_app_idx on usage_events (app_id, created_at);
-    create index usage_events_provider_idx on usage_events (tenant_id, provider, created_at);
 
     create table spend_caps (
       app_id uuid primary key references apps (id) on delete cascade,
