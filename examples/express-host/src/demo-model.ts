@@ -1,0 +1,78 @@
+/**
+ * An offline stand-in for a real model, so the demo host drives whole turns with no network and
+ * no API key: it lists orders when asked about orders, cancels one when asked to ("cancel order
+ * A-1001", which parks for approval), reports what a tool returned, and otherwise echoes.
+ * Swap in any AI SDK provider model (`openai('gpt-4o-mini')`) for real conversations.
+ */
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3StreamPart,
+} from '@ai-sdk/provider';
+
+const usage = {
+  inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 0, text: 0, reasoning: undefined },
+};
+
+export function createDemoModel(): LanguageModelV3 {
+  return {
+    specificationVersion: 'v3',
+    provider: 'demo',
+    modelId: 'demo-offline',
+    supportedUrls: {},
+    doGenerate: async () => {
+      throw new Error('The demo model only streams.');
+    },
+    doStream: async (options) => ({ stream: streamOf(reply(options)) }),
+  };
+}
+
+type Reply = { text: string } | { tool: string; input: Record<string, unknown> };
+
+function reply(options: LanguageModelV3CallOptions): Reply {
+  const last = options.prompt.at(-1);
+  if (last?.role === 'tool') {
+    const result = last.content.find((part) => part.type === 'tool-result');
+    const output =
+      result?.type === 'tool-result'
+        ? JSON.stringify('value' in result.output ? result.output.value : result.output)
+        : 'nothing';
+    return { text: `Done. The tool answered: ${output.slice(0, 400)}` };
+  }
+  const said =
+    last?.role === 'user' ? last.content.map((p) => (p.type === 'text' ? p.text : '')).join(' ') : '';
+  const cancel = /cancel\s+order\s+([A-Za-z0-9-]+)/i.exec(said);
+  if (cancel) return { tool: 'cancel_order', input: { orderId: cancel[1]!.toUpperCase() } };
+  if (/\border/i.test(said)) return { tool: 'list_orders', input: {} };
+  return {
+    text: `You said: ${said.trim() || '(nothing)'}. Ask me about your orders, or to cancel order A-1001.`,
+  };
+}
+
+function streamOf(answer: Reply): ReadableStream<LanguageModelV3StreamPart> {
+  const parts: LanguageModelV3StreamPart[] = [{ type: 'stream-start', warnings: [] }];
+  if ('text' in answer) {
+    parts.push({ type: 'text-start', id: 't' });
+    for (const word of answer.text.split(/(?<= )/)) parts.push({ type: 'text-delta', id: 't', delta: word });
+    parts.push({ type: 'text-end', id: 't' });
+  } else {
+    parts.push({
+      type: 'tool-call',
+      toolCallId: `call_${Date.now()}`,
+      toolName: answer.tool,
+      input: JSON.stringify(answer.input),
+    });
+  }
+  parts.push({
+    type: 'finish',
+    finishReason: { unified: 'text' in answer ? 'stop' : 'tool-calls', raw: undefined },
+    usage,
+  });
+  return new ReadableStream({
+    start(controller) {
+      for (const part of parts) controller.enqueue(part);
+      controller.close();
+    },
+  });
+}

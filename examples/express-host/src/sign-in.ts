@@ -1,0 +1,47 @@
+/**
+ * The demo host's sign-in stand-in: `POST /login { "email" }` answers a token and sets it as an
+ * HttpOnly cookie. The token is the subject plus an HMAC, so the host keeps no session state;
+ * scripts send it as `Authorization: Bearer <token>`, browsers as the cookie.
+ * A real host uses its own sign-in; the wire only needs `principal(request)`.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { safeEqual } from '@service/core/identity';
+import type { Principal } from '@service/core/wire';
+
+export const SESSION_COOKIE = 'host_session';
+
+export interface SignIn {
+  /** A token for `email`, or null when it is not an email address. */
+  tokenFor(email: string): { token: string; subject: string } | null;
+  /** The wire's principal resolver: the cookie or bearer token's user, else null. */
+  principal(request: Request): Principal | null;
+}
+
+export function createSignIn(secret: string = randomBytes(32).toString('hex')): SignIn {
+  const mac = (subject: string) => createHmac('sha256', secret).update(subject).digest('base64url');
+  const verify = (token: string | undefined): Principal | null => {
+    if (!token || token.length > 600) return null;
+    const dot = token.lastIndexOf('.');
+    if (dot <= 0) return null;
+    const subject = Buffer.from(token.slice(0, dot), 'base64url').toString('utf8');
+    if (!subject.startsWith('user:') || !safeEqual(token.slice(dot + 1), mac(subject))) return null;
+    return { subject, kind: 'user', email: subject.slice(5) };
+  };
+  return {
+    tokenFor(email) {
+      const normalized = email.trim().toLowerCase();
+      if (!/^[^\s@]{1,64}@[^\s@]{1,190}$/.test(normalized)) return null;
+      const subject = `user:${normalized}`;
+      return { token: `${Buffer.from(subject).toString('base64url')}.${mac(subject)}`, subject };
+    },
+    principal(request) {
+      const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
+      const cookie = (request.headers.get('cookie') ?? '')
+        .split(';')
+        .map((c) => c.trim())
+        .find((c) => c.startsWith(`${SESSION_COOKIE}=`))
+        ?.slice(SESSION_COOKIE.length + 1);
+      return verify(bearer ?? cookie);
+    },
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * The demo host's own tools: a tiny order book per user. Each tool gets the signed-in
+ * principal, so a user only ever sees and changes their own orders.
+ */
+import { type AnyHostTool, defineTool } from '@service/core/wire';
+import { z } from 'zod';
+
+interface Order {
+  id: string;
+  item: string;
+  status: 'open' | 'cancelled';
+  note: string | null;
+}
+
+/** Demo data, kept in memory per user (a real host reads its own database). */
+const books = new Map<string, Order[]>();
+
+function bookOf(subject: string): Order[] {
+  let book = books.get(subject);
+  if (!book) {
+    book = [
+      { id: 'A-1001', item: 'Espresso machine', status: 'open', note: null },
+      { id: 'A-1002', item: 'Coffee grinder', status: 'open', note: null },
+    ];
+    books.set(subject, book);
+  }
+  return book;
+}
+
+export const hostTools: AnyHostTool[] = [
+  defineTool({
+    name: 'list_orders',
+    title: 'List orders',
+    description: 'Lists the signed-in user’s orders with their status.',
+    input: z.object({}),
+    risk: 'read',
+    execute: (_input, { principal }) => ({ orders: bookOf(principal.subject) }),
+  }),
+  defineTool({
+    name: 'add_order_note',
+    title: 'Add a note to an order',
+    description: 'Adds a short note to one of the user’s orders.',
+    input: z.object({ orderId: z.string(), note: z.string().max(500) }),
+    risk: 'write',
+    execute: ({ orderId, note }, { principal }) => {
+      const order = bookOf(principal.subject).find((o) => o.id === orderId);
+      if (!order) throw new Error(`No order ${orderId}`);
+      order.note = note;
+      return order;
+    },
+  }),
+  defineTool({
+    name: 'cancel_order',
+    title: 'Cancel an order',
+    description: 'Cancels one of the user’s orders. Needs the user’s approval.',
+    input: z.object({ orderId: z.string() }),
+    risk: 'destructive',
+    execute: ({ orderId }, { principal }) => {
+      const order = bookOf(principal.subject).find((o) => o.id === orderId);
+      if (!order) throw new Error(`No order ${orderId}`);
+      order.status = 'cancelled';
+      return order;
+    },
+  }),
+];

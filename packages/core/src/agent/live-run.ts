@@ -1,0 +1,161 @@
+/**
+ * One turn in flight on this instance: the chunks it has streamed (for any number of readers,
+ * joining at any point), its stop flag, and the write-behind of its chunks to the store so
+ * readers on other instances, and readers after a restart of this one, can resume too.
+ */
+import type { UIMessage, UIMessageChunk } from 'ai';
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/database.js';
+import type { RunStatus } from '../wire/tables.js';
+import type { Principal } from './tools.js';
+
+/** How far behind the stream chunks reach the store. */
+const FLUSH_DELAY_MS = 20;
+
+export interface SequencedChunk {
+  seq: number;
+  chunk: UIMessageChunk;
+}
+
+export class LiveRun {
+  readonly chunks: UIMessageChunk[] = [];
+  status: RunStatus = 'running';
+  finished = false;
+  stopRequested = false;
+  stopReason: string | null = null;
+  /** Readers attached on this instance right now, and when the last one left. */
+  attached = 0;
+  detachedAt = Date.now();
+  /** The user's own credentials for host APIs (present mode), kept in memory only. */
+  credentials: { headers: Record<string, string> } | null = null;
+  /** The thread's messages when already known (a new thread), saving a read. */
+  knownHistory: UIMessage[] | null = null;
+  /** Parked tool calls waiting for a decision. */
+  parked = 0;
+  /** Tool calls whose approval was refused (their error is reported as a denial). */
+  readonly refused = new Set<string>();
+  /** Resolves when a stop is requested. */
+  readonly stopSignal: Promise<void>;
+  #resolveStop!: () => void;
+  #wakers = new Set<() => void>();
+  #inputSeen = new Map<string, () => void>();
+  #inputSeenIds = new Set<string>();
+  #pending: SequencedChunk[] = [];
+  #flushing: Promise<void> | null = null;
+  #flushTimer: ReturnType<typeof setTimeout> | null = null;
+  #writeFailed = false;
+
+  constructor(
+    readonly id: string,
+    readonly principal: Principal,
+    readonly threadId: string,
+    private readonly db: Kysely<Database>,
+    private readonly onWriteError: (error: unknown) => void,
+  ) {
+    this.stopSignal = new Promise((resolve) => {
+      this.#resolveStop = resolve;
+    });
+  }
+
+  get owner(): string {
+    return this.principal.subject;
+  }
+
+  /** Appends a chunk: readers see it at once; the store within a flush. */
+  emit(chunk: UIMessageChunk): void {
+    this.chunks.push(chunk);
+    this.#pending.push({ seq: this.chunks.length, chunk });
+    if (chunk.type === 'tool-input-available' || chunk.type === 'tool-input-error') {
+      this.#inputSeenIds.add(chunk.toolCallId);
+      this.#inputSeen.get(chunk.toolCallId)?.();
+    }
+    this.#wake();
+    // Chunks are written a few milliseconds behind, many per insert: readers here never wait for
+    // the store, and the store is not hit once per token.
+    if (!this.#flushing && !this.#flushTimer) {
+      this.#flushTimer = setTimeout(() => this.#startFlush(), FLUSH_DELAY_MS);
+    }
+  }
+
+  requestStop(reason: string): boolean {
+    if (this.stopRequested) return false;
+    this.stopRequested = true;
+    this.stopReason = reason;
+    this.#resolveStop();
+    this.#wake();
+    return true;
+  }
+
+  /** Marks the run over and wakes every reader, after the last chunk reached the store. */
+  async finish(status: RunStatus): Promise<void> {
+    this.status = status;
+    await this.flushed();
+    this.finished = true;
+    this.#wake();
+  }
+
+  /** Waits until the stream has announced a tool call (so an approval request follows it). */
+  toolInputSeen(toolCallId: string, timeoutMs = 5000): Promise<void> {
+    if (this.#inputSeenIds.has(toolCallId)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      const map = this.#inputSeen;
+      function done() {
+        clearTimeout(timer);
+        map.delete(toolCallId);
+        resolve();
+      }
+      this.#inputSeen.set(toolCallId, done);
+    });
+  }
+
+  /** Resolves at the next chunk, stop or finish (or when `signal` aborts). */
+  changed(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.#wakers.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      this.#wakers.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** Writes every chunk emitted so far to the store (now, not after the delay). */
+  async flushed(): Promise<void> {
+    if (this.#flushTimer) this.#startFlush();
+    while (this.#flushing) await this.#flushing;
+  }
+
+  #startFlush(): void {
+    if (this.#flushTimer) clearTimeout(this.#flushTimer);
+    this.#flushTimer = null;
+    if (!this.#flushing) this.#flushing = this.#flush();
+  }
+
+  #wake(): void {
+    for (const wake of [...this.#wakers]) wake();
+  }
+
+  async #flush(): Promise<void> {
+    // Chunks that arrive while one insert is in flight go out together in the next.
+    while (this.#pending.length > 0) {
+      const batch = this.#pending.splice(0, 500);
+      if (this.#writeFailed) continue;
+      try {
+        await this.db
+          .insertInto('wire_run_chunks')
+          .values(batch.map((c) => ({ run_id: this.id, seq: c.seq, chunk: JSON.stringify(c.chunk) })))
+          .onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing())
+          .execute();
+      } catch (error) {
+        // The thread was deleted under the run, or the store is gone: readers here still get
+        // every chunk from memory; only resuming elsewhere is lost.
+        this.#writeFailed = true;
+        this.onWriteError(error);
+      }
+    }
+    this.#flushing = null;
+  }
+}

@@ -1,0 +1,331 @@
+/**
+ * Runs: every turn is one. The hub starts turns, lets any number of readers follow a run from
+ * any point (here from memory, on another instance from the store), and stops runs: at once
+ * on this instance, within a second on the instance that runs them.
+ *
+ * A run keeps going when its reader leaves. It ends early only on an explicit stop, or when
+ * nobody has read it for `resumeWindowMs` (it is then cancelled as `abandoned`).
+ *
+ * @see docs/wire.md "Runs"
+ */
+import type { UIMessage, UIMessageChunk } from 'ai';
+import { type Kysely, sql } from 'kysely';
+import { describeError, type Logger } from '../http/logger.js';
+import type { Database } from '../store/database.js';
+import { WireError } from '../wire/errors.js';
+import type { RunStatus } from '../wire/tables.js';
+import type { ApprovalStore } from './approvals.js';
+import { recordAudit } from './audit.js';
+import { newId } from './ids.js';
+import { LiveRun, type SequencedChunk } from './live-run.js';
+import { followStoredRun, type RunView, viewOf } from './run-rows.js';
+import { type ThreadStore, titleFrom } from './threads.js';
+import type { Principal } from './tools.js';
+import { runTurn, type TurnDeps } from './turn.js';
+
+export interface RunHubOptions {
+  resumeWindowMs: number;
+}
+
+/** A live run touches its row this often (and learns of stops made elsewhere). */
+const TOUCH_MS = 1000;
+/** A run row untouched this long belongs to an instance that is gone. */
+const STALE_MS = 30_000;
+/** Finished runs stay in memory this long for readers here; later ones read the store. */
+const KEEP_FINISHED_MS = 60_000;
+
+export class RunHub {
+  readonly #live = new Map<string, LiveRun>();
+  readonly #shutdown = new AbortController();
+  readonly #running = new Set<Promise<void>>();
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly threads: ThreadStore,
+    private readonly approvals: ApprovalStore,
+    private readonly turnDeps: Omit<TurnDeps, 'shutdown' | 'setStatus'>,
+    private readonly logger: Logger,
+    private readonly options: RunHubOptions,
+  ) {}
+
+  /**
+   * Starts a turn on a thread (created when new) with the user's message. Refuses with
+   * `run_in_flight` while another run of the thread is going.
+   */
+  async startTurn(
+    principal: Principal,
+    threadId: string,
+    userMessage: UIMessage,
+    credentials: { headers: Record<string, string> } | null = null,
+  ): Promise<LiveRun> {
+    const owner = principal.subject;
+    const runId = newId('run');
+    const seq = await this.#begin(owner, threadId, runId, userMessage);
+    const run = new LiveRun(runId, principal, threadId, this.db, (error) =>
+      this.logger.warn('run chunks not stored', { run_id: runId, ...describeError(error) }),
+    );
+    // The first message of a thread is its whole history: no need to read it back.
+    if (seq === 1) run.knownHistory = [userMessage];
+    run.credentials = credentials;
+    this.#live.set(runId, run);
+    void recordAudit(this.db, owner, 'run.started', { runId, threadId });
+    const task = this.#execute(run).finally(() => this.#running.delete(task));
+    this.#running.add(task);
+    return run;
+  }
+
+  async getRun(owner: string, runId: string): Promise<RunView | null> {
+    const row = await this.db
+      .selectFrom('wire_runs')
+      .selectAll()
+      .where('owner', '=', owner)
+      .where('id', '=', runId)
+      .executeTakeFirst();
+    return row ? viewOf(row) : null;
+  }
+
+  async latestRun(owner: string, threadId: string): Promise<RunView | null> {
+    const row = await this.db
+      .selectFrom('wire_runs')
+      .selectAll()
+      .where('owner', '=', owner)
+      .where('thread_id', '=', threadId)
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? viewOf(row) : null;
+  }
+
+  async listRuns(owner: string, options: { threadId?: string; limit: number }): Promise<RunView[]> {
+    let query = this.db
+      .selectFrom('wire_runs')
+      .selectAll()
+      .where('owner', '=', owner)
+      .orderBy('created_at', 'desc')
+      .limit(options.limit);
+    if (options.threadId) query = query.where('thread_id', '=', options.threadId);
+    return (await query.execute()).map(viewOf);
+  }
+
+  /**
+   * The run's chunks after `after`, as they come, until the run ends or `signal` aborts.
+   * Each chunk is delivered once per reader, in order.
+   */
+  async *follow(runId: string, after: number, signal: AbortSignal): AsyncGenerator<SequencedChunk> {
+    const live = this.#live.get(runId);
+    if (live) {
+      yield* this.#followLive(live, after, signal);
+      return;
+    }
+    yield* followStoredRun(this.db, runId, after, signal, (from) => {
+      const run = this.#live.get(runId);
+      return run ? this.#followLive(run, from, signal) : null;
+    });
+  }
+
+  /**
+   * Asks a run to stop: the step in progress finishes, running tool calls drain, parked
+   * approvals are dropped, and the run ends `cancelled`. Stopping a finished run changes
+   * nothing. Returns the run, or null when the owner has no such run.
+   */
+  async stop(owner: string, runId: string, reason = 'user'): Promise<RunView | null> {
+    const updated = await this.db
+      .updateTable('wire_runs')
+      .set({ stop_requested_at: new Date(), stop_reason: reason })
+      .where('owner', '=', owner)
+      .where('id', '=', runId)
+      .where('status', 'in', ['running', 'awaiting_approval'])
+      .where('stop_requested_at', 'is', null)
+      .returning('id')
+      .executeTakeFirst();
+    if (updated) {
+      this.#live.get(runId)?.requestStop(reason);
+      await this.approvals.dropForRun(runId);
+      void recordAudit(this.db, owner, 'run.stop_requested', { runId, reason });
+    }
+    return this.getRun(owner, runId);
+  }
+
+  /** Stops every run of a thread in flight (before the thread is deleted). */
+  async stopThread(owner: string, threadId: string, reason: string): Promise<void> {
+    const rows = await this.db
+      .selectFrom('wire_runs')
+      .select('id')
+      .where('owner', '=', owner)
+      .where('thread_id', '=', threadId)
+      .where('status', 'in', ['running', 'awaiting_approval'])
+      .execute();
+    for (const row of rows) await this.stop(owner, row.id, reason);
+  }
+
+  /** Counts the readers of a live run on this instance (the abandonment clock). */
+  attach(runId: string): () => void {
+    const run = this.#live.get(runId);
+    if (!run) return () => {};
+    run.attached++;
+    return () => {
+      run.attached--;
+      run.detachedAt = Date.now();
+    };
+  }
+
+  /** Cancels every run of this instance and waits for them to end. */
+  async close(): Promise<void> {
+    for (const run of this.#live.values()) if (!run.finished) run.requestStop('shutdown');
+    this.#shutdown.abort();
+    await Promise.allSettled([...this.#running]);
+  }
+
+  /**
+   * Creates the thread (when new), the run and the user's message in one statement: a turn's
+   * first store round trip is also its only one before the model is called. A run already in
+   * flight on the thread fails it as a whole (unique index), leaving nothing behind.
+   */
+  async #begin(owner: string, threadId: string, runId: string, message: UIMessage): Promise<number> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const result = await sql<{ seq: number }>`
+          with thread as (
+            insert into wire_threads (owner, id, title) values (${owner}, ${threadId}, ${titleFrom(message)})
+            on conflict (owner, id) do update set updated_at = now()
+            returning owner, id
+          ), run as (
+            insert into wire_runs (id, owner, thread_id, status)
+            select ${runId}, owner, id, 'running' from thread
+            returning id
+          )
+          insert into wire_messages (owner, thread_id, seq, id, role, message)
+          select owner, id,
+            (select coalesce(max(seq), 0) + 1 from wire_messages where owner = ${owner} and thread_id = ${threadId}),
+            ${message.id}, ${message.role}, ${JSON.stringify(message)}::jsonb
+          from thread
+          returning seq`.execute(this.db);
+        return result.rows[0]?.seq ?? 0;
+      } catch (error) {
+        if ((error as { code?: string }).code !== '23505') throw error;
+        // A run of this thread is in flight, or was, on an instance that died: take it over.
+        const reaped = await this.db
+          .updateTable('wire_runs')
+          .set({
+            status: 'failed',
+            error_code: 'instance_lost',
+            error_message: 'The server running this turn stopped.',
+            ended_at: new Date(),
+          })
+          .where('owner', '=', owner)
+          .where('thread_id', '=', threadId)
+          .where('status', 'in', ['running', 'awaiting_approval'])
+          .where('updated_at', '<', new Date(Date.now() - STALE_MS))
+          .returning('id')
+          .execute();
+        if (reaped.length === 0) {
+          throw new WireError(
+            'run_in_flight',
+            'This thread already has a turn in flight: resume its stream, or stop it first.',
+          );
+        }
+      }
+    }
+    throw new WireError('run_in_flight', 'This thread already has a turn in flight.');
+  }
+
+  async #execute(run: LiveRun): Promise<void> {
+    const watchdog = setInterval(() => void this.#touch(run), TOUCH_MS);
+    watchdog.unref?.();
+    try {
+      const outcome = await runTurn(run, {
+        ...this.turnDeps,
+        shutdown: this.#shutdown.signal,
+        setStatus: (r, status) => this.#setStatus(r, status),
+      });
+      if (outcome.message) {
+        await this.threads.append(run.owner, run.threadId, outcome.message).catch((error: unknown) => {
+          this.logger.warn('assistant message not stored', { run_id: run.id, ...describeError(error) });
+        });
+      }
+      await run.flushed();
+      // A stop accepted while the run was in flight (on any instance) ends it cancelled, even
+      // when it landed after this instance last looked.
+      const stored = await this.db
+        .updateTable('wire_runs')
+        .set({
+          status: sql<RunStatus>`case when stop_requested_at is not null then 'cancelled' else ${outcome.status} end`,
+          error_code: outcome.errorCode ?? null,
+          error_message: outcome.errorMessage ?? null,
+          stop_reason: sql<string | null>`coalesce(stop_reason, ${run.stopReason})`,
+          ended_at: new Date(),
+          updated_at: new Date(),
+        })
+        .where('id', '=', run.id)
+        .returning(['status', 'stop_reason'])
+        .executeTakeFirst()
+        .catch((error: unknown) => {
+          this.logger.warn('run status not stored', { run_id: run.id, ...describeError(error) });
+          return undefined;
+        });
+      const status = stored?.status ?? outcome.status;
+      if (status === 'cancelled') {
+        run.requestStop(stored?.stop_reason ?? run.stopReason ?? 'user');
+        await this.approvals.dropForRun(run.id).catch(() => {});
+      }
+      void recordAudit(this.db, run.owner, 'run.finished', { runId: run.id, status });
+      await run.finish(status);
+    } finally {
+      clearInterval(watchdog);
+      const forget = setTimeout(() => this.#live.delete(run.id), KEEP_FINISHED_MS);
+      forget.unref?.();
+    }
+  }
+
+  async #setStatus(run: LiveRun, status: 'running' | 'awaiting_approval'): Promise<void> {
+    run.status = status;
+    await this.db
+      .updateTable('wire_runs')
+      .set({ status, updated_at: new Date() })
+      .where('id', '=', run.id)
+      .where('status', 'in', ['running', 'awaiting_approval'])
+      .execute();
+  }
+
+  /** Keeps the row fresh, picks up stops made on other instances, and ends abandoned runs. */
+  async #touch(run: LiveRun): Promise<void> {
+    if (run.finished) return;
+    try {
+      const row = await this.db
+        .updateTable('wire_runs')
+        .set({ updated_at: new Date() })
+        .where('id', '=', run.id)
+        .returning(['stop_requested_at', 'stop_reason', 'watched_at'])
+        .executeTakeFirst();
+      if (!row) {
+        run.requestStop('thread_deleted');
+        return;
+      }
+      if (row.stop_requested_at) run.requestStop(row.stop_reason ?? 'user');
+      const lastRead = Math.max(run.detachedAt, new Date(row.watched_at).getTime());
+      if (
+        run.attached === 0 &&
+        run.parked === 0 &&
+        Date.now() - lastRead > this.options.resumeWindowMs &&
+        !run.stopRequested
+      ) {
+        await this.stop(run.owner, run.id, 'abandoned');
+      }
+    } catch (error) {
+      this.logger.warn('run watchdog failed', { run_id: run.id, ...describeError(error) });
+    }
+  }
+
+  async *#followLive(run: LiveRun, after: number, signal: AbortSignal): AsyncGenerator<SequencedChunk> {
+    let next = after;
+    while (!signal.aborted) {
+      while (next < run.chunks.length) {
+        next++;
+        yield { seq: next, chunk: run.chunks[next - 1] as UIMessageChunk };
+        if (signal.aborted) return;
+      }
+      if (run.finished) return;
+      await run.changed(signal);
+    }
+  }
+}

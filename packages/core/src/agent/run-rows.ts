@@ -1,0 +1,101 @@
+/**
+ * Run rows as the wire shows them, and reading a run's chunks back from the store: how a reader
+ * on another instance (or after a restart) follows a run it is not running.
+ */
+import type { UIMessageChunk } from 'ai';
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/database.js';
+import type { RunStatus } from '../wire/tables.js';
+import type { SequencedChunk } from './live-run.js';
+
+export interface RunView {
+  id: string;
+  threadId: string;
+  status: RunStatus;
+  stopReason: string | null;
+  error: { code: string; message: string } | null;
+  createdAt: string;
+  endedAt: string | null;
+}
+
+const TERMINAL: RunStatus[] = ['completed', 'failed', 'cancelled'];
+/** Readers on other instances poll the store this often. */
+const REMOTE_POLL_MS = 100;
+
+export function isTerminal(status: RunStatus): boolean {
+  return TERMINAL.includes(status);
+}
+
+export async function* followStoredRun(
+  db: Kysely<Database>,
+  runId: string,
+  after: number,
+  signal: AbortSignal,
+  /** A live run here to switch to, when one appears (a reader that joined around a restart). */
+  liveRun: (after: number) => AsyncGenerator<SequencedChunk> | null,
+): AsyncGenerator<SequencedChunk> {
+  let next = after;
+  let watchedAt = 0;
+  while (!signal.aborted) {
+    const run = await db.selectFrom('wire_runs').select('status').where('id', '=', runId).executeTakeFirst();
+    const rows = await db
+      .selectFrom('wire_run_chunks')
+      .select(['seq', 'chunk'])
+      .where('run_id', '=', runId)
+      .where('seq', '>', next)
+      .orderBy('seq')
+      .execute();
+    for (const row of rows) {
+      if (row.seq !== next + 1) break; // a gap: wait for the writer to catch up
+      next = row.seq;
+      yield { seq: row.seq, chunk: row.chunk as UIMessageChunk };
+      if (signal.aborted) return;
+    }
+    // Chunks are all written before a run is marked over, so this read had the last of them.
+    if (!run || isTerminal(run.status)) return;
+    if (Date.now() - watchedAt > 5000) {
+      watchedAt = Date.now();
+      await db.updateTable('wire_runs').set({ watched_at: new Date() }).where('id', '=', runId).execute();
+    }
+    // A live run here may have started since (a reader joined right after a restart).
+    const live = liveRun(next);
+    if (live) {
+      yield* live;
+      return;
+    }
+    await sleep(REMOTE_POLL_MS, signal);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+export function viewOf(row: {
+  id: string;
+  thread_id: string;
+  status: RunStatus;
+  stop_reason: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: Date;
+  ended_at: Date | null;
+}): RunView {
+  return {
+    id: row.id,
+    threadId: row.thread_id,
+    status: row.status,
+    stopReason: row.stop_reason,
+    error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
+    createdAt: new Date(row.created_at).toISOString(),
+    endedAt: row.ended_at ? new Date(row.ended_at).toISOString() : null,
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * Threads and their messages, always scoped to one owner (the principal's subject).
+ * Messages are stored whole, as AI SDK UI messages, in order.
+ */
+import type { UIMessage } from 'ai';
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../store/database.js';
+
+export interface ThreadSummary {
+  id: string;
+  title: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ThreadDetail extends ThreadSummary {
+  messages: UIMessage[];
+}
+
+const TITLE_LENGTH = 80;
+
+/** A title from the first user message: its text, whitespace collapsed, at most 80 characters. */
+export function titleFrom(message: UIMessage): string | null {
+  const text = message.parts
+    .map((part) => (part.type === 'text' ? part.text : ''))
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (!text) return null;
+  return text.length <= TITLE_LENGTH ? text : `${text.slice(0, TITLE_LENGTH - 1)}…`;
+}
+
+export class ThreadStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async list(owner: string, options: { limit: number; before?: string }): Promise<ThreadSummary[]> {
+    let query = this.db
+      .selectFrom('wire_threads')
+      .select(['id', 'title', 'created_at', 'updated_at'])
+      .where('owner', '=', owner)
+      .orderBy('updated_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(options.limit);
+    if (options.before) query = query.where('updated_at', '<', new Date(options.before));
+    return (await query.execute()).map(summaryOf);
+  }
+
+  async get(owner: string, id: string): Promise<ThreadDetail | null> {
+    const row = await this.db
+      .selectFrom('wire_threads')
+      .select(['id', 'title', 'created_at', 'updated_at'])
+      .where('owner', '=', owner)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) return null;
+    return { ...summaryOf(row), messages: await this.messages(owner, id) };
+  }
+
+  async messages(owner: string, threadId: string): Promise<UIMessage[]> {
+    const rows = await this.db
+      .selectFrom('wire_messages')
+      .select('message')
+      .where('owner', '=', owner)
+      .where('thread_id', '=', threadId)
+      .orderBy('seq')
+      .execute();
+    return rows.map((row) => row.message as UIMessage);
+  }
+
+  /**
+   * Appends a message at the end of the thread and touches it, in one statement. Appends to one
+   * thread never race: a thread has at most one run in flight, and each run appends in turn.
+   */
+  async append(owner: string, threadId: string, message: UIMessage): Promise<void> {
+    await sql`
+      with touched as (
+        update wire_threads set updated_at = now() where owner = ${owner} and id = ${threadId} returning owner, id
+      )
+      insert into wire_messages (owner, thread_id, seq, id, role, message)
+      select touched.owner, touched.id,
+        (select coalesce(max(seq), 0) + 1 from wire_messages where owner = ${owner} and thread_id = ${threadId}),
+        ${message.id}, ${message.role}, ${JSON.stringify(message)}::jsonb
+      from touched`.execute(this.db);
+  }
+
+  /** Deletes the thread with its messages, runs and their chunks and approvals. */
+  async delete(owner: string, id: string): Promise<boolean> {
+    const deleted = await this.db
+      .deleteFrom('wire_threads')
+      .where('owner', '=', owner)
+      .where('id', '=', id)
+      .returning('id')
+      .executeTakeFirst();
+    return deleted !== undefined;
+  }
+}
+
+function summaryOf(row: {
+  id: string;
+  title: string | null;
+  created_at: Date;
+  updated_at: Date;
+}): ThreadSummary {
+  return {
+    id: row.id,
+    title: row.title,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}

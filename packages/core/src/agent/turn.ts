@@ -1,0 +1,274 @@
+/**
+ * One agent turn: the thread's history (windowed), the host tools (with approvals and grants),
+ * the model streamed through the AI SDK, every UI message chunk handed to the live run.
+ */
+import {
+  convertToModelMessages,
+  jsonSchema,
+  type LanguageModel,
+  readUIMessageStream,
+  stepCountIs,
+  streamText,
+  type ToolSet,
+  tool,
+  type UIMessage,
+  type UIMessageChunk,
+} from 'ai';
+import type { Kysely } from 'kysely';
+import { describeError, type Logger } from '../http/logger.js';
+import type { Database } from '../store/database.js';
+import type { ApprovalStore } from './approvals.js';
+import { recordAudit } from './audit.js';
+import type { GrantStore } from './grants.js';
+import { capToolOutput, windowMessages } from './history.js';
+import { newId } from './ids.js';
+import type { LiveRun } from './live-run.js';
+import type { ThreadStore } from './threads.js';
+import type { Grant, RegisteredTool, ToolContext, ToolRegistry } from './tools.js';
+
+export interface TurnDeps {
+  db: Kysely<Database>;
+  threads: ThreadStore;
+  approvals: ApprovalStore;
+  grants: GrantStore;
+  tools: ToolRegistry;
+  /** The names `surfaces.agent` of the overrides allows, or null for every enabled tool. */
+  agentSurface: Set<string> | null;
+  logger: Logger;
+  /** Null when neither the composition nor the environment names a model. */
+  model: LanguageModel | null;
+  system?: string;
+  toolOutputCap: number;
+  maxOutputTokens?: number;
+  historyWindow?: number;
+  maxSteps: number;
+  approvalTtlMs: number;
+  /** Aborted when the service closes. */
+  shutdown: AbortSignal;
+  setStatus(run: LiveRun, status: 'running' | 'awaiting_approval'): Promise<void>;
+}
+
+export interface TurnOutcome {
+  status: 'completed' | 'failed' | 'cancelled';
+  errorCode?: string;
+  errorMessage?: string;
+  message: UIMessage | null;
+}
+
+/** An error whose message is safe, and meant, to reach the client and the model. */
+export class TurnError extends Error {
+  override name = 'TurnError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const MODEL_NOT_CONFIGURED =
+  'No model is configured: pass `model` (an AI SDK LanguageModel) to createService, or set SERVICE_MODEL with AI_GATEWAY_API_KEY.';
+
+/** Runs the turn to its end; never throws. */
+export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome> {
+  const messageId = newId('msg');
+  let failure: { code: string; message: string } | null = null;
+  try {
+    if (!deps.model) throw new TurnError('model_not_configured', MODEL_NOT_CONFIGURED);
+    const history = run.knownHistory ?? (await deps.threads.messages(run.owner, run.threadId));
+    const tools = toolSet(run, deps);
+    const messages = windowMessages(
+      await convertToModelMessages(history, { tools, ignoreIncompleteToolCalls: true }),
+      deps.historyWindow,
+    );
+    const result = streamText({
+      model: deps.model,
+      ...(deps.system ? { system: deps.system } : {}),
+      messages,
+      tools,
+      ...(deps.maxOutputTokens ? { maxOutputTokens: deps.maxOutputTokens } : {}),
+      // The step in progress always finishes (its tool calls drain); a stop ends the loop after it.
+      stopWhen: [stepCountIs(deps.maxSteps), () => run.stopRequested],
+      abortSignal: deps.shutdown,
+      onError: ({ error }) => {
+        failure ??= failureOf(error);
+        deps.logger.error('turn model error', { run_id: run.id, ...describeError(error) });
+      },
+    });
+    const stream = result.toUIMessageStream({
+      generateMessageId: () => messageId,
+      sendReasoning: true,
+      onError: (error) => {
+        failure ??= failureOf(error);
+        return failure.message;
+      },
+      messageMetadata: ({ part }) =>
+        part.type === 'start'
+          ? { threadId: run.threadId, runId: run.id }
+          : part.type === 'finish'
+            ? { threadId: run.threadId, runId: run.id, status: statusOf(run, failure) }
+            : undefined,
+    });
+    for await (const chunk of stream) run.emit(refusalAsDenial(run, chunk));
+  } catch (error) {
+    failure ??= failureOf(error);
+    if (!(error instanceof TurnError)) {
+      deps.logger.error('turn failed', { run_id: run.id, ...describeError(error) });
+    }
+    // The client still gets a well-formed message: start, the error, finish.
+    if (!run.chunks.some((c) => c.type === 'start')) {
+      run.emit({ type: 'start', messageId, messageMetadata: { threadId: run.threadId, runId: run.id } });
+    }
+    run.emit({ type: 'error', errorText: failure.message });
+    run.emit({
+      type: 'finish',
+      messageMetadata: { threadId: run.threadId, runId: run.id, status: statusOf(run, failure) },
+    });
+  }
+  const status = statusOf(run, failure);
+  return {
+    status,
+    ...(failure ? { errorCode: failure.code, errorMessage: failure.message } : {}),
+    message: await assemble(run.chunks),
+  };
+}
+
+function statusOf(run: LiveRun, failure: { code: string } | null): TurnOutcome['status'] {
+  if (run.stopRequested) return 'cancelled';
+  return failure ? 'failed' : 'completed';
+}
+
+function failureOf(error: unknown): { code: string; message: string } {
+  if (error instanceof TurnError) return { code: error.code, message: error.message };
+  return { code: 'model_error', message: 'The model call failed. The error has been logged.' };
+}
+
+/** A refused call fails inside the SDK; the client is told it was denied, which it was. */
+function refusalAsDenial(run: LiveRun, chunk: UIMessageChunk): UIMessageChunk {
+  if (chunk.type === 'tool-output-error' && run.refused.has(chunk.toolCallId)) {
+    return { type: 'tool-output-denied', toolCallId: chunk.toolCallId };
+  }
+  return chunk;
+}
+
+/** The assistant message the chunks describe, as the client assembled it. */
+async function assemble(chunks: UIMessageChunk[]): Promise<UIMessage | null> {
+  let last: UIMessage | null = null;
+  const stream = new ReadableStream<UIMessageChunk>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk);
+      controller.close();
+    },
+  });
+  try {
+    for await (const message of readUIMessageStream({ stream, terminateOnError: false })) last = message;
+  } catch {
+    // A malformed sequence keeps what was assembled so far.
+  }
+  return last && last.parts.length > 0 ? structuredClone(last) : null;
+}
+
+/** Why a call did not run, as the model (and the client) reads it. */
+const REFUSALS = {
+  declined: 'The user declined this call.',
+  expired: 'The approval request expired before anyone answered.',
+  dropped: 'The run was stopped before this call was approved.',
+} as const;
+
+function toolSet(run: LiveRun, deps: TurnDeps): ToolSet {
+  const set: ToolSet = {};
+  for (const registered of deps.tools.enabled()) {
+    if (deps.agentSurface && !deps.agentSurface.has(registered.name)) continue;
+    set[registered.name] = tool({
+      description: registered.description,
+      inputSchema: jsonSchema(registered.inputSchema),
+      execute: (input: unknown, options: { toolCallId: string }) =>
+        callTool(run, deps, registered, input, options.toolCallId),
+      toModelOutput: ({ output }) => capToolOutput(output, deps.toolOutputCap),
+    });
+  }
+  return set;
+}
+
+async function callTool(
+  run: LiveRun,
+  deps: TurnDeps,
+  registered: RegisteredTool,
+  rawInput: unknown,
+  toolCallId: string,
+): Promise<unknown> {
+  const parsed = registered.parseInput(rawInput);
+  if (!parsed.ok) throw new Error(`Invalid input for ${registered.name}: ${parsed.message}`);
+  const input = parsed.value;
+  const context: ToolContext = {
+    principal: run.principal,
+    via: 'agent',
+    signal: deps.shutdown,
+    threadId: run.threadId,
+    runId: run.id,
+    toolCallId,
+    ...(run.credentials ? { credentials: run.credentials } : {}),
+  };
+  let approvalId: string | null = null;
+  let grant: Grant | null = null;
+  if (await registered.needsApproval(input, context)) {
+    grant = await deps.grants.find(run.owner, registered.name, input);
+    if (grant) {
+      context.grant = grant;
+      void recordAudit(deps.db, run.owner, 'grant.used', {
+        grantId: grant.id,
+        tool: registered.name,
+        runId: run.id,
+      });
+    } else {
+      approvalId = await park(run, deps, registered, input, toolCallId);
+    }
+  }
+  const audit = { tool: registered.name, runId: run.id, threadId: run.threadId, toolCallId };
+  try {
+    const output = await registered.execute(input, context);
+    if (approvalId) await deps.approvals.markExecuted(approvalId);
+    void recordAudit(deps.db, run.owner, 'tool.called', { ...audit, ok: true });
+    return output;
+  } catch (error) {
+    if (approvalId) await deps.approvals.markExecuted(approvalId);
+    void recordAudit(deps.db, run.owner, 'tool.called', { ...audit, ok: false });
+    throw error;
+  }
+}
+
+/** Parks the call until a decision; returns the approval id when approved, throws otherwise. */
+async function park(
+  run: LiveRun,
+  deps: TurnDeps,
+  registered: RegisteredTool,
+  input: unknown,
+  toolCallId: string,
+): Promise<string> {
+  const approvalId = await deps.approvals.create({
+    owner: run.owner,
+    runId: run.id,
+    threadId: run.threadId,
+    toolCallId,
+    tool: registered.name,
+    input,
+    ttlMs: deps.approvalTtlMs,
+  });
+  await run.toolInputSeen(toolCallId);
+  run.emit({ type: 'tool-approval-request', approvalId, toolCallId });
+  void recordAudit(deps.db, run.owner, 'approval.requested', {
+    approvalId,
+    tool: registered.name,
+    runId: run.id,
+  });
+  if (run.parked++ === 0) await deps.setStatus(run, 'awaiting_approval');
+  let outcome: Awaited<ReturnType<ApprovalStore['waitForDecision']>>;
+  try {
+    outcome = await deps.approvals.waitForDecision(approvalId, () => run.stopRequested, run.stopSignal);
+  } finally {
+    if (--run.parked === 0 && !run.stopRequested) await deps.setStatus(run, 'running');
+  }
+  if (outcome === 'approved') return approvalId;
+  run.refused.add(toolCallId);
+  throw new Error(REFUSALS[outcome]);
+}

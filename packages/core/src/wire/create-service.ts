@@ -1,0 +1,268 @@
+/**
+ * `createService(options)`: the embedded application wire at `/api/service` as one
+ * web-standard fetch handler (plus `wellKnown` for the door's origin-root discovery paths).
+ *
+ * Per request, in order: the MCP door's paths (when `mcp` is set), the base path, the URL's
+ * encoding, the JSON gate, then the route; routes that need a user resolve the principal.
+ *
+ * @see platform-spec.md "Embedded wire (base path /api/service)"
+ * @see docs/wire.md
+ */
+import type { LanguageModel } from 'ai';
+import { Hono } from 'hono';
+import { ApprovalStore } from '../agent/approvals.js';
+import { flushAudit, recordAudit } from '../agent/audit.js';
+import { GrantStore } from '../agent/grants.js';
+import { RunHub } from '../agent/run-hub.js';
+import { ThreadStore } from '../agent/threads.js';
+import { createToolRegistry } from '../agent/tools.js';
+import { createJsonLogger, describeError } from '../http/logger.js';
+import { requestIdFor } from '../http/request-id.js';
+import { createStore, type Store } from '../store/index.js';
+import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
+import { loadDoor, type WireDoor } from './door-loader.js';
+import { WireError, wireError } from './errors.js';
+import { CompositionError, type ServiceOptions, validateServiceOptions } from './options.js';
+import { agentSurface, readOverrides } from './overrides.js';
+import { checkEncoding, checkJsonGate, wirePath } from './pipeline.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { automationRoutes } from './routes/automations.js';
+import { chatRoutes } from './routes/chat.js';
+import { developmentRoutes } from './routes/development.js';
+import { runRoutes } from './routes/runs.js';
+import { statusRoutes } from './routes/status.js';
+import { threadRoutes } from './routes/threads.js';
+import { unavailableRoutes } from './routes/unavailable.js';
+
+export interface Service {
+  /** The wire: answers every request under `/api/service` (and the door's paths). */
+  fetch(request: Request): Promise<Response>;
+  /** The door's origin-root discovery documents (`/.well-known/...`), or null to fall through. */
+  wellKnown(request: Request): Promise<Response | null>;
+  readonly context: WireContext;
+  /** Cancels runs in flight and closes the store when the service opened it. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_TOOL_OUTPUT_CAP = 32_000;
+const DEFAULT_MAX_STEPS = 8;
+const DEFAULT_APPROVAL_TTL_MS = 60 * 60 * 1000;
+const DEFAULT_RESUME_WINDOW_MS = 5 * 60 * 1000;
+const DEFAULT_HEARTBEAT_MS = 15_000;
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Builds the wire. Options are validated here; a malformed composition throws a
+ * `CompositionError` that says what to fix.
+ *
+ * @example
+ * const service = await createService({
+ *   principal: async (request) => (await session(request))?.user ?? null,
+ *   model: openai('gpt-4o-mini'),
+ *   tools: [{ name: 'list_orders', description: 'Lists orders', input: z.object({}), risk: 'read', execute: listOrders }],
+ * });
+ * app.use(toExpressHandler(service));
+ */
+export async function createService(options: ServiceOptions): Promise<Service> {
+  validateServiceOptions(options);
+  const env = options.env ?? process.env;
+  const logger = options.logger ?? createJsonLogger();
+  let tools: ReturnType<typeof createToolRegistry>;
+  try {
+    tools = createToolRegistry(options.tools ?? []);
+  } catch (error) {
+    throw new CompositionError(`createService: ${(error as Error).message}`, { cause: error });
+  }
+  const overrides = options.overrides === false ? undefined : (options.overrides ?? readOverrides(env));
+  const surface = agentSurface(overrides, tools, logger);
+  const ownsStore = options.store === undefined;
+  const store: Store = options.store ?? (await createStore());
+  const db = store.db;
+  const baseUrl = options.baseUrl ?? blankToUndefined(env.SERVICE_BASE_URL) ?? null;
+  const automations = automationsOf(options, env);
+  const threads = new ThreadStore(db);
+  const grants = new GrantStore(db);
+  const approvals = new ApprovalStore(db, grants);
+  const model = resolveModel(options.model, env);
+  const toolOutputCap = options.toolOutputCap ?? DEFAULT_TOOL_OUTPUT_CAP;
+  const runs = new RunHub(
+    db,
+    threads,
+    approvals,
+    {
+      db,
+      threads,
+      approvals,
+      grants,
+      tools,
+      agentSurface: surface,
+      logger,
+      model: model.instance,
+      ...(options.system ? { system: options.system } : {}),
+      toolOutputCap,
+      ...(options.maxOutputTokens ? { maxOutputTokens: options.maxOutputTokens } : {}),
+      ...(options.historyWindow ? { historyWindow: options.historyWindow } : {}),
+      maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
+      approvalTtlMs: options.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS,
+    },
+    logger,
+    { resumeWindowMs: options.resumeWindowMs ?? DEFAULT_RESUME_WINDOW_MS },
+  );
+
+  let door: WireDoor | null = null;
+  if (options.mcp) {
+    try {
+      door = await loadDoor({
+        mcp: options.mcp,
+        oauth: options.oauth!,
+        store,
+        tools,
+        ...(options.actAs ? { actAs: options.actAs } : {}),
+        overrides,
+        logger,
+        env,
+      });
+    } catch (error) {
+      if (ownsStore) await store.close();
+      throw error;
+    }
+  }
+
+  const context: WireContext = {
+    store,
+    db,
+    logger,
+    resolvePrincipal: options.principal,
+    tools,
+    threads,
+    runs,
+    approvals,
+    grants,
+    actAs: options.actAs ?? null,
+    model,
+    development: options.development ?? env.NODE_ENV !== 'production',
+    apps: options.apps !== false,
+    automations,
+    mcp: !options.mcp ? false : blankToUndefined(env.SERVICE_MCP_BROKER_URL) ? 'broker' : 'local',
+    baseUrlSet: baseUrl !== null,
+    baseUrl,
+    toolOutputCap,
+    historyWindow: options.historyWindow ?? null,
+    maxOutputTokens: options.maxOutputTokens ?? null,
+    heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  };
+
+  if (!context.baseUrlSet) {
+    // Without the host's public URL, tools never get the user's credentials: say so once.
+    void recordAudit(db, null, 'present-credentials-not-forwarded', { reason: 'untrusted-host-origin' });
+  }
+
+  const app = new Hono<WireEnv>().basePath(BASE_PATH);
+  // The request id comes in the env the pipeline passes; make it a context variable.
+  app.use(async (c, next) => {
+    c.set('requestId', (c.env as { requestId?: string } | undefined)?.requestId ?? requestIdFor(c.req.raw));
+    await next();
+  });
+  app.route('/', statusRoutes(context));
+  app.route('/', developmentRoutes(context));
+  app.route('/', unavailableRoutes(context));
+  app.route('/', automationRoutes(context));
+  app.route('/', chatRoutes(context));
+  app.route('/', threadRoutes(context));
+  app.route('/', runRoutes(context));
+  app.route('/', approvalRoutes(context));
+  app.notFound(() => wireError('route_not_found', 'No such route.'));
+  app.onError((error, c) =>
+    failure(context, error, c.get('requestId') ?? requestIdFor(c.req.raw), c.req.path),
+  );
+
+  const handle = async (request: Request): Promise<Response> => {
+    if (door) {
+      const answer = await door.handle(request);
+      if (answer) return answer;
+    }
+    const requestId = requestIdFor(request);
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return wireError('malformed_url', 'The URL is malformed.', { 'x-request-id': requestId });
+    }
+    const path = wirePath(url.pathname);
+    if (path === null) return wireError('route_not_found', 'No such route.', { 'x-request-id': requestId });
+    try {
+      checkEncoding(url);
+      checkJsonGate(request.method, path, request.headers);
+    } catch (error) {
+      return failure(context, error, requestId, url.pathname);
+    }
+    const response = await app.fetch(request, { requestId });
+    setHeader(response, 'x-request-id', requestId);
+    return response;
+  };
+
+  return {
+    fetch: handle,
+    wellKnown: async (request) => (door ? door.wellKnown(request) : null),
+    context,
+    close: async () => {
+      await runs.close();
+      await flushAudit(db);
+      if (ownsStore) await store.close();
+    },
+  };
+}
+
+function failure(ctx: WireContext, error: unknown, requestId: string, path: string): Response {
+  const headers = { 'x-request-id': requestId };
+  if (error instanceof WireError) {
+    if (error.status >= 500) {
+      ctx.logger.error('wire error', {
+        request_id: requestId,
+        path,
+        code: error.code,
+        ...describeError(error),
+      });
+    }
+    return wireError(error.code, error.message, { ...headers, ...error.headers });
+  }
+  ctx.logger.error('unhandled wire error', { request_id: requestId, path, ...describeError(error) });
+  return wireError('internal_error', `Internal server error (request id ${requestId}).`, headers);
+}
+
+function setHeader(response: Response, name: string, value: string): void {
+  try {
+    response.headers.set(name, value);
+  } catch {
+    // Immutable headers (a piped response): the id is in the log either way.
+  }
+}
+
+/**
+ * The model: the composition's, else the ladder: `SERVICE_MODEL` (a gateway model id such as
+ * `openai/gpt-4o-mini`) when `AI_GATEWAY_API_KEY` is set. Else none: turns fail with a message.
+ */
+function resolveModel(
+  model: LanguageModel | undefined,
+  env: Record<string, string | undefined>,
+): WireContext['model'] {
+  if (model) return { instance: model, source: 'custom' };
+  const id = blankToUndefined(env.SERVICE_MODEL);
+  if (id && blankToUndefined(env.AI_GATEWAY_API_KEY)) return { instance: id, source: 'ladder' };
+  return { instance: null, source: 'ladder' };
+}
+
+function automationsOf(
+  options: ServiceOptions,
+  env: Record<string, string | undefined>,
+): WireContext['automations'] {
+  if (options.automations === false) return null;
+  const given = typeof options.automations === 'object' ? options.automations : {};
+  const tickSecret = given.tickSecret ?? blankToUndefined(env.SERVICE_TICK_SECRET);
+  return { ...given, ...(tickSecret ? { tickSecret } : {}) };
+}
+
+function blankToUndefined(value: string | undefined): string | undefined {
+  return value && value.trim() !== '' ? value.trim() : undefined;
+}

@@ -1,0 +1,57 @@
+/**
+ * Loads the MCP door only when a composition asks for it, so the wire carries no door code
+ * (and no MCP SDK) otherwise.
+ */
+import type { ActAs, ToolRegistry } from '../agent/tools.js';
+import type { Logger } from '../http/logger.js';
+import type { Store } from '../store/index.js';
+import { CompositionError } from './options.js';
+
+/** What the wire needs of the door. */
+export interface WireDoor {
+  /** The door's answer for one of its paths, or null for any other request. */
+  handle(request: Request): Promise<Response | null>;
+  /** The door's answer for its origin-root discovery paths, or null. */
+  wellKnown(request: Request): Promise<Response | null>;
+}
+
+export interface DoorInput {
+  mcp: true | Record<string, unknown>;
+  oauth: Record<string, unknown>;
+  store: Store;
+  tools: ToolRegistry;
+  actAs?: ActAs;
+  overrides?: unknown;
+  logger: Logger;
+  env: Record<string, string | undefined>;
+}
+
+// A variable specifier: the door is its own entry point, resolved at run time.
+const DOOR_MODULE = '../door/index.js';
+
+export async function loadDoor(input: DoorInput): Promise<WireDoor> {
+  let module: { createDoor?: (options: unknown) => WireDoor | Promise<WireDoor> };
+  try {
+    module = await import(/* @vite-ignore */ DOOR_MODULE);
+  } catch (error) {
+    throw new CompositionError(
+      'mcp is set, but the MCP door could not be loaded from this build of @service/core',
+      {
+        cause: error,
+      },
+    );
+  }
+  if (typeof module.createDoor !== 'function') {
+    throw new CompositionError('mcp is set, but this build of @service/core has no MCP door (createDoor)');
+  }
+  return module.createDoor({
+    mcp: input.mcp,
+    oauth: input.oauth,
+    store: input.store,
+    tools: input.tools,
+    ...(input.actAs ? { actAs: input.actAs } : {}),
+    ...(input.overrides ? { overrides: input.overrides } : {}),
+    logger: input.logger,
+    env: input.env,
+  });
+}

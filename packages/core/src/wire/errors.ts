@@ -1,0 +1,73 @@
+/**
+ * The wire's error envelope `{ error: { code, message } }` (plus `Service-Error-Code`) and its
+ * closed code registry. Every non-2xx wire answer carries one of these codes.
+ *
+ * @see docs/wire.md "Errors"
+ */
+import { canonicalError } from '../http/errors.js';
+
+export const WIRE_ERROR_CODES = {
+  /** 400: the body, query or path failed validation; the message names the field. */
+  validation_failed: 400,
+  /** 400: the body is not valid JSON. */
+  invalid_json: 400,
+  /** 400: the path or query has a malformed percent-encoding. */
+  malformed_url: 400,
+  /** 400: the host's principal() returned a subject in the reserved `service:` namespace. */
+  principal_reserved: 400,
+  /** 400: the host's principal() returned a kind other than `user` (e.g. `org`). */
+  principal_kind_refused: 400,
+  /** 401: a webhook delivery or scheduler tick failed verification. */
+  unauthorized: 401,
+  /** 402: organizations or another cloud capability were asked for and are not configured. */
+  cloud_required: 402,
+  /** 403: the host's principal() returned null: nobody is signed in. */
+  principal_required: 403,
+  /** 404: no such route. */
+  route_not_found: 404,
+  /** 404: no such thread, run, approval or grant for this principal. */
+  not_found: 404,
+  /** 409: the thread already has a run in flight. */
+  run_in_flight: 409,
+  /** 409: an approval in the batch is no longer pending. */
+  approval_not_pending: 409,
+  /** 413: the body is over the limit. */
+  payload_too_large: 413,
+  /** 415: a state-changing request without `Content-Type: application/json` (CSRF gate). */
+  unsupported_media_type: 415,
+  /** 500: an unexpected fault; logged with the request id. */
+  internal_error: 500,
+  /** 500: the host's principal() threw or returned something that is not a principal. */
+  principal_failed: 500,
+  /** 501: the route exists in the contract but is not available in this composition. */
+  not_implemented: 501,
+  /** 503: the store is unreachable. */
+  unavailable: 503,
+} as const;
+
+export type WireErrorCode = keyof typeof WIRE_ERROR_CODES;
+
+/** An error that crosses the wire: its code picks the status. */
+export class WireError extends Error {
+  override name = 'WireError';
+  readonly status: number;
+  constructor(
+    readonly code: WireErrorCode,
+    message: string,
+    options?: { cause?: unknown; headers?: Record<string, string> },
+  ) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    this.status = WIRE_ERROR_CODES[code];
+    this.headers = options?.headers ?? {};
+  }
+  readonly headers: Record<string, string>;
+}
+
+/** The envelope for `code`, with the `Service-Error-Code` header. */
+export function wireError(
+  code: WireErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return canonicalError(WIRE_ERROR_CODES[code], code, message, {}, headers);
+}

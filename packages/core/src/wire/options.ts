@@ -1,0 +1,158 @@
+/**
+ * `createService` options and their validation. A malformed composition fails at construction
+ * with a message that says what to fix, never later on a request.
+ *
+ * @see docs/wire.md "Composition"
+ */
+import type { LanguageModel } from 'ai';
+import { z } from 'zod';
+import type { ActAs, AnyHostTool, Principal } from '../agent/tools.js';
+import type { Logger } from '../http/logger.js';
+import type { Store } from '../store/index.js';
+import type { Overrides } from './overrides.js';
+
+/** The host's resolver of the signed-in user; null when nobody is signed in. */
+export type PrincipalResolver = (request: Request) => Principal | null | Promise<Principal | null>;
+
+export interface AutomationsOptions {
+  /** Bearer secret of `POST /tick`. Default `SERVICE_TICK_SECRET`; unset refuses every tick. */
+  tickSecret?: string;
+  /** Webhook sources and their signing secrets (standard-webhooks, HMAC-SHA256). */
+  webhooks?: Record<string, string>;
+}
+
+export interface ServiceOptions {
+  /** The shared store. Default: `createStore()` (PGlite at `.service/data`, or `DATABASE_URL`). */
+  store?: Store;
+  /** Required: who is calling. Return null when nobody is signed in (the wire answers 403). */
+  principal: PrincipalResolver;
+  /** An AI SDK language model. Unset: the model ladder (environment settings). */
+  model?: LanguageModel;
+  /** System prompt of every turn. */
+  system?: string;
+  /** Host tools offered to the agent (and to the MCP door); see `defineTool`. */
+  tools?: AnyHostTool[];
+  /** How tools called from away (the MCP door) reach host APIs as the user. */
+  actAs?: ActAs;
+  /** Development mode: doctor and sync routes answer. Default `NODE_ENV !== 'production'`. */
+  development?: boolean;
+  /** Characters of one tool result the model sees (default 32000; 0 disables truncation). */
+  toolOutputCap?: number;
+  /** Output token limit of each model step. */
+  maxOutputTokens?: number;
+  /** Last N whole messages re-sent per turn (default: all). Tool calls and results never split. */
+  historyWindow?: number;
+  /** Model steps per turn at most (default 8). */
+  maxSteps?: number;
+  /** Apps routes (default true). */
+  apps?: boolean;
+  /** Automations routes: tick and webhooks (default true). */
+  automations?: boolean | AutomationsOptions;
+  /** The MCP door: `true` or its options object. Needs `oauth`. */
+  mcp?: true | Record<string, unknown>;
+  /** The host OAuth adapter the door signs users in with. */
+  oauth?: Record<string, unknown>;
+  /** Public URL of the host (with any path prefix). Default `SERVICE_BASE_URL`. */
+  baseUrl?: string;
+  logger?: Logger;
+  /**
+   * Tool curation (`surfaces.agent`, `surfaces.mcp`, titles). Default: `.service/overrides.json`
+   * (or `SERVICE_OVERRIDES_PATH`) when present; `false` ignores the file.
+   */
+  overrides?: Overrides | false;
+  /** How long a parked approval waits for a decision (default 60 minutes). */
+  approvalTtlMs?: number;
+  /** How long a turn keeps running with no client reading it (default 5 minutes). */
+  resumeWindowMs?: number;
+  /** Silence after which the turn stream sends a keepalive comment (default 15 s). */
+  heartbeatMs?: number;
+  /** Largest JSON body accepted (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** Environment to read settings from. Default `process.env`. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Thrown by `createService` for a malformed composition; the message says what to fix. */
+export class CompositionError extends Error {
+  override name = 'CompositionError';
+  readonly code = 'ERR_SERVICE_COMPOSITION';
+}
+
+const fn = (what: string) =>
+  z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: `must be ${what}` });
+const positiveInt = z.number().int().positive();
+
+const optionsSchema = z.object({
+  store: z
+    .custom<Store>(
+      (v) => typeof v === 'object' && v !== null && 'db' in v && typeof (v as Store).close === 'function',
+      { message: 'must be a store from createStore()' },
+    )
+    .optional(),
+  principal: fn('a function principal(request) returning the signed-in user or null'),
+  model: z
+    .custom<LanguageModel>(
+      (v) =>
+        (typeof v === 'string' && v.trim() !== '') ||
+        (typeof v === 'object' && v !== null && 'specificationVersion' in v && 'doStream' in v),
+      { message: 'must be an AI SDK LanguageModel (a provider model or a gateway model id)' },
+    )
+    .optional(),
+  system: z.string().optional(),
+  tools: z.array(z.unknown(), { message: 'must be an array of tools' }).optional(),
+  actAs: fn('a function actAs(principal, grant)').optional(),
+  development: z.boolean().optional(),
+  toolOutputCap: z.number().int().min(0, 'must be 0 (no truncation) or a positive integer').optional(),
+  maxOutputTokens: positiveInt.optional(),
+  historyWindow: positiveInt.optional(),
+  maxSteps: positiveInt.max(100).optional(),
+  apps: z.boolean().optional(),
+  automations: z
+    .union([
+      z.boolean(),
+      z.object({
+        tickSecret: z.string().min(16, 'must be at least 16 characters').optional(),
+        webhooks: z.record(z.string().regex(/^[a-z0-9-]{1,64}$/), z.string().min(16)).optional(),
+      }),
+    ])
+    .optional(),
+  mcp: z
+    .union([z.literal(true), z.record(z.string(), z.unknown())], {
+      message: 'must be true or an options object',
+    })
+    .optional(),
+  oauth: z.record(z.string(), z.unknown(), { message: 'must be the host OAuth adapter object' }).optional(),
+  baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null && 'error' in v).optional(),
+  overrides: z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional(),
+  approvalTtlMs: positiveInt.optional(),
+  resumeWindowMs: positiveInt.optional(),
+  heartbeatMs: positiveInt.optional(),
+  maxBodyBytes: positiveInt.optional(),
+  // process.env is not a plain object, so only its shape is checked.
+  env: z
+    .custom<Record<string, string | undefined>>((v) => typeof v === 'object' && v !== null, {
+      message: 'must be an object of environment variables',
+    })
+    .optional(),
+});
+
+/** Checks the options; throws a `CompositionError` listing every problem. */
+export function validateServiceOptions(options: unknown): asserts options is ServiceOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new CompositionError('createService(options): options must be an object with at least principal');
+  }
+  const parsed = optionsSchema.safeParse(options);
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => `${issue.path.join('.') || 'options'} ${issue.message}`);
+  const value = options as ServiceOptions;
+  if (value.mcp && !value.oauth) {
+    problems.push(
+      'mcp is set but oauth is missing: pass oauth (the host OAuth adapter with session() and principal()) so the MCP door can sign users in, or remove mcp',
+    );
+  }
+  if (problems.length > 0) {
+    throw new CompositionError(`createService: ${problems.join('; ')}`);
+  }
+}

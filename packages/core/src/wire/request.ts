@@ -1,0 +1,119 @@
+/**
+ * Request helpers shared by the wire's routes: the principal (resolved once, checked), JSON
+ * bodies (size-capped, parsed, validated) and query parameters.
+ */
+import type { z } from 'zod';
+import type { Principal } from '../agent/tools.js';
+import type { WireContext, WireCtx } from './context.js';
+import { WireError } from './errors.js';
+
+const RESERVED_NAMESPACE = 'service:';
+const MAX_SUBJECT_LENGTH = 256;
+
+/**
+ * The signed-in principal, from the host's `principal(request)`: null is 403, a subject in the
+ * reserved `service:` namespace or a kind other than `user` is 400, a throw is a logged 500.
+ */
+export async function principalOf(ctx: WireContext, c: WireCtx): Promise<Principal> {
+  const cached = c.get('principal');
+  if (cached) return cached;
+  let principal: Principal | null;
+  try {
+    principal = await ctx.resolvePrincipal(c.req.raw);
+  } catch (error) {
+    throw new WireError('principal_failed', 'Principal resolution failed.', { cause: error });
+  }
+  if (principal === null || principal === undefined) {
+    throw new WireError('principal_required', 'Sign in required: no user is signed in for this request.');
+  }
+  if (typeof principal !== 'object' || typeof principal.subject !== 'string' || principal.subject === '') {
+    throw new WireError('principal_failed', 'Principal resolution failed.', {
+      cause: new Error('principal() must return { subject: string } or null'),
+    });
+  }
+  if (principal.subject.length > MAX_SUBJECT_LENGTH) {
+    throw new WireError('principal_failed', 'Principal resolution failed.', {
+      cause: new Error(`principal subject is longer than ${MAX_SUBJECT_LENGTH} characters`),
+    });
+  }
+  if (principal.subject.toLowerCase().startsWith(RESERVED_NAMESPACE)) {
+    throw new WireError(
+      'principal_reserved',
+      'The subject namespace "service:" is reserved for the service itself.',
+    );
+  }
+  if (principal.kind !== undefined && principal.kind !== 'user') {
+    throw new WireError(
+      'principal_kind_refused',
+      `A principal of kind "${String(principal.kind)}" cannot call the wire; only users can.`,
+    );
+  }
+  c.set('principal', principal);
+  return principal;
+}
+
+/** Reads a JSON body capped at `maxBodyBytes`, then validates it. */
+export async function jsonBody<T extends z.ZodType>(
+  ctx: WireContext,
+  c: WireCtx,
+  schema: T,
+): Promise<z.infer<T>> {
+  const declared = Number(c.req.header('content-length') ?? '0');
+  if (declared > ctx.maxBodyBytes) throw tooLarge(ctx);
+  const text = await readCapped(c.req.raw, ctx.maxBodyBytes);
+  let value: unknown;
+  try {
+    value = text.trim() === '' ? {} : JSON.parse(text);
+  } catch {
+    throw new WireError('invalid_json', 'The request body is not valid JSON.');
+  }
+  return validate(schema, value, 'body');
+}
+
+export function validate<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues
+    .slice(0, 5)
+    .map((issue) => `${[where, ...issue.path].join('.')}: ${issue.message}`)
+    .join('; ');
+  throw new WireError('validation_failed', problems);
+}
+
+/** The query as a plain object (first value of each name). */
+export function queryOf(c: WireCtx): Record<string, string> {
+  return Object.fromEntries(new URL(c.req.url).searchParams);
+}
+
+/** Refuses `?org=` (and an `org` body field): organizations need the cloud capability. */
+export function refuseOrg(c: WireCtx, body?: unknown): void {
+  const inBody = typeof body === 'object' && body !== null && 'org' in body;
+  if (new URL(c.req.url).searchParams.has('org') || inBody) {
+    throw new WireError(
+      'cloud_required',
+      'Organizations are not available: this deployment has no cloud capability.',
+    );
+  }
+}
+
+function tooLarge(ctx: WireContext): WireError {
+  return new WireError('payload_too_large', `The request body is larger than ${ctx.maxBodyBytes} bytes.`);
+}
+
+async function readCapped(request: Request, max: number): Promise<string> {
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      throw new WireError('payload_too_large', `The request body is larger than ${max} bytes.`);
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}

@@ -1,0 +1,124 @@
+/**
+ * Approvals and grants. A decision batch is all or nothing; `remember` turns an approval into a
+ * grant (scope `tool` or `input`, for `ttlSeconds`). `?org=` and an `org` field are refused:
+ * organizations need the cloud capability.
+ *
+ * @see platform-spec.md "Embedded wire" (/approvals, /grants), "States and transitions"
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { Decision } from '../../agent/approvals.js';
+import { recordAudit } from '../../agent/audit.js';
+import { DEFAULT_GRANT_TTL_SECONDS, grantView, MAX_GRANT_TTL_SECONDS } from '../../agent/grants.js';
+import type { WireContext, WireCtx, WireEnv } from '../context.js';
+import { WireError } from '../errors.js';
+import { jsonBody, principalOf, queryOf, refuseOrg, validate } from '../request.js';
+
+const rememberSchema = z.union([
+  z.literal(true).transform(() => ({ scope: 'tool' as const, ttlSeconds: DEFAULT_GRANT_TTL_SECONDS })),
+  z.object({
+    scope: z.enum(['tool', 'input']).default('tool'),
+    ttlSeconds: z.number().int().min(60).max(MAX_GRANT_TTL_SECONDS).default(DEFAULT_GRANT_TTL_SECONDS),
+  }),
+]);
+
+const decisionSchema = z.object({
+  decision: z.enum(['approve', 'deny']),
+  remember: rememberSchema.optional(),
+});
+
+const batchSchema = z.object({
+  decisions: z
+    .array(decisionSchema.extend({ id: z.string().min(1).max(64) }))
+    .min(1)
+    .max(50),
+});
+
+const listQuery = z.object({
+  status: z.enum(['pending', 'executed', 'declined', 'expired', 'dropped']).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+export function approvalRoutes(ctx: WireContext): Hono<WireEnv> {
+  const app = new Hono<WireEnv>();
+
+  const decide = async (c: WireCtx, owner: string, decisions: Decision[]) => {
+    const ids = new Set(decisions.map((d) => d.id));
+    if (ids.size !== decisions.length)
+      throw new WireError('validation_failed', 'body.decisions: an id appears twice');
+    const result = await ctx.approvals.decide(owner, decisions);
+    if (!result.ok) {
+      throw result.reason === 'not_found'
+        ? new WireError('not_found', `No such approval: ${result.id}. Nothing was decided.`)
+        : new WireError(
+            'approval_not_pending',
+            `Approval ${result.id} is no longer pending. Nothing was decided.`,
+          );
+    }
+    for (const d of decisions) {
+      void recordAudit(ctx.db, owner, 'approval.decided', { approvalId: d.id, decision: d.decision });
+    }
+    for (const grant of result.grants) {
+      void recordAudit(ctx.db, owner, 'grant.created', {
+        grantId: grant.id,
+        tool: grant.tool,
+        scope: grant.scope,
+      });
+    }
+    const approvals = await Promise.all(decisions.map((d) => ctx.approvals.get(owner, d.id)));
+    return c.json({ approvals, grants: result.grants.map(grantView) });
+  };
+
+  app.get('/approvals', async (c) => {
+    refuseOrg(c);
+    const principal = await principalOf(ctx, c);
+    const query = validate(listQuery, queryOf(c), 'query');
+    const approvals = await ctx.approvals.list(principal.subject, {
+      limit: query.limit,
+      ...(query.status ? { status: query.status } : {}),
+    });
+    return c.json({ approvals });
+  });
+
+  app.post('/approvals/decide', async (c) => {
+    refuseOrg(c);
+    const principal = await principalOf(ctx, c);
+    const body = await jsonBody(ctx, c, z.looseObject({ org: z.unknown().optional() }).and(batchSchema));
+    refuseOrg(c, body);
+    return decide(c, principal.subject, body.decisions);
+  });
+
+  app.get('/approvals/:id', async (c) => {
+    refuseOrg(c);
+    const principal = await principalOf(ctx, c);
+    const approval = await ctx.approvals.get(principal.subject, c.req.param('id'));
+    if (!approval) throw new WireError('not_found', 'No such approval.');
+    return c.json({ approval });
+  });
+
+  app.post('/approvals/:id/decide', async (c) => {
+    refuseOrg(c);
+    const principal = await principalOf(ctx, c);
+    const body = await jsonBody(ctx, c, z.looseObject({ org: z.unknown().optional() }).and(decisionSchema));
+    refuseOrg(c, body);
+    return decide(c, principal.subject, [{ id: c.req.param('id'), ...body }]);
+  });
+
+  app.get('/grants', async (c) => {
+    refuseOrg(c);
+    const principal = await principalOf(ctx, c);
+    const grants = await ctx.grants.list(principal.subject);
+    return c.json({ grants: grants.map(grantView) });
+  });
+
+  app.delete('/grants/:id', async (c) => {
+    refuseOrg(c);
+    const principal = await principalOf(ctx, c);
+    const id = c.req.param('id');
+    if (!(await ctx.grants.revoke(principal.subject, id))) throw new WireError('not_found', 'No such grant.');
+    void recordAudit(ctx.db, principal.subject, 'grant.revoked', { grantId: id });
+    return c.json({ revoked: true, id });
+  });
+
+  return app;
+}

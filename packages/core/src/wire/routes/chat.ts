@@ -1,0 +1,137 @@
+/**
+ * Turns: `POST /chat` starts one and streams it; `GET /threads/:id/stream` (alias
+ * `GET /chat/:id/stream`, where useChat's resume looks) follows the thread's run again.
+ *
+ * The server owns the history: of a useChat body only the last user message is read, so a
+ * client cannot rewrite earlier turns or forge tool results.
+ *
+ * @see docs/wire.md "Turns"
+ */
+import type { UIMessage } from 'ai';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { CLIENT_ID_PATTERN, newId } from '../../agent/ids.js';
+import { isTerminal } from '../../agent/run-rows.js';
+import type { WireContext, WireCtx, WireEnv } from '../context.js';
+import { WireError } from '../errors.js';
+import { jsonBody, principalOf, queryOf, validate } from '../request.js';
+import { turnStreamResponse } from '../sse.js';
+
+const MAX_TEXT = 100_000;
+
+const userPartSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string().max(MAX_TEXT) }),
+  z.object({
+    type: z.literal('file'),
+    mediaType: z.string().max(255),
+    url: z.string().max(MAX_TEXT),
+    filename: z.string().max(255).optional(),
+  }),
+]);
+
+const userMessageSchema = z.object({
+  id: z.string().min(1).max(128).optional(),
+  role: z.literal('user', { message: 'the last message must be the user’s' }),
+  parts: z.array(userPartSchema).min(1).max(50),
+  metadata: z.unknown().optional(),
+});
+
+const chatBodySchema = z.looseObject({
+  id: z.string().regex(CLIENT_ID_PATTERN, 'must be 1-64 letters, digits, _ or -').optional(),
+  message: z.union([z.string().trim().min(1).max(MAX_TEXT), userMessageSchema]).optional(),
+  messages: z.array(z.unknown()).min(1).max(1000).optional(),
+  trigger: z.enum(['submit-message', 'regenerate-message']).optional(),
+});
+
+const cursorSchema = z.coerce.number().int().min(0).max(10_000_000);
+
+export function chatRoutes(ctx: WireContext): Hono<WireEnv> {
+  const app = new Hono<WireEnv>();
+
+  app.post('/chat', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const body = await jsonBody(ctx, c, chatBodySchema);
+    if (body.trigger === 'regenerate-message') {
+      throw new WireError(
+        'not_implemented',
+        'Regenerating a message is not supported: send a new message instead.',
+      );
+    }
+    const message = userMessageOf(body);
+    const threadId = body.id ?? newId('thr');
+    const run = await ctx.runs.startTurn(principal, threadId, message, presentCredentials(ctx, c.req.raw));
+    return follow(ctx, c, run.id, threadId, 0);
+  });
+
+  const resume = async (c: WireCtx) => {
+    const principal = await principalOf(ctx, c);
+    const threadId = c.req.param('id') ?? '';
+    const query = queryOf(c);
+    const rawCursor = c.req.header('last-event-id') ?? query.after;
+    const cursor = rawCursor === undefined ? undefined : validate(cursorSchema, rawCursor, 'after');
+    if (!(await ctx.threads.get(principal.subject, threadId))) {
+      throw new WireError('not_found', 'No such thread.');
+    }
+    const run = query.run
+      ? await ctx.runs.getRun(principal.subject, query.run)
+      : await ctx.runs.latestRun(principal.subject, threadId);
+    if (query.run && (!run || run.threadId !== threadId)) throw new WireError('not_found', 'No such run.');
+    // Nothing to resume: no run, or a finished one the client did not start reading.
+    if (!run || (cursor === undefined && isTerminal(run.status))) return c.body(null, 204);
+    return follow(ctx, c, run.id, threadId, cursor ?? 0);
+  };
+  app.get('/threads/:id/stream', resume);
+  app.get('/chat/:id/stream', resume);
+
+  return app;
+}
+
+function follow(ctx: WireContext, c: WireCtx, runId: string, threadId: string, after: number): Response {
+  const abort = new AbortController();
+  const detach = ctx.runs.attach(runId);
+  // A client that goes away only stops reading: the run goes on, to be resumed.
+  c.req.raw.signal?.addEventListener('abort', () => abort.abort(), { once: true });
+  return turnStreamResponse(ctx.runs.follow(runId, after, abort.signal), abort, {
+    heartbeatMs: ctx.heartbeatMs,
+    headers: {
+      'x-service-thread-id': threadId,
+      'x-service-run-id': runId,
+      'x-request-id': c.get('requestId'),
+    },
+    onClose: detach,
+  });
+}
+
+function userMessageOf(body: z.infer<typeof chatBodySchema>): UIMessage {
+  if (typeof body.message === 'string') {
+    return { id: newId('msg'), role: 'user', parts: [{ type: 'text', text: body.message }] };
+  }
+  const candidate = body.message ?? body.messages?.at(-1);
+  if (candidate === undefined) {
+    throw new WireError(
+      'validation_failed',
+      'body.message: send the user message as text, or useChat’s messages',
+    );
+  }
+  const parsed = validate(userMessageSchema, candidate, body.message ? 'body.message' : 'body.messages[-1]');
+  return {
+    id: parsed.id ?? newId('msg'),
+    role: 'user',
+    parts: parsed.parts,
+    ...(parsed.metadata !== undefined ? { metadata: parsed.metadata } : {}),
+  };
+}
+
+/**
+ * The user's own credentials, for tools that call the host's API as them ("present" mode):
+ * forwarded only when the host's public URL is configured, so they only ever go back to it.
+ */
+function presentCredentials(ctx: WireContext, request: Request): { headers: Record<string, string> } | null {
+  if (!ctx.baseUrlSet) return null;
+  const headers: Record<string, string> = {};
+  for (const name of ['authorization', 'cookie']) {
+    const value = request.headers.get(name);
+    if (value) headers[name] = value;
+  }
+  return { headers };
+}

@@ -1,0 +1,69 @@
+/**
+ * `GET /status` (no principal: composition facts only, no user data) and `GET /activity` (the
+ * caller's audit events).
+ *
+ * @see platform-spec.md "Embedded wire" (`GET /status` blocks)
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { listAudit } from '../../agent/audit.js';
+import type { WireContext, WireEnv } from '../context.js';
+import { principalOf, queryOf, validate } from '../request.js';
+
+const activityQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  before: z.coerce.number().int().positive().optional(),
+});
+
+export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
+  const app = new Hono<WireEnv>();
+
+  app.get('/status', async (c) => {
+    const storeOk = await ctx.store.ping();
+    const tools = ctx.tools.enabled();
+    const count = (risk: string | null) => tools.filter((t) => t.risk === risk).length;
+    const body = {
+      ok: storeOk,
+      blocks: {
+        store: { ok: storeOk, kind: ctx.store.kind },
+        agent: {
+          ready: ctx.model.instance !== null,
+          toolOutputCap: ctx.toolOutputCap,
+          historyWindow: ctx.historyWindow,
+          maxOutputTokens: ctx.maxOutputTokens,
+        },
+        actions: {
+          tools: tools.length,
+          read: count('read'),
+          write: count('write'),
+          destructive: count('destructive'),
+          ungraded: count(null),
+          actAs: ctx.actAs !== null,
+        },
+        guard: { jsonGate: true, approvals: true, grants: true },
+        // Apps (service_make and friends) are not built yet: their routes answer 501 when mounted.
+        apps: false,
+        automations: ctx.automations !== null,
+        orgs: false,
+        sandbox: false,
+        model: ctx.model.source,
+        mcp: ctx.mcp,
+        connections: false,
+      },
+    };
+    return c.json(body, storeOk ? 200 : 503, { 'cache-control': 'no-store' });
+  });
+
+  app.get('/activity', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const query = validate(activityQuery, queryOf(c), 'query');
+    const events = await listAudit(ctx.db, principal.subject, {
+      limit: query.limit,
+      ...(query.before ? { before: query.before } : {}),
+    });
+    const last = events.at(-1);
+    return c.json({ events, nextBefore: events.length === query.limit && last ? last.id : null });
+  });
+
+  return app;
+}

@@ -1,0 +1,50 @@
+/**
+ * Threads: `GET /threads` (summaries, titles from the stored column), `GET /threads/:id`
+ * (with its messages), `DELETE /threads/:id` (stops its run first).
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { recordAudit } from '../../agent/audit.js';
+import type { WireContext, WireEnv } from '../context.js';
+import { WireError } from '../errors.js';
+import { principalOf, queryOf, validate } from '../request.js';
+
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  before: z.iso.datetime({ offset: true }).optional(),
+});
+
+export function threadRoutes(ctx: WireContext): Hono<WireEnv> {
+  const app = new Hono<WireEnv>();
+
+  app.get('/threads', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const query = validate(listQuery, queryOf(c), 'query');
+    const threads = await ctx.threads.list(principal.subject, {
+      limit: query.limit,
+      ...(query.before ? { before: query.before } : {}),
+    });
+    const last = threads.at(-1);
+    return c.json({ threads, nextBefore: threads.length === query.limit && last ? last.updatedAt : null });
+  });
+
+  app.get('/threads/:id', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const thread = await ctx.threads.get(principal.subject, c.req.param('id'));
+    if (!thread) throw new WireError('not_found', 'No such thread.');
+    const run = await ctx.runs.latestRun(principal.subject, thread.id);
+    return c.json({ thread: { ...thread, latestRun: run } });
+  });
+
+  app.delete('/threads/:id', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const id = c.req.param('id');
+    if (!(await ctx.threads.get(principal.subject, id))) throw new WireError('not_found', 'No such thread.');
+    await ctx.runs.stopThread(principal.subject, id, 'thread_deleted');
+    await ctx.threads.delete(principal.subject, id);
+    void recordAudit(ctx.db, principal.subject, 'thread.deleted', { threadId: id });
+    return c.json({ deleted: true, id });
+  });
+
+  return app;
+}

@@ -1,0 +1,33 @@
+/**
+ * Routes of the contract whose capability this composition does not provide: organizations
+ * (refused before principal resolution: no cloud capability), and the files, apps and
+ * connections surfaces, which answer `not_implemented` (apps: 404 when switched off).
+ */
+import { Hono } from 'hono';
+import type { WireContext, WireEnv } from '../context.js';
+import { WireError } from '../errors.js';
+
+export function unavailableRoutes(ctx: WireContext): Hono<WireEnv> {
+  const app = new Hono<WireEnv>();
+
+  const orgs = () => {
+    throw new WireError(
+      'cloud_required',
+      'Organizations are not available: this deployment has no cloud capability.',
+    );
+  };
+  app.all('/orgs', orgs);
+  app.all('/orgs/*', orgs);
+
+  const notImplemented = (what: string) => () => {
+    throw new WireError('not_implemented', `${what} are not available in this composition yet.`);
+  };
+  app.post('/files', notImplemented('File uploads'));
+  if (ctx.apps) {
+    app.all('/apps', notImplemented('Apps'));
+    app.all('/apps/*', notImplemented('Apps'));
+  }
+  app.get('/connections/:id', notImplemented('Connections'));
+
+  return app;
+}

@@ -1,0 +1,112 @@
+/**
+ * Kysely types of the wire's tables (migration 0003-wire). Merged into the store's `Database`.
+ *
+ * @see docs/storage.md
+ */
+import type { ColumnType, Generated } from 'kysely';
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Touched = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+/** jsonb: read as parsed JSON, written as a JSON string. */
+type Json<T> = ColumnType<T, string, string>;
+type NullableJson<T> = ColumnType<T | null, string | null | undefined, string | null>;
+
+export type RunStatus = 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
+export type ApprovalStatus = 'pending' | 'approved' | 'executed' | 'declined' | 'expired' | 'dropped';
+
+export interface WireThreadsTable {
+  owner: string;
+  id: string;
+  title: string | null;
+  created_at: CreatedAt;
+  updated_at: Touched;
+}
+
+export interface WireMessagesTable {
+  owner: string;
+  thread_id: string;
+  seq: number;
+  id: string;
+  role: 'user' | 'assistant' | 'system';
+  /** The whole AI SDK UI message, as the client renders it. */
+  message: Json<unknown>;
+  created_at: CreatedAt;
+}
+
+export interface WireRunsTable {
+  id: string;
+  owner: string;
+  thread_id: string;
+  status: RunStatus;
+  stop_requested_at: NullableTimestamp;
+  /** `user` (an explicit stop), `abandoned` (nobody resumed in time), `thread_deleted`, `shutdown`. */
+  stop_reason: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  /** Last time a client on another instance was reading the run's stream. */
+  watched_at: Touched;
+  created_at: CreatedAt;
+  updated_at: Touched;
+  ended_at: NullableTimestamp;
+}
+
+export interface WireRunChunksTable {
+  run_id: string;
+  seq: number;
+  chunk: Json<unknown>;
+}
+
+export interface WireApprovalsTable {
+  id: string;
+  owner: string;
+  run_id: string;
+  thread_id: string;
+  tool_call_id: string;
+  tool: string;
+  input: Json<unknown>;
+  status: ApprovalStatus;
+  remember: NullableJson<{ scope: 'tool' | 'input'; ttlSeconds: number }>;
+  grant_id: string | null;
+  created_at: CreatedAt;
+  decided_at: NullableTimestamp;
+  expires_at: Timestamp;
+}
+
+export interface WireGrantsTable {
+  id: string;
+  owner: string;
+  tool: string;
+  scope: 'tool' | 'input';
+  input_hash: string | null;
+  approval_id: string | null;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface WireAuditEventsTable {
+  id: Generated<number>;
+  owner: string | null;
+  kind: string;
+  data: ColumnType<Record<string, unknown>, string | undefined, string>;
+  created_at: CreatedAt;
+}
+
+export interface WireWebhookDeliveriesTable {
+  source: string;
+  delivery_id: string;
+  received_at: CreatedAt;
+}
+
+export interface WireTables {
+  wire_threads: WireThreadsTable;
+  wire_messages: WireMessagesTable;
+  wire_runs: WireRunsTable;
+  wire_run_chunks: WireRunChunksTable;
+  wire_approvals: WireApprovalsTable;
+  wire_grants: WireGrantsTable;
+  wire_audit_events: WireAuditEventsTable;
+  wire_webhook_deliveries: WireWebhookDeliveriesTable;
+}

@@ -1,0 +1,74 @@
+/**
+ * The wire with the MCP door composed in: door paths are answered first, before the base-path
+ * check, principal resolution and the JSON gate; `wellKnown` serves the origin-root discovery
+ * documents and falls through (null) for anything else.
+ *
+ * @see platform-spec.md "MCP door endpoints"; docs/wire.md "MCP door"
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Service } from '../../src/wire/create-service.js';
+import { openTestStore, type TestStore } from '../support/stores.js';
+import { ORIGIN, testService } from './support/wire.js';
+
+let store: TestStore;
+let withDoor: Service;
+let withoutDoor: Service;
+let principalCalls = 0;
+
+beforeAll(async () => {
+  store = await openTestStore();
+  withDoor = await testService(store, {
+    mcp: { productName: 'Acme' },
+    oauth: { session: () => ({ subject: 'ada' }), principal: (subject: string) => ({ subject }) },
+    env: { SERVICE_BASE_URL: ORIGIN },
+    principal: () => {
+      principalCalls++;
+      return null;
+    },
+    tools: [{ name: 'lookup', description: 'Looks up', input: z.object({}), risk: 'read', execute: () => 1 }],
+  });
+  withoutDoor = await testService(store);
+});
+afterAll(async () => {
+  await withDoor?.close();
+  await withoutDoor?.close();
+  await store?.dispose();
+});
+
+describe('door composition', () => {
+  it('answers the MCP transport before principal resolution and the JSON gate', async () => {
+    const response = await withDoor.fetch(
+      new Request(`${ORIGIN}/api/service/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' },
+        body: '{}',
+      }),
+    );
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    expect(principalCalls).toBe(0);
+  });
+
+  it('serves the origin-root discovery documents through wellKnown, and null for the host’s own', async () => {
+    const metadata = await withDoor.wellKnown(
+      new Request(`${ORIGIN}/.well-known/oauth-protected-resource/api/service/mcp`),
+    );
+    expect(metadata?.status).toBe(200);
+    expect(await metadata?.json()).toMatchObject({ resource: `${ORIGIN}/api/service/mcp` });
+    expect(await withDoor.wellKnown(new Request(`${ORIGIN}/.well-known/security.txt`))).toBeNull();
+    expect(
+      await withoutDoor.wellKnown(
+        new Request(`${ORIGIN}/.well-known/oauth-protected-resource/api/service/mcp`),
+      ),
+    ).toBeNull();
+  });
+
+  it('reports the door in status, and leaves other wire routes to the wire', async () => {
+    const status = await (await withDoor.fetch(new Request(`${ORIGIN}/api/service/status`))).json();
+    expect(status.blocks.mcp).toBe('local');
+    const threads = await withDoor.fetch(new Request(`${ORIGIN}/api/service/threads`));
+    expect(threads.status).toBe(403);
+    expect(principalCalls).toBe(1);
+  });
+});

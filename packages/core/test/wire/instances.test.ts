@@ -1,0 +1,166 @@
+/**
+ * Several instances on one store (each service is an instance: its own live runs, timers and
+ * memory): a turn resumed, stopped or approved through another instance, abandoned when nobody
+ * reads it, and taken over when its instance died.
+ *
+ * @see DESIGN.md "Multi-instance"; docs/wire.md "Resume", "Runs"
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Store } from '../../src/store/index.js';
+import type { Service } from '../../src/wire/create-service.js';
+import { openSecondHandle, openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
+import { scriptedModel } from './support/models.js';
+import {
+  assemble,
+  callerFor,
+  eventually,
+  readTurn,
+  TurnReader,
+  testService,
+  textOf,
+} from './support/wire.js';
+
+for (const kind of STORE_KINDS) {
+  describe(`wire instances (${kind})`, () => {
+    let store: TestStore;
+    let secondStore: Store;
+    const services: Service[] = [];
+
+    beforeAll(async () => {
+      store = await openTestStore(kind);
+      // On Postgres the second instance has its own connection pool, as a second process would.
+      secondStore = kind === 'postgres' ? await openSecondHandle(store) : store;
+    });
+    afterAll(async () => {
+      for (const service of services) await service.close();
+      if (secondStore !== store) await secondStore.close();
+      await store?.dispose();
+    });
+
+    const instance = async (s: Store, options: Parameters<typeof testService>[1]) => {
+      const service = await testService(s, options);
+      services.push(service);
+      return service;
+    };
+
+    it('resumes on another instance exactly where the reader left off', async () => {
+      const words = Array.from({ length: 10 }, (_, i) => `x${i} `);
+      const a = await instance(store, { model: scriptedModel([{ text: words, chunkDelayMs: 40 }]).model });
+      const b = await instance(secondStore, {});
+      const response = await callerFor(a.fetch, 'ivy')('/chat', { method: 'POST', json: { message: 'go' } });
+      const threadId = response.headers.get('x-service-thread-id')!;
+      const first = new TurnReader(response);
+      await first.until((f) => f.chunk.type === 'text-delta');
+      await first.drop();
+      const seen = first.frames;
+      // Give the write-behind a moment, then read the rest through the other instance.
+      const resumed = await callerFor(b.fetch, 'ivy')(`/threads/${threadId}/stream`, {
+        headers: { 'last-event-id': String(seen.at(-1)!.id) },
+      });
+      const rest = await new TurnReader(resumed).rest();
+      const ids = [...seen, ...rest].map((f) => f.id);
+      expect(ids).toEqual(ids.map((_, i) => i + 1));
+      expect(textOf(await assemble([...seen, ...rest].map((f) => f.chunk)))).toBe(words.join(''));
+    });
+
+    it('stops a run from another instance', async () => {
+      const a = await instance(store, {
+        model: scriptedModel([{ text: Array(30).fill('y '), chunkDelayMs: 30 }]).model,
+      });
+      const b = await instance(secondStore, {});
+      const response = await callerFor(a.fetch, 'jay')('/chat', { method: 'POST', json: { message: 'go' } });
+      const runId = response.headers.get('x-service-run-id')!;
+      const reader = new TurnReader(response);
+      await reader.until((f) => f.chunk.type === 'text-delta');
+      const stopped = await callerFor(b.fetch, 'jay')(`/runs/${runId}/stop`, { method: 'POST', json: {} });
+      expect(stopped.status).toBe(202);
+      await reader.rest();
+      const run = await eventually(async () => {
+        const r = (await (await callerFor(b.fetch, 'jay')(`/runs/${runId}`)).json()).run;
+        return r.status === 'cancelled' ? r : undefined;
+      });
+      expect(run.stopReason).toBe('user');
+    });
+
+    it('runs a parked call approved on another instance', async () => {
+      const a = await instance(store, {
+        model: scriptedModel([
+          { toolCalls: [{ id: 'r1', name: 'reboot', input: {} }] },
+          { text: ['Rebooted.'] },
+        ]).model,
+        tools: [
+          {
+            name: 'reboot',
+            description: 'Reboots',
+            input: z.object({}),
+            risk: 'destructive',
+            execute: () => 'ok',
+          },
+        ],
+      });
+      const b = await instance(secondStore, {});
+      const reader = new TurnReader(
+        await callerFor(a.fetch, 'kim')('/chat', { method: 'POST', json: { message: 'reboot' } }),
+      );
+      const request = await reader.until((f) => f.chunk.type === 'tool-approval-request');
+      const id = (request.chunk as { approvalId: string }).approvalId;
+      await callerFor(b.fetch, 'kim')(`/approvals/${id}/decide`, {
+        method: 'POST',
+        json: { decision: 'approve' },
+      });
+      const message = await assemble((await reader.rest()).map((f) => f.chunk));
+      expect(textOf(message)).toBe('Rebooted.');
+    });
+
+    it('cancels a run nobody reads within the resume window, as abandoned', async () => {
+      const a = await instance(store, {
+        resumeWindowMs: 200,
+        model: scriptedModel([{ text: Array(60).fill('z '), chunkDelayMs: 30 }]).model,
+      });
+      const response = await callerFor(a.fetch, 'lee')('/chat', { method: 'POST', json: { message: 'go' } });
+      const runId = response.headers.get('x-service-run-id')!;
+      const reader = new TurnReader(response);
+      await reader.until((f) => f.chunk.type === 'text-delta');
+      await reader.drop();
+      const run = await eventually(async () => {
+        const r = (await (await callerFor(a.fetch, 'lee')(`/runs/${runId}`)).json()).run;
+        return r.status === 'cancelled' ? r : undefined;
+      }, 8000);
+      expect(run.stopReason).toBe('abandoned');
+    });
+
+    it('takes over a thread whose run was left in flight by an instance that died', async () => {
+      const a = await instance(store, { model: scriptedModel([{ text: ['fresh'] }]).model });
+      const call = callerFor(a.fetch, 'max');
+      await readTurn(await call('/chat', { method: 'POST', json: { id: 'orphan', message: 'one' } }));
+      // A run left `running` by a dead instance: its row stopped being touched a minute ago.
+      await sql`insert into wire_runs (id, owner, thread_id, status, updated_at)
+        values ('run_dead', 'max', 'orphan', 'running', now() - interval '1 minute')`.execute(store.db);
+      const turn = await readTurn(
+        await call('/chat', { method: 'POST', json: { id: 'orphan', message: 'two' } }),
+      );
+      expect(textOf(turn.message)).toBe('fresh');
+      const dead = (await (await call('/runs/run_dead')).json()).run;
+      expect(dead).toMatchObject({ status: 'failed', error: { code: 'instance_lost' } });
+    });
+
+    it('refuses a new turn while another instance’s run is alive', async () => {
+      const a = await instance(store, {
+        model: scriptedModel([{ text: Array(20).fill('w '), chunkDelayMs: 50 }]).model,
+      });
+      const b = await instance(secondStore, { model: scriptedModel([{ text: ['no'] }]).model });
+      const first = await callerFor(a.fetch, 'ned')('/chat', {
+        method: 'POST',
+        json: { id: 'busy2', message: 'one' },
+      });
+      const second = await callerFor(b.fetch, 'ned')('/chat', {
+        method: 'POST',
+        json: { id: 'busy2', message: 'two' },
+      });
+      expect(second.status).toBe(409);
+      await readTurn(first);
+    });
+  });
+}

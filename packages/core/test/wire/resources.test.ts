@@ -1,0 +1,234 @@
+/**
+ * Threads, approvals, grants and activity over the wire, per user: each sees only their own.
+ *
+ * @see docs/wire.md "Threads", "Approvals and grants", "Activity"
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Service } from '../../src/wire/create-service.js';
+import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
+import { lastUserText, reactiveModel, scriptedModel } from './support/models.js';
+import { callerFor, eventually, readTurn, TurnReader, testService } from './support/wire.js';
+
+for (const kind of STORE_KINDS) {
+  describe(`wire resources (${kind})`, () => {
+    let store: TestStore;
+    let service: Service;
+    let transfers = 0;
+
+    beforeAll(async () => {
+      store = await openTestStore(kind);
+      // Every turn: a transfer call (seven when asked for seven, else five), then text.
+      let calls = 0;
+      const model = reactiveModel((options) =>
+        options.prompt.at(-1)?.role === 'tool'
+          ? { text: ['Done.'] }
+          : {
+              toolCalls: [
+                {
+                  id: `c${++calls}`,
+                  name: 'transfer',
+                  input: { amount: lastUserText(options).includes('seven') ? 7 : 5 },
+                },
+              ],
+            },
+      );
+      service = await testService(store, {
+        model,
+        tools: [
+          {
+            name: 'transfer',
+            description: 'Moves money',
+            input: z.object({ amount: z.number() }),
+            risk: 'write',
+            needsApproval: true,
+            execute: ({ amount }: { amount: number }) => {
+              transfers++;
+              return { moved: amount };
+            },
+          },
+        ],
+      });
+    });
+    afterAll(async () => {
+      await service?.close();
+      await store?.dispose();
+    });
+
+    const ada = () => callerFor(service.fetch, `ada-${kind}`);
+    const bob = () => callerFor(service.fetch, `bob-${kind}`);
+
+    async function parkedTurn(threadId: string, message: string) {
+      const response = await ada()('/chat', { method: 'POST', json: { id: threadId, message } });
+      const reader = new TurnReader(response);
+      const frame = await reader.until((f) => f.chunk.type === 'tool-approval-request');
+      return { reader, approvalId: (frame.chunk as { approvalId: string }).approvalId };
+    }
+
+    it('lists, reads and deletes threads, and keeps them per user', async () => {
+      const { reader, approvalId } = await parkedTurn('t-list', 'Please move five');
+      await ada()(`/approvals/${approvalId}/decide`, { method: 'POST', json: { decision: 'approve' } });
+      await reader.rest();
+
+      const list = await (await ada()('/threads')).json();
+      expect(list.threads).toEqual([
+        expect.objectContaining({ id: 't-list', title: 'Please move five', createdAt: expect.any(String) }),
+      ]);
+      expect(list.nextBefore).toBeNull();
+      expect((await (await bob()('/threads')).json()).threads).toEqual([]);
+      expect((await bob()('/threads/t-list')).status).toBe(404);
+      expect((await bob()('/threads/t-list', { method: 'DELETE', json: {} })).status).toBe(404);
+      expect((await bob()(`/approvals/${approvalId}`)).status).toBe(404);
+
+      const detail = await (await ada()('/threads/t-list')).json();
+      expect(detail.thread.messages).toHaveLength(2);
+      expect(detail.thread.latestRun.status).toBe('completed');
+
+      const deleted = await ada()('/threads/t-list', { method: 'DELETE', json: {} });
+      expect(await deleted.json()).toEqual({ deleted: true, id: 't-list' });
+      expect((await ada()('/threads/t-list')).status).toBe(404);
+      expect((await (await ada()('/threads')).json()).threads).toEqual([]);
+    });
+
+    it('lets two users use the same client thread id without seeing each other', async () => {
+      const { model } = scriptedModel([{ text: ['private'] }]);
+      const other = await testService(store, { model });
+      try {
+        await readTurn(
+          await callerFor(other.fetch, `carol-${kind}`)('/chat', {
+            method: 'POST',
+            json: { id: 'same', message: 'carol' },
+          }),
+        );
+        await readTurn(
+          await callerFor(other.fetch, `dave-${kind}`)('/chat', {
+            method: 'POST',
+            json: { id: 'same', message: 'dave' },
+          }),
+        );
+        const carol = await (await callerFor(other.fetch, `carol-${kind}`)('/threads/same')).json();
+        expect(carol.thread.title).toBe('carol');
+        expect(JSON.stringify(carol.thread.messages)).not.toContain('dave');
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('decides a batch all or nothing, remembers an approval as a grant, and honours and revokes it', async () => {
+      const first = await parkedTurn('t-grant', 'move five');
+      // A batch naming an unknown approval changes nothing.
+      const bad = await ada()('/approvals/decide', {
+        method: 'POST',
+        json: {
+          decisions: [
+            { id: first.approvalId, decision: 'approve' },
+            { id: 'apr_unknown', decision: 'deny' },
+          ],
+        },
+      });
+      expect(bad.status).toBe(404);
+      expect((await (await ada()(`/approvals/${first.approvalId}`)).json()).approval.status).toBe('pending');
+
+      const decided = await ada()('/approvals/decide', {
+        method: 'POST',
+        json: {
+          decisions: [
+            { id: first.approvalId, decision: 'approve', remember: { scope: 'input', ttlSeconds: 3600 } },
+          ],
+        },
+      });
+      expect(decided.status).toBe(200);
+      const body = await decided.json();
+      expect(body.grants).toEqual([
+        expect.objectContaining({ id: expect.stringMatching(/^grt_/), tool: 'transfer', scope: 'input' }),
+      ]);
+      const grantId = body.grants[0].id as string;
+      await first.reader.rest();
+
+      // Same input: the grant lets it run without asking.
+      const before = transfers;
+      const second = await readTurn(
+        await ada()('/chat', { method: 'POST', json: { id: 't-grant', message: 'again' } }),
+      );
+      expect(second.chunks.some((c) => c.type === 'tool-approval-request')).toBe(false);
+      expect(transfers).toBe(before + 1);
+
+      // Another input: the input-scoped grant does not cover it.
+      const third = await parkedTurn('t-grant', 'seven now');
+      const grants = await (await ada()('/grants')).json();
+      expect(grants.grants.map((g: { id: string }) => g.id)).toEqual([grantId]);
+      expect((await (await bob()('/grants')).json()).grants).toEqual([]);
+      expect((await bob()(`/grants/${grantId}`, { method: 'DELETE', json: {} })).status).toBe(404);
+      const revoked = await ada()(`/grants/${grantId}`, { method: 'DELETE', json: {} });
+      expect(await revoked.json()).toEqual({ revoked: true, id: grantId });
+      expect((await (await ada()('/grants')).json()).grants).toEqual([]);
+      expect((await ada()(`/grants/${grantId}`, { method: 'DELETE', json: {} })).status).toBe(404);
+      await ada()(`/approvals/${third.approvalId}/decide`, { method: 'POST', json: { decision: 'deny' } });
+      await third.reader.rest();
+
+      const activity = await (await ada()('/activity?limit=100')).json();
+      const kinds = activity.events.map((e: { kind: string }) => e.kind);
+      expect(kinds).toEqual(
+        expect.arrayContaining([
+          'approval.requested',
+          'approval.decided',
+          'grant.created',
+          'grant.used',
+          'grant.revoked',
+          'tool.called',
+        ]),
+      );
+      expect((await (await bob()('/activity')).json()).events).toEqual([]);
+    });
+
+    it('refuses ?org= and an org body field: organizations need the cloud capability', async () => {
+      for (const path of ['/approvals?org=o1', '/grants?org=o1', '/approvals/apr_x?org=o1']) {
+        const response = await ada()(path);
+        expect(response.status).toBe(402);
+        expect((await response.json()).error.code).toBe('cloud_required');
+      }
+      const body = await ada()('/approvals/decide', {
+        method: 'POST',
+        json: { org: 'o1', decisions: [{ id: 'apr_x', decision: 'approve' }] },
+      });
+      expect(body.status).toBe(402);
+      const orgs = await callerFor(service.fetch, null)('/orgs/o1/members');
+      expect(orgs.status).toBe(402);
+    });
+
+    it('expires an approval nobody answers, and the call does not run', async () => {
+      const { model } = scriptedModel([
+        { toolCalls: [{ id: 'e', name: 'transfer', input: { amount: 1 } }] },
+        { text: ['ok'] },
+      ]);
+      let ran = false;
+      const quick = await testService(store, {
+        model,
+        approvalTtlMs: 300,
+        tools: [
+          {
+            name: 'transfer',
+            description: 'd',
+            input: z.object({ amount: z.number() }),
+            needsApproval: true,
+            execute: () => (ran = true),
+          },
+        ],
+      });
+      try {
+        const call = callerFor(quick.fetch, `erin-${kind}`);
+        const turn = await readTurn(await call('/chat', { method: 'POST', json: { message: 'x' } }));
+        expect(turn.chunks.some((c) => c.type === 'tool-output-denied')).toBe(true);
+        expect(ran).toBe(false);
+        const approvals = await eventually(async () => {
+          const list = (await (await call('/approvals?status=expired')).json()).approvals;
+          return list.length === 1 ? list : undefined;
+        });
+        expect(approvals[0]).toMatchObject({ status: 'expired' });
+        expect(approvals[0].request).toBeUndefined();
+      } finally {
+        await quick.close();
+      }
+    });
+  });
+}

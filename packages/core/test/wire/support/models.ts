@@ -1,0 +1,90 @@
+/**
+ * Scripted stand-ins for a model provider, built on the AI SDK's own mock language model: each
+ * model step streams the text and tool calls the test scripts, so no test reaches a network model.
+ */
+import type { LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import { simulateReadableStream } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+
+export interface ScriptedStep {
+  text?: string[];
+  toolCalls?: Array<{ id: string; name: string; input: unknown }>;
+  /** Fails the model call with this error. */
+  error?: Error;
+  /** Waits before streaming this step. */
+  delayMs?: number;
+  /** Delay between stream parts. */
+  chunkDelayMs?: number;
+}
+
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 5, text: 5, reasoning: undefined },
+};
+
+export function streamPartsOf(step: ScriptedStep): LanguageModelV3StreamPart[] {
+  const parts: LanguageModelV3StreamPart[] = [{ type: 'stream-start', warnings: [] }];
+  if (step.text?.length) {
+    parts.push({ type: 'text-start', id: 't1' });
+    for (const delta of step.text) parts.push({ type: 'text-delta', id: 't1', delta });
+    parts.push({ type: 'text-end', id: 't1' });
+  }
+  for (const call of step.toolCalls ?? []) {
+    parts.push({
+      type: 'tool-call',
+      toolCallId: call.id,
+      toolName: call.name,
+      input: JSON.stringify(call.input),
+    });
+  }
+  parts.push({
+    type: 'finish',
+    finishReason: { unified: step.toolCalls?.length ? 'tool-calls' : 'stop', raw: undefined },
+    usage,
+  });
+  return parts;
+}
+
+/** A model that plays `steps` in order, one per model call (the last one repeats). */
+export function scriptedModel(steps: ScriptedStep[]) {
+  let call = 0;
+  const calls: LanguageModelV3CallOptions[] = [];
+  const model = new MockLanguageModelV3({
+    doStream: async (options) => {
+      calls.push(options);
+      const step = steps[Math.min(call++, steps.length - 1)]!;
+      if (step.delayMs) await new Promise((resolve) => setTimeout(resolve, step.delayMs));
+      if (step.error) throw step.error;
+      return {
+        stream: simulateReadableStream({
+          chunks: streamPartsOf(step),
+          initialDelayInMs: null,
+          chunkDelayInMs: step.chunkDelayMs ?? null,
+        }),
+      };
+    },
+  });
+  return { model, calls };
+}
+
+/** A model whose every step is chosen from the prompt it is given (for long, shared scripts). */
+export function reactiveModel(decide: (options: LanguageModelV3CallOptions) => ScriptedStep) {
+  return new MockLanguageModelV3({
+    doStream: async (options) => {
+      const step = decide(options);
+      return {
+        stream: simulateReadableStream({
+          chunks: streamPartsOf(step),
+          initialDelayInMs: null,
+          chunkDelayInMs: step.chunkDelayMs ?? null,
+        }),
+      };
+    },
+  });
+}
+
+/** The text of the last user message of a prompt. */
+export function lastUserText(options: LanguageModelV3CallOptions): string {
+  const user = [...options.prompt].reverse().find((m) => m.role === 'user');
+  return JSON.stringify(user?.content ?? '');
+}

@@ -1,0 +1,162 @@
+/**
+ * The wire as useChat sees it: the AI SDK's own chat core (`AbstractChat`, which `useChat`
+ * wraps) with its `DefaultChatTransport`, over real HTTP to an Express server. No line of the
+ * client is ours.
+ *
+ * @see platform-spec.md "Embedded wire"; docs/wire.md "Turns", "Resume"
+ */
+import { AbstractChat, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Service } from '../../src/wire/create-service.js';
+import { openTestStore, type TestStore } from '../support/stores.js';
+import { reactiveModel } from './support/models.js';
+import { connect, type Transport } from './support/transports.js';
+import { eventually, ORIGIN, testService, textOf } from './support/wire.js';
+
+/** The smallest chat state, as the framework bindings keep theirs. */
+class TestChat extends AbstractChat<UIMessage> {
+  constructor(id: string, api: string, user: string) {
+    let status: ChatStatus = 'ready';
+    let error: Error | undefined;
+    let messages: UIMessage[] = [];
+    const state: ChatState<UIMessage> = {
+      get status() {
+        return status;
+      },
+      set status(value) {
+        status = value;
+      },
+      get error() {
+        return error;
+      },
+      set error(value) {
+        error = value;
+      },
+      get messages() {
+        return messages;
+      },
+      set messages(value) {
+        messages = value;
+      },
+      pushMessage: (message) => {
+        messages = [...messages, message];
+      },
+      popMessage: () => {
+        messages = messages.slice(0, -1);
+      },
+      replaceMessage: (index, message) => {
+        messages = [...messages.slice(0, index), message, ...messages.slice(index + 1)];
+      },
+      snapshot: (thing) => structuredClone(thing),
+    };
+    super({ id, state, transport: new DefaultChatTransport({ api, headers: { 'x-test-user': user } }) });
+  }
+}
+
+let store: TestStore;
+let service: Service;
+let transport: Transport;
+let api: string;
+
+beforeAll(async () => {
+  store = await openTestStore();
+  const model = reactiveModel((options) => {
+    const last = options.prompt.at(-1);
+    if (last?.role === 'tool') return { text: ['All ', 'done.'] };
+    const said = JSON.stringify(last?.content ?? '');
+    if (said.includes('delete'))
+      return { toolCalls: [{ id: `d${Date.now()}`, name: 'delete_note', input: { id: 7 } }] };
+    if (said.includes('slow'))
+      return { text: Array.from({ length: 10 }, (_, i) => `s${i} `), chunkDelayMs: 40 };
+    return { toolCalls: [{ id: `w${Date.now()}`, name: 'weather', input: { city: 'Oslo' } }] };
+  });
+  service = await testService(store, {
+    model,
+    tools: [
+      {
+        name: 'weather',
+        description: 'Weather',
+        input: z.object({ city: z.string() }),
+        risk: 'read',
+        execute: () => 'sunny',
+      },
+      {
+        name: 'delete_note',
+        description: 'Deletes a note',
+        input: z.object({ id: z.number() }),
+        risk: 'destructive',
+        execute: () => ({ deleted: 7 }),
+      },
+    ],
+  });
+  transport = await connect('express', service);
+  api = `${transport.url ?? ORIGIN}/api/service/chat`;
+});
+afterAll(async () => {
+  await transport?.close();
+  await service?.close();
+  await store?.dispose();
+});
+
+describe('useChat’s chat core against the wire', () => {
+  it('sends messages, renders tool calls and text, and continues the same thread', async () => {
+    const chat = new TestChat('chat-core-1', api, 'ann');
+    await chat.sendMessage({ text: 'Weather in Oslo?' });
+    expect(chat.status).toBe('ready');
+    expect(chat.error).toBeUndefined();
+    const answer = chat.messages[1]!;
+    expect(answer.role).toBe('assistant');
+    expect(answer.parts.find((p) => p.type === 'tool-weather')).toMatchObject({
+      state: 'output-available',
+      output: 'sunny',
+    });
+    expect(textOf(answer)).toBe('All done.');
+
+    await chat.sendMessage({ text: 'And tomorrow?' });
+    expect(chat.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    const thread = await (
+      await fetch(`${api.replace('/chat', '/threads/chat-core-1')}`, { headers: { 'x-test-user': 'ann' } })
+    ).json();
+    expect(thread.thread.messages).toHaveLength(4);
+    // Nothing in flight: resume finds nothing and changes nothing.
+    await chat.resumeStream();
+    expect(chat.messages).toHaveLength(4);
+  });
+
+  it('shows a parked call as approval-requested, then its output once approved over the API', async () => {
+    const chat = new TestChat('chat-core-2', api, 'ben');
+    const sending = chat.sendMessage({ text: 'please delete note 7' });
+    const approvalId = await eventually(async () => {
+      const part = chat.messages[1]?.parts.find((p) => p.type === 'tool-delete_note') as
+        | { state: string; approval?: { id: string } }
+        | undefined;
+      return part?.state === 'approval-requested' ? part.approval?.id : undefined;
+    });
+    const decided = await fetch(api.replace('/chat', `/approvals/${approvalId}/decide`), {
+      method: 'POST',
+      headers: { 'x-test-user': 'ben', 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(decided.status).toBe(200);
+    await sending;
+    expect(chat.messages[1]!.parts.find((p) => p.type === 'tool-delete_note')).toMatchObject({
+      state: 'output-available',
+      output: { deleted: 7 },
+    });
+  });
+
+  it('lets a second tab resume a turn in flight and see the whole answer', async () => {
+    const first = new TestChat('chat-core-3', api, 'cat');
+    const sending = first.sendMessage({ text: 'slow please' });
+    await eventually(async () =>
+      first.messages[1] && textOf(first.messages[1]).length > 0 ? true : undefined,
+    );
+    const second = new TestChat('chat-core-3', api, 'cat');
+    await second.resumeStream();
+    await sending;
+    const expected = Array.from({ length: 10 }, (_, i) => `s${i} `).join('');
+    expect(textOf(second.messages.at(-1))).toBe(expected);
+    expect(textOf(first.messages.at(-1))).toBe(expected);
+  });
+});

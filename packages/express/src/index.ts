@@ -1,0 +1,141 @@
+/**
+ * `@service/express`: mounts the service wire in an Express app. Only translation happens here
+ * (Node request/response <-> web Request/Response); every decision is the wire's.
+ *
+ * @see docs/wire.md "Express"
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
+import { BASE_PATH, type Service } from '@service/core/wire';
+import { type NodeRequestLike, toWebRequest } from './node-request.js';
+import { sendWebResponse } from './node-response.js';
+
+export { toWebRequest } from './node-request.js';
+export { sendWebResponse } from './node-response.js';
+
+/** An Express-compatible middleware. */
+export type Middleware = (req: NodeRequestLike, res: ServerResponse, next: (error?: unknown) => void) => void;
+
+/** The subset of an Express app `mountService` uses. */
+export interface ExpressAppLike {
+  use(path: string, handler: Middleware): unknown;
+}
+
+type ServiceSource = Service | Promise<Service>;
+
+/**
+ * The wire as a middleware, to mount at `/api/service`. Answers every request it receives
+ * (the wire's own 404 included). The Node <-> web translation is Hono's own Node listener
+ * (`@hono/node-server`): lazy requests, an abort signal fired when the client goes away,
+ * responses streamed with backpressure. A failing service goes to `next(error)`.
+ */
+export function toExpressHandler(service: ServiceSource): Middleware {
+  const resolved = Promise.resolve(service);
+  const fetchWire = async (request: Request) => (await resolved).fetch(request);
+  return (req, res, next) => {
+    // Express strips the mount path from `req.url`; the wire routes on the full path.
+    if (req.originalUrl) req.url = req.originalUrl;
+    adoptParsedBody(req);
+    const listener = getRequestListener(fetchWire, {
+      overrideGlobalObjects: false,
+      errorHandler: (error) => {
+        next(error);
+        return undefined;
+      },
+    });
+    void listener(req, res);
+  };
+}
+
+/**
+ * A body parser mounted before the wire has read the stream: hand the wire the same JSON again
+ * (Hono's listener reads `rawBody` when the stream is gone).
+ */
+function adoptParsedBody(req: NodeRequestLike): void {
+  if (!req.readableEnded && !(req as { _body?: boolean })._body) return;
+  const body = req.body;
+  const text =
+    body === undefined
+      ? ''
+      : typeof body === 'string'
+        ? body
+        : Buffer.isBuffer(body)
+          ? null
+          : JSON.stringify(body);
+  (req as { rawBody?: Buffer }).rawBody = Buffer.isBuffer(body) ? body : Buffer.from(text ?? '', 'utf8');
+  delete req.headers['content-length'];
+}
+
+/**
+ * The MCP door's origin-root discovery documents, to mount at `/.well-known`. Falls through
+ * (`next()`) for every path the door does not own, and always when `mcp` is not configured.
+ */
+export function toWellKnownHandler(service: ServiceSource): Middleware {
+  return (req, res, next) => {
+    Promise.resolve(service)
+      .then(async (s) => {
+        const answer = await s.wellKnown(toWebRequest(req, res));
+        if (answer) await sendWebResponse(answer, res);
+        else next();
+      })
+      .catch(next);
+  };
+}
+
+/**
+ * Mounts the wire at `/api/service` and the discovery handler at `/.well-known`. Mount it before
+ * any body parser (a parsed JSON body is still handed over, re-serialized).
+ *
+ * @example
+ * const app = express();
+ * mountService(app, await createService({ principal, model, tools }));
+ * app.use(express.json()); // the host's own routes after
+ */
+export function mountService(app: ExpressAppLike, service: ServiceSource): void {
+  app.use('/.well-known', toWellKnownHandler(service));
+  app.use('/api/service', toExpressHandler(service));
+}
+
+/** A Node request listener (`http.createServer(listener)`). */
+export type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The fast path: a Node request listener that answers `/api/service` straight from the wire and
+ * the door's `/.well-known` documents, and hands every other request to the Express app. Wire
+ * requests skip Express's own per-request work, which costs about half the throughput of a
+ * small JSON answer; the host's routes are untouched.
+ *
+ * @example
+ * const app = express(); // the host's own routes, as usual
+ * http.createServer(withService(app, service)).listen(3000); // instead of app.listen(3000)
+ */
+export function withService(
+  app: RequestListener,
+  service: ServiceSource,
+  options: { onError?: (error: unknown) => void } = {},
+): RequestListener {
+  const onError =
+    options.onError ?? ((error: unknown) => console.error('@service/express: the service failed', error));
+  const wire = toExpressHandler(service);
+  const wellKnown = toWellKnownHandler(service);
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const fail = (error?: unknown) => {
+      // Only a broken service gets here (the wire answers its own errors).
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ error: { code: 'internal_error', message: 'Internal server error.' } }));
+      if (error) onError(error);
+    };
+    if (isWirePath(url)) return wire(req, res, fail);
+    if (url.startsWith('/.well-known/')) {
+      return wellKnown(req, res, (error?: unknown) => (error ? fail(error) : app(req, res)));
+    }
+    app(req, res);
+  };
+}
+
+function isWirePath(url: string): boolean {
+  if (!url.startsWith(BASE_PATH)) return false;
+  const next = url.charAt(BASE_PATH.length);
+  return next === '' || next === '/' || next === '?';
+}
