@@ -175,6 +175,9 @@ for (const kind of STORE_KINDS) {
       const broke = await createMeteredTenant(server.platform, 0);
       const response = await call(broke.appKey, '/llm/v1/models');
       expect(response.status).toBe(200);
+      // The provider segment may be percent-encoded; the rest of the path is forwarded as sent.
+      expect((await call(broke.appKey, '/ll%6d/v1/models?x=1')).status).toBe(200);
+      expect(upstream.requests.at(-1)!.path).toBe('/v1/models');
       expect((await response.json()).data[0].id).toBe('demo-small');
       expect(await usageRows(broke.tenantId)).toEqual([]);
     });

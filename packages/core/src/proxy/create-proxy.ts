@@ -71,7 +71,8 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<Platfor
     }
 
     const url = new URL(c.req.url);
-    const subPath = url.pathname.slice(`${PROXY_PREFIX}/${slug}`.length) || '/';
+    // Everything after /proxy/{provider}, as sent (the provider segment may be percent-encoded).
+    const subPath = `/${url.pathname.split('/').slice(3).join('/')}`;
     const upstreamUrl = `${provider.upstreamUrl}${subPath}${url.search}`;
     const method = c.req.method.toUpperCase();
     const request = await readRequest(c.req.raw, provider, subPath, maxRequestBytes);
