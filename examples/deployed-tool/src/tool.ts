@@ -32,8 +32,16 @@ export async function startDeployedTool(client: ServiceClient, port = 0): Promis
     for await (const event of client.events.subscribe({ signal: stop.signal })) {
       state.lastEvent = event;
       if (event.kind === 'billing.balance_changed') state.balanceMicros = Math.max(0, event.remaining_micros);
-      // Events are invalidation signals: the connections list is the truth.
-      if (event.kind.startsWith('connection.')) state.connections = await client.connections.list();
+      // Events are invalidation signals: the connections list is the truth. A failed re-read
+      // keeps the old list until the next event, rather than ending the stream.
+      if (event.kind.startsWith('connection.')) {
+        try {
+          state.connections = await client.connections.list({ signal: stop.signal });
+        } catch (error) {
+          if (stop.signal.aborted) break;
+          console.error('could not re-read connections:', error instanceof Error ? error.message : error);
+        }
+      }
     }
   })().catch((error: unknown) => {
     console.error('event stream ended:', error instanceof Error ? error.message : error);

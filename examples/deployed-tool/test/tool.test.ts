@@ -4,7 +4,7 @@
  */
 
 import { createClient } from '@service/sdk';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { appendEvents } from '../../../packages/core/src/events/log.js';
 import { type FakeUpstream, startFakeUpstream } from '../../../packages/core/test/support/fake-upstream.js';
 import {
@@ -49,6 +49,81 @@ it('starts from its balance and connections', async () => {
     last_event: null,
   });
   expect((await fetch(`${tool.url}/healthz`)).status).toBe(200);
+});
+
+const emit = (
+  kind: 'connection.status_changed' | 'billing.balance_changed',
+  fields: Record<string, unknown>,
+) => store.db.transaction().execute((trx) => appendEvents(trx, [{ appId: tenant.appId, kind, fields }]));
+
+/** Resolves once `tool` follows the stream: a fresh subscriber only sees events after it connects. */
+async function following(tool: DeployedTool) {
+  await expect
+    .poll(
+      async () => {
+        await emit('billing.balance_changed', { remaining_micros: 3_000_000 });
+        return ((await (await fetch(`${tool.url}/`)).json()) as { last_event: unknown }).last_event;
+      },
+      { timeout: 10_000, interval: 200 },
+    )
+    .not.toBeNull();
+}
+
+it('re-reads its connections on a connection event, and survives a failed re-read', async () => {
+  // The first re-read fails at the network; the stream goes on and the next event is honoured.
+  let failNextList = false;
+  const flaky = startDeployedTool(
+    createClient({
+      apiKey: tenant.appKey,
+      baseUrl: running.url,
+      retry: false,
+      fetch: (input, init) => {
+        if (failNextList && String(input).endsWith('/api/deployments/me/connections')) {
+          failNextList = false;
+          return Promise.reject(new TypeError('fetch failed'));
+        }
+        return globalThis.fetch(input, init);
+      },
+    }),
+  );
+  const other = await flaky;
+  const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+  try {
+    const statusOf = async () =>
+      (
+        (await (await fetch(`${other.url}/`)).json()) as {
+          connections: Array<{ slug: string; status: string }>;
+        }
+      ).connections.find((c) => c.slug === 'search')?.status;
+    await following(other);
+    failNextList = true;
+    await store.db
+      .updateTable('connections')
+      .set({ status: 'needs_reauth' })
+      .where('id', '=', tenant.searchConnectionId)
+      .execute();
+    await emit('connection.status_changed', {
+      slug: 'search',
+      connection_id: tenant.searchConnectionId,
+      status: 'needs_reauth',
+    });
+    await expect.poll(() => errors.mock.calls.length, { timeout: 10_000 }).toBe(1);
+    expect(await statusOf()).toBe('connected');
+    await emit('connection.status_changed', {
+      slug: 'search',
+      connection_id: tenant.searchConnectionId,
+      status: 'needs_reauth',
+    });
+    await expect.poll(statusOf, { timeout: 10_000 }).toBe('needs_reauth');
+  } finally {
+    errors.mockRestore();
+    await other.close();
+    await store.db
+      .updateTable('connections')
+      .set({ status: 'connected' })
+      .where('id', '=', tenant.searchConnectionId)
+      .execute();
+  }
 });
 
 it('follows the event stream', async () => {

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { CliError } from './cli-error.js';
 import type { CliConfig } from './config.js';
 
@@ -43,6 +44,25 @@ export async function callPlatform<T = unknown>(
     throw new CliError('The platform rejected the stored key (revoked or expired). Run service login again.');
   }
   return { status: response.status, body: parsed as T };
+}
+
+/**
+ * The body of a success answer checked against `schema`: a wrong `apiBase` (some other web server
+ * answering 200) is then a clear error instead of a crash on a missing field.
+ */
+export function bodyOf<S extends z.ZodType>(
+  answer: ApiAnswer,
+  schema: S,
+  config: CliConfig,
+  path: string,
+): z.infer<S> {
+  const parsed = schema.safeParse(answer.body);
+  if (!parsed.success) {
+    throw new CliError(
+      `${config.apiBase} gave an unexpected answer to ${path}: is apiBase the platform? Run service login --api-base <url> to change it.`,
+    );
+  }
+  return parsed.data;
 }
 
 /** The message of an error answer, whatever its shape. */

@@ -24,6 +24,16 @@ export const DEFAULT_API_BASE = 'http://localhost:8787';
 
 export const configPath = (io: CliIo) => `${serviceDir(io)}/config.json`;
 
+/** The config file is there but unusable (not JSON, fields missing). */
+export class DamagedConfigError extends CliError {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`${path} ${problem}. Run service login to write it again.`);
+  }
+}
+
 /** The stored config, or null when there is none. A damaged file is an error naming it. */
 export async function readConfig(io: CliIo): Promise<CliConfig | null> {
   const path = configPath(io);
@@ -38,16 +48,14 @@ export async function readConfig(io: CliIo): Promise<CliConfig | null> {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new CliError(`${path} is not valid JSON. Run service login to write it again.`);
+    throw new DamagedConfigError(path, 'is not valid JSON');
   }
   if (
     typeof value?.apiKey !== 'string' ||
     typeof value.apiBase !== 'string' ||
     typeof value.tenantId !== 'string'
   ) {
-    throw new CliError(
-      `${path} is missing apiBase, apiKey or tenantId. Run service login to write it again.`,
-    );
+    throw new DamagedConfigError(path, 'is missing apiBase, apiKey or tenantId');
   }
   // The key is a credential: put back the modes the spec asks for if something loosened them.
   const mode = (await stat(path)).mode & 0o777;

@@ -15,7 +15,7 @@ Commands:
   ssh <deployment>  Open a shell in a deployment
 
 Options:
-  -h, --help        Show help; service <command> --help for a command
+  -h, --help        Show help; service <command> --help (or service help <command>) for one
   -v, --version     Show the version
 
 The key lives in ~/.service/config.json (mode 0600), written by service login.

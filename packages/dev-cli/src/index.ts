@@ -31,6 +31,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
  */
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const [first, ...rest] = argv;
+  if (first === 'help' && rest[0] !== undefined) return run([rest[0], '--help'], io);
   if (first === undefined || first === '-h' || first === '--help' || first === 'help') {
     io.stdout.write(MAIN_HELP);
     return first === undefined ? USAGE : 0;

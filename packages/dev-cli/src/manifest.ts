@@ -12,8 +12,11 @@ const ENV_NAME_PATTERN = /^[A-Z][A-Z0-9_]*$/;
 const SLUG_PATTERN = /^[a-z][a-z0-9-]*[a-z0-9]$/;
 export const RUNTIMES = ['python', 'node', 'go', 'rust', 'ruby', 'java', 'other'] as const;
 
+const LIST = 'must be a list, such as [A, B]';
+const MAPPING = 'must be a mapping of keys to values';
+
 const envNames = z
-  .array(z.string().regex(ENV_NAME_PATTERN, 'must be upper snake case (^[A-Z][A-Z0-9_]*$)'))
+  .array(z.string().regex(ENV_NAME_PATTERN, 'must be upper snake case (^[A-Z][A-Z0-9_]*$)'), LIST)
   .refine((names) => new Set(names).size === names.length, 'lists a variable twice');
 
 export const manifestSchema = z.strictObject({
@@ -26,7 +29,7 @@ export const manifestSchema = z.strictObject({
   version: z.literal(1, 'must be 1'),
   runtime: z.enum(RUNTIMES, `must be one of ${RUNTIMES.join(', ')}`),
   integrations: z
-    .array(z.string().regex(SLUG_PATTERN, 'must be an integration slug such as llm-gateway'))
+    .array(z.string().regex(SLUG_PATTERN, 'must be an integration slug such as llm-gateway'), LIST)
     .refine((slugs) => new Set(slugs).size === slugs.length, 'lists an integration twice')
     .optional(),
   restart_on: z
@@ -35,10 +38,11 @@ export const manifestSchema = z.strictObject({
         SERVICE_EVENT_KINDS as [string, ...string[]],
         `must be an event kind: ${SERVICE_EVENT_KINDS.join(', ')}`,
       ),
+      LIST,
     )
     .optional(),
   env: z
-    .strictObject({ required: envNames.optional(), optional: envNames.optional() })
+    .strictObject({ required: envNames.optional(), optional: envNames.optional() }, MAPPING)
     .superRefine((env, ctx) => {
       (env.optional ?? []).forEach((name, index) => {
         if (env.required?.includes(name)) {
@@ -48,15 +52,18 @@ export const manifestSchema = z.strictObject({
     })
     .optional(),
   health: z
-    .strictObject({
-      path: z.string().startsWith('/', 'must start with /').default('/healthz'),
-      port: z
-        .number('must be a number')
-        .int('must be an integer')
-        .min(1, 'must be 1-65535')
-        .max(65_535, 'must be 1-65535')
-        .optional(),
-    })
+    .strictObject(
+      {
+        path: z.string().startsWith('/', 'must start with /').default('/healthz'),
+        port: z
+          .number('must be a number')
+          .int('must be an integer')
+          .min(1, 'must be 1-65535')
+          .max(65_535, 'must be 1-65535')
+          .optional(),
+      },
+      MAPPING,
+    )
     .optional(),
 });
 export type Manifest = z.infer<typeof manifestSchema>;
@@ -87,7 +94,7 @@ export function checkManifest(source: string): ManifestResult {
   if (!isMap(doc.contents)) {
     return {
       ok: false,
-      problems: [{ path: '', message: 'must be a mapping of keys to values', line: 1, column: 1 }],
+      problems: [{ path: '', message: MAPPING, line: 1, column: 1 }],
     };
   }
   const input = doc.toJS();

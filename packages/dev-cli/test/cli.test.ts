@@ -33,7 +33,7 @@ describe('service --help', () => {
         ssh <deployment>  Open a shell in a deployment
 
       Options:
-        -h, --help        Show help; service <command> --help for a command
+        -h, --help        Show help; service <command> --help (or service help <command>) for one
         -v, --version     Show the version
 
       The key lives in ~/.service/config.json (mode 0600), written by service login.
@@ -76,6 +76,16 @@ describe('service --help', () => {
       expect(other.out()).toMatch(new RegExp(`^Usage: service ${command}`));
       await other.dispose();
     }
+  });
+
+  it('prints the help of one command for service help <command>, and refuses an unknown one', async () => {
+    io = await createTestIo();
+    expect(await run(['help', 'ssh'], io)).toBe(0);
+    expect(io.out()).toMatch(/^Usage: service ssh <deployment>\n/);
+    const other = await createTestIo();
+    expect(await run(['help', 'deploy'], other)).toBe(2);
+    expect(other.err()).toMatch(/^Unknown command: deploy\n\nservice: the developer CLI/);
+    await other.dispose();
   });
 });
 

@@ -4,7 +4,8 @@
  *
  * @see platform-spec.md "Developer CLI local config"
  */
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +17,7 @@ import {
 } from '../../core/test/support/platform.js';
 import { openTestStore, type TestStore } from '../../core/test/support/stores.js';
 import { run } from '../src/index.js';
-import { createTestIo, type TestIo } from './support/io.js';
+import { createTestIo, type TestIo, writeConfigFile } from './support/io.js';
 
 let store: TestStore;
 let running: RunningPlatform;
@@ -48,20 +49,7 @@ async function deadUrl(): Promise<string> {
 async function loggedIn(overrides: Record<string, unknown> = {}, key = tenant.cliKey): Promise<TestIo> {
   const io = await createTestIo();
   ios.push(io);
-  await mkdir(`${io.home}/.service`, { mode: 0o700 });
-  await writeFile(
-    `${io.home}/.service/config.json`,
-    JSON.stringify({
-      apiBase: running.url,
-      apiKey: key,
-      tenantId: tenant.tenantId,
-      appId: null,
-      issuedToEmail: 'dev@example.test',
-      issuedAt: '2030-01-01T00:00:00.000Z',
-      ...overrides,
-    }),
-    { mode: 0o600 },
-  );
+  await writeConfigFile(io, { apiBase: running.url, apiKey: key, tenantId: tenant.tenantId }, overrides);
   return io;
 }
 
@@ -140,6 +128,26 @@ describe('service whoami', () => {
     expect(io.err()).toBe(`Could not reach ${apiBase}: ECONNREFUSED\n`);
   });
 
+  it('says apiBase may be wrong when another web server answers 200', async () => {
+    const other = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><p>Welcome</p>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const apiBase = `http://127.0.0.1:${(other.address() as { port: number }).port}`;
+    try {
+      for (const command of [['whoami'], ['ssh', 'test-app']]) {
+        const io = await loggedIn({ apiBase });
+        expect(await run(command, io)).toBe(1);
+        expect(io.err()).toMatch(
+          new RegExp(`^${apiBase} gave an unexpected answer to /api/cli/\\S+: is apiBase the platform\\?`),
+        );
+      }
+    } finally {
+      other.closeAllConnections();
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
+  });
+
   it('names a damaged config file instead of crashing', async () => {
     const io = await loggedIn();
     await writeFile(`${io.home}/.service/config.json`, '{oops');
@@ -170,6 +178,35 @@ describe('service logout', () => {
     expect(await run(['logout'], io)).toBe(0);
     expect(io.err()).toBe('');
     await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('removes the file with a warning when the platform refuses the revoke', async () => {
+    // An App Key pasted into the config: the platform will not revoke a deployment's key.
+    const io = await loggedIn({}, tenant.appKey);
+    expect(await run(['logout'], io)).toBe(0);
+    expect(io.err()).toMatch(
+      /^Warning: could not revoke the key on the platform \(the platform answered 403: Only CLI keys can be revoked with logout\)\. Removed .*config\.json anyway/,
+    );
+    await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+    expect(
+      (
+        await fetch(`${running.url}/api/cli/balance`, {
+          headers: { authorization: `Bearer ${tenant.appKey}` },
+        })
+      ).status,
+    ).toBe(200);
+  });
+
+  it('removes a damaged config file with a warning, since it holds no key to revoke', async () => {
+    for (const damaged of ['{oops', JSON.stringify({ apiKey: 'service_sk_x' })]) {
+      const io = await loggedIn();
+      await writeFile(`${io.home}/.service/config.json`, damaged);
+      expect(await run(['logout'], io)).toBe(0);
+      expect(io.err()).toMatch(
+        /^Warning: .*config\.json (is not valid JSON|is missing apiBase, apiKey or tenantId), so no key could be revoked/,
+      );
+      await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+    }
   });
 
   it('has nothing to do when not logged in', async () => {

@@ -7,17 +7,16 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import type { PassThrough } from 'node:stream';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../../core/src/billing/ledger.js';
 import { deliveredLogin, formFields, signIn } from '../../core/test/cli/support.js';
+import { launchChromium } from '../../core/test/support/chromium.js';
 import { type RunningPlatform, startPlatform } from '../../core/test/support/platform.js';
 import { openTestStore, type TestStore } from '../../core/test/support/stores.js';
 import { run } from '../src/index.js';
 import type { CliIo } from '../src/io.js';
 import { createTestIo, type TestIo } from './support/io.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let store: TestStore;
 let running: RunningPlatform;
@@ -27,19 +26,7 @@ const ios: TestIo[] = [];
 beforeAll(async () => {
   store = await openTestStore();
   running = await startPlatform(store);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

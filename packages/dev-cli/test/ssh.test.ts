@@ -5,10 +5,10 @@
  * @see docs/cli.md "ssh"
  */
 import { EventEmitter } from 'node:events';
-import { mkdir, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import {
   createTenantFixture,
   type RunningPlatform,
@@ -18,7 +18,7 @@ import {
 import { openTestStore, type TestStore } from '../../core/test/support/stores.js';
 import { run } from '../src/index.js';
 import type { InputStream, OutputStream } from '../src/io.js';
-import { createTestIo, type TestIo } from './support/io.js';
+import { createTestIo, type TestIo, writeConfigFile } from './support/io.js';
 import { startTestBroker, type TestBroker } from './support/ssh-broker.js';
 
 let store: TestStore;
@@ -93,19 +93,7 @@ function terminal(tty: boolean) {
 async function loggedInIo(streams: { stdin: InputStream; stdout: OutputStream }): Promise<TestIo> {
   const io = await createTestIo(streams);
   ios.push(io);
-  await mkdir(`${io.home}/.service`, { mode: 0o700 });
-  await writeFile(
-    `${io.home}/.service/config.json`,
-    JSON.stringify({
-      apiBase: running.url,
-      apiKey: tenant.cliKey,
-      tenantId: tenant.tenantId,
-      appId: null,
-      issuedToEmail: null,
-      issuedAt: new Date().toISOString(),
-    }),
-    { mode: 0o600 },
-  );
+  await writeConfigFile(io, { apiBase: running.url, apiKey: tenant.cliKey, tenantId: tenant.tenantId });
   return io;
 }
 
@@ -162,6 +150,94 @@ describe('service ssh', () => {
     ios.push(other);
     expect(await run(['ssh', 'test-app'], other)).toBe(1);
     expect(other.err()).toBe('Not logged in. Run service login first.\n');
+  });
+});
+
+describe('a broker that misbehaves', () => {
+  /**
+   * A platform whose broker is a bare WebSocket server that accepts any token and does what
+   * `onConnection` says; same store, so the tenant's CLI key works on it.
+   */
+  async function withRawBroker(
+    onConnection: (socket: WebSocket) => void,
+    test: (io: TestIo, term: ReturnType<typeof terminal>) => Promise<void>,
+    verifyStatus?: number,
+  ) {
+    const raw = new WebSocketServer({
+      host: '127.0.0.1',
+      port: 0,
+      handleProtocols: () => 'service-ssh.v1',
+      verifyClient: (_info, done) => (verifyStatus ? done(false, verifyStatus) : done(true)),
+    });
+    await new Promise<void>((resolve) => raw.once('listening', () => resolve()));
+    raw.on('connection', onConnection);
+    const platform = await startPlatform(store, {
+      env: {
+        SERVICE_SSH_BROKER_URL: `ws://127.0.0.1:${(raw.address() as AddressInfo).port}`,
+        SERVICE_SSH_BROKER_SECRET: broker.secret,
+      },
+    });
+    try {
+      const term = terminal(true);
+      const io = await loggedInIo(term);
+      await writeConfigFile(io, { apiBase: platform.url, apiKey: tenant.cliKey, tenantId: tenant.tenantId });
+      await test(io, term);
+    } finally {
+      for (const client of raw.clients) client.terminate();
+      await new Promise<void>((resolve) => raw.close(() => resolve()));
+      await platform.close();
+    }
+  }
+
+  it('exits with the code of an exit frame even when the broker leaves the socket open', async () => {
+    await withRawBroker(
+      (socket) => socket.send(JSON.stringify({ type: 'exit', code: 5 })),
+      async (io, term) => {
+        expect(await run(['ssh', 'test-app'], io)).toBe(5);
+        expect(term.rawModes).toEqual([true, false]);
+      },
+    );
+  });
+
+  it('exits 1 and gives the terminal back when the connection drops before the shell exits', async () => {
+    await withRawBroker(
+      (socket) => {
+        socket.send(JSON.stringify({ type: 'data', data: Buffer.from('$ ').toString('base64') }));
+        setTimeout(() => socket.terminate(), 50);
+      },
+      async (io, term) => {
+        expect(await run(['ssh', 'test-app'], io)).toBe(1);
+        expect(term.output()).toBe('$ ');
+        expect(io.err()).toBe('The connection to the broker closed before the shell exited.\n');
+        expect(term.rawModes).toEqual([true, false]);
+      },
+    );
+  });
+
+  it("shows the broker's error frame and exits 1", async () => {
+    await withRawBroker(
+      (socket) => {
+        socket.send(JSON.stringify({ type: 'error', message: 'Deployment is stopped', code: 'not_running' }));
+        socket.close(1011);
+      },
+      async (io, term) => {
+        expect(await run(['ssh', 'test-app'], io)).toBe(1);
+        expect(io.err()).toBe('\r\nssh: Deployment is stopped\n');
+        expect(term.rawModes).toEqual([true, false]);
+      },
+    );
+  });
+
+  it('exits 1 naming the status when the broker refuses the upgrade, leaving the terminal untouched', async () => {
+    await withRawBroker(
+      () => {},
+      async (io, term) => {
+        expect(await run(['ssh', 'test-app'], io)).toBe(1);
+        expect(io.err()).toBe('The ssh broker refused the connection (HTTP 403).\n');
+        expect(term.rawModes).toEqual([]);
+      },
+      403,
+    );
   });
 });
 

@@ -96,6 +96,16 @@ colour: blue
     expect(out).toMatch(/service\.yaml:\d+:\d+ {2}YAML: /);
   });
 
+  it('says a list or a mapping is expected where a single value is given', async () => {
+    const { code, out } = await validate(
+      'name: weather-tool\nversion: 1\nruntime: node\nintegrations: llm-gateway\nenv:\n  required: API_URL\nhealth: /healthz\n',
+    );
+    expect(code).toBe(1);
+    expect(out).toContain('service.yaml:4:15  integrations: must be a list, such as [A, B]');
+    expect(out).toContain('service.yaml:6:13  env.required: must be a list, such as [A, B]');
+    expect(out).toContain('service.yaml:7:9  health: must be a mapping of keys to values');
+  });
+
   it('refuses a document that is not a mapping', async () => {
     const { code, out } = await validate('- just\n- a list\n');
     expect(code).toBe(1);
@@ -126,5 +136,16 @@ colour: blue
     const good = await validate(VALID, ['--json']);
     expect(good.code).toBe(0);
     expect(JSON.parse(good.out)).toEqual({ file: 'service.yaml', valid: true, errors: [] });
+  });
+
+  it('prints JSON with --json for a missing file too', async () => {
+    const { code, out, err } = await validate(null, ['--json']);
+    expect(code).toBe(1);
+    expect(err).toBe('');
+    expect(JSON.parse(out)).toEqual({
+      file: 'service.yaml',
+      valid: false,
+      errors: [{ path: '', message: 'No such file: service.yaml' }],
+    });
   });
 });

@@ -7,7 +7,7 @@ import {
 } from '@service/core/schemas';
 import { DEFAULT_RETRY, type RetryOptions } from './backoff.js';
 import { readEnv } from './env.js';
-import { readBody, ServiceConfigError } from './errors.js';
+import { ServiceConfigError } from './errors.js';
 import { type ReconnectOptions, type SubscribeOptions, subscribeToEvents } from './events.js';
 import { proxyFetch } from './proxy.js';
 import { type RequestOptions, requestJson, send, type TransportSettings } from './transport.js';
@@ -139,6 +139,6 @@ function buildClient(settings: TransportSettings, reconnect: Required<ReconnectO
       }
       return buildClient({ ...settings, credential: jwt.trim() }, reconnect);
     },
-    request: async (path, options = {}) => readBody(await send(settings, path, options)),
+    request: async (path, options = {}) => (await send(settings, path, options)).body,
   };
 }

@@ -195,7 +195,11 @@ export function errorFromAnswer(status: number, headers: Headers, body: unknown)
 
 /** Reads a response body as JSON when it is JSON, else as text (undefined when empty or unreadable). */
 export async function readBody(response: Response): Promise<unknown> {
-  const raw = await response.text().catch(() => '');
+  return parseBody(await response.text().catch(() => ''));
+}
+
+/** A body's text as JSON when it is JSON, else the text itself (undefined when empty). */
+export function parseBody(raw: string): unknown {
   if (!raw) return undefined;
   try {
     return JSON.parse(raw);

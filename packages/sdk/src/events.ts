@@ -6,7 +6,7 @@ import {
 } from '@service/core/schemas';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { backoffDelay, linkedController, sleep } from './backoff.js';
-import { errorFromAnswer, readBody, ServiceAuthError } from './errors.js';
+import { errorFromAnswer, readBody, ServiceAuthError, ServiceError } from './errors.js';
 import { joinUrl, requireSettings, type TransportSettings } from './transport.js';
 
 export interface SubscribeOptions {
@@ -42,8 +42,9 @@ const REMEMBERED_IDS = 512;
  *   and any id already delivered are dropped, so each event arrives once.
  * - When the connection drops or the server closes it, reconnects with jittered exponential
  *   backoff and resends `Last-Event-ID`, so missed events are replayed.
- * - Stops with a `ServiceAuthError` on 401/403 and the typed error of any other 4xx; waits
- *   `retry_after` on 429; retries 5xx and network errors.
+ * - Stops with a `ServiceAuthError` on 401/403, the typed error of any other 4xx, and an
+ *   `invalid_response` error for a 2xx that is not `text/event-stream`; waits `retry_after` on
+ *   429; retries 5xx and network errors.
  * - Ends cleanly when `signal` aborts or the loop breaks.
  *
  * @see platform-spec.md "Events / Deployment SSE stream"
@@ -104,22 +105,30 @@ export async function* subscribeToEvents(
         throw error;
       }
 
+      const type = response.headers.get('content-type') ?? '';
+      if (!/^text\/event-stream\b/i.test(type)) {
+        // Some other server (a wrong base URL, a login wall): retrying would loop for ever.
+        await response.body.cancel().catch(() => {});
+        throw new ServiceError({
+          status: response.status,
+          code: 'invalid_response',
+          message: `Expected an event stream from ${url}, got ${type || 'no content type'}. Is the base URL the platform's?`,
+        });
+      }
+
       const pending: EventSourceMessage[] = [];
       const parser = createParser({ onEvent: (message) => pending.push(message) });
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-      let received = false;
       try {
         for (;;) {
           const chunk = await readWithin(reader, reconnect.idleTimeoutMs, controller);
           if (chunk.done) break;
           parser.feed(chunk.value);
-          // A stream that has carried something is a good connection: the backoff starts over.
-          if (!received) {
-            received = true;
-            failures = 0;
-          }
           while (pending.length > 0) {
             const message = pending.shift()!;
+            // A stream that carried an event block is a good connection: the backoff starts over.
+            // A ping alone does not count, or a server that pings and hangs up would be hammered.
+            failures = 0;
             const event = accept(message, wanted, delivered);
             if (message.id !== undefined) lastEventId = message.id;
             if (event) {

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { backoffDelay, DEFAULT_RETRY, linkedController, type RetryOptions, sleep } from './backoff.js';
 import {
   errorFromAnswer,
+  parseBody,
   readBody,
   ServiceConfigError,
   ServiceConnectionError,
@@ -22,10 +23,12 @@ export interface RequestOptions {
   method?: string;
   /** JSON-encoded as the body. */
   body?: unknown;
+  /** Extra headers, any case. `Authorization` is always the client's own credential. */
   headers?: Record<string, string>;
   /**
-   * Sent as `Idempotency-Key` and reused by every retry of this call. POSTs get a fresh random
-   * one when none is given, which is what makes retrying them safe.
+   * Sent as `Idempotency-Key` (as is an `Idempotency-Key` header) and reused by every retry of
+   * this call. POSTs get a fresh random one when none is given, which is what makes retrying them
+   * safe.
    */
   idempotencyKey?: string;
   signal?: AbortSignal;
@@ -50,27 +53,41 @@ export function requireSettings(settings: TransportSettings): { credential: stri
   return { credential: settings.credential, baseUrl: settings.baseUrl };
 }
 
+/** A 2xx answer with its body read (JSON when it is JSON, else text). */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
 /**
- * Sends one logical request: a timeout per attempt; retries with jittered exponential backoff on
- * network errors, timeouts and 5xx answers when the call is idempotent (GET and friends, or a
- * POST carrying an `Idempotency-Key`, reused across the retries); the typed error of any other
- * non-2xx answer. Returns the 2xx response unread.
+ * Sends one logical request: a timeout per attempt that covers the body as well as the headers;
+ * retries with jittered exponential backoff on network errors, timeouts, bodies cut short and 5xx
+ * answers when the call is idempotent (GET and friends, or a POST carrying an `Idempotency-Key`,
+ * reused across the retries); the typed error of any other non-2xx answer.
+ *
+ * Headers are merged case-insensitively: the caller's `Accept` or `Content-Type` win, its
+ * `Authorization` never does (the client's credential is the bearer), and an `Idempotency-Key`
+ * given as a header is the one reused.
  */
 export async function send(
   settings: TransportSettings,
   path: string,
   options: RequestOptions = {},
-): Promise<Response> {
+): Promise<Answer> {
   const { credential, baseUrl } = requireSettings(settings);
   const method = (options.method ?? 'GET').toUpperCase();
-  const headers: Record<string, string> = {
-    accept: 'application/json',
-    ...options.headers,
-    authorization: `Bearer ${credential}`,
-  };
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const idempotencyKey = options.idempotencyKey ?? (method === 'POST' ? crypto.randomUUID() : undefined);
-  if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+  const headers = new Headers(options.headers);
+  headers.set('authorization', `Bearer ${credential}`);
+  if (!headers.has('accept')) headers.set('accept', 'application/json');
+  if (options.body !== undefined && !headers.has('content-type')) {
+    headers.set('content-type', 'application/json');
+  }
+  const idempotencyKey =
+    options.idempotencyKey ??
+    headers.get('idempotency-key') ??
+    (method === 'POST' ? crypto.randomUUID() : undefined);
+  if (idempotencyKey) headers.set('idempotency-key', idempotencyKey);
   const retryable = IDEMPOTENT_METHODS.has(method) || idempotencyKey !== undefined;
   const attempts = retryable ? Math.max(1, settings.retry.attempts) : 1;
   const url = joinUrl(baseUrl, path);
@@ -79,57 +96,52 @@ export async function send(
   for (let attempt = 1; ; attempt++) {
     const last = attempt >= attempts;
     const { controller, release } = linkedController(options.signal);
-    const timer = setTimeout(
-      () =>
-        controller.abort(
-          new ServiceConnectionError('timeout', `No answer from ${url} within ${settings.timeoutMs} ms`),
-        ),
-      settings.timeoutMs,
+    const timeout = new ServiceConnectionError(
+      'timeout',
+      `No answer from ${url} within ${settings.timeoutMs} ms`,
     );
-    let response: Response;
+    const timer = setTimeout(() => controller.abort(timeout), settings.timeoutMs);
     try {
-      response = await settings.fetch(url, { method, headers, body, signal: controller.signal });
+      const response = await settings.fetch(url, { method, headers, body, signal: controller.signal });
+      if (response.ok) {
+        // Read under the same timer: a body that stalls is as much a failure as no answer.
+        return { status: response.status, headers: response.headers, body: parseBody(await response.text()) };
+      }
+      if (response.status < 500 || last) {
+        throw errorFromAnswer(response.status, response.headers, await readBody(response));
+      }
+      await response.body?.cancel().catch(() => {});
     } catch (error) {
-      clearTimeout(timer);
-      release();
+      if (error instanceof ServiceError) throw error;
       // The caller's own abort ends the call as it asked, never retried.
       if (options.signal?.aborted) throw options.signal.reason ?? error;
-      const failure =
-        error instanceof ServiceConnectionError
-          ? error
-          : new ServiceConnectionError('network_error', `Could not reach ${url}`, { cause: error });
+      const failure = controller.signal.aborted
+        ? timeout
+        : new ServiceConnectionError('network_error', `Could not reach ${url}`, { cause: error });
       if (last) throw failure;
-      await sleep(delay(settings, attempt), options.signal);
-      continue;
+    } finally {
+      clearTimeout(timer);
+      release();
     }
-    clearTimeout(timer);
-    release();
-    if (response.ok) return response;
-    if (response.status >= 500 && !last) {
-      await response.body?.cancel().catch(() => {});
-      await sleep(delay(settings, attempt), options.signal);
-      continue;
-    }
-    throw errorFromAnswer(response.status, response.headers, await readBody(response));
+    await sleep(delay(settings, attempt), options.signal);
   }
 }
 
-/** `send`, then the body parsed as JSON and checked against `schema` (the server's own). */
+/** `send`, then the body checked against `schema` (the server's own). */
 export async function requestJson<T>(
   settings: TransportSettings,
   path: string,
   schema: z.ZodType<T>,
   options: RequestOptions = {},
 ): Promise<T> {
-  const response = await send(settings, path, options);
-  const body = await readBody(response);
-  const parsed = schema.safeParse(body);
+  const answer = await send(settings, path, options);
+  const parsed = schema.safeParse(answer.body);
   if (!parsed.success) {
     throw new ServiceError({
-      status: response.status,
+      status: answer.status,
       code: 'invalid_response',
       message: `Unexpected response from ${path}: ${parsed.error.issues[0]?.message ?? 'wrong shape'}`,
-      body,
+      body: answer.body,
     });
   }
   return parsed.data;

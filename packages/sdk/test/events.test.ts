@@ -12,7 +12,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { appendEvents } from '../../core/src/events/log.js';
 import { silentLogger } from '../../core/src/http/logger.js';
 import { createPlatform } from '../../core/src/platform/create-platform.js';
-import { createClient, ServiceAuthError, type ServiceEvent, ServiceValidationError } from '../src/index.js';
+import {
+  createClient,
+  ServiceAuthError,
+  ServiceError,
+  type ServiceEvent,
+  ServiceValidationError,
+} from '../src/index.js';
 import { type LoopbackServer, startLoopbackServer } from './support/loopback-server.js';
 import { createTenantFixture, openTestStore } from './support/platform.js';
 
@@ -211,6 +217,19 @@ describe('stream handling', () => {
     await expect(iterator.next()).rejects.toBeInstanceOf(ServiceValidationError);
   });
 
+  it('stops with an invalid_response error when a 200 answer is not an event stream', async () => {
+    // A base URL pointing at some other web server: retrying it forever would only hide that.
+    server = await startLoopbackServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><p>Welcome</p>');
+    });
+    const iterator = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST }).events.subscribe();
+    const error = await take(iterator, 1, 2_000).catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error).toMatchObject({ status: 200, code: 'invalid_response' });
+    expect(error.message).toContain('text/html');
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('waits retry_after on 429 before connecting again', async () => {
     const times: number[] = [];
     server = await startLoopbackServer((_req, res, index) => {
@@ -252,6 +271,23 @@ describe('stream handling', () => {
     expect((await take(iterator, 1))[0]?.id).toBe('1');
     await iterator.return?.();
     expect(server.requests).toHaveLength(3);
+  });
+
+  it('backs off exponentially from a server that only pings and hangs up', async () => {
+    const times: number[] = [];
+    server = await startLoopbackServer((_req, res) => {
+      times.push(Date.now());
+      openStream(res);
+      res.end(': ping\n\n');
+    });
+    const controller = new AbortController();
+    const client = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST });
+    const iterating = take(client.events.subscribe({ signal: controller.signal }), 1, 10_000);
+    await expect.poll(() => times.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(6);
+    controller.abort();
+    expect(await iterating).toEqual([]);
+    // The 5th retry waits at least half of min(200, 20 x 2^4) ms: the backoff was not reset by pings.
+    expect(times[5]! - times[4]!).toBeGreaterThanOrEqual(95);
   });
 
   it('replaces a connection that stays silent past the idle timeout', async () => {

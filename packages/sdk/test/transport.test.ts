@@ -27,12 +27,17 @@ afterEach(async () => {
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   [status, { 'content-type': 'application/json', ...headers }, JSON.stringify(body)] as const;
 
-async function serve(answers: Array<readonly [number, Record<string, string>, string] | 'drop' | 'hang'>) {
+type Scripted = readonly [number, Record<string, string>, string] | 'drop' | 'hang' | 'stall';
+
+async function serve(answers: Scripted[]) {
   server = await startLoopbackServer((req, res, index) => {
     const answer = answers[Math.min(index, answers.length - 1)]!;
     req.resume();
     if (answer === 'drop') return req.socket.destroy();
     if (answer === 'hang') return;
+    // Headers and half a body, then nothing.
+    if (answer === 'stall')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).write('{"credits_');
     res.writeHead(answer[0], answer[1]).end(answer[2]);
   });
   return server;
@@ -92,6 +97,25 @@ describe('retries', () => {
     expect(requests[0]!.headers['idempotency-key']).toBe('order-42');
   });
 
+  it('takes an Idempotency-Key given as a header, in any case, and sends exactly one', async () => {
+    const { url, requests } = await serve([json(503, {}), json(200, {})]);
+    await createClient({ apiKey: KEY, baseUrl: url, retry: FAST }).request('/x', {
+      method: 'POST',
+      body: {},
+      headers: { 'Idempotency-Key': 'order-43', 'Content-Type': 'application/json; charset=utf-8' },
+    });
+    expect(requests.map((r) => r.headers['idempotency-key'])).toEqual(['order-43', 'order-43']);
+    expect(requests[0]!.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+
+  it("always sends the client's own credential, whatever Authorization header the caller passes", async () => {
+    const { url, requests } = await serve([json(200, {})]);
+    await createClient({ apiKey: KEY, baseUrl: url }).request('/x', {
+      headers: { Authorization: 'Bearer someone-else' },
+    });
+    expect(requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
   it('makes one attempt when retries are off', async () => {
     const { url, requests } = await serve([json(503, {})]);
     await createClient({ apiKey: KEY, baseUrl: url, retry: false })
@@ -113,6 +137,29 @@ describe('timeouts and aborts', () => {
     })
       .balance()
       .catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceConnectionError);
+    expect(error.code).toBe('timeout');
+    expect(requests).toHaveLength(2);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('times out a body that stalls after the headers, and retries it', async () => {
+    const { url, requests } = await serve(['stall', json(200, BALANCE)]);
+    const client = createClient({ apiKey: KEY, baseUrl: url, timeoutMs: 200, retry: FAST });
+    expect(await client.balance()).toEqual(BALANCE);
+    expect(requests).toHaveLength(2);
+  });
+
+  it('ends with a timeout when every body stalls', async () => {
+    const { url, requests } = await serve(['stall']);
+    const started = Date.now();
+    const client = createClient({
+      apiKey: KEY,
+      baseUrl: url,
+      timeoutMs: 100,
+      retry: { ...FAST, attempts: 2 },
+    });
+    const error = (await client.request('/x').catch((e) => e)) as ServiceConnectionError;
     expect(error).toBeInstanceOf(ServiceConnectionError);
     expect(error.code).toBe('timeout');
     expect(requests).toHaveLength(2);

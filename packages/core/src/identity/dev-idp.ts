@@ -286,7 +286,8 @@ ${error}
   return c.body(html, status, PAGE_HEADERS);
 }
 
-function escapeHtml(value: string): string {
+/** HTML-escapes text for element content and quoted attribute values. */
+export function escapeHtml(value: string): string {
   return value.replace(
     /[&<>"']/g,
     (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!,

@@ -66,7 +66,7 @@ export class SshSessionStore {
 
   /**
    * Claims a token: the first claim of a live token wins (one atomic update), every later,
-   * expired or unknown one gets null.
+   * expired or unknown one gets null, and so does one whose CLI key has been revoked since.
    */
   async claim(token: string): Promise<ClaimedSshSession | null> {
     if (!TOKEN_PATTERN.test(token)) return null;
@@ -77,6 +77,15 @@ export class SshSessionStore {
       .where('token_hash', '=', hashSecret(token))
       .where('claimed_at', 'is', null)
       .where('expires_at', '>', now)
+      // A key revoked (service logout, a newer login) since the token was issued takes it along.
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('api_keys')
+            .select('api_keys.id')
+            .whereRef('api_keys.id', '=', 'ssh_sessions.key_id')
+            .where('api_keys.revoked_at', 'is', null),
+        ),
+      )
       .returning(['id', 'tenant_id', 'app_id', 'user_id'])
       .executeTakeFirst();
     if (!claimed) return null;

@@ -212,6 +212,25 @@ describe('POST /api/cli/ssh-sessions/claim', () => {
     expect((await claim(token)).status).toBe(401);
   });
 
+  it('refuses a token whose CLI key was revoked after it was issued', async () => {
+    const key = await running.platform.context.keys.issue({
+      tenantId: tenant.tenantId,
+      kind: 'cli',
+      userId: tenant.userId,
+    });
+    const started = await start(key.key, { deployment: 'test-app' });
+    expect(started.status).toBe(201);
+    const { token } = (await started.json()) as { token: string };
+    const logout = await fetch(`${running.url}/api/cli/logout`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.key}` },
+    });
+    expect(logout.status).toBe(200);
+    const refused = await claim(token);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ code: 'INVALID_SESSION_TOKEN' });
+  });
+
   it('refuses a wrong broker secret without consuming the token', async () => {
     const token = await startedToken();
     for (const secret of ['wrong', `${BROKER_SECRET}x`, '']) {

@@ -1,7 +1,7 @@
 import { callPlatform, messageOf } from '../api.js';
 import { parseCommandArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
-import { configPath, readConfig, removeConfig } from '../config.js';
+import { type CliConfig, configPath, DamagedConfigError, readConfig, removeConfig } from '../config.js';
 import type { CliIo } from '../io.js';
 
 /**
@@ -11,7 +11,18 @@ import type { CliIo } from '../io.js';
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   parseCommandArgs(args, {});
-  const config = await readConfig(io);
+  let config: CliConfig | null;
+  try {
+    config = await readConfig(io);
+  } catch (error) {
+    if (!(error instanceof DamagedConfigError)) throw error;
+    // No usable key to revoke, but logging this machine out must still work.
+    await removeConfig(io);
+    io.stderr.write(
+      `Warning: ${error.path} ${error.problem}, so no key could be revoked on the platform. Removed it anyway; revoke the key from the dashboard if it is still live.\n`,
+    );
+    return 0;
+  }
   if (!config) {
     io.stdout.write('Not logged in: nothing to do.\n');
     return 0;

@@ -5,17 +5,18 @@ import {
   sshServerFrameSchema,
 } from '@service/core/schemas';
 import WebSocket from 'ws';
-import { callPlatform, messageOf } from '../api.js';
+import { z } from 'zod';
+import { bodyOf, callPlatform, messageOf } from '../api.js';
 import { parseCommandArgs } from '../args.js';
 import { CliError, USAGE } from '../cli-error.js';
 import { requireConfig } from '../config.js';
 import type { CliIo } from '../io.js';
 
-interface SessionAnswer {
-  broker_url: string;
-  token: string;
-  deployment: { id: string; slug: string };
-}
+const sessionSchema = z.object({
+  broker_url: z.string().regex(/^wss?:\/\//),
+  token: z.string().min(1),
+});
+type SessionAnswer = z.infer<typeof sessionSchema>;
 
 /**
  * `service ssh <deployment>`: asks the platform for a one-time session token, then runs an
@@ -30,10 +31,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const deployment = positionals[0];
   if (!deployment) throw new CliError('Missing argument: service ssh <deployment>', USAGE);
   const config = await requireConfig(io);
-  const answer = await callPlatform<SessionAnswer>(config, 'POST', '/api/cli/ssh-sessions', { deployment });
+  const answer = await callPlatform(config, 'POST', '/api/cli/ssh-sessions', { deployment });
   if (answer.status === 404) throw new CliError(`No deployment "${deployment}" in your tenant.`);
-  if (answer.status !== 201) throw new CliError(`Could not start a session: ${messageOf(answer)}`);
-  return shell(answer.body, io);
+  if (answer.status < 200 || answer.status > 299) {
+    throw new CliError(`Could not start a session: ${messageOf(answer)}`);
+  }
+  return shell(bodyOf(answer, sessionSchema, config, '/api/cli/ssh-sessions'), io);
 }
 
 function shell(session: SessionAnswer, io: CliIo): Promise<number> {
@@ -94,8 +97,11 @@ function shell(session: SessionAnswer, io: CliIo): Promise<number> {
       }
       if (!frame.success) return;
       if (frame.data.type === 'data') stdout.write(Buffer.from(frame.data.data, 'base64'));
-      else if (frame.data.type === 'exit') exitCode = frame.data.code;
-      else failure = frame.data.message;
+      else if (frame.data.type === 'exit') {
+        exitCode = frame.data.code;
+        // The shell is gone: do not wait for the broker to close the socket.
+        socket.close(1000);
+      } else failure = frame.data.message;
     });
     socket.on('error', (error) => {
       failure ??= error.message;
@@ -103,12 +109,11 @@ function shell(session: SessionAnswer, io: CliIo): Promise<number> {
     socket.on('close', () => {
       restore();
       if (exitCode !== null) return resolve(exitCode);
-      if (failure) stderr.write(`\r\nssh: ${failure}\n`);
+      // Start the message on a fresh line after whatever the remote shell printed.
+      if (failure) stderr.write('\r\n');
       reject(
         new CliError(
-          failure
-            ? 'The session ended with an error.'
-            : 'The connection to the broker closed before the shell exited.',
+          failure ? `ssh: ${failure}` : 'The connection to the broker closed before the shell exited.',
         ),
       );
     });

@@ -19,9 +19,13 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     source = await readFile(path, 'utf8');
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new CliError(
-      missing ? `No such file: ${shown}` : `Could not read ${shown}: ${(error as Error).message}`,
-    );
+    const message = missing
+      ? `No such file: ${shown}`
+      : `Could not read ${shown}: ${(error as Error).message}`;
+    if (!values.json) throw new CliError(message);
+    // A script reading --json gets JSON whatever happened.
+    io.stdout.write(`${JSON.stringify({ file: shown, valid: false, errors: [{ path: '', message }] })}\n`);
+    return 1;
   }
   const result = checkManifest(source);
   if (values.json) {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -51,4 +51,27 @@ export async function createTestIo(overrides: Partial<CliIo> = {}): Promise<Test
       await rm(cwd, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Writes `${home}/.service/config.json` as `service login` would (0600 in a 0700 folder): the
+ * logged-in state without a browser. `fields` override or add to a complete config.
+ */
+export async function writeConfigFile(
+  io: TestIo,
+  config: { apiBase: string; apiKey: string; tenantId: string },
+  fields: Record<string, unknown> = {},
+): Promise<void> {
+  await mkdir(`${io.home}/.service`, { recursive: true, mode: 0o700 });
+  await writeFile(
+    `${io.home}/.service/config.json`,
+    JSON.stringify({
+      appId: null,
+      issuedToEmail: 'dev@example.test',
+      issuedAt: '2030-01-01T00:00:00.000Z',
+      ...config,
+      ...fields,
+    }),
+    { mode: 0o600 },
+  );
 }

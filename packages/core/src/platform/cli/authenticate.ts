@@ -37,24 +37,11 @@ export async function authenticateCliRequest(
   return key;
 }
 
-/**
- * Reads a JSON object body; null when it is not one (the caller answers 400). Routes bound the
- * size first with `limitBody`.
- */
-export async function readJsonObject(c: Context): Promise<Record<string, unknown> | null> {
-  const text = await c.req.text();
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Bodies of the CLI routes are a few fields; anything past 16 KiB is refused before parsing. */
+export const CLI_MAX_BODY_BYTES = 16 * 1024;
+
+/** Refuses a body past `CLI_MAX_BODY_BYTES` while it streams, chunked ones included. */
 export const limitBody = bodyLimit({
-  maxSize: 16 * 1024,
+  maxSize: CLI_MAX_BODY_BYTES,
   onError: () => flatError(413, 'Request body too large', {}, NO_STORE),
 });

@@ -1,4 +1,4 @@
-import { escapeHtml, jsonForScript } from './html.js';
+import { escapeHtml } from '../../identity/dev-idp.js';
 import type { LoopbackCallback } from './loopback-callback.js';
 
 /**
@@ -135,5 +135,16 @@ the terminal where <code>service login</code> is waiting:</p><pre>${escapeHtml(c
   });
 })();
 </script>`,
+  );
+}
+
+/**
+ * JSON safe to place inside `<script type="application/json">`: `<`, `>` and `&` are escaped so
+ * no value can close the element, and U+2028/2029 so older parsers read it as one string.
+ */
+function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 }

@@ -1,15 +1,26 @@
 import { Hono } from 'hono';
+import { z } from 'zod';
 import { flatError } from '../../http/errors.js';
 import { bearerToken } from '../../identity/bearer.js';
 import { hashSecret, safeEqual } from '../../identity/keys.js';
 import { SshSessionStore } from '../../identity/ssh-sessions.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
+import { readJsonBody } from '../internal/json-body.js';
 import { overLimit } from '../internal/rate-limit.js';
-import { authenticateCliRequest, CLI_ROUTE_LIMIT, limitBody, readJsonObject } from './authenticate.js';
+import { authenticateCliRequest, CLI_MAX_BODY_BYTES, CLI_ROUTE_LIMIT, limitBody } from './authenticate.js';
 import type { SshBrokerSettings } from './options.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NO_STORE = { 'cache-control': 'no-store' };
+const startSchema = z.object({ deployment: z.string().max(200).trim().min(1) });
+const claimSchema = z.object({ token: z.string() });
+
+/** The flat 400 (or 413) of a body that is not the JSON a route expects. */
+function refuseBody(status: 400 | 413, expected: string): Response {
+  return status === 413
+    ? flatError(413, 'Request body too large', {}, NO_STORE)
+    : flatError(400, `Request body must be JSON: ${expected}`, { code: 'VALIDATION_FAILED' }, NO_STORE);
+}
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 /** Used and expired sessions stay a day, for support questions ("did my shell connect?"). */
 const KEEP_EXPIRED_MS = 24 * 60 * 60 * 1000;
@@ -44,16 +55,8 @@ export function sshRoutes(ctx: PlatformContext, broker: SshBrokerSettings | null
     if (key.kind !== 'cli') {
       return flatError(403, 'Only CLI keys can open a shell', { code: 'NOT_A_CLI_KEY' }, NO_STORE);
     }
-    const body = await readJsonObject(c);
-    const deployment = body?.deployment;
-    if (typeof deployment !== 'string' || deployment.trim() === '' || deployment.length > 200) {
-      return flatError(
-        400,
-        'Request body must be JSON: { "deployment": "<slug or id>" }',
-        { code: 'VALIDATION_FAILED' },
-        NO_STORE,
-      );
-    }
+    const body = await readJsonBody(c, startSchema, CLI_MAX_BODY_BYTES);
+    if (!body.ok) return refuseBody(body.status, '{ "deployment": "<slug or id>" }');
     if (!broker) {
       return flatError(
         503,
@@ -62,7 +65,7 @@ export function sshRoutes(ctx: PlatformContext, broker: SshBrokerSettings | null
         NO_STORE,
       );
     }
-    const name = deployment.trim();
+    const name = body.data.deployment;
     // Only the key's own tenant is searched: another tenant's deployment reads as not found.
     const target = await ctx.db
       .selectFrom('apps')
@@ -105,16 +108,9 @@ export function sshRoutes(ctx: PlatformContext, broker: SshBrokerSettings | null
     if (!secret || !safeEqual(hashSecret(secret), hashSecret(broker.secret))) {
       return flatError(401, 'Unauthorized', { code: 'INVALID_BROKER_SECRET' }, NO_STORE);
     }
-    const body = await readJsonObject(c);
-    if (typeof body?.token !== 'string') {
-      return flatError(
-        400,
-        'Request body must be JSON: { "token": "..." }',
-        { code: 'VALIDATION_FAILED' },
-        NO_STORE,
-      );
-    }
-    const claimed = await sessions.claim(body.token);
+    const body = await readJsonBody(c, claimSchema, CLI_MAX_BODY_BYTES);
+    if (!body.ok) return refuseBody(body.status, '{ "token": "..." }');
+    const claimed = await sessions.claim(body.data.token);
     if (!claimed) {
       return flatError(
         401,
