@@ -1,10 +1,12 @@
 /**
  * The demo host: an Express app with its own sign-in, the service wire mounted at
- * `/api/service` (and the door's discovery handler at `/.well-known`), and a few host tools.
+ * `/api/service` with the MCP door on (and the door's discovery handler at `/.well-known`), and a
+ * few host tools.
  *
  * @see docs/wire.md "Drive a turn with curl"
+ * @see docs/door.md "The door in the demo host"
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Logger } from '@service/core/http';
@@ -13,13 +15,21 @@ import { createService, type Service } from '@service/core/wire';
 import { withService } from '@service/express';
 import express from 'express';
 import { createDemoModel } from './demo-model.js';
-import { createSignIn, SESSION_COOKIE } from './sign-in.js';
+import { demoDoor, PRODUCT_NAME } from './door.js';
+import { createSignIn } from './sign-in.js';
+import { signInRoutes } from './sign-in-routes.js';
 import { hostTools } from './tools.js';
 
 export interface ExpressHostOptions {
   /** Port to listen on; 0 picks a free one. */
   port?: number;
   hostname?: string;
+  /**
+   * The host's public URL (scheme, host, port; no path), the MCP door's canonical URL. Default:
+   * the URL it listens on, `http://127.0.0.1:<port>`. The `SERVICE_BASE_URL` of `env` is not read
+   * (under `pnpm start` it is the platform's).
+   */
+  baseUrl?: string;
   /** The shared store (the platform's, under `pnpm start`). Default: `createStore()`. */
   store?: Store;
   /** Default: the offline demo model. */
@@ -28,6 +38,8 @@ export interface ExpressHostOptions {
   development?: boolean;
   /** Secret of the sign-in tokens. Default `HOST_SESSION_SECRET`, else random per process. */
   sessionSecret?: string;
+  /** A key for the door's service-key exchange (`mintServiceKey()`); none: the exchange is off. */
+  serviceKey?: string;
   logger?: Logger;
   env?: Record<string, string | undefined>;
 }
@@ -35,6 +47,8 @@ export interface ExpressHostOptions {
 export interface RunningHost {
   /** `http://127.0.0.1:<port>` */
   url: string;
+  /** The MCP door: `{baseUrl}/api/service/mcp` (its setup page is `{mcpUrl}/connect`). */
+  mcpUrl: string;
   service: Service;
   close(): Promise<void>;
 }
@@ -42,59 +56,72 @@ export interface RunningHost {
 export async function startExpressHost(options: ExpressHostOptions = {}): Promise<RunningHost> {
   const env = options.env ?? process.env;
   const signIn = createSignIn(options.sessionSecret ?? (env.HOST_SESSION_SECRET || undefined));
-  const service = await createService({
-    ...(options.store ? { store: options.store } : {}),
-    principal: (request) => signIn.principal(request),
-    model: options.model ?? createDemoModel(),
-    system: 'You help the signed-in user with their orders.',
-    tools: hostTools,
-    ...(options.development !== undefined ? { development: options.development } : {}),
-    ...(options.logger ? { logger: options.logger } : {}),
-    env,
+
+  // Listen first: the door's canonical URL is the host's, and the port may be picked now.
+  // Requests that arrive before the service is composed wait for it (503 if composing fails).
+  let handler: RequestListener | null = null;
+  const early: Array<() => void> = [];
+  const server: Server = createServer((req, res) => {
+    if (handler) handler(req, res);
+    else early.push(() => (handler ? handler(req, res) : res.writeHead(503).end()));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.hostname ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  const baseUrl = (options.baseUrl ?? url).replace(/\/+$/, '');
+  const door = demoDoor(signIn, {
+    baseUrl,
+    ...(options.serviceKey ? { serviceKey: options.serviceKey } : {}),
   });
 
-  // The host's own routes. The wire is served beside them by `withService` below: its requests
-  // are answered before Express sees them (`mountService(app, service)` works too, slower).
+  let service: Service;
+  try {
+    service = await createService({
+      ...(options.store ? { store: options.store } : {}),
+      principal: (request) => signIn.principal(request),
+      model: options.model ?? createDemoModel(),
+      system: 'You help the signed-in user with their orders.',
+      tools: hostTools,
+      mcp: { ...door.mcp },
+      oauth: { ...door.oauth },
+      actAs: door.actAs,
+      ...(options.development !== undefined ? { development: options.development } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
+      env: { ...env, SERVICE_BASE_URL: baseUrl },
+    });
+  } catch (error) {
+    for (const answer of early.splice(0)) answer();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw error;
+  }
+
+  // The host's own routes. The wire (and the door) is served beside them by `withService` below:
+  // its requests are answered before Express sees them (`mountService(app, service)` works too).
   const app = express();
   app.disable('x-powered-by');
   app.use(express.json({ limit: '16kb' }));
   app.get('/', (_req, res) => {
     res.json({
       host: 'express-host demo',
-      signIn: 'POST /login with {"email":"you@example.com"}',
+      signIn: 'POST /login with {"email":"you@example.com"}, or open /login in a browser',
       wire: '/api/service',
+      mcp: `${baseUrl}/api/service/mcp`,
+      connect: `${baseUrl}/api/service/mcp/connect`,
     });
   });
-  app.post('/login', (req, res) => {
-    const issued = typeof req.body?.email === 'string' ? signIn.tokenFor(req.body.email) : null;
-    if (!issued) {
-      res.status(400).json({ message: 'email must be an email address' });
-      return;
-    }
-    res.cookie(SESSION_COOKIE, issued.token, { httpOnly: true, sameSite: 'lax', path: '/' });
-    res.json(issued);
-  });
-  app.post('/logout', (_req, res) => {
-    res.clearCookie(SESSION_COOKIE, { path: '/' });
-    res.json({ signedOut: true });
-  });
+  app.use(signInRoutes(signIn, { origin: new URL(baseUrl).origin, productName: PRODUCT_NAME }));
+  handler = withService(app, service);
+  for (const answer of early.splice(0)) answer();
 
-  const server: Server = createServer(withService(app, service));
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(options.port ?? 0, options.hostname ?? '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  } catch (error) {
-    await service.close();
-    throw error;
-  }
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
+    mcpUrl: `${baseUrl}/api/service/mcp`,
     service,
     close: async () => {
       server.closeIdleConnections();

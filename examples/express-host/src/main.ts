@@ -2,9 +2,15 @@
 import { startExpressHost } from './host.js';
 
 const port = Number(process.env.PORT ?? '3000');
-const host = await startExpressHost({ port });
+const host = await startExpressHost({
+  port,
+  // Behind a proxy or tunnel, the public URL the MCP door announces.
+  ...(process.env.SERVICE_BASE_URL ? { baseUrl: process.env.SERVICE_BASE_URL } : {}),
+});
 process.stdout.write(
-  `Express host at ${host.url}\nSign in: curl -s ${host.url}/login -H 'content-type: application/json' -d '{"email":"you@example.com"}'\n`,
+  `Express host at ${host.url}\n` +
+    `Sign in: curl -s ${host.url}/login -H 'content-type: application/json' -d '{"email":"you@example.com"}'\n` +
+    `MCP door: ${host.mcpUrl} (setup steps at ${host.mcpUrl}/connect)\n`,
 );
 const stop = async () => {
   await host.close();

@@ -1,8 +1,10 @@
 /**
- * The demo host's sign-in stand-in: `POST /login { "email" }` answers a token and sets it as an
- * HttpOnly cookie. The token is the subject plus an HMAC, so the host keeps no session state;
- * scripts send it as `Authorization: Bearer <token>`, browsers as the cookie.
- * A real host uses its own sign-in; the wire only needs `principal(request)`.
+ * The demo host's sign-in stand-in: `POST /login { "email" }` (or the `GET /login` form, for
+ * browsers) answers a token and sets it as an HttpOnly cookie. The token is the subject plus an
+ * HMAC, so the host keeps no session state; scripts send it as `Authorization: Bearer <token>`,
+ * browsers as the cookie. There is no password: anyone may be anyone, so this is a demo only.
+ * A real host uses its own sign-in; the wire only needs `principal(request)`, the door
+ * `principal(subject)`.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { safeEqual } from '@service/core/identity';
@@ -15,7 +17,11 @@ export interface SignIn {
   tokenFor(email: string): { token: string; subject: string } | null;
   /** The wire's principal resolver: the cookie or bearer token's user, else null. */
   principal(request: Request): Principal | null;
+  /** The user a subject (`user:<email>`, as `tokenFor` spells it) names, else null. */
+  principalOf(subject: string): Principal | null;
 }
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
 
 export function createSignIn(secret: string = randomBytes(32).toString('hex')): SignIn {
   const mac = (subject: string) => createHmac('sha256', secret).update(subject).digest('base64url');
@@ -25,12 +31,12 @@ export function createSignIn(secret: string = randomBytes(32).toString('hex')): 
     if (dot <= 0) return null;
     const subject = Buffer.from(token.slice(0, dot), 'base64url').toString('utf8');
     if (!subject.startsWith('user:') || !safeEqual(token.slice(dot + 1), mac(subject))) return null;
-    return { subject, kind: 'user', email: subject.slice(5) };
+    return userOf(subject);
   };
   return {
     tokenFor(email) {
       const normalized = email.trim().toLowerCase();
-      if (!/^[^\s@]{1,64}@[^\s@]{1,190}$/.test(normalized)) return null;
+      if (!EMAIL.test(normalized)) return null;
       const subject = `user:${normalized}`;
       return { token: `${Buffer.from(subject).toString('base64url')}.${mac(subject)}`, subject };
     },
@@ -43,5 +49,13 @@ export function createSignIn(secret: string = randomBytes(32).toString('hex')): 
         ?.slice(SESSION_COOKIE.length + 1);
       return verify(bearer ?? cookie);
     },
+    principalOf(subject) {
+      const email = subject.startsWith('user:') ? subject.slice(5) : '';
+      return EMAIL.test(email) && email === email.trim().toLowerCase() ? userOf(subject) : null;
+    },
   };
+}
+
+function userOf(subject: string): Principal {
+  return { subject, kind: 'user', email: subject.slice(5) };
 }

@@ -1,6 +1,7 @@
 /**
  * `pnpm start` runs this host beside the platform: boot it as `pnpm start` does, then run the
- * curl lines of docs/wire.md ("Drive a turn with curl") exactly as written.
+ * curl lines of docs/wire.md ("Drive a turn with curl") and docs/door.md ("The door in the demo
+ * host") exactly as written, and the whole OAuth flow of the MCP door with the MCP SDK client.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +10,16 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  connectWithBearer,
+  exchangeServiceKey,
+  MemoryOAuthProvider,
+  newClient,
+  signInAndApprove,
+} from './support/mcp-client.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const MAIN = join(ROOT, 'examples/platform/src/main.ts');
@@ -67,31 +77,119 @@ afterAll(async () => {
   rmSync(cwd, { recursive: true, force: true });
 });
 
-/** The shell block after `<!-- name -->` in docs/wire.md. */
-function docBlock(name: string): string {
-  const doc = readFileSync(join(ROOT, 'docs/wire.md'), 'utf8');
+/** The shell block after `<!-- name -->` in a doc page. */
+function docBlock(page: string, name: string): string {
+  const doc = readFileSync(join(ROOT, page), 'utf8');
   const match = new RegExp(`<!-- ${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(doc);
-  if (!match) throw new Error(`docs/wire.md has no block ${name}`);
+  if (!match) throw new Error(`${page} has no block ${name}`);
   return match[1]!;
 }
 
+interface DemoHostRecord {
+  url: string;
+  signIn: { page: string };
+  mcp: { url: string; connect: string; tokenUrl: string; serviceKey: string; subjectToken: string };
+}
+
+const demoHost = (): DemoHostRecord => JSON.parse(readFileSync(join(cwd, '.service/demo.json'), 'utf8')).host;
+
 describe('pnpm start demo host', () => {
-  it('records the host and its sign-in in .service/demo.json', () => {
-    const demo = JSON.parse(readFileSync(join(cwd, '.service/demo.json'), 'utf8'));
-    expect(demo.host).toMatchObject({
+  it('records the host, its sign-in and its MCP door with a service key in .service/demo.json', () => {
+    const host = demoHost();
+    expect(host).toMatchObject({
       url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
       wire: expect.stringMatching(/\/api\/service$/),
-      signIn: { method: 'POST', body: { email: 'demo@example.com' } },
+      signIn: { method: 'POST', body: { email: 'demo@example.com' }, page: `${host.url}/login` },
+      mcp: {
+        url: `${host.url}/api/service/mcp`,
+        connect: `${host.url}/api/service/mcp/connect`,
+        tokenUrl: `${host.url}/api/service/mcp/token`,
+        clientId: 'service',
+        serviceKey: expect.stringMatching(/^mcp_svc_[A-Za-z0-9_-]{43}$/),
+        subjectToken: 'user:demo@example.com',
+      },
     });
+    expect(output).not.toContain(host.mcp.serviceKey);
   });
 
   it('drives a turn with the curl lines of docs/wire.md', () => {
-    const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('demo-turn')], {
+    const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('docs/wire.md', 'demo-turn')], {
       cwd,
       encoding: 'utf8',
     });
     expect(out).toContain('"type":"tool-output-available"');
     expect(out).toContain('A-1001');
     expect(out.trimEnd().endsWith('data: [DONE]')).toBe(true);
+  });
+
+  it('calls a tool with the service key, with the curl lines of docs/door.md', () => {
+    const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('docs/door.md', 'demo-door')], {
+      cwd,
+      encoding: 'utf8',
+    });
+    const message = JSON.parse(/^data: (.+)$/m.exec(out)?.[1] ?? out);
+    expect(message.result.structuredContent.orders.map((o: { id: string }) => o.id)).toEqual([
+      'A-1001',
+      'A-1002',
+    ]);
+  });
+
+  it('lists tools with the service key through the MCP SDK client', async () => {
+    const { mcp } = demoHost();
+    const answer = await exchangeServiceKey(mcp.url, { key: mcp.serviceKey, subject: mcp.subjectToken });
+    expect(answer.status).toBe(200);
+    const client = await connectWithBearer(
+      mcp.url,
+      ((await answer.json()) as { access_token: string }).access_token,
+    );
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+        'list_orders',
+        'add_order_note',
+        'cancel_order',
+      ]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('runs the whole OAuth flow from outside with the MCP SDK client', async () => {
+    const { url, mcp } = demoHost();
+    const provider = new MemoryOAuthProvider('http://127.0.0.1:33418/callback');
+    await expect(
+      newClient().connect(new StreamableHTTPClientTransport(new URL(mcp.url), { authProvider: provider })),
+    ).rejects.toThrow(UnauthorizedError);
+    expect(provider.information?.client_id).toMatch(/^mcp_client_/);
+
+    const steps = await signInAndApprove(provider.authorizationUrl!, 'demo@example.com');
+    expect(steps.signedOut.headers.get('location')).toMatch(new RegExp(`^${url}/login\\?return_to=`));
+    expect(steps.signedIn.status).toBe(303);
+    expect(steps.consent.response.status).toBe(200);
+    expect(steps.approved.status).toBe(303);
+    expect(steps.callback.searchParams.get('iss')).toBe(mcp.url);
+
+    const transport = new StreamableHTTPClientTransport(new URL(mcp.url), { authProvider: provider });
+    await transport.finishAuth(steps.callback.searchParams.get('code')!);
+    const client = newClient();
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+        'list_orders',
+        'add_order_note',
+        'cancel_order',
+      ]);
+      const listed = await client.callTool({ name: 'list_orders', arguments: {} });
+      expect(listed.isError).toBeFalsy();
+      expect(listed.structuredContent).toMatchObject({ orders: [{ id: 'A-1001' }, { id: 'A-1002' }] });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers the door’s connect page', async () => {
+    const { mcp } = demoHost();
+    const page = await fetch(mcp.connect);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(mcp.url);
   });
 });

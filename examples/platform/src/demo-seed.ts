@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { post } from '@service/core/billing';
+import { mintServiceKey } from '@service/core/door';
 import { ensureAccount } from '@service/core/identity';
 import type { Platform } from '@service/core/platform';
 import { upsertProvider } from '@service/core/proxy';
@@ -296,25 +297,65 @@ function writeSecretFile(path: string, contents: string): void {
   chmodSync(path, 0o600);
 }
 
-/** The demo host app (issue 4): where it runs and how a script signs in to it. */
+/** The demo host app: where it runs, how a script or a browser signs in, and its MCP door. */
 export interface DemoHost {
   url: string;
   wire: string;
-  signIn: { method: 'POST'; url: string; body: { email: string }; use: string };
+  signIn: { method: 'POST'; url: string; body: { email: string }; use: string; page: string };
+  mcp: DemoHostDoor;
+}
+
+/** The demo host's MCP door: what an MCP client is given, and a backend's service key. */
+export interface DemoHostDoor {
+  /** Add this URL to any MCP client; it signs in at `signIn.page` and consents in the browser. */
+  url: string;
+  /** The setup page, with steps per client. */
+  connect: string;
+  /** The RFC 8693 exchange: `client_id` + this key as `client_secret`, `subject_token` a user. */
+  tokenUrl: string;
+  clientId: 'service';
+  serviceKey: string;
+  subjectToken: string;
+}
+
+/**
+ * The demo host's service key: the one recorded in the demo file, else a new one (first boot, or
+ * the file was written anew). The door keeps only the key's hash, so the file is where it lives.
+ */
+export function demoServiceKey(demoFilePath: string): string {
+  if (existsSync(demoFilePath)) {
+    const file = JSON.parse(readFileSync(demoFilePath, 'utf8')) as { host?: Partial<DemoHost> };
+    const key = file.host?.mcp?.serviceKey;
+    if (typeof key === 'string' && key.startsWith('mcp_svc_')) return key;
+  }
+  return mintServiceKey();
 }
 
 /** Adds (or refreshes) the demo host block of the demo file, keeping everything else. */
-export function recordDemoHost(demoFilePath: string, hostUrl: string): void {
+export function recordDemoHost(
+  demoFilePath: string,
+  host: { url: string; mcpUrl: string },
+  serviceKey: string,
+): void {
   if (!existsSync(demoFilePath)) return;
   const file = JSON.parse(readFileSync(demoFilePath, 'utf8')) as DemoFile & { host?: DemoHost };
   file.host = {
-    url: hostUrl,
-    wire: `${hostUrl}/api/service`,
+    url: host.url,
+    wire: `${host.url}/api/service`,
     signIn: {
       method: 'POST',
-      url: `${hostUrl}/login`,
+      url: `${host.url}/login`,
       body: { email: DEMO_EMAIL },
       use: 'Send the answer\'s token as "Authorization: Bearer <token>" (or keep its host_session cookie)',
+      page: `${host.url}/login`,
+    },
+    mcp: {
+      url: host.mcpUrl,
+      connect: `${host.mcpUrl}/connect`,
+      tokenUrl: `${host.mcpUrl}/token`,
+      clientId: 'service',
+      serviceKey,
+      subjectToken: `user:${DEMO_EMAIL}`,
     },
   };
   writeSecretFile(demoFilePath, `${JSON.stringify(file, null, 2)}\n`);

@@ -5,7 +5,7 @@ import { createJsonLogger, describeError } from '@service/core/http';
 import { createPlatform } from '@service/core/platform';
 import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
 import { startExpressHost } from '@service/example-express-host';
-import { recordDemoHost, seedDemo } from './demo-seed.js';
+import { demoServiceKey, recordDemoHost, seedDemo } from './demo-seed.js';
 import { DEMO_UPSTREAM_PREFIX, demoUpstream } from './demo-upstream.js';
 
 /**
@@ -28,9 +28,11 @@ async function main(): Promise<void> {
     encryptionKey: process.env.SERVICE_STORE_ENCRYPTION_KEY || developmentEncryptionKey(),
   });
   const seed = await seedDemo(platform, demoFile);
-  // The demo host app (wire + tools) on the same store: SERVICE_DEMO_HOST_PORT, else PORT + 1.
-  const demoHost = await startDemoHost(store);
-  recordDemoHost(demoFile, demoHost.url);
+  // The demo host app (wire + tools + MCP door) on the same store: SERVICE_DEMO_HOST_PORT, else
+  // PORT + 1. Its door's service key is kept in the demo file (the door stores only its hash).
+  const serviceKey = demoServiceKey(demoFile);
+  const demoHost = await startDemoHost(store, serviceKey);
+  recordDemoHost(demoFile, demoHost, serviceKey);
   const upstream = demoUpstream();
   const fetch = (request: Request, env: unknown) =>
     new URL(request.url).pathname.startsWith(`${DEMO_UPSTREAM_PREFIX}/`)
@@ -91,15 +93,17 @@ function developmentEncryptionKey(): string | undefined {
 }
 
 /** Starts the Express demo host; when PORT + 1 is taken, on any free port (demo.json says which). */
-async function startDemoHost(store: Awaited<ReturnType<typeof createStore>>) {
+async function startDemoHost(store: Awaited<ReturnType<typeof createStore>>, serviceKey: string) {
   const wanted = process.env.SERVICE_DEMO_HOST_PORT;
   const hostPort = wanted ? parsePort(wanted) : port === 0 ? 0 : port + 1;
-  const start = (p: number) => startExpressHost({ store, port: p, hostname, logger });
+  const start = (p: number) => startExpressHost({ store, port: p, hostname, logger, serviceKey });
   const host = await start(hostPort).catch((error: NodeJS.ErrnoException) => {
     if (wanted || error.code !== 'EADDRINUSE') throw error;
     return start(0);
   });
-  process.stdout.write(`Demo host app (wire at /api/service) at ${host.url}\n`);
+  process.stdout.write(
+    `Demo host app (wire at /api/service) at ${host.url}\nMCP door of the demo host: ${host.mcpUrl}\n`,
+  );
   return host;
 }
 

@@ -75,6 +75,20 @@ const balance = async (key: string) =>
     })
   ).json();
 
+/** The demo host's MCP door exchanging a service key for a token of the demo user: the status. */
+const exchangeStatus = async (demo: { host: { mcp: { tokenUrl: string } } }, key: string) =>
+  (
+    await fetch(demo.host.mcp.tokenUrl, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+        client_id: 'service',
+        client_secret: key,
+        subject_token: 'user:demo@example.com',
+      }),
+    })
+  ).status;
+
 /** The curl line of the README's quick start, run as written (from the folder `pnpm start` ran in). */
 function readmeCurl(): string {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -105,6 +119,9 @@ describe('pnpm start', () => {
       });
       expect(booted.output()).toMatch(/"msg":"request".*"request_id"/);
       expect(booted.output()).not.toContain(demo.keys.appKey);
+      expect(demo.host.mcp.serviceKey).toMatch(/^mcp_svc_/);
+      expect(await exchangeStatus(demo, demo.host.mcp.serviceKey)).toBe(200);
+      expect(booted.output()).not.toContain(demo.host.mcp.serviceKey);
     } finally {
       expect(await stop(booted)).toBe(0);
     }
@@ -116,6 +133,8 @@ describe('pnpm start', () => {
     try {
       expect(demoFile()).toEqual(before);
       expect(await balance(before.keys.appKey)).toMatchObject({ credits_remaining_micros: 25_000_000 });
+      // The demo host's service key is kept too: the door of the new process accepts it.
+      expect(await exchangeStatus(before, before.host.mcp.serviceKey)).toBe(200);
     } finally {
       expect(await stop(booted)).toBe(0);
     }
@@ -131,6 +150,9 @@ describe('pnpm start', () => {
       expect(after.tenantId).toBe(before.tenantId);
       expect(await balance(after.keys.appKey)).toMatchObject({ credits_remaining_micros: 25_000_000 });
       expect(await balance(before.keys.appKey)).toEqual({ error: { message: 'Invalid or revoked token' } });
+      expect(after.host.mcp.serviceKey).not.toBe(before.host.mcp.serviceKey);
+      expect(await exchangeStatus(after, after.host.mcp.serviceKey)).toBe(200);
+      expect(await exchangeStatus(after, before.host.mcp.serviceKey)).toBe(401);
     } finally {
       expect(await stop(booted)).toBe(0);
     }
