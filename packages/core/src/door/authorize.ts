@@ -8,7 +8,7 @@
  */
 import { SCOPES } from './config.js';
 import type { DoorContext } from './context.js';
-import { isFormRequest, MAX_FORM_BYTES, readCapped } from './form.js';
+import { isFormRequest, MAX_FORM_BYTES, readCapped, unstorableField } from './form.js';
 import { OAuthError, oauthErrorResponse, redirectWithError } from './oauth-error.js';
 import { consentPage, consentProblemPage } from './pages/consent.js';
 import { isWellFormedChallenge } from './secrets.js';
@@ -42,6 +42,10 @@ export async function handleAuthorize(context: DoorContext, request: Request): P
       consent: null,
     });
     if (outcome instanceof Response) return outcome;
+    // No code for an account that cannot be used, here as on the modern path.
+    if (!(await context.oauth.principal(outcome.subject))) {
+      return consentProblemPage(context.config, 403, 'Your account cannot be used here.');
+    }
     await context.clients.recordConsent(outcome.subject, authRequest.clientId, scopes);
     return issueAndRedirect(
       context,
@@ -106,6 +110,9 @@ async function validate(context: DoorContext, params: URLSearchParams): Promise<
   ]) {
     if (params.getAll(name).length > 1) return jsonError(`${name} must not be repeated`);
   }
+  // Checked before the client lookup: the store cannot hold such text, and nothing is trusted yet.
+  const unstorable = unstorableField(params);
+  if (unstorable !== null) return jsonError(`${unstorable} contains a NUL character or invalid Unicode`);
   const clientId = params.get('client_id');
   const redirectUri = params.get('redirect_uri');
   if (!clientId) return jsonError('client_id is required');
@@ -130,7 +137,8 @@ async function validate(context: DoorContext, params: URLSearchParams): Promise<
   if (params.get('code_challenge_method') !== 'S256' || !challenge || !isWellFormedChallenge(challenge)) {
     return back('invalid_request', PKCE_REQUIRED);
   }
-  const requested = params.get('scope');
+  // An empty `scope` is no scope asked for: the default applies (RFC 6749 §3.3).
+  const requested = params.get('scope')?.trim() || null;
   const registered = typeof client.metadata.scope === 'string' ? client.metadata.scope : null;
   const scopes = (requested ?? registered ?? SCOPES.join(' ')).split(' ').filter(Boolean);
   const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));

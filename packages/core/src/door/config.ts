@@ -8,6 +8,7 @@
 import type { Kysely } from 'kysely';
 import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
 import type { Logger } from '../http/logger.js';
+import type { RateLimitRule } from '../http/rate-limit.js';
 import type { Database } from '../store/database.js';
 import { DoorConfigError } from './config-error.js';
 import { hashSecret, serviceActor } from './secrets.js';
@@ -127,6 +128,16 @@ export interface DoorOptions {
   authCacheTtlMs?: number;
   /** How often a long tool call sends a progress notification (when the client asked). Default 15 s. */
   progressIntervalMs?: number;
+  /**
+   * Dynamic registrations admitted per client address (`false`: unlimited). Applies when the
+   * adapter passes its connection info to `handle(request, connection)`. Default 60 a minute.
+   */
+  registrationLimit?: RateLimitRule | false;
+  /**
+   * Reverse proxies in front of the host that append to `X-Forwarded-For`. Default
+   * `SERVICE_TRUSTED_PROXIES`, else 0 (the header is ignored: the socket address counts).
+   */
+  trustedProxies?: number;
 }
 
 export interface ServiceKey {
@@ -146,6 +157,8 @@ export interface DoorConfig {
   remoteAs: Required<RemoteAsOptions> | null;
   serviceAuth: { clientId: string; keys: ServiceKey[] } | null;
   federationSecret: Uint8Array | null;
+  registrationLimit: RateLimitRule | null;
+  trustedProxies: number;
 }
 
 /** Token and code lifetimes (seconds). @see platform-spec.md "Limits" */
@@ -224,7 +237,22 @@ export function resolveDoorConfig(options: DoorOptions): DoorConfig {
     remoteAs,
     serviceAuth: mcp.serviceAuth === undefined ? null : checkServiceAuth(mcp.serviceAuth),
     federationSecret,
+    registrationLimit:
+      options.registrationLimit === false ? null : (options.registrationLimit ?? REGISTRATION_LIMIT),
+    trustedProxies: checkTrustedProxies(options.trustedProxies ?? env.SERVICE_TRUSTED_PROXIES),
   };
+}
+
+/** Default cap on dynamic registrations: one MCP client registers once per install. */
+export const REGISTRATION_LIMIT: RateLimitRule = { limit: 60, windowMs: 60_000 };
+
+function checkTrustedProxies(value: number | string | undefined): number {
+  if (value === undefined || value === '') return 0;
+  const hops = Number(value);
+  if (!Number.isInteger(hops) || hops < 0 || hops > 10) {
+    throw new DoorConfigError('SERVICE_TRUSTED_PROXIES (trustedProxies) must be an integer from 0 to 10');
+  }
+  return hops;
 }
 
 function checkRemoteAs(options: RemoteAsOptions): Required<RemoteAsOptions> {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { GrantStore as ApprovalGrantStore } from '../agent/grants.js';
 import type { ActAs, ToolRegistry } from '../agent/tools.js';
 import type { Logger } from '../http/logger.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import type { Database } from '../store/database.js';
 import type { AuditBatcher } from './audit-batch.js';
 import type { DoorConfig, DoorOAuthAdapter, DoorOverrides } from './config.js';
@@ -27,6 +28,8 @@ export interface DoorContext {
   logger: Logger;
   now: () => number;
   fetch: typeof fetch;
+  /** Per-address counters (`/register`), shared by every instance through the store. */
+  limiter: RateLimiter;
   /** Verified access tokens cached on this instance; cleared by every revocation made here. */
   tokenCache: { clear(): void };
 }

@@ -12,6 +12,7 @@
  */
 import { GrantStore as ApprovalGrantStore } from '../agent/grants.js';
 import { createJsonLogger, describeError } from '../http/logger.js';
+import { RateLimiter } from '../http/rate-limit.js';
 import { createAuditBatcher } from './audit-batch.js';
 import { handleAuthorize } from './authorize.js';
 import { bearerOf, createBearerAuthenticator } from './bearer.js';
@@ -34,8 +35,12 @@ import { createTransportHandler } from './transport.js';
 import type { DoorUrls } from './urls.js';
 
 export interface Door {
-  /** Answers a door path; null for any path that is not the door's. */
-  handle(request: Request): Promise<Response | null>;
+  /**
+   * Answers a door path; null for any path that is not the door's. `connection` is what the
+   * adapter knows of the TCP peer (`{ remoteAddress }`, or `@hono/node-server`'s env): with it,
+   * registrations are rate limited per client address.
+   */
+  handle(request: Request, connection?: unknown): Promise<Response | null>;
   /** Answers the four origin-root discovery paths; null for anything else. */
   wellKnown(request: Request): Promise<Response | null>;
   /** `local` (the door issues tokens), `remote` (`remoteAs`) or `broker` (`SERVICE_MCP_BROKER_URL`). */
@@ -77,6 +82,7 @@ export function createDoor(options: DoorOptions): Door {
     logger,
     now,
     fetch: fetchImpl,
+    limiter: new RateLimiter(db, { now }),
     tokenCache: bearer,
   };
   const menu = buildMenu(context.tools, context.overrides, logger);
@@ -85,7 +91,7 @@ export function createDoor(options: DoorOptions): Door {
   const local = config.remoteAs === null;
   let sweptAt = now();
 
-  const route = async (request: Request, rest: string): Promise<Response> => {
+  const route = async (request: Request, rest: string, connection: unknown): Promise<Response> => {
     switch (rest) {
       case '':
         return transport.handle(request);
@@ -101,7 +107,7 @@ export function createDoor(options: DoorOptions): Door {
       case '/revoke':
         return local ? handleRevoke(context, request) : notFound();
       case '/register':
-        return local && request.method !== 'GET' ? handleRegister(context, request) : notFound();
+        return local ? handleRegister(context, request, connection) : notFound();
       case '/federate':
         return config.federationSecret ? handleFederate(context, request) : notFound();
       case '/.well-known/oauth-protected-resource':
@@ -138,10 +144,10 @@ export function createDoor(options: DoorOptions): Door {
   return {
     mode: config.mode,
     urls,
-    async handle(request) {
+    async handle(request, connection) {
       const rest = doorPath(new URL(request.url).pathname, urls);
       if (rest === null) return null;
-      return guarded(request, () => route(request, rest));
+      return guarded(request, () => route(request, rest, connection));
     },
     async wellKnown(request) {
       const pathname = new URL(request.url).pathname;

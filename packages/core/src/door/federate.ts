@@ -109,6 +109,10 @@ async function verifyRequest(
     throw new OAuthError('invalid_request', 'redirect_uri and iss must be URLs');
   }
   const redirect = new URL(redirectUri);
+  // Only http(s) has an origin to compare: any other scheme's is "null", equal to every other.
+  if (redirect.protocol !== 'https:' && redirect.protocol !== 'http:') {
+    throw new OAuthError('invalid_request', 'redirect_uri must be an http or https URL');
+  }
   if (redirect.origin !== new URL(iss).origin || redirect.hash || redirect.username || redirect.password) {
     throw new OAuthError(
       'invalid_request',

@@ -12,13 +12,38 @@ export function isFormRequest(request: Request): boolean {
   return type.split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded';
 }
 
-/** The form fields, or an `invalid_request` OAuthError for another content type or an oversized body. */
+/**
+ * The form fields, or an `invalid_request` OAuthError for another content type, an oversized body
+ * or a field the store cannot hold.
+ */
 export async function readForm(request: Request): Promise<URLSearchParams> {
   if (!isFormRequest(request)) {
     throw new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
   }
-  const text = await readCapped(request, MAX_FORM_BYTES);
-  return new URLSearchParams(text);
+  const form = new URLSearchParams(await readCapped(request, MAX_FORM_BYTES));
+  const unstorable = unstorableField(form);
+  if (unstorable !== null)
+    throw new OAuthError('invalid_request', `${unstorable} contains a NUL character or invalid Unicode`);
+  return form;
+}
+
+/**
+ * A NUL character or an unpaired surrogate: text Postgres refuses to store (`text` and `jsonb`
+ * alike), so a value carrying one must be refused as bad input before it reaches a query.
+ */
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function isStorableText(value: string): boolean {
+  return !value.includes('\0') && !UNPAIRED_SURROGATE.test(value);
+}
+
+/** The name of the first parameter whose name or value the store cannot hold, or null. */
+export function unstorableField(params: URLSearchParams): string | null {
+  for (const [name, value] of params) {
+    if (!isStorableText(name)) return 'A parameter name';
+    if (!isStorableText(value)) return name;
+  }
+  return null;
 }
 
 /** One value of a field; a repeated field is refused (RFC 6749 §3.1: parameters must not repeat). */

@@ -48,7 +48,10 @@ export function authorizationServerMetadata(context: DoorContext): Record<string
       'refresh_token',
       ...(serviceAuth ? [TOKEN_EXCHANGE_GRANT] : []),
     ],
-    token_endpoint_auth_methods_supported: serviceAuth ? ['none', 'client_secret_post'] : ['none'],
+    // Service keys authenticate in the form or by HTTP Basic; user clients are public.
+    token_endpoint_auth_methods_supported: serviceAuth
+      ? ['none', 'client_secret_post', 'client_secret_basic']
+      : ['none'],
     revocation_endpoint_auth_methods_supported: ['none'],
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...SCOPES],

@@ -17,6 +17,7 @@ export type OAuthErrorCode =
   | 'invalid_redirect_uri'
   | 'invalid_client_metadata'
   | 'invalid_token'
+  | 'rate_limit_exceeded'
   | 'server_error';
 
 export class OAuthError extends Error {

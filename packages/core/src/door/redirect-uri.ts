@@ -10,6 +10,9 @@ const MAX_REDIRECT_URI_LENGTH = 2000;
 export function redirectUriProblem(value: unknown): string | null {
   if (typeof value !== 'string' || value.length === 0) return 'redirect_uris must be non-empty strings';
   if (value.length > MAX_REDIRECT_URI_LENGTH) return 'redirect_uri is too long';
+  // The URL parser drops tabs, newlines and edge spaces, so what would be registered (and matched)
+  // is not what a browser is sent to: a URI with them is refused, not normalized (RFC 3986 §2).
+  if (/[\s\p{Cc}]/u.test(value)) return 'redirect_uri must not contain whitespace or control characters';
   let url: URL;
   try {
     url = new URL(value);

@@ -1,13 +1,15 @@
 /**
  * RFC 7591 dynamic client registration: public clients only. Errors reaching the client:
- * `invalid_redirect_uri`, `invalid_client_metadata` (400), and a 413 for an oversized body.
+ * `invalid_redirect_uri`, `invalid_client_metadata` (400), a 413 for an oversized body, and a
+ * 429 `rate_limit_exceeded` past the per-address limit.
  *
  * @see RFC 7591 §2, §3.2; platform-spec.md "MCP door endpoints"
  */
+import { clientIp, socketAddress } from '../http/client-ip.js';
 import { SCOPES } from './config.js';
 import type { DoorContext } from './context.js';
-import { withCors } from './cors.js';
-import { readCapped } from './form.js';
+import { preflight, withCors } from './cors.js';
+import { isStorableText, readCapped } from './form.js';
 import { OAuthError, oauthErrorResponse, oauthJson } from './oauth-error.js';
 import { redirectUriProblem } from './redirect-uri.js';
 
@@ -18,7 +20,25 @@ const GRANT_TYPES = new Set(['authorization_code', 'refresh_token']);
 /** Secret-based methods are answered as `none`: the door issues no client secrets (RFC 7591 §3.2.1). */
 const AUTH_METHODS = new Set(['none', 'client_secret_basic', 'client_secret_post']);
 
-export async function handleRegister(context: DoorContext, request: Request): Promise<Response> {
+export async function handleRegister(
+  context: DoorContext,
+  request: Request,
+  connection?: unknown,
+): Promise<Response> {
+  // Browser clients (the MCP Inspector) preflight their JSON post.
+  if (request.method === 'OPTIONS') return preflight('POST, OPTIONS');
+  if (request.method !== 'POST') {
+    return withCors(new Response(null, { status: 405, headers: { allow: 'POST, OPTIONS' } }));
+  }
+  const wait = await overRegistrationLimit(context, request, connection);
+  if (wait !== null) {
+    return withCors(
+      oauthErrorResponse(
+        new OAuthError('rate_limit_exceeded', 'Too many registrations from this address; retry later', 429),
+        { 'retry-after': String(wait) },
+      ),
+    );
+  }
   try {
     const metadata = await readMetadata(request);
     const accepted = acceptMetadata(metadata);
@@ -35,6 +55,22 @@ export async function handleRegister(context: DoorContext, request: Request): Pr
   }
 }
 
+/**
+ * Counts a registration against the caller's address; the seconds to wait when over the limit,
+ * else null. Without the adapter's connection info there is no trustworthy address to count.
+ */
+async function overRegistrationLimit(
+  context: DoorContext,
+  request: Request,
+  connection: unknown,
+): Promise<number | null> {
+  const rule = context.config.registrationLimit;
+  if (rule === null || socketAddress(connection) === undefined) return null;
+  const address = clientIp(request, connection, { trustedProxies: context.config.trustedProxies });
+  const verdict = await context.limiter.hit(`door-register:${address}`, rule);
+  return verdict.allowed ? null : verdict.retryAfterSeconds;
+}
+
 async function readMetadata(request: Request): Promise<Record<string, unknown>> {
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') {
@@ -42,10 +78,20 @@ async function readMetadata(request: Request): Promise<Record<string, unknown>> 
   }
   const text = await readCapped(request, MAX_REGISTRATION_BYTES);
   let body: unknown;
+  let unstorable = false;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(text, (_key, value: unknown) => {
+      if (typeof value === 'string' && !isStorableText(value)) unstorable = true;
+      return value;
+    });
   } catch {
     throw new OAuthError('invalid_client_metadata', 'Request body must be a JSON object');
+  }
+  if (unstorable) {
+    throw new OAuthError(
+      'invalid_client_metadata',
+      'Metadata must not contain NUL characters or invalid Unicode',
+    );
   }
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
     throw new OAuthError('invalid_client_metadata', 'Request body must be a JSON object');

@@ -9,6 +9,7 @@
  */
 import { createRemoteJWKSet, customFetch, jwtVerify } from 'jose';
 import type { DoorConfig } from './config.js';
+import { isStorableText } from './form.js';
 
 export const REMOTE_AS_ALGORITHMS = [
   'RS256',
@@ -58,7 +59,9 @@ export function createRemoteAsVerifier(
           requiredClaims: ['iss', 'sub', 'aud', 'iat', 'exp'],
           currentDate: new Date(options.now()),
         });
-        if (typeof payload.sub !== 'string' || payload.sub === '') return null;
+        // Subject and client id are stored with the session: text the store cannot hold fails here.
+        if (typeof payload.sub !== 'string' || payload.sub === '' || !isStorableText(payload.sub))
+          return null;
         // `scope` (RFC 8693 §4.2, RFC 9068) or `scp` (a string or an array, as some issuers spell it).
         const scp = payload.scp;
         const scope =
@@ -75,6 +78,7 @@ export function createRemoteAsVerifier(
             : typeof payload.azp === 'string'
               ? payload.azp
               : remoteAs.issuer;
+        if (!isStorableText(clientId)) return null;
         return {
           subject: payload.sub,
           clientId,

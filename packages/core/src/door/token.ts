@@ -42,8 +42,16 @@ export async function handleToken(context: DoorContext, request: Request): Promi
         throw new OAuthError('unsupported_grant_type', `grant_type ${grantType} is not supported`);
     }
   } catch (error) {
-    if (error instanceof OAuthError) return withCors(oauthErrorResponse(error));
-    throw error;
+    if (!(error instanceof OAuthError)) throw error;
+    // RFC 6749 §5.2: a client that tried HTTP Basic is answered with the Basic challenge.
+    const basic =
+      error.code === 'invalid_client' && /^basic /i.test(request.headers.get('authorization') ?? '');
+    return withCors(
+      oauthErrorResponse(
+        error,
+        basic ? { 'www-authenticate': `Basic realm="${context.config.urls.issuer}"` } : {},
+      ),
+    );
   }
 }
 
@@ -61,26 +69,20 @@ async function exchangeCode(context: DoorContext, form: URLSearchParams): Promis
     throw new OAuthError('invalid_client', 'Unknown client_id', 401);
 
   // Claimed at presentation, before the binding and PKCE checks: a second presentation fails.
-  const grant = await context.grants.claimCode(code);
-  if (!grant) throw new OAuthError('invalid_grant', CODE_INVALID);
-  if (grant.clientId !== clientId) {
-    throw new OAuthError('invalid_grant', 'Authorization code was issued to another client');
-  }
-  if (grant.redirectUri !== redirectUri) {
-    throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
-  }
-  if (!verifiesS256(verifier, grant.codeChallenge)) throw new OAuthError('invalid_grant', PKCE_FAILED);
-
-  const tokens = await context.grants.startFamily(
-    {
-      id: grant.familyId,
-      clientId,
-      subject: grant.subject,
-      scopes: grant.scopes,
-      resource: grant.resource ?? context.config.urls.resource,
+  const tokens = await context.grants.redeemCode(
+    code,
+    (grant) => {
+      if (grant.clientId !== clientId) {
+        throw new OAuthError('invalid_grant', 'Authorization code was issued to another client');
+      }
+      if (grant.redirectUri !== redirectUri) {
+        throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request');
+      }
+      if (!verifiesS256(verifier, grant.codeChallenge)) throw new OAuthError('invalid_grant', PKCE_FAILED);
     },
-    { accessTtl: LIFETIMES.access, refresh: true },
+    { accessTtl: LIFETIMES.access, refresh: true, resource: context.config.urls.resource },
   );
+  if (!tokens) throw new OAuthError('invalid_grant', CODE_INVALID);
   context.logger.info('door.token_issued', { client_id: clientId, grant_type: 'authorization_code' });
   return tokenResponse(tokens);
 }

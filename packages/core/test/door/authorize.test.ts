@@ -71,6 +71,20 @@ describe('authorization request errors before the redirect URI is trusted', () =
     expect((await response.json()).error_description).toContain('redirect_uri does not match');
   });
 
+  it.each([
+    ['client_id', { client_id: 'mcp_client_\u0000' }],
+    ['state', { state: 'state\u0000' }],
+    ['scope', { scope: 'read\u0000' }],
+  ])('answers a NUL character in %s with a JSON 400, never a 500 or a redirect', async (name, extra) => {
+    const response = await get(authorizeUrl(host, client, challenge, extra));
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+    expect(await response.json()).toEqual({
+      error: 'invalid_request',
+      error_description: `${name} contains a NUL character or invalid Unicode`,
+    });
+  });
+
   it('refuses a repeated parameter with a JSON 400', async () => {
     const response = await get(`${authorizeUrl(host, client, challenge)}&client_id=${client.clientId}`);
     expect(response.status).toBe(400);
@@ -114,6 +128,19 @@ describe('authorization request errors after the redirect URI is trusted', () =>
       error: 'invalid_scope',
       text: 'Unknown scope: admin',
     });
+  });
+
+  it("applies the client's registered scope when the scope parameter is empty", async () => {
+    const reader = await register(host, { scope: 'read' });
+    for (const scope of ['', '  ']) {
+      const ticket = await openConsent(
+        authorizeUrl(host, reader, challenge, { scope }),
+        signIn(host, 'user-1'),
+      );
+      expect(ticket.response.status, JSON.stringify(scope)).toBe(200);
+      expect(ticket.html).toContain('<strong>read</strong>');
+      expect(ticket.html).not.toContain('<strong>write</strong>');
+    }
   });
 
   it('redirects back with invalid_target for another resource', async () => {
@@ -293,6 +320,12 @@ describe('host adapters', () => {
       const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
       const tokens = await exchange(legacy, { code, client: legacyClient, pkce: pair });
       expect(tokens.scope).toBe('read write');
+      // A subject whose principal does not resolve gets no code.
+      legacy.users.delete('legacy-user');
+      const orphan = await fetch(url, { redirect: 'manual' });
+      expect(orphan.status).toBe(403);
+      expect(orphan.headers.get('location')).toBeNull();
+      legacy.users.set('legacy-user', { subject: 'legacy-user' });
       // Pre-redirect validation still applies to legacy adapters.
       const bad = await fetch(
         authorizeUrl(legacy, legacyClient, pair.challenge, { redirect_uri: 'https://x.example/cb' }),

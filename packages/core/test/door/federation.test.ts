@@ -112,6 +112,29 @@ describe('federation handshake', () => {
     expect(response.headers.get('location')).toBeNull();
   });
 
+  it('refuses a redirect_uri without an http(s) origin, even when iss has the same null origin', async () => {
+    for (const [issuer, redirect] of [
+      ['javascript:void(0)', 'javascript:alert(document.cookie)'],
+      ['data:text/plain,broker', 'data:text/html,<script>alert(1)</script>'],
+    ]) {
+      const request = await new SignJWT({
+        jti: randomUUID(),
+        redirect_uri: redirect,
+        scopes: ['read'],
+        client_name: 'Broker client',
+      })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuer(issuer!)
+        .setAudience(`${host.url}/api/service/mcp`)
+        .setExpirationTime('2m')
+        .sign(key);
+      const response = await federate(request, signIn(host, 'fed-user'));
+      expect(response.status, redirect).toBe(400);
+      expect(response.headers.get('location')).toBeNull();
+      expect((await response.json()).error_description).toBe('redirect_uri must be an http or https URL');
+    }
+  });
+
   it('refuses another secret, another algorithm, another audience and a missing request', async () => {
     const cookie = signIn(host, 'fed-user');
     const wrongSecret = await federationRequest({}, new TextEncoder().encode('x'.repeat(40)));

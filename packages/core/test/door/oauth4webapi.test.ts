@@ -63,6 +63,47 @@ async function codeFlow(): Promise<{ params: URLSearchParams; verifier: string }
   return { params: oauth.validateAuthResponse(as, client, callback, state), verifier };
 }
 
+/** Exchanges a code as the registered client; rejects with the library's error on an error answer. */
+async function redeem(params: URLSearchParams, verifier: string): Promise<oauth.TokenEndpointResponse> {
+  return oauth.processAuthorizationCodeResponse(
+    as,
+    client,
+    await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.None(),
+      params,
+      redirectUri,
+      verifier,
+      insecure,
+    ),
+  );
+}
+
+/** What a promise rejected with (or resolved to): the library's error objects, to assert on. */
+const outcome = (promise: Promise<unknown>): Promise<unknown> => promise.catch((error: unknown) => error);
+
+/** The error `validateAuthResponse` throws for a callback URL (or its answer, when none). */
+function authResponseError(callback: URL, state: string): unknown {
+  try {
+    return oauth.validateAuthResponse(as, client, callback, state);
+  } catch (error) {
+    return error;
+  }
+}
+
+/** `tools/list` on the MCP endpoint through the library's protected-resource request. */
+function listTools(accessToken: string, id: number): Promise<Response> {
+  return oauth.protectedResourceRequest(
+    accessToken,
+    'POST',
+    new URL(`${host.url}/api/service/mcp`),
+    new Headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
+    JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' }),
+    insecure,
+  );
+}
+
 describe('oauth4webapi against the door', () => {
   it('discovers the resource and the authorization server, with issuer and resource checked', async () => {
     const resource = new URL(`${host.url}/api/service/mcp`);
@@ -92,30 +133,10 @@ describe('oauth4webapi against the door', () => {
 
   it('runs the code flow with PKCE and iss, refreshes with rotation, and revokes', async () => {
     const { params, verifier } = await codeFlow();
-    const tokens = await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(
-        as,
-        client,
-        oauth.None(),
-        params,
-        redirectUri,
-        verifier,
-        insecure,
-      ),
-    );
+    const tokens = await redeem(params, verifier);
     expect(tokens.token_type).toBe('bearer');
     expect(tokens.expires_in).toBe(3600);
-    const listed = await oauth.protectedResourceRequest(
-      tokens.access_token,
-      'POST',
-      new URL(`${host.url}/api/service/mcp`),
-      new Headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
-      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-      insecure,
-    );
-    expect(listed.status).toBe(200);
+    expect((await listTools(tokens.access_token, 1)).status).toBe(200);
 
     const refreshed = await oauth.processRefreshTokenResponse(
       as,
@@ -127,16 +148,7 @@ describe('oauth4webapi against the door', () => {
     await oauth.processRevocationResponse(
       await oauth.revocationRequest(as, client, oauth.None(), refreshed.refresh_token!, insecure),
     );
-    const refused = await oauth
-      .protectedResourceRequest(
-        refreshed.access_token,
-        'POST',
-        new URL(`${host.url}/api/service/mcp`),
-        new Headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }),
-        JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
-        insecure,
-      )
-      .catch((error: unknown) => error);
+    const refused = await outcome(listTools(refreshed.access_token, 2));
     expect(refused).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
     const challenge = (refused as oauth.WWWAuthenticateChallengeError).cause[0]!;
     expect(challenge.scheme).toBe('bearer');
@@ -148,34 +160,8 @@ describe('oauth4webapi against the door', () => {
 
   it('sees invalid_grant for a replayed code and for a wrong then right verifier', async () => {
     const first = await codeFlow();
-    await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(
-        as,
-        client,
-        oauth.None(),
-        first.params,
-        redirectUri,
-        first.verifier,
-        insecure,
-      ),
-    );
-    const replay = await oauth
-      .processAuthorizationCodeResponse(
-        as,
-        client,
-        await oauth.authorizationCodeGrantRequest(
-          as,
-          client,
-          oauth.None(),
-          first.params,
-          redirectUri,
-          first.verifier,
-          insecure,
-        ),
-      )
-      .catch((error: unknown) => error);
+    await redeem(first.params, first.verifier);
+    const replay = await outcome(redeem(first.params, first.verifier));
     expect(replay).toBeInstanceOf(oauth.ResponseBodyError);
     expect((replay as oauth.ResponseBodyError).error).toBe('invalid_grant');
     expect((replay as oauth.ResponseBodyError).error_description).toBe(
@@ -183,37 +169,9 @@ describe('oauth4webapi against the door', () => {
     );
 
     const second = await codeFlow();
-    const wrong = await oauth
-      .processAuthorizationCodeResponse(
-        as,
-        client,
-        await oauth.authorizationCodeGrantRequest(
-          as,
-          client,
-          oauth.None(),
-          second.params,
-          redirectUri,
-          oauth.generateRandomCodeVerifier(),
-          insecure,
-        ),
-      )
-      .catch((error: unknown) => error);
+    const wrong = await outcome(redeem(second.params, oauth.generateRandomCodeVerifier()));
     expect((wrong as oauth.ResponseBodyError).error_description).toBe('PKCE verification failed');
-    const right = await oauth
-      .processAuthorizationCodeResponse(
-        as,
-        client,
-        await oauth.authorizationCodeGrantRequest(
-          as,
-          client,
-          oauth.None(),
-          second.params,
-          redirectUri,
-          second.verifier,
-          insecure,
-        ),
-      )
-      .catch((error: unknown) => error);
+    const right = await outcome(redeem(second.params, second.verifier));
     expect((right as oauth.ResponseBodyError).error).toBe('invalid_grant');
   });
 
@@ -224,13 +182,7 @@ describe('oauth4webapi against the door', () => {
       authorizationUrl(await oauth.calculatePKCECodeChallenge(verifier), state),
       'deny',
     );
-    const deniedError = (() => {
-      try {
-        return oauth.validateAuthResponse(as, client, denied, state);
-      } catch (error) {
-        return error;
-      }
-    })();
+    const deniedError = authResponseError(denied, state);
     expect(deniedError).toBeInstanceOf(oauth.AuthorizationResponseError);
     expect((deniedError as oauth.AuthorizationResponseError).error).toBe('access_denied');
 
@@ -238,13 +190,7 @@ describe('oauth4webapi against the door', () => {
       headers: { cookie: signIn(host, 'o4w-user') },
       redirect: 'manual',
     });
-    const pkceError = (() => {
-      try {
-        return oauth.validateAuthResponse(as, client, new URL(plain.headers.get('location')!), state);
-      } catch (error) {
-        return error;
-      }
-    })();
+    const pkceError = authResponseError(new URL(plain.headers.get('location')!), state);
     expect((pkceError as oauth.AuthorizationResponseError).error).toBe('invalid_request');
     expect((pkceError as oauth.AuthorizationResponseError).error_description).toBe(
       'PKCE with S256 is required',
@@ -253,35 +199,23 @@ describe('oauth4webapi against the door', () => {
 
   it('refuses a refresh token presented by another client', async () => {
     const { params, verifier } = await codeFlow();
-    const tokens = await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(
-        as,
-        client,
-        oauth.None(),
-        params,
-        redirectUri,
-        verifier,
-        insecure,
-      ),
-    );
+    const tokens = await redeem(params, verifier);
     const other = await oauth.processDynamicClientRegistrationResponse(
       await oauth.dynamicClientRegistrationRequest(as, { redirect_uris: [redirectUri] }, insecure),
     );
-    const stolen = await oauth
-      .processRefreshTokenResponse(
+    const stolen = await outcome(
+      oauth.processRefreshTokenResponse(
         as,
         other,
         await oauth.refreshTokenGrantRequest(as, other, oauth.None(), tokens.refresh_token!, insecure),
-      )
-      .catch((error: unknown) => error);
+      ),
+    );
     expect((stolen as oauth.ResponseBodyError).error).toBe('invalid_grant');
-    const revokeOther = await oauth
-      .processRevocationResponse(
+    const revokeOther = await outcome(
+      oauth.processRevocationResponse(
         await oauth.revocationRequest(as, other, oauth.None(), tokens.refresh_token!, insecure),
-      )
-      .catch((error: unknown) => error);
+      ),
+    );
     expect((revokeOther as oauth.ResponseBodyError).error).toBe('unauthorized_client');
   });
 
@@ -301,8 +235,8 @@ describe('oauth4webapi against the door', () => {
     expect(tokens.refresh_token).toBeUndefined();
     expect((await rpc(host, tokens.access_token, 'tools/list')).status).toBe(200);
 
-    const wrong = await oauth
-      .processGenericTokenEndpointResponse(
+    const wrong = await outcome(
+      oauth.processGenericTokenEndpointResponse(
         as,
         service,
         await oauth.genericTokenEndpointRequest(
@@ -313,8 +247,8 @@ describe('oauth4webapi against the door', () => {
           { subject_token: 'backend-user' },
           insecure,
         ),
-      )
-      .catch((error: unknown) => error);
+      ),
+    );
     expect((wrong as oauth.ResponseBodyError).error).toBe('invalid_client');
   });
 });

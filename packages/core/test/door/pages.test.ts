@@ -4,13 +4,13 @@
  *
  * @see platform-spec.md "MCP door endpoints", "Door authentication"
  */
-import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/chromium.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { type DoorHost, startDoorHost } from './support/door-host.js';
 import { authorizeUrl, exchange, pkce, register } from './support/oauth-flow.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>"\'&';
 
 let store: TestStore;
@@ -21,19 +21,7 @@ let context: BrowserContext;
 beforeAll(async () => {
   store = await openTestStore();
   host = await startDoorHost(store, { mcp: { productName: 'Notes', theme: { accent: '#0a7d45' } } });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -76,6 +76,10 @@ describe('dynamic client registration', () => {
     [{ redirect_uris: ['https://a.example/cb#frag'] }, 'fragment'],
     [{ redirect_uris: ['https://user:pass@a.example/cb'] }, 'userinfo'],
     [{ redirect_uris: ['/relative'] }, 'not an absolute URL'],
+    [{ redirect_uris: [' https://a.example/cb'] }, 'whitespace or control characters'],
+    [{ redirect_uris: ['https://a.example/c\tb'] }, 'whitespace or control characters'],
+    [{ redirect_uris: ['https://a.example/cb\n'] }, 'whitespace or control characters'],
+    [{ redirect_uris: ['https://a.example/c\u007fb'] }, 'whitespace or control characters'],
   ])('refuses %j with invalid_redirect_uri', async (body, text) => {
     const response = await register(body);
     expect(response.status).toBe(400);
@@ -128,7 +132,80 @@ describe('dynamic client registration', () => {
     expect(response.status).toBe(413);
   });
 
-  it('does not answer GET', async () => {
-    expect((await fetch(`${host.url}/api/service/mcp/register`)).status).toBe(404);
+  it('refuses NUL characters and unpaired surrogates anywhere in the metadata with a 400, never a 500', async () => {
+    for (const body of [
+      '{"client_name":"a\\u0000b","redirect_uris":["https://a.example/cb"]}',
+      '{"client_name":"\\ud800","redirect_uris":["https://a.example/cb"]}',
+      '{"software_id":"x\\udc00y","redirect_uris":["https://a.example/cb"]}',
+    ]) {
+      const response = await register(body);
+      expect(response.status, body).toBe(400);
+      expect(await response.json()).toEqual({
+        error: 'invalid_client_metadata',
+        error_description: 'Metadata must not contain NUL characters or invalid Unicode',
+      });
+    }
+  });
+
+  it('answers the CORS preflight of browser clients, and 405 to other methods', async () => {
+    const preflight = await fetch(`${host.url}/api/service/mcp/register`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://inspector.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('Content-Type');
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const response = await fetch(`${host.url}/api/service/mcp/register`, { method });
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST, OPTIONS');
+    }
+  });
+});
+
+describe('registration rate limit', () => {
+  it('admits a few registrations per client address, then answers 429 with Retry-After', async () => {
+    const limited = await startDoorHost(store, { registrationLimit: { limit: 3, windowMs: 60_000 } });
+    try {
+      const once = () =>
+        fetch(`${limited.url}/api/service/mcp/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: ['https://a.example/cb'] }),
+        });
+      for (let i = 0; i < 3; i++) expect((await once()).status).toBe(201);
+      const refused = await once();
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+      expect((await refused.json()).error).toBe('rate_limit_exceeded');
+      // The next window admits registrations again.
+      limited.clock.advance(60_000);
+      expect((await once()).status).toBe(201);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('does not count a request whose adapter passed no connection info', async () => {
+    const limited = await startDoorHost(store, { registrationLimit: { limit: 1, windowMs: 60_000 } });
+    try {
+      const once = () =>
+        limited.door.handle(
+          new Request(`${limited.url}/api/service/mcp/register`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ redirect_uris: ['https://a.example/cb'] }),
+          }),
+        );
+      for (let i = 0; i < 3; i++) expect((await once())?.status).toBe(201);
+    } finally {
+      await limited.close();
+    }
   });
 });

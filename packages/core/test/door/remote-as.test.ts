@@ -12,7 +12,7 @@ import { silentLogger } from '../../src/http/logger.js';
 import { type FakeIdp, startFakeIdp } from '../support/fake-idp.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { type DoorHost, startDoorHost } from './support/door-host.js';
-import { rpc } from './support/oauth-flow.js';
+import { INITIALIZE_PARAMS, rpc } from './support/oauth-flow.js';
 
 let store: TestStore;
 let idp: FakeIdp;
@@ -108,6 +108,17 @@ describe('remoteAs mode', () => {
         .sign(es.privateKey),
     );
     for (const token of tokens) expect((await rpc(host, token, 'tools/list')).status).toBe(401);
+  });
+
+  it('answers 401 for a signed token whose subject or client id the store cannot hold, never a 500', async () => {
+    for (const token of [
+      await idp.sign(claims({ sub: 'remote\u0000user' })),
+      await idp.sign(claims({ client_id: 'broker\ud800client' })),
+    ]) {
+      const answer = await rpc(host, token, 'initialize', INITIALIZE_PARAMS);
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    }
   });
 
   it('caches the JWKS and fetches it again when a token names an unknown kid', async () => {

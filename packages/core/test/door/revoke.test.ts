@@ -95,6 +95,11 @@ describe('token revocation', () => {
     [{ client_id: 'mcp_client_x' }, 'invalid_request', 'token is required'],
     [{ token: 'mcp_at_x' }, 'invalid_request', 'client_id is required'],
     [{ token: 'mcp_at_x', client_id: 'mcp_client_unknown' }, 'invalid_client', 'Unknown client_id'],
+    [
+      { token: 'mcp_at_x', client_id: 'mcp_client_\u0000' },
+      'invalid_request',
+      'client_id contains a NUL character or invalid Unicode',
+    ],
   ])('answers %j with a 400 %s', async (fields, error, description) => {
     const response = await revoke(fields as Record<string, string>);
     expect(response.status).toBe(400);

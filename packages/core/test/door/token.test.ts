@@ -160,6 +160,26 @@ describe('authorization code grant', () => {
     });
   });
 
+  it('answers a NUL character in any field with invalid_request, never a 500', async () => {
+    const requests: Record<string, string>[] = [
+      { grant_type: 'refresh_token', client_id: 'mcp_client_\u0000', refresh_token: 'mcp_rt_x' },
+      {
+        grant_type: 'authorization_code',
+        client_id: 'a\u0000b',
+        code: 'mcp_code_x',
+        redirect_uri: 'https://a.example/cb',
+        code_verifier: 'v'.repeat(43),
+      },
+    ];
+    for (const fields of requests) {
+      expect(await errorOf(await tokenRequest(host, fields))).toEqual({
+        status: 400,
+        error: 'invalid_request',
+        error_description: 'client_id contains a NUL character or invalid Unicode',
+      });
+    }
+  });
+
   it('refuses a JSON body and a repeated parameter with invalid_request', async () => {
     const json = await fetch(`${host.url}/api/service/mcp/token`, {
       method: 'POST',
@@ -254,6 +274,18 @@ describe('service-key exchange (RFC 8693)', () => {
       }),
     });
 
+  it('advertises the exchange grant and both ways of presenting a key in RFC 8414 metadata', async () => {
+    const metadata = await (
+      await fetch(`${new URL(host.url).origin}/.well-known/oauth-authorization-server/api/service/mcp`)
+    ).json();
+    expect(metadata.grant_types_supported).toContain('urn:ietf:params:oauth:grant-type:token-exchange');
+    expect(metadata.token_endpoint_auth_methods_supported).toEqual([
+      'none',
+      'client_secret_post',
+      'client_secret_basic',
+    ]);
+  });
+
   it('answers a ten-minute access token with no refresh token', async () => {
     const response = await exchangeKey({ client_id: 'acme-backend', client_secret: SERVICE_KEY });
     expect(response.status).toBe(200);
@@ -271,6 +303,25 @@ describe('service-key exchange (RFC 8693)', () => {
   it('accepts the key by HTTP Basic too', async () => {
     const basic = Buffer.from(`acme-backend:${SERVICE_KEY}`).toString('base64');
     expect((await exchangeKey({}, { authorization: `Basic ${basic}` })).status).toBe(200);
+  });
+
+  it('answers a failed HTTP Basic authentication with the Basic challenge (RFC 6749 §5.2)', async () => {
+    for (const credentials of [`acme-backend:${RETIRED_KEY}`, `someone-else:${SERVICE_KEY}`]) {
+      const basic = Buffer.from(credentials).toString('base64');
+      const response = await exchangeKey({}, { authorization: `Basic ${basic}` });
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toBe(`Basic realm="${host.url}/api/service/mcp"`);
+      expect((await response.json()).error).toBe('invalid_client');
+    }
+  });
+
+  it('refuses a subject_token with a NUL character as invalid_request, never a 500', async () => {
+    const response = await exchangeKey({
+      client_id: 'acme-backend',
+      client_secret: SERVICE_KEY,
+      subject_token: 'host-user\u0000',
+    });
+    expect(await errorOf(response)).toMatchObject({ status: 400, error: 'invalid_request' });
   });
 
   it('answers a wrong client id, an unknown key and a retired key identically with invalid_client', async () => {

@@ -4,9 +4,11 @@
  *
  * @see platform-spec.md "MCP door endpoints"
  */
+
+import { escapeHtml } from '../../identity/dev-idp.js';
 import type { DoorConfig } from '../config.js';
 import type { ServerCard } from '../metadata.js';
-import { escapeHtml, layout, pageHeaders } from './html.js';
+import { layout, pageHeaders } from './html.js';
 
 /** Only what the server card advertises reaches the page. */
 export function connectPage(config: DoorConfig, card: ServerCard): Response {

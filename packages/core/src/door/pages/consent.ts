@@ -5,8 +5,10 @@
  *
  * @see platform-spec.md "Door authentication"; docs/door.md "Consent"
  */
+
+import { escapeHtml } from '../../identity/dev-idp.js';
 import type { DoorConfig } from '../config.js';
-import { escapeHtml, layout, pageHeaders } from './html.js';
+import { layout, pageHeaders } from './html.js';
 
 const SCOPE_TEXT: Record<string, string> = {
   read: 'See your data through the tools that only read',

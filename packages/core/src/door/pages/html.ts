@@ -2,14 +2,8 @@
  * What every door page shares: escaping, a strict Content Security Policy, no caching, and the
  * themed frame. No page ships JavaScript; every interpolated value goes through `escapeHtml`.
  */
+import { escapeHtml } from '../../identity/dev-idp.js';
 import type { DoorTheme } from '../config.js';
-
-export function escapeHtml(value: string): string {
-  return value.replace(
-    /[&<>"']/g,
-    (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!,
-  );
-}
 
 /**
  * Headers of a door page. `formTargets` are origins a form may post or be redirected to (the

@@ -81,39 +81,68 @@ export class GrantStore {
   }
 
   /**
-   * Claims a code at presentation, before anything else about the request is checked: a second
-   * presentation finds it claimed. A replayed code also revokes the family its first exchange
-   * created (RFC 6749 §4.1.2). Expired codes are claimed too, and reported as null.
+   * Redeems a code (RFC 6749 §4.1.3): claims it at presentation, before anything else about the
+   * request is checked, so a second presentation finds it claimed; then `check` judges the
+   * request (client, redirect URI, PKCE) and throws to refuse it, the code staying spent; then
+   * the family starts with its first tokens. Null for an unknown, expired or replayed code.
+   * `check` runs inside the transaction and must not touch the store.
+   *
+   * Claim, check and issue are one transaction: the claim's row lock makes a replay arriving
+   * meanwhile wait for the outcome, and the replay then revokes whatever the first exchange issued
+   * (RFC 6749 §4.1.2), so no interleaving leaves those tokens alive.
    */
-  async claimCode(code: string): Promise<CodeGrant | null> {
+  async redeemCode(
+    code: string,
+    check: (grant: CodeGrant) => void | Promise<void>,
+    options: { accessTtl: number; refresh: boolean; resource: string },
+  ): Promise<IssuedTokens | null> {
     const codeHash = hashSecret(code);
-    const row = await this.db
-      .updateTable('door_codes')
-      .set({ claimed_at: new Date(this.now()) })
-      .where('code_hash', '=', codeHash)
-      .where('claimed_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
-    if (!row) {
-      const replayed = await this.db
-        .selectFrom('door_codes')
-        .select('family_id')
+    let refusal: { error: unknown } | null = null;
+    const outcome = await this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('door_codes')
+        .set({ claimed_at: new Date(this.now()) })
         .where('code_hash', '=', codeHash)
+        .where('claimed_at', 'is', null)
+        .returningAll()
         .executeTakeFirst();
-      if (replayed) await this.revokeFamily(replayed.family_id);
-      return null;
-    }
-    if (new Date(row.expires_at).getTime() <= this.now()) return null;
-    return {
-      familyId: row.family_id,
-      clientId: row.client_id,
-      subject: row.subject,
-      redirectUri: row.redirect_uri,
-      codeChallenge: row.code_challenge,
-      scopes: splitScopes(row.scopes),
-      resource: row.resource,
-      expiresAt: new Date(row.expires_at),
-    };
+      if (!row) return 'unclaimable' as const;
+      if (new Date(row.expires_at).getTime() <= this.now()) return null;
+      const grant: CodeGrant = {
+        familyId: row.family_id,
+        clientId: row.client_id,
+        subject: row.subject,
+        redirectUri: row.redirect_uri,
+        codeChallenge: row.code_challenge,
+        scopes: splitScopes(row.scopes),
+        resource: row.resource,
+        expiresAt: new Date(row.expires_at),
+      };
+      try {
+        await check(grant);
+      } catch (error) {
+        // Committed with the claim: a refused presentation spends the code all the same.
+        refusal = { error };
+        return null;
+      }
+      const family = {
+        id: grant.familyId,
+        clientId: grant.clientId,
+        subject: grant.subject,
+        scopes: grant.scopes,
+        resource: grant.resource ?? options.resource,
+      };
+      return this.#start(trx, family, options);
+    });
+    if (refusal) throw (refusal as { error: unknown }).error;
+    if (outcome !== 'unclaimable') return outcome;
+    const replayed = await this.db
+      .selectFrom('door_codes')
+      .select('family_id')
+      .where('code_hash', '=', codeHash)
+      .executeTakeFirst();
+    if (replayed) await this.revokeFamily(replayed.family_id);
+    return null;
   }
 
   /** Starts a grant family and issues its first tokens (a refresh token unless `refresh` is false). */
@@ -121,21 +150,28 @@ export class GrantStore {
     input: FamilyInput,
     options: { accessTtl: number; refresh: boolean },
   ): Promise<IssuedTokens> {
+    return this.db.transaction().execute((trx) => this.#start(trx, input, options));
+  }
+
+  async #start(
+    trx: Kysely<Database>,
+    input: FamilyInput,
+    options: { accessTtl: number; refresh: boolean },
+  ): Promise<IssuedTokens> {
     const familyId = input.id ?? randomUUID();
-    return this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('door_grant_families')
-        .values({
-          id: familyId,
-          client_id: input.clientId,
-          subject: input.subject,
-          scopes: input.scopes.join(' '),
-          resource: input.resource,
-          actor: input.actor ?? null,
-        })
-        .execute();
-      return this.#issue(trx, familyId, input.scopes, options);
-    });
+    await trx
+      .insertInto('door_grant_families')
+      .values({
+        id: familyId,
+        client_id: input.clientId,
+        subject: input.subject,
+        scopes: input.scopes.join(' '),
+        resource: input.resource,
+        actor: input.actor ?? null,
+        created_at: new Date(this.now()),
+      })
+      .execute();
+    return this.#issue(trx, familyId, input.scopes, options);
   }
 
   /**
@@ -288,11 +324,29 @@ export class GrantStore {
     return ids;
   }
 
-  /** Deletes codes and tokens that expired more than a day ago. Housekeeping only. */
+  /**
+   * Deletes codes and tokens that expired more than a day ago, then the families left with no
+   * token (dead authorizations and replay tombstones), so the tables do not grow without bound.
+   * A family gets its first tokens in the transaction that creates it: one a day old with none
+   * has nothing left to answer for.
+   */
   async sweep(): Promise<void> {
     const before = new Date(this.now() - 24 * 60 * 60 * 1000);
     await this.db.deleteFrom('door_codes').where('expires_at', '<', before).execute();
     await this.db.deleteFrom('door_tokens').where('expires_at', '<', before).execute();
+    await this.db
+      .deleteFrom('door_grant_families')
+      .where('created_at', '<', before)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('door_tokens')
+              .select('door_tokens.token_hash')
+              .whereRef('door_tokens.family_id', '=', 'door_grant_families.id'),
+          ),
+        ),
+      )
+      .execute();
   }
 
   async #issue(

@@ -9,6 +9,9 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../store/database.js';
 import { hashSecret, mintSecret, SECRET_PREFIX } from '../secrets.js';
 
+/** A session nobody ended is forgotten this long after it began. */
+export const SESSION_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+
 export interface McpSession {
   subject: string;
   clientId: string;
@@ -24,7 +27,12 @@ export class DoorSessionStore {
     const id = mintSecret(SECRET_PREFIX.session);
     await this.db
       .insertInto('door_sessions')
-      .values({ id_hash: hashSecret(id), subject: binding.subject, client_id: binding.clientId })
+      .values({
+        id_hash: hashSecret(id),
+        subject: binding.subject,
+        client_id: binding.clientId,
+        created_at: new Date(this.now()),
+      })
       .execute();
     return id;
   }
@@ -71,12 +79,22 @@ export class DoorSessionStore {
     return row !== undefined;
   }
 
+  /**
+   * Deletes spent nonces past their expiry, sessions ended a day ago, and sessions older than
+   * `SESSION_MAX_AGE_MS` that nobody ended (clients that went away without a DELETE): a client
+   * still using one gets 404 and initializes again, as Streamable HTTP prescribes.
+   */
   async sweep(): Promise<void> {
     const now = new Date(this.now());
     await this.db.deleteFrom('door_federation_nonces').where('expires_at', '<', now).execute();
     await this.db
       .deleteFrom('door_sessions')
-      .where('ended_at', '<', new Date(this.now() - 24 * 60 * 60 * 1000))
+      .where((eb) =>
+        eb.or([
+          eb('ended_at', '<', new Date(this.now() - 24 * 60 * 60 * 1000)),
+          eb('created_at', '<', new Date(this.now() - SESSION_MAX_AGE_MS)),
+        ]),
+      )
       .execute();
   }
 }

@@ -73,6 +73,7 @@ export interface DoorHostOptions {
   progressIntervalMs?: number;
   /** Serve on this exact base path prefix (e.g. `/app`). */
   basePath?: string;
+  registrationLimit?: DoorOptions['registrationLimit'];
 }
 
 /** The default tools: one of each risk label, plus ones the menu must leave out. */
@@ -158,10 +159,10 @@ export async function startDoorHost(store: Store, options: DoorHostOptions = {})
     },
     error: (message, fields) => logs.push({ level: 'error', message, fields }),
   };
-  let handler: (request: Request) => Promise<Response> = async () =>
+  let handler: (request: Request, connection: unknown) => Promise<Response> = async () =>
     new Response('starting', { status: 503 });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: (request) => handler(request), port: 0, hostname: '127.0.0.1' }, () =>
+    const s = serve({ fetch: (request, env) => handler(request, env), port: 0, hostname: '127.0.0.1' }, () =>
       resolve(s),
     );
   });
@@ -212,10 +213,13 @@ export async function startDoorHost(store: Store, options: DoorHostOptions = {})
     ...(options.fetch ? { fetch: options.fetch } : {}),
     authCacheTtlMs: options.authCacheTtlMs ?? 0,
     ...(options.progressIntervalMs ? { progressIntervalMs: options.progressIntervalMs } : {}),
+    // Suites register a client per test from one address: only the limit's own test sets one.
+    registrationLimit: options.registrationLimit ?? false,
   });
 
-  handler = async (request) => {
-    const known = (await door.wellKnown(request)) ?? (await door.handle(request));
+  // Like the adapters: the connection info (the socket address) goes along with the request.
+  handler = async (request, connection) => {
+    const known = (await door.wellKnown(request)) ?? (await door.handle(request, connection));
     if (known) return known;
     const { pathname, searchParams } = new URL(request.url);
     if (pathname === `${basePath}/sign-in` && request.method === 'GET') {

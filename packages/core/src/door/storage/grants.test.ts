@@ -1,0 +1,129 @@
+/**
+ * The door's stores on every database: a code replayed while its first exchange is still running
+ * leaves no live token behind, and the sweep keeps the tables from growing without bound.
+ *
+ * @see RFC 6749 §4.1.2 (code reuse); docs/door.md "Token and code lifetimes"
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestStore, STORE_KINDS, type TestStore } from '../../../test/support/stores.js';
+import { GrantStore } from './grants.js';
+import { DoorSessionStore, SESSION_MAX_AGE_MS } from './sessions.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+
+for (const kind of STORE_KINDS) {
+  describe(`door stores (${kind})`, () => {
+    let store: TestStore;
+    let offset = 0;
+    const now = () => Date.now() + offset;
+    beforeAll(async () => {
+      store = await openTestStore(kind);
+    });
+    afterAll(async () => store?.dispose());
+
+    const issueCode = (grants: GrantStore, subject: string) =>
+      grants.issueCode({
+        clientId: 'mcp_client_x',
+        subject,
+        redirectUri: 'https://a.example/cb',
+        codeChallenge: 'c'.repeat(43),
+        scopes: ['read'],
+        resource: null,
+      });
+
+    const options = { accessTtl: 3600, refresh: true, resource: 'https://a.example/api/service/mcp' };
+
+    it('revokes what the first exchange issues when the code is replayed while that exchange runs', async () => {
+      const grants = new GrantStore(store.db, now);
+      const code = await issueCode(grants, 'replay-during');
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let checking!: () => void;
+      const inCheck = new Promise<void>((resolve) => {
+        checking = resolve;
+      });
+      // The first exchange holds its claim open in its check while the replay arrives.
+      const first = grants.redeemCode(
+        code,
+        async () => {
+          checking();
+          await gate;
+        },
+        options,
+      );
+      await inCheck;
+      let replayAnswered = false;
+      const replay = grants
+        .redeemCode(code, () => {}, options)
+        .finally(() => {
+          replayAnswered = true;
+        });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The replay waits on the claim instead of slipping in before the family exists.
+      expect(replayAnswered).toBe(false);
+      release();
+      const tokens = await first;
+      expect(tokens).not.toBeNull();
+      expect(await replay).toBeNull();
+      expect(await grants.authenticate(tokens!.accessToken)).toBeNull();
+      expect((await grants.rotate(tokens!.refreshToken!, 'mcp_client_x')).ok).toBe(false);
+    });
+
+    it('revokes what the first exchange issued when the code is replayed afterwards', async () => {
+      const grants = new GrantStore(store.db, now);
+      const code = await issueCode(grants, 'replay-after');
+      const tokens = await grants.redeemCode(code, () => {}, options);
+      expect(await grants.authenticate(tokens!.accessToken)).not.toBeNull();
+      expect(await grants.redeemCode(code, () => {}, options)).toBeNull();
+      expect(await grants.authenticate(tokens!.accessToken)).toBeNull();
+    });
+
+    it('spends a code whose presentation the check refuses', async () => {
+      const grants = new GrantStore(store.db, now);
+      const code = await issueCode(grants, 'refused');
+      const refusal = new Error('PKCE verification failed');
+      await expect(
+        grants.redeemCode(
+          code,
+          () => {
+            throw refusal;
+          },
+          options,
+        ),
+      ).rejects.toBe(refusal);
+      expect(await grants.redeemCode(code, () => {}, options)).toBeNull();
+    });
+
+    it('sweeps families left without tokens and sessions nobody ended, and keeps live ones', async () => {
+      offset = 0;
+      const grants = new GrantStore(store.db, now);
+      const sessions = new DoorSessionStore(store.db, now);
+      const shortLived = await grants.startFamily(
+        { clientId: 'service', subject: 'sweep-dead', scopes: ['read'], resource: null },
+        { accessTtl: 600, refresh: false },
+      );
+      const stale = await sessions.open({ subject: 'sweep-session', clientId: 'mcp_client_x' });
+      offset = 2 * DAY;
+      const fresh = await sessions.open({ subject: 'sweep-session', clientId: 'mcp_client_x' });
+      const live = await grants.startFamily(
+        { clientId: 'mcp_client_x', subject: 'sweep-live', scopes: ['read'], resource: null },
+        { accessTtl: 3600, refresh: true },
+      );
+      offset = SESSION_MAX_AGE_MS + DAY;
+      await grants.sweep();
+      await sessions.sweep();
+      const families = await store.db
+        .selectFrom('door_grant_families')
+        .select('id')
+        .where('id', 'in', [live!.familyId, shortLived!.familyId])
+        .execute();
+      // The live family still has its refresh token (30 days); the other has nothing left.
+      expect(families.map((f) => f.id)).toEqual([live!.familyId]);
+      expect(await sessions.get(stale)).toBeNull();
+      expect(await sessions.get(fresh)).toEqual({ subject: 'sweep-session', clientId: 'mcp_client_x' });
+      offset = 0;
+    });
+  });
+}
