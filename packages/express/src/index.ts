@@ -31,7 +31,8 @@ type ServiceSource = Service | Promise<Service>;
  */
 export function toExpressHandler(service: ServiceSource): Middleware {
   const resolved = Promise.resolve(service);
-  const fetchWire = async (request: Request) => (await resolved).fetch(request);
+  // The listener's env carries the Node request, whose socket gives the door the peer address.
+  const fetchWire = async (request: Request, env: unknown) => (await resolved).fetch(request, env);
   return (req, res, next) => {
     // Express strips the mount path from `req.url`; the wire routes on the full path.
     if (req.originalUrl) req.url = req.originalUrl;

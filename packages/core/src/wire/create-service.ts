@@ -36,7 +36,8 @@ import { unavailableRoutes } from './routes/unavailable.js';
 
 export interface Service {
   /** The wire: answers every request under `/api/service` (and the door's paths). */
-  fetch(request: Request): Promise<Response>;
+  /** `connection`: the adapter's knowledge of the TCP peer (`{ remoteAddress }` or the Node env). */
+  fetch(request: Request, connection?: unknown): Promise<Response>;
   /** The door's origin-root discovery documents (`/.well-known/...`), or null to fall through. */
   wellKnown(request: Request): Promise<Response | null>;
   readonly context: WireContext;
@@ -177,9 +178,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     failure(context, error, c.get('requestId') ?? requestIdFor(c.req.raw), c.req.path),
   );
 
-  const handle = async (request: Request): Promise<Response> => {
+  const handle = async (request: Request, connection?: unknown): Promise<Response> => {
     if (door) {
-      const answer = await door.handle(request);
+      const answer = await door.handle(request, connection);
       if (answer) return answer;
     }
     const requestId = requestIdFor(request);

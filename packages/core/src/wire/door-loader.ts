@@ -9,8 +9,11 @@ import { CompositionError } from './options.js';
 
 /** What the wire needs of the door. */
 export interface WireDoor {
-  /** The door's answer for one of its paths, or null for any other request. */
-  handle(request: Request): Promise<Response | null>;
+  /**
+   * The door's answer for one of its paths, or null for any other request. `connection` is what
+   * the adapter knows of the TCP peer (per-address limits, such as registration's, need it).
+   */
+  handle(request: Request, connection?: unknown): Promise<Response | null>;
   /** The door's answer for its origin-root discovery paths, or null. */
   wellKnown(request: Request): Promise<Response | null>;
 }

@@ -50,6 +50,26 @@ describe('door composition', () => {
     expect(principalCalls).toBe(0);
   });
 
+  it('hands the door the connection, so registrations are limited per client address', async () => {
+    const register = (remoteAddress: string) =>
+      withDoor.fetch(
+        new Request(`${ORIGIN}/api/service/mcp/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:9999/callback'], client_name: 'x' }),
+        }),
+        { remoteAddress },
+      );
+    // Fixed one-minute windows: start where the window has room for the whole burst.
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < 10_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+    const statuses: number[] = [];
+    for (let i = 0; i < 61; i++) statuses.push((await register('198.51.100.7')).status);
+    expect(statuses.slice(0, 60).every((status) => status === 201)).toBe(true);
+    expect(statuses[60]).toBe(429);
+    expect((await register('198.51.100.8')).status).toBe(201);
+  });
+
   it('serves the origin-root discovery documents through wellKnown, and null for the host’s own', async () => {
     const metadata = await withDoor.wellKnown(
       new Request(`${ORIGIN}/.well-known/oauth-protected-resource/api/service/mcp`),
