@@ -62,7 +62,11 @@ describe('GET /api/billing/balance', () => {
   };
 
   it('answers an App Key with the balance record in micros', async () => {
-    await expectJson(await get(path, bearer(tenant.appKey)), 200, ok);
+    const response = await get(path, bearer(tenant.appKey));
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    await expectJson(response, 200, ok);
   });
 
   it('answers a Connection Key and a CLI key', async () => {

@@ -6,8 +6,11 @@ import { balanceMicros, parseWalletNotice, WALLETS_CHANNEL } from './ledger.js';
 export interface BalanceReaderOptions {
   /** How long a read balance is served from memory. Default 1000 ms. */
   ttlMs?: number;
-  /** Awaited before each read: lets postings under way on this instance land first. */
-  before?: (tenantId: string) => Promise<void>;
+  /**
+   * Called before each read: a promise to wait for (postings under way on this instance land
+   * first), or null when there is nothing to wait for (the read then takes no extra turn).
+   */
+  before?: (tenantId: string) => Promise<void> | null;
   now?: () => number;
 }
 
@@ -28,7 +31,7 @@ export class BalanceReader {
   readonly #inflight = new Map<string, Promise<number>>();
   readonly #ttl: number;
   readonly #now: () => number;
-  readonly #before: ((tenantId: string) => Promise<void>) | undefined;
+  readonly #before: ((tenantId: string) => Promise<void> | null) | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -41,7 +44,8 @@ export class BalanceReader {
 
   /** The tenant's balance in micros (0 without a wallet). */
   async micros(tenantId: string): Promise<number> {
-    if (this.#before) await this.#before(tenantId);
+    const landing = this.#before?.(tenantId);
+    if (landing) await landing;
     const cached = this.#cache.get(tenantId);
     if (cached && cached.expiresAt > this.#now()) return cached.micros;
     let pending = this.#inflight.get(tenantId);

@@ -65,6 +65,8 @@ export interface MeteringEngine {
    * its response reads a balance that includes its call.
    */
   settled(tenantId?: string): Promise<void>;
+  /** `settled` when something is under way; null when nothing is (so a reader need not wait a turn). */
+  pendingFor(tenantId?: string): Promise<void> | null;
   /** Gives back the hold of a call that will not be billed (upstream unreachable or failed). */
   release(
     admission: { usageId: string; holdMicros: number; leaseId: string | null },
@@ -194,9 +196,14 @@ export function createMeteringEngine(
     promise.then(forget, forget);
     return promise;
   };
-  const settled = async (tenantId?: string) => {
-    const sets = tenantId ? [underWay.get(tenantId) ?? new Set()] : [...underWay.values()];
-    await Promise.allSettled(sets.flatMap((set) => [...set]));
+  const settled = (tenantId?: string): Promise<void> => pendingFor(tenantId) ?? Promise.resolve();
+  /** Settlements under way (of a tenant, or all) as one promise; null when there are none. */
+  const pendingFor = (tenantId?: string): Promise<void> | null => {
+    const sets = tenantId
+      ? [underWay.get(tenantId)].filter((set) => set !== undefined)
+      : [...underWay.values()];
+    const promises = sets.flatMap((set) => [...set]);
+    return promises.length === 0 ? null : Promise.allSettled(promises).then(() => undefined);
   };
 
   const dropOwnHolds = createBatcher(async (usageIds: string[]) => {
@@ -214,6 +221,7 @@ export function createMeteringEngine(
     admit,
     settle,
     settled,
+    pendingFor,
     release,
     forgetCaps: (appId) => {
       uncapped.delete(appId);

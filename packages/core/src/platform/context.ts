@@ -61,6 +61,8 @@ export interface PlatformContext {
 export interface PlatformEnv {
   Variables: {
     requestId: string;
+    /** Set when the route already put `X-Request-Id` on its response (see `fastJson`). */
+    requestIdSent?: boolean;
     /** Which error body shape an unexpected fault answers with on this route. */
     errorShape: 'canonical' | 'nested' | 'flat';
   };

@@ -119,7 +119,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   });
   balances = new BalanceReader(db, {
     ...(options.balanceCacheTtlMs !== undefined ? { ttlMs: options.balanceCacheTtlMs } : {}),
-    before: (tenantId) => metering.settled(tenantId),
+    before: (tenantId) => metering.pendingFor(tenantId),
   });
   const stopFollowingBalances = await balances.follow(options.store);
   await metering.follow(options.store);
@@ -154,7 +154,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     c.set('requestId', requestId);
     c.set('errorShape', 'flat');
     await next();
-    setResponseHeader(c, 'x-request-id', requestId);
+    if (!c.get('requestIdSent')) setResponseHeader(c, 'x-request-id', requestId);
     context.logger.info('request', {
       request_id: requestId,
       method: c.req.method,

@@ -5,6 +5,7 @@ import { flatError, nestedError } from '../../http/errors.js';
 import { ensureAccount } from '../../identity/accounts.js';
 import { bearerToken, looksLikeJwt } from '../../identity/bearer.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
+import { fastJson } from '../internal/fast-json.js';
 import { overLimit } from '../internal/rate-limit.js';
 
 /**
@@ -43,7 +44,7 @@ export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
       const tenantId = await tenantOf(token);
       if (!tenantId) return nestedError(401, 'Invalid or revoked token', cors);
       const micros = await ctx.balances.micros(tenantId);
-      return c.json(body(tenantId, micros), 200, { ...cors, 'cache-control': 'no-store' });
+      return fastJson(c, body(tenantId, micros), { ...cors, 'cache-control': 'no-store' });
     });
   };
 
