@@ -13,8 +13,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { mintServiceKey } from '@service/core/door';
 import { silentLogger } from '@service/core/http';
 import { createStore, type Store } from '@service/core/store';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../../../packages/core/test/support/chromium.js';
 import { type RunningHost, startExpressHost } from '../src/host.js';
 import {
   connectWithBearer,
@@ -24,7 +25,6 @@ import {
   signInAndApprove,
 } from './support/mcp-client.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SERVICE_KEY = mintServiceKey();
 
 let store: Store;
@@ -277,19 +277,7 @@ describe('the OAuth flow in headless Chromium', () => {
     });
     await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
     callbackUrl = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,5 +1,6 @@
-import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { launchChromium } from './support/chromium.js';
 import { type RunningPlatform, startPlatform } from './support/platform.js';
 import { openTestStore, type TestStore } from './support/stores.js';
 
@@ -7,7 +8,6 @@ import { openTestStore, type TestStore } from './support/stores.js';
  * The development sign-in page in a real headless Chromium: the form works end to end, cannot be
  * turned into an open redirect, and renders hostile values inert.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let store: TestStore;
 let running: RunningPlatform;
@@ -17,19 +17,7 @@ let context: BrowserContext;
 beforeAll(async () => {
   store = await openTestStore();
   running = await startPlatform(store);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -6,68 +6,14 @@
  * @see platform-spec.md "MCP door endpoints", "Door authentication"
  */
 
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryOAuthProvider } from '../support/mcp-oauth-client.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { type DoorHost, startDoorHost } from './support/door-host.js';
 import { openConsent, postConsent, signIn } from './support/oauth-flow.js';
-
-class RecordingProvider implements OAuthClientProvider {
-  information: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-
-  constructor(private readonly host: DoorHost) {}
-
-  get redirectUrl(): string {
-    return `${this.host.url}/callback`;
-  }
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'SDK test client',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.information = information;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
-    if (scope === 'all' || scope === 'tokens') this.saved = undefined;
-    if (scope === 'all' || scope === 'client') this.information = undefined;
-  }
-}
 
 let store: TestStore;
 let host: DoorHost;
@@ -84,7 +30,7 @@ afterAll(async () => {
 describe('the MCP SDK client against the door', () => {
   it('discovers, registers, authorizes, lists and calls tools, refreshes, and is refused after revoking', async () => {
     const mcpUrl = new URL(`${host.url}/api/service/mcp`);
-    const provider = new RecordingProvider(host);
+    const provider = new MemoryOAuthProvider(`${host.url}/callback`, 'SDK test client');
 
     // 1. The first request answers 401; the SDK discovers OAuth from it, registers and redirects.
     const first = new Client({ name: 'door-test', version: '1.0.0' });
