@@ -3,16 +3,15 @@
  * curl lines of docs/wire.md ("Drive a turn with curl") and docs/door.md ("The door in the demo
  * host") exactly as written, and the whole OAuth flow of the MCP door with the MCP SDK client.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootPlatform, freePort, type PlatformProcess } from '../../platform/test/support/boot.js';
 import {
   connectWithBearer,
   exchangeServiceKey,
@@ -22,58 +21,18 @@ import {
 } from './support/mcp-client.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const MAIN = join(ROOT, 'examples/platform/src/main.ts');
-const TSX_LOADER = (() => {
-  const manifest = createRequire(join(ROOT, 'package.json')).resolve('tsx/package.json');
-  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: { '.': string } };
-  return pathToFileURL(join(dirname(manifest), exports['.'])).href;
-})();
-
 let cwd: string;
-let child: ChildProcess;
-let output = '';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+let platform: PlatformProcess;
 
 beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'svc-demo-host-'));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
+  platform = await bootPlatform(cwd, {
     PORT: String(await freePort()),
     SERVICE_DEMO_HOST_PORT: String(await freePort()),
-    TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'),
-  };
-  for (const name of ['DATABASE_URL', 'SERVICE_BASE_URL', 'SERVICE_IDP_URL', 'NODE_ENV']) delete env[name];
-  child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN], {
-    cwd,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('Platform ready')) {
-    if (child.exitCode !== null) throw new Error(`platform exited early:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`platform did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 });
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-  }
+  await platform?.stop();
   rmSync(cwd, { recursive: true, force: true });
 });
 
@@ -109,7 +68,7 @@ describe('pnpm start demo host', () => {
         subjectToken: 'user:demo@example.com',
       },
     });
-    expect(output).not.toContain(host.mcp.serviceKey);
+    expect(platform.output()).not.toContain(host.mcp.serviceKey);
   });
 
   it('drives a turn with the curl lines of docs/wire.md', () => {

@@ -4,17 +4,16 @@
  *
  * @see DESIGN.md "Runtime contracts"
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TSX_LOADER } from '../../../packages/core/test/support/spawn.js';
+import { bootPlatform, freePort, spawnPlatform } from './support/boot.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const MAIN = join(ROOT, 'examples/platform/src/main.ts');
+const _MAIN = join(ROOT, 'examples/platform/src/main.ts');
 
 let cwd: string;
 let port: number;
@@ -24,48 +23,6 @@ beforeAll(async () => {
   port = await freePort();
 });
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
-
-interface Booted {
-  child: ChildProcess;
-  output: () => string;
-}
-
-/** Starts the platform as `pnpm start` does, resolving workspace packages from source. */
-async function boot(): Promise<Booted> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: String(port),
-    TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'),
-  };
-  delete env.DATABASE_URL;
-  delete env.SERVICE_BASE_URL;
-  delete env.SERVICE_IDP_URL;
-  delete env.NODE_ENV;
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN], {
-    cwd,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('Platform ready')) {
-    if (child.exitCode !== null) throw new Error(`platform exited early:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`platform did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { child, output: () => output };
-}
-
-async function stop(booted: Booted): Promise<number | null> {
-  booted.child.kill('SIGTERM');
-  return new Promise((resolve) => booted.child.once('exit', (code) => resolve(code)));
-}
 
 const demoFile = () => JSON.parse(readFileSync(join(cwd, '.service/demo.json'), 'utf8'));
 const balance = async (key: string) =>
@@ -99,7 +56,7 @@ function readmeCurl(): string {
 
 describe('pnpm start', () => {
   it('boots on an empty store, seeds the demo and writes .service/demo.json with mode 0600', async () => {
-    const booted = await boot();
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
     try {
       expect(booted.output()).toContain(join(cwd, '.service/demo.json'));
       expect(statSync(join(cwd, '.service/demo.json')).mode & 0o777).toBe(0o600);
@@ -123,27 +80,27 @@ describe('pnpm start', () => {
       expect(await exchangeStatus(demo, demo.host.mcp.serviceKey)).toBe(200);
       expect(booted.output()).not.toContain(demo.host.mcp.serviceKey);
     } finally {
-      expect(await stop(booted)).toBe(0);
+      expect(await booted.stop()).toBe(0);
     }
   });
 
   it('re-uses the seed on a second start and never credits again', async () => {
     const before = demoFile();
-    const booted = await boot();
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
     try {
       expect(demoFile()).toEqual(before);
       expect(await balance(before.keys.appKey)).toMatchObject({ credits_remaining_micros: 25_000_000 });
       // The demo host's service key is kept too: the door of the new process accepts it.
       expect(await exchangeStatus(before, before.host.mcp.serviceKey)).toBe(200);
     } finally {
-      expect(await stop(booted)).toBe(0);
+      expect(await booted.stop()).toBe(0);
     }
   });
 
   it('re-issues the demo keys when the demo file is gone, revoking the old ones', async () => {
     const before = demoFile();
     rmSync(join(cwd, '.service/demo.json'));
-    const booted = await boot();
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
     try {
       const after = demoFile();
       expect(after.keys.appKey).not.toBe(before.keys.appKey);
@@ -154,44 +111,19 @@ describe('pnpm start', () => {
       expect(await exchangeStatus(after, after.host.mcp.serviceKey)).toBe(200);
       expect(await exchangeStatus(after, before.host.mcp.serviceKey)).toBe(401);
     } finally {
-      expect(await stop(booted)).toBe(0);
+      expect(await booted.stop()).toBe(0);
     }
   });
 
   it('refuses to start a second process on the same data folder', async () => {
-    const booted = await boot();
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
     try {
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        PORT: String(await freePort()),
-        TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'),
-      };
-      delete env.DATABASE_URL;
-      const second = spawn(process.execPath, ['--import', TSX_LOADER, MAIN], {
-        cwd,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      second.stdout!.on('data', (c: Buffer) => {
-        output += c.toString();
-      });
-      const code = await new Promise((resolve) => second.once('exit', resolve));
+      const second = spawnPlatform(cwd, { PORT: String(await freePort()) });
+      const code = await new Promise((resolve) => second.child.once('exit', resolve));
       expect(code).toBe(1);
-      expect(output).toMatch(/in use by process/);
+      expect(second.output()).toMatch(/in use by process/);
     } finally {
-      await stop(booted);
+      await booted.stop();
     }
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}

@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TSX_LOADER } from '../../../../packages/core/test/support/spawn.js';
+
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+const MAIN = join(ROOT, 'examples/platform/src/main.ts');
+
+export interface PlatformProcess {
+  child: ChildProcess;
+  /** Everything the process printed so far, stdout and stderr. */
+  output(): string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Runs the platform as `pnpm start` does (workspace packages from source), in `cwd`, with the
+ * variables a developer's shell could leak in removed. Does not wait for it to be ready.
+ */
+export function spawnPlatform(cwd: string, env: Record<string, string>): PlatformProcess {
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...env,
+    TSX_TSCONFIG_PATH: join(ROOT, 'tsconfig.json'),
+  };
+  for (const name of ['DATABASE_URL', 'SERVICE_BASE_URL', 'SERVICE_IDP_URL', 'NODE_ENV']) {
+    if (!(name in env)) delete childEnv[name];
+  }
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN], {
+    cwd,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  return {
+    child,
+    output: () => output,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** `spawnPlatform`, then waits (a minute at most) until it prints that it is ready. */
+export async function bootPlatform(cwd: string, env: Record<string, string>): Promise<PlatformProcess> {
+  const started = spawnPlatform(cwd, env);
+  const deadline = Date.now() + 60_000;
+  while (!started.output().includes('Platform ready')) {
+    if (started.child.exitCode !== null) throw new Error(`platform exited early:\n${started.output()}`);
+    if (Date.now() > deadline) throw new Error(`platform did not start:\n${started.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return started;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
