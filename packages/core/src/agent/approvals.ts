@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
-import type { ApprovalStatus } from '../wire/tables.js';
+import type { ApprovalStatus } from '../store/database.js';
 import { DEFAULT_GRANT_TTL_SECONDS, type GrantStore } from './grants.js';
 import { newId } from './ids.js';
 import type { Grant, GrantScope } from './tools.js';

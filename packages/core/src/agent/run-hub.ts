@@ -13,7 +13,7 @@ import { type Kysely, sql } from 'kysely';
 import { describeError, type Logger } from '../http/logger.js';
 import type { Database } from '../store/database.js';
 import { WireError } from '../wire/errors.js';
-import type { RunStatus } from '../wire/tables.js';
+import type { RunStatus } from '../store/database.js';
 import type { ApprovalStore } from './approvals.js';
 import { recordAudit } from './audit.js';
 import { newId } from './ids.js';

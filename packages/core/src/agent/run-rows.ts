@@ -5,7 +5,7 @@
 import type { UIMessageChunk } from 'ai';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
-import type { RunStatus } from '../wire/tables.js';
+import type { RunStatus } from '../store/database.js';
 import type { SequencedChunk } from './live-run.js';
 
 export interface RunView {

@@ -5,14 +5,7 @@
  *
  * @see docs/storage.md, docs/door.md
  */
-import type { ColumnType } from 'kysely';
-
-type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-type Touched = ColumnType<Date, Date | string | undefined, Date | string>;
-type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
-/** jsonb: read as parsed JSON, written as a JSON string. */
-type Json<T> = ColumnType<T, string, string>;
+import type { CreatedAt, Json, NullableTimestamp, Timestamp, Touched } from './columns.js';
 
 /** A dynamically registered public OAuth client. */
 export interface DoorClientsTable {
