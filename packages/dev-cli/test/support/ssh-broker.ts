@@ -10,7 +10,7 @@ import {
   SSH_SUBPROTOCOL,
   type SshServerFrame,
   sshClientFrameSchema,
-} from '../../../core/src/schemas/ssh.js';
+} from '@service/core/schemas';
 
 export interface TestBroker {
   /** `ws://127.0.0.1:<port>/ssh`: what the platform hands out as `broker_url`. */
