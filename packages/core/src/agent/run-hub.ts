@@ -11,9 +11,8 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
 import { type Kysely, sql } from 'kysely';
 import { describeError, type Logger } from '../http/logger.js';
-import type { Database } from '../store/database.js';
+import type { Database, RunStatus } from '../store/database.js';
 import { WireError } from '../wire/errors.js';
-import type { RunStatus } from '../store/database.js';
 import type { ApprovalStore } from './approvals.js';
 import { recordAudit } from './audit.js';
 import { newId } from './ids.js';
