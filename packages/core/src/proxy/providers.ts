@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database, MeterName, ProviderDialect } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
 
@@ -117,22 +118,23 @@ export async function upsertProvider(
 }
 
 export class ProviderCatalog {
-  readonly #cache = new Map<string, { config: ProviderConfig | null; expiresAt: number }>();
+  readonly #cache: TtlCache<string, ProviderConfig | null>;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly sealer: Sealer | null,
     private readonly defaultMarginPercent: string,
-    private readonly now: () => number = Date.now,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.#cache = new TtlCache({ ttlMs: CACHE_MS, maxEntries: 1000, now });
+  }
 
   /** The enabled provider with this slug, or null. */
   async get(slug: string): Promise<ProviderConfig | null> {
     const cached = this.#cache.get(slug);
-    if (cached && cached.expiresAt > this.now()) return cached.config;
+    if (cached !== undefined) return cached;
     const config = await this.#load(slug);
-    if (this.#cache.size > 1000) this.#cache.clear();
-    this.#cache.set(slug, { config, expiresAt: this.now() + CACHE_MS });
+    this.#cache.set(slug, config);
     return config;
   }
 
