@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/index.js';
 import { balanceMicros, parseWalletNotice, WALLETS_CHANNEL } from './ledger.js';
@@ -27,18 +28,15 @@ const MAX_ENTRIES = 10_000;
  * @see platform-spec.md "What the service does" 1
  */
 export class BalanceReader {
-  readonly #cache = new Map<string, { micros: number; expiresAt: number }>();
+  readonly #cache: TtlCache<string, number>;
   readonly #inflight = new Map<string, Promise<number>>();
-  readonly #ttl: number;
-  readonly #now: () => number;
   readonly #before: ((tenantId: string) => Promise<void> | null) | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
     options: BalanceReaderOptions = {},
   ) {
-    this.#ttl = options.ttlMs ?? 1000;
-    this.#now = options.now ?? Date.now;
+    this.#cache = new TtlCache({ ttlMs: options.ttlMs ?? 1000, maxEntries: MAX_ENTRIES, now: options.now });
     this.#before = options.before;
   }
 
@@ -47,15 +45,12 @@ export class BalanceReader {
     const landing = this.#before?.(tenantId);
     if (landing) await landing;
     const cached = this.#cache.get(tenantId);
-    if (cached && cached.expiresAt > this.#now()) return cached.micros;
+    if (cached !== undefined) return cached;
     let pending = this.#inflight.get(tenantId);
     if (!pending) {
       pending = balanceMicros(this.db, tenantId)
         .then((micros) => {
-          if (this.#inflight.get(tenantId) === pending) {
-            if (this.#cache.size >= MAX_ENTRIES) this.#cache.clear();
-            this.#cache.set(tenantId, { micros, expiresAt: this.#now() + this.#ttl });
-          }
+          if (this.#inflight.get(tenantId) === pending) this.#cache.set(tenantId, micros);
           return micros;
         })
         .finally(() => {

@@ -21,10 +21,16 @@ export {
 } from './metering.js';
 export {
   costMicros,
+  costOfCall,
   DEFAULT_MARGIN_PERCENT,
   divideHalfEven,
+  holdForCall,
+  type MeterRate,
+  type PriceList,
   parseDecimal,
   priceWithMarginUsd,
+  type Quantities,
+  rateFor,
 } from './pricing.js';
 export {
   DEFAULT_WARN_PCTS,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { createBatcher } from '../internal/batcher.js';
+import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/index.js';
 import {
@@ -105,7 +106,12 @@ export function createMeteringEngine(
     maxLeaseMicros: options.maxLeaseMicros ?? 10_000_000,
   };
   const leases = new Map<string, LocalLease>();
-  const uncapped = new Map<string, number>();
+  /** Apps known to have no spend cap, whose calls may be admitted from a lease. */
+  const uncapped = new TtlCache<string, true>({
+    ttlMs: CAPS_CACHE_MS,
+    // Date.now unless a clock is injected: the admission path allocates no Date for it.
+    now: options.now ? () => now().getTime() : Date.now,
+  });
   let unlisten: (() => Promise<void>) | undefined;
 
   const admitInStore = createBatcher(async (requests: AdmitRequest[]) => {
@@ -121,10 +127,9 @@ export function createMeteringEngine(
       const outcome = await db
         .transaction()
         .execute((trx) => admitBatch(trx, requests, views, policy, now()));
-      const at = now().getTime();
       for (const [appId, capped] of outcome.capped) {
         if (capped) uncapped.delete(appId);
-        else uncapped.set(appId, at + CAPS_CACHE_MS);
+        else uncapped.set(appId, true);
       }
       for (const grant of outcome.leases) {
         // Credit given back by released calls during the batch stays with the lease.
@@ -150,7 +155,7 @@ export function createMeteringEngine(
   const admit = async (request: AdmitRequest): Promise<AdmitResult> => {
     const lease = leases.get(request.tenantId);
     const at = now().getTime();
-    const capFree = request.appId === null || (uncapped.get(request.appId) ?? 0) > at;
+    const capFree = request.appId === null || uncapped.has(request.appId);
     if (
       lease &&
       capFree &&
@@ -169,7 +174,7 @@ export function createMeteringEngine(
     async (settlements: Settlement[]) => {
       const settleOptions = {
         freshKeys: !settlements.some((s) => s.retried),
-        uncapped: (appId: string) => (uncapped.get(appId) ?? 0) > Date.now(),
+        uncapped: (appId: string) => uncapped.has(appId),
       };
       const results = await db
         .transaction()

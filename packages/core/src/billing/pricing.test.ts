@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { costMicros, divideHalfEven, parseDecimal, priceWithMarginUsd } from './pricing.js';
+import {
+  costMicros,
+  costOfCall,
+  divideHalfEven,
+  holdForCall,
+  type PriceList,
+  parseDecimal,
+  priceWithMarginUsd,
+  rateFor,
+} from './pricing.js';
 
 describe('pricing', () => {
   it('rounds half to even', () => {
@@ -47,5 +56,45 @@ describe('pricing', () => {
   it('states public prices in USD with the margin applied', () => {
     // 0.15 micros per token = 0.00000015 USD; with 20 % = 0.00000018 USD.
     expect(priceWithMarginUsd('0.15', '20')).toBeCloseTo(0.00000018, 14);
+  });
+
+  describe('metered calls', () => {
+    const tokens: PriceList = {
+      dialect: 'openai',
+      holdMicros: 10_000,
+      marginPercent: '20',
+      rates: [
+        { meter: 'input_tokens', model: '', unitPriceMicros: '0.5' },
+        { meter: 'output_tokens', model: '', unitPriceMicros: '1.5' },
+        { meter: 'input_tokens', model: 'large', unitPriceMicros: '2' },
+      ],
+    };
+    const perCall: PriceList = {
+      dialect: 'per_call',
+      holdMicros: 10_000,
+      marginPercent: '20',
+      rates: [{ meter: 'call', model: '', unitPriceMicros: '1000' }],
+    };
+
+    it("prices a model by its own rate, else by the provider's any-model rate", () => {
+      expect(rateFor(tokens.rates, 'input_tokens', 'large')?.unitPriceMicros).toBe('2');
+      expect(rateFor(tokens.rates, 'input_tokens', 'small')?.unitPriceMicros).toBe('0.5');
+      expect(rateFor(tokens.rates, 'call', null)).toBeUndefined();
+    });
+
+    it('holds a per-call price exactly and a token-metered estimate, and nothing without a price', () => {
+      expect(holdForCall(perCall, null)).toBe(1200);
+      expect(holdForCall(tokens, 'small')).toBe(10_000);
+      expect(holdForCall({ ...tokens, rates: [] }, 'small')).toBeNull();
+      expect(holdForCall({ ...perCall, rates: [] }, null)).toBeNull();
+    });
+
+    it('costs a call once in total and each meter on its own', () => {
+      // 10 x 0.5 + 20 x 1.5 = 35 micros, x 1.2 = 42; unpriced meters cost nothing.
+      expect(costOfCall(tokens, 'small', { input_tokens: 10, output_tokens: 20, call: 1 })).toEqual({
+        total: 42,
+        perMeter: { input_tokens: 6, output_tokens: 36 },
+      });
+    });
   });
 });

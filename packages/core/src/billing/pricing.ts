@@ -1,3 +1,5 @@
+import type { MeterName, ProviderDialect } from '../store/database.js';
+
 /**
  * Metered cost in exact decimal arithmetic: cost = quantity x unit price x (1 + margin / 100), in
  * micros, rounded half to even once per call. Unit prices are micros per unit with up to 12
@@ -62,6 +64,70 @@ export function priceWithMarginUsd(unitPriceMicros: string | number, marginPerce
   // micros -> USD is another 10^6; keep 12 significant decimals of USD before converting.
   const usdScaled = divideHalfEven(price * factor, HUNDRED_PERCENT * 1_000_000n);
   return Number(usdScaled) / Number(PRICE_SCALE);
+}
+
+/** What a call used, per meter (calls, input and output tokens). */
+export type Quantities = Partial<Record<MeterName, number>>;
+
+/** The price of one meter: for one model, or for every model without a rate of its own. */
+export interface MeterRate {
+  meter: MeterName;
+  /** '' for every model without a rate of its own. */
+  model: string;
+  unitPriceMicros: string;
+}
+
+/** How a provider's calls are priced. */
+export interface PriceList {
+  /** `per_call` calls cost a known price; the others are metered by the tokens they report. */
+  dialect: ProviderDialect;
+  /** What a token-metered call holds until its usage is known. */
+  holdMicros: number;
+  marginPercent: string;
+  rates: MeterRate[];
+}
+
+const TOKEN_METERS: MeterName[] = ['input_tokens', 'output_tokens'];
+
+/** The rate of a meter for a model: the model's own, else the provider's any-model rate. */
+export function rateFor(rates: MeterRate[], meter: MeterName, model: string | null): MeterRate | undefined {
+  return (
+    (model ? rates.find((r) => r.meter === meter && r.model === model) : undefined) ??
+    rates.find((r) => r.meter === meter && r.model === '')
+  );
+}
+
+/**
+ * What to hold for a call before it runs, or null when the call has no price: a per-call price
+ * is held exactly; a token-metered call holds the provider's estimate plus any per-call price.
+ */
+export function holdForCall(prices: PriceList, model: string | null): number | null {
+  const call = rateFor(prices.rates, 'call', model);
+  const callCost = call
+    ? costMicros([{ quantity: 1, unitPriceMicros: call.unitPriceMicros }], prices.marginPercent)
+    : 0;
+  if (prices.dialect === 'per_call') return call ? callCost : null;
+  const tokenRates = TOKEN_METERS.filter((meter) => rateFor(prices.rates, meter, model));
+  if (tokenRates.length === 0 && !call) return null;
+  return prices.holdMicros + callCost;
+}
+
+/** A call's cost, rounded once, and each meter's cost rounded on its own (for reports). */
+export function costOfCall(
+  prices: PriceList,
+  model: string | null,
+  quantities: Quantities,
+): { total: number; perMeter: Quantities } {
+  const lines: CostLine[] = [];
+  const perMeter: Quantities = {};
+  for (const [meter, quantity] of Object.entries(quantities) as Array<[MeterName, number]>) {
+    const rate = rateFor(prices.rates, meter, model);
+    if (!rate || quantity <= 0) continue;
+    const line = { quantity, unitPriceMicros: rate.unitPriceMicros };
+    lines.push(line);
+    perMeter[meter] = costMicros([line], prices.marginPercent);
+  }
+  return { total: costMicros(lines, prices.marginPercent), perMeter };
 }
 
 function numberToPlain(value: number): string {

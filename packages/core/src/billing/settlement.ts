@@ -1,8 +1,9 @@
 import { sql, type Transaction } from 'kysely';
 import { appendEvents, type EventDraft } from '../events/log.js';
-import type { Database, MeterName, SpendPeriod } from '../store/database.js';
+import type { Database, SpendPeriod } from '../store/database.js';
 import { type Notice, sendNotices } from '../store/notices.js';
 import { applyPostings } from './ledger.js';
+import type { Quantities } from './pricing.js';
 import { noticesFor, SPEND_PERIODS, spendWindow } from './windows.js';
 
 /**
@@ -21,9 +22,9 @@ export interface Settlement {
   keyId: string | null;
   provider: string;
   model: string | null;
-  quantities: Partial<Record<MeterName, number>>;
+  quantities: Quantities;
   /** Each meter's cost, rounded on its own, for usage reports. */
-  meterCosts?: Partial<Record<MeterName, number>>;
+  meterCosts?: Quantities;
   costMicros: number;
   /** True when the cost is the admission estimate (the response never reported usage). */
   estimated: boolean;

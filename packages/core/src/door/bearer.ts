@@ -4,6 +4,7 @@
  *
  * @see RFC 6750 §3, RFC 9728 §5.1; MCP "Authorization" §Protected Resource Metadata Discovery
  */
+import { TtlCache } from '../internal/ttl-cache.js';
 import { SCOPES } from './config.js';
 import type { DoorContext } from './context.js';
 import { withCors } from './cors.js';
@@ -34,7 +35,11 @@ export function createBearerAuthenticator(
   remote: { verify(token: string): Promise<Omit<DoorCaller, 'actor' | 'via'> | null> } | null,
   cacheTtlMs: number,
 ): BearerAuthenticator {
-  const cache = new Map<string, { caller: DoorCaller; until: number }>();
+  const cache = new TtlCache<string, DoorCaller>({
+    ttlMs: cacheTtlMs,
+    maxEntries: MAX_CACHE_ENTRIES,
+    now: context.now,
+  });
   const serviceClient = context.config.serviceAuth?.clientId ?? null;
   return {
     clear: () => cache.clear(),
@@ -45,10 +50,8 @@ export function createBearerAuthenticator(
         return caller ? { ...caller, actor: null, via: 'remote' } : null;
       }
       const key = hashSecret(token);
-      const now = context.now();
       const hit = cache.get(key);
-      if (hit && hit.until > now) return hit.caller;
-      if (hit) cache.delete(key);
+      if (hit) return hit;
       const grant = await context.grants.authenticate(token);
       if (!grant) return null;
       const caller: DoorCaller = {
@@ -59,10 +62,8 @@ export function createBearerAuthenticator(
         via: grant.actor !== null && grant.clientId === serviceClient ? 'service' : 'oauth',
         expiresAt: grant.expiresAt,
       };
-      if (cacheTtlMs > 0) {
-        if (cache.size >= MAX_CACHE_ENTRIES) cache.clear();
-        cache.set(key, { caller, until: Math.min(now + cacheTtlMs, grant.expiresAt.getTime()) });
-      }
+      // Never served past the token's own expiry.
+      cache.set(key, caller, Math.min(cacheTtlMs, grant.expiresAt.getTime() - context.now()));
       return caller;
     },
   };

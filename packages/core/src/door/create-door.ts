@@ -13,6 +13,7 @@
 import { GrantStore as ApprovalGrantStore } from '../agent/grants.js';
 import { createJsonLogger, describeError } from '../http/logger.js';
 import { RateLimiter } from '../http/rate-limit.js';
+import { createRateLimitCounter } from '../store/rate-limit-hits.js';
 import { createAuditBatcher } from './audit-batch.js';
 import { handleAuthorize } from './authorize.js';
 import { bearerOf, createBearerAuthenticator } from './bearer.js';
@@ -82,7 +83,7 @@ export function createDoor(options: DoorOptions): Door {
     logger,
     now,
     fetch: fetchImpl,
-    limiter: new RateLimiter(db, { now }),
+    limiter: new RateLimiter(createRateLimitCounter(db), { now }),
     tokenCache: bearer,
   };
   const menu = buildMenu(context.tools, context.overrides, logger);

@@ -20,6 +20,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../agent/tools.js';
+import { TtlCache } from '../internal/ttl-cache.js';
 import { type BearerAuthenticator, bearerChallenge, bearerOf, type DoorCaller } from './bearer.js';
 import type { DoorContext } from './context.js';
 import { preflight, withCors } from './cors.js';
@@ -48,19 +49,18 @@ export function createTransportHandler(
   bearer: BearerAuthenticator,
   progressEveryMs = PROGRESS_EVERY_MS,
 ): TransportHandler {
-  const sessionCache = new Map<string, { binding: McpSession; until: number }>();
+  const sessionCache = new TtlCache<string, McpSession>({
+    ttlMs: SESSION_CACHE_MS,
+    maxEntries: 10_000,
+    now: context.now,
+  });
 
   const sessionOf = async (id: string): Promise<McpSession | null> => {
-    const now = context.now();
     const hit = sessionCache.get(id);
-    if (hit && hit.until > now) return hit.binding;
+    if (hit) return hit;
     const binding = await context.sessions.get(id);
-    if (binding) {
-      if (sessionCache.size > 10_000) sessionCache.clear();
-      sessionCache.set(id, { binding, until: now + SESSION_CACHE_MS });
-    } else {
-      sessionCache.delete(id);
-    }
+    if (binding) sessionCache.set(id, binding);
+    else sessionCache.delete(id);
     return binding;
   };
 

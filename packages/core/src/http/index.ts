@@ -10,6 +10,12 @@ export {
 } from './cors.js';
 export { type CanonicalErrorFields, canonicalError, flatError, nestedError, stringError } from './errors.js';
 export { createJsonLogger, describeError, type Logger, silentLogger } from './logger.js';
-export { RateLimiter, type RateLimitRule, type RateLimitVerdict } from './rate-limit.js';
+export {
+  type RateLimitCounter,
+  RateLimiter,
+  type RateLimitRule,
+  type RateLimitVerdict,
+  type WindowHits,
+} from './rate-limit.js';
 export { requestIdFor } from './request-id.js';
 export { formatSse, formatSseComment, SSE_HEADERS, type SseBlock } from './sse.js';

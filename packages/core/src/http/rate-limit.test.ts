@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSecondHandle, openTestStore, STORE_KINDS, type TestStore } from '../../test/support/stores.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/index.js';
+import { createRateLimitCounter } from '../store/rate-limit-hits.js';
 import { RateLimiter } from './rate-limit.js';
 
 const storedHits = async (db: Kysely<Database>, bucket: string) =>
@@ -37,7 +38,7 @@ for (const kind of STORE_KINDS) {
     const minute = { limit: 10, windowMs: 60_000 };
 
     it('admits exactly the limit of a concurrent burst on one instance', async () => {
-      const limiter = new RateLimiter(store.db);
+      const limiter = new RateLimiter(createRateLimitCounter(store.db));
       const b = bucket();
       const verdicts = await Promise.all(Array.from({ length: 100 }, () => limiter.hit(b, minute)));
       expect(verdicts.filter((v) => v.allowed)).toHaveLength(10);
@@ -45,8 +46,8 @@ for (const kind of STORE_KINDS) {
     });
 
     it('admits exactly the limit of a burst spread over two instances sharing the store', async () => {
-      const a = new RateLimiter(store.db);
-      const b = new RateLimiter((second ?? store).db);
+      const a = new RateLimiter(createRateLimitCounter(store.db));
+      const b = new RateLimiter(createRateLimitCounter((second ?? store).db));
       const name = bucket();
       const rule = { limit: 20, windowMs: 60_000 };
       const verdicts = await Promise.all(
@@ -56,8 +57,8 @@ for (const kind of STORE_KINDS) {
     });
 
     it('admits exactly the limit of sequential hits alternating between two instances', async () => {
-      const a = new RateLimiter(store.db);
-      const b = new RateLimiter((second ?? store).db);
+      const a = new RateLimiter(createRateLimitCounter(store.db));
+      const b = new RateLimiter(createRateLimitCounter((second ?? store).db));
       const name = bucket();
       const allowed: boolean[] = [];
       for (let i = 0; i < 15; i++) allowed.push((await (i % 2 === 0 ? a : b).hit(name, minute)).allowed);
@@ -65,7 +66,7 @@ for (const kind of STORE_KINDS) {
     });
 
     it('answers hits far below the limit at once and writes them to the store moments later', async () => {
-      const limiter = new RateLimiter(store.db);
+      const limiter = new RateLimiter(createRateLimitCounter(store.db));
       const name = bucket();
       const rule = { limit: 1000, windowMs: 60_000 };
       // The first hit of a window waits for the store, which gives this instance its view.
@@ -79,7 +80,7 @@ for (const kind of STORE_KINDS) {
 
     it('starts counting afresh in the next window', async () => {
       let now = Date.UTC(2026, 0, 1, 12, 0, 0);
-      const limiter = new RateLimiter(store.db, { now: () => now });
+      const limiter = new RateLimiter(createRateLimitCounter(store.db), { now: () => now });
       const name = bucket();
       const rule = { limit: 2, windowMs: 60_000 };
       const first = await Promise.all([
@@ -95,7 +96,7 @@ for (const kind of STORE_KINDS) {
 
     it('fails a waiting hit when the store cannot count it', async () => {
       const broken = await openTestStore('pglite');
-      const limiter = new RateLimiter(broken.db);
+      const limiter = new RateLimiter(createRateLimitCounter(broken.db));
       await broken.dispose();
       await expect(limiter.hit(bucket(), minute)).rejects.toThrow();
     });

@@ -1,6 +1,3 @@
-import { type Kysely, sql } from 'kysely';
-import type { Database } from '../store/database.js';
-
 export interface RateLimitRule {
   /** Requests admitted per window. */
   limit: number;
@@ -14,6 +11,27 @@ export interface RateLimitVerdict {
   hits: number;
   /** Seconds until the window resets. */
   retryAfterSeconds: number;
+}
+
+/** Hits to add to one window of one bucket. */
+export interface WindowHits {
+  bucket: string;
+  /** Start of the window, ms since the epoch. */
+  windowStart: number;
+  hits: number;
+}
+
+/**
+ * Where the shared counts live (the store, for every instance to see the same hits). `add` must
+ * be atomic per window: each window's total includes every hit added before it, on any instance.
+ * The limiter passes windows in one fixed order (by start, then bucket), so two instances'
+ * writes never wait on each other's rows in opposite orders.
+ */
+export interface RateLimitCounter {
+  /** Adds each window's hits (a new window starts at zero); resolves to each window's new total, in order. */
+  add(windows: WindowHits[]): Promise<number[]>;
+  /** Deletes the windows that started before `before` (ms since the epoch). */
+  sweep(before: number): Promise<void>;
 }
 
 export interface RateLimiterOptions {
@@ -54,11 +72,11 @@ const ADMITTED_WRITE_DELAY_MS = 50;
 const FORGET_EVERY_MS = 5000;
 
 /**
- * Fixed-window counters kept in the store, so every instance sharing the database counts the
- * same hits.
+ * Fixed-window counters kept in a shared counter (the store), so every instance sharing it
+ * counts the same hits.
  *
  * Hits are written in batches: every hit that arrives while a write is in flight joins the next
- * one, a single upsert that returns each window's shared count. A batch's hits of one window take
+ * one, a single `add` that returns each window's shared count. A batch's hits of one window take
  * the places just below the returned count, so each knows its exact place.
  *
  * From half a limit on, a hit is answered only once its place is known: the limit itself is
@@ -80,7 +98,7 @@ export class RateLimiter {
   readonly #freshViewMs: number;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly counter: RateLimitCounter,
     options: RateLimiterOptions | (() => number) = {},
   ) {
     const opts = typeof options === 'function' ? { now: options } : options;
@@ -104,7 +122,7 @@ export class RateLimiter {
 
   /** Deletes windows that started before `before` (ms since epoch). */
   async sweep(before: number): Promise<void> {
-    await this.db.deleteFrom('rate_limit_hits').where('window_start', '<', new Date(before)).execute();
+    await this.counter.sweep(before);
   }
 
   #viewOf(bucket: string, rule: RateLimitRule, now: number): WindowView {
@@ -170,33 +188,21 @@ export class RateLimiter {
       if (hits) hits.push(hit);
       else byWindow.set(hit.view, [hit]);
     }
-    // A fixed row order keeps two instances' batches from deadlocking on each other's rows.
+    // A fixed window order keeps two instances' batches from deadlocking on each other's rows.
     const views = [...byWindow.keys()].sort(
       (a, b) => a.windowStart - b.windowStart || (a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0),
     );
-    const rows = await this.db
-      .insertInto('rate_limit_hits')
-      .values(
-        views.map((view) => ({
-          bucket: view.bucket,
-          window_start: new Date(view.windowStart),
-          hits: byWindow.get(view)!.length,
-        })),
-      )
-      .onConflict((oc) =>
-        oc
-          .columns(['bucket', 'window_start'])
-          .doUpdateSet({ hits: sql`rate_limit_hits.hits + excluded.hits` }),
-      )
-      .returning(['bucket', 'window_start', 'hits'])
-      .execute();
-    const totals = new Map(
-      rows.map((row) => [`${new Date(row.window_start).getTime()}|${row.bucket}`, row.hits]),
+    const totals = await this.counter.add(
+      views.map((view) => ({
+        bucket: view.bucket,
+        windowStart: view.windowStart,
+        hits: byWindow.get(view)!.length,
+      })),
     );
     const now = this.#now();
-    for (const view of views) {
+    for (const [i, view] of views.entries()) {
       const hits = byWindow.get(view)!;
-      const total = totals.get(`${view.windowStart}|${view.bucket}`) ?? 0;
+      const total = totals[i] ?? 0;
       view.known = total;
       view.knownAt = now;
       view.queued -= hits.length;

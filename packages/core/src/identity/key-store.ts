@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database, KeyKind } from '../store/database.js';
 import { displayPrefix, hashSecret, isWellFormedKey, mintKey } from './keys.js';
 
@@ -39,11 +40,6 @@ export interface KeyStoreOptions {
   now?: () => number;
 }
 
-interface CacheEntry {
-  principal: KeyPrincipal;
-  expiresAt: number;
-}
-
 const MAX_CACHE_ENTRIES = 10_000;
 
 /**
@@ -52,19 +48,24 @@ const MAX_CACHE_ENTRIES = 10_000;
  * @see DESIGN.md "Performance habits"
  */
 export class KeyStore {
-  readonly #cache = new Map<string, CacheEntry>();
-  readonly #touchedAt = new Map<string, number>();
-  readonly #ttl: number;
-  readonly #touchInterval: number;
+  /** Principals by key hash. */
+  readonly #cache: TtlCache<string, KeyPrincipal>;
+  /** Keys whose use was recorded within the touch interval. */
+  readonly #recentlyTouched: TtlCache<string, true>;
   readonly #now: () => number;
 
   constructor(
     private readonly db: Kysely<Database>,
     options: KeyStoreOptions = {},
   ) {
-    this.#ttl = options.cacheTtlMs ?? 2000;
-    this.#touchInterval = options.touchIntervalMs ?? 60_000;
-    this.#now = options.now ?? Date.now;
+    const now = options.now ?? Date.now;
+    this.#now = now;
+    this.#cache = new TtlCache({ ttlMs: options.cacheTtlMs ?? 2000, maxEntries: MAX_CACHE_ENTRIES, now });
+    this.#recentlyTouched = new TtlCache({
+      ttlMs: options.touchIntervalMs ?? 60_000,
+      maxEntries: MAX_CACHE_ENTRIES,
+      now,
+    });
   }
 
   async issue(input: IssueKeyInput): Promise<IssuedKey> {
@@ -90,11 +91,10 @@ export class KeyStore {
   async authenticate(key: string): Promise<KeyPrincipal | null> {
     if (!isWellFormedKey(key)) return null;
     const hash = hashSecret(key);
-    const now = this.#now();
     const cached = this.#cache.get(hash);
-    if (cached && cached.expiresAt > now) {
-      this.#touch(cached.principal.keyId, now);
-      return cached.principal;
+    if (cached) {
+      this.#touch(cached.keyId);
+      return cached;
     }
     const row = await this.db
       .selectFrom('api_keys')
@@ -114,9 +114,8 @@ export class KeyStore {
       connectionId: row.connection_id,
       userId: row.user_id,
     };
-    if (this.#cache.size >= MAX_CACHE_ENTRIES) this.#cache.clear();
-    this.#cache.set(hash, { principal, expiresAt: now + this.#ttl });
-    this.#touch(row.id, now);
+    this.#cache.set(hash, principal);
+    this.#touch(row.id);
     return principal;
   }
 
@@ -129,26 +128,22 @@ export class KeyStore {
       .where('revoked_at', 'is', null);
     if (tenantId) query = query.where('tenant_id', '=', tenantId);
     const result = await query.executeTakeFirst();
-    for (const [hash, entry] of this.#cache) {
-      if (entry.principal.keyId === keyId) this.#cache.delete(hash);
-    }
+    this.#cache.deleteWhere((principal) => principal.keyId === keyId);
     return result.numUpdatedRows > 0n;
   }
 
   /** Records use at most once per interval per key, off the request's critical path. */
-  #touch(keyId: string, now: number): void {
-    const last = this.#touchedAt.get(keyId) ?? 0;
-    if (now - last < this.#touchInterval) return;
-    if (this.#touchedAt.size >= MAX_CACHE_ENTRIES) this.#touchedAt.clear();
-    this.#touchedAt.set(keyId, now);
+  #touch(keyId: string): void {
+    if (this.#recentlyTouched.has(keyId)) return;
+    this.#recentlyTouched.set(keyId, true);
     this.db
       .updateTable('api_keys')
-      .set({ last_used_at: new Date(now) })
+      .set({ last_used_at: new Date(this.#now()) })
       .where('id', '=', keyId)
       .execute()
       .catch(() => {
         // Bookkeeping only: a failed touch is retried on the next use after the interval.
-        this.#touchedAt.delete(keyId);
+        this.#recentlyTouched.delete(keyId);
       });
   }
 }

@@ -16,6 +16,7 @@ import { ConnectionResolver } from '../proxy/access.js';
 import { createProviderProxy } from '../proxy/create-proxy.js';
 import { ProviderCatalog } from '../proxy/providers.js';
 import type { Store } from '../store/index.js';
+import { createRateLimitCounter } from '../store/rate-limit-hits.js';
 import { createSealer, parseEncryptionKeys } from '../store/sealing.js';
 import { cliRoutes } from './cli/index.js';
 import { ConfigError, readPlatformEnv } from './config.js';
@@ -131,7 +132,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     balances,
     identity,
     sessions: new SessionStore(db),
-    limiter: new RateLimiter(db),
+    limiter: new RateLimiter(createRateLimitCounter(db)),
     logger,
     cors: { ownDomain: ownDomainOf(baseUrl, options.corsDomain ?? env.corsDomain) },
     rateLimits: { ...DEFAULT_RATE_LIMITS, ...options.rateLimits },

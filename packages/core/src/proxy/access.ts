@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { KeyPrincipal } from '../identity/key-store.js';
+import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database } from '../store/database.js';
 
 /**
@@ -12,21 +13,22 @@ import type { Database } from '../store/database.js';
  * @see docs/proxy.md "Who may call"
  */
 export class ConnectionResolver {
-  readonly #cache = new Map<string, { connectionId: string | null; expiresAt: number }>();
+  readonly #cache: TtlCache<string, string | null>;
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly ttlMs = 2000,
-    private readonly now: () => number = Date.now,
-  ) {}
+    ttlMs = 2000,
+    now: () => number = Date.now,
+  ) {
+    this.#cache = new TtlCache({ ttlMs, maxEntries: 10_000, now });
+  }
 
   async connectionFor(key: KeyPrincipal, provider: string): Promise<string | null> {
     const cacheKey = `${key.keyId}|${provider}`;
     const cached = this.#cache.get(cacheKey);
-    if (cached && cached.expiresAt > this.now()) return cached.connectionId;
+    if (cached !== undefined) return cached;
     const connectionId = await this.#lookup(key, provider);
-    if (this.#cache.size > 10_000) this.#cache.clear();
-    this.#cache.set(cacheKey, { connectionId, expiresAt: this.now() + this.ttlMs });
+    this.#cache.set(cacheKey, connectionId);
     return connectionId;
   }
 

@@ -1,17 +1,27 @@
 import { type Context, Hono } from 'hono';
 import type { MeteringEngine } from '../billing/metering.js';
-import { type CostLine, costMicros } from '../billing/pricing.js';
-import { canonicalError } from '../http/errors.js';
+import { holdForCall } from '../billing/pricing.js';
 import type { Logger } from '../http/logger.js';
 import { bearerToken } from '../identity/bearer.js';
 import type { KeyPrincipal, KeyStore } from '../identity/key-store.js';
 import { KEY_PREFIX } from '../identity/keys.js';
-import type { PlatformEnv } from '../platform/context.js';
-import type { MeterName } from '../store/database.js';
 import type { ConnectionResolver } from './access.js';
+import type { ProxyEnv } from './env.js';
 import { callerResponseHeaders, observedBody, upstreamRequestHeaders } from './forwarding.js';
-import { isFreeRoute, type ProviderCatalog, type ProviderConfig, rateFor } from './providers.js';
-import { createUsageObserver, type Quantities } from './usage.js';
+import { isFreeRoute, type ProviderCatalog, type ProviderConfig } from './providers.js';
+import {
+  balanceExhausted,
+  invalidKey,
+  missingKey,
+  noPrice,
+  notConnected,
+  spendCapReached,
+  unknownProvider,
+  upstreamUnreachable,
+} from './refusals.js';
+import { type ForwardedRequest, readRequest } from './request.js';
+import { type Admission, type MeteredCall, settleCall } from './settle.js';
+import { createUsageObserver } from './usage.js';
 
 export interface ProviderProxyOptions {
   keys: KeyStore;
@@ -29,6 +39,12 @@ export interface ProviderProxyOptions {
 /** The mount point: `{provider_proxy_url}` = `{base_url}/proxy/{provider}`. */
 export const PROXY_PREFIX = '/proxy';
 
+/** The provider a call is for, and the connection its key reaches that provider through. */
+interface Route {
+  provider: ProviderConfig;
+  connectionId: string;
+}
+
 /**
  * The metering provider proxy. Authenticates a `service_sk_*` key (bearer or `x-api-key`), derives
  * the tenant from it alone, checks the key may reach the provider, holds credit before the upstream
@@ -38,100 +54,89 @@ export const PROXY_PREFIX = '/proxy';
  * @see platform-spec.md "What the service does" 1 and 8
  * @see docs/proxy.md
  */
-export function createProviderProxy(options: ProviderProxyOptions): Hono<PlatformEnv> {
-  const app = new Hono<PlatformEnv>();
+export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEnv> {
+  const app = new Hono<ProxyEnv>();
   const maxRequestBytes = options.maxRequestBytes ?? 10 * 1024 * 1024;
   const upstreamFetch = options.fetch ?? fetch;
 
   app.all(`${PROXY_PREFIX}/:provider/*`, handle);
   app.all(`${PROXY_PREFIX}/:provider`, handle);
 
-  async function handle(c: Context<PlatformEnv>): Promise<Response> {
+  async function handle(c: Context<ProxyEnv>): Promise<Response> {
     c.set('errorShape', 'canonical');
-    const slug = c.req.param('provider') ?? '';
-    const token = bearerToken(c.req.header('authorization')) ?? c.req.header('x-api-key')?.trim() ?? null;
-    if (!token?.startsWith(KEY_PREFIX)) {
-      return canonicalError(
-        401,
-        'unauthorized',
-        'Missing or invalid API key: send a service_sk_ key as a Bearer token',
-      );
+    const key = await authenticate(c.req.raw);
+    if (key instanceof Response) return key;
+    const route = await resolveRoute(key, c.req.param('provider') ?? '');
+    if (route instanceof Response) return route;
+    const request = await readRequest(c.req.raw, route.provider, maxRequestBytes);
+    if (request instanceof Response) return request;
+    const admission = await admit(key, route.provider, request);
+    if (admission instanceof Response) return admission;
+    const upstream = await forward(c, route.provider, request);
+    if (!upstream) {
+      if (admission) await options.metering.release(admission, key.tenantId);
+      return upstreamUnreachable(route.provider.slug);
     }
-    const key = await options.keys.authenticate(token);
-    if (!key) return canonicalError(401, 'unauthorized', 'Invalid or revoked API key');
+    // Free routes, and upstream errors and redirects, pass through unbilled.
+    if (!admission || !upstream.body || upstream.status < 200 || upstream.status >= 300) {
+      return passThrough(upstream, admission, key);
+    }
+    return meter(upstream, upstream.body, {
+      key,
+      provider: route.provider,
+      connectionId: route.connectionId,
+      model: request.model,
+      admission,
+      upstreamStatus: upstream.status,
+      requestId: c.get('requestId') ?? null,
+    });
+  }
+
+  /** The live key the call is made with: a `service_sk_` key as a bearer token or in `x-api-key`. */
+  async function authenticate(request: Request): Promise<KeyPrincipal | Response> {
+    const token =
+      bearerToken(request.headers.get('authorization')) ?? request.headers.get('x-api-key')?.trim() ?? null;
+    if (!token?.startsWith(KEY_PREFIX)) return missingKey();
+    return (await options.keys.authenticate(token)) ?? invalidKey();
+  }
+
+  async function resolveRoute(key: KeyPrincipal, slug: string): Promise<Route | Response> {
     const provider = await options.providers.get(slug);
-    if (!provider) return canonicalError(404, 'not_found', `Unknown provider: ${slug}`, { slug });
+    if (!provider) return unknownProvider(slug);
     const connectionId = await options.connections.connectionFor(key, slug);
-    if (!connectionId) {
-      return canonicalError(403, 'not_connected', `This key has no connection to ${slug}`, {
-        slug,
-        connect_url: `${options.baseUrl}/integrations/${encodeURIComponent(slug)}`,
-        suggested_fix: `Connect ${slug} and bind the connection to this app`,
-      });
-    }
+    if (!connectionId) return notConnected(slug, options.baseUrl);
+    return { provider, connectionId };
+  }
 
-    const url = new URL(c.req.url);
-    // Everything after /proxy/{provider}, as sent (the provider segment may be percent-encoded).
-    const subPath = `/${url.pathname.split('/').slice(3).join('/')}`;
-    const upstreamUrl = `${provider.upstreamUrl}${subPath}${url.search}`;
-    const method = c.req.method.toUpperCase();
-    const request = await readRequest(c.req.raw, provider, subPath, maxRequestBytes);
-    if ('error' in request) return request.error;
-    const free = isFreeRoute(provider.freeRoutes, method, subPath);
+  /**
+   * Holds credit for a priced call against the balance (and the app's spend caps); null for a
+   * free route, which holds nothing.
+   */
+  async function admit(
+    key: KeyPrincipal,
+    provider: ProviderConfig,
+    request: ForwardedRequest,
+  ): Promise<Admission | null | Response> {
+    if (isFreeRoute(provider.freeRoutes, request.method, request.subPath)) return null;
+    const holdMicros = holdForCall(provider, request.model);
+    if (holdMicros === null) return noPrice(provider.slug, request.model);
+    const admitted = await options.metering.admit({ tenantId: key.tenantId, appId: key.appId, holdMicros });
+    if (admitted.ok) return admitted;
+    return admitted.reason === 'balance_exhausted'
+      ? balanceExhausted(provider.slug)
+      : spendCapReached(provider.slug, admitted.window, admitted.resetsAt);
+  }
 
-    let admission: { usageId: string; holdMicros: number; leaseId: string | null } | null = null;
-    if (!free) {
-      const pricing = priceOf(provider, request.model);
-      if (!pricing) {
-        return canonicalError(
-          400,
-          'validation_failed',
-          request.model ? `No price for model ${request.model} on ${slug}` : `No price for calls to ${slug}`,
-          { slug },
-        );
-      }
-      const admitted = await options.metering.admit({
-        tenantId: key.tenantId,
-        appId: key.appId,
-        holdMicros: pricing.holdMicros,
-      });
-      if (!admitted.ok && admitted.reason === 'balance_exhausted') {
-        return canonicalError(402, 'balance_exhausted', 'Out of credit: add credit to make metered calls', {
-          slug,
-          suggested_fix: 'Top up the workspace balance',
-        });
-      }
-      if (!admitted.ok) {
-        return canonicalError(
-          402,
-          'spend_cap_exceeded',
-          `The app's ${admitted.window} spend cap is reached; calls resume when the window resets`,
-          {
-            slug,
-            window: admitted.window,
-            resets_at: admitted.resetsAt.toISOString(),
-            retry_after: Math.max(1, Math.ceil((admitted.resetsAt.getTime() - Date.now()) / 1000)),
-          },
-        );
-      }
-      admission = admitted;
-    }
-
-    let upstream: Response;
+  /** The upstream's answer to the call sent with the managed-pool credential; null (logged) when unreachable. */
+  async function forward(
+    c: Context<ProxyEnv>,
+    provider: ProviderConfig,
+    request: ForwardedRequest,
+  ): Promise<Response | null> {
     try {
-      upstream = await upstreamFetch(upstreamUrl, {
-        method,
-        headers: upstreamRequestHeaders(
-          c.req.raw.headers,
-          provider.credential
-            ? {
-                header: provider.authHeader,
-                value: provider.authScheme
-                  ? `${provider.authScheme} ${provider.credential}`
-                  : provider.credential,
-              }
-            : null,
-        ),
+      return await upstreamFetch(request.upstreamUrl, {
+        method: request.method,
+        headers: upstreamRequestHeaders(c.req.raw.headers, poolCredential(provider)),
         body: request.body,
         redirect: 'manual',
         signal: c.req.raw.signal,
@@ -139,208 +144,49 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<Platfor
         ...({ duplex: 'half' } as any),
       });
     } catch (error) {
-      if (admission) await options.metering.release(admission, key.tenantId);
       options.logger.warn('provider unreachable', {
         request_id: c.get('requestId'),
-        provider: slug,
+        provider: provider.slug,
         error: error instanceof Error ? error.message : String(error),
       });
-      return canonicalError(502, 'upstream_error', `Could not reach ${slug}`, { slug });
+      return null;
     }
+  }
 
+  /** The upstream's answer as it is, giving back what the call held. */
+  async function passThrough(
+    upstream: Response,
+    admission: Admission | null,
+    key: KeyPrincipal,
+  ): Promise<Response> {
     const headers = callerResponseHeaders(upstream.headers);
-    if (!admission || !upstream.body || upstream.status < 200 || upstream.status >= 300) {
-      // Free routes, and upstream errors and redirects, pass through unbilled.
-      if (admission) await options.metering.release(admission, key.tenantId);
-      return new Response(upstream.body, {
-        status: upstream.status,
-        statusText: upstream.statusText,
-        headers,
-      });
-    }
+    if (admission) await options.metering.release(admission, key.tenantId);
+    return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers });
+  }
 
-    const held = admission;
+  /**
+   * The upstream's answer, piped back unbuffered while its usage is read from it. The call is
+   * settled after the response: the caller does not wait for the bookkeeping. A balance read on
+   * this instance waits for it (MeteringEngine.settled), so the caller still reads its spend.
+   */
+  function meter(upstream: Response, body: ReadableStream<Uint8Array>, call: MeteredCall): Response {
+    const headers = callerResponseHeaders(upstream.headers);
     const eventStream = (upstream.headers.get('content-type') ?? '').includes('text/event-stream');
-    const observer = createUsageObserver(provider.dialect, eventStream);
-    const settle = async (retried: boolean) => {
-      const reported = observer.finish();
-      const quantities: Quantities = { ...(reported ?? {}), call: 1 };
-      const estimated = reported === null;
-      const priced = estimated
-        ? { total: held.holdMicros, perMeter: {} }
-        : costOf(provider, request.model, quantities);
-      await options.metering.settle({
-        usageId: held.usageId,
-        tenantId: key.tenantId,
-        appId: key.appId,
-        connectionId,
-        keyId: key.keyId,
-        provider: slug,
-        model: request.model,
-        quantities,
-        meterCosts: priced.perMeter,
-        costMicros: priced.total,
-        estimated,
-        upstreamStatus: upstream.status,
-        requestId: c.get('requestId') ?? null,
-        holdMicros: held.holdMicros,
-        leaseId: held.leaseId,
-        retried,
-      });
-    };
-    // Settled after the response: the caller does not wait for the bookkeeping. A balance read
-    // on this instance waits for it (MeteringEngine.settled), so the caller still reads its spend.
-    const body = observedBody(upstream.body, observer.observe, () => {
-      void settleWithRetry(settle, options.logger, key, slug, held.usageId);
+    const usage = createUsageObserver(call.provider.dialect, eventStream);
+    const observed = observedBody(body, usage.observe, () => {
+      void settleCall(options.metering, options.logger, call, usage);
     });
-    return new Response(body, { status: upstream.status, statusText: upstream.statusText, headers });
+    return new Response(observed, { status: upstream.status, statusText: upstream.statusText, headers });
   }
 
   return app;
 }
 
-interface ForwardedRequest {
-  body: BodyInit | null;
-  model: string | null;
-}
-
-/**
- * The body to forward. Token-metered providers get JSON bodies read whole (small, and the model
- * decides the price); a streamed chat completion is asked to report its usage in its last event.
- * Other bodies stream through as they come.
- */
-async function readRequest(
-  request: Request,
-  provider: ProviderConfig,
-  subPath: string,
-  maxBytes: number,
-): Promise<ForwardedRequest | { error: Response }> {
-  if (!request.body) return { body: null, model: null };
-  const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > maxBytes) return { error: tooLarge(maxBytes) };
-  const json = (request.headers.get('content-type') ?? '').includes('json');
-  if (provider.dialect === 'per_call' || !json) return { body: limited(request.body, maxBytes), model: null };
-  const text = await readText(request.body, maxBytes);
-  if (text === null) return { error: tooLarge(maxBytes) };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return { body: text, model: null };
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-    return { body: text, model: null };
-  const fields = parsed as Record<string, unknown>;
-  const model = typeof fields.model === 'string' ? fields.model : null;
-  if (provider.dialect === 'openai' && fields.stream === true && subPath.endsWith('/chat/completions')) {
-    const streamOptions = (fields.stream_options ?? {}) as Record<string, unknown>;
-    if (streamOptions.include_usage !== true) {
-      return {
-        body: JSON.stringify({ ...fields, stream_options: { ...streamOptions, include_usage: true } }),
-        model,
-      };
-    }
-  }
-  return { body: text, model };
-}
-
-function tooLarge(maxBytes: number): Response {
-  return canonicalError(413, 'payload_too_large', `Request body is larger than ${maxBytes} bytes`);
-}
-
-async function readText(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string | null> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
-}
-
-/** Passes a body through, cutting it off past `maxBytes` (the upstream sees a failed upload). */
-function limited(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
-  let size = 0;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        size += chunk.byteLength;
-        if (size > maxBytes) controller.error(new Error('Request body too large'));
-        else controller.enqueue(chunk);
-      },
-    }),
-  );
-}
-
-const TOKEN_METERS: MeterName[] = ['input_tokens', 'output_tokens'];
-
-/**
- * Whether the call has a price, and what to hold for it: a per-call price is held exactly; a
- * token-metered call holds the provider's estimate plus any per-call price.
- */
-function priceOf(provider: ProviderConfig, model: string | null): { holdMicros: number } | null {
-  const call = rateFor(provider.rates, 'call', model);
-  const callCost = call
-    ? costMicros([{ quantity: 1, unitPriceMicros: call.unitPriceMicros }], provider.marginPercent)
-    : 0;
-  if (provider.dialect === 'per_call') return call ? { holdMicros: callCost } : null;
-  const tokenRates = TOKEN_METERS.filter((meter) => rateFor(provider.rates, meter, model));
-  if (tokenRates.length === 0 && !call) return null;
-  return { holdMicros: provider.holdMicros + callCost };
-}
-
-/** The call's cost, rounded once, and each meter's cost rounded on its own (for reports). */
-function costOf(
-  provider: ProviderConfig,
-  model: string | null,
-  quantities: Quantities,
-): { total: number; perMeter: Quantities } {
-  const lines: CostLine[] = [];
-  const perMeter: Quantities = {};
-  for (const [meter, quantity] of Object.entries(quantities) as Array<[MeterName, number]>) {
-    const rate = rateFor(provider.rates, meter, model);
-    if (!rate || quantity <= 0) continue;
-    const line = { quantity, unitPriceMicros: rate.unitPriceMicros };
-    lines.push(line);
-    perMeter[meter] = costMicros([line], provider.marginPercent);
-  }
-  return { total: costMicros(lines, provider.marginPercent), perMeter };
-}
-
-/**
- * A settlement that fails is tried once more; if that fails too the call stays unbilled (its hold
- * lapses) and the failure is logged with what is needed to bill it by hand. The caller's response
- * is never broken for it.
- */
-async function settleWithRetry(
-  settle: (retried: boolean) => Promise<void>,
-  logger: Logger,
-  key: KeyPrincipal,
-  provider: string,
-  usageId: string,
-): Promise<void> {
-  for (let attempt = 1; attempt <= 2; attempt++) {
-    try {
-      await settle(attempt > 1);
-      return;
-    } catch (error) {
-      if (attempt === 2) {
-        logger.error('metered call could not be settled', {
-          usage_id: usageId,
-          tenant_id: key.tenantId,
-          provider,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      } else {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
-  }
+/** The header carrying the provider's managed-pool credential, or null when the upstream needs none. */
+function poolCredential(provider: ProviderConfig): { header: string; value: string } | null {
+  if (!provider.credential) return null;
+  return {
+    header: provider.authHeader,
+    value: provider.authScheme ? `${provider.authScheme} ${provider.credential}` : provider.credential,
+  };
 }

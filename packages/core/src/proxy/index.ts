@@ -1,13 +1,13 @@
 export { ConnectionResolver } from './access.js';
 export { createProviderProxy, PROXY_PREFIX, type ProviderProxyOptions } from './create-proxy.js';
+export type { ProxyEnv } from './env.js';
 export {
   type FreeRoute,
   isFreeRoute,
-  type MeterRate,
   ProviderCatalog,
   type ProviderConfig,
   type ProviderInput,
   parseFreeRoute,
   upsertProvider,
 } from './providers.js';
-export { createUsageObserver, type Quantities, type UsageObserver } from './usage.js';
+export { createUsageObserver, type UsageObserver } from './usage.js';

@@ -1,20 +1,16 @@
 import type { Kysely } from 'kysely';
+import type { PriceList } from '../billing/pricing.js';
+import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database, MeterName, ProviderDialect } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
 
 /**
  * The providers behind the metering proxy, read from the store and kept for a few seconds: their
- * upstream, managed-pool credential (opened from its sealed form), free routes, hold and rates.
+ * upstream, managed-pool credential (opened from its sealed form), free routes, and the price
+ * list billing prices their calls by.
  *
  * @see docs/proxy.md "Providers"
  */
-export interface MeterRate {
-  meter: MeterName;
-  /** '' for every model without a rate of its own. */
-  model: string;
-  unitPriceMicros: string;
-}
-
 export interface FreeRoute {
   /** Upper-case method, or `*` for any. */
   method: string;
@@ -22,18 +18,14 @@ export interface FreeRoute {
   prefix: string;
 }
 
-export interface ProviderConfig {
+export interface ProviderConfig extends PriceList {
   slug: string;
   upstreamUrl: string;
-  dialect: ProviderDialect;
   authHeader: string;
   authScheme: string;
   /** The managed-pool credential, or null when the upstream needs none. */
   credential: string | null;
   freeRoutes: FreeRoute[];
-  holdMicros: number;
-  marginPercent: string;
-  rates: MeterRate[];
 }
 
 export interface ProviderInput {
@@ -117,22 +109,23 @@ export async function upsertProvider(
 }
 
 export class ProviderCatalog {
-  readonly #cache = new Map<string, { config: ProviderConfig | null; expiresAt: number }>();
+  readonly #cache: TtlCache<string, ProviderConfig | null>;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly sealer: Sealer | null,
     private readonly defaultMarginPercent: string,
-    private readonly now: () => number = Date.now,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.#cache = new TtlCache({ ttlMs: CACHE_MS, maxEntries: 1000, now });
+  }
 
   /** The enabled provider with this slug, or null. */
   async get(slug: string): Promise<ProviderConfig | null> {
     const cached = this.#cache.get(slug);
-    if (cached && cached.expiresAt > this.now()) return cached.config;
+    if (cached !== undefined) return cached;
     const config = await this.#load(slug);
-    if (this.#cache.size > 1000) this.#cache.clear();
-    this.#cache.set(slug, { config, expiresAt: this.now() + CACHE_MS });
+    this.#cache.set(slug, config);
     return config;
   }
 
@@ -169,12 +162,4 @@ export class ProviderCatalog {
       rates: rates.map((r) => ({ meter: r.meter, model: r.model, unitPriceMicros: r.unit_price_micros })),
     };
   }
-}
-
-/** The rate of a meter for a model: the model's own, else the provider's any-model rate. */
-export function rateFor(rates: MeterRate[], meter: MeterName, model: string | null): MeterRate | undefined {
-  return (
-    (model ? rates.find((r) => r.meter === meter && r.model === model) : undefined) ??
-    rates.find((r) => r.meter === meter && r.model === '')
-  );
 }

@@ -1,5 +1,6 @@
 import { createParser } from 'eventsource-parser';
-import type { MeterName, ProviderDialect } from '../store/database.js';
+import type { Quantities } from '../billing/pricing.js';
+import type { ProviderDialect } from '../store/database.js';
 
 /**
  * Reads what a call used from the upstream response as it streams past, without holding it up:
@@ -14,8 +15,6 @@ import type { MeterName, ProviderDialect } from '../store/database.js';
  *
  * @see docs/proxy.md "Metering"
  */
-export type Quantities = Partial<Record<MeterName, number>>;
-
 export interface UsageObserver {
   observe(chunk: Uint8Array): void;
   /** Token counts reported by the upstream, or null when it reported none. */

@@ -8,6 +8,7 @@ export {
 export type * from './database.js';
 export type { NotificationHandler } from './listener.js';
 export { createPGliteDialect } from './pglite-dialect.js';
+export { createRateLimitCounter } from './rate-limit-hits.js';
 export {
   createSealer,
   generateEncryptionKey,

@@ -5,6 +5,7 @@
  * @see RFC 7591; docs/door.md "Authorize"
  */
 import type { Kysely } from 'kysely';
+import { TtlCache } from '../../internal/ttl-cache.js';
 import type { Database } from '../../store/database.js';
 import { LIFETIMES } from '../config.js';
 import { hashSecret, mintSecret, SECRET_PREFIX, safeEqual } from '../secrets.js';
@@ -30,13 +31,15 @@ export interface AuthorizationRequest {
 
 export class ClientStore {
   /** Consent lookups, trusted for `consentCacheMs`; withdrawing here drops the entry at once. */
-  readonly #consents = new Map<string, { scopes: string[] | null; until: number }>();
+  readonly #consents: TtlCache<string, string[] | null>;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number,
-    private readonly consentCacheMs = 0,
-  ) {}
+    consentCacheMs = 0,
+  ) {
+    this.#consents = new TtlCache({ ttlMs: consentCacheMs, maxEntries: 10_000, now });
+  }
 
   async register(input: {
     clientName: string | null;
@@ -147,12 +150,9 @@ export class ClientStore {
   async consentOf(subject: string, clientId: string): Promise<string[] | null> {
     const key = `${clientId} ${subject}`;
     const hit = this.#consents.get(key);
-    if (hit && hit.until > this.now()) return hit.scopes;
+    if (hit !== undefined) return hit;
     const scopes = await this.#readConsent(subject, clientId);
-    if (this.consentCacheMs > 0) {
-      if (this.#consents.size >= 10_000) this.#consents.clear();
-      this.#consents.set(key, { scopes, until: this.now() + this.consentCacheMs });
-    }
+    this.#consents.set(key, scopes);
     return scopes;
   }
 

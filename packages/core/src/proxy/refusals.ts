@@ -1,0 +1,71 @@
+/**
+ * Every answer the proxy gives instead of the upstream's, in the canonical error shape: 401 no or
+ * bad key, 404 unknown provider, 403 no connection, 400 no price, 402 out of credit or over a
+ * spend cap, 413 body too large, 502 upstream unreachable.
+ *
+ * @see platform-spec.md "What the service does" 1 and 8, docs/proxy.md "Errors"
+ */
+import { canonicalError } from '../http/errors.js';
+import type { SpendPeriod } from '../store/database.js';
+
+export function missingKey(): Response {
+  return canonicalError(
+    401,
+    'unauthorized',
+    'Missing or invalid API key: send a service_sk_ key as a Bearer token',
+  );
+}
+
+export function invalidKey(): Response {
+  return canonicalError(401, 'unauthorized', 'Invalid or revoked API key');
+}
+
+export function unknownProvider(slug: string): Response {
+  return canonicalError(404, 'not_found', `Unknown provider: ${slug}`, { slug });
+}
+
+export function notConnected(slug: string, baseUrl: string): Response {
+  return canonicalError(403, 'not_connected', `This key has no connection to ${slug}`, {
+    slug,
+    connect_url: `${baseUrl}/integrations/${encodeURIComponent(slug)}`,
+    suggested_fix: `Connect ${slug} and bind the connection to this app`,
+  });
+}
+
+export function noPrice(slug: string, model: string | null): Response {
+  return canonicalError(
+    400,
+    'validation_failed',
+    model ? `No price for model ${model} on ${slug}` : `No price for calls to ${slug}`,
+    { slug },
+  );
+}
+
+export function balanceExhausted(slug: string): Response {
+  return canonicalError(402, 'balance_exhausted', 'Out of credit: add credit to make metered calls', {
+    slug,
+    suggested_fix: 'Top up the workspace balance',
+  });
+}
+
+export function spendCapReached(slug: string, window: SpendPeriod, resetsAt: Date): Response {
+  return canonicalError(
+    402,
+    'spend_cap_exceeded',
+    `The app's ${window} spend cap is reached; calls resume when the window resets`,
+    {
+      slug,
+      window,
+      resets_at: resetsAt.toISOString(),
+      retry_after: Math.max(1, Math.ceil((resetsAt.getTime() - Date.now()) / 1000)),
+    },
+  );
+}
+
+export function tooLarge(maxBytes: number): Response {
+  return canonicalError(413, 'payload_too_large', `Request body is larger than ${maxBytes} bytes`);
+}
+
+export function upstreamUnreachable(slug: string): Response {
+  return canonicalError(502, 'upstream_error', `Could not reach ${slug}`, { slug });
+}
