@@ -12,11 +12,11 @@ import type { UIMessage, UIMessageChunk } from 'ai';
 import { type Kysely, sql } from 'kysely';
 import { describeError, type Logger } from '../http/logger.js';
 import type { Database } from '../store/database.js';
-import { WireError } from '../wire/errors.js';
 import type { RunStatus } from '../store/database.js';
 import type { ApprovalStore } from './approvals.js';
 import { recordAudit } from './audit.js';
 import { newId } from './ids.js';
+import { RunError } from './run-error.js';
 import { LiveRun, type SequencedChunk } from './live-run.js';
 import { followStoredRun, type RunView, viewOf } from './run-rows.js';
 import { type ThreadStore, titleFrom } from './threads.js';
@@ -219,14 +219,14 @@ export class RunHub {
           .returning('id')
           .execute();
         if (reaped.length === 0) {
-          throw new WireError(
+          throw new RunError(
             'run_in_flight',
             'This thread already has a turn in flight: resume its stream, or stop it first.',
           );
         }
       }
     }
-    throw new WireError('run_in_flight', 'This thread already has a turn in flight.');
+    throw new RunError('run_in_flight', 'This thread already has a turn in flight.');
   }
 
   async #execute(run: LiveRun): Promise<void> {

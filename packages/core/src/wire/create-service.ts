@@ -21,7 +21,7 @@ import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
 import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
 import { loadDoor, type WireDoor } from './door-loader.js';
-import { WireError, wireError } from './errors.js';
+import { asWireError, wireError } from './errors.js';
 import { CompositionError, type ServiceOptions, validateServiceOptions } from './options.js';
 import { agentSurface, readOverrides } from './overrides.js';
 import { checkEncoding, checkJsonGate, wirePath } from './pipeline.js';
@@ -217,16 +217,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
 function failure(ctx: WireContext, error: unknown, requestId: string, path: string): Response {
   const headers = { 'x-request-id': requestId };
-  if (error instanceof WireError) {
-    if (error.status >= 500) {
+  const known = asWireError(error);
+  if (known) {
+    if (known.status >= 500) {
       ctx.logger.error('wire error', {
         request_id: requestId,
         path,
-        code: error.code,
-        ...describeError(error),
+        code: known.code,
+        ...describeError(known),
       });
     }
-    return wireError(error.code, error.message, { ...headers, ...error.headers });
+    return wireError(known.code, known.message, { ...headers, ...known.headers });
   }
   ctx.logger.error('unhandled wire error', { request_id: requestId, path, ...describeError(error) });
   return wireError('internal_error', `Internal server error (request id ${requestId}).`, headers);
