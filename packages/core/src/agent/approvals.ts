@@ -4,8 +4,7 @@
  * parked call learns of them at once on its own instance and within a poll interval elsewhere.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/database.js';
-import type { ApprovalStatus } from '../store/database.js';
+import type { ApprovalStatus, Database } from '../store/database.js';
 import { DEFAULT_GRANT_TTL_SECONDS, type GrantStore } from './grants.js';
 import { newId } from './ids.js';
 import type { Grant, GrantScope } from './tools.js';

@@ -5,8 +5,7 @@
  */
 import type { UIMessage, UIMessageChunk } from 'ai';
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/database.js';
-import type { RunStatus } from '../store/database.js';
+import type { Database, RunStatus } from '../store/database.js';
 import type { Principal } from './tools.js';
 
 /** How far behind the stream chunks reach the store. */

@@ -4,8 +4,7 @@
  */
 import type { UIMessageChunk } from 'ai';
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/database.js';
-import type { RunStatus } from '../store/database.js';
+import type { Database, RunStatus } from '../store/database.js';
 import type { SequencedChunk } from './live-run.js';
 
 export interface RunView {
