@@ -14,11 +14,9 @@ import {
   type UIMessage,
   type UIMessageChunk,
 } from 'ai';
-import type { Kysely } from 'kysely';
 import { describeError, type Logger } from '../http/logger.js';
-import type { Database } from '../store/database.js';
 import type { ApprovalStore } from './approvals.js';
-import { recordAudit } from './audit.js';
+import type { AuditLog } from './audit.js';
 import type { GrantStore } from './grants.js';
 import { capToolOutput, windowMessages } from './history.js';
 import { newId } from './ids.js';
@@ -27,7 +25,7 @@ import type { ThreadStore } from './threads.js';
 import type { Grant, RegisteredTool, ToolContext, ToolRegistry } from './tools.js';
 
 export interface TurnDeps {
-  db: Kysely<Database>;
+  audit: AuditLog;
   threads: ThreadStore;
   approvals: ApprovalStore;
   grants: GrantStore;
@@ -215,7 +213,7 @@ async function callTool(
     grant = await deps.grants.find(run.owner, registered.name, input);
     if (grant) {
       context.grant = grant;
-      void recordAudit(deps.db, run.owner, 'grant.used', {
+      deps.audit.record(run.owner, 'grant.used', {
         grantId: grant.id,
         tool: registered.name,
         runId: run.id,
@@ -228,11 +226,11 @@ async function callTool(
   try {
     const output = await registered.execute(input, context);
     if (approvalId) await deps.approvals.markExecuted(approvalId);
-    void recordAudit(deps.db, run.owner, 'tool.called', { ...audit, ok: true });
+    deps.audit.record(run.owner, 'tool.called', { ...audit, ok: true });
     return output;
   } catch (error) {
     if (approvalId) await deps.approvals.markExecuted(approvalId);
-    void recordAudit(deps.db, run.owner, 'tool.called', { ...audit, ok: false });
+    deps.audit.record(run.owner, 'tool.called', { ...audit, ok: false });
     throw error;
   }
 }
@@ -256,7 +254,7 @@ async function park(
   });
   await run.toolInputSeen(toolCallId);
   run.emit({ type: 'tool-approval-request', approvalId, toolCallId });
-  void recordAudit(deps.db, run.owner, 'approval.requested', {
+  deps.audit.record(run.owner, 'approval.requested', {
     approvalId,
     tool: registered.name,
     runId: run.id,

@@ -2,6 +2,7 @@ import type { LanguageModel } from 'ai';
 import type { Context } from 'hono';
 import type { Kysely } from 'kysely';
 import type { ApprovalStore } from '../agent/approvals.js';
+import type { AuditLog } from '../agent/audit.js';
 import type { GrantStore } from '../agent/grants.js';
 import type { RunHub } from '../agent/run-hub.js';
 import type { ThreadStore } from '../agent/threads.js';
@@ -18,6 +19,7 @@ export const BASE_PATH = '/api/service';
 export interface WireContext {
   store: Store;
   db: Kysely<Database>;
+  audit: AuditLog;
   logger: Logger;
   resolvePrincipal: PrincipalResolver;
   tools: ToolRegistry;

@@ -11,7 +11,7 @@
 import type { LanguageModel } from 'ai';
 import { Hono } from 'hono';
 import { ApprovalStore } from '../agent/approvals.js';
-import { flushAudit, recordAudit } from '../agent/audit.js';
+import { AuditLog } from '../agent/audit.js';
 import { GrantStore } from '../agent/grants.js';
 import { RunHub } from '../agent/run-hub.js';
 import { ThreadStore } from '../agent/threads.js';
@@ -81,6 +81,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const db = store.db;
   const baseUrl = options.baseUrl ?? blankToUndefined(env.SERVICE_BASE_URL) ?? null;
   const automations = automationsOf(options, env);
+  const audit = new AuditLog(db, logger);
   const threads = new ThreadStore(db);
   const grants = new GrantStore(db);
   const approvals = new ApprovalStore(db, grants);
@@ -91,7 +92,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     threads,
     approvals,
     {
-      db,
+      audit,
       threads,
       approvals,
       grants,
@@ -132,6 +133,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const context: WireContext = {
     store,
     db,
+    audit,
     logger,
     resolvePrincipal: options.principal,
     tools,
@@ -156,7 +158,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   if (!context.baseUrlSet) {
     // Without the host's public URL, tools never get the user's credentials: say so once.
-    void recordAudit(db, null, 'present-credentials-not-forwarded', { reason: 'untrusted-host-origin' });
+    audit.record(null, 'present-credentials-not-forwarded', { reason: 'untrusted-host-origin' });
   }
 
   const app = new Hono<WireEnv>().basePath(BASE_PATH);
@@ -209,7 +211,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     context,
     close: async () => {
       await runs.close();
-      await flushAudit(db);
+      await audit.flush();
       if (ownsStore) await store.close();
     },
   };

@@ -8,7 +8,6 @@
  */
 import { createHmac } from 'node:crypto';
 import { Hono } from 'hono';
-import { recordAudit } from '../../agent/audit.js';
 import { bearerToken } from '../../identity/bearer.js';
 import { safeEqual } from '../../identity/keys.js';
 import type { WireContext, WireEnv } from '../context.js';
@@ -28,13 +27,9 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
     const token = bearerToken(c.req.header('authorization'));
     const secret = automations.tickSecret;
     if (!secret || !token || !safeEqual(token, secret)) {
-      await recordAudit(
-        ctx.db,
-        null,
-        'tick.rejected',
-        { reason: secret ? 'bad_secret' : 'no_secret_configured' },
-        { now: true },
-      );
+      await ctx.audit.recordNow(null, 'tick.rejected', {
+        reason: secret ? 'bad_secret' : 'no_secret_configured',
+      });
       throw new WireError('unauthorized', 'The tick secret is missing or wrong.');
     }
     // No automation is due in this release; the answer's shape is the stable contract.
@@ -44,13 +39,7 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
   app.post('/webhooks/:source', async (c) => {
     const source = c.req.param('source');
     const reject = async (reason: string) => {
-      await recordAudit(
-        ctx.db,
-        null,
-        'webhook.rejected',
-        { source: source.slice(0, 64), reason },
-        { now: true },
-      );
+      await ctx.audit.recordNow(null, 'webhook.rejected', { source: source.slice(0, 64), reason });
       return new WireError('unauthorized', 'Webhook verification failed.');
     };
     if (Number(c.req.header('content-length') ?? '0') > WEBHOOK_BODY_CAP) {

@@ -6,7 +6,6 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { listAudit } from '../../agent/audit.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { principalOf, queryOf, validate } from '../request.js';
 
@@ -57,7 +56,7 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
   app.get('/activity', async (c) => {
     const principal = await principalOf(ctx, c);
     const query = validate(activityQuery, queryOf(c), 'query');
-    const events = await listAudit(ctx.db, principal.subject, {
+    const events = await ctx.audit.list(principal.subject, {
       limit: query.limit,
       ...(query.before ? { before: query.before } : {}),
     });
