@@ -17,6 +17,7 @@ import { agentSurface } from '../agent/overrides.js';
 import { RunHub } from '../agent/run-hub.js';
 import { ThreadStore } from '../agent/threads.js';
 import { createToolRegistry } from '../agent/tools.js';
+import { Automations } from '../automations/index.js';
 import { createJsonLogger, describeError } from '../http/logger.js';
 import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
@@ -81,8 +82,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const store: Store = options.store ?? (await createStore());
   const db = store.db;
   const baseUrl = options.baseUrl ?? blankToUndefined(env.SERVICE_BASE_URL) ?? null;
-  const automations = automationsOf(options, env);
   const audit = new AuditLog(db, logger);
+  const automations = automationsOf(options, env, db, audit);
   const threads = new ThreadStore(db);
   const grants = new GrantStore(db);
   const approvals = new ApprovalStore(db, grants);
@@ -132,8 +133,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   }
 
   const context: WireContext = {
-    store,
-    db,
+    storeHealth: { kind: store.kind, ping: () => store.ping() },
     audit,
     logger,
     resolvePrincipal: options.principal,
@@ -261,11 +261,13 @@ function resolveModel(
 function automationsOf(
   options: ServiceOptions,
   env: Record<string, string | undefined>,
-): WireContext['automations'] {
+  db: Store['db'],
+  audit: AuditLog,
+): Automations | null {
   if (options.automations === false) return null;
   const given = typeof options.automations === 'object' ? options.automations : {};
   const tickSecret = given.tickSecret ?? blankToUndefined(env.SERVICE_TICK_SECRET);
-  return { ...given, ...(tickSecret ? { tickSecret } : {}) };
+  return new Automations(db, audit, { ...given, ...(tickSecret ? { tickSecret } : {}) });
 }
 
 function blankToUndefined(value: string | undefined): string | undefined {

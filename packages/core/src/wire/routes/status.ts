@@ -18,13 +18,13 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
   const app = new Hono<WireEnv>();
 
   app.get('/status', async (c) => {
-    const storeOk = await ctx.store.ping();
+    const storeOk = await ctx.storeHealth.ping();
     const tools = ctx.tools.enabled();
     const count = (risk: string | null) => tools.filter((t) => t.risk === risk).length;
     const body = {
       ok: storeOk,
       blocks: {
-        store: { ok: storeOk, kind: ctx.store.kind },
+        store: { ok: storeOk, kind: ctx.storeHealth.kind },
         agent: {
           ready: ctx.model.instance !== null,
           toolOutputCap: ctx.toolOutputCap,
