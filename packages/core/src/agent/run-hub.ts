@@ -12,11 +12,10 @@ import type { UIMessage, UIMessageChunk } from 'ai';
 import { type Kysely, sql } from 'kysely';
 import { describeError, type Logger } from '../http/logger.js';
 import type { Database, RunStatus } from '../store/database.js';
-import { WireError } from '../wire/errors.js';
 import type { ApprovalStore } from './approvals.js';
-import { recordAudit } from './audit.js';
 import { newId } from './ids.js';
 import { LiveRun, type SequencedChunk } from './live-run.js';
+import { RunError } from './run-error.js';
 import { followStoredRun, type RunView, viewOf } from './run-rows.js';
 import { type ThreadStore, titleFrom } from './threads.js';
 import type { Principal } from './tools.js';
@@ -67,7 +66,7 @@ export class RunHub {
     if (seq === 1) run.knownHistory = [userMessage];
     run.credentials = credentials;
     this.#live.set(runId, run);
-    void recordAudit(this.db, owner, 'run.started', { runId, threadId });
+    this.turnDeps.audit.record(owner, 'run.started', { runId, threadId });
     const task = this.#execute(run).finally(() => this.#running.delete(task));
     this.#running.add(task);
     return run;
@@ -140,7 +139,7 @@ export class RunHub {
     if (updated) {
       this.#live.get(runId)?.requestStop(reason);
       await this.approvals.dropForRun(runId);
-      void recordAudit(this.db, owner, 'run.stop_requested', { runId, reason });
+      this.turnDeps.audit.record(owner, 'run.stop_requested', { runId, reason });
     }
     return this.getRun(owner, runId);
   }
@@ -218,14 +217,14 @@ export class RunHub {
           .returning('id')
           .execute();
         if (reaped.length === 0) {
-          throw new WireError(
+          throw new RunError(
             'run_in_flight',
             'This thread already has a turn in flight: resume its stream, or stop it first.',
           );
         }
       }
     }
-    throw new WireError('run_in_flight', 'This thread already has a turn in flight.');
+    throw new RunError('run_in_flight', 'This thread already has a turn in flight.');
   }
 
   async #execute(run: LiveRun): Promise<void> {
@@ -267,7 +266,7 @@ export class RunHub {
         run.requestStop(stored?.stop_reason ?? run.stopReason ?? 'user');
         await this.approvals.dropForRun(run.id).catch(() => {});
       }
-      void recordAudit(this.db, run.owner, 'run.finished', { runId: run.id, status });
+      this.turnDeps.audit.record(run.owner, 'run.finished', { runId: run.id, status });
       await run.finish(status);
     } finally {
       clearInterval(watchdog);

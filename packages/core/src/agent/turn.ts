@@ -14,20 +14,19 @@ import {
   type UIMessage,
   type UIMessageChunk,
 } from 'ai';
-import type { Kysely } from 'kysely';
 import { describeError, type Logger } from '../http/logger.js';
-import type { Database } from '../store/database.js';
 import type { ApprovalStore } from './approvals.js';
-import { recordAudit } from './audit.js';
+import type { AuditLog } from './audit.js';
 import type { GrantStore } from './grants.js';
 import { capToolOutput, windowMessages } from './history.js';
 import { newId } from './ids.js';
 import type { LiveRun } from './live-run.js';
 import type { ThreadStore } from './threads.js';
-import type { Grant, RegisteredTool, ToolContext, ToolRegistry } from './tools.js';
+import { callHostTool } from './tool-call.js';
+import type { RegisteredTool, ToolRegistry } from './tools.js';
 
 export interface TurnDeps {
-  db: Kysely<Database>;
+  audit: AuditLog;
   threads: ThreadStore;
   approvals: ApprovalStore;
   grants: GrantStore;
@@ -197,43 +196,38 @@ async function callTool(
   rawInput: unknown,
   toolCallId: string,
 ): Promise<unknown> {
-  const parsed = registered.parseInput(rawInput);
-  if (!parsed.ok) throw new Error(`Invalid input for ${registered.name}: ${parsed.message}`);
-  const input = parsed.value;
-  const context: ToolContext = {
-    principal: run.principal,
-    via: 'agent',
-    signal: deps.shutdown,
-    threadId: run.threadId,
-    runId: run.id,
-    toolCallId,
-    ...(run.credentials ? { credentials: run.credentials } : {}),
-  };
-  let approvalId: string | null = null;
-  let grant: Grant | null = null;
-  if (await registered.needsApproval(input, context)) {
-    grant = await deps.grants.find(run.owner, registered.name, input);
-    if (grant) {
-      context.grant = grant;
-      void recordAudit(deps.db, run.owner, 'grant.used', {
-        grantId: grant.id,
-        tool: registered.name,
-        runId: run.id,
-      });
-    } else {
-      approvalId = await park(run, deps, registered, input, toolCallId);
-    }
-  }
-  const audit = { tool: registered.name, runId: run.id, threadId: run.threadId, toolCallId };
-  try {
-    const output = await registered.execute(input, context);
-    if (approvalId) await deps.approvals.markExecuted(approvalId);
-    void recordAudit(deps.db, run.owner, 'tool.called', { ...audit, ok: true });
-    return output;
-  } catch (error) {
-    if (approvalId) await deps.approvals.markExecuted(approvalId);
-    void recordAudit(deps.db, run.owner, 'tool.called', { ...audit, ok: false });
-    throw error;
+  const outcome = await callHostTool(deps, {
+    tool: registered,
+    input: rawInput,
+    owner: run.owner,
+    context: {
+      principal: run.principal,
+      via: 'agent',
+      signal: deps.shutdown,
+      threadId: run.threadId,
+      runId: run.id,
+      toolCallId,
+      ...(run.credentials ? { credentials: run.credentials } : {}),
+    },
+    audit: {
+      grantUsed: { runId: run.id },
+      called: { runId: run.id, threadId: run.threadId, toolCallId },
+    },
+    approve: async (input) => {
+      const approvalId = await park(run, deps, registered, input, toolCallId);
+      return { markExecuted: () => deps.approvals.markExecuted(approvalId) };
+    },
+  });
+  switch (outcome.status) {
+    case 'ok':
+      return outcome.output;
+    case 'failed':
+      throw outcome.error;
+    case 'invalid-input':
+      throw new Error(`Invalid input for ${registered.name}: ${outcome.message}`);
+    default:
+      // Neither happens here: no credentials are asked for, and approve() approves or throws.
+      throw new Error(`${registered.name} did not run (${outcome.status})`);
   }
 }
 
@@ -256,7 +250,7 @@ async function park(
   });
   await run.toolInputSeen(toolCallId);
   run.emit({ type: 'tool-approval-request', approvalId, toolCallId });
-  void recordAudit(deps.db, run.owner, 'approval.requested', {
+  deps.audit.record(run.owner, 'approval.requested', {
     approvalId,
     tool: registered.name,
     runId: run.id,

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
+import type { AuditLog } from '../agent/audit.js';
 import type { GrantStore as ApprovalGrantStore } from '../agent/grants.js';
 import type { ActAs, ToolRegistry } from '../agent/tools.js';
 import type { Logger } from '../http/logger.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { Database } from '../store/database.js';
-import type { AuditBatcher } from './audit-batch.js';
 import type { DoorConfig, DoorOAuthAdapter, DoorOverrides } from './config.js';
 import type { ClientStore } from './storage/clients.js';
 import type { GrantStore } from './storage/grants.js';
@@ -17,7 +17,7 @@ export interface DoorContext {
   /** The wire's remembered approvals: a tool that needs approval runs from the door only under one. */
   approvalGrants: ApprovalGrantStore;
   /** Activity events of tool calls (the wire's `/activity`), written in batches. */
-  audit: AuditBatcher;
+  audit: AuditLog;
   oauth: DoorOAuthAdapter;
   clients: ClientStore;
   grants: GrantStore;

@@ -10,11 +10,11 @@
  *
  * @see platform-spec.md "MCP door endpoints"; docs/door.md
  */
+import { AuditLog } from '../agent/audit.js';
 import { GrantStore as ApprovalGrantStore } from '../agent/grants.js';
 import { createJsonLogger, describeError } from '../http/logger.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { createRateLimitCounter } from '../store/rate-limit-hits.js';
-import { createAuditBatcher } from './audit-batch.js';
 import { handleAuthorize } from './authorize.js';
 import { bearerOf, createBearerAuthenticator } from './bearer.js';
 import { type DoorMode, type DoorOptions, resolveDoorConfig } from './config.js';
@@ -72,7 +72,7 @@ export function createDoor(options: DoorOptions): Door {
     config,
     db,
     approvalGrants: new ApprovalGrantStore(db, now),
-    audit: createAuditBatcher(db, logger),
+    audit: new AuditLog(db, logger),
     oauth: options.oauth,
     clients: new ClientStore(db, now, cacheTtlMs),
     grants,

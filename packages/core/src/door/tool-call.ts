@@ -7,6 +7,7 @@
  * @see platform-spec.md "MCP door endpoints" (Host tool calls), "Errors" (Door tool errors)
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { callHostTool } from '../agent/tool-call.js';
 import type { ActAsGrant, Principal, RegisteredTool, ToolContext } from '../agent/tools.js';
 import { describeError } from '../http/logger.js';
 import type { DoorCaller } from './bearer.js';
@@ -50,13 +51,7 @@ export async function callTool(
   },
 ): Promise<CallToolResult> {
   const { tool, caller, principal } = call;
-  const attribution = {
-    tool: tool.name,
-    via: 'door',
-    clientId: caller.clientId,
-    ...(caller.actor ? { actor: caller.actor } : {}),
-  };
-  const audit = (outcome: string, extra: Record<string, unknown> = {}) => {
+  const log = (outcome: string, extra: Record<string, unknown> = {}) => {
     context.logger.info('door.tool_call', {
       tool: tool.name,
       subject: caller.subject,
@@ -65,15 +60,11 @@ export async function callTool(
       outcome,
       ...extra,
     });
-    // The user's own activity feed: what ran on their behalf, from which client or service key.
-    if (outcome === 'ok' || outcome === 'tool-failed') {
-      context.audit.record(caller.subject, 'tool.called', { ...attribution, ok: outcome === 'ok' });
-    }
   };
 
   const neededScope = tool.risk === 'read' ? 'read' : 'write';
   if (!caller.scopes.includes(neededScope) && !(neededScope === 'read' && caller.scopes.includes('write'))) {
-    audit('insufficient-scope');
+    log('insufficient-scope');
     return toolError(
       'insufficient-scope',
       `${tool.name} needs the ${neededScope} scope, which this connection was not granted`,
@@ -83,12 +74,13 @@ export async function callTool(
     // The consent record is the user's standing permission; withdrawn consent stops calls at once.
     const consent = await context.clients.consentOf(caller.subject, caller.clientId);
     if (!consent) {
-      audit('forbidden');
+      log('forbidden');
       return toolError('forbidden', 'This connection has no consent record; reconnect and approve access');
     }
   }
-  if (!context.actAs) {
-    audit('not-implemented');
+  const actAs = context.actAs;
+  if (!actAs) {
+    log('not-implemented');
     return toolError(
       'not-implemented',
       'This server cannot act on your behalf yet: the host has not configured actAs',
@@ -100,47 +92,49 @@ export async function callTool(
     clientId: caller.actor ?? caller.clientId,
   };
   if (grant.subject !== principal.subject) {
-    audit('act-as-subject-mismatch');
+    log('act-as-subject-mismatch');
     return toolError('act-as-subject-mismatch', 'The grant was issued for another user');
   }
-  const parsed = tool.parseInput(call.input ?? {});
-  if (!parsed.ok) return toolError('validation', parsed.message);
-
-  let credentials: DoorToolContext['credentials'];
-  try {
-    credentials = await context.actAs(principal, grant);
-  } catch (error) {
-    audit('act-as-failed', describeError(error));
-    return toolError('act-as-failed', 'The host refused to act for this user');
-  }
-  const toolContext: DoorToolContext = {
-    principal,
+  // The user's own activity feed: what ran on their behalf, from which client or service key.
+  const attribution = {
     via: 'door',
-    signal: call.signal,
-    toolCallId: call.toolCallId,
-    credentials,
+    clientId: caller.clientId,
+    ...(caller.actor ? { actor: caller.actor } : {}),
   };
-  if (await tool.needsApproval(parsed.value, toolContext)) {
-    // The door has no approval UI: only a grant the user remembered in the app lets the call run.
-    const grant = await context.approvalGrants.find(caller.subject, tool.name, parsed.value);
-    if (!grant) {
-      audit('approval-required');
+  const outcome = await callHostTool(
+    { grants: context.approvalGrants, audit: context.audit },
+    {
+      tool,
+      input: call.input ?? {},
+      owner: caller.subject,
+      context: { principal, via: 'door', signal: call.signal, toolCallId: call.toolCallId },
+      credentials: () => actAs(principal, grant),
+      audit: { grantUsed: attribution, called: attribution },
+      // The door has no approval UI: only a grant the user remembered in the app lets the call run.
+      approve: async () => null,
+    },
+  );
+  switch (outcome.status) {
+    case 'ok':
+      log('ok');
+      return okResult(outcome.output);
+    case 'invalid-input':
+      return toolError('validation', outcome.message);
+    case 'no-credentials':
+      log('act-as-failed', describeError(outcome.error));
+      return toolError('act-as-failed', 'The host refused to act for this user');
+    case 'approval-required':
+      log('approval-required');
       return toolError(
         'approval-required',
         `${tool.title} needs your approval in the app before it can run from here`,
       );
+    case 'failed': {
+      log('tool-failed', describeError(outcome.error));
+      const error = outcome.error;
+      const message = error instanceof Error && error.message ? error.message : 'The tool failed';
+      return toolError('tool-failed', message);
     }
-    toolContext.grant = grant;
-    context.audit.record(caller.subject, 'grant.used', { grantId: grant.id, ...attribution });
-  }
-  try {
-    const result = await tool.execute(parsed.value, toolContext);
-    audit('ok');
-    return okResult(result);
-  } catch (error) {
-    audit('tool-failed', describeError(error));
-    const message = error instanceof Error && error.message ? error.message : 'The tool failed';
-    return toolError('tool-failed', message);
   }
 }
 

@@ -1,23 +1,24 @@
 import type { LanguageModel } from 'ai';
 import type { Context } from 'hono';
-import type { Kysely } from 'kysely';
 import type { ApprovalStore } from '../agent/approvals.js';
+import type { AuditLog } from '../agent/audit.js';
 import type { GrantStore } from '../agent/grants.js';
 import type { RunHub } from '../agent/run-hub.js';
 import type { ThreadStore } from '../agent/threads.js';
 import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
+import type { Automations } from '../automations/index.js';
 import type { Logger } from '../http/logger.js';
-import type { Database } from '../store/database.js';
 import type { Store } from '../store/index.js';
-import type { AutomationsOptions, PrincipalResolver } from './options.js';
+import type { PrincipalResolver } from './options.js';
 
 /** The fixed mount point of the wire. */
 export const BASE_PATH = '/api/service';
 
-/** Everything a wire route needs; built once per service. */
+/** Everything a wire route needs: domain services and settings, built once per service. */
 export interface WireContext {
-  store: Store;
-  db: Kysely<Database>;
+  /** What `/status` knows of the store: its kind and whether it answers. */
+  storeHealth: Pick<Store, 'kind' | 'ping'>;
+  audit: AuditLog;
   logger: Logger;
   resolvePrincipal: PrincipalResolver;
   tools: ToolRegistry;
@@ -29,7 +30,8 @@ export interface WireContext {
   model: { instance: LanguageModel | null; source: 'custom' | 'ladder' };
   development: boolean;
   apps: boolean;
-  automations: (AutomationsOptions & { tickSecret?: string }) | null;
+  /** Null when the composition switched automations off. */
+  automations: Automations | null;
   mcp: 'local' | 'broker' | false;
   /** Whether SERVICE_BASE_URL (or the baseUrl option) is set. */
   baseUrlSet: boolean;

@@ -11,19 +11,21 @@
 import type { LanguageModel } from 'ai';
 import { Hono } from 'hono';
 import { ApprovalStore } from '../agent/approvals.js';
-import { flushAudit, recordAudit } from '../agent/audit.js';
+import { AuditLog } from '../agent/audit.js';
 import { GrantStore } from '../agent/grants.js';
+import { agentSurface } from '../agent/overrides.js';
 import { RunHub } from '../agent/run-hub.js';
 import { ThreadStore } from '../agent/threads.js';
 import { createToolRegistry } from '../agent/tools.js';
+import { Automations } from '../automations/index.js';
 import { createJsonLogger, describeError } from '../http/logger.js';
 import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
 import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
 import { loadDoor, type WireDoor } from './door-loader.js';
-import { WireError, wireError } from './errors.js';
+import { asWireError, wireError } from './errors.js';
 import { CompositionError, type ServiceOptions, validateServiceOptions } from './options.js';
-import { agentSurface, readOverrides } from './overrides.js';
+import { readOverrides } from './overrides.js';
 import { checkEncoding, checkJsonGate, wirePath } from './pipeline.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { automationRoutes } from './routes/automations.js';
@@ -80,7 +82,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const store: Store = options.store ?? (await createStore());
   const db = store.db;
   const baseUrl = options.baseUrl ?? blankToUndefined(env.SERVICE_BASE_URL) ?? null;
-  const automations = automationsOf(options, env);
+  const audit = new AuditLog(db, logger);
+  const automations = automationsOf(options, env, db, audit);
   const threads = new ThreadStore(db);
   const grants = new GrantStore(db);
   const approvals = new ApprovalStore(db, grants);
@@ -91,7 +94,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     threads,
     approvals,
     {
-      db,
+      audit,
       threads,
       approvals,
       grants,
@@ -130,8 +133,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   }
 
   const context: WireContext = {
-    store,
-    db,
+    storeHealth: { kind: store.kind, ping: () => store.ping() },
+    audit,
     logger,
     resolvePrincipal: options.principal,
     tools,
@@ -156,7 +159,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   if (!context.baseUrlSet) {
     // Without the host's public URL, tools never get the user's credentials: say so once.
-    void recordAudit(db, null, 'present-credentials-not-forwarded', { reason: 'untrusted-host-origin' });
+    audit.record(null, 'present-credentials-not-forwarded', { reason: 'untrusted-host-origin' });
   }
 
   const app = new Hono<WireEnv>().basePath(BASE_PATH);
@@ -209,7 +212,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     context,
     close: async () => {
       await runs.close();
-      await flushAudit(db);
+      await audit.flush();
       if (ownsStore) await store.close();
     },
   };
@@ -217,16 +220,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
 function failure(ctx: WireContext, error: unknown, requestId: string, path: string): Response {
   const headers = { 'x-request-id': requestId };
-  if (error instanceof WireError) {
-    if (error.status >= 500) {
+  const known = asWireError(error);
+  if (known) {
+    if (known.status >= 500) {
       ctx.logger.error('wire error', {
         request_id: requestId,
         path,
-        code: error.code,
-        ...describeError(error),
+        code: known.code,
+        ...describeError(known),
       });
     }
-    return wireError(error.code, error.message, { ...headers, ...error.headers });
+    return wireError(known.code, known.message, { ...headers, ...known.headers });
   }
   ctx.logger.error('unhandled wire error', { request_id: requestId, path, ...describeError(error) });
   return wireError('internal_error', `Internal server error (request id ${requestId}).`, headers);
@@ -257,11 +261,13 @@ function resolveModel(
 function automationsOf(
   options: ServiceOptions,
   env: Record<string, string | undefined>,
-): WireContext['automations'] {
+  db: Store['db'],
+  audit: AuditLog,
+): Automations | null {
   if (options.automations === false) return null;
   const given = typeof options.automations === 'object' ? options.automations : {};
   const tickSecret = given.tickSecret ?? blankToUndefined(env.SERVICE_TICK_SECRET);
-  return { ...given, ...(tickSecret ? { tickSecret } : {}) };
+  return new Automations(db, audit, { ...given, ...(tickSecret ? { tickSecret } : {}) });
 }
 
 function blankToUndefined(value: string | undefined): string | undefined {

@@ -4,6 +4,7 @@
  *
  * @see docs/wire.md "Errors"
  */
+import { RunError, type RunErrorCode } from '../agent/run-error.js';
 import { canonicalError } from '../http/errors.js';
 
 export const WIRE_ERROR_CODES = {
@@ -70,4 +71,21 @@ export function wireError(
   headers: Record<string, string> = {},
 ): Response {
   return canonicalError(WIRE_ERROR_CODES[code], code, message, {}, headers);
+}
+
+/** The wire's code for each refusal of the agent. */
+const RUN_ERROR_CODES: Record<RunErrorCode, WireErrorCode> = {
+  run_in_flight: 'run_in_flight',
+};
+
+/**
+ * The error as the wire answers it: a `WireError` as it is, an agent's refusal under its wire
+ * code, anything else null (an unexpected fault).
+ */
+export function asWireError(error: unknown): WireError | null {
+  if (error instanceof WireError) return error;
+  if (error instanceof RunError) {
+    return new WireError(RUN_ERROR_CODES[error.code], error.message, { cause: error });
+  }
+  return null;
 }

@@ -6,10 +6,10 @@
  */
 import type { LanguageModel } from 'ai';
 import { z } from 'zod';
+import type { Overrides } from '../agent/overrides.js';
 import type { ActAs, AnyHostTool, Principal } from '../agent/tools.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
-import type { Overrides } from './overrides.js';
 
 /** The host's resolver of the signed-in user; null when nobody is signed in. */
 export type PrincipalResolver = (request: Request) => Principal | null | Promise<Principal | null>;

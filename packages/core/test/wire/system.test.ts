@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { signWebhook } from '../../src/automations/webhooks.js';
 import type { Service } from '../../src/wire/create-service.js';
-import { signWebhook } from '../../src/wire/routes/automations.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { scriptedModel } from './support/models.js';
 import { callerFor, ORIGIN, readTurn, testService } from './support/wire.js';

@@ -8,7 +8,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Decision } from '../../agent/approvals.js';
-import { recordAudit } from '../../agent/audit.js';
 import { DEFAULT_GRANT_TTL_SECONDS, grantView, MAX_GRANT_TTL_SECONDS } from '../../agent/grants.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
@@ -56,10 +55,10 @@ export function approvalRoutes(ctx: WireContext): Hono<WireEnv> {
           );
     }
     for (const d of decisions) {
-      void recordAudit(ctx.db, owner, 'approval.decided', { approvalId: d.id, decision: d.decision });
+      ctx.audit.record(owner, 'approval.decided', { approvalId: d.id, decision: d.decision });
     }
     for (const grant of result.grants) {
-      void recordAudit(ctx.db, owner, 'grant.created', {
+      ctx.audit.record(owner, 'grant.created', {
         grantId: grant.id,
         tool: grant.tool,
         scope: grant.scope,
@@ -116,7 +115,7 @@ export function approvalRoutes(ctx: WireContext): Hono<WireEnv> {
     const principal = await principalOf(ctx, c);
     const id = c.req.param('id');
     if (!(await ctx.grants.revoke(principal.subject, id))) throw new WireError('not_found', 'No such grant.');
-    void recordAudit(ctx.db, principal.subject, 'grant.revoked', { grantId: id });
+    ctx.audit.record(principal.subject, 'grant.revoked', { grantId: id });
     return c.json({ revoked: true, id });
   });
 

@@ -6,7 +6,6 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { listAudit } from '../../agent/audit.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { principalOf, queryOf, validate } from '../request.js';
 
@@ -19,13 +18,13 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
   const app = new Hono<WireEnv>();
 
   app.get('/status', async (c) => {
-    const storeOk = await ctx.store.ping();
+    const storeOk = await ctx.storeHealth.ping();
     const tools = ctx.tools.enabled();
     const count = (risk: string | null) => tools.filter((t) => t.risk === risk).length;
     const body = {
       ok: storeOk,
       blocks: {
-        store: { ok: storeOk, kind: ctx.store.kind },
+        store: { ok: storeOk, kind: ctx.storeHealth.kind },
         agent: {
           ready: ctx.model.instance !== null,
           toolOutputCap: ctx.toolOutputCap,
@@ -57,7 +56,7 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
   app.get('/activity', async (c) => {
     const principal = await principalOf(ctx, c);
     const query = validate(activityQuery, queryOf(c), 'query');
-    const events = await listAudit(ctx.db, principal.subject, {
+    const events = await ctx.audit.list(principal.subject, {
       limit: query.limit,
       ...(query.before ? { before: query.before } : {}),
     });

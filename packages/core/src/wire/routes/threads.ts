@@ -4,7 +4,6 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { recordAudit } from '../../agent/audit.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { principalOf, queryOf, validate } from '../request.js';
@@ -42,7 +41,7 @@ export function threadRoutes(ctx: WireContext): Hono<WireEnv> {
     if (!(await ctx.threads.get(principal.subject, id))) throw new WireError('not_found', 'No such thread.');
     await ctx.runs.stopThread(principal.subject, id, 'thread_deleted');
     await ctx.threads.delete(principal.subject, id);
-    void recordAudit(ctx.db, principal.subject, 'thread.deleted', { threadId: id });
+    ctx.audit.record(principal.subject, 'thread.deleted', { threadId: id });
     return c.json({ deleted: true, id });
   });
 

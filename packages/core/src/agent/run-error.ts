@@ -1,0 +1,17 @@
+/**
+ * The agent's refusals to start or continue a run. Each carries a code the wire maps to its own
+ * error code (and status) in one place, so the agent knows nothing of HTTP.
+ */
+
+export type RunErrorCode = 'run_in_flight';
+
+/** A refusal whose message is safe, and meant, to reach the caller. */
+export class RunError extends Error {
+  override name = 'RunError';
+  constructor(
+    readonly code: RunErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Webhook deliveries as standard-webhooks signs them: HMAC-SHA256 over `id.timestamp.body`,
+ * accepted within five minutes of their timestamp.
+ *
+ * @see platform-spec.md "Webhook deliveries (wire)"
+ */
+import { createHmac } from 'node:crypto';
+import { safeEqual } from '../identity/keys.js';
+
+/** Webhook bodies larger than this are refused. */
+export const WEBHOOK_BODY_CAP = 1024 * 1024;
+/** Accepted clock difference of a delivery's timestamp. */
+export const WEBHOOK_WINDOW_SECONDS = 300;
+
+/** A delivery as it arrived: its `webhook-*` headers (absent ones undefined) and its body. */
+export interface WebhookDelivery {
+  id: string | undefined;
+  timestamp: string | undefined;
+  /** `webhook-signature`: one or more signatures, space separated (a rotated secret signs twice). */
+  signatures: string | undefined;
+  body: Uint8Array;
+}
+
+/** Why a delivery was refused, as its audit event says. */
+export type WebhookRejection = 'missing_headers' | 'timestamp_out_of_window' | 'bad_signature';
+
+/** Null when the delivery is signed with `secret` within the window; else why not. */
+export function checkWebhook(
+  secret: string,
+  delivery: WebhookDelivery,
+  nowMs: number = Date.now(),
+): WebhookRejection | null {
+  const { id, timestamp, signatures } = delivery;
+  if (!id || !timestamp || !signatures || id.length > 256) return 'missing_headers';
+  const seconds = Number(timestamp);
+  if (!Number.isInteger(seconds) || Math.abs(nowMs / 1000 - seconds) > WEBHOOK_WINDOW_SECONDS) {
+    return 'timestamp_out_of_window';
+  }
+  const expected = signWebhook(secret, id, seconds, delivery.body);
+  const presented = signatures.split(' ').map((s) => s.trim());
+  return presented.some((s) => safeEqual(s, expected)) ? null : 'bad_signature';
+}
+
+/**
+ * The standard-webhooks signature `v1,<base64 HMAC-SHA256>` of `id.timestamp.body`. A secret
+ * written `whsec_<base64>` is used as those bytes, any other as its UTF-8 text.
+ */
+export function signWebhook(
+  secret: string,
+  id: string,
+  timestamp: number,
+  body: Uint8Array | string,
+): string {
+  const key = secret.startsWith('whsec_')
+    ? Buffer.from(secret.slice(6), 'base64')
+    : Buffer.from(secret, 'utf8');
+  const mac = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
+  return `v1,${mac}`;
+}
