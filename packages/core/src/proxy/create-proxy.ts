@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import type { MeteringEngine } from '../billing/metering.js';
 import { type CostLine, costMicros } from '../billing/pricing.js';
+import { BodyTooLargeError, readBodyText } from '../http/body.js';
 import { canonicalError } from '../http/errors.js';
 import type { Logger } from '../http/logger.js';
 import { bearerToken } from '../identity/bearer.js';
@@ -220,8 +221,13 @@ async function readRequest(
   if (declared > maxBytes) return { error: tooLarge(maxBytes) };
   const json = (request.headers.get('content-type') ?? '').includes('json');
   if (provider.dialect === 'per_call' || !json) return { body: limited(request.body, maxBytes), model: null };
-  const text = await readText(request.body, maxBytes);
-  if (text === null) return { error: tooLarge(maxBytes) };
+  let text: string;
+  try {
+    text = await readBodyText(request, { maxBytes });
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return { error: tooLarge(maxBytes) };
+    throw error;
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -246,23 +252,6 @@ async function readRequest(
 
 function tooLarge(maxBytes: number): Response {
   return canonicalError(413, 'payload_too_large', `Request body is larger than ${maxBytes} bytes`);
-}
-
-async function readText(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string | null> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 /** Passes a body through, cutting it off past `maxBytes` (the upstream sees a failed upload). */

@@ -9,6 +9,7 @@
 import { createHmac } from 'node:crypto';
 import { Hono } from 'hono';
 import { recordAudit } from '../../agent/audit.js';
+import { readBody } from '../../http/body.js';
 import { bearerToken } from '../../identity/bearer.js';
 import { safeEqual } from '../../identity/keys.js';
 import type { WireContext, WireEnv } from '../context.js';
@@ -53,13 +54,11 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
       );
       return new WireError('unauthorized', 'Webhook verification failed.');
     };
-    if (Number(c.req.header('content-length') ?? '0') > WEBHOOK_BODY_CAP) {
-      throw new WireError('payload_too_large', `Webhook bodies are capped at ${WEBHOOK_BODY_CAP} bytes.`);
-    }
-    const body = new Uint8Array(await c.req.arrayBuffer());
-    if (body.byteLength > WEBHOOK_BODY_CAP) {
-      throw new WireError('payload_too_large', `Webhook bodies are capped at ${WEBHOOK_BODY_CAP} bytes.`);
-    }
+    const body = await readBody(c.req.raw, {
+      maxBytes: WEBHOOK_BODY_CAP,
+      tooLarge: () =>
+        new WireError('payload_too_large', `Webhook bodies are capped at ${WEBHOOK_BODY_CAP} bytes.`),
+    });
     const secret = automations.webhooks?.[source];
     if (!secret) throw await reject('unknown_source');
     const id = c.req.header('webhook-id');
