@@ -26,6 +26,7 @@ export {
   parseDecimal,
   priceWithMarginUsd,
 } from './pricing.js';
+export { BillingReports } from './reports.js';
 export {
   DEFAULT_WARN_PCTS,
   listSpendCaps,
