@@ -32,6 +32,7 @@ function expectJson(expected: string): JsonBodyOptions {
           }),
   };
 }
+
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 /** Used and expired sessions stay a day, for support questions ("did my shell connect?"). */
 const KEEP_EXPIRED_MS = 24 * 60 * 60 * 1000;

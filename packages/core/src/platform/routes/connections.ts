@@ -50,6 +50,8 @@ type Caller = { tenantId: string; appId: string | null; via: 'session' | 'app_ke
 /** Reads are open to every member; changes are refused to viewers and unsafe cookie writes. */
 const READ = { appKey: false, write: false };
 const WRITE = { appKey: false, write: true };
+/** Creating a connection is open to a deployed tool's App Key as well. */
+const CREATE = { appKey: true, write: true };
 
 /**
  * Connections and their bindings, keys and status. `POST /api/connections` takes an App Key (the
@@ -84,7 +86,7 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   };
 
   app.post('/api/connections', async (c) => {
-    const caller = await callerOf(c, { appKey: true, write: true });
+    const caller = await callerOf(c, CREATE);
     const body = await readJsonBody(c, createSchema);
     if (caller.via === 'app_key' && body.app_id && body.app_id !== caller.appId) {
       throw new PlatformError(403, 'An App Key makes connections for its own app only', {
