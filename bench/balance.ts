@@ -23,7 +23,8 @@ export async function balanceBenchmark(): Promise<BenchOutcome> {
     logger: silentLogger,
     rateLimits: { billingBalance: unlimited },
   });
-  const { db, keys } = platform.context;
+  const { keys } = platform.context;
+  const { db } = platform.store;
   const { tenantId } = await ensureAccount(db, { subject: 'bench-user', email: 'bench@example.com' });
   const app = await db
     .insertInto('apps')

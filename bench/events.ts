@@ -19,7 +19,8 @@ const DEBITS = 40;
 export async function eventsBenchmark(): Promise<BenchOutcome> {
   const store = await createStore({ url: 'memory://' });
   const platform = await createPlatform({ store, env: {}, logger: silentLogger });
-  const { db, keys, metering } = platform.context;
+  const { keys, metering } = platform.context;
+  const { db } = platform.store;
   const { tenantId } = await ensureAccount(db, { subject: 'bench-events', email: 'events@example.com' });
   await post(db, { tenantId, amountMicros: 1_000_000_000, kind: 'grant', idempotencyKey: 'bench' });
   const appKeys: string[] = [];

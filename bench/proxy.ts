@@ -50,7 +50,8 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
     logger: silentLogger,
     encryptionKey: generateEncryptionKey(),
   });
-  const { db, keys, sealer } = platform.context;
+  const { keys, sealer } = platform.context;
+  const { db } = platform.store;
   await db.insertInto('integrations').values({ provider: 'bench-llm', name: 'Bench LLM' }).execute();
   await upsertProvider(db, sealer, {
     slug: 'bench-llm',

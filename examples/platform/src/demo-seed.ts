@@ -73,7 +73,8 @@ export interface SeedResult {
  * file is gone the demo keys are re-issued (the old ones revoked) and the file written anew.
  */
 export async function seedDemo(platform: Platform, demoFilePath: string): Promise<SeedResult> {
-  const { db, keys, baseUrl } = platform.context;
+  const { keys, baseUrl } = platform.context;
+  const { db } = platform.store;
   const subject = platform.devIdp
     ? (await platform.devIdp.issueToken({ email: DEMO_EMAIL })).subject
     : 'demo-user';
@@ -165,7 +166,7 @@ interface DemoIds {
 }
 
 async function createDemoTenant(platform: Platform, subject: string): Promise<DemoIds> {
-  const { db } = platform.context;
+  const { db } = platform.store;
   for (const row of DEMO_INTEGRATIONS) {
     await db
       .insertInto('integrations')
@@ -224,7 +225,7 @@ async function createDemoTenant(platform: Platform, subject: string): Promise<De
 }
 
 async function findDemo(platform: Platform, tenantId: string): Promise<DemoIds> {
-  const { db } = platform.context;
+  const { db } = platform.store;
   const app = await db
     .selectFrom('apps')
     .select('id')
@@ -253,7 +254,8 @@ async function findDemo(platform: Platform, tenantId: string): Promise<DemoIds> 
  * USD 0.005 a call (before the margin). Re-written at each boot, as the port may change.
  */
 async function ensureDemoProviders(platform: Platform): Promise<void> {
-  const { db, sealer, baseUrl } = platform.context;
+  const { sealer, baseUrl } = platform.context;
+  const { db } = platform.store;
   const upstream = `${baseUrl}${DEMO_UPSTREAM_PREFIX}`;
   await upsertProvider(db, sealer, {
     slug: 'llm-gateway',
@@ -277,7 +279,7 @@ async function ensureDemoProviders(platform: Platform): Promise<void> {
 
 /** The demo app reaches both demo connections. */
 async function bindDemoConnections(platform: Platform, demo: DemoIds): Promise<void> {
-  await platform.context.db
+  await platform.store.db
     .insertInto('app_connections')
     .values(
       [demo.connectionId, demo.searchConnectionId].map((connectionId) => ({

@@ -269,7 +269,8 @@ for (const kind of STORE_KINDS) {
 
     it('answers 400 for a model without a price and 413 for an oversized body', async () => {
       const tenant = await createMeteredTenant(server.platform, 1_000_000);
-      const { db, sealer, keys } = server.platform.context;
+      const { sealer, keys } = server.platform.context;
+      const { db } = server.platform.store;
       await db.insertInto('integrations').values({ provider: 'picky', name: 'Picky' }).execute();
       await upsertProvider(db, sealer, {
         slug: 'picky',

@@ -112,7 +112,8 @@ describe('typed errors from the metering proxy', () => {
 
   it('validation: a model the platform has no price for', async () => {
     const tenant = await createMeteredTenant(running.platform, 1_000_000);
-    const { db, sealer, keys } = running.platform.context;
+    const { sealer, keys } = running.platform.context;
+    const { db } = running.platform.store;
     await db.insertInto('integrations').values({ provider: 'picky', name: 'Picky' }).execute();
     await upsertProvider(db, sealer, {
       slug: 'picky',
@@ -141,7 +142,8 @@ describe('typed errors from the metering proxy', () => {
 
   it('upstream: a provider that cannot be reached', async () => {
     const tenant = await createMeteredTenant(running.platform, 1_000_000);
-    const { db, sealer, keys } = running.platform.context;
+    const { sealer, keys } = running.platform.context;
+    const { db } = running.platform.store;
     await db.insertInto('integrations').values({ provider: 'gone', name: 'Gone' }).execute();
     await upsertProvider(db, sealer, {
       slug: 'gone',

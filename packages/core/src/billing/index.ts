@@ -32,6 +32,7 @@ export {
   type Quantities,
   rateFor,
 } from './pricing.js';
+export { BillingReports } from './reports.js';
 export {
   DEFAULT_WARN_PCTS,
   listSpendCaps,

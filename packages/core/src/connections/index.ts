@@ -15,3 +15,4 @@ export {
   unbindConnection,
   updateConnection,
 } from './service.js';
+export { TenantConnections } from './tenant-connections.js';

@@ -2,6 +2,7 @@
  * Reading OAuth form bodies (`application/x-www-form-urlencoded`) and JSON registration bodies
  * with a size cap, so bad input is a clear 400 (or 413), never a 500.
  */
+import { readBodyText } from '../http/body.js';
 import { OAuthError } from './oauth-error.js';
 
 /** OAuth requests are a handful of short fields. */
@@ -55,21 +56,8 @@ export function single(form: URLSearchParams, name: string): string | null {
 }
 
 export async function readCapped(request: Request, maxBytes: number): Promise<string> {
-  const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > maxBytes) throw new OAuthError('invalid_request', 'Request body too large', 413);
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new OAuthError('invalid_request', 'Request body too large', 413);
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  return readBodyText(request, {
+    maxBytes,
+    tooLarge: () => new OAuthError('invalid_request', 'Request body too large', 413),
+  });
 }

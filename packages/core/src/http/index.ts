@@ -1,3 +1,11 @@
+export {
+  type BodyLimit,
+  BodyTooLargeError,
+  type FormFields,
+  readBody,
+  readBodyText,
+  readFormFields,
+} from './body.js';
 export { type ClientIpOptions, type ConnectionInfo, clientIp, socketAddress } from './client-ip.js';
 export {
   CORS_ALLOWED_HEADERS,
@@ -9,6 +17,7 @@ export {
   preflightResponse,
 } from './cors.js';
 export { type CanonicalErrorFields, canonicalError, flatError, nestedError, stringError } from './errors.js';
+export { describeIssues, type IssueFormat } from './issues.js';
 export { createJsonLogger, describeError, type Logger, silentLogger } from './logger.js';
 export {
   type RateLimitCounter,

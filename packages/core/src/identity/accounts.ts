@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/database.js';
+import type { Database, MembershipRole } from '../store/database.js';
 
 export interface IdentityClaims {
   /** The identity provider's subject. */
@@ -63,4 +63,40 @@ export async function ensureAccount(db: Kysely<Database>, claims: IdentityClaims
 function workspaceName(claims: IdentityClaims): string {
   const who = claims.name?.trim() || claims.email?.split('@')[0] || 'My';
   return `${who}'s workspace`;
+}
+
+/** Users, their workspaces and their roles there, for the routes that act on them. */
+export class Accounts {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** The user and tenant of an identity, created on first sight (see `ensureAccount`). */
+  ensure(claims: IdentityClaims): Promise<Account> {
+    return ensureAccount(this.db, claims);
+  }
+
+  /** The user's role in the tenant, or null when they are not a member. */
+  async roleIn(tenantId: string, userId: string): Promise<MembershipRole | null> {
+    const membership = await this.db
+      .selectFrom('memberships')
+      .select('role')
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    return membership?.role ?? null;
+  }
+
+  /** The name of a tenant's workspace, or null for an unknown tenant. */
+  async workspaceName(tenantId: string): Promise<string | null> {
+    const tenant = await this.db
+      .selectFrom('tenants')
+      .select('name')
+      .where('id', '=', tenantId)
+      .executeTakeFirst();
+    return tenant?.name ?? null;
+  }
+}
+
+/** Owners and members change a workspace's things; viewers only read them. */
+export function canWrite(role: MembershipRole): boolean {
+  return role === 'owner' || role === 'member';
 }

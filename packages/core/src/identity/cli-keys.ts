@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
-import { KeyStore } from './key-store.js';
+import { type KeyPrincipal, KeyStore } from './key-store.js';
 
 /** What `service login` receives: a fresh personal key and who it belongs to. */
 export interface IssuedCliKey {
@@ -61,4 +61,62 @@ export async function issueCliKey(
     prefix: result.issued.prefix,
     revokedKeyIds: result.revokedKeyIds,
   };
+}
+
+/** Who a key belongs to, as `service whoami` shows it. */
+export interface KeyOwner {
+  tenant: { id: string; name: string };
+  /** The user of a CLI key. */
+  user: { email: string | null; name: string | null } | null;
+  /** The app of an App Key. */
+  app: { id: string; slug: string; name: string } | null;
+  key: { prefix: string; createdAt: Date };
+}
+
+/** The CLI's keys: issued by `service login`, described by `service whoami`. */
+export class CliKeys {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly keys: KeyStore,
+  ) {}
+
+  /** Mints the account's CLI key, revoking its previous ones (see `issueCliKey`). */
+  issue(input: IssueCliKeyInput): Promise<IssuedCliKey> {
+    return issueCliKey(this.db, this.keys, input);
+  }
+
+  /** The tenant, user or app, and stored key of an authenticated key; null once either is gone. */
+  async describe(key: KeyPrincipal): Promise<KeyOwner | null> {
+    const [tenant, row, user, app] = await Promise.all([
+      this.db.selectFrom('tenants').select(['id', 'name']).where('id', '=', key.tenantId).executeTakeFirst(),
+      this.db
+        .selectFrom('api_keys')
+        .select(['prefix', 'created_at'])
+        .where('id', '=', key.keyId)
+        .where('tenant_id', '=', key.tenantId)
+        .executeTakeFirst(),
+      key.userId
+        ? this.db
+            .selectFrom('users')
+            .select(['email', 'name'])
+            .where('id', '=', key.userId)
+            .executeTakeFirst()
+        : undefined,
+      key.appId
+        ? this.db
+            .selectFrom('apps')
+            .select(['id', 'slug', 'name'])
+            .where('id', '=', key.appId)
+            .where('tenant_id', '=', key.tenantId)
+            .executeTakeFirst()
+        : undefined,
+    ]);
+    if (!tenant || !row) return null;
+    return {
+      tenant,
+      user: user ?? null,
+      app: app ?? null,
+      key: { prefix: row.prefix, createdAt: row.created_at },
+    };
+  }
 }

@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import { type Context, Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { getCookie, setCookie } from 'hono/cookie';
 import { exportJWK, generateKeyPair, importJWK, type JSONWebKeySet, type JWK, SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import { type BodyLimit, BodyTooLargeError, readBodyText, readFormFields } from '../http/body.js';
 import { flatError } from '../http/errors.js';
-import { isCrossOrigin, secureCookiesFor, startSession } from '../platform/routes/auth.js';
+import { describeIssues } from '../http/issues.js';
 import type { Database } from '../store/database.js';
-import { SessionStore } from './sessions.js';
+import { Accounts } from './accounts.js';
+import { isCrossOrigin, secureCookiesFor, startSession } from './session-cookie.js';
+import { SESSION_COOKIE, SessionStore } from './sessions.js';
 
 /**
  * The built-in development identity provider: signs identity JWTs for any email address so the
@@ -47,7 +50,7 @@ export const DEV_TOKEN_AUDIENCE = 'authenticated';
 const SIGNING_KEY_ID = 'dev-es256-1';
 const ALG = 'ES256';
 /** Form and JSON bodies here are a few fields; anything bigger is refused before parsing. */
-const MAX_BODY_BYTES = 16 * 1024;
+const BODY_LIMIT: BodyLimit = { maxBytes: 16 * 1024 };
 
 const requiredString = (field: string) =>
   z.string({
@@ -76,7 +79,7 @@ export async function createDevIdentityProvider(
   const issuer = `${baseUrl}/auth/v1`;
   const key = await loadSigningKey(db);
   const sessionDeps = {
-    db,
+    accounts: new Accounts(db),
     sessions: new SessionStore(db, now),
     secureCookies: secureCookiesFor(baseUrl),
   };
@@ -99,9 +102,9 @@ export async function createDevIdentityProvider(
 
   const routes = () => {
     const app = new Hono();
-    const limit = bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => flatError(413, 'Request body too large'),
+    app.onError((error) => {
+      if (error instanceof BodyTooLargeError) return flatError(413, 'Request body too large');
+      throw error;
     });
 
     app.get('/.well-known/jwks.json', (c) =>
@@ -109,11 +112,12 @@ export async function createDevIdentityProvider(
     );
 
     // How scripts and curl get an identity JWT offline.
-    app.post('/token', limit, async (c) => {
+    app.post('/token', async (c) => {
       const noStore = { 'cache-control': 'no-store' };
+      const text = await readBodyText(c.req.raw, BODY_LIMIT);
       let body: unknown;
       try {
-        body = JSON.parse(await c.req.text());
+        body = JSON.parse(text);
       } catch {
         return flatError(400, 'Request body must be JSON: { "email": "..." }', {}, noStore);
       }
@@ -139,10 +143,12 @@ export async function createDevIdentityProvider(
       }),
     );
 
-    app.post('/sign-in', limit, async (c) => {
+    app.post('/sign-in', async (c) => {
+      const form = await readFormFields(c.req.raw, BODY_LIMIT);
       // Login CSRF: a cross-site form must not sign the browser in as someone else.
-      if (isCrossOrigin(c, baseUrl)) return flatError(403, 'Cross-origin sign-in refused');
-      const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+      if (isCrossOrigin(c.req.header('origin'), baseUrl, c.req.url)) {
+        return flatError(403, 'Cross-origin sign-in refused');
+      }
       const returnTo = safeReturnTo(form.return_to);
       const parsed = identitySchema.safeParse({
         email: form.email,
@@ -153,11 +159,12 @@ export async function createDevIdentityProvider(
         return page(c, 400, { returnTo, email, error: firstIssue(parsed.error) });
       }
       const email = normalizeEmail(parsed.data.email);
-      await startSession(c, sessionDeps, {
-        subject: subjectForEmail(email),
-        email,
-        name: parsed.data.name ?? null,
-      });
+      const signedIn = await startSession(
+        sessionDeps,
+        { subject: subjectForEmail(email), email, name: parsed.data.name ?? null },
+        getCookie(c, SESSION_COOKIE),
+      );
+      setCookie(c, signedIn.cookie.name, signedIn.cookie.value, signedIn.cookie.options);
       c.header('cache-control', 'no-store');
       return c.redirect(returnTo, 303);
     });
@@ -239,7 +246,7 @@ async function loadSigningKey(db: Kysely<Database>): Promise<SigningKey> {
 
 function firstIssue(error: z.ZodError): string {
   // Every schema here words its own messages, naming the field.
-  return error.issues[0]?.message ?? 'Invalid request';
+  return describeIssues(error, { limit: 1, paths: false });
 }
 
 const PAGE_HEADERS = {

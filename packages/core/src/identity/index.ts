@@ -1,5 +1,6 @@
-export { type Account, ensureAccount, type IdentityClaims } from './accounts.js';
+export { type Account, Accounts, canWrite, ensureAccount, type IdentityClaims } from './accounts.js';
 export { bearerToken, looksLikeJwt } from './bearer.js';
+export { CliKeys, type IssueCliKeyInput, type IssuedCliKey, issueCliKey, type KeyOwner } from './cli-keys.js';
 export {
   createIdentityVerifier,
   IDENTITY_JWT_ALGORITHMS,
@@ -25,4 +26,16 @@ export {
   mintKey,
   safeEqual,
 } from './keys.js';
+export {
+  type CookieWrite,
+  cookieWriteRefusal,
+  expiredSessionCookie,
+  isCrossOrigin,
+  type SessionCookie,
+  type SessionDeps,
+  type StartedSession,
+  secureCookiesFor,
+  sessionCookie,
+  startSession,
+} from './session-cookie.js';
 export { SESSION_COOKIE, SESSION_TTL_MS, SessionStore, type SessionUser } from './sessions.js';

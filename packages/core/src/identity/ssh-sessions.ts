@@ -9,6 +9,7 @@ export const SSH_TOKEN_PREFIX = 'service_ssh_';
 export const SSH_TOKEN_TTL_MS = 60_000;
 
 const TOKEN_PATTERN = /^service_ssh_[A-Za-z0-9_-]{43}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface StartedSshSession {
   sessionId: string;
@@ -45,6 +46,22 @@ export class SshSessionStore {
     private readonly db: Kysely<Database>,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /**
+   * The tenant's deployment a shell is asked for, by slug or id, or null. Only that tenant is
+   * searched: another tenant's deployment reads as not found.
+   */
+  async findDeployment(tenantId: string, name: string): Promise<{ id: string; slug: string } | null> {
+    const app = await this.db
+      .selectFrom('apps')
+      .select(['id', 'slug'])
+      .where('tenant_id', '=', tenantId)
+      .where((eb) =>
+        UUID.test(name) ? eb.or([eb('id', '=', name), eb('slug', '=', name)]) : eb('slug', '=', name),
+      )
+      .executeTakeFirst();
+    return app ?? null;
+  }
 
   async start(input: StartSshSessionInput): Promise<StartedSshSession> {
     const token = SSH_TOKEN_PREFIX + randomBytes(32).toString('base64url');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeIssues } from '../http/issues.js';
 
 /**
  * Platform settings read from the environment, validated once at start so a typo fails the boot
@@ -60,8 +61,7 @@ export function readPlatformEnv(env: Record<string, string | undefined>): Platfo
   );
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConfigError(`Invalid configuration: ${problems}`);
+    throw new ConfigError(`Invalid configuration: ${describeIssues(parsed.error)}`);
   }
   const v = parsed.data;
   return {

@@ -1,18 +1,22 @@
-import type { Kysely } from 'kysely';
 import type { BalanceReader } from '../billing/balances.js';
 import type { MeteringEngine } from '../billing/metering.js';
+import type { BillingReports } from '../billing/reports.js';
+import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { EventStreamHub } from '../events/streams.js';
 import type { CorsPolicy } from '../http/cors.js';
 import type { Logger } from '../http/logger.js';
 import type { RateLimiter, RateLimitRule } from '../http/rate-limit.js';
+import type { Accounts } from '../identity/accounts.js';
+import type { CliKeys } from '../identity/cli-keys.js';
 import type { IdentityVerifier } from '../identity/jwt.js';
 import type { KeyStore } from '../identity/key-store.js';
 import type { SessionStore } from '../identity/sessions.js';
+import type { SshSessionStore } from '../identity/ssh-sessions.js';
 import type { ConnectionResolver } from '../proxy/access.js';
 import type { ProviderCatalog } from '../proxy/providers.js';
-import type { Database } from '../store/database.js';
-import type { Store } from '../store/index.js';
+import type { IdempotencyRecords } from '../store/idempotency.js';
 import type { Sealer } from '../store/sealing.js';
+import type { ErrorShape } from './errors.js';
 
 /** Named rate-limit rules of the platform API. */
 export interface PlatformRateLimits {
@@ -30,14 +34,21 @@ export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
   cliBalance: { limit: 30, windowMs: 60_000 },
 };
 
-/** Everything a route module needs; built once per platform. */
+/**
+ * Everything a route module needs; built once per platform. Routes get domain services, never
+ * the database: what they store or read goes through these.
+ */
 export interface PlatformContext {
-  store: Store;
-  db: Kysely<Database>;
   keys: KeyStore;
   balances: BalanceReader;
   identity: IdentityVerifier;
   sessions: SessionStore;
+  accounts: Accounts;
+  cliKeys: CliKeys;
+  sshSessions: SshSessionStore;
+  connections: TenantConnections;
+  billing: BillingReports;
+  idempotency: IdempotencyRecords;
   limiter: RateLimiter;
   logger: Logger;
   cors: CorsPolicy;
@@ -63,7 +74,7 @@ export interface PlatformEnv {
     requestId: string;
     /** Set when the route already put `X-Request-Id` on its response (see `fastJson`). */
     requestIdSent?: boolean;
-    /** Which error body shape an unexpected fault answers with on this route. */
-    errorShape: 'canonical' | 'nested' | 'flat';
+    /** Which error body shape a refusal or an unexpected fault answers with on this route. */
+    errorShape: ErrorShape;
   };
 }

@@ -2,19 +2,26 @@ import { type Context, Hono } from 'hono';
 import { BalanceReader } from '../billing/balances.js';
 import { createMeteringEngine } from '../billing/metering.js';
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
+import { BillingReports } from '../billing/reports.js';
+import { TenantConnections } from '../connections/tenant-connections.js';
 import { EventStreamHub } from '../events/streams.js';
 import { ownDomainOf } from '../http/cors.js';
-import { canonicalError, flatError, nestedError } from '../http/errors.js';
+import { flatError } from '../http/errors.js';
 import { createJsonLogger, describeError, type Logger } from '../http/logger.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { requestIdFor } from '../http/request-id.js';
+import { Accounts } from '../identity/accounts.js';
+import { CliKeys } from '../identity/cli-keys.js';
 import { createDevIdentityProvider, type DevIdentityProvider } from '../identity/dev-idp.js';
 import { createIdentityVerifier, type IdentityVerifier, jwksUrlOf } from '../identity/jwt.js';
 import { KeyStore } from '../identity/key-store.js';
+import { secureCookiesFor } from '../identity/session-cookie.js';
 import { SessionStore } from '../identity/sessions.js';
+import { SshSessionStore } from '../identity/ssh-sessions.js';
 import { ConnectionResolver } from '../proxy/access.js';
 import { createProviderProxy } from '../proxy/create-proxy.js';
 import { ProviderCatalog } from '../proxy/providers.js';
+import { IdempotencyRecords } from '../store/idempotency.js';
 import type { Store } from '../store/index.js';
 import { createRateLimitCounter } from '../store/rate-limit-hits.js';
 import { createSealer, parseEncryptionKeys } from '../store/sealing.js';
@@ -26,6 +33,7 @@ import {
   type PlatformEnv,
   type PlatformRateLimits,
 } from './context.js';
+import { faultResponse, refusalOf, refusalResponse } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
 import { connectionRoutes } from './routes/connections.js';
@@ -70,7 +78,10 @@ export interface PlatformOptions {
 export interface Platform {
   /** The web-standard handler. `env` may carry `{ remoteAddress }` of the connection. */
   fetch(request: Request, env?: unknown): Promise<Response>;
+  /** The services the routes are built on. */
   readonly context: PlatformContext;
+  /** The store the platform runs on (as given in the options; its owner closes it). */
+  readonly store: Store;
   /** The built-in development identity provider, when it runs. */
   readonly devIdp: DevIdentityProvider | null;
   /** Stops listening for cross-instance notifications. The store stays open (its owner closes it). */
@@ -125,13 +136,21 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const stopFollowingBalances = await balances.follow(options.store);
   await metering.follow(options.store);
   const events = await EventStreamHub.start(options.store, { logger, ...options.eventStreams });
-  const context: PlatformContext = {
-    store: options.store,
+  const keys = new KeyStore(
     db,
-    keys: new KeyStore(db, options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {}),
+    options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {},
+  );
+  const context: PlatformContext = {
+    keys,
     balances,
     identity,
     sessions: new SessionStore(db),
+    accounts: new Accounts(db),
+    cliKeys: new CliKeys(db, keys),
+    sshSessions: new SshSessionStore(db),
+    connections: new TenantConnections({ db, sealer, keys }),
+    billing: new BillingReports(db),
+    idempotency: new IdempotencyRecords(db),
     limiter: new RateLimiter(createRateLimitCounter(db)),
     logger,
     cors: { ownDomain: ownDomainOf(baseUrl, options.corsDomain ?? env.corsDomain) },
@@ -145,7 +164,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     baseUrl,
     topUpUrl: options.topUpUrl ?? `${baseUrl}/billing`,
     trustedProxies: options.trustedProxies ?? env.trustedProxies ?? 0,
-    secureCookies: !/^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/.test(baseUrl),
+    secureCookies: secureCookiesFor(baseUrl),
   };
 
   const app = new Hono<PlatformEnv>();
@@ -191,27 +210,23 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   if (devIdp) app.route('/auth/v1', devIdp.routes());
 
   app.notFound(() => flatError(404, 'Not found'));
+  // The one place refusals become answers: helpers and handlers throw, this answers.
   app.onError((error, c) => {
+    const refusal = refusalOf(error);
+    if (refusal) return refusalResponse(refusal, c.get('errorShape'));
     const requestId = c.get('requestId');
     context.logger.error('unhandled error', {
       request_id: requestId,
       path: c.req.path,
       ...describeError(error),
     });
-    const headers = { 'x-request-id': requestId ?? '' };
-    switch (c.get('errorShape')) {
-      case 'nested':
-        return nestedError(500, 'Internal server error', headers);
-      case 'canonical':
-        return canonicalError(500, 'internal_error', 'Internal server error', {}, headers);
-      default:
-        return flatError(500, 'Internal server error', {}, headers);
-    }
+    return faultResponse(c.get('errorShape'), { 'x-request-id': requestId ?? '' });
   });
 
   return {
     fetch: async (request, connection) => app.fetch(request, connection),
     context,
+    store: options.store,
     devIdp,
     close: async () => {
       await events.close();

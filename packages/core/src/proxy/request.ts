@@ -1,3 +1,4 @@
+import { BodyTooLargeError, readBodyText } from '../http/body.js';
 import type { ProviderConfig } from './providers.js';
 import { tooLarge } from './refusals.js';
 
@@ -44,8 +45,13 @@ export async function readRequest(
     forwarded.body = limited(request.body, maxBytes);
     return forwarded;
   }
-  const text = await readText(request.body, maxBytes);
-  if (text === null) return tooLarge(maxBytes);
+  let text: string;
+  try {
+    text = await readBodyText(request, { maxBytes });
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return tooLarge(maxBytes);
+    throw error;
+  }
   forwarded.body = text;
   const fields = jsonObject(text);
   if (!fields) return forwarded;
@@ -72,23 +78,6 @@ function jsonObject(text: string): Record<string, unknown> | null {
   return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
     ? (parsed as Record<string, unknown>)
     : null;
-}
-
-async function readText(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string | null> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 /** Passes a body through, cutting it off past `maxBytes` (the upstream sees a failed upload). */

@@ -6,6 +6,12 @@ export {
   type StoreOptions,
 } from './create-store.js';
 export type * from './database.js';
+export {
+  IDEMPOTENCY_IN_PROGRESS,
+  type IdempotencyRecord,
+  IdempotencyRecords,
+  type IdempotencyScope,
+} from './idempotency.js';
 export type { NotificationHandler } from './listener.js';
 export { createPGliteDialect } from './pglite-dialect.js';
 export { createRateLimitCounter } from './rate-limit-hits.js';

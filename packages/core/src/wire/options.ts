@@ -8,6 +8,7 @@ import type { LanguageModel } from 'ai';
 import { z } from 'zod';
 import type { Overrides } from '../agent/overrides.js';
 import type { ActAs, AnyHostTool, Principal } from '../agent/tools.js';
+import { describeIssues } from '../http/issues.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
 
@@ -145,7 +146,7 @@ export function validateServiceOptions(options: unknown): asserts options is Ser
   const parsed = optionsSchema.safeParse(options);
   const problems = parsed.success
     ? []
-    : parsed.error.issues.map((issue) => `${issue.path.join('.') || 'options'} ${issue.message}`);
+    : [describeIssues(parsed.error, { emptyPath: 'options', separator: ' ' })];
   const value = options as ServiceOptions;
   if (value.mcp && !value.oauth) {
     problems.push(

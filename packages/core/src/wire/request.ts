@@ -4,6 +4,8 @@
  */
 import type { z } from 'zod';
 import type { Principal } from '../agent/tools.js';
+import { readBodyText } from '../http/body.js';
+import { describeIssues } from '../http/issues.js';
 import type { WireContext, WireCtx } from './context.js';
 import { WireError } from './errors.js';
 
@@ -58,9 +60,7 @@ export async function jsonBody<T extends z.ZodType>(
   c: WireCtx,
   schema: T,
 ): Promise<z.infer<T>> {
-  const declared = Number(c.req.header('content-length') ?? '0');
-  if (declared > ctx.maxBodyBytes) throw tooLarge(ctx);
-  const text = await readCapped(c.req.raw, ctx.maxBodyBytes);
+  const text = await readBodyText(c.req.raw, { maxBytes: ctx.maxBodyBytes, tooLarge: () => tooLarge(ctx) });
   let value: unknown;
   try {
     value = text.trim() === '' ? {} : JSON.parse(text);
@@ -73,11 +73,7 @@ export async function jsonBody<T extends z.ZodType>(
 export function validate<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues
-    .slice(0, 5)
-    .map((issue) => `${[where, ...issue.path].join('.')}: ${issue.message}`)
-    .join('; ');
-  throw new WireError('validation_failed', problems);
+  throw new WireError('validation_failed', describeIssues(parsed.error, { prefix: where, limit: 5 }));
 }
 
 /** The query as a plain object (first value of each name). */
@@ -98,22 +94,4 @@ export function refuseOrg(c: WireCtx, body?: unknown): void {
 
 function tooLarge(ctx: WireContext): WireError {
   return new WireError('payload_too_large', `The request body is larger than ${ctx.maxBodyBytes} bytes.`);
-}
-
-async function readCapped(request: Request, max: number): Promise<string> {
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      throw new WireError('payload_too_large', `The request body is larger than ${max} bytes.`);
-    }
-    parts.push(value);
-  }
-  return Buffer.concat(parts).toString('utf8');
 }

@@ -14,7 +14,8 @@ export const POOL_CREDENTIAL = 'sk-pool-secret';
  * margin a completion of 10 + 20 tokens costs 42 micros and a search 1200.
  */
 export async function seedProviders(platform: Platform, upstreamUrl: string): Promise<void> {
-  const { db, sealer } = platform.context;
+  const { sealer } = platform.context;
+  const { db } = platform.store;
   for (const [provider, name] of [
     ['llm', 'LLM'],
     ['search', 'Search'],
@@ -68,7 +69,7 @@ export interface MeteredTenant extends TenantFixture {
 /** A tenant whose app is bound to managed-pool connections of both providers. */
 export async function createMeteredTenant(platform: Platform, creditMicros: number): Promise<MeteredTenant> {
   const tenant = await createTenantFixture(platform, creditMicros);
-  const deps = { db: platform.context.db, sealer: platform.context.sealer, keys: platform.context.keys };
+  const deps = { db: platform.store.db, sealer: platform.context.sealer, keys: platform.context.keys };
   const llm = await createConnection(deps, {
     tenantId: tenant.tenantId,
     provider: 'llm',

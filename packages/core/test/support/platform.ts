@@ -62,7 +62,8 @@ let counter = 0;
 
 /** A tenant with an owner, an app, a connection, one key of each kind and `creditMicros` of credit. */
 export async function createTenantFixture(platform: Platform, creditMicros = 0): Promise<TenantFixture> {
-  const { db, keys } = platform.context;
+  const { keys } = platform.context;
+  const { db } = platform.store;
   const subject = `test-subject-${process.pid}-${++counter}-${Date.now()}`;
   const { tenantId, userId } = await ensureAccount(db, { subject, email: `${subject}@example.test` });
   const app = await db

@@ -4,13 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from '@lydell/node-pty';
-import { WebSocketServer } from 'ws';
 import {
   SSH_MAX_FRAME_BYTES,
   SSH_SUBPROTOCOL,
   type SshServerFrame,
   sshClientFrameSchema,
 } from '@service/core/schemas';
+import { WebSocketServer } from 'ws';
 
 export interface TestBroker {
   /** `ws://127.0.0.1:<port>/ssh`: what the platform hands out as `broker_url`. */

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
-import { flatError } from '../../http/errors.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
-import { authenticateCliRequest } from './authenticate.js';
+import { PlatformError } from '../errors.js';
+import { authenticateCliRequest, NO_STORE } from './authenticate.js';
 
 /**
  * What `service whoami` and `service logout` call, authenticated by the stored key.
@@ -17,52 +17,33 @@ import { authenticateCliRequest } from './authenticate.js';
  */
 export function accountRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
-  const noStore = { 'cache-control': 'no-store' };
 
   app.get('/api/cli/whoami', async (c) => {
     const key = await authenticateCliRequest(ctx, c, 'cliWhoami');
-    if (key instanceof Response) return key;
-    const [tenant, row, user, deployment] = await Promise.all([
-      ctx.db.selectFrom('tenants').select(['id', 'name']).where('id', '=', key.tenantId).executeTakeFirst(),
-      ctx.db
-        .selectFrom('api_keys')
-        .select(['prefix', 'created_at'])
-        .where('id', '=', key.keyId)
-        .where('tenant_id', '=', key.tenantId)
-        .executeTakeFirst(),
-      key.userId
-        ? ctx.db.selectFrom('users').select(['email', 'name']).where('id', '=', key.userId).executeTakeFirst()
-        : undefined,
-      key.appId
-        ? ctx.db
-            .selectFrom('apps')
-            .select(['id', 'slug', 'name'])
-            .where('id', '=', key.appId)
-            .where('tenant_id', '=', key.tenantId)
-            .executeTakeFirst()
-        : undefined,
-    ]);
-    if (!tenant || !row) return flatError(401, 'Invalid or revoked API key', {}, noStore);
+    const owner = await ctx.cliKeys.describe(key);
+    if (!owner) throw new PlatformError(401, 'Invalid or revoked API key', { headers: NO_STORE });
     return c.json(
       {
-        tenant: { id: tenant.id, name: tenant.name },
-        user: user ? { email: user.email, name: user.name } : null,
-        app: deployment ?? null,
-        key: { kind: key.kind, prefix: row.prefix, created_at: row.created_at.toISOString() },
+        tenant: owner.tenant,
+        user: owner.user,
+        app: owner.app,
+        key: { kind: key.kind, prefix: owner.key.prefix, created_at: owner.key.createdAt.toISOString() },
       },
       200,
-      noStore,
+      NO_STORE,
     );
   });
 
   app.post('/api/cli/logout', async (c) => {
     const key = await authenticateCliRequest(ctx, c, 'cliLogout');
-    if (key instanceof Response) return key;
     if (key.kind !== 'cli') {
-      return flatError(403, 'Only CLI keys can be revoked with logout', { code: 'NOT_A_CLI_KEY' }, noStore);
+      throw new PlatformError(403, 'Only CLI keys can be revoked with logout', {
+        code: 'NOT_A_CLI_KEY',
+        headers: NO_STORE,
+      });
     }
     await ctx.keys.revoke(key.keyId, key.tenantId);
-    return c.json({ revoked: true }, 200, noStore);
+    return c.json({ revoked: true }, 200, NO_STORE);
   });
 
   return app;

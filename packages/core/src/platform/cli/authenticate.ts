@@ -1,19 +1,20 @@
 import type { Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { flatError } from '../../http/errors.js';
+import { createMiddleware } from 'hono/factory';
+import { readBody } from '../../http/body.js';
 import type { RateLimitRule } from '../../http/rate-limit.js';
 import { bearerToken, looksLikeJwt } from '../../identity/bearer.js';
 import type { KeyPrincipal } from '../../identity/key-store.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
+import { PlatformError } from '../errors.js';
 import { overLimit } from '../internal/rate-limit.js';
 
 /** Per-IP limit of each CLI route, the same as `/api/cli/balance`'s. */
 export const CLI_ROUTE_LIMIT: RateLimitRule = { limit: 30, windowMs: 60_000 };
 
-const NO_STORE = { 'cache-control': 'no-store' };
+export const NO_STORE = { 'cache-control': 'no-store' };
 
 /**
- * The key behind a CLI request, or the flat error response to answer with. Counts the request
+ * The key behind a CLI request; refuses (throws) with a flat error otherwise. Counts the request
  * against the route's per-IP limit first (so guessing keys is limited too), then accepts only
  * live `service_sk_*` keys; an identity JWT is refused without being verified, as on
  * `/api/cli/balance`.
@@ -24,24 +25,33 @@ export async function authenticateCliRequest(
   ctx: PlatformContext,
   c: Context<PlatformEnv>,
   limitName: string,
-): Promise<KeyPrincipal | Response> {
+): Promise<KeyPrincipal> {
   c.set('errorShape', 'flat');
   const wait = await overLimit(ctx, c, limitName, CLI_ROUTE_LIMIT);
   if (wait !== null) {
-    return flatError(429, 'Rate limit exceeded', {}, { ...NO_STORE, 'retry-after': String(wait) });
+    throw new PlatformError(429, 'Rate limit exceeded', {
+      headers: { ...NO_STORE, 'retry-after': String(wait) },
+    });
   }
   const token = bearerToken(c.req.header('authorization'));
-  if (!token) return flatError(401, 'Missing Bearer token', {}, NO_STORE);
+  if (!token) throw new PlatformError(401, 'Missing Bearer token', { headers: NO_STORE });
   const key = looksLikeJwt(token) ? null : await ctx.keys.authenticate(token);
-  if (!key) return flatError(401, 'Invalid or revoked API key', {}, NO_STORE);
+  if (!key) throw new PlatformError(401, 'Invalid or revoked API key', { headers: NO_STORE });
   return key;
 }
 
 /** Bodies of the CLI routes are a few fields; anything past 16 KiB is refused before parsing. */
 export const CLI_MAX_BODY_BYTES = 16 * 1024;
 
-/** Refuses a body past `CLI_MAX_BODY_BYTES` while it streams, chunked ones included. */
-export const limitBody = bodyLimit({
-  maxSize: CLI_MAX_BODY_BYTES,
-  onError: () => flatError(413, 'Request body too large', {}, NO_STORE),
+/** The flat 413 of a CLI body past `CLI_MAX_BODY_BYTES`. */
+export const bodyTooLarge = () => new PlatformError(413, 'Request body too large', { headers: NO_STORE });
+
+/**
+ * Reads the body up to `CLI_MAX_BODY_BYTES` (chunked ones included) before the route runs, so an
+ * oversized one is refused before anything else; the route reads the bytes read here.
+ */
+export const limitBody = createMiddleware<PlatformEnv>(async (c, next) => {
+  const body = await readBody(c.req.raw, { maxBytes: CLI_MAX_BODY_BYTES, tooLarge: bodyTooLarge });
+  c.req.raw = new Request(c.req.raw, { body });
+  await next();
 });

@@ -1,18 +1,19 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { type Context, Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { getCookie } from 'hono/cookie';
-import { issueCliKey } from '../../identity/cli-keys.js';
+import { BodyTooLargeError, type FormFields, readFormFields } from '../../http/body.js';
 import { safeEqual } from '../../identity/keys.js';
+import { isCrossOrigin } from '../../identity/session-cookie.js';
 import { SESSION_COOKIE, type SessionUser } from '../../identity/sessions.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
-import { isCrossOrigin } from '../routes/auth.js';
 import { consentPage, deliveryPage, messagePage, pageHeaders } from './bootstrap-page.js';
 import { parseLoopbackCallback } from './loopback-callback.js';
 import type { CliRoutesOptions } from './options.js';
 
 /** The only mode there is: a personal, tenant-scoped CLI key. */
 const MODE = 'personal-key';
+/** The consent form is three short fields. */
+const MAX_FORM_BYTES = 16 * 1024;
 
 /**
  * `/dev/cli-bootstrap`: where `service login` sends the browser.
@@ -69,17 +70,13 @@ export function bootstrapRoutes(ctx: PlatformContext, options: CliRoutesOptions)
         ),
       );
     }
-    const workspace = await ctx.db
-      .selectFrom('tenants')
-      .select('name')
-      .where('id', '=', user.tenantId!)
-      .executeTakeFirst();
+    const workspace = await ctx.accounts.workspaceName(user.tenantId!);
     return page(
       c,
       200,
       consentPage({
         email: user.email ?? user.subject,
-        workspace: workspace?.name ?? user.tenantId!,
+        workspace: workspace ?? user.tenantId!,
         callback,
         mode,
         csrfToken: csrfTokenFor(getCookie(c, SESSION_COOKIE)!),
@@ -87,18 +84,19 @@ export function bootstrapRoutes(ctx: PlatformContext, options: CliRoutesOptions)
     );
   });
 
-  const limit = bodyLimit({
-    maxSize: 16 * 1024,
-    onError: (c) => page(c, 413, messagePage('Request too large', 'The form sent too much data.')),
-  });
-
-  app.post('/dev/cli-bootstrap', limit, async (c) => {
+  app.post('/dev/cli-bootstrap', async (c) => {
     c.set('errorShape', 'flat');
+    let form: FormFields;
+    try {
+      form = await readFormFields(c.req.raw, { maxBytes: MAX_FORM_BYTES });
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
+      return page(c, 413, messagePage('Request too large', 'The form sent too much data.'));
+    }
     // A cross-site form must not mint keys for the signed-in user.
-    if (isCrossOrigin(c, ctx.baseUrl)) {
+    if (isCrossOrigin(c.req.header('origin'), ctx.baseUrl, c.req.url)) {
       return page(c, 403, messagePage('Request refused', 'Cross-origin request refused.'));
     }
-    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
     const callback = parseLoopbackCallback(form.cb);
     if (!callback) return badLink(c, BAD_CALLBACK);
     const mode = typeof form.mode === 'string' ? form.mode : MODE;
@@ -124,7 +122,7 @@ export function bootstrapRoutes(ctx: PlatformContext, options: CliRoutesOptions)
         messagePage('Request refused', 'This form did not come from this page, or it has expired.', again),
       );
     }
-    const issued = await issueCliKey(ctx.db, ctx.keys, { userId: user.userId, tenantId: user.tenantId! });
+    const issued = await ctx.cliKeys.issue({ userId: user.userId, tenantId: user.tenantId! });
     ctx.logger.info('cli key issued', {
       request_id: c.get('requestId'),
       tenant_id: user.tenantId,

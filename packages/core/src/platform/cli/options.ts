@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeIssues } from '../../http/issues.js';
 import { ConfigError } from '../config.js';
 
 /** What the CLI routes need beyond the platform context. */
@@ -38,8 +39,7 @@ export function readSshBroker(env: Record<string, string | undefined>): SshBroke
   );
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConfigError(`Invalid configuration: ${problems}`);
+    throw new ConfigError(`Invalid configuration: ${describeIssues(parsed.error)}`);
   }
   const { SERVICE_SSH_BROKER_URL: url, SERVICE_SSH_BROKER_SECRET: secret } = parsed.data;
   if (!url && !secret) return null;

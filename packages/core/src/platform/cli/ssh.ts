@@ -1,26 +1,38 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { flatError } from '../../http/errors.js';
 import { bearerToken } from '../../identity/bearer.js';
 import { hashSecret, safeEqual } from '../../identity/keys.js';
-import { SshSessionStore } from '../../identity/ssh-sessions.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
-import { readJsonBody } from '../internal/json-body.js';
+import { PlatformError } from '../errors.js';
+import { type JsonBodyOptions, readJsonBody } from '../internal/json-body.js';
 import { overLimit } from '../internal/rate-limit.js';
-import { authenticateCliRequest, CLI_MAX_BODY_BYTES, CLI_ROUTE_LIMIT, limitBody } from './authenticate.js';
+import {
+  authenticateCliRequest,
+  bodyTooLarge,
+  CLI_MAX_BODY_BYTES,
+  CLI_ROUTE_LIMIT,
+  limitBody,
+  NO_STORE,
+} from './authenticate.js';
 import type { SshBrokerSettings } from './options.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const NO_STORE = { 'cache-control': 'no-store' };
 const startSchema = z.object({ deployment: z.string().max(200).trim().min(1) });
 const claimSchema = z.object({ token: z.string() });
 
-/** The flat 400 (or 413) of a body that is not the JSON a route expects. */
-function refuseBody(status: 400 | 413, expected: string): Response {
-  return status === 413
-    ? flatError(413, 'Request body too large', {}, NO_STORE)
-    : flatError(400, `Request body must be JSON: ${expected}`, { code: 'VALIDATION_FAILED' }, NO_STORE);
+/** Refuses a body that is not the JSON a route expects with a flat 400 showing what is (or 413). */
+function expectJson(expected: string): JsonBodyOptions {
+  return {
+    maxBytes: CLI_MAX_BODY_BYTES,
+    refuse: (status) =>
+      status === 413
+        ? bodyTooLarge()
+        : new PlatformError(400, `Request body must be JSON: ${expected}`, {
+            code: 'VALIDATION_FAILED',
+            headers: NO_STORE,
+          }),
+  };
 }
+
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 /** Used and expired sessions stay a day, for support questions ("did my shell connect?"). */
 const KEEP_EXPIRED_MS = 24 * 60 * 60 * 1000;
@@ -38,7 +50,7 @@ const KEEP_EXPIRED_MS = 24 * 60 * 60 * 1000;
  */
 export function sshRoutes(ctx: PlatformContext, broker: SshBrokerSettings | null): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
-  const sessions = new SshSessionStore(ctx.db);
+  const sessions = ctx.sshSessions;
   let sweptAt = 0;
   /** Drops sessions a day past expiry, at most hourly per instance, off the request path. */
   const sweepNowAndThen = (now: number) => {
@@ -51,31 +63,26 @@ export function sshRoutes(ctx: PlatformContext, broker: SshBrokerSettings | null
 
   app.post('/api/cli/ssh-sessions', limitBody, async (c) => {
     const key = await authenticateCliRequest(ctx, c, 'cliSsh');
-    if (key instanceof Response) return key;
     if (key.kind !== 'cli') {
-      return flatError(403, 'Only CLI keys can open a shell', { code: 'NOT_A_CLI_KEY' }, NO_STORE);
+      throw new PlatformError(403, 'Only CLI keys can open a shell', {
+        code: 'NOT_A_CLI_KEY',
+        headers: NO_STORE,
+      });
     }
-    const body = await readJsonBody(c, startSchema, CLI_MAX_BODY_BYTES);
-    if (!body.ok) return refuseBody(body.status, '{ "deployment": "<slug or id>" }');
+    const body = await readJsonBody(c, startSchema, expectJson('{ "deployment": "<slug or id>" }'));
     if (!broker) {
-      return flatError(
-        503,
-        'No ssh broker is configured on this platform',
-        { code: 'SSH_UNAVAILABLE' },
-        NO_STORE,
-      );
+      throw new PlatformError(503, 'No ssh broker is configured on this platform', {
+        code: 'SSH_UNAVAILABLE',
+        headers: NO_STORE,
+      });
     }
-    const name = body.data.deployment;
-    // Only the key's own tenant is searched: another tenant's deployment reads as not found.
-    const target = await ctx.db
-      .selectFrom('apps')
-      .select(['id', 'slug'])
-      .where('tenant_id', '=', key.tenantId)
-      .where((eb) =>
-        UUID.test(name) ? eb.or([eb('id', '=', name), eb('slug', '=', name)]) : eb('slug', '=', name),
-      )
-      .executeTakeFirst();
-    if (!target) return flatError(404, 'Deployment not found', { code: 'DEPLOYMENT_NOT_FOUND' }, NO_STORE);
+    const target = await sessions.findDeployment(key.tenantId, body.deployment);
+    if (!target) {
+      throw new PlatformError(404, 'Deployment not found', {
+        code: 'DEPLOYMENT_NOT_FOUND',
+        headers: NO_STORE,
+      });
+    }
     sweepNowAndThen(Date.now());
     const started = await sessions.start({
       tenantId: key.tenantId,
@@ -98,26 +105,25 @@ export function sshRoutes(ctx: PlatformContext, broker: SshBrokerSettings | null
 
   app.post('/api/cli/ssh-sessions/claim', limitBody, async (c) => {
     c.set('errorShape', 'flat');
-    if (!broker) return flatError(404, 'Not found');
+    if (!broker) throw new PlatformError(404, 'Not found');
     const wait = await overLimit(ctx, c, 'sshClaim', { ...CLI_ROUTE_LIMIT, limit: 600 });
     if (wait !== null) {
-      return flatError(429, 'Rate limit exceeded', {}, { ...NO_STORE, 'retry-after': String(wait) });
+      throw new PlatformError(429, 'Rate limit exceeded', {
+        headers: { ...NO_STORE, 'retry-after': String(wait) },
+      });
     }
     const secret = bearerToken(c.req.header('authorization'));
     // Hashing first makes the comparison constant-time in the length too.
     if (!secret || !safeEqual(hashSecret(secret), hashSecret(broker.secret))) {
-      return flatError(401, 'Unauthorized', { code: 'INVALID_BROKER_SECRET' }, NO_STORE);
+      throw new PlatformError(401, 'Unauthorized', { code: 'INVALID_BROKER_SECRET', headers: NO_STORE });
     }
-    const body = await readJsonBody(c, claimSchema, CLI_MAX_BODY_BYTES);
-    if (!body.ok) return refuseBody(body.status, '{ "token": "..." }');
-    const claimed = await sessions.claim(body.data.token);
+    const body = await readJsonBody(c, claimSchema, expectJson('{ "token": "..." }'));
+    const claimed = await sessions.claim(body.token);
     if (!claimed) {
-      return flatError(
-        401,
-        'Invalid, expired or already used session token',
-        { code: 'INVALID_SESSION_TOKEN' },
-        NO_STORE,
-      );
+      throw new PlatformError(401, 'Invalid, expired or already used session token', {
+        code: 'INVALID_SESSION_TOKEN',
+        headers: NO_STORE,
+      });
     }
     return c.json(
       {

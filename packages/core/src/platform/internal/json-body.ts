@@ -1,44 +1,47 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
+import { BodyTooLargeError, readBodyText } from '../../http/body.js';
+import { describeIssues } from '../../http/issues.js';
+import { PlatformError } from '../errors.js';
 
 /** Dashboard and runtime JSON bodies are small; anything bigger is refused unread. */
 export const MAX_JSON_BODY_BYTES = 64 * 1024;
 
-export type JsonBodyResult<T> = { ok: true; data: T } | { ok: false; status: 400 | 413; message: string };
+export interface JsonBodyOptions {
+  maxBytes?: number;
+  /** The refusal of a body past the size limit (413) or not the JSON expected (400). */
+  refuse?: (status: 400 | 413, message: string) => PlatformError;
+}
+
+/** The dashboard's refusal: a flat body with code `INVALID_REQUEST`. */
+const invalidRequest = (status: 400 | 413, message: string) =>
+  new PlatformError(status, message, { code: 'INVALID_REQUEST' });
 
 /**
- * Reads and validates a JSON body: 413 past the size limit, 400 for malformed JSON or a body the
- * schema refuses, with a message naming the first offending field.
+ * Reads and validates a JSON body; an empty body reads as `{}`. Refuses (throws) with 413 past
+ * the size limit, 400 for an unreadable or malformed body or one the schema refuses, with a
+ * message naming the first offending field.
  */
 export async function readJsonBody<S extends z.ZodType>(
   c: Context,
   schema: S,
-  maxBytes = MAX_JSON_BODY_BYTES,
-): Promise<JsonBodyResult<z.infer<S>>> {
-  const declared = Number(c.req.header('content-length') ?? '0');
-  if (declared > maxBytes) return { ok: false, status: 413, message: 'Request body too large' };
+  options: JsonBodyOptions = {},
+): Promise<z.infer<S>> {
+  const refuse = options.refuse ?? invalidRequest;
   let text: string;
   try {
-    text = await c.req.text();
-  } catch {
-    return { ok: false, status: 400, message: 'Request body could not be read' };
+    text = await readBodyText(c.req.raw, { maxBytes: options.maxBytes ?? MAX_JSON_BODY_BYTES });
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw refuse(413, 'Request body too large');
+    throw refuse(400, 'Request body could not be read');
   }
-  if (Buffer.byteLength(text) > maxBytes)
-    return { ok: false, status: 413, message: 'Request body too large' };
   let value: unknown;
   try {
     value = text.trim() === '' ? {} : JSON.parse(text);
   } catch {
-    return { ok: false, status: 400, message: 'Request body must be valid JSON' };
+    throw refuse(400, 'Request body must be valid JSON');
   }
   const parsed = schema.safeParse(value);
-  if (!parsed.success) return { ok: false, status: 400, message: describeIssue(parsed.error) };
-  return { ok: true, data: parsed.data };
-}
-
-export function describeIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'Invalid request';
-  const path = issue.path.join('.');
-  return path ? `${path}: ${issue.message}` : issue.message;
+  if (!parsed.success) throw refuse(400, describeIssues(parsed.error, { limit: 1 }));
+  return parsed.data;
 }

@@ -1,9 +1,10 @@
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
+import { cookieWriteRefusal } from '../../identity/session-cookie.js';
 import { SESSION_COOKIE } from '../../identity/sessions.js';
 import type { MembershipRole } from '../../store/database.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
-import { isCrossOrigin } from '../routes/auth.js';
+import { PlatformError } from '../errors.js';
 
 /** A signed-in dashboard user in their workspace. */
 export interface SessionCaller {
@@ -15,46 +16,28 @@ export interface SessionCaller {
 }
 
 /**
- * The signed-in user of the session cookie with their role in their workspace, or null.
- * A user without a workspace counts as not signed in here.
+ * The signed-in user of the session cookie with their role in their workspace; refuses (401)
+ * anyone else. A user without a workspace counts as not signed in here.
  */
-export async function sessionCaller(
-  ctx: PlatformContext,
-  c: Context<PlatformEnv>,
-): Promise<SessionCaller | null> {
+export async function requireSession(ctx: PlatformContext, c: Context<PlatformEnv>): Promise<SessionCaller> {
   const user = await ctx.sessions.resolve(getCookie(c, SESSION_COOKIE));
-  if (!user?.tenantId) return null;
-  const membership = await ctx.db
-    .selectFrom('memberships')
-    .select('role')
-    .where('tenant_id', '=', user.tenantId)
-    .where('user_id', '=', user.userId)
-    .executeTakeFirst();
-  if (!membership) return null;
+  const role = user?.tenantId ? await ctx.accounts.roleIn(user.tenantId, user.userId) : null;
+  if (!user?.tenantId || !role) throw new PlatformError(401, 'Unauthorized');
   return {
     userId: user.userId,
     subject: user.subject,
     email: user.email,
     tenantId: user.tenantId,
-    role: membership.role,
+    role,
   };
 }
 
-/**
- * Why a cookie-authenticated change is refused, or null when it may proceed. A browser sends the
- * cookie along with cross-site requests, so such changes must come from our own origin and carry
- * JSON (a content type no cross-site form can send without a CORS preflight we never allow).
- */
-export function cookieWriteRefusal(
-  ctx: PlatformContext,
-  c: Context<PlatformEnv>,
-): 'cross_origin' | 'not_json' | null {
-  if (isCrossOrigin(c, ctx.baseUrl)) return 'cross_origin';
-  const type = c.req.header('content-type') ?? '';
-  if (!/^application\/json\b/i.test(type.trim())) return 'not_json';
-  return null;
-}
-
-export function canWrite(role: MembershipRole): boolean {
-  return role === 'owner' || role === 'member';
+/** Refuses a cookie-authenticated change from another origin (403) or without JSON (415). */
+export function requireSafeCookieWrite(ctx: PlatformContext, c: Context<PlatformEnv>): void {
+  const refusal = cookieWriteRefusal(
+    { origin: c.req.header('origin'), contentType: c.req.header('content-type'), url: c.req.url },
+    ctx.baseUrl,
+  );
+  if (refusal === 'cross_origin') throw new PlatformError(403, 'Cross-origin request refused');
+  if (refusal === 'not_json') throw new PlatformError(415, 'Content-Type must be application/json');
 }

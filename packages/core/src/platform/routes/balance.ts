@@ -2,7 +2,6 @@ import { Hono } from 'hono';
 import { microsToUsd } from '../../billing/ledger.js';
 import { corsHeaders, preflightResponse } from '../../http/cors.js';
 import { flatError, nestedError } from '../../http/errors.js';
-import { ensureAccount } from '../../identity/accounts.js';
 import { bearerToken, looksLikeJwt } from '../../identity/bearer.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { fastJson } from '../internal/fast-json.js';
@@ -22,7 +21,7 @@ export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const tenantOf = async (token: string): Promise<string | null> => {
     if (looksLikeJwt(token)) {
       const claims = await ctx.identity.verify(token);
-      return claims ? (await ensureAccount(ctx.db, claims)).tenantId : null;
+      return claims ? (await ctx.accounts.ensure(claims)).tenantId : null;
     }
     return (await ctx.keys.authenticate(token))?.tenantId ?? null;
   };

@@ -1,5 +1,4 @@
 import { type Context, Hono } from 'hono';
-import { runtimeConnections } from '../../connections/runtime.js';
 import { canonicalError, nestedError } from '../../http/errors.js';
 import { bearerToken } from '../../identity/bearer.js';
 import type { KeyPrincipal } from '../../identity/key-store.js';
@@ -29,7 +28,7 @@ export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     c.set('errorShape', 'nested');
     const key = await appKeyOf(c);
     if (!key) return nestedError(401, INVALID);
-    const connections = await runtimeConnections(ctx.db, ctx.sealer, ctx.baseUrl, key.appId);
+    const connections = await ctx.connections.forRuntime(ctx.baseUrl, key.appId);
     return c.json({ connections }, 200, { 'cache-control': 'no-store' });
   });
 

@@ -1,12 +1,10 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { listSpendCaps, setSpendCap } from '../../billing/spend-caps.js';
-import { burnRate, tenantUsage } from '../../billing/usage-report.js';
 import { isUuid } from '../../connections/service.js';
-import { flatError } from '../../http/errors.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
+import { PlatformError } from '../errors.js';
 import { readJsonBody } from '../internal/json-body.js';
-import { cookieWriteRefusal, sessionCaller } from '../internal/session.js';
+import { requireSafeCookieWrite, requireSession } from '../internal/session.js';
 
 const micros = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).nullable();
 const capSchema = z.strictObject({
@@ -28,55 +26,48 @@ export function spendRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
 
   app.get('/api/billing/spend-caps', async (c) => {
     c.set('errorShape', 'flat');
-    const user = await sessionCaller(ctx, c);
-    if (!user) return flatError(401, 'Unauthorized');
+    const user = await requireSession(ctx, c);
     await ctx.metering.settled(user.tenantId);
-    return c.json({ caps: await listSpendCaps(ctx.db, user.tenantId, new Date()) }, 200, NO_STORE);
+    return c.json({ caps: await ctx.billing.spendCaps(user.tenantId, new Date()) }, 200, NO_STORE);
   });
 
   app.put('/api/billing/spend-caps', async (c) => {
     c.set('errorShape', 'flat');
-    const user = await sessionCaller(ctx, c);
-    if (!user) return flatError(401, 'Unauthorized');
-    const refusal = cookieWriteRefusal(ctx, c);
-    if (refusal === 'cross_origin') return flatError(403, 'Cross-origin request refused');
-    if (refusal === 'not_json') return flatError(415, 'Content-Type must be application/json');
-    if (user.role !== 'owner') return flatError(403, 'Forbidden: only owners set spend caps');
+    const user = await requireSession(ctx, c);
+    requireSafeCookieWrite(ctx, c);
+    if (user.role !== 'owner') throw new PlatformError(403, 'Forbidden: only owners set spend caps');
     const body = await readJsonBody(c, capSchema);
-    if (!body.ok) return flatError(body.status, body.message, { code: 'INVALID_REQUEST' });
     const found =
-      isUuid(body.data.app_id) &&
-      (await setSpendCap(ctx.db, user.tenantId, {
-        appId: body.data.app_id,
-        dailyMicros: body.data.daily_micros,
-        monthlyMicros: body.data.monthly_micros,
-        warnPcts: body.data.warn_pcts,
+      isUuid(body.app_id) &&
+      (await ctx.billing.setSpendCap(user.tenantId, {
+        appId: body.app_id,
+        dailyMicros: body.daily_micros,
+        monthlyMicros: body.monthly_micros,
+        warnPcts: body.warn_pcts,
       }));
-    if (!found) return flatError(404, 'Not found', { code: 'NOT_FOUND' });
-    ctx.metering.forgetCaps(body.data.app_id);
-    const caps = await listSpendCaps(ctx.db, user.tenantId, new Date());
-    return c.json({ cap: caps.find((cap) => cap.app_id === body.data.app_id) }, 200, NO_STORE);
+    if (!found) throw new PlatformError(404, 'Not found', { code: 'NOT_FOUND' });
+    ctx.metering.forgetCaps(body.app_id);
+    const caps = await ctx.billing.spendCaps(user.tenantId, new Date());
+    return c.json({ cap: caps.find((cap) => cap.app_id === body.app_id) }, 200, NO_STORE);
   });
 
   app.get('/api/billing/burn-rate', async (c) => {
     c.set('errorShape', 'flat');
-    const user = await sessionCaller(ctx, c);
-    if (!user) return flatError(401, 'Unauthorized');
+    const user = await requireSession(ctx, c);
     const balance = await ctx.balances.micros(user.tenantId);
-    return c.json(await burnRate(ctx.db, user.tenantId, balance, new Date()), 200, NO_STORE);
+    return c.json(await ctx.billing.burnRate(user.tenantId, balance, new Date()), 200, NO_STORE);
   });
 
   app.get('/api/billing/usage', async (c) => {
     c.set('errorShape', 'flat');
-    const user = await sessionCaller(ctx, c);
-    if (!user) return flatError(401, 'Unauthorized');
+    const user = await requireSession(ctx, c);
     const daysParam = c.req.query('days') ?? '30';
     const days = Number(daysParam);
     if (!/^\d{1,2}$/.test(daysParam) || days < 1 || days > 90) {
-      return flatError(400, 'days must be a whole number from 1 to 90', { code: 'INVALID_REQUEST' });
+      throw new PlatformError(400, 'days must be a whole number from 1 to 90', { code: 'INVALID_REQUEST' });
     }
     await ctx.metering.settled(user.tenantId);
-    return c.json(await tenantUsage(ctx.db, user.tenantId, days, new Date()), 200, NO_STORE);
+    return c.json(await ctx.billing.tenantUsage(user.tenantId, days, new Date()), 200, NO_STORE);
   });
 
   return app;

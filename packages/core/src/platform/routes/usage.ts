@@ -1,14 +1,9 @@
 import { Hono } from 'hono';
-import {
-  deploymentUsage,
-  integrationUsage,
-  USAGE_RANGES,
-  type UsageRange,
-} from '../../billing/usage-report.js';
+import { USAGE_RANGES, type UsageRange } from '../../billing/usage-report.js';
 import { isUuid } from '../../connections/service.js';
-import { flatError } from '../../http/errors.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
-import { sessionCaller } from '../internal/session.js';
+import { PlatformError } from '../errors.js';
+import { requireSession } from '../internal/session.js';
 
 const NO_STORE = { 'cache-control': 'no-store' };
 
@@ -23,43 +18,30 @@ export function usageRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
 
   app.get('/api/deployments/:id/usage', async (c) => {
     c.set('errorShape', 'flat');
-    const user = await sessionCaller(ctx, c);
-    if (!user) return flatError(401, 'Unauthorized');
+    const user = await requireSession(ctx, c);
     const range = (c.req.query('range') ?? '24h') as UsageRange;
     if (!(range in USAGE_RANGES)) {
-      return flatError(400, 'range must be one of 1h, 24h, 7d, 30d', { code: 'INVALID_REQUEST' });
+      throw new PlatformError(400, 'range must be one of 1h, 24h, 7d, 30d', { code: 'INVALID_REQUEST' });
     }
     const id = c.req.param('id');
-    const deployment = isUuid(id)
-      ? await ctx.db
-          .selectFrom('apps')
-          .select('id')
-          .where('id', '=', id)
-          .where('tenant_id', '=', user.tenantId)
-          .executeTakeFirst()
-      : undefined;
-    if (!deployment) return flatError(404, 'Not found');
-    if (user.role !== 'owner') return flatError(403, 'Forbidden: deployment usage is for owners');
+    if (!isUuid(id) || !(await ctx.billing.hasDeployment(user.tenantId, id))) {
+      throw new PlatformError(404, 'Not found');
+    }
+    if (user.role !== 'owner') throw new PlatformError(403, 'Forbidden: deployment usage is for owners');
     await ctx.metering.settled(user.tenantId);
-    return c.json(await deploymentUsage(ctx.db, id, range, new Date()), 200, NO_STORE);
+    return c.json(await ctx.billing.deploymentUsage(id, range, new Date()), 200, NO_STORE);
   });
 
   app.get('/api/integrations/:slug/usage', async (c) => {
     c.set('errorShape', 'flat');
-    const user = await sessionCaller(ctx, c);
-    if (!user) return flatError(401, 'Unauthorized');
+    const user = await requireSession(ctx, c);
     const slug = c.req.param('slug');
-    const integration = await ctx.db
-      .selectFrom('integrations')
-      .select('provider')
-      .where('provider', '=', slug)
-      .executeTakeFirst();
-    if (!integration) return flatError(404, 'Not found');
+    if (!(await ctx.billing.hasIntegration(slug))) throw new PlatformError(404, 'Not found');
     const provider = await ctx.providers.get(slug);
     const tokenMetered = provider !== null && provider.dialect !== 'per_call';
     await ctx.metering.settled(user.tenantId);
     return c.json(
-      await integrationUsage(ctx.db, user.tenantId, slug, tokenMetered, new Date()),
+      await ctx.billing.integrationUsage(user.tenantId, slug, tokenMetered, new Date()),
       200,
       NO_STORE,
     );

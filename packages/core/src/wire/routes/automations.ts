@@ -8,6 +8,7 @@
  */
 import { Hono } from 'hono';
 import { WEBHOOK_BODY_CAP } from '../../automations/index.js';
+import { readBody } from '../../http/body.js';
 import { bearerToken } from '../../identity/bearer.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
@@ -24,9 +25,7 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
   });
 
   app.post('/webhooks/:source', async (c) => {
-    if (Number(c.req.header('content-length') ?? '0') > WEBHOOK_BODY_CAP) throw tooLarge();
-    const body = new Uint8Array(await c.req.arrayBuffer());
-    if (body.byteLength > WEBHOOK_BODY_CAP) throw tooLarge();
+    const body = await readBody(c.req.raw, { maxBytes: WEBHOOK_BODY_CAP, tooLarge });
     const receipt = await automations.receiveWebhook(c.req.param('source'), {
       id: c.req.header('webhook-id'),
       timestamp: c.req.header('webhook-timestamp'),

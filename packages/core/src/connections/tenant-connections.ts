@@ -1,0 +1,62 @@
+import type { RuntimeConnection } from '../schemas/connections.js';
+import { runtimeConnections } from './runtime.js';
+import {
+  bindConnection,
+  type ConnectionPatch,
+  type ConnectionRow,
+  type ConnectionsDeps,
+  type CreateConnectionInput,
+  createConnection,
+  getConnection,
+  listConnections,
+  mintConnectionKey,
+  revokeConnection,
+  unbindConnection,
+  updateConnection,
+} from './service.js';
+
+/**
+ * The connection operations of `service.ts` over one store, sealer and key store: what the
+ * platform's routes are given instead of the database. Failures are `ConnectionError`s.
+ */
+export class TenantConnections {
+  constructor(private readonly deps: ConnectionsDeps) {}
+
+  create(input: CreateConnectionInput): Promise<ConnectionRow> {
+    return createConnection(this.deps, input);
+  }
+
+  list(tenantId: string): Promise<ConnectionRow[]> {
+    return listConnections(this.deps.db, tenantId);
+  }
+
+  get(tenantId: string, id: string): Promise<ConnectionRow> {
+    return getConnection(this.deps.db, tenantId, id);
+  }
+
+  update(tenantId: string, id: string, patch: ConnectionPatch): Promise<ConnectionRow> {
+    return updateConnection(this.deps, tenantId, id, patch);
+  }
+
+  revoke(tenantId: string, id: string): Promise<ConnectionRow> {
+    return revokeConnection(this.deps, tenantId, id);
+  }
+
+  bind(tenantId: string, appId: string, connectionId: string): Promise<void> {
+    return bindConnection(this.deps, tenantId, appId, connectionId);
+  }
+
+  unbind(tenantId: string, appId: string, connectionId: string): Promise<void> {
+    return unbindConnection(this.deps, tenantId, appId, connectionId);
+  }
+
+  /** A new Connection Key for a live connection; the key is shown once. */
+  mintKey(tenantId: string, connectionId: string, name?: string) {
+    return mintConnectionKey(this.deps, tenantId, connectionId, name);
+  }
+
+  /** What the deployed tool of `appId` reads about its connections (proxy URLs under `baseUrl`). */
+  forRuntime(baseUrl: string, appId: string): Promise<RuntimeConnection[]> {
+    return runtimeConnections(this.deps.db, this.deps.sealer, baseUrl, appId);
+  }
+}

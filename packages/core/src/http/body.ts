@@ -1,0 +1,69 @@
+/**
+ * Reading request bodies under a size cap. A declared `Content-Length` past the cap is refused
+ * unread; a body without one (or lying about it) is read chunk by chunk and the stream is
+ * cancelled as soon as the cap is passed, so no more than the cap is ever held in memory.
+ */
+
+/** Thrown when a body is larger than the cap (unless the caller names its own error). */
+export class BodyTooLargeError extends Error {
+  override name = 'BodyTooLargeError';
+  constructor(readonly maxBytes: number) {
+    super(`The request body is larger than ${maxBytes} bytes.`);
+  }
+}
+
+export interface BodyLimit {
+  maxBytes: number;
+  /** The error to throw for a body past the cap, in the caller's own terms. */
+  tooLarge?: () => Error;
+}
+
+/** The body's bytes (empty when there is none), at most `maxBytes` of them. */
+export async function readBody(request: Request, limit: BodyLimit): Promise<Uint8Array<ArrayBuffer>> {
+  const refuse = () => limit.tooLarge?.() ?? new BodyTooLargeError(limit.maxBytes);
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > limit.maxBytes) throw refuse();
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit.maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw refuse();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** The body as UTF-8 text, decoded as `Request.text()` does (a leading BOM is dropped). */
+export async function readBodyText(request: Request, limit: BodyLimit): Promise<string> {
+  return new TextDecoder().decode(await readBody(request, limit));
+}
+
+export type FormFields = Record<string, FormDataEntryValue>;
+
+/**
+ * The fields of an `application/x-www-form-urlencoded` or `multipart/form-data` body, the last
+ * value of a repeated name winning. Another content type, or a body that does not parse as its
+ * type says, gives no fields: a form handler then refuses the missing fields as it would any.
+ */
+export async function readFormFields(request: Request, limit: BodyLimit): Promise<FormFields> {
+  // Read first: an oversized body is refused whatever its type says.
+  const bytes = await readBody(request, limit);
+  const type = request.headers.get('content-type') ?? '';
+  const mediaType = type.split(';')[0]!.trim().toLowerCase();
+  if (mediaType !== 'application/x-www-form-urlencoded' && mediaType !== 'multipart/form-data') return {};
+  try {
+    const form = await new Response(bytes, {
+      headers: { 'content-type': type.replace(/^[^;]+/, (media) => media.toLowerCase()) },
+    }).formData();
+    return Object.fromEntries(form);
+  } catch {
+    return {};
+  }
+}

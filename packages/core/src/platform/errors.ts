@@ -1,0 +1,66 @@
+/**
+ * Typed refusals of the platform API. Route helpers throw a `PlatformError` (or a domain error
+ * with a status, such as `ConnectionError`); the platform's one `onError` answers it in the
+ * route's error body shape, so handlers read as their business.
+ *
+ * @see platform-spec.md "Errors"
+ */
+import { ConnectionError } from '../connections/errors.js';
+import { canonicalError, flatError, nestedError } from '../http/errors.js';
+
+/** The spec's three error body shapes; each route declares one (`errorShape`). */
+export type ErrorShape = 'canonical' | 'nested' | 'flat';
+
+export interface PlatformErrorOptions {
+  /** The SCREAMING_SNAKE code of a flat body, or the code of a canonical one (default `error`). */
+  code?: string;
+  headers?: Record<string, string>;
+  /** The body shape when it is not the route's own. */
+  shape?: ErrorShape;
+}
+
+/** A refusal with its status and message, answered as is (never logged as a fault). */
+export class PlatformError extends Error {
+  override name = 'PlatformError';
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly options: PlatformErrorOptions = {},
+  ) {
+    super(message);
+  }
+}
+
+/** The refusal a thrown value stands for, domain errors translated; null for an unexpected fault. */
+export function refusalOf(error: unknown): PlatformError | null {
+  if (error instanceof PlatformError) return error;
+  if (error instanceof ConnectionError) {
+    return new PlatformError(error.status, error.message, { code: error.code });
+  }
+  return null;
+}
+
+/** The answer to a refusal, in its own shape or else the route's. */
+export function refusalResponse(refusal: PlatformError, routeShape: ErrorShape): Response {
+  const { code, headers = {}, shape = routeShape } = refusal.options;
+  switch (shape) {
+    case 'nested':
+      return nestedError(refusal.status, refusal.message, headers);
+    case 'canonical':
+      return canonicalError(refusal.status, code ?? 'error', refusal.message, {}, headers);
+    default:
+      return flatError(refusal.status, refusal.message, code ? { code } : {}, headers);
+  }
+}
+
+/** The answer to an unexpected fault: a generic message in the route's shape (the log has the rest). */
+export function faultResponse(routeShape: ErrorShape, headers: Record<string, string>): Response {
+  switch (routeShape) {
+    case 'nested':
+      return nestedError(500, 'Internal server error', headers);
+    case 'canonical':
+      return canonicalError(500, 'internal_error', 'Internal server error', {}, headers);
+    default:
+      return flatError(500, 'Internal server error', {}, headers);
+  }
+}
