@@ -7,7 +7,7 @@
 
 import { escapeHtml } from '../../identity/dev-idp.js';
 import type { DoorConfig } from '../config.js';
-import type { ServerCard } from '../metadata.js';
+import type { ServerCard } from '../discovery.js';
 import { layout, pageHeaders } from './html.js';
 
 /** Only what the server card advertises reaches the page. */

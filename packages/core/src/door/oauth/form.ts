@@ -2,7 +2,7 @@
  * Reading OAuth form bodies (`application/x-www-form-urlencoded`) and JSON registration bodies
  * with a size cap, so bad input is a clear 400 (or 413), never a 500.
  */
-import { OAuthError } from './oauth-error.js';
+import { OAuthError } from './errors.js';
 
 /** OAuth requests are a handful of short fields. */
 export const MAX_FORM_BYTES = 16 * 1024;

@@ -5,12 +5,12 @@
  *
  * @see RFC 7591 §2, §3.2; platform-spec.md "MCP door endpoints"
  */
-import { clientIp, socketAddress } from '../http/client-ip.js';
-import { SCOPES } from './config.js';
-import type { DoorContext } from './context.js';
-import { preflight, withCors } from './cors.js';
+import { clientIp, socketAddress } from '../../http/client-ip.js';
+import { SCOPES } from '../config.js';
+import type { DoorContext } from '../context.js';
+import { preflight, withCors } from '../cors.js';
+import { OAuthError, oauthErrorResponse, oauthJson } from './errors.js';
 import { isStorableText, readCapped } from './form.js';
-import { OAuthError, oauthErrorResponse, oauthJson } from './oauth-error.js';
 import { redirectUriProblem } from './redirect-uri.js';
 
 const MAX_REGISTRATION_BYTES = 16 * 1024;
