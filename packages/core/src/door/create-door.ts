@@ -10,7 +10,7 @@
  *
  * @see platform-spec.md "MCP door endpoints"; docs/door.md
  */
-import { GrantStore as ApprovalGrantStore } from '../agent/grants.js';
+import { GrantStore } from '../agent/grants.js';
 import { createJsonLogger, describeError } from '../http/logger.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { createAuditBatcher } from './audit-batch.js';
@@ -29,8 +29,8 @@ import { handleToken } from './oauth/token.js';
 import { parseOverrides } from './overrides.js';
 import { connectPage } from './pages/connect.js';
 import { ClientStore } from './storage/clients.js';
-import { GrantStore } from './storage/grants.js';
 import { DoorSessionStore } from './storage/sessions.js';
+import { TokenFamilyStore } from './storage/token-families.js';
 import { buildMenu } from './tool-menu.js';
 import type { DoorUrls } from './urls.js';
 
@@ -62,7 +62,7 @@ export function createDoor(options: DoorOptions): Door {
   const now = options.now ?? Date.now;
   const db = options.store.db;
   const logger = options.logger ?? createJsonLogger();
-  const grants = new GrantStore(db, now);
+  const grants = new TokenFamilyStore(db, now);
   const fetchImpl = options.fetch ?? fetch;
   const remote = config.remoteAs ? createRemoteAsVerifier(config.remoteAs, { fetch: fetchImpl, now }) : null;
   const cacheTtlMs = options.authCacheTtlMs ?? 2000;
@@ -70,7 +70,7 @@ export function createDoor(options: DoorOptions): Door {
   const context: DoorContext = {
     config,
     db,
-    approvalGrants: new ApprovalGrantStore(db, now),
+    approvalGrants: new GrantStore(db, now),
     audit: createAuditBatcher(db, logger),
     oauth: options.oauth,
     clients: new ClientStore(db, now, cacheTtlMs),

@@ -11,7 +11,7 @@ import type { DoorContext } from '../context.js';
 import { preflight, withCors } from '../cors.js';
 import { TOKEN_EXCHANGE_GRANT } from '../discovery.js';
 import { hashSecret, isWellFormedVerifier, safeEqual, verifiesS256 } from '../secrets.js';
-import type { IssuedTokens } from '../storage/grants.js';
+import type { IssuedTokens } from '../storage/token-families.js';
 import { OAuthError, oauthErrorResponse, oauthJson } from './errors.js';
 import { readForm, single } from './form.js';
 

@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../store/database.js';
 import { LIFETIMES } from '../config.js';
 import { hashSecret, mintSecret, SECRET_PREFIX, safeEqual } from '../secrets.js';
-import { splitScopes } from './grants.js';
+import { splitScopes } from './token-families.js';
 
 export interface RegisteredClient {
   clientId: string;
