@@ -5,7 +5,7 @@
  * @see platform-spec.md "MCP door endpoints"
  */
 
-import { escapeHtml } from '../../identity/dev-idp.js';
+import { escapeHtml } from '../../http/html.js';
 import type { DoorConfig } from '../config.js';
 import type { ServerCard } from '../discovery.js';
 import { layout, pageHeaders } from './html.js';
