@@ -1,26 +1,27 @@
-import type { Kysely } from 'kysely';
 import type { AuditLog } from '../agent/audit.js';
-import type { GrantStore as ApprovalGrantStore } from '../agent/grants.js';
+import type { GrantStore } from '../agent/grants.js';
 import type { ActAs, ToolRegistry } from '../agent/tools.js';
 import type { Logger } from '../http/logger.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import type { Database } from '../store/database.js';
 import type { DoorConfig, DoorOAuthAdapter, DoorOverrides } from './config.js';
 import type { ClientStore } from './storage/clients.js';
-import type { GrantStore } from './storage/grants.js';
 import type { DoorSessionStore } from './storage/sessions.js';
+import type { TokenFamilyStore } from './storage/token-families.js';
 
-/** Everything an endpoint module needs; built once per door. */
+/**
+ * Everything an endpoint module needs, built once per door: domain services, never the database,
+ * so an endpoint cannot run SQL of its own.
+ */
 export interface DoorContext {
   config: DoorConfig;
-  db: Kysely<Database>;
   /** The wire's remembered approvals: a tool that needs approval runs from the door only under one. */
-  approvalGrants: ApprovalGrantStore;
+  approvalGrants: GrantStore;
   /** Activity events of tool calls (the wire's `/activity`), written in batches. */
   audit: AuditLog;
   oauth: DoorOAuthAdapter;
   clients: ClientStore;
-  grants: GrantStore;
+  /** Codes and token families: the door's OAuth grants (not the wire's remembered approvals). */
+  grants: TokenFamilyStore;
   sessions: DoorSessionStore;
   tools: ToolRegistry | null;
   actAs: ActAs | null;

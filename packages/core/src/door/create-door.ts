@@ -11,28 +11,23 @@
  * @see platform-spec.md "MCP door endpoints"; docs/door.md
  */
 import { AuditLog } from '../agent/audit.js';
-import { GrantStore as ApprovalGrantStore } from '../agent/grants.js';
+import { GrantStore } from '../agent/grants.js';
 import { createJsonLogger, describeError } from '../http/logger.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { createRateLimitCounter } from '../store/rate-limit-hits.js';
-import { handleAuthorize } from './authorize.js';
-import { bearerOf, createBearerAuthenticator } from './bearer.js';
 import { type DoorMode, type DoorOptions, resolveDoorConfig } from './config.js';
 import type { DoorContext } from './context.js';
-import { handleFederate } from './federate.js';
-import { metadataResponse, serverCard, wellKnownDocument } from './metadata.js';
-import { notFound, oauthJson } from './oauth-error.js';
+import { metadataResponse, wellKnownDocument } from './discovery.js';
+import { bearerOf, createBearerAuthenticator } from './mcp/bearer.js';
+import { createRemoteAsVerifier } from './mcp/remote-as.js';
+import { createTransportHandler } from './mcp/transport.js';
+import { oauthJson } from './oauth/errors.js';
 import { parseOverrides } from './overrides.js';
-import { connectPage } from './pages/connect.js';
-import { handleRegister } from './register.js';
-import { createRemoteAsVerifier } from './remote-as.js';
-import { handleRevoke } from './revoke.js';
+import { createDoorRouter } from './router.js';
 import { ClientStore } from './storage/clients.js';
-import { GrantStore } from './storage/grants.js';
 import { DoorSessionStore } from './storage/sessions.js';
-import { handleToken } from './token.js';
+import { TokenFamilyStore } from './storage/token-families.js';
 import { buildMenu } from './tool-menu.js';
-import { createTransportHandler } from './transport.js';
 import type { DoorUrls } from './urls.js';
 
 export interface Door {
@@ -63,19 +58,18 @@ export function createDoor(options: DoorOptions): Door {
   const now = options.now ?? Date.now;
   const db = options.store.db;
   const logger = options.logger ?? createJsonLogger();
-  const grants = new GrantStore(db, now);
+  const tokenFamilies = new TokenFamilyStore(db, now);
   const fetchImpl = options.fetch ?? fetch;
   const remote = config.remoteAs ? createRemoteAsVerifier(config.remoteAs, { fetch: fetchImpl, now }) : null;
   const cacheTtlMs = options.authCacheTtlMs ?? 2000;
-  const bearer = createBearerAuthenticator({ grants, config, now }, remote, cacheTtlMs);
+  const bearer = createBearerAuthenticator({ grants: tokenFamilies, config, now }, remote, cacheTtlMs);
   const context: DoorContext = {
     config,
-    db,
-    approvalGrants: new ApprovalGrantStore(db, now),
+    approvalGrants: new GrantStore(db, now),
     audit: new AuditLog(db, logger),
     oauth: options.oauth,
     clients: new ClientStore(db, now, cacheTtlMs),
-    grants,
+    grants: tokenFamilies,
     sessions: new DoorSessionStore(db, now),
     tools: options.tools ?? null,
     actAs: options.actAs ?? null,
@@ -88,39 +82,12 @@ export function createDoor(options: DoorOptions): Door {
   };
   const menu = buildMenu(context.tools, context.overrides, logger);
   const transport = createTransportHandler(context, menu, bearer, options.progressIntervalMs);
+  const router = createDoorRouter(context, transport);
   const { urls } = config;
-  const local = config.remoteAs === null;
   let sweptAt = now();
 
-  const route = async (request: Request, rest: string, connection: unknown): Promise<Response> => {
-    switch (rest) {
-      case '':
-        return transport.handle(request);
-      case '/connect':
-        if (request.method !== 'GET' && request.method !== 'HEAD') {
-          return new Response(null, { status: 405, headers: { allow: 'GET, HEAD' } });
-        }
-        return connectPage(config, serverCard(context));
-      case '/authorize':
-        return local ? handleAuthorize(context, request) : notFound();
-      case '/token':
-        return local ? handleToken(context, request) : notFound();
-      case '/revoke':
-        return local ? handleRevoke(context, request) : notFound();
-      case '/register':
-        return local ? handleRegister(context, request, connection) : notFound();
-      case '/federate':
-        return config.federationSecret ? handleFederate(context, request) : notFound();
-      case '/.well-known/oauth-protected-resource':
-        return metadataResponse(context, 'protected-resource', request);
-      case '/.well-known/oauth-authorization-server':
-        return metadataResponse(context, 'authorization-server', request);
-      default:
-        return notFound();
-    }
-  };
-
-  const guarded = async (request: Request, work: () => Promise<Response>): Promise<Response> => {
+  /** Every answer of the door: a fault is logged and answered with a generic OAuth 500. */
+  const guarded = async (request: Request, work: () => Response | Promise<Response>): Promise<Response> => {
     maybeSweep();
     try {
       return await work();
@@ -137,7 +104,7 @@ export function createDoor(options: DoorOptions): Door {
   const maybeSweep = () => {
     if (now() - sweptAt < SWEEP_EVERY_MS) return;
     sweptAt = now();
-    Promise.all([grants.sweep(), context.clients.sweep(), context.sessions.sweep()]).catch((error) =>
+    Promise.all([tokenFamilies.sweep(), context.clients.sweep(), context.sessions.sweep()]).catch((error) =>
       logger.warn('door.sweep_failed', describeError(error)),
     );
   };
@@ -146,31 +113,35 @@ export function createDoor(options: DoorOptions): Door {
     mode: config.mode,
     urls,
     async handle(request, connection) {
-      const rest = doorPath(new URL(request.url).pathname, urls);
-      if (rest === null) return null;
-      return guarded(request, () => route(request, rest, connection));
+      const path = doorPathOf(new URL(request.url).pathname, urls);
+      if (path === null) return null;
+      return guarded(request, () => router.fetch(request, { path, connection }));
     },
     async wellKnown(request) {
       const pathname = new URL(request.url).pathname;
       const document = wellKnownDocument(context, pathname);
       if (document === null) return null;
-      return guarded(request, async () => metadataResponse(context, document, request));
+      return guarded(request, () => metadataResponse(context, document, request));
     },
     withdrawConsent: (subject, clientId) => context.clients.withdrawConsent(subject, clientId),
     close: () => context.audit.flush(),
     async revokeUser(subject) {
-      await grants.revokeSubject(subject);
+      await tokenFamilies.revokeSubject(subject);
       await context.sessions.endSubject(subject);
       transport.clearCaches();
     },
   };
 }
 
-/** The part of a path after the MCP path (`''` for the endpoint itself), or null when not the door's. */
-function doorPath(pathname: string, urls: DoorUrls): string | null {
+/**
+ * A path at or below the MCP path, with the base URL's prefix taken off (`/api/service/mcp/...`,
+ * as the router matches it), or null when the path is not the door's.
+ */
+function doorPathOf(pathname: string, urls: DoorUrls): string | null {
   for (const base of [urls.mcpPath, urls.mcpPathUnprefixed]) {
-    if (pathname === base) return '';
-    if (pathname.startsWith(`${base}/`)) return pathname.slice(base.length);
+    if (pathname === base || pathname.startsWith(`${base}/`)) {
+      return urls.mcpPathUnprefixed + pathname.slice(base.length);
+    }
   }
   return null;
 }

@@ -4,7 +4,6 @@
  *
  * @see docs/door.md
  */
-export { type BearerAuthenticator, bearerChallenge, bearerOf, type DoorCaller } from './bearer.js';
 export {
   type AuthorizeContext,
   type ConsentForm,
@@ -31,9 +30,10 @@ export {
   type ServerCard,
   serverCard,
   TOKEN_EXCHANGE_GRANT,
-} from './metadata.js';
-export { OAuthError, type OAuthErrorCode } from './oauth-error.js';
-export { REMOTE_AS_ALGORITHMS } from './remote-as.js';
+} from './discovery.js';
+export { type BearerAuthenticator, bearerChallenge, bearerOf, type DoorCaller } from './mcp/bearer.js';
+export { REMOTE_AS_ALGORITHMS } from './mcp/remote-as.js';
+export { OAuthError, type OAuthErrorCode } from './oauth/errors.js';
 export { mintSecret, serviceActor } from './secrets.js';
 export type { DoorToolContext, DoorToolErrorCode } from './tool-call.js';
 export { annotationsFor } from './tool-menu.js';

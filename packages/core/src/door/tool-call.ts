@@ -10,8 +10,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { callHostTool } from '../agent/tool-call.js';
 import type { ActAsGrant, Principal, RegisteredTool, ToolContext } from '../agent/tools.js';
 import { describeError } from '../http/logger.js';
-import type { DoorCaller } from './bearer.js';
 import type { DoorContext } from './context.js';
+import type { DoorCaller } from './mcp/bearer.js';
 
 /** Error codes a door tool result can carry (in `structuredContent.error.code`). */
 export type DoorToolErrorCode =

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { type BodyLimit, BodyTooLargeError, readBodyText, readFormFields } from '../http/body.js';
 import { flatError } from '../http/errors.js';
+import { escapeHtml, htmlDocument, htmlPageHeaders } from '../http/html.js';
 import { describeIssues } from '../http/issues.js';
 import type { Database } from '../store/database.js';
 import { Accounts } from './accounts.js';
@@ -249,34 +250,16 @@ function firstIssue(error: z.ZodError): string {
   return describeIssues(error, { limit: 1, paths: false });
 }
 
-const PAGE_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  // No script at all; inline styles only; the form may post only back here.
-  'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  // Not no-referrer: under it browsers send `Origin: null` on the form post, which the CSRF check refuses.
-  'referrer-policy': 'same-origin',
-};
+// No script at all; inline styles only; the form may post only back here.
+const PAGE_HEADERS = htmlPageHeaders({ formTargets: ["'self'"] });
+
+const PAGE_STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:24rem;margin:4rem auto;padding:0 1rem;color:#1a1a1a}
+label{display:block;margin:.75rem 0 .25rem}input{width:100%;padding:.5rem;box-sizing:border-box}
+button{margin-top:1rem;padding:.5rem 1rem}.note{color:#666;font-size:.875rem}.error{color:#b00020}`;
 
 function page(c: Context, status: 200 | 400, view: { returnTo: string; email: string; error?: string }) {
   const error = view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : '';
-  const html = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign in (development)</title>
-<style>
-body{font:16px/1.5 system-ui,sans-serif;max-width:24rem;margin:4rem auto;padding:0 1rem;color:#1a1a1a}
-label{display:block;margin:.75rem 0 .25rem}input{width:100%;padding:.5rem;box-sizing:border-box}
-button{margin-top:1rem;padding:.5rem 1rem}.note{color:#666;font-size:.875rem}.error{color:#b00020}
-</style>
-</head>
-<body>
-<h1>Sign in</h1>
+  const body = `<h1>Sign in</h1>
 <p class="note">Development identity provider: any email address signs in. Not available in production.</p>
 ${error}
 <form method="post" action="sign-in">
@@ -286,17 +269,7 @@ ${error}
 <label for="name">Name (optional)</label>
 <input id="name" name="name" type="text" maxlength="200" autocomplete="name">
 <button type="submit">Sign in</button>
-</form>
-</body>
-</html>
-`;
+</form>`;
+  const html = htmlDocument({ title: 'Sign in (development)', style: PAGE_STYLE, body });
   return c.body(html, status, PAGE_HEADERS);
-}
-
-/** HTML-escapes text for element content and quoted attribute values. */
-export function escapeHtml(value: string): string {
-  return value.replace(
-    /[&<>"']/g,
-    (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!,
-  );
 }

@@ -5,9 +5,9 @@
  * @see platform-spec.md "MCP door endpoints"
  */
 
-import { escapeHtml } from '../../identity/dev-idp.js';
+import { escapeHtml } from '../../http/html.js';
 import type { DoorConfig } from '../config.js';
-import type { ServerCard } from '../metadata.js';
+import type { ServerCard } from '../discovery.js';
 import { layout, pageHeaders } from './html.js';
 
 /** Only what the server card advertises reaches the page. */

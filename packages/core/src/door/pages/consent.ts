@@ -6,7 +6,7 @@
  * @see platform-spec.md "Door authentication"; docs/door.md "Consent"
  */
 
-import { escapeHtml } from '../../identity/dev-idp.js';
+import { escapeHtml } from '../../http/html.js';
 import type { DoorConfig } from '../config.js';
 import { layout, pageHeaders } from './html.js';
 

@@ -1,8 +1,8 @@
 /**
- * What every door page shares: escaping, a strict Content Security Policy, no caching, and the
- * themed frame. No page ships JavaScript; every interpolated value goes through `escapeHtml`.
+ * The door's pages in the product's page frame: its theme (accent and background colours), the
+ * product name as header, and the images the theme may use. No page ships JavaScript.
  */
-import { escapeHtml } from '../../identity/dev-idp.js';
+import { escapeHtml, htmlDocument, htmlPageHeaders } from '../../http/html.js';
 import type { DoorTheme } from '../config.js';
 
 /**
@@ -10,16 +10,10 @@ import type { DoorTheme } from '../config.js';
  * consent form's answer redirects the browser to the client); with none, forms are refused.
  */
 export function pageHeaders(formTargets: string[] | null): Record<string, string> {
-  const formAction = formTargets === null ? "'none'" : ["'self'", ...formTargets].join(' ');
-  return {
-    'content-type': 'text/html; charset=utf-8',
-    'cache-control': 'no-store',
-    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action ${formAction}; base-uri 'none'; frame-ancestors 'none'`,
-    'x-content-type-options': 'nosniff',
-    'x-frame-options': 'DENY',
-    // Not no-referrer: under it browsers send `Origin: null` on the form post, which the CSRF check refuses.
-    'referrer-policy': 'same-origin',
-  };
+  return htmlPageHeaders({
+    images: ["'self'", 'data:'],
+    formTargets: formTargets === null ? [] : ["'self'", ...formTargets],
+  });
 }
 
 export function layout(options: {
@@ -29,14 +23,9 @@ export function layout(options: {
   body: string;
 }): string {
   const { accent, background } = options.theme;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(options.title)}</title>
-<style>
-:root{--accent:${accent};--bg:${background}}
+  return htmlDocument({
+    title: options.title,
+    style: `:root{--accent:${accent};--bg:${background}}
 *{box-sizing:border-box}
 body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;background:var(--bg);color:#1b1d21}
 main{max-width:34rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:12px;box-shadow:0 1px 3px rgba(0,0,0,.08)}
@@ -48,15 +37,10 @@ ul{padding-left:1.25rem}.muted{color:#5b606a;font-size:.9rem}
 .actions{display:flex;gap:.75rem;margin-top:1.5rem}
 button{font:inherit;padding:.6rem 1.2rem;border-radius:8px;border:1px solid var(--accent);cursor:pointer}
 button.primary{background:var(--accent);color:#fff}button.secondary{background:#fff;color:var(--accent)}
-.client{word-break:break-word}
-</style>
-</head>
-<body>
-<main>
+.client{word-break:break-word}`,
+    body: `<main>
 <header>${escapeHtml(options.productName)}</header>
 ${options.body}
-</main>
-</body>
-</html>
-`;
+</main>`,
+  });
 }

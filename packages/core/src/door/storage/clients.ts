@@ -9,7 +9,7 @@ import { TtlCache } from '../../internal/ttl-cache.js';
 import type { Database } from '../../store/database.js';
 import { LIFETIMES } from '../config.js';
 import { hashSecret, mintSecret, SECRET_PREFIX, safeEqual } from '../secrets.js';
-import { splitScopes } from './grants.js';
+import { splitScopes } from './token-families.js';
 
 export interface RegisteredClient {
   clientId: string;

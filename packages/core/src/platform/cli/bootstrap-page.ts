@@ -1,4 +1,4 @@
-import { escapeHtml } from '../../identity/dev-idp.js';
+import { escapeHtml, htmlDocument, htmlPageHeaders } from '../../http/html.js';
 import type { LoopbackCallback } from './loopback-callback.js';
 
 /**
@@ -14,34 +14,15 @@ pre{white-space:pre-wrap;word-break:break-all;background:#f4f4f4;padding:.75rem;
 
 /** Headers of every page; `script` adds the delivery page's nonce and loopback origin. */
 export function pageHeaders(script?: { nonce: string; connectTo: string }): Record<string, string> {
-  const csp = script
-    ? `default-src 'none'; script-src 'nonce-${script.nonce}'; connect-src ${script.connectTo}; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`
-    : "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-  return {
-    'content-type': 'text/html; charset=utf-8',
-    'cache-control': 'no-store',
-    'content-security-policy': csp,
-    'x-content-type-options': 'nosniff',
-    'x-frame-options': 'DENY',
-    // Not no-referrer: under it browsers send `Origin: null` on the form post, which the CSRF check refuses.
-    'referrer-policy': 'same-origin',
-  };
+  return htmlPageHeaders({
+    formTargets: ["'self'"],
+    scripts: script ? [`'nonce-${script.nonce}'`] : [],
+    connectTo: script ? [script.connectTo] : [],
+  });
 }
 
 function layout(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-${body}
-</body>
-</html>
-`;
+  return htmlDocument({ title, style: STYLE, body });
 }
 
 /** A page that only explains a problem (bad link, expired form, signed out). */

@@ -55,7 +55,11 @@ export type RefreshOutcome =
 
 export type RevokeOutcome = 'unknown' | 'wrong-client' | 'revoked';
 
-export class GrantStore {
+/**
+ * The door's OAuth grants: authorization codes and the token families they start (one access and
+ * refresh chain per authorization). Not the wire's remembered tool approvals.
+ */
+export class TokenFamilyStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number,

@@ -2,8 +2,8 @@
  * Reading OAuth form bodies (`application/x-www-form-urlencoded`) and JSON registration bodies
  * with a size cap, so bad input is a clear 400 (or 413), never a 500.
  */
-import { readBodyText } from '../http/body.js';
-import { OAuthError } from './oauth-error.js';
+import { readBodyText } from '../../http/body.js';
+import { OAuthError } from './errors.js';
 
 /** OAuth requests are a handful of short fields. */
 export const MAX_FORM_BYTES = 16 * 1024;
@@ -55,6 +55,7 @@ export function single(form: URLSearchParams, name: string): string | null {
   return value === undefined || value === '' ? null : value;
 }
 
+/** A body read with the one capped reader, refused in OAuth's terms when it is too large. */
 export async function readCapped(request: Request, maxBytes: number): Promise<string> {
   return readBodyText(request, {
     maxBytes,

@@ -7,10 +7,10 @@
  *
  * @see RFC 7009 §2; platform-spec.md "Errors" (Door / OAuth)
  */
-import type { DoorContext } from './context.js';
-import { preflight, withCors } from './cors.js';
+import type { DoorContext } from '../context.js';
+import { preflight, withCors } from '../cors.js';
+import { OAuthError, oauthErrorResponse } from './errors.js';
 import { readForm, single } from './form.js';
-import { OAuthError, oauthErrorResponse } from './oauth-error.js';
 
 export async function handleRevoke(context: DoorContext, request: Request): Promise<Response> {
   if (request.method === 'OPTIONS') return preflight('POST, OPTIONS');

@@ -4,11 +4,11 @@
  *
  * @see RFC 6750 §3, RFC 9728 §5.1; MCP "Authorization" §Protected Resource Metadata Discovery
  */
-import { TtlCache } from '../internal/ttl-cache.js';
-import { SCOPES } from './config.js';
-import type { DoorContext } from './context.js';
-import { withCors } from './cors.js';
-import { hashSecret } from './secrets.js';
+import { TtlCache } from '../../internal/ttl-cache.js';
+import { SCOPES } from '../config.js';
+import type { DoorContext } from '../context.js';
+import { withCors } from '../cors.js';
+import { hashSecret } from '../secrets.js';
 
 /** Who is calling through the door, and under which grant. */
 export interface DoorCaller {

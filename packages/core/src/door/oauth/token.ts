@@ -6,14 +6,14 @@
  *
  * @see RFC 6749 §4.1.3, §5, §6; RFC 7636 §4.6; RFC 8693 §2; platform-spec.md "MCP door endpoints"
  */
-import { LIFETIMES, SCOPES } from './config.js';
-import type { DoorContext } from './context.js';
-import { preflight, withCors } from './cors.js';
+import { LIFETIMES, SCOPES } from '../config.js';
+import type { DoorContext } from '../context.js';
+import { preflight, withCors } from '../cors.js';
+import { TOKEN_EXCHANGE_GRANT } from '../discovery.js';
+import { hashSecret, isWellFormedVerifier, safeEqual, verifiesS256 } from '../secrets.js';
+import type { IssuedTokens } from '../storage/token-families.js';
+import { OAuthError, oauthErrorResponse, oauthJson } from './errors.js';
 import { readForm, single } from './form.js';
-import { TOKEN_EXCHANGE_GRANT } from './metadata.js';
-import { OAuthError, oauthErrorResponse, oauthJson } from './oauth-error.js';
-import { hashSecret, isWellFormedVerifier, safeEqual, verifiesS256 } from './secrets.js';
-import type { IssuedTokens } from './storage/grants.js';
 
 /** The exact texts of the spec. */
 export const CODE_INVALID = 'Authorization code is invalid or expired';

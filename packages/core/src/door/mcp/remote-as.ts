@@ -8,8 +8,8 @@
  * @see platform-spec.md "Door authentication" (remoteAs); RFC 7519, RFC 8725 §3.1
  */
 import { createRemoteJWKSet, customFetch, jwtVerify } from 'jose';
-import type { DoorConfig } from './config.js';
-import { isStorableText } from './form.js';
+import type { DoorConfig } from '../config.js';
+import { isStorableText } from '../oauth/form.js';
 
 export const REMOTE_AS_ALGORITHMS = [
   'RS256',

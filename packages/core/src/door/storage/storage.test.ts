@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, STORE_KINDS, type TestStore } from '../../../test/support/stores.js';
-import { GrantStore } from './grants.js';
 import { DoorSessionStore, SESSION_MAX_AGE_MS } from './sessions.js';
+import { TokenFamilyStore } from './token-families.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -21,7 +21,7 @@ for (const kind of STORE_KINDS) {
     });
     afterAll(async () => store?.dispose());
 
-    const issueCode = (grants: GrantStore, subject: string) =>
+    const issueCode = (grants: TokenFamilyStore, subject: string) =>
       grants.issueCode({
         clientId: 'mcp_client_x',
         subject,
@@ -34,7 +34,7 @@ for (const kind of STORE_KINDS) {
     const options = { accessTtl: 3600, refresh: true, resource: 'https://a.example/api/service/mcp' };
 
     it('revokes what the first exchange issues when the code is replayed while that exchange runs', async () => {
-      const grants = new GrantStore(store.db, now);
+      const grants = new TokenFamilyStore(store.db, now);
       const code = await issueCode(grants, 'replay-during');
       let release!: () => void;
       const gate = new Promise<void>((resolve) => {
@@ -72,7 +72,7 @@ for (const kind of STORE_KINDS) {
     });
 
     it('revokes what the first exchange issued when the code is replayed afterwards', async () => {
-      const grants = new GrantStore(store.db, now);
+      const grants = new TokenFamilyStore(store.db, now);
       const code = await issueCode(grants, 'replay-after');
       const tokens = await grants.redeemCode(code, () => {}, options);
       expect(await grants.authenticate(tokens!.accessToken)).not.toBeNull();
@@ -81,7 +81,7 @@ for (const kind of STORE_KINDS) {
     });
 
     it('spends a code whose presentation the check refuses', async () => {
-      const grants = new GrantStore(store.db, now);
+      const grants = new TokenFamilyStore(store.db, now);
       const code = await issueCode(grants, 'refused');
       const refusal = new Error('PKCE verification failed');
       await expect(
@@ -98,7 +98,7 @@ for (const kind of STORE_KINDS) {
 
     it('sweeps families left without tokens and sessions nobody ended, and keeps live ones', async () => {
       offset = 0;
-      const grants = new GrantStore(store.db, now);
+      const grants = new TokenFamilyStore(store.db, now);
       const sessions = new DoorSessionStore(store.db, now);
       const shortLived = await grants.startFamily(
         { clientId: 'service', subject: 'sweep-dead', scopes: ['read'], resource: null },

@@ -6,13 +6,14 @@
  *
  * @see RFC 6749 §4.1.2.1, RFC 7636 §4.4.1, RFC 8707 §2, RFC 9207; platform-spec.md "MCP door endpoints"
  */
-import { SCOPES } from './config.js';
-import type { DoorContext } from './context.js';
+import { SCOPES } from '../config.js';
+import type { DoorContext } from '../context.js';
+import { consentPage, consentProblemPage } from '../pages/consent.js';
+import { isWellFormedChallenge } from '../secrets.js';
+import type { AuthorizationRequest } from '../storage/clients.js';
+import { OAuthError, oauthErrorResponse, redirectWithError } from './errors.js';
 import { isFormRequest, MAX_FORM_BYTES, readCapped, unstorableField } from './form.js';
-import { OAuthError, oauthErrorResponse, redirectWithError } from './oauth-error.js';
-import { consentPage, consentProblemPage } from './pages/consent.js';
-import { isWellFormedChallenge } from './secrets.js';
-import type { AuthorizationRequest } from './storage/clients.js';
+import { isRegisteredRedirect } from './redirect-uri.js';
 
 /** The exact text of the spec for a PKCE violation. */
 export const PKCE_REQUIRED = 'PKCE with S256 is required';
@@ -119,7 +120,7 @@ async function validate(context: DoorContext, params: URLSearchParams): Promise<
   if (!redirectUri) return jsonError('redirect_uri is required');
   const client = await context.clients.get(clientId);
   if (!client) return jsonError('Unknown client_id');
-  if (!client.redirectUris.includes(redirectUri)) {
+  if (!isRegisteredRedirect(client.redirectUris, redirectUri)) {
     return jsonError('redirect_uri does not match a redirect URI registered for this client');
   }
   const state = params.get('state');

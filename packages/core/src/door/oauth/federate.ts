@@ -10,9 +10,9 @@
  * @see platform-spec.md "Door authentication" (Federation)
  */
 import { jwtVerify, SignJWT } from 'jose';
-import { LIFETIMES, SCOPES } from './config.js';
-import type { DoorContext } from './context.js';
-import { OAuthError, oauthErrorResponse } from './oauth-error.js';
+import { LIFETIMES, SCOPES } from '../config.js';
+import type { DoorContext } from '../context.js';
+import { OAuthError, oauthErrorResponse } from './errors.js';
 
 const MAX_REQUEST_LENGTH = 8192;
 /** Clock skew tolerated on `exp` and `iat` between the issuer and us. */

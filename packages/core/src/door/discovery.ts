@@ -9,7 +9,7 @@
 import { SCOPES } from './config.js';
 import type { DoorContext } from './context.js';
 import { preflight, withCors } from './cors.js';
-import { notFound } from './oauth-error.js';
+import { notFound } from './oauth/errors.js';
 
 /** Grant type of the RFC 8693 service-key exchange. */
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';

@@ -19,16 +19,16 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Principal } from '../agent/tools.js';
-import { TtlCache } from '../internal/ttl-cache.js';
+import type { Principal } from '../../agent/tools.js';
+import { TtlCache } from '../../internal/ttl-cache.js';
+import type { DoorContext } from '../context.js';
+import { preflight, withCors } from '../cors.js';
+import { OAuthError } from '../oauth/errors.js';
+import { readCapped } from '../oauth/form.js';
+import type { McpSession } from '../storage/sessions.js';
+import { callTool } from '../tool-call.js';
+import type { DoorMenu } from '../tool-menu.js';
 import { type BearerAuthenticator, bearerChallenge, bearerOf, type DoorCaller } from './bearer.js';
-import type { DoorContext } from './context.js';
-import { preflight, withCors } from './cors.js';
-import { readCapped } from './form.js';
-import { OAuthError } from './oauth-error.js';
-import type { McpSession } from './storage/sessions.js';
-import { callTool } from './tool-call.js';
-import type { DoorMenu } from './tool-menu.js';
 
 /** Largest JSON-RPC body the door reads (the SDK's own default). */
 const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
