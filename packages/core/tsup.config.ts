@@ -10,7 +10,6 @@ export default defineConfig({
     'platform/index': 'src/platform/index.ts',
     'schemas/index': 'src/schemas/index.ts',
     'proxy/index': 'src/proxy/index.ts',
-    'events/index': 'src/events/index.ts',
     'connections/index': 'src/connections/index.ts',
     'wire/index': 'src/wire/index.ts',
     'agent/index': 'src/agent/index.ts',

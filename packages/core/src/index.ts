@@ -1,5 +1,6 @@
-export * from './billing/index.js';
-export * from './http/index.js';
-export * from './identity/index.js';
-export * from './platform/index.js';
-export * from './store/index.js';
+/**
+ * `@service/core`: the platform's entry points. Each concern has its own subpath
+ * (`@service/core/store`, `/platform`, `/wire`, `/door` ...); see the package README.
+ */
+export { ConfigError, createPlatform, type Platform, type PlatformOptions } from './platform/index.js';
+export { createStore, type Store, type StoreOptions } from './store/index.js';

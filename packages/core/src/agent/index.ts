@@ -1,20 +1,12 @@
-export type { ApprovalView } from './approvals.js';
-export { canonicalJson, grantView } from './grants.js';
-export { capToolOutput, windowMessages } from './history.js';
-export type { RunView } from './run-rows.js';
-export type { ThreadDetail, ThreadSummary } from './threads.js';
+/** `@service/core/agent`: host tools (`defineTool`) and the registry the wire and the door share. */
 export {
   type ActAs,
   type ActAsGrant,
   type AnyHostTool,
   createToolRegistry,
   defineTool,
-  type Grant,
-  type GrantScope,
   type HostTool,
-  type ParsedInput,
   type Principal,
-  type RegisteredTool,
   type ToolAudience,
   type ToolContext,
   ToolDefinitionError,

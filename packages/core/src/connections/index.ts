@@ -1,18 +1,3 @@
-export { MANAGED_PROFILE, type StoredCredential } from './credentials.js';
+/** `@service/core/connections`: creating a tenant's connection to a provider outside HTTP (seeds, scripts). */
 export { ConnectionError } from './errors.js';
-export { runtimeConnections } from './runtime.js';
-export {
-  bindConnection,
-  type ConnectionPatch,
-  type ConnectionRow,
-  type ConnectionsDeps,
-  type CreateConnectionInput,
-  createConnection,
-  getConnection,
-  listConnections,
-  mintConnectionKey,
-  revokeConnection,
-  unbindConnection,
-  updateConnection,
-} from './service.js';
-export { TenantConnections } from './tenant-connections.js';
+export { type CreateConnectionInput, createConnection } from './service.js';

@@ -1,4 +1,4 @@
-export { ConfigError, type PlatformEnvConfig, readPlatformEnv } from './config.js';
-export { DEFAULT_RATE_LIMITS, type PlatformContext, type PlatformRateLimits } from './context.js';
+/** `@service/core/platform`: the tenant HTTP API as one fetch handler. */
+export { ConfigError } from './config.js';
+export type { PlatformRateLimits } from './context.js';
 export { createPlatform, type Platform, type PlatformOptions } from './create-platform.js';
-export { type ErrorShape, PlatformError, type PlatformErrorOptions } from './errors.js';

@@ -1,13 +1,3 @@
-export { ConnectionResolver } from './access.js';
-export { createProviderProxy, PROXY_PREFIX, type ProviderProxyOptions } from './create-proxy.js';
-export type { ProxyEnv } from './env.js';
-export {
-  type FreeRoute,
-  isFreeRoute,
-  ProviderCatalog,
-  type ProviderConfig,
-  type ProviderInput,
-  parseFreeRoute,
-  upsertProvider,
-} from './providers.js';
-export { createUsageObserver, type UsageObserver } from './usage.js';
+/** `@service/core/proxy`: registering the upstream providers the metering proxy serves. */
+export { PROXY_PREFIX } from './create-proxy.js';
+export { type ProviderInput, upsertProvider } from './providers.js';

@@ -1,6 +1,6 @@
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
-import type { ConnectionRow } from '../../connections/index.js';
+import type { ConnectionRow } from '../../connections/service.js';
 import { canWrite } from '../../identity/accounts.js';
 import { bearerToken } from '../../identity/bearer.js';
 import { KEY_PREFIX } from '../../identity/keys.js';
