@@ -212,7 +212,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     context,
     close: async () => {
       await runs.close();
-      await audit.flush();
+      await Promise.all([audit.flush(), door?.close()]);
       if (ownsStore) await store.close();
     },
   };

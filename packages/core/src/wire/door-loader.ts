@@ -16,6 +16,8 @@ export interface WireDoor {
   handle(request: Request, connection?: unknown): Promise<Response | null>;
   /** The door's answer for its origin-root discovery paths, or null. */
   wellKnown(request: Request): Promise<Response | null>;
+  /** Writes what the door still holds (queued activity events); the store must still be open. */
+  close(): Promise<void>;
 }
 
 export interface DoorInput {
