@@ -1,7 +1,5 @@
 /**
  * Black-box tests of the three balance endpoints over real HTTP.
- *
- * @see platform-spec.md "Balance and usage", "Errors / Balance endpoints", "Authentication"
  */
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

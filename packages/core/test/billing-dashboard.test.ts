@@ -1,7 +1,7 @@
 /**
  * Spend caps (enforced by the proxy, set on the dashboard) and the usage endpoints over real HTTP.
  *
- * @see platform-spec.md "Balance and usage", "Integration usage", "Deployment usage", docs/api/billing.md
+ * @see docs/api/billing.md
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';

@@ -2,7 +2,7 @@
  * Connections over real HTTP: creating (App Key or session), keys, status, bindings, revocation,
  * what a deployed tool reads, credentials sealed at rest, and every refusal.
  *
- * @see platform-spec.md "Endpoint matrix", "States and transitions", docs/api/connections.md
+ * @see docs/api/connections.md
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runtimeConnectionsSchema } from '../src/schemas/connections.js';

@@ -2,8 +2,6 @@
  * The deployment event stream over real HTTP: App Keys only, event blocks with legacy aliases,
  * Last-Event-ID replay from the store, heartbeats, the per-app stream cap, and delivery across
  * instances through LISTEN/NOTIFY.
- *
- * @see platform-spec.md "Deployment SSE stream", "Runtime", "Limits"
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../src/store/index.js';

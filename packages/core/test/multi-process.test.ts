@@ -2,8 +2,6 @@
  * Two platform processes on one Postgres: an event caused through one reaches a stream held by
  * the other (LISTEN/NOTIFY), and a client that reconnects to the first with Last-Event-ID gets
  * exactly the events it missed, once each. (Postgres only: the embedded store admits one process.)
- *
- * @see platform-spec.md "Deployment SSE stream"
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';

@@ -1,7 +1,7 @@
 /**
  * The metering provider proxy over real HTTP, against a fake upstream on loopback.
  *
- * @see platform-spec.md "What the service does" 1 and 8, docs/proxy.md
+ * @see docs/proxy.md
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';

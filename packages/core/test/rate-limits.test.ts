@@ -1,8 +1,6 @@
 /**
  * Per-IP rate limits of the balance endpoints, counted in the store so that several server
  * instances sharing one database enforce one budget.
- *
- * @see platform-spec.md "Limits"
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../src/store/index.js';

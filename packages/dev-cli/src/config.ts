@@ -5,8 +5,6 @@ import { type CliIo, serviceDir } from './io.js';
 /**
  * `${HOME}/.service/config.json`: written by `login`, read by every other command. Environment
  * API keys are never consulted: the file is the only source of the key.
- *
- * @see platform-spec.md "Developer CLI local config"
  */
 export interface CliConfig {
   apiBase: string;

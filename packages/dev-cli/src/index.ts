@@ -25,7 +25,6 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
  * Runs `service <argv>` and resolves to the exit code. Errors are reported here: a `CliError`
  * as its message, anything else as an unexpected error.
  *
- * @see platform-spec.md "Developer CLI"
  * @example
  * process.exitCode = await run(process.argv.slice(2), nodeIo());
  */

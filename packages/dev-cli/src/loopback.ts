@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { CliError } from './cli-error.js';
 import type { InputStream } from './io.js';
 
-/** What the bootstrap page posts to `/done`. @see platform-spec.md "Developer CLI" */
+/** What the bootstrap page posts to `/done`. */
 export interface LoginPayload {
   apiKey: string;
   tenantId: string;
@@ -56,8 +56,6 @@ export function readPayload(value: unknown): LoginPayload | string {
  * Listens on `http://127.0.0.1:<random port>/done` for the key. Only the platform's own page may
  * post (its `Origin`, with the CORS preflight answered for it, Private Network Access included);
  * bodies without `apiKey` or `tenantId` are answered 400 and the wait goes on.
- *
- * @see platform-spec.md "Developer CLI" (login sequence)
  */
 export async function listenForLogin(options: LoopbackOptions): Promise<LoopbackListener> {
   let settle!: { resolve(payload: LoginPayload): void; reject(error: Error): void };

@@ -1,7 +1,5 @@
 /**
  * The CLI's wiring: help (inline snapshots), version, unknown commands and options, NO_COLOR.
- *
- * @see platform-spec.md "Developer CLI"
  */
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';

@@ -1,8 +1,6 @@
 /**
  * `dev`, `whoami` and `logout` around the config file: modes, missing or damaged files, an
  * unreachable platform. The browser login itself is in login.test.ts.
- *
- * @see platform-spec.md "Developer CLI local config"
  */
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';

@@ -2,8 +2,6 @@
  * The whole login in headless Chromium: `service login` waits on its loopback port, the browser
  * signs in with the development IdP, clicks issue, and the CLI writes its config; then `whoami`,
  * `logout`, a second login revoking the first key, refused bodies and the timer.
- *
- * @see platform-spec.md "Developer CLI" (login sequence, local config)
  */
 import { readFile, stat } from 'node:fs/promises';
 import type { PassThrough } from 'node:stream';

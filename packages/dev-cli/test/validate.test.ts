@@ -1,7 +1,7 @@
 /**
  * `service validate [file]` on valid and invalid manifests: exit codes and messages.
  *
- * @see platform-spec.md "Developer CLI"; docs/cli.md "validate"
+ * @see docs/cli.md "validate"
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

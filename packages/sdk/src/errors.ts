@@ -28,7 +28,6 @@ export interface ServiceErrorDetails {
  * else `error.code` of the body, else one derived from the status), so callers can `switch` on
  * it; `instanceof` a subclass picks a family.
  *
- * @see platform-spec.md "Errors"
  * @example
  * try { await client.balance(); }
  * catch (error) { if (error instanceof ServiceRateLimitError) await wait(error.retryAfter); }

@@ -46,8 +46,6 @@ const REMEMBERED_IDS = 512;
  *   `invalid_response` error for a 2xx that is not `text/event-stream`; waits `retry_after` on
  *   429; retries 5xx and network errors.
  * - Ends cleanly when `signal` aborts or the loop breaks.
- *
- * @see platform-spec.md "Events / Deployment SSE stream"
  */
 export async function* subscribeToEvents(
   settings: TransportSettings,

@@ -6,8 +6,6 @@ const SLUG = /^[a-z0-9][a-z0-9-]*$/;
 /**
  * One call through the metering proxy. Only answers carrying `Service-Error-Code` are the
  * proxy's own and become typed errors; everything else is the provider's and is returned as is.
- *
- * @see platform-spec.md "What the service does" 1 and 8
  */
 export async function proxyFetch(
   settings: TransportSettings,

@@ -1,8 +1,6 @@
 /**
  * Every error family of the SDK from real answers of a running platform: its metering proxy (in
  * front of a fake provider on loopback, the one edge we cannot reach) and its balance endpoint.
- *
- * @see platform-spec.md "Errors"; the canonical codes in @service/core/schemas SERVICE_ERROR_CODES
  */
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

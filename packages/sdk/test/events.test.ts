@@ -2,8 +2,6 @@
  * `client.events.subscribe()`: the real platform stopped mid-stream and restarted (every missed
  * event delivered exactly once), and the stream's failure modes on a loopback server that
  * produces them on demand.
- *
- * @see platform-spec.md "Events / Deployment SSE stream"
  */
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

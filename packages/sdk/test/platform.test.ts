@@ -1,8 +1,6 @@
 /**
  * The SDK against a running platform over loopback HTTP: balance, connections, forUser with a real
  * identity JWT from the development IdP, and the typed errors of real answers.
- *
- * @see platform-spec.md "Balance and usage", "Runtime (deployed tools)", "Errors"
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstream } from '../../core/test/support/fake-upstream.js';

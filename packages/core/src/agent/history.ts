@@ -1,8 +1,6 @@
 /**
  * What the model sees of a thread: the last N whole messages (never a tool result without its
  * call), and tool results cut to `toolOutputCap` characters. The stored thread is never touched.
- *
- * @see platform-spec.md "Embedded wire" (chat context options)
  */
 import type { ModelMessage } from 'ai';
 

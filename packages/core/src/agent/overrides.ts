@@ -4,8 +4,6 @@
  * `tools.<name>.title` renames a tool in menus and approval cards. A name that is missing or
  * disabled warns once at boot and is skipped. The menu is curation, not permission. Other
  * members of the file belong to other readers and pass untouched.
- *
- * @see platform-spec.md "MCP door endpoints" (door tool menu)
  */
 import { z } from 'zod';
 import type { Logger } from '../http/logger.js';

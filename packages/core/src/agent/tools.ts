@@ -2,7 +2,6 @@
  * The host tool registry: what a host hands `createService({ tools })`, and the normalized form
  * the agent turn loop and the MCP door both read. Keep these types stable: the door depends on them.
  *
- * @see platform-spec.md "Embedded wire", "MCP door endpoints" (tool menu, risk annotations, actAs)
  * @see docs/wire.md "Host tools"
  */
 import type { JSONSchema7 } from 'ai';

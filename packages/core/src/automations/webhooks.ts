@@ -1,8 +1,6 @@
 /**
  * Webhook deliveries as standard-webhooks signs them: HMAC-SHA256 over `id.timestamp.body`,
  * accepted within five minutes of their timestamp.
- *
- * @see platform-spec.md "Webhook deliveries (wire)"
  */
 import { createHmac } from 'node:crypto';
 import { safeEqual } from '../identity/keys.js';

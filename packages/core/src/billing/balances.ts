@@ -24,8 +24,6 @@ const MAX_ENTRIES = 10_000;
  * from memory for up to `ttlMs`. Every ledger posting NOTIFYs the tenants whose wallet moved; a
  * reader that `follow`s the store forgets those at once, on every instance (without following,
  * within the TTL). Concurrent reads of one tenant share one query.
- *
- * @see platform-spec.md "What the service does" 1
  */
 export class BalanceReader {
   readonly #cache: TtlCache<string, number>;

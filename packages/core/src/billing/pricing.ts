@@ -5,7 +5,7 @@ import type { MeterName, ProviderDialect } from '../store/database.js';
  * micros, rounded half to even once per call. Unit prices are micros per unit with up to 12
  * decimals (a token may cost 0.15 micros); margins are percents with up to 4 decimals.
  *
- * @see platform-spec.md "Pricing entries", docs/billing.md "Cost"
+ * @see docs/billing.md "Cost"
  */
 const PRICE_DECIMALS = 12;
 const MARGIN_DECIMALS = 4;

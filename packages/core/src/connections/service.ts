@@ -16,7 +16,6 @@ import { ConnectionError, conflict, invalid, notFound } from './errors.js';
  * Status moves among `connected`, `needs_reauth` and `error` freely; `revoked` is final (a revoked
  * connection is kept for history; connect again to get a new one).
  *
- * @see platform-spec.md "States and transitions", "Events"
  * @see docs/api/connections.md
  */
 export interface ConnectionsDeps {

@@ -3,7 +3,7 @@
  * canonical URL, a blank `remoteAs` issuer, an empty service-key list, federation without a
  * secret) fails here, at start, with a `DoorConfigError` naming what to fix.
  *
- * @see platform-spec.md "MCP door endpoints", "Door authentication"; docs/door.md "Configuration"
+ * @see docs/door.md "Configuration"
  */
 import type { Kysely } from 'kysely';
 import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
@@ -45,8 +45,6 @@ export interface AuthorizeContext {
  *   `decision=approve|deny` to `consent.action`); the door checks CSRF and single use.
  * - Legacy: `authorize` + `principal` without `session`. `authorize` owns sign-in, consent, CSRF
  *   and replay protection and answers `{ subject }` once the user has approved.
- *
- * @see platform-spec.md "Door authentication"
  */
 export interface DoorOAuthAdapter {
   session?(request: Request, context: { returnTo: string }): Promise<SessionResult> | SessionResult;
@@ -161,7 +159,7 @@ export interface DoorConfig {
   trustedProxies: number;
 }
 
-/** Token and code lifetimes (seconds). @see platform-spec.md "Limits" */
+/** Token and code lifetimes (seconds). */
 export const LIFETIMES = {
   code: 60,
   access: 60 * 60,

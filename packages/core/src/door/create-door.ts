@@ -8,7 +8,7 @@
  * const door = createDoor({ mcp: { productName: 'Acme' }, oauth, store, tools, actAs });
  * const response = (await door.wellKnown(request)) ?? (await door.handle(request)) ?? hostApp(request);
  *
- * @see platform-spec.md "MCP door endpoints"; docs/door.md
+ * @see docs/door.md
  */
 import { AuditLog } from '../agent/audit.js';
 import { GrantStore } from '../agent/grants.js';

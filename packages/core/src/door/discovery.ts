@@ -4,7 +4,7 @@
  * `wellKnown()`, and the two OAuth documents under the MCP path, answered by `handle()`. Every
  * URL in them comes from the configured base URL, never from the request.
  *
- * @see RFC 9728 §3, RFC 8414 §3, platform-spec.md "MCP door endpoints"
+ * @see RFC 9728 §3, RFC 8414 §3
  */
 import { SCOPES } from './config.js';
 import type { DoorContext } from './context.js';

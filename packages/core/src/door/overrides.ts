@@ -2,8 +2,6 @@
  * The parts of `.service/overrides.json` the door reads: `surfaces.mcp` (the shorter menu) and
  * per-tool `title`s. The file's one schema is the agent's (`agent/overrides.ts`); other members
  * belong to other readers and pass untouched.
- *
- * @see platform-spec.md "MCP door endpoints" (Door tool menu)
  */
 import { overridesSchema } from '../agent/overrides.js';
 import type { DoorOverrides } from './config.js';

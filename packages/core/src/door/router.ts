@@ -6,8 +6,6 @@
  * Hono routes the path `createDoor` hands it in `env.path`: the request path with the base URL's
  * prefix taken off, exactly as sent. So a prefix in the base URL never becomes part of a route
  * pattern, and a percent-encoded path (`/mcp/%74oken`) is not decoded into an endpoint's.
- *
- * @see platform-spec.md "MCP door endpoints"
  */
 import { Hono } from 'hono';
 import type { DoorContext } from './context.js';

@@ -3,8 +3,6 @@
  * (the inbound MCP bearer is never forwarded); it fails closed without a grant or consent record,
  * answers `not-implemented` without `actAs`, and needs the `write` scope for anything not labelled
  * `read`.
- *
- * @see platform-spec.md "MCP door endpoints" (Host tool calls), "Errors" (Door tool errors)
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { callHostTool } from '../agent/tool-call.js';

@@ -3,8 +3,6 @@
  * `surfaces.mcp` in the overrides, with the service's own `service_*` tools never curated away.
  * Each listed tool carries MCP annotations derived from its risk label; an ungraded tool asserts
  * neither hint.
- *
- * @see platform-spec.md "MCP door endpoints" (Door tool menu)
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { RegisteredTool, ToolRegistry } from '../agent/tools.js';

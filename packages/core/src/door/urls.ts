@@ -4,7 +4,7 @@
  *
  * The MCP URL is both the protected resource and the authorization server's issuer.
  *
- * @see RFC 8414 §3.1, RFC 9728 §3.1, RFC 8707 §2; platform-spec.md "MCP door endpoints"
+ * @see RFC 8414 §3.1, RFC 9728 §3.1, RFC 8707 §2
  */
 import { DoorConfigError } from './config-error.js';
 

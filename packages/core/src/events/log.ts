@@ -3,7 +3,7 @@ import { LEGACY_EVENT_ALIASES, type ServiceEvent, type ServiceEventKind } from '
 import type { Database } from '../store/database.js';
 import { type Notice, sendNotices } from '../store/notices.js';
 
-/** Events kept per app for `Last-Event-ID` replay. @see platform-spec.md "Limits" */
+/** Events kept per app for `Last-Event-ID` replay. */
 export const EVENT_LOG_LENGTH = 100;
 /** The NOTIFY channel that tells every instance which apps have new events. */
 export const EVENTS_CHANNEL = 'service_app_events';

@@ -16,7 +16,7 @@ import {
 
 export interface EventStreamHubOptions {
   logger: Logger;
-  /** Concurrent streams per app across instances. Default 5. @see platform-spec.md "Limits" */
+  /** Concurrent streams per app across instances. Default 5. */
   maxStreamsPerApp?: number;
   /** Heartbeat interval. Default 25 s. */
   pingMs?: number;
@@ -44,8 +44,6 @@ export type OpenStreamResult = { ok: true; response: Response } | { ok: false; r
  * The per-app event streams of one instance. Events are written to the store by whichever
  * instance caused them; a NOTIFY names the apps, and each instance reads the new events once per
  * app and writes them to its open streams. Replay after `Last-Event-ID` reads the same log.
- *
- * @see platform-spec.md "Deployment SSE stream"
  */
 export class EventStreamHub {
   readonly #groups = new Map<string, AppGroup>();

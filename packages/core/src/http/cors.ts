@@ -2,8 +2,6 @@
  * CORS for the browser-callable balance endpoints: origins under the service's own domain are
  * reflected (with `Vary: Origin`), every other origin gets `*`. Bearer tokens, not cookies,
  * authenticate these routes, so `*` exposes nothing a page could not already fetch with the token.
- *
- * @see platform-spec.md "Authentication" (CORS)
  */
 export interface CorsPolicy {
   /** Registrable domain whose origins are reflected, e.g. `example.com`. */

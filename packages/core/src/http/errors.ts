@@ -1,7 +1,5 @@
 /**
  * The spec's three error body shapes. Each route answers with exactly one of them.
- *
- * @see platform-spec.md "Errors"
  */
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;

@@ -1,7 +1,5 @@
 /**
  * Bearer parsing and the spec's dot-segment rule.
- *
- * @see platform-spec.md "Authentication" rule 1
  */
 
 /** The token of an `Authorization: Bearer <token>` header, or null when there is none. */

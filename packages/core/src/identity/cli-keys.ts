@@ -26,8 +26,6 @@ export interface IssueCliKeyInput {
  *
  * `keys` is the platform's key store: revoked keys are dropped from its cache at once, so an old
  * key stops working on this instance immediately (elsewhere within the cache TTL).
- *
- * @see platform-spec.md "Developer CLI" (login sequence: "revoking the account's previous CLI key")
  */
 export async function issueCliKey(
   db: Kysely<Database>,

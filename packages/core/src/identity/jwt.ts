@@ -7,8 +7,6 @@ import type { IdentityClaims } from './accounts.js';
  * ES256 and RS256 only (so `none` and every HS* token are refused), `exp` required and
  * enforced, the key set cached for ten minutes and fetched again once when a token names a
  * `kid` the cached set lacks (the IdP rotated its keys).
- *
- * @see platform-spec.md "Authentication" rule 4
  */
 export const IDENTITY_JWT_ALGORITHMS = ['ES256', 'RS256'] as const;
 export const JWKS_CACHE_MS = 10 * 60 * 1000;

@@ -3,7 +3,6 @@
  * which cookie-authenticated changes are refused. The HTTP layer reads the headers and writes
  * the cookie these functions describe.
  *
- * @see platform-spec.md "Session check", "Credentials"
  * @see docs/identity.md
  */
 import type { Account, IdentityClaims } from './accounts.js';

@@ -2,8 +2,6 @@
  * Typed refusals of the platform API. Route helpers throw a `PlatformError` (or a domain error
  * with a status, such as `ConnectionError`); the platform's one `onError` answers it in the
  * route's error body shape, so handlers read as their business.
- *
- * @see platform-spec.md "Errors"
  */
 import { ConnectionError } from '../connections/errors.js';
 import { canonicalError, flatError, nestedError } from '../http/errors.js';

@@ -51,7 +51,6 @@ interface Route {
  * call (402 at or below zero, 402 on a tripped spend cap), forwards with the managed-pool credential
  * and pipes the response back unbuffered, then debits what the response says was used.
  *
- * @see platform-spec.md "What the service does" 1 and 8
  * @see docs/proxy.md
  */
 export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEnv> {

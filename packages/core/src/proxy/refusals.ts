@@ -3,7 +3,7 @@
  * bad key, 404 unknown provider, 403 no connection, 400 no price, 402 out of credit or over a
  * spend cap, 413 body too large, 502 upstream unreachable.
  *
- * @see platform-spec.md "What the service does" 1 and 8, docs/proxy.md "Errors"
+ * @see docs/proxy.md "Errors"
  */
 import { canonicalError } from '../http/errors.js';
 import type { SpendPeriod } from '../store/database.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** `GET /api/billing/balance` 200 body. @see platform-spec.md "Balance records" */
+/** `GET /api/billing/balance` 200 body. */
 export const billingBalanceSchema = z.object({
   credits_remaining_micros: z.number().int().nonnegative(),
   currency: z.literal('USD'),

@@ -4,7 +4,6 @@ import { z } from 'zod';
  * Codes of the canonical error body (`{ error: { code, message, ... } }` plus the
  * `Service-Error-Code` header), one closed set shared by the server and the SDK.
  *
- * @see platform-spec.md "Errors"
  * @see docs/errors.md
  */
 export const SERVICE_ERROR_CODES = {

@@ -4,8 +4,6 @@ import { connectionStatusSchema } from './connections.js';
 /**
  * Events of the deployment SSE stream (`GET /api/deployments/me/events`). Every payload carries
  * `id` (the SSE event id), `at` (ISO 8601) and `kind` (the SSE event name).
- *
- * @see platform-spec.md "Events"
  */
 const base = { id: z.string(), at: z.string() };
 const connection = { ...base, slug: z.string(), connection_id: z.string() };

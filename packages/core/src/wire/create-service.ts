@@ -5,7 +5,6 @@
  * Per request, in order: the MCP door's paths (when `mcp` is set), the base path, the URL's
  * encoding, the JSON gate, then the route; routes that need a user resolve the principal.
  *
- * @see platform-spec.md "Embedded wire (base path /api/service)"
  * @see docs/wire.md
  */
 import type { LanguageModel } from 'ai';

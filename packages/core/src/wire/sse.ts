@@ -6,8 +6,6 @@
  * Pull-based: a frame is produced only when the consumer asks for one, so a slow client applies
  * backpressure instead of growing a buffer. A keepalive comment goes out at once and after every
  * `heartbeatMs` of silence.
- *
- * @see platform-spec.md "Synchronous conversation stream"
  */
 import type { SequencedChunk } from '../agent/live-run.js';
 

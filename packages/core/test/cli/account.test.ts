@@ -1,8 +1,6 @@
 /**
  * `GET /api/cli/whoami` and `POST /api/cli/logout` over real HTTP: what `service whoami` and
  * `service logout` call with the stored key.
- *
- * @see platform-spec.md "Developer CLI", "Authentication" ("Developer CLI auth")
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

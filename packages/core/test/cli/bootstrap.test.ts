@@ -2,8 +2,6 @@
  * `/dev/cli-bootstrap` over real HTTP: the loopback URL rules, sign-in, CSRF, key minting and the
  * delivery page. The whole login in a browser with the real CLI is in
  * packages/dev-cli/test/login.test.ts.
- *
- * @see platform-spec.md "Developer CLI" (login sequence)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningPlatform, startPlatform } from '../support/platform.js';

@@ -2,8 +2,6 @@
  * `/authorize`: errors before the redirect URI is validated answer a JSON 400 and never redirect;
  * PKCE is S256 with a 43-character challenge; consent has a CSRF token and a single-use
  * transaction; the host adapter contract (`session`, optional `authorize`, legacy `authorize`).
- *
- * @see platform-spec.md "MCP door endpoints" (PKCE rules), "Door authentication"
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../support/stores.js';

@@ -2,8 +2,6 @@
  * Discovery: RFC 9728 and RFC 8414 metadata and the server card, at exactly six paths; every other
  * `/.well-known` path falls through to the host; canonical URLs come only from the configured
  * base URL, whatever Host or X-Forwarded-* headers say.
- *
- * @see platform-spec.md "MCP door endpoints"
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDoor } from '../../src/door/index.js';

@@ -2,8 +2,6 @@
  * `/federate`: an HS256 request from an external issuer, answered with an HS256 assertion of the
  * signed-in user; a login redirect from the adapter forwarded verbatim; every malformed request a
  * JSON 400 (the endpoint renders no HTML of its own); each `jti` answered once.
- *
- * @see platform-spec.md "Door authentication" (Federation), "Limits"
  */
 import { randomUUID } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';

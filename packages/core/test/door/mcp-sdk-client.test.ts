@@ -2,8 +2,6 @@
  * The real MCP SDK client, with its OAuth client provider, against a running door: discovery from
  * the first 401, dynamic registration, authorize, consent (the test posts the form), token,
  * tools/list with annotations, tools/call, refresh, revoke, then 401.
- *
- * @see platform-spec.md "MCP door endpoints", "Door authentication"
  */
 
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';

@@ -2,8 +2,6 @@
  * A strict third-party OAuth client (`oauth4webapi`) drives the door: RFC 9728 and RFC 8414
  * discovery (issuer and resource checked), registration, the code flow with PKCE and `iss`
  * validation, refresh, revocation, the service-key exchange, and the error cases.
- *
- * @see platform-spec.md "MCP door endpoints", "Errors" (Door / OAuth)
  */
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,8 +1,6 @@
 /**
  * The consent and connect pages in a real headless Chromium: approve by clicking, deny, a hostile
  * `client_name` shown inert, the CSP present, no script on `/connect`.
- *
- * @see platform-spec.md "MCP door endpoints", "Door authentication"
  */
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -2,8 +2,6 @@
  * Claims are atomic in the store: instances racing to redeem one code or rotate one refresh
  * token yield exactly one winner. On Postgres the racers are two store handles, as two server
  * instances would hold; on PGlite, concurrent requests to one instance.
- *
- * @see platform-spec.md "States and transitions" (Authorization code); issue 5 item 10
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDoor, type Door } from '../../src/door/index.js';

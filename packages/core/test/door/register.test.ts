@@ -1,8 +1,6 @@
 /**
  * RFC 7591 dynamic registration: public clients; https redirect URIs, or http on loopback only;
  * no fragment or userinfo; clear `invalid_redirect_uri` / `invalid_client_metadata` errors.
- *
- * @see platform-spec.md "MCP door endpoints"; RFC 7591 §3.2
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../support/stores.js';

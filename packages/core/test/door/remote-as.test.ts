@@ -2,8 +2,6 @@
  * `remoteAs` and hosted-broker modes: JWTs from an external issuer, the listed asymmetric
  * algorithms only, `iss`/`aud`/`exp` checked, JWKS cached and refetched on an unknown `kid`; the
  * local authorization server answers 404; RFC 9728 names the external issuer.
- *
- * @see platform-spec.md "Door authentication" (remoteAs), "MCP door endpoints" (hosted broker)
  */
 import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

@@ -2,8 +2,6 @@
  * `/revoke` (RFC 7009) exactly as the spec lists it: an empty 200 for every landed revocation,
  * unknown tokens and hints included; the listed 400s; an access token revokes itself; a refresh
  * token retires its family and leaves the client's other authorizations.
- *
- * @see platform-spec.md "Errors" (Door / OAuth)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../support/stores.js';

@@ -2,8 +2,6 @@
  * `/token`: codes live 60 s and are claimed at presentation before the verifier is checked;
  * refresh tokens rotate and presenting a rotated one revokes the family; the RFC 8693
  * service-key exchange.
- *
- * @see platform-spec.md "MCP door endpoints", "Errors" (Door / OAuth), "Limits"
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listAudit } from '../../src/agent/audit.js';

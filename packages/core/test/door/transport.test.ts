@@ -2,8 +2,6 @@
  * The MCP transport behind bearer authentication: the principal re-resolved on every request (a
  * null result ends the user's sessions), sessions bound to one subject and client, the tool menu
  * and its curation, and calls that fail closed.
- *
- * @see platform-spec.md "MCP door endpoints" (Door tool menu, Host tool calls), "Door authentication"
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listAudit } from '../../src/agent/audit.js';

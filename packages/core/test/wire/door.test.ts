@@ -3,7 +3,7 @@
  * check, principal resolution and the JSON gate; `wellKnown` serves the origin-root discovery
  * documents and falls through (null) for anything else.
  *
- * @see platform-spec.md "MCP door endpoints"; docs/wire.md "MCP door"
+ * @see docs/wire.md "MCP door"
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';

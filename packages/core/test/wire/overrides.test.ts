@@ -2,7 +2,7 @@
  * `.service/overrides.json` curation of the agent's menu, and keepalive comments while a turn is
  * silent.
  *
- * @see platform-spec.md "MCP door endpoints" (surfaces); docs/wire.md "Turns"
+ * @see docs/wire.md "Turns"
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,8 +1,6 @@
 /**
  * Status, doctor and sync routes, development and production, and the automation entry points
  * (tick and webhooks) that authenticate by their own means.
- *
- * @see platform-spec.md "Embedded wire" (status blocks, doctor routes), "Webhook deliveries (wire)"
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';

@@ -2,7 +2,7 @@
  * Turns over the wire, black-box through `fetch` and a real Express server: streaming, tool calls, approvals, stop,
  * resume after a dropped connection, toolOutputCap and historyWindow.
  *
- * @see platform-spec.md "Embedded wire", "States and transitions" (Run); docs/wire.md "Turns"
+ * @see docs/wire.md "Turns"
  */
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@
  * wraps) with its `DefaultChatTransport`, over real HTTP to an Express server. No line of the
  * client is ours.
  *
- * @see platform-spec.md "Embedded wire"; docs/wire.md "Turns", "Resume"
+ * @see docs/wire.md "Turns", "Resume"
  */
 import { AbstractChat, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

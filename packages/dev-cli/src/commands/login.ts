@@ -9,8 +9,6 @@ export const LOGIN_TIMEOUT_MS = 5 * 60_000;
 /**
  * `service login`: a loopback listener, the bootstrap page in the browser, the key written to
  * the config. No code verifier or exchange: the page posts the key straight to the listener.
- *
- * @see platform-spec.md "Developer CLI" (login sequence)
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs(args, {

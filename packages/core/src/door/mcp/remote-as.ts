@@ -4,8 +4,6 @@
  * and `exp` are required, `iss` and `aud` must equal the configured values and `exp` must be in
  * the future. The JWKS is cached in memory (10 minutes) and fetched again when a token names an
  * unknown `kid` (at most once per 30 s).
- *
- * @see platform-spec.md "Door authentication" (remoteAs); RFC 7519, RFC 8725 §3.1
  */
 import { createRemoteJWKSet, customFetch, jwtVerify } from 'jose';
 import type { DoorConfig } from '../config.js';

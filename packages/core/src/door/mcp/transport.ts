@@ -7,7 +7,7 @@
  * can serve any request; the door keeps sessions itself, in the store, bound to one subject and
  * one client.
  *
- * @see MCP "Streamable HTTP"; RFC 6750 §3; platform-spec.md "Door authentication"
+ * @see MCP "Streamable HTTP"; RFC 6750 §3
  */
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';

@@ -4,7 +4,7 @@
  * never redirect; later ones (`unsupported_response_type`, PKCE, `invalid_scope`,
  * `invalid_target`, `access_denied`) redirect back with `error`, `state` and `iss`.
  *
- * @see RFC 6749 §4.1.2.1, RFC 7636 §4.4.1, RFC 8707 §2, RFC 9207; platform-spec.md "MCP door endpoints"
+ * @see RFC 6749 §4.1.2.1, RFC 7636 §4.4.1, RFC 8707 §2, RFC 9207
  */
 import { SCOPES } from '../config.js';
 import type { DoorContext } from '../context.js';

@@ -6,8 +6,6 @@
  * answers 302 to `redirect_uri` with an `assertion` (HS256, same secret: `sub`, `iss` = door,
  * `aud` = request `iss`, the same `jti`, `exp` 60 s ahead). A login redirect or page from the
  * adapter is forwarded verbatim; errors are JSON 400s: the endpoint renders no HTML of its own.
- *
- * @see platform-spec.md "Door authentication" (Federation)
  */
 import { jwtVerify, SignJWT } from 'jose';
 import { LIFETIMES, SCOPES } from '../config.js';

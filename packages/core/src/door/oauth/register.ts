@@ -3,7 +3,7 @@
  * `invalid_redirect_uri`, `invalid_client_metadata` (400), a 413 for an oversized body, and a
  * 429 `rate_limit_exceeded` past the per-address limit.
  *
- * @see RFC 7591 §2, §3.2; platform-spec.md "MCP door endpoints"
+ * @see RFC 7591 §2, §3.2
  */
 import { clientIp, socketAddress } from '../../http/client-ip.js';
 import type { DoorContext } from '../context.js';

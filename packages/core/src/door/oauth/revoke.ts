@@ -5,7 +5,7 @@
  * client (`unauthorized_client`). An access token revokes itself; a refresh token retires its
  * whole family and leaves the client's other authorizations.
  *
- * @see RFC 7009 §2; platform-spec.md "Errors" (Door / OAuth)
+ * @see RFC 7009 §2
  */
 import type { DoorContext } from '../context.js';
 import { preflight, withCors } from '../cors.js';

@@ -4,7 +4,7 @@
  * `invalid_client` (401), `invalid_grant`, `invalid_scope`, `invalid_target`,
  * `unsupported_grant_type`; every answer carries `Cache-Control: no-store`.
  *
- * @see RFC 6749 §4.1.3, §5, §6; RFC 7636 §4.6; RFC 8693 §2; platform-spec.md "MCP door endpoints"
+ * @see RFC 6749 §4.1.3, §5, §6; RFC 7636 §4.6; RFC 8693 §2
  */
 import { LIFETIMES, SCOPES } from '../config.js';
 import type { DoorContext } from '../context.js';

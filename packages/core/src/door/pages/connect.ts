@@ -1,8 +1,6 @@
 /**
  * `GET /api/service/mcp/connect`: how to add this server to an MCP client. Unauthenticated,
  * themed, no JavaScript, and built only from what the server card advertises.
- *
- * @see platform-spec.md "MCP door endpoints"
  */
 
 import { escapeHtml } from '../../http/html.js';

@@ -3,7 +3,7 @@
  * what it may do, where the browser goes next, and approve/deny buttons posting the single-use
  * transaction and its CSRF token back to `/authorize`.
  *
- * @see platform-spec.md "Door authentication"; docs/door.md "Consent"
+ * @see docs/door.md "Consent"
  */
 
 import { escapeHtml } from '../../http/html.js';

@@ -18,8 +18,6 @@ export const NO_STORE = { 'cache-control': 'no-store' };
  * against the route's per-IP limit first (so guessing keys is limited too), then accepts only
  * live `service_sk_*` keys; an identity JWT is refused without being verified, as on
  * `/api/cli/balance`.
- *
- * @see platform-spec.md "Authentication" ("Developer CLI auth"), "Errors / Balance endpoints"
  */
 export async function authenticateCliRequest(
   ctx: PlatformContext,

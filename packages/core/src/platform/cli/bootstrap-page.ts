@@ -62,7 +62,7 @@ ran <code>service login</code> yourself.</p>
   );
 }
 
-/** What the delivery page posts to the loopback listener. @see platform-spec.md "Developer CLI" */
+/** What the delivery page posts to the loopback listener. */
 export interface CliLoginPayload {
   apiKey: string;
   tenantId: string;

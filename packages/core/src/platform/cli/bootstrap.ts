@@ -25,7 +25,6 @@ const MAX_FORM_BYTES = 16 * 1024;
  *   account's previous one) and answers a page that posts `{ apiKey, tenantId, appId, email,
  *   issuedAt }` to the loopback URL.
  *
- * @see platform-spec.md "Developer CLI" (login sequence)
  * @see docs/cli.md "How login works"
  */
 export function bootstrapRoutes(ctx: PlatformContext, options: CliRoutesOptions): Hono<PlatformEnv> {

@@ -9,7 +9,6 @@ import { sshRoutes } from './ssh.js';
  * The platform side of the developer CLI: the login bootstrap page, `whoami`, `logout` and ssh
  * sessions. Mounted at the origin root by `createPlatform`.
  *
- * @see platform-spec.md "Developer CLI"
  * @see docs/cli.md
  */
 export function cliRoutes(ctx: PlatformContext, options: CliRoutesOptions): Hono<PlatformEnv> {

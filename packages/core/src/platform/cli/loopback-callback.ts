@@ -3,8 +3,6 @@
  * `http://127.0.0.1:<port>/done` or `http://localhost:<port>/done`. Nothing else (no other host,
  * path, query, fragment, userinfo or scheme), so the page can never be made to post a fresh key
  * anywhere but a listener on the user's own machine.
- *
- * @see platform-spec.md "Developer CLI" (login sequence)
  */
 export interface LoopbackCallback {
   /** The URL as given (already in its only accepted spelling). */

@@ -20,7 +20,7 @@ export interface IdempotentResult {
  * two racing retries do not both create. A refusal `run` throws (a `ConnectionError`, say) is an
  * answer like any and is remembered; server faults are not, so they can be retried.
  *
- * @see platform-spec.md "Conventions" (Idempotency-Key), docs/decisions.md "Idempotency"
+ * @see docs/decisions.md "Idempotency"
  */
 export async function withIdempotency(
   ctx: PlatformContext,

@@ -17,7 +17,6 @@ import type { PlatformContext, PlatformEnv } from '../context.js';
  * The session cookie is the only credential `/api/auth/me` reads; a bearer header there is
  * ignored so a page can never look signed in because some script holds a token.
  *
- * @see platform-spec.md "Session check", "Authentication", "Credentials"
  * @see docs/identity.md
  */
 export function authRoutes(ctx: PlatformContext): Hono<PlatformEnv> {

@@ -11,8 +11,6 @@ import { overLimit } from '../internal/rate-limit.js';
  * The three balance endpoints. `/api/billing/balance` and `/api/v1/balance` accept any API key
  * or an identity JWT (dot-segment rule) and are CORS-enabled; `/api/cli/balance` accepts only
  * `service_sk_*` keys, has no CORS and no OPTIONS handler.
- *
- * @see platform-spec.md "Balance and usage", "Errors / Balance endpoints", "Authentication"
  */
 export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();

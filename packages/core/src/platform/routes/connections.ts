@@ -59,7 +59,7 @@ const CREATE = { appKey: true, write: true };
  * (owners and members change, viewers read). Flat error bodies; refusals (the caller's, the
  * body's, the connection's `ConnectionError`s) are thrown and answered by the platform.
  *
- * @see platform-spec.md "Endpoint matrix", docs/api/connections.md
+ * @see docs/api/connections.md
  */
 export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();

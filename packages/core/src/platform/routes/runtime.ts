@@ -11,8 +11,6 @@ const INVALID = 'Missing or invalid Bearer token';
  * The runtime API of deployed tools: their connections and their event stream. App Keys only: a
  * token not starting with `service_sk_` (a JWT included) is refused before any verification, and
  * Connection and CLI keys, which share the prefix, are refused too (the app id is needed).
- *
- * @see platform-spec.md "Runtime (deployed tools)", "Authentication" rules 2 and 3
  */
 export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();

@@ -19,7 +19,7 @@ const NO_STORE = { 'cache-control': 'no-store' };
  * Dashboard billing: spend caps, burn rate and the usage rollup. Session cookie only; caps are
  * changed by owners. Flat error bodies.
  *
- * @see platform-spec.md "Dashboard-only billing surface", docs/api/billing.md
+ * @see docs/api/billing.md
  */
 export function spendRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();

@@ -10,8 +10,6 @@ const NO_STORE = { 'cache-control': 'no-store' };
 /**
  * Usage of one deployment (owners of its workspace only; not for deployed tools or SDKs) and of
  * one integration. Session cookie only; flat error bodies.
- *
- * @see platform-spec.md "Balance and usage", "Integration usage", "Deployment usage"
  */
 export function usageRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();

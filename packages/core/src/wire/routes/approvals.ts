@@ -2,8 +2,6 @@
  * Approvals and grants. A decision batch is all or nothing; `remember` turns an approval into a
  * grant (scope `tool` or `input`, for `ttlSeconds`). `?org=` and an `org` field are refused:
  * organizations need the cloud capability.
- *
- * @see platform-spec.md "Embedded wire" (/approvals, /grants), "States and transitions"
  */
 import { Hono } from 'hono';
 import { z } from 'zod';

@@ -3,8 +3,6 @@
  * scheduler, by bearer secret) and `POST /webhooks/:source` (standard-webhooks signatures, 1 MiB
  * cap). The automations decide; this answers: 401 for a refusal (already on the audit record),
  * 202 for a new delivery, 200 for a duplicate.
- *
- * @see platform-spec.md "Webhook deliveries (wire)"
  */
 import { Hono } from 'hono';
 import { WEBHOOK_BODY_CAP } from '../../automations/index.js';

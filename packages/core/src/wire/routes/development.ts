@@ -2,8 +2,6 @@
  * Development-only routes (no principal): the doctor probes and `/sync/impact`. In any
  * composition not in development mode they answer the ordinary 404, except
  * `GET /doctor/base-url`, which answers everywhere and reveals only whether the base URL is set.
- *
- * @see platform-spec.md "Embedded wire" (doctor routes, `/sync/impact`)
  */
 import { Hono } from 'hono';
 import { z } from 'zod';

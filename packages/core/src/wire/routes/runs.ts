@@ -1,8 +1,6 @@
 /**
  * Runs: `GET /runs` (the caller's, newest first; `?thread=`), `GET /runs/:id`, and
  * `POST /runs/:id/stop`, the cooperative, idempotent stop.
- *
- * @see platform-spec.md "States and transitions" (Run)
  */
 import { Hono } from 'hono';
 import { z } from 'zod';

@@ -1,8 +1,6 @@
 /**
  * `GET /status` (no principal: composition facts only, no user data) and `GET /activity` (the
  * caller's audit events).
- *
- * @see platform-spec.md "Embedded wire" (`GET /status` blocks)
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
