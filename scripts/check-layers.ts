@@ -9,6 +9,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** The foundation: the store and the web helpers, and what they stand on. */
+const FOUNDATION = ['store', 'http', 'schemas', 'internal'];
+/** Domain services: identity and events, then what builds on them. */
+const DOMAIN = ['identity', 'events', ...FOUNDATION];
+const SERVICES = ['billing', 'connections', ...DOMAIN];
+
 /**
  * What each folder of `packages/core/src` may import, lowest layer first. A folder may always import
  * itself; `index.ts` at the root of core is the package face and may import anything.
@@ -18,38 +24,16 @@ export const LAYERS: Record<string, string[]> = {
   schemas: ['internal'],
   store: ['internal'],
   http: ['internal', 'schemas'],
-  identity: ['store', 'http', 'schemas', 'internal'],
-  events: ['store', 'http', 'schemas', 'internal'],
-  billing: ['identity', 'events', 'store', 'http', 'schemas', 'internal'],
-  connections: ['identity', 'events', 'store', 'http', 'schemas', 'internal'],
-  proxy: ['billing', 'connections', 'identity', 'events', 'store', 'http', 'schemas', 'internal'],
-  agent: ['billing', 'connections', 'identity', 'events', 'store', 'http', 'schemas', 'internal'],
-  automations: [
-    'agent',
-    'billing',
-    'connections',
-    'identity',
-    'events',
-    'store',
-    'http',
-    'schemas',
-    'internal',
-  ],
-  door: ['agent', 'identity', 'events', 'store', 'http', 'schemas', 'internal'],
-  wire: [
-    'door',
-    'automations',
-    'agent',
-    'billing',
-    'connections',
-    'identity',
-    'events',
-    'store',
-    'http',
-    'schemas',
-    'internal',
-  ],
-  platform: ['proxy', 'billing', 'connections', 'identity', 'events', 'store', 'http', 'schemas', 'internal'],
+  identity: FOUNDATION,
+  events: FOUNDATION,
+  billing: DOMAIN,
+  connections: DOMAIN,
+  proxy: SERVICES,
+  agent: SERVICES,
+  automations: ['agent', ...SERVICES],
+  door: ['agent', ...DOMAIN],
+  wire: ['door', 'automations', 'agent', ...SERVICES],
+  platform: ['proxy', ...SERVICES],
 };
 
 /** Files that answer HTTP requests directly: they get domain services, never SQL. */
