@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { appendEvents, type EventDraft } from '../events/log.js';
 import type { KeyStore } from '../identity/key-store.js';
+import { isUuid } from '../internal/uuid.js';
 import type { ConnectionStatus } from '../schemas/connections.js';
 import type { ConnectionsTable, Database } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
@@ -303,11 +304,6 @@ async function requireApp(trx: Transaction<Database>, tenantId: string, appId: s
     .where('tenant_id', '=', tenantId)
     .executeTakeFirst();
   if (!app) throw notFound('App');
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
 }
 
 export { ConnectionError };

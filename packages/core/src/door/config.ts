@@ -6,6 +6,7 @@
  * @see docs/door.md "Configuration"
  */
 import type { Kysely } from 'kysely';
+import type { AuditLog } from '../agent/audit.js';
 import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
 import type { Logger } from '../http/logger.js';
 import type { RateLimitRule } from '../http/rate-limit.js';
@@ -113,6 +114,11 @@ export interface DoorOptions {
   /** `.service/overrides.json` as parsed JSON (validated here). */
   overrides?: DoorOverrides | unknown;
   logger?: Logger;
+  /**
+   * Where the door's activity events go. The wire passes its own, so `/activity` and shutdown see
+   * one queue; a door on its own writes through one it makes (flushed by `close()`).
+   */
+  audit?: AuditLog;
   /** Environment to read `SERVICE_*` from. Default `process.env`. */
   env?: Record<string, string | undefined>;
   now?: () => number;

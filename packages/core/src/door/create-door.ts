@@ -66,7 +66,7 @@ export function createDoor(options: DoorOptions): Door {
   const context: DoorContext = {
     config,
     approvalGrants: new GrantStore(db, now),
-    audit: new AuditLog(db, logger),
+    audit: options.audit ?? new AuditLog(db, logger),
     oauth: options.oauth,
     clients: new ClientStore(db, now, cacheTtlMs),
     grants: tokenFamilies,

@@ -4,6 +4,7 @@
  * belong to other readers and pass untouched.
  */
 import { overridesSchema } from '../agent/overrides.js';
+import { describeIssues } from '../http/issues.js';
 import type { DoorOverrides } from './config.js';
 import { DoorConfigError } from './config-error.js';
 
@@ -12,9 +13,7 @@ export function parseOverrides(value: unknown): DoorOverrides {
   if (value === undefined || value === null) return {};
   const parsed = overridesSchema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-    throw new DoorConfigError(`.service/overrides.json: ${where}${issue?.message ?? 'invalid'}`);
+    throw new DoorConfigError(`.service/overrides.json: ${describeIssues(parsed.error, { limit: 1 })}`);
   }
   const { surfaces, tools } = parsed.data;
   return {

@@ -60,3 +60,9 @@ function withJson(headers: HeadersInit): Headers {
 function jsonResponse(body: unknown, status: number, headers: Headers): Response {
   return new Response(JSON.stringify(body), { status, headers });
 }
+
+/** The spec's three error body shapes; each route answers in exactly one. */
+export type ErrorShape = 'canonical' | 'nested' | 'flat';
+
+/** Answers that must never be cached: credentials, balances, anything per caller. */
+export const NO_STORE = { 'cache-control': 'no-store' } as const;

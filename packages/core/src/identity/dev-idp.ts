@@ -5,7 +5,7 @@ import { exportJWK, generateKeyPair, importJWK, type JSONWebKeySet, type JWK, Si
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import { type BodyLimit, BodyTooLargeError, readBodyText, readFormFields } from '../http/body.js';
-import { flatError } from '../http/errors.js';
+import { flatError, NO_STORE } from '../http/errors.js';
 import { escapeHtml, htmlDocument, htmlPageHeaders } from '../http/html.js';
 import { describeIssues } from '../http/issues.js';
 import type { Database } from '../store/database.js';
@@ -114,16 +114,16 @@ export async function createDevIdentityProvider(
 
     // How scripts and curl get an identity JWT offline.
     app.post('/token', async (c) => {
-      const noStore = { 'cache-control': 'no-store' };
-      const text = await readBodyText(c.req.raw, BODY_LIMIT);
       let body: unknown;
       try {
-        body = JSON.parse(text);
-      } catch {
-        return flatError(400, 'Request body must be JSON: { "email": "..." }', {}, noStore);
+        body = JSON.parse(await readBodyText(c.req.raw, BODY_LIMIT));
+      } catch (error) {
+        if (error instanceof BodyTooLargeError) throw error;
+        // Not JSON, or a body the client broke off: either way not a request we can read.
+        return flatError(400, 'Request body must be JSON: { "email": "..." }', {}, NO_STORE);
       }
       const parsed = identitySchema.safeParse(body);
-      if (!parsed.success) return flatError(400, firstIssue(parsed.error), {}, noStore);
+      if (!parsed.success) return flatError(400, firstIssue(parsed.error), {}, NO_STORE);
       const issued = await issueToken(parsed.data);
       return c.json(
         {
@@ -133,7 +133,7 @@ export async function createDevIdentityProvider(
           user: { id: issued.subject, email: normalizeEmail(parsed.data.email) },
         },
         200,
-        noStore,
+        NO_STORE,
       );
     });
 

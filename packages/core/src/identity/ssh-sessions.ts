@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { isUuid } from '../internal/uuid.js';
 import type { Database } from '../store/database.js';
 import { hashSecret } from './keys.js';
 
@@ -9,7 +10,6 @@ export const SSH_TOKEN_PREFIX = 'service_ssh_';
 export const SSH_TOKEN_TTL_MS = 60_000;
 
 const TOKEN_PATTERN = /^service_ssh_[A-Za-z0-9_-]{43}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface StartedSshSession {
   sessionId: string;
@@ -57,7 +57,7 @@ export class SshSessionStore {
       .select(['id', 'slug'])
       .where('tenant_id', '=', tenantId)
       .where((eb) =>
-        UUID.test(name) ? eb.or([eb('id', '=', name), eb('slug', '=', name)]) : eb('slug', '=', name),
+        isUuid(name) ? eb.or([eb('id', '=', name), eb('slug', '=', name)]) : eb('slug', '=', name),
       )
       .executeTakeFirst();
     return app ?? null;

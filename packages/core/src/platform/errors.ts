@@ -4,10 +4,8 @@
  * route's error body shape, so handlers read as their business.
  */
 import { ConnectionError } from '../connections/errors.js';
+import type { ErrorShape } from '../http/errors.js';
 import { canonicalError, flatError, nestedError } from '../http/errors.js';
-
-/** The spec's three error body shapes; each route declares one (`errorShape`). */
-export type ErrorShape = 'canonical' | 'nested' | 'flat';
 
 export interface PlatformErrorOptions {
   /** The SCREAMING_SNAKE code of a flat body, or the code of a canonical one (default `error`). */
@@ -62,3 +60,5 @@ export function faultResponse(routeShape: ErrorShape, headers: Record<string, st
       return flatError(500, 'Internal server error', {}, headers);
   }
 }
+
+export type { ErrorShape };

@@ -1,3 +1,5 @@
+import type { ErrorShape } from '../http/errors.js';
+
 /**
  * The Hono environment the proxy's handlers run in. Its host provides both variables: the
  * request id (logged and written on usage rows) and the error body shape its fault handler
@@ -6,6 +8,6 @@
 export interface ProxyEnv {
   Variables: {
     requestId: string;
-    errorShape: 'canonical' | 'nested' | 'flat';
+    errorShape: ErrorShape;
   };
 }

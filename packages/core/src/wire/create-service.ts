@@ -123,6 +123,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         ...(options.actAs ? { actAs: options.actAs } : {}),
         overrides,
         logger,
+        audit,
         env,
       });
     } catch (error) {
@@ -211,7 +212,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     context,
     close: async () => {
       await runs.close();
-      await Promise.all([audit.flush(), door?.close()]);
+      await door?.close();
+      await audit.flush();
       if (ownsStore) await store.close();
     },
   };

@@ -2,6 +2,7 @@
  * Loads the MCP door only when a composition asks for it, so the wire carries no door code
  * (and no MCP SDK) otherwise.
  */
+import type { AuditLog } from '../agent/audit.js';
 import type { ActAs, ToolRegistry } from '../agent/tools.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
@@ -28,6 +29,8 @@ export interface DoorInput {
   actAs?: ActAs;
   overrides?: unknown;
   logger: Logger;
+  /** The wire's audit log: the door's activity joins the same queue. */
+  audit: AuditLog;
   env: Record<string, string | undefined>;
 }
 
@@ -57,6 +60,7 @@ export async function loadDoor(input: DoorInput): Promise<WireDoor> {
     ...(input.actAs ? { actAs: input.actAs } : {}),
     ...(input.overrides ? { overrides: input.overrides } : {}),
     logger: input.logger,
+    audit: input.audit,
     env: input.env,
   });
 }

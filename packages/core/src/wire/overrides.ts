@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Overrides, overridesSchema } from '../agent/overrides.js';
+import { describeIssues } from '../http/issues.js';
 import { CompositionError } from './options.js';
 
 /** Reads and checks the overrides file (`SERVICE_OVERRIDES_PATH`, default `.service/overrides.json`). */
@@ -20,8 +21,7 @@ export function readOverrides(env: Record<string, string | undefined>): Override
   }
   const parsed = overridesSchema.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'file'}: ${i.message}`).join('; ');
-    throw new CompositionError(`${path}: ${problems}`);
+    throw new CompositionError(`${path}: ${describeIssues(parsed.error, { emptyPath: 'file' })}`);
   }
   return parsed.data;
 }

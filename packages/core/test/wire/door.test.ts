@@ -11,7 +11,7 @@ import { listAudit } from '../../src/agent/audit.js';
 import { mintServiceKey } from '../../src/door/index.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
-import { ORIGIN, testService } from './support/wire.js';
+import { headerPrincipal, ORIGIN, testService } from './support/wire.js';
 
 let store: TestStore;
 let withDoor: Service;
@@ -95,47 +95,71 @@ describe('door composition', () => {
   });
 });
 
-describe('closing the wire with the door composed in', () => {
-  it('writes the door’s queued activity before the store closes', async () => {
+describe('the door’s activity with the wire', () => {
+  /** A wire with the door and a service key; `callTool(subject)` calls `lookup` through the door as them. */
+  async function doorWithServiceKey() {
     const serviceKey = mintServiceKey();
     const service = await testService(store, {
       mcp: { productName: 'Acme', serviceAuth: { keys: [serviceKey], clientId: 'acme-backend' } },
       oauth: { session: () => ({ subject: 'ada' }), principal: (subject: string) => ({ subject }) },
       actAs: async () => ({ headers: {} }),
       env: { SERVICE_BASE_URL: ORIGIN },
+      principal: headerPrincipal,
       tools: [
         { name: 'lookup', description: 'Looks up', input: z.object({}), risk: 'read', execute: () => 1 },
       ],
     });
     const post = (path: string, init: RequestInit) =>
       service.fetch(new Request(`${ORIGIN}/api/service/mcp${path}`, { method: 'POST', ...init }));
-    const token = await post('/token', {
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-        client_id: 'acme-backend',
-        client_secret: serviceKey,
-        subject_token: 'closing-user',
-        subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
-      }),
-    });
-    const { access_token } = (await token.json()) as { access_token: string };
-    const call = await post('', {
-      headers: {
-        authorization: `Bearer ${access_token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'lookup', arguments: {} },
-      }),
-    });
-    expect(call.status).toBe(200);
-    await call.text();
-    // The door queues activity for up to 25 ms; close at once, well inside that window.
+    const callTool = async (subject: string) => {
+      const token = await post('/token', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          client_id: 'acme-backend',
+          client_secret: serviceKey,
+          subject_token: subject,
+          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+        }),
+      });
+      const { access_token } = (await token.json()) as { access_token: string };
+      const call = await post('', {
+        headers: {
+          authorization: `Bearer ${access_token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'lookup', arguments: {} },
+        }),
+      });
+      expect(call.status).toBe(200);
+      await call.text();
+    };
+    return { service, callTool };
+  }
+
+  it('shows a door tool call in the wire’s /activity at once (one queue)', async () => {
+    const { service, callTool } = await doorWithServiceKey();
+    try {
+      await callTool('active-user');
+      const activity = await service.fetch(
+        new Request(`${ORIGIN}/api/service/activity`, { headers: { 'x-test-user': 'active-user' } }),
+      );
+      expect(activity.status).toBe(200);
+      expect(JSON.stringify(await activity.json())).toContain('tool.called');
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('writes the door’s queued activity before the store closes', async () => {
+    const { service, callTool } = await doorWithServiceKey();
+    await callTool('closing-user');
+    // Activity is queued for up to 25 ms; close at once, well inside that window.
     await service.close();
     const events = await listAudit(store.db, 'closing-user', { limit: 10 });
     expect(events.map((event) => event.kind)).toContain('tool.called');

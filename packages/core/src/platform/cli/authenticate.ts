@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import { readBody } from '../../http/body.js';
+import { NO_STORE } from '../../http/errors.js';
 import type { RateLimitRule } from '../../http/rate-limit.js';
 import { bearerToken, looksLikeJwt } from '../../identity/bearer.js';
 import type { KeyPrincipal } from '../../identity/key-store.js';
@@ -11,7 +11,7 @@ import { overLimit } from '../internal/rate-limit.js';
 /** Per-IP limit of each CLI route, the same as `/api/cli/balance`'s. */
 export const CLI_ROUTE_LIMIT: RateLimitRule = { limit: 30, windowMs: 60_000 };
 
-export const NO_STORE = { 'cache-control': 'no-store' };
+export { NO_STORE };
 
 /**
  * The key behind a CLI request; refuses (throws) with a flat error otherwise. Counts the request
@@ -45,11 +45,10 @@ export const CLI_MAX_BODY_BYTES = 16 * 1024;
 export const bodyTooLarge = () => new PlatformError(413, 'Request body too large', { headers: NO_STORE });
 
 /**
- * Reads the body up to `CLI_MAX_BODY_BYTES` (chunked ones included) before the route runs, so an
- * oversized one is refused before anything else; the route reads the bytes read here.
+ * Refuses a body whose declared length is past `CLI_MAX_BODY_BYTES` before anything else, unread.
+ * A chunked body has no declared length: the route's capped read refuses it at the cap.
  */
 export const limitBody = createMiddleware<PlatformEnv>(async (c, next) => {
-  const body = await readBody(c.req.raw, { maxBytes: CLI_MAX_BODY_BYTES, tooLarge: bodyTooLarge });
-  c.req.raw = new Request(c.req.raw, { body });
+  if (Number(c.req.header('content-length') ?? '0') > CLI_MAX_BODY_BYTES) throw bodyTooLarge();
   await next();
 });

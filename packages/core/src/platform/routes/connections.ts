@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import type { ConnectionRow } from '../../connections/service.js';
+import { NO_STORE } from '../../http/errors.js';
 import { canWrite } from '../../identity/accounts.js';
 import { bearerToken } from '../../identity/bearer.js';
 import { KEY_PREFIX } from '../../identity/keys.js';
@@ -42,7 +43,6 @@ const patchSchema = z.strictObject({
 
 const bindSchema = z.strictObject({ connection_id: z.string().max(64) });
 const keySchema = z.strictObject({ name: z.string().trim().min(1).max(100).optional() });
-const NO_STORE = { 'cache-control': 'no-store' };
 
 /** Who is changing connections: a dashboard user, or a deployed tool with its App Key. */
 type Caller = { tenantId: string; appId: string | null; via: 'session' | 'app_key' };

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { isUuid } from '../../connections/service.js';
+import { NO_STORE } from '../../http/errors.js';
+import { isUuid } from '../../internal/uuid.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { readJsonBody } from '../internal/json-body.js';
@@ -13,7 +14,6 @@ const capSchema = z.strictObject({
   monthly_micros: micros,
   warn_pcts: z.array(z.number().int().min(1).max(99)).max(5).optional(),
 });
-const NO_STORE = { 'cache-control': 'no-store' };
 
 /**
  * Dashboard billing: spend caps, burn rate and the usage rollup. Session cookie only; caps are

@@ -1,11 +1,10 @@
 import { Hono } from 'hono';
 import { USAGE_RANGES, type UsageRange } from '../../billing/usage-report.js';
-import { isUuid } from '../../connections/service.js';
+import { NO_STORE } from '../../http/errors.js';
+import { isUuid } from '../../internal/uuid.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { requireSession } from '../internal/session.js';
-
-const NO_STORE = { 'cache-control': 'no-store' };
 
 /**
  * Usage of one deployment (owners of its workspace only; not for deployed tools or SDKs) and of

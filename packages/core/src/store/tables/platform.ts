@@ -1,6 +1,14 @@
 /** Tables of the platform: tenants and people, keys, wallets and the ledger, providers and metering, connections, events. */
 import type { ColumnType, Generated } from 'kysely';
-import type { CreatedAt, Defaulted, DefaultedJson, Json, NullableTimestamp, Timestamp } from './columns.js';
+import type {
+  CreatedAt,
+  Defaulted,
+  DefaultedJson,
+  Json,
+  NullableTimestamp,
+  Timestamp,
+  Touched,
+} from './columns.js';
 
 export type TenantStatus = 'active' | 'suspended';
 export type MembershipRole = 'owner' | 'member' | 'viewer';
@@ -36,7 +44,7 @@ export interface WalletsTable {
   tenant_id: string;
   /** Integer USD micros. May be negative when in-flight metered calls overdraw. */
   balance_micros: Defaulted<number>;
-  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  updated_at: Touched;
 }
 
 export interface LedgerEntriesTable {
@@ -94,7 +102,7 @@ export interface ConnectionsTable {
   /** An exclusive connection may be bound to one app only. */
   exclusive: Defaulted<boolean>;
   created_at: CreatedAt;
-  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  updated_at: Touched;
 }
 
 export interface AppConnectionsTable {
@@ -173,7 +181,7 @@ export interface SpendCapsTable {
   daily_micros: number | null;
   monthly_micros: number | null;
   warn_pcts: DefaultedJson<number[]>;
-  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  updated_at: Touched;
 }
 
 export interface AppSpendTable {
