@@ -130,7 +130,13 @@ export class LiveRun {
   #startFlush(): void {
     if (this.#flushTimer) clearTimeout(this.#flushTimer);
     this.#flushTimer = null;
-    if (!this.#flushing) this.#flushing = this.#flush();
+    // Cleared when the flush settles, never inside it: a flush with nothing to await (writes
+    // already failed) completes before this assignment, and `flushed()` would wait on it forever.
+    if (!this.#flushing) {
+      this.#flushing = this.#flush().finally(() => {
+        this.#flushing = null;
+      });
+    }
   }
 
   #wake(): void {
@@ -155,6 +161,5 @@ export class LiveRun {
         this.onWriteError(error);
       }
     }
-    this.#flushing = null;
   }
 }
