@@ -114,6 +114,33 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it('takes remember: true ("always allow") on both decide routes, as a tool grant for a day', async () => {
+      const toolGrants = async () => {
+        const { grants } = (await (await ada()('/grants')).json()) as {
+          grants: Array<Record<string, unknown>>;
+        };
+        for (const grant of grants) await ada()(`/grants/${grant.id}`, { method: 'DELETE', json: {} });
+        return grants.filter((g) => g.tool === 'transfer' && g.scope === 'tool');
+      };
+      const one = await parkedTurn('t-remember-one', 'move one');
+      const single = await ada()(`/approvals/${one.approvalId}/decide`, {
+        method: 'POST',
+        json: { decision: 'approve', remember: true },
+      });
+      expect(single.status).toBe(200);
+      await one.reader.rest();
+      expect(await toolGrants()).toHaveLength(1);
+
+      const two = await parkedTurn('t-remember-two', 'move two');
+      const batch = await ada()('/approvals/decide', {
+        method: 'POST',
+        json: { decisions: [{ id: two.approvalId, decision: 'approve', remember: true }] },
+      });
+      expect(batch.status).toBe(200);
+      await two.reader.rest();
+      expect(await toolGrants()).toHaveLength(1);
+    });
+
     it('decides a batch all or nothing, remembers an approval as a grant, and honours and revokes it', async () => {
       const first = await parkedTurn('t-grant', 'move five');
       // A batch naming an unknown approval changes nothing.

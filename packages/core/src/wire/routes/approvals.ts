@@ -80,7 +80,7 @@ export function approvalRoutes(ctx: WireContext): Hono<WireEnv> {
   app.post('/approvals/decide', async (c) => {
     refuseOrg(c);
     const principal = await principalOf(ctx, c);
-    const body = await jsonBody(ctx, c, z.looseObject({ org: z.unknown().optional() }).and(batchSchema));
+    const body = await jsonBody(ctx, c, batchSchema.extend({ org: z.unknown().optional() }));
     refuseOrg(c, body);
     return decide(c, principal.subject, body.decisions);
   });
@@ -96,7 +96,7 @@ export function approvalRoutes(ctx: WireContext): Hono<WireEnv> {
   app.post('/approvals/:id/decide', async (c) => {
     refuseOrg(c);
     const principal = await principalOf(ctx, c);
-    const body = await jsonBody(ctx, c, z.looseObject({ org: z.unknown().optional() }).and(decisionSchema));
+    const body = await jsonBody(ctx, c, decisionSchema.extend({ org: z.unknown().optional() }));
     refuseOrg(c, body);
     return decide(c, principal.subject, [{ id: c.req.param('id'), ...body }]);
   });
