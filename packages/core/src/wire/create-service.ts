@@ -23,7 +23,12 @@ import { createStore, type Store } from '../store/index.js';
 import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
 import { loadDoor, type WireDoor } from './door-loader.js';
 import { asWireError, wireError } from './errors.js';
-import { CompositionError, type ServiceOptions, validateServiceOptions } from './options.js';
+import {
+  CompositionError,
+  MIN_TICK_SECRET_LENGTH,
+  type ServiceOptions,
+  validateServiceOptions,
+} from './options.js';
 import { readOverrides } from './overrides.js';
 import { checkEncoding, checkJsonGate, wirePath } from './pipeline.js';
 import { approvalRoutes } from './routes/approvals.js';
@@ -268,6 +273,12 @@ function automationsOf(
   if (options.automations === false) return null;
   const given = typeof options.automations === 'object' ? options.automations : {};
   const tickSecret = given.tickSecret ?? blankToUndefined(env.SERVICE_TICK_SECRET);
+  // The option is checked by the options schema; the variable gets the same rule here.
+  if (tickSecret !== undefined && tickSecret.length < MIN_TICK_SECRET_LENGTH) {
+    throw new CompositionError(
+      `SERVICE_TICK_SECRET must be at least ${MIN_TICK_SECRET_LENGTH} characters: a short secret can be guessed`,
+    );
+  }
   return new Automations(db, audit, { ...given, ...(tickSecret ? { tickSecret } : {}) });
 }
 

@@ -13,6 +13,9 @@ import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
 
 /** The host's resolver of the signed-in user; null when nobody is signed in. */
+/** Shortest secret `POST /tick` accepts, from the options or `SERVICE_TICK_SECRET`. */
+export const MIN_TICK_SECRET_LENGTH = 16;
+
 export type PrincipalResolver = (request: Request) => Principal | null | Promise<Principal | null>;
 
 export interface AutomationsOptions {
@@ -112,7 +115,10 @@ const optionsSchema = z.object({
     .union([
       z.boolean(),
       z.object({
-        tickSecret: z.string().min(16, 'must be at least 16 characters').optional(),
+        tickSecret: z
+          .string()
+          .min(MIN_TICK_SECRET_LENGTH, `must be at least ${MIN_TICK_SECRET_LENGTH} characters`)
+          .optional(),
         webhooks: z.record(z.string().regex(/^[a-z0-9-]{1,64}$/), z.string().min(16)).optional(),
       }),
     ])

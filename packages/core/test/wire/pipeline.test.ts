@@ -317,6 +317,21 @@ describe('composition', () => {
     );
   });
 
+  it('refuses a tick secret shorter than 16 characters, from the options or the environment', async () => {
+    await expect(
+      createService({ store, principal: () => null, automations: { tickSecret: 'short' } }),
+    ).rejects.toThrow(/tickSecret.*at least 16 characters/);
+    await expect(
+      createService({ store, principal: () => null, env: { SERVICE_TICK_SECRET: 'abcde' } }),
+    ).rejects.toThrow(/SERVICE_TICK_SECRET must be at least 16 characters/);
+    const fine = await createService({
+      store,
+      principal: () => null,
+      env: { SERVICE_TICK_SECRET: 'a-long-enough-secret' },
+    });
+    await fine.close();
+  });
+
   it('refuses malformed options and tools, naming each', async () => {
     await expect(createService({ store, principal: () => null, toolOutputCap: -1 })).rejects.toThrow(
       /toolOutputCap/,
