@@ -8,7 +8,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type FakeUpstream, startFakeUpstream } from '../../../../packages/core/test/support/fake-upstream.js';
+import { createStore, type Store } from '../../../../packages/core/src/store/index.js';
+import {
+  type FakeUpstream,
+  startFakeUpstream,
+} from '../../../../packages/core/test/support/fake-upstream.js';
 import {
   createMeteredTenant,
   type MeteredTenant,
@@ -16,7 +20,6 @@ import {
 } from '../../../../packages/core/test/support/metered.js';
 import { type PgCluster, startPgCluster } from '../../../../packages/core/test/support/pg-cluster.js';
 import { startPlatform, TEST_ENCRYPTION_KEY } from '../../../../packages/core/test/support/platform.js';
-import { createStore, type Store } from '../../../../packages/core/src/store/index.js';
 import { bootPlatform, freePort, type PlatformProcess } from './boot.js';
 
 export const START_CREDIT_MICROS = 100_000_000;
@@ -74,12 +77,18 @@ export async function startFaultWorld(): Promise<FaultWorld> {
     const books = async (): Promise<Books> => {
       const usage = await db
         .selectFrom('usage_events')
-        .select([(eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('cost_micros').as('sum')])
+        .select([
+          (eb) => eb.fn.countAll<number>().as('n'),
+          (eb) => eb.fn.sum<number>('cost_micros').as('sum'),
+        ])
         .where('tenant_id', '=', tenant.tenantId)
         .executeTakeFirstOrThrow();
       const ledger = await db
         .selectFrom('ledger_entries')
-        .select([(eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('amount_micros').as('sum')])
+        .select([
+          (eb) => eb.fn.countAll<number>().as('n'),
+          (eb) => eb.fn.sum<number>('amount_micros').as('sum'),
+        ])
         .where('tenant_id', '=', tenant.tenantId)
         .where('kind', '=', 'usage')
         .executeTakeFirstOrThrow();
