@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createStore, type Store } from '../../../../packages/core/src/store/index.js';
+import { createStore, type Store } from '@service/core/store';
 import {
   type FakeUpstream,
   startFakeUpstream,
