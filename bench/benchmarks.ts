@@ -2,6 +2,7 @@ import { balanceBenchmark } from './balance.js';
 import { cliBenchmark } from './cli.js';
 import { doorBenchmark } from './door.js';
 import { eventsBenchmark } from './events.js';
+import { faultsBenchmark } from './faults.js';
 import { proxyBenchmark } from './proxy.js';
 import type { BenchOutcome } from './support/measure.js';
 import { wireBenchmark } from './wire.js';
@@ -12,6 +13,7 @@ export const BENCHMARKS: Record<string, () => Promise<BenchOutcome>> = {
   cli: cliBenchmark,
   door: doorBenchmark,
   events: eventsBenchmark,
+  faults: faultsBenchmark,
   proxy: proxyBenchmark,
   wire: wireBenchmark,
 };

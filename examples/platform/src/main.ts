@@ -9,12 +9,14 @@ import { demoServiceKey, recordDemoHost, seedDemo } from './demo-seed.js';
 import { DEMO_UPSTREAM_PREFIX, demoUpstream } from './demo-upstream.js';
 
 /**
- * The platform as a process: store, platform API on PORT, demo seed, graceful shutdown.
+ * The platform as a process: store, platform API on PORT, demo seed, settlement journal,
+ * graceful shutdown.
  * Configuration comes from the environment (see docs/configuration.md).
  */
 const logger = createJsonLogger();
 const port = parsePort(process.env.PORT ?? '8787');
 const hostname = process.env.HOST ?? '127.0.0.1';
+const graceMs = parseGraceMs(process.env.SERVICE_SHUTDOWN_GRACE_MS?.trim() || '10000');
 const demoFile = resolve('.service/demo.json');
 const devEncryptionKeyFile = resolve('.service/store-encryption.key');
 
@@ -26,6 +28,8 @@ async function main(): Promise<void> {
     logger,
     baseUrl: process.env.SERVICE_BASE_URL ?? `http://localhost:${port}`,
     encryptionKey: process.env.SERVICE_STORE_ENCRYPTION_KEY || developmentEncryptionKey(),
+    // Answered metered calls are on disk here before their answer ends (see docs/billing.md).
+    journalDir: process.env.SERVICE_JOURNAL_DIR?.trim() || `${resolveDataDir()}.journal`,
   });
   const seed = await seedDemo(platform, demoFile);
   // The demo host app (wire + tools + MCP door) on the same store: SERVICE_DEMO_HOST_PORT, else
@@ -34,10 +38,15 @@ async function main(): Promise<void> {
   const demoHost = await startDemoHost(store, serviceKey);
   recordDemoHost(demoFile, demoHost, serviceKey);
   const upstream = demoUpstream();
-  const fetch = (request: Request, env: unknown) =>
-    new URL(request.url).pathname.startsWith(`${DEMO_UPSTREAM_PREFIX}/`)
-      ? upstream.fetch(request)
-      : platform.fetch(request, env);
+  let stopping = false;
+  const fetch = async (request: Request, env: unknown) => {
+    const response = new URL(request.url).pathname.startsWith(`${DEMO_UPSTREAM_PREFIX}/`)
+      ? await upstream.fetch(request)
+      : await platform.fetch(request, env);
+    // While stopping, each answer closes its connection, so keep-alive clients reconnect elsewhere.
+    if (stopping) closeConnectionAfter(response);
+    return response;
+  };
 
   const server = serve({ fetch, port, hostname }, (info) => {
     logger.info('listening', {
@@ -53,29 +62,46 @@ async function main(): Promise<void> {
     }
   });
 
-  let stopping = false;
-  const stop = (signal: string) => {
+  /**
+   * Graceful shutdown: stop accepting; end event streams (with a retry hint); let calls in flight
+   * finish and settle every answered call, up to SERVICE_SHUTDOWN_GRACE_MS; give leased credit
+   * back; then cut what is left and exit 0. A call still unsettled then (the store is away) is in
+   * the settlement journal, which the next boot settles.
+   */
+  const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info('shutting down', { signal });
-    // Stop accepting, let in-flight requests finish, then give up on stragglers after 10 s.
-    const force = setTimeout(() => {
+    logger.info('shutting down', { signal, grace_ms: graceMs });
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Connections go as they fall idle (Node closes only those idle at close()).
+    const sweep = setInterval(() => {
+      if ('closeIdleConnections' in server) server.closeIdleConnections();
+    }, 50);
+    try {
+      await platform.close({ graceMs });
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if ('closeAllConnections' in server) server.closeAllConnections();
-    }, 10_000);
-    force.unref();
-    if ('closeIdleConnections' in server) server.closeIdleConnections();
-    // Open event streams end now, so their clients reconnect (elsewhere) instead of holding us up.
-    void platform.close();
-    server.close(async () => {
-      clearTimeout(force);
+      clearInterval(sweep);
       await demoHost.close();
       await store.close();
       logger.info('stopped');
       process.exit(0);
-    });
+    } catch (error) {
+      logger.error('shutdown failed', describeError(error));
+      process.exit(1);
+    }
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** Marks an answer to close its connection (an answer piped from another fetch keeps its headers). */
+function closeConnectionAfter(response: Response): void {
+  try {
+    response.headers.set('connection', 'close');
+  } catch {
+    // Immutable headers: the connection is closed by the idle sweep instead.
+  }
 }
 
 /**
@@ -105,6 +131,14 @@ async function startDemoHost(store: Awaited<ReturnType<typeof createStore>>, ser
     `Demo host app (wire at /api/service) at ${host.url}\nMCP door of the demo host: ${host.mcpUrl}\n`,
   );
   return host;
+}
+
+function parseGraceMs(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 600_000) {
+    throw new Error(`SERVICE_SHUTDOWN_GRACE_MS must be an integer from 0 to 600000, got "${value}"`);
+  }
+  return n;
 }
 
 function parsePort(value: string): number {

@@ -51,11 +51,18 @@ export function spawnPlatform(cwd: string, env: Record<string, string>): Platfor
   };
 }
 
-/** `spawnPlatform`, then waits (a minute at most) until it prints that it is ready. */
-export async function bootPlatform(cwd: string, env: Record<string, string>): Promise<PlatformProcess> {
+/**
+ * `spawnPlatform`, then waits (a minute at most) until it prints that it is ready: `Platform ready`
+ * (the demo seeded), or `readyText` (another instance on a store seeded before: its `listening` log).
+ */
+export async function bootPlatform(
+  cwd: string,
+  env: Record<string, string>,
+  readyText = 'Platform ready',
+): Promise<PlatformProcess> {
   const started = spawnPlatform(cwd, env);
   const deadline = Date.now() + 60_000;
-  while (!started.output().includes('Platform ready')) {
+  while (!started.output().includes(readyText)) {
     if (started.child.exitCode !== null) throw new Error(`platform exited early:\n${started.output()}`);
     if (Date.now() > deadline) throw new Error(`platform did not start:\n${started.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));

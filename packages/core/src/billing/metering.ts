@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { type Logger, silentLogger } from '../http/logger.js';
 import { createBatcher } from '../internal/batcher.js';
 import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database } from '../store/database.js';
@@ -11,8 +12,10 @@ import {
   admitBatch,
   type LeaseView,
 } from './admission.js';
+import type { SettlementJournal } from './journal.js';
 import { parseWalletNotice, WALLETS_CHANNEL } from './ledger.js';
 import { type Settlement, type SettleResult, settleBatch } from './settlement.js';
+import { createUnsettledCalls } from './unsettled.js';
 
 /**
  * Money on a metered call: admission holds credit before the upstream call, settlement debits the
@@ -54,12 +57,36 @@ export interface MeteringEngineOptions {
   now?: () => Date;
   /** Called after each settlement commits, with the tenants whose balance moved. */
   onSettled?: (tenantIds: string[]) => void;
+  /**
+   * Where answered calls are recorded before their answer ends, so a stop, a crash or a store
+   * outage bills them later (see `openSettlementJournal`). None: they wait in memory only.
+   */
+  journal?: SettlementJournal | null;
+  /** How often segments of stopped processes are looked for (with a journal). Default 10 s. */
+  adoptEveryMs?: number;
+  logger?: Logger;
 }
 
 export interface MeteringEngine {
   admit(request: AdmitRequest): Promise<AdmitResult>;
-  /** Debits a call (see `settled` for waiting on it). */
+  /**
+   * Bills an answered call: records it (resolves once the record is durable: journaled, or at
+   * once without a journal) and settles it in the store in the background, retrying while the
+   * store is away. The caller's answer ends after this resolves.
+   */
+  record(settlement: Settlement): Promise<void>;
+  /** Debits a call in the store now, without a record (see `settled` for waiting on it). */
   settle(settlement: Settlement): Promise<SettleResult>;
+  /** Metered calls admitted whose bill is not yet recorded or whose hold is not yet given back. */
+  readonly callsInFlight: number;
+  /** Answered calls recorded and not yet settled in the store. */
+  readonly unsettledCount: number;
+  /**
+   * For a stop: waits for the calls in flight to be recorded, then settles every recorded call,
+   * both until the deadline (ms since the epoch). Resolves with the calls left unsettled (they
+   * stay in the journal for the next boot).
+   */
+  drain(deadline: number): Promise<{ inFlight: number; unsettled: number }>;
   /**
    * Resolves once the settlements under way on this instance (of one tenant, or all) have
    * committed or failed: a balance read on this instance waits for them, so a caller that has
@@ -77,7 +104,7 @@ export interface MeteringEngine {
   forgetCaps(appId: string): void;
   /** Follows wallet notices (leases are set aside when a balance runs low). */
   follow(store: Pick<Store, 'listen'>): Promise<void>;
-  /** Gives this instance's leased credit back to the store and stops following. */
+  /** Gives this instance's leased credit back to the store, stops following, closes the journal. */
   close(): Promise<void>;
 }
 
@@ -106,6 +133,7 @@ export function createMeteringEngine(
     maxLeaseMicros: options.maxLeaseMicros ?? 10_000_000,
   };
   const leases = new Map<string, LocalLease>();
+  let callsInFlight = 0;
   /** Apps known to have no spend cap, whose calls may be admitted from a lease. */
   const uncapped = new TtlCache<string, true>({
     ttlMs: CAPS_CACHE_MS,
@@ -165,9 +193,12 @@ export function createMeteringEngine(
       lease.budget >= request.holdMicros
     ) {
       lease.budget -= request.holdMicros;
+      callsInFlight++;
       return { ok: true, usageId: randomUUID(), holdMicros: request.holdMicros, leaseId: lease.id };
     }
-    return admitInStore(request);
+    const result = await admitInStore(request);
+    if (result.ok) callsInFlight++;
+    return result;
   };
 
   const settleInStore = createBatcher(
@@ -216,18 +247,59 @@ export function createMeteringEngine(
     return usageIds.map(() => undefined);
   });
   const release: MeteringEngine['release'] = async (admission, tenantId) => {
+    callsInFlight = Math.max(0, callsInFlight - 1);
     if (admission.leaseId === null) return dropOwnHolds(admission.usageId);
     // A leased call's credit goes back to the lease it came from, if that is still the lease.
     const lease = leases.get(tenantId);
     if (lease?.id === admission.leaseId) lease.budget += admission.holdMicros;
   };
 
+  const journal = options.journal ?? null;
+  const unsettled = createUnsettledCalls({
+    settle,
+    reachable: () =>
+      sql`select 1`.execute(db).then(
+        () => true,
+        () => false,
+      ),
+    journal,
+    logger: options.logger ?? silentLogger,
+  });
+  // Calls a stopped process answered and did not settle: now, and every few seconds after (a
+  // sibling process on this host may stop at any time).
+  unsettled.adoptOrphans();
+  const adoptTimer = journal
+    ? setInterval(() => unsettled.adoptOrphans(), options.adoptEveryMs ?? 10_000)
+    : undefined;
+  adoptTimer?.unref();
+
+  const record = (settlement: Settlement) => {
+    callsInFlight = Math.max(0, callsInFlight - 1);
+    return unsettled.record(settlement);
+  };
+
+  const drain: MeteringEngine['drain'] = async (deadline) => {
+    while (callsInFlight > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const inFlight = callsInFlight;
+    return { inFlight, unsettled: await unsettled.flush(deadline) };
+  };
+
   return {
     admit,
+    record,
     settle,
     settled,
     pendingFor,
     release,
+    drain,
+    get callsInFlight() {
+      return callsInFlight;
+    },
+    get unsettledCount() {
+      return unsettled.count;
+    },
     forgetCaps: (appId) => {
       uncapped.delete(appId);
     },
@@ -244,10 +316,17 @@ export function createMeteringEngine(
       });
     },
     async close() {
+      clearInterval(adoptTimer);
+      unsettled.close();
       await unlisten?.();
       const ids = [...leases.values()].map((lease) => lease.id);
       leases.clear();
-      if (ids.length > 0) await db.deleteFrom('holds').where('id', 'in', ids).execute();
+      try {
+        if (ids.length > 0) await db.deleteFrom('holds').where('id', 'in', ids).execute();
+      } finally {
+        // Records not settled stay on disk: the next boot (or a sibling process) settles them.
+        await journal?.close();
+      }
     },
   };
 }

@@ -71,10 +71,11 @@ export async function settleBatch(
     })),
     { freshKeys: options.freshKeys, notices },
   );
-  await letGoOfHolds(trx, settlements);
-  // A settlement posted before (a retried batch) writes no second usage row or event.
+  // A settlement posted before (a retried batch, a replayed journal) writes no second usage row
+  // or event, and shrinks its lease no second time.
   const freshIndexes = settlements.map((_, i) => i).filter((i) => postings[i]!.applied);
   const fresh = freshIndexes.map((i) => settlements[i]!);
+  await letGoOfHolds(trx, settlements, fresh);
   if (fresh.length > 0) {
     await trx
       .insertInto('usage_events')
@@ -242,13 +243,16 @@ async function balanceEvents(
   );
 }
 
-/** Drops the calls' own hold rows, and shrinks leases by what their calls held. */
-async function letGoOfHolds(trx: Transaction<Database>, settlements: Settlement[]): Promise<void> {
+/** Drops the calls' own hold rows, and shrinks leases by what their newly settled calls held. */
+async function letGoOfHolds(
+  trx: Transaction<Database>,
+  settlements: Settlement[],
+  fresh: Settlement[],
+): Promise<void> {
   const own = settlements.filter((s) => s.leaseId === null).map((s) => s.usageId);
   if (own.length > 0) await trx.deleteFrom('holds').where('id', 'in', own).execute();
   const byLease = new Map<string, number>();
-  for (const s of settlements)
-    if (s.leaseId) byLease.set(s.leaseId, (byLease.get(s.leaseId) ?? 0) + s.holdMicros);
+  for (const s of fresh) if (s.leaseId) byLease.set(s.leaseId, (byLease.get(s.leaseId) ?? 0) + s.holdMicros);
   for (const [leaseId, micros] of [...byLease.entries()].sort()) {
     await trx
       .updateTable('holds')

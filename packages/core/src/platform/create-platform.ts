@@ -1,5 +1,6 @@
 import { type Context, Hono } from 'hono';
 import { BalanceReader } from '../billing/balances.js';
+import { openSettlementJournal } from '../billing/journal.js';
 import { createMeteringEngine } from '../billing/metering.js';
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
@@ -73,6 +74,20 @@ export interface PlatformOptions {
   upstreamFetch?: typeof fetch;
   /** Environment to read settings from. Default `process.env`. */
   env?: Record<string, string | undefined>;
+  /**
+   * Folder of the settlement journal: answered metered calls are recorded there (fdatasync'd)
+   * before their answer ends, and settled from it after a stop, a crash or a store outage.
+   * Unset: no journal (calls not yet settled wait in memory only). `pnpm start` sets it.
+   */
+  journalDir?: string;
+}
+
+export interface PlatformCloseOptions {
+  /**
+   * How long calls in flight may take to finish and settlements to reach the store, in ms.
+   * Default 10 s. What is still unsettled then stays in the journal for the next boot.
+   */
+  graceMs?: number;
 }
 
 export interface Platform {
@@ -84,8 +99,12 @@ export interface Platform {
   readonly store: Store;
   /** The built-in development identity provider, when it runs. */
   readonly devIdp: DevIdentityProvider | null;
-  /** Stops listening for cross-instance notifications. The store stays open (its owner closes it). */
-  close(): Promise<void>;
+  /**
+   * Stops the platform for a shutdown: ends event streams (clients reconnect elsewhere), waits
+   * for metered calls in flight, settles every answered call, gives leased credit back, and stops
+   * listening. The store stays open (its owner closes it). Stop accepting connections first.
+   */
+  close(options?: PlatformCloseOptions): Promise<void>;
 }
 
 /**
@@ -124,10 +143,17 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   // The proxy settles a call after its response; a balance read here waits for that to land,
   // and each settlement forgets the balances it moved.
   let balances!: BalanceReader;
+  const journal = options.journalDir
+    ? await openSettlementJournal(options.journalDir, {
+        onUnreadable: (file, line) => logger.warn('settlement journal line unreadable', { file, line }),
+      })
+    : null;
   const metering = createMeteringEngine(db, {
     onSettled: (tenants) => {
       for (const tenant of tenants) balances.invalidate(tenant);
     },
+    journal,
+    logger,
   });
   balances = new BalanceReader(db, {
     ...(options.balanceCacheTtlMs !== undefined ? { ttlMs: options.balanceCacheTtlMs } : {}),
@@ -228,10 +254,18 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     context,
     store: options.store,
     devIdp,
-    close: async () => {
+    close: async (closeOptions = {}) => {
+      const deadline = Date.now() + (closeOptions.graceMs ?? 10_000);
       await events.close();
+      const left = await metering.drain(deadline);
+      if (left.inFlight > 0 || left.unsettled > 0) {
+        logger.warn('stopped with metered calls unsettled', {
+          in_flight: left.inFlight,
+          unsettled: left.unsettled,
+          journal: journal?.dir ?? null,
+        });
+      }
       await stopFollowingBalances();
-      await metering.settled();
       await metering.close();
     },
   };

@@ -165,16 +165,26 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEn
 
   /**
    * The upstream's answer, piped back unbuffered while its usage is read from it. The call is
-   * settled after the response: the caller does not wait for the bookkeeping. A balance read on
-   * this instance waits for it (MeteringEngine.settled), so the caller still reads its spend.
+   * recorded in the settlement journal before the answer ends (a fdatasync shared with the calls
+   * ending together) and settled in the store after: the caller does not wait for the store. A
+   * balance read on this instance waits for it (MeteringEngine.settled), so the caller still
+   * reads its spend.
    */
   function meter(upstream: Response, body: ReadableStream<Uint8Array>, call: MeteredCall): Response {
     const headers = callerResponseHeaders(upstream.headers);
     const eventStream = (upstream.headers.get('content-type') ?? '').includes('text/event-stream');
     const usage = createUsageObserver(call.provider.dialect, eventStream);
-    const observed = observedBody(body, usage.observe, () => {
-      void settleCall(options.metering, options.logger, call, usage);
-    });
+    const declared = Number(headers.get('content-length') ?? Number.NaN);
+    const observed = observedBody(
+      body,
+      usage.observe,
+      // A completed answer ends once its bill is durable; a cut one is billed without holding anything up.
+      (completed) => {
+        const recorded = settleCall(options.metering, options.logger, call, usage);
+        return completed ? recorded : undefined;
+      },
+      Number.isSafeInteger(declared) && declared > 0 ? declared : null,
+    );
     return new Response(observed, { status: upstream.status, statusText: upstream.statusText, headers });
   }
 

@@ -77,20 +77,25 @@ export function callerResponseHeaders(upstream: Headers): Headers {
 /**
  * Passes the upstream body through chunk by chunk, pulling only as fast as the caller reads, and
  * shows each chunk to `observe`. `onEnd(true)` runs when the upstream finished, `onEnd(false)`
- * when the caller went away or the upstream broke off; once either way, and not waited for (the
- * caller's response ends at once).
+ * when the caller went away or the upstream broke off; once either way.
+ *
+ * A completed answer is not complete for the caller until `onEnd(true)` resolves (the bill is
+ * durable): the stream's end waits for it, and with a declared `Content-Length` so does the chunk
+ * that completes it (a client reading by length would otherwise be done before the bill is).
  */
 export function observedBody(
   upstream: ReadableStream<Uint8Array>,
   observe: (chunk: Uint8Array) => void,
-  onEnd: (completed: boolean) => void,
+  onEnd: (completed: boolean) => Promise<void> | void,
+  contentLength: number | null = null,
 ): ReadableStream<Uint8Array> {
   const reader = upstream.getReader();
   let ended = false;
-  const end = (completed: boolean) => {
+  let seen = 0;
+  const end = async (completed: boolean) => {
     if (ended) return;
     ended = true;
-    onEnd(completed);
+    await onEnd(completed);
   };
   return new ReadableStream<Uint8Array>(
     {
@@ -99,21 +104,23 @@ export function observedBody(
         try {
           result = await reader.read();
         } catch (error) {
-          end(false);
+          void end(false);
           controller.error(error);
           return;
         }
         if (result.done) {
-          end(true);
+          await end(true);
           controller.close();
           return;
         }
         observe(result.value);
+        seen += result.value.byteLength;
+        if (contentLength !== null && seen >= contentLength) await end(true);
         controller.enqueue(result.value);
       },
       async cancel(reason) {
         await reader.cancel(reason).catch(() => {});
-        end(false);
+        void end(false);
       },
     },
     { highWaterMark: 0 },

@@ -25,11 +25,12 @@ export interface MeteredCall {
 
 /**
  * Bills a call once its response has ended: what the upstream reported it used, priced by
- * billing, or the admission's hold when it reported nothing. A settlement that fails is tried
- * once more; if that fails too the call stays unbilled (its hold lapses) and the failure is logged
- * with what is needed to bill it by hand. The caller's response is never broken for it.
+ * billing, or the admission's hold when it reported nothing. Resolves once the bill is durable
+ * (in the settlement journal), which the caller's answer waits for; the store settles it in the
+ * background and, while the store is away, again until it takes it. Never throws: the caller's
+ * response is not broken for bookkeeping.
  *
- * @see docs/proxy.md "Metering"
+ * @see docs/billing.md "Settlement journal"
  */
 export async function settleCall(
   metering: MeteringEngine,
@@ -37,26 +38,19 @@ export async function settleCall(
   call: MeteredCall,
   usage: UsageObserver,
 ): Promise<void> {
-  for (let attempt = 1; attempt <= 2; attempt++) {
-    try {
-      await metering.settle(settlementOf(call, usage, attempt > 1));
-      return;
-    } catch (error) {
-      if (attempt === 2) {
-        logger.error('metered call could not be settled', {
-          usage_id: call.admission.usageId,
-          tenant_id: call.key.tenantId,
-          provider: call.provider.slug,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      } else {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
+  try {
+    await metering.record(settlementOf(call, usage));
+  } catch (error) {
+    logger.error('metered call could not be recorded', {
+      usage_id: call.admission.usageId,
+      tenant_id: call.key.tenantId,
+      provider: call.provider.slug,
+      error: error instanceof Error ? error.message : String(error),
+    });
   }
 }
 
-function settlementOf(call: MeteredCall, usage: UsageObserver, retried: boolean): Settlement {
+function settlementOf(call: MeteredCall, usage: UsageObserver): Settlement {
   const reported = usage.finish();
   const quantities = { ...(reported ?? {}), call: 1 };
   const estimated = reported === null;
@@ -79,6 +73,5 @@ function settlementOf(call: MeteredCall, usage: UsageObserver, retried: boolean)
     requestId: call.requestId,
     holdMicros: call.admission.holdMicros,
     leaseId: call.admission.leaseId,
-    retried,
   };
 }

@@ -93,6 +93,8 @@ function openPostgres(url: string, max: number): Store {
   });
   // An idle client that loses its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  // A client in use when its server goes away errors its query; its 'error' event must not crash the process.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const listener = createPostgresListener(url);
   return {

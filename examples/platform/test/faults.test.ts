@@ -1,0 +1,61 @@
+/**
+ * Every answered metered call is billed exactly once, whatever happens to a process or the
+ * database: two platform processes on one PostgreSQL cluster under load, then a SIGTERM (a
+ * deploy) or a PostgreSQL stop in immediate mode and restart (a crash or failover). Needs the
+ * PostgreSQL server programs (CI installs them); the cluster is the test's own.
+ *
+ * @see docs/billing.md "Settlement journal", "Stopping"
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { postgresBin } from '../../../packages/core/test/support/pg-cluster.js';
+import { booksBalance, type FaultWorld, startFaultWorld, startLoad } from './support/faults.js';
+
+describe.runIf(postgresBin() !== null)('faults under load (postgres, two processes)', () => {
+  let world: FaultWorld | undefined;
+  afterEach(async () => {
+    await world?.close();
+    world = undefined;
+  });
+
+  it('bills every answered call when an instance gets SIGTERM mid-load, and gives its lease back', async () => {
+    world = await startFaultWorld();
+    const [first, second] = world.instances;
+    const load = startLoad(world);
+    await load.until(150);
+    expect(await first.stop()).toBe(0);
+    const atStop = load.answered;
+    await load.until(atStop + 100);
+    await load.stop();
+    expect(await second.stop()).toBe(0);
+
+    const books = await world.books();
+    expect(load.answered).toBeGreaterThan(atStop);
+    expect(books.usageRows).toBe(load.answered);
+    expect(booksBalance(books)).toBe(true);
+    // Both stopped cleanly: no hold or lease of theirs is left counting against the balance.
+    expect(books.holds).toBe(0);
+  }, 120_000);
+
+  it('bills every answered call across a PostgreSQL stop (immediate) and restart mid-load', async () => {
+    world = await startFaultWorld();
+    const load = startLoad(world);
+    await load.until(150);
+    world.cluster.stopImmediate();
+    const atOutage = load.answered;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const duringOutage = load.answered - atOutage;
+    world.cluster.start();
+    await load.until(load.answered + 150);
+    await load.stop();
+    for (const instance of world.instances) {
+      const code = await instance.stop();
+      expect(code, instance.process.output().slice(-3000)).toBe(0);
+    }
+
+    const books = await world.books();
+    expect(books.usageRows).toBe(load.answered);
+    expect(booksBalance(books)).toBe(true);
+    // Calls were answered from leases while the database was away, and billed after.
+    expect(duringOutage).toBeGreaterThan(0);
+  }, 120_000);
+});

@@ -1,0 +1,226 @@
+/**
+ * Faults under load, as a deployment meets them: two platform processes (`pnpm start`'s main)
+ * on one PostgreSQL cluster of the test's own, a stand-in upstream, metered calls from 16
+ * callers; then a SIGTERM, a SIGKILL or a PostgreSQL stop (immediate) and restart. The books
+ * afterwards say whether every answered call was billed once. Shared by the fault suite and
+ * `pnpm bench faults`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createStore, type Store } from '@service/core/store';
+import {
+  type FakeUpstream,
+  startFakeUpstream,
+} from '../../../../packages/core/test/support/fake-upstream.js';
+import {
+  createMeteredTenant,
+  type MeteredTenant,
+  seedProviders,
+} from '../../../../packages/core/test/support/metered.js';
+import { type PgCluster, startPgCluster } from '../../../../packages/core/test/support/pg-cluster.js';
+import { startPlatform, TEST_ENCRYPTION_KEY } from '../../../../packages/core/test/support/platform.js';
+import { bootPlatform, freePort, type PlatformProcess } from './boot.js';
+
+export const START_CREDIT_MICROS = 100_000_000;
+/** The log line `main` writes once it serves (the demo is seeded by neither instance here). */
+const LISTENING = '"msg":"listening"';
+
+export interface Instance {
+  url: string;
+  process: PlatformProcess;
+  /** SIGTERM; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL; resolves once gone. */
+  kill(): Promise<void>;
+  /** Boots it again on the same port, data and journal folders. */
+  restart(): Promise<void>;
+}
+
+export interface FaultWorld {
+  cluster: PgCluster;
+  upstream: FakeUpstream;
+  tenant: MeteredTenant;
+  instances: [Instance, Instance];
+  books(): Promise<Books>;
+  close(): Promise<void>;
+}
+
+export interface Books {
+  usageRows: number;
+  usageMicros: number;
+  ledgerUsageRows: number;
+  ledgerUsageMicros: number;
+  walletMicros: number;
+  holds: number;
+}
+
+export async function startFaultWorld(): Promise<FaultWorld> {
+  const cluster = await startPgCluster();
+  const upstream = await startFakeUpstream();
+  let store: Store | undefined;
+  const folders: string[] = [];
+  const instances: Instance[] = [];
+  try {
+    // Seed through a platform in this process: providers over the stand-in upstream, one tenant.
+    store = await createStore({ url: cluster.url, poolSize: 3 });
+    const seeder = await startPlatform(store);
+    await seedProviders(seeder.platform, upstream.url);
+    const tenant = await createMeteredTenant(seeder.platform, START_CREDIT_MICROS);
+    await seeder.close();
+    for (let i = 0; i < 2; i++) {
+      const cwd = mkdtempSync(join(tmpdir(), `svc-fault-${i}-`));
+      folders.push(cwd);
+      instances.push(await bootInstance(cwd, await freePort(), cluster.url));
+    }
+    const db = store.db;
+    const books = async (): Promise<Books> => {
+      const usage = await db
+        .selectFrom('usage_events')
+        .select([
+          (eb) => eb.fn.countAll<number>().as('n'),
+          (eb) => eb.fn.sum<number>('cost_micros').as('sum'),
+        ])
+        .where('tenant_id', '=', tenant.tenantId)
+        .executeTakeFirstOrThrow();
+      const ledger = await db
+        .selectFrom('ledger_entries')
+        .select([
+          (eb) => eb.fn.countAll<number>().as('n'),
+          (eb) => eb.fn.sum<number>('amount_micros').as('sum'),
+        ])
+        .where('tenant_id', '=', tenant.tenantId)
+        .where('kind', '=', 'usage')
+        .executeTakeFirstOrThrow();
+      const wallet = await db
+        .selectFrom('wallets')
+        .select('balance_micros')
+        .where('tenant_id', '=', tenant.tenantId)
+        .executeTakeFirstOrThrow();
+      const holds = await db
+        .selectFrom('holds')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('tenant_id', '=', tenant.tenantId)
+        .executeTakeFirstOrThrow();
+      return {
+        usageRows: Number(usage.n),
+        usageMicros: Number(usage.sum ?? 0),
+        ledgerUsageRows: Number(ledger.n),
+        ledgerUsageMicros: -Number(ledger.sum ?? 0),
+        walletMicros: wallet.balance_micros,
+        holds: Number(holds.n),
+      };
+    };
+    return {
+      cluster,
+      upstream,
+      tenant,
+      instances: instances as [Instance, Instance],
+      books,
+      close: async () => {
+        for (const instance of instances) await instance.kill();
+        await store?.close();
+        await upstream.close();
+        cluster.destroy();
+        for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    for (const instance of instances) await instance.kill();
+    await store?.close().catch(() => {});
+    await upstream.close();
+    cluster.destroy();
+    throw error;
+  }
+}
+
+async function bootInstance(cwd: string, port: number, databaseUrl: string): Promise<Instance> {
+  const env = {
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    SERVICE_STORE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    SERVICE_JOURNAL_DIR: join(cwd, 'journal'),
+    SERVICE_TELEMETRY_DISABLED: '1',
+  };
+  const instance: Instance = {
+    url: `http://127.0.0.1:${port}`,
+    process: await bootPlatform(cwd, env, LISTENING),
+    stop: () => instance.process.stop(),
+    kill: () =>
+      new Promise<void>((resolve) => {
+        const { child } = instance.process;
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+    restart: async () => {
+      instance.process = await bootPlatform(cwd, env, LISTENING);
+    },
+  };
+  return instance;
+}
+
+export interface Load {
+  /** Calls answered 200 whose whole body arrived. */
+  readonly answered: number;
+  /** Calls that got any other answer, or none. */
+  readonly failed: number;
+  /** Waits until `answered` reaches `n` (or the timeout passes). */
+  until(n: number, timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Metered calls from `callers` concurrent callers, spread over the instances, until stopped. */
+export function startLoad(world: FaultWorld, callers = 16): Load {
+  let answered = 0;
+  let failed = 0;
+  let stopped = false;
+  let sent = 0;
+  const caller = async (index: number) => {
+    while (!stopped) {
+      const target = world.instances[(index + sent++) % 2]!;
+      try {
+        const response = await fetch(`${target.url}/proxy/llm/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${world.tenant.appKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'demo-small', stream: sent % 2 === 0 }),
+        });
+        await response.arrayBuffer();
+        if (response.status === 200) answered++;
+        else {
+          failed++;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      } catch {
+        failed++;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+  };
+  const callersDone = Promise.all(Array.from({ length: callers }, (_, i) => caller(i)));
+  return {
+    get answered() {
+      return answered;
+    },
+    get failed() {
+      return failed;
+    },
+    async until(n, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (answered < n && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    },
+    async stop() {
+      stopped = true;
+      await callersDone;
+    },
+  };
+}
+
+/** The books agree with themselves: the wallet moved by the ledger, the ledger matches the usage rows. */
+export function booksBalance(books: Books): boolean {
+  return (
+    books.usageRows === books.ledgerUsageRows &&
+    books.usageMicros === books.ledgerUsageMicros &&
+    books.walletMicros === START_CREDIT_MICROS - books.ledgerUsageMicros
+  );
+}

@@ -1,0 +1,156 @@
+import type { Logger } from '../http/logger.js';
+import type { SettlementJournal } from './journal.js';
+import type { Settlement, SettleResult } from './settlement.js';
+
+/**
+ * Answered calls on their way to the store. Each is journaled (when a journal is kept: its answer
+ * waits for the record to be on disk) and settled in the background; a settlement the store does
+ * not take (it is unreachable, restarting, failing over) stays here and is tried again with
+ * backoff until it commits, however long that takes. Retries are idempotent: a settlement that
+ * did commit before its answer was lost posts nothing the second time.
+ *
+ * A record the store refuses while it is reachable (five times in a row) is set aside: it is
+ * logged with what is needed to bill it and left in the journal, where the next boot tries it
+ * again.
+ *
+ * @see docs/billing.md "Settlement journal"
+ */
+export interface UnsettledCalls {
+  /** Takes an answered call; resolves once it is durable (journaled, or at once without a journal). */
+  record(settlement: Settlement): Promise<void>;
+  /** Takes over the journal segments of processes that are gone and settles their records. */
+  adoptOrphans(): number;
+  /** Calls recorded and not yet settled. */
+  readonly count: number;
+  /**
+   * Settles everything recorded, retrying until the deadline; resolves with how many calls are
+   * still unsettled then (they stay in the journal for the next boot).
+   */
+  flush(deadline: number): Promise<number>;
+  close(): void;
+}
+
+export interface UnsettledCallsOptions {
+  settle: (settlement: Settlement) => Promise<SettleResult>;
+  /** True when the store answers (a refusal then is about the record, not the store). */
+  reachable: () => Promise<boolean>;
+  journal: SettlementJournal | null;
+  logger: Logger;
+  /** First retry after a failure; doubles up to `maxRetryMs`. Defaults 200 ms and 5 s. */
+  retryMs?: number;
+  maxRetryMs?: number;
+}
+
+/** Refusals of one record while the store is reachable before it is set aside until the next boot. */
+const REFUSALS_BEFORE_SET_ASIDE = 5;
+
+export function createUnsettledCalls(options: UnsettledCallsOptions): UnsettledCalls {
+  const { journal, logger } = options;
+  const firstRetryMs = options.retryMs ?? 200;
+  const maxRetryMs = options.maxRetryMs ?? 5000;
+  const waiting = new Map<string, Settlement>();
+  const inFlight = new Set<string>();
+  const refusals = new Map<string, number>();
+  let retryMs = firstRetryMs;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const attempt = async (settlement: Settlement): Promise<boolean> => {
+    inFlight.add(settlement.usageId);
+    try {
+      await options.settle(settlement);
+      waiting.delete(settlement.usageId);
+      refusals.delete(settlement.usageId);
+      journal?.settled(settlement.usageId);
+      retryMs = firstRetryMs;
+      return true;
+    } catch (error) {
+      // Later attempts look up earlier postings: this one may have committed before it failed.
+      waiting.set(settlement.usageId, { ...settlement, retried: true });
+      await noteFailure(settlement, error);
+      scheduleRetry();
+      return false;
+    } finally {
+      inFlight.delete(settlement.usageId);
+    }
+  };
+
+  const noteFailure = async (settlement: Settlement, error: unknown) => {
+    if (!(await options.reachable().catch(() => false))) return;
+    const refused = (refusals.get(settlement.usageId) ?? 0) + 1;
+    refusals.set(settlement.usageId, refused);
+    if (refused < REFUSALS_BEFORE_SET_ASIDE) return;
+    waiting.delete(settlement.usageId);
+    refusals.delete(settlement.usageId);
+    logger.error('metered call refused by the store; kept in the settlement journal for the next boot', {
+      usage_id: settlement.usageId,
+      tenant_id: settlement.tenantId,
+      provider: settlement.provider,
+      cost_micros: settlement.costMicros,
+      journal: journal?.dir ?? null,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  };
+
+  const scheduleRetry = () => {
+    if (closed || timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      retryMs = Math.min(retryMs * 2, maxRetryMs);
+      retryWaiting();
+    }, retryMs);
+    timer.unref();
+  };
+
+  /** Tries every waiting record not already on its way (the batcher puts them in shared transactions). */
+  const retryWaiting = (): Promise<boolean[]> =>
+    Promise.all([...waiting.values()].filter((s) => !inFlight.has(s.usageId)).map(attempt));
+
+  return {
+    record(settlement) {
+      waiting.set(settlement.usageId, settlement);
+      const durable = journal
+        ? journal.append(settlement).catch((error: unknown) => {
+            // The call is still settled from memory; only its crash safety is lost.
+            logger.error('settlement journal append failed', {
+              usage_id: settlement.usageId,
+              error: error instanceof Error ? error.message : String(error),
+            });
+          })
+        : Promise.resolve();
+      void attempt(settlement);
+      return durable;
+    },
+    adoptOrphans() {
+      if (!journal || closed) return 0;
+      const adopted = journal.adopt().filter((s) => !waiting.has(s.usageId));
+      for (const settlement of adopted) waiting.set(settlement.usageId, settlement);
+      if (adopted.length > 0) {
+        logger.info('settling calls from the journal of a stopped process', { calls: adopted.length });
+        void retryWaiting();
+      }
+      return adopted.length;
+    },
+    get count() {
+      return waiting.size;
+    },
+    async flush(deadline) {
+      let pause = 50;
+      while (waiting.size > 0 && Date.now() < deadline) {
+        const before = waiting.size;
+        if (inFlight.size > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+        else await retryWaiting();
+        if (waiting.size >= before && inFlight.size === 0) {
+          await new Promise((resolve) => setTimeout(resolve, Math.min(pause, deadline - Date.now())));
+          pause = Math.min(pause * 2, 1000);
+        }
+      }
+      return waiting.size;
+    },
+    close() {
+      closed = true;
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}
