@@ -400,6 +400,7 @@ describe('failed credentials', () => {
     await world?.close();
   });
 
+  type Shaped = { message?: string; error: { message?: string; code?: string } };
   const bad = 'service_sk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
   it('answers 429 past the limit on the proxy, then refuses even a good key from that address', async () => {
@@ -419,11 +420,14 @@ describe('failed credentials', () => {
 
   it('answers 429 in each route’s own shape once the address is over the limit', async () => {
     const shapes = [
-      ['/api/deployments/me/connections', (b: any) => typeof b.error.message === 'string' && !b.error.code],
-      ['/api/deployments/me/events', (b: any) => b.error.code === 'rate_limited'],
-      ['/api/billing/balance', (b: any) => typeof b.error.message === 'string' && !b.error.code],
-      ['/api/cli/balance', (b: any) => typeof b.message === 'string'],
-      ['/api/cli/whoami', (b: any) => typeof b.message === 'string'],
+      [
+        '/api/deployments/me/connections',
+        (b: Shaped) => typeof b.error.message === 'string' && !b.error.code,
+      ],
+      ['/api/deployments/me/events', (b: Shaped) => b.error.code === 'rate_limited'],
+      ['/api/billing/balance', (b: Shaped) => typeof b.error.message === 'string' && !b.error.code],
+      ['/api/cli/balance', (b: Shaped) => typeof b.message === 'string'],
+      ['/api/cli/whoami', (b: Shaped) => typeof b.message === 'string'],
     ] as const;
     for (const [path, shaped] of shapes) {
       const response = await fetch(`${limited.url}${path}`, { headers: { authorization: `Bearer ${bad}` } });
