@@ -144,11 +144,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
             audience: options.idpAudience ?? env.idpAudience,
           }),
         })
-      : createIdentityVerifier({
-          jwks: () => devIdp!.jwks(),
-          issuer: devIdp!.issuer,
-          audience: DEV_TOKEN_AUDIENCE,
-        }));
+      : // The development IdP's key is its own (kept in the store), so the issuer adds nothing; and
+        // instances on one database with different base URLs must accept each other's tokens.
+        createIdentityVerifier({ jwks: () => devIdp!.jwks(), audience: DEV_TOKEN_AUDIENCE }));
 
   const logger = options.logger ?? createJsonLogger();
   // The proxy settles a call after its response; a balance read here waits for that to land,
