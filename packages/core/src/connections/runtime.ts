@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { appendEvents } from '../events/log.js';
 import type { ConnectionCredential, RuntimeConnection } from '../schemas/connections.js';
 import type { Database } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
@@ -8,6 +9,11 @@ import { openCredential } from './credentials.js';
  * What a deployed tool reads about its connections (`GET /api/deployments/me/connections`): the
  * connections bound to its app, revoked ones left out, each with how to reach the provider and
  * the environment variables to set.
+ *
+ * A stored credential that does not open (sealed under a key no longer configured, or damaged)
+ * is no reason to refuse the rest: that connection is answered with `status: "error"`, no
+ * credential and an `error_message` saying to connect again, and is marked so in the store (its
+ * bound apps hear `connection.status_changed` once, whichever instance noticed first).
  *
  * @see docs/api/runtime.md
  */
@@ -42,11 +48,20 @@ export async function runtimeConnections(
     .orderBy('connections.created_at')
     .orderBy('connections.id')
     .execute();
-  return rows.map((row) => {
+  const unreadable: string[] = [];
+  const connections = rows.map((row) => {
     const proxyUrl = `${baseUrl}/proxy/${row.provider}`;
-    const credential: ConnectionCredential | null = row.credential_ciphertext
-      ? openCredential(sealer, row.id, row.credential_ciphertext)
-      : { type: 'proxy', base_url: proxyUrl };
+    let credential: ConnectionCredential | null = { type: 'proxy', base_url: proxyUrl };
+    if (row.credential_ciphertext) {
+      try {
+        credential = openCredential(sealer, row.id, row.credential_ciphertext);
+      } catch {
+        // The cause (which key, what failed) is for the operator, never for the tool.
+        credential = null;
+        unreadable.push(row.id);
+        Object.assign(row, { status: 'error', error_message: UNREADABLE_CREDENTIAL });
+      }
+    }
     const bootstrap = row.env_bootstrap ?? { vars: [], restart: 'none' };
     return {
       id: row.id,
@@ -72,5 +87,47 @@ export async function runtimeConnections(
       logo_url: row.logo_url ?? '',
       docs_url: row.docs_url ?? '',
     };
+  });
+  if (unreadable.length > 0) await markUnreadable(db, unreadable);
+  return connections;
+}
+
+/** What a tool reads about a connection whose stored credential does not open. */
+export const UNREADABLE_CREDENTIAL =
+  'The stored credential could not be read; connect this integration again to replace it.';
+
+/** Marks connections whose credential does not open as `error`, telling their apps once. */
+async function markUnreadable(db: Kysely<Database>, connectionIds: string[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const changed = await trx
+      .updateTable('connections')
+      .set({ status: 'error', error_message: UNREADABLE_CREDENTIAL, updated_at: new Date() })
+      .where('id', 'in', connectionIds)
+      .where('status', 'not in', ['error', 'revoked'])
+      .returning(['id', 'provider'])
+      .execute();
+    if (changed.length === 0) return;
+    const bindings = await trx
+      .selectFrom('app_connections')
+      .select(['app_id', 'connection_id'])
+      .where(
+        'connection_id',
+        'in',
+        changed.map((row) => row.id),
+      )
+      .execute();
+    const slugs = new Map(changed.map((row) => [row.id, row.provider]));
+    await appendEvents(
+      trx,
+      bindings.map((binding) => ({
+        appId: binding.app_id,
+        kind: 'connection.status_changed' as const,
+        fields: {
+          slug: slugs.get(binding.connection_id)!,
+          connection_id: binding.connection_id,
+          status: 'error' as const,
+        },
+      })),
+    );
   });
 }

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { type BodyLimit, BodyTooLargeError, readBodyText, readFormFields } from '../http/body.js';
 import { flatError, NO_STORE } from '../http/errors.js';
 import { escapeHtml, htmlDocument, htmlPageHeaders } from '../http/html.js';
+import { parseJsonInput, textProblem } from '../http/input-guard.js';
 import { describeIssues } from '../http/issues.js';
 import type { Database } from '../store/database.js';
 import { Accounts } from './accounts.js';
@@ -61,7 +62,11 @@ const emailSchema = requiredString('email')
   .trim()
   .max(254, 'email is too long')
   .pipe(z.email('email is not a valid address'));
-const nameSchema = requiredString('name').trim().max(200, 'name is too long');
+const nameSchema = requiredString('name')
+  .trim()
+  .max(200, 'name is too long')
+  // The input guard's text rule (no NUL, no lone surrogate): the name is stored with the user.
+  .refine((name) => textProblem(name) === null, 'name must not hold a NUL or an unpaired surrogate');
 const identitySchema = z.object(
   { email: emailSchema, name: nameSchema.optional() },
   { error: 'Request body must be a JSON object: { "email": "..." }' },
@@ -114,15 +119,23 @@ export async function createDevIdentityProvider(
 
     // How scripts and curl get an identity JWT offline.
     app.post('/token', async (c) => {
-      let body: unknown;
+      let text: string;
       try {
-        body = JSON.parse(await readBodyText(c.req.raw, BODY_LIMIT));
+        text = await readBodyText(c.req.raw, BODY_LIMIT);
       } catch (error) {
         if (error instanceof BodyTooLargeError) throw error;
-        // Not JSON, or a body the client broke off: either way not a request we can read.
+        // A body the client broke off: not a request we can read.
         return flatError(400, 'Request body must be JSON: { "email": "..." }', {}, NO_STORE);
       }
-      const parsed = identitySchema.safeParse(body);
+      const input = parseJsonInput(text);
+      if (!input.ok || text.trim() === '') {
+        const message =
+          input.ok || input.reason === 'syntax'
+            ? 'Request body must be JSON: { "email": "..." }'
+            : input.message;
+        return flatError(400, message, {}, NO_STORE);
+      }
+      const parsed = identitySchema.safeParse(input.value);
       if (!parsed.success) return flatError(400, firstIssue(parsed.error), {}, NO_STORE);
       const issued = await issueToken(parsed.data);
       return c.json(

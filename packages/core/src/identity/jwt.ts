@@ -1,12 +1,14 @@
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTPayload, jwtVerify } from 'jose';
+import { textProblem } from '../http/input-guard.js';
 import type { IdentityClaims } from './accounts.js';
 
 /**
  * Identity-JWT verification against the identity provider's JWKS.
  *
  * ES256 and RS256 only (so `none` and every HS* token are refused), `exp` required and
- * enforced, the key set cached for ten minutes and fetched again once when a token names a
- * `kid` the cached set lacks (the IdP rotated its keys).
+ * enforced, `iss` and `aud` checked when given (the platform always gives them: see
+ * `identityTokenChecks`), the key set cached for ten minutes and fetched again once when a token
+ * names a `kid` the cached set lacks (the IdP rotated its keys).
  */
 export const IDENTITY_JWT_ALGORITHMS = ['ES256', 'RS256'] as const;
 export const JWKS_CACHE_MS = 10 * 60 * 1000;
@@ -82,12 +84,19 @@ export function createIdentityVerifier(options: IdentityVerifierOptions): Identi
   };
 }
 
+/**
+ * The identity a verified payload names. A `sub` or `email` that is not clean text (a NUL, a lone
+ * surrogate: the input guard's rule) makes the token invalid, as these name the account; such a
+ * `name`, only shown, is ignored.
+ */
 function claimsOf(payload: JWTPayload): IdentityClaims | null {
-  if (typeof payload.sub !== 'string' || payload.sub.length === 0) return null;
+  if (typeof payload.sub !== 'string' || payload.sub.length === 0 || textProblem(payload.sub)) return null;
   const email = typeof payload.email === 'string' ? payload.email : null;
+  if (email !== null && textProblem(email)) return null;
   const metadata = payload.user_metadata as { full_name?: unknown; name?: unknown } | undefined;
   const name = typeof payload.name === 'string' ? payload.name : (metadata?.full_name ?? metadata?.name);
-  return { subject: payload.sub, email, name: typeof name === 'string' ? name : null };
+  const cleanName = typeof name === 'string' && textProblem(name) === null ? name : null;
+  return { subject: payload.sub, email, name: cleanName };
 }
 
 function remoteJwks(url: string, fetchImpl: typeof fetch): () => Promise<JSONWebKeySet> {
@@ -100,6 +109,24 @@ function remoteJwks(url: string, fetchImpl: typeof fetch): () => Promise<JSONWeb
     const body = (await response.json()) as JSONWebKeySet;
     if (!Array.isArray(body?.keys)) throw new Error('JWKS response has no keys array');
     return body;
+  };
+}
+
+/** The audience identity tokens carry unless configured otherwise (`SERVICE_IDP_AUDIENCE`). */
+export const DEFAULT_IDENTITY_AUDIENCE = 'authenticated';
+
+/**
+ * The `iss` and `aud` an identity token must carry: the configured ones, else the IdP's own
+ * issuer `{idpUrl}/auth/v1` and the audience `authenticated` (what the hosted IdP and the
+ * development IdP both sign).
+ */
+export function identityTokenChecks(
+  idpUrl: string,
+  configured: { issuer?: string; audience?: string } = {},
+): { issuer: string; audience: string } {
+  return {
+    issuer: configured.issuer ?? `${idpUrl.replace(/\/+$/, '')}/auth/v1`,
+    audience: configured.audience ?? DEFAULT_IDENTITY_AUDIENCE,
   };
 }
 

@@ -17,6 +17,8 @@ const optionalUrl = z
 const envSchema = z.object({
   SERVICE_BASE_URL: optionalUrl,
   SERVICE_IDP_URL: optionalUrl,
+  SERVICE_IDP_ISSUER: z.string().trim().max(2048).optional(),
+  SERVICE_IDP_AUDIENCE: z.string().trim().max(2048).optional(),
   SERVICE_TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).optional(),
   SERVICE_CORS_DOMAIN: z
     .string()
@@ -42,6 +44,10 @@ const envSchema = z.object({
 export interface PlatformEnvConfig {
   baseUrl?: string;
   idpUrl?: string;
+  /** The `iss` identity tokens must carry. Default `{idpUrl}/auth/v1`. */
+  idpIssuer?: string;
+  /** The `aud` identity tokens must carry. Default `authenticated`. */
+  idpAudience?: string;
   trustedProxies?: number;
   corsDomain?: string;
   encryptionKey?: string;
@@ -67,6 +73,8 @@ export function readPlatformEnv(env: Record<string, string | undefined>): Platfo
   return {
     ...(v.SERVICE_BASE_URL ? { baseUrl: v.SERVICE_BASE_URL } : {}),
     ...(v.SERVICE_IDP_URL ? { idpUrl: v.SERVICE_IDP_URL } : {}),
+    ...(v.SERVICE_IDP_ISSUER ? { idpIssuer: v.SERVICE_IDP_ISSUER } : {}),
+    ...(v.SERVICE_IDP_AUDIENCE ? { idpAudience: v.SERVICE_IDP_AUDIENCE } : {}),
     ...(v.SERVICE_TRUSTED_PROXIES !== undefined ? { trustedProxies: v.SERVICE_TRUSTED_PROXIES } : {}),
     ...(v.SERVICE_CORS_DOMAIN ? { corsDomain: v.SERVICE_CORS_DOMAIN } : {}),
     ...(v.SERVICE_STORE_ENCRYPTION_KEY ? { encryptionKey: v.SERVICE_STORE_ENCRYPTION_KEY } : {}),

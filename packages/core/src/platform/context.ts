@@ -4,6 +4,7 @@ import type { BillingReports } from '../billing/reports.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { EventStreamHub } from '../events/streams.js';
 import type { CorsPolicy } from '../http/cors.js';
+import { FAILED_CREDENTIALS_RULE, type FailedCredentialThrottle } from '../http/credential-throttle.js';
 import type { Logger } from '../http/logger.js';
 import type { RateLimiter, RateLimitRule } from '../http/rate-limit.js';
 import type { Accounts } from '../identity/accounts.js';
@@ -26,12 +27,15 @@ export interface PlatformRateLimits {
   v1Balance: RateLimitRule;
   /** `GET /api/cli/balance`: 30 per minute per IP. */
   cliBalance: RateLimitRule;
+  /** Failed credentials on the proxy, runtime, balance, connections and CLI routes: 30 per minute per IP. */
+  failedCredentials: RateLimitRule;
 }
 
 export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
   billingBalance: { limit: 60, windowMs: 60_000 },
   v1Balance: { limit: 60, windowMs: 60_000 },
   cliBalance: { limit: 30, windowMs: 60_000 },
+  failedCredentials: FAILED_CREDENTIALS_RULE,
 };
 
 /**
@@ -50,6 +54,8 @@ export interface PlatformContext {
   billing: BillingReports;
   idempotency: IdempotencyRecords;
   limiter: RateLimiter;
+  /** Counts failed credentials per address and refuses an address past the limit. */
+  credentialThrottle: FailedCredentialThrottle;
   logger: Logger;
   cors: CorsPolicy;
   rateLimits: PlatformRateLimits;

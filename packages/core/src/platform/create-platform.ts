@@ -7,14 +7,24 @@ import { BillingReports } from '../billing/reports.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
 import { EventStreamHub } from '../events/streams.js';
 import { ownDomainOf } from '../http/cors.js';
+import { FailedCredentialThrottle } from '../http/credential-throttle.js';
 import { flatError } from '../http/errors.js';
 import { createJsonLogger, describeError, type Logger } from '../http/logger.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { requestIdFor } from '../http/request-id.js';
 import { Accounts } from '../identity/accounts.js';
 import { CliKeys } from '../identity/cli-keys.js';
-import { createDevIdentityProvider, type DevIdentityProvider } from '../identity/dev-idp.js';
-import { createIdentityVerifier, type IdentityVerifier, jwksUrlOf } from '../identity/jwt.js';
+import {
+  createDevIdentityProvider,
+  DEV_TOKEN_AUDIENCE,
+  type DevIdentityProvider,
+} from '../identity/dev-idp.js';
+import {
+  createIdentityVerifier,
+  type IdentityVerifier,
+  identityTokenChecks,
+  jwksUrlOf,
+} from '../identity/jwt.js';
 import { KeyStore } from '../identity/key-store.js';
 import { secureCookiesFor } from '../identity/session-cookie.js';
 import { SessionStore } from '../identity/sessions.js';
@@ -35,6 +45,7 @@ import {
   type PlatformRateLimits,
 } from './context.js';
 import { faultResponse, refusalOf, refusalResponse } from './errors.js';
+import { guardUrl } from './internal/input-guard.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
 import { connectionRoutes } from './routes/connections.js';
@@ -48,6 +59,10 @@ export interface PlatformOptions {
   baseUrl?: string;
   /** Identity provider base URL. Default `SERVICE_IDP_URL`; unset runs the development IdP. */
   idpUrl?: string;
+  /** The `iss` identity tokens must carry. Default `SERVICE_IDP_ISSUER`, else `{idpUrl}/auth/v1`. */
+  idpIssuer?: string;
+  /** The `aud` identity tokens must carry. Default `SERVICE_IDP_AUDIENCE`, else `authenticated`. */
+  idpAudience?: string;
   /** Refuse development conveniences. Default: `NODE_ENV === 'production'`. */
   production?: boolean;
   /** Replaces JWT verification entirely (tests, custom IdPs). */
@@ -136,8 +151,21 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const sealer = encryptionKey ? createSealer(parseEncryptionKeys(encryptionKey)) : null;
   const marginPercent = options.marginPercent ?? env.marginPercent ?? DEFAULT_MARGIN_PERCENT;
   const devIdp = idpUrl || options.identity ? null : await createDevIdentityProvider(db, { baseUrl });
+  // Tokens must name their issuer and audience, so a token the IdP signed for another service
+  // (another audience) or another IdP sharing a key is refused.
   const identity =
-    options.identity ?? createIdentityVerifier({ jwks: idpUrl ? jwksUrlOf(idpUrl) : () => devIdp!.jwks() });
+    options.identity ??
+    (idpUrl
+      ? createIdentityVerifier({
+          jwks: jwksUrlOf(idpUrl),
+          ...identityTokenChecks(idpUrl, {
+            issuer: options.idpIssuer ?? env.idpIssuer,
+            audience: options.idpAudience ?? env.idpAudience,
+          }),
+        })
+      : // The development IdP's key is its own (kept in the store), so the issuer adds nothing; and
+        // instances on one database with different base URLs must accept each other's tokens.
+        createIdentityVerifier({ jwks: () => devIdp!.jwks(), audience: DEV_TOKEN_AUDIENCE }));
 
   const logger = options.logger ?? createJsonLogger();
   // The proxy settles a call after its response; a balance read here waits for that to land,
@@ -166,6 +194,10 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     db,
     options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {},
   );
+  const limiter = new RateLimiter(createRateLimitCounter(db));
+  const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
+  const credentialThrottle = new FailedCredentialThrottle(limiter, rateLimits.failedCredentials);
+  const trustedProxies = options.trustedProxies ?? env.trustedProxies ?? 0;
   const context: PlatformContext = {
     keys,
     balances,
@@ -177,10 +209,11 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     connections: new TenantConnections({ db, sealer, keys }),
     billing: new BillingReports(db),
     idempotency: new IdempotencyRecords(db),
-    limiter: new RateLimiter(createRateLimitCounter(db)),
+    limiter,
+    credentialThrottle,
     logger,
     cors: { ownDomain: ownDomainOf(baseUrl, options.corsDomain ?? env.corsDomain) },
-    rateLimits: { ...DEFAULT_RATE_LIMITS, ...options.rateLimits },
+    rateLimits,
     sealer,
     metering,
     providers: new ProviderCatalog(db, sealer, marginPercent),
@@ -189,7 +222,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     marginPercent,
     baseUrl,
     topUpUrl: options.topUpUrl ?? `${baseUrl}/billing`,
-    trustedProxies: options.trustedProxies ?? env.trustedProxies ?? 0,
+    trustedProxies,
     secureCookies: secureCookiesFor(baseUrl),
   };
 
@@ -210,6 +243,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     });
   });
 
+  app.use(guardUrl);
+
   app.get('/healthz', async (c) => {
     const ok = await options.store.ping();
     return c.json({ ok }, ok ? 200 : 503, { 'cache-control': 'no-store' });
@@ -228,6 +263,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       metering: context.metering,
       logger,
       baseUrl,
+      credentials: { throttle: credentialThrottle, trustedProxies },
       ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
     }),
   );

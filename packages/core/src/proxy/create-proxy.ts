@@ -1,6 +1,8 @@
 import { type Context, Hono } from 'hono';
 import type { MeteringEngine } from '../billing/metering.js';
 import { holdForCall } from '../billing/pricing.js';
+import { clientIp } from '../http/client-ip.js';
+import type { FailedCredentialThrottle } from '../http/credential-throttle.js';
 import type { Logger } from '../http/logger.js';
 import { bearerToken } from '../identity/bearer.js';
 import type { KeyPrincipal, KeyStore } from '../identity/key-store.js';
@@ -16,6 +18,7 @@ import {
   noPrice,
   notConnected,
   spendCapReached,
+  tooManyFailedKeys,
   unknownProvider,
   upstreamUnreachable,
 } from './refusals.js';
@@ -31,6 +34,8 @@ export interface ProviderProxyOptions {
   logger: Logger;
   /** Public URL of the platform, for `connect_url`. */
   baseUrl: string;
+  /** Failed keys counted per client address; an address past the limit is answered 429. */
+  credentials?: { throttle: FailedCredentialThrottle; trustedProxies: number };
   /** Largest request body forwarded. Default 10 MiB. */
   maxRequestBytes?: number;
   fetch?: typeof fetch;
@@ -63,7 +68,7 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEn
 
   async function handle(c: Context<ProxyEnv>): Promise<Response> {
     c.set('errorShape', 'canonical');
-    const key = await authenticate(c.req.raw);
+    const key = await authenticate(c);
     if (key instanceof Response) return key;
     const route = await resolveRoute(key, c.req.param('provider') ?? '');
     if (route instanceof Response) return route;
@@ -91,12 +96,23 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEn
     });
   }
 
-  /** The live key the call is made with: a `service_sk_` key as a bearer token or in `x-api-key`. */
-  async function authenticate(request: Request): Promise<KeyPrincipal | Response> {
+  /**
+   * The live key the call is made with: a `service_sk_` key as a bearer token or in `x-api-key`.
+   * A key that fails is counted against the caller's address; past the limit, 429.
+   */
+  async function authenticate(c: Context<ProxyEnv>): Promise<KeyPrincipal | Response> {
+    const request = c.req.raw;
     const token =
       bearerToken(request.headers.get('authorization')) ?? request.headers.get('x-api-key')?.trim() ?? null;
     if (!token?.startsWith(KEY_PREFIX)) return missingKey();
-    return (await options.keys.authenticate(token)) ?? invalidKey();
+    const throttle = options.credentials;
+    const address = throttle ? clientIp(request, c.env, { trustedProxies: throttle.trustedProxies }) : '';
+    const blocked = throttle?.throttle.retryAfter(address) ?? null;
+    if (blocked !== null) return tooManyFailedKeys(blocked);
+    const key = await options.keys.authenticate(token);
+    if (key) return key;
+    const wait = throttle ? await throttle.throttle.failed(address) : null;
+    return wait === null ? invalidKey() : tooManyFailedKeys(wait);
   }
 
   async function resolveRoute(key: KeyPrincipal, slug: string): Promise<Route | Response> {

@@ -1,6 +1,6 @@
 /**
  * Every answer the proxy gives instead of the upstream's, in the canonical error shape: 401 no or
- * bad key, 404 unknown provider, 403 no connection, 400 no price, 402 out of credit or over a
+ * bad key, 429 too many bad keys from one address, 404 unknown provider, 403 no connection, 400 no price, 402 out of credit or over a
  * spend cap, 413 body too large, 502 upstream unreachable.
  *
  * @see docs/proxy.md "Errors"
@@ -18,6 +18,17 @@ export function missingKey(): Response {
 
 export function invalidKey(): Response {
   return canonicalError(401, 'unauthorized', 'Invalid or revoked API key');
+}
+
+/** The caller's address sent too many keys that failed; every key from it waits. */
+export function tooManyFailedKeys(retryAfter: number): Response {
+  return canonicalError(
+    429,
+    'rate_limited',
+    'Too many failed API keys from this address; retry later',
+    { retry_after: retryAfter },
+    { 'retry-after': String(retryAfter) },
+  );
 }
 
 export function unknownProvider(slug: string): Response {

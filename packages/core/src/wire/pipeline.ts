@@ -4,6 +4,7 @@
  *
  * @see docs/wire.md "Request pipeline"
  */
+import { urlProblem } from '../http/input-guard.js';
 import { BASE_PATH } from './context.js';
 import { WireError } from './errors.js';
 
@@ -20,14 +21,17 @@ export function wirePath(pathname: string): string | null {
   return pathname.startsWith(`${BASE_PATH}/`) ? pathname.slice(BASE_PATH.length) : null;
 }
 
-/** 400 for a path or query whose percent-encoding does not decode. */
+/**
+ * 400 for a path or query whose percent-encoding does not decode (`malformed_url`), or whose
+ * decoded text holds a NUL (`validation_failed`): the shared input guard, before any route.
+ */
 export function checkEncoding(url: URL): void {
-  try {
-    decodeURIComponent(url.pathname);
-    for (const part of url.search.slice(1).split('&')) decodeURIComponent(part.replace(/\+/g, ' '));
-  } catch {
+  const problem = urlProblem(url);
+  if (!problem) return;
+  if (problem.includes('percent-encoding')) {
     throw new WireError('malformed_url', 'The URL has a malformed percent-encoding.');
   }
+  throw new WireError('validation_failed', `${problem[0]!.toUpperCase()}${problem.slice(1)}.`);
 }
 
 /**

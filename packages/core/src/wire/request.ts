@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import type { Principal } from '../agent/tools.js';
 import { readBodyText } from '../http/body.js';
+import { parseJsonInput } from '../http/input-guard.js';
 import { describeIssues } from '../http/issues.js';
 import type { WireContext, WireCtx } from './context.js';
 import { WireError } from './errors.js';
@@ -54,20 +55,20 @@ export async function principalOf(ctx: WireContext, c: WireCtx): Promise<Princip
   return principal;
 }
 
-/** Reads a JSON body capped at `maxBodyBytes`, then validates it. */
+/** Reads a JSON body capped at `maxBodyBytes`, guards it (depth, clean text), then validates it. */
 export async function jsonBody<T extends z.ZodType>(
   ctx: WireContext,
   c: WireCtx,
   schema: T,
 ): Promise<z.infer<T>> {
   const text = await readBodyText(c.req.raw, { maxBytes: ctx.maxBodyBytes, tooLarge: () => tooLarge(ctx) });
-  let value: unknown;
-  try {
-    value = text.trim() === '' ? {} : JSON.parse(text);
-  } catch {
+  // The shared guard: nesting capped, no NUL or lone surrogate in any string.
+  const input = parseJsonInput(text);
+  if (!input.ok && input.reason === 'syntax') {
     throw new WireError('invalid_json', 'The request body is not valid JSON.');
   }
-  return validate(schema, value, 'body');
+  if (!input.ok) throw new WireError('validation_failed', input.message);
+  return validate(schema, input.value, 'body');
 }
 
 export function validate<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {

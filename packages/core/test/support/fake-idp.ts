@@ -7,7 +7,10 @@ export interface FakeIdp {
   url: string;
   /** How many times the JWKS was fetched. */
   jwksFetches(): number;
-  /** A token signed by one of the published keys. */
+  /**
+   * A token signed by one of the published keys. Like the hosted IdP, it carries
+   * `iss: {url}/auth/v1` and `aud: authenticated` unless `claims` names its own (`null` leaves one out).
+   */
   sign(
     claims: Record<string, unknown>,
     options?: { alg?: 'ES256' | 'RS256'; expiresIn?: string | number },
@@ -43,6 +46,12 @@ export async function startFakeIdp(): Promise<FakeIdp> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+  const hostedClaims = (claims: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries({ iss: `${url}/auth/v1`, aud: 'authenticated', ...claims }).filter(
+        ([, v]) => v !== null,
+      ),
+    );
   const signWith = (
     key: CryptoKey,
     alg: string,
@@ -61,11 +70,12 @@ export async function startFakeIdp(): Promise<FakeIdp> {
         alg === 'ES256' ? es.privateKey : rs.privateKey,
         alg,
         alg === 'ES256' ? 'es-1' : 'rs-1',
-        claims,
+        hostedClaims(claims),
         options.expiresIn,
       );
     },
-    signWithUnknownKey: (claims) => signWith(stranger.privateKey, 'ES256', 'stranger-1', claims),
+    signWithUnknownKey: (claims) =>
+      signWith(stranger.privateKey, 'ES256', 'stranger-1', hostedClaims(claims)),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -6,7 +6,12 @@ import { bearerToken, looksLikeJwt } from '../../identity/bearer.js';
 import type { KeyPrincipal } from '../../identity/key-store.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
-import { overLimit } from '../internal/rate-limit.js';
+import {
+  credentialFailed,
+  credentialsBlocked,
+  FAILED_CREDENTIALS_MESSAGE,
+  overLimit,
+} from '../internal/rate-limit.js';
 
 /** Per-IP limit of each CLI route, the same as `/api/cli/balance`'s. */
 export const CLI_ROUTE_LIMIT: RateLimitRule = { limit: 30, windowMs: 60_000 };
@@ -17,7 +22,8 @@ export { NO_STORE };
  * The key behind a CLI request; refuses (throws) with a flat error otherwise. Counts the request
  * against the route's per-IP limit first (so guessing keys is limited too), then accepts only
  * live `service_sk_*` keys; an identity JWT is refused without being verified, as on
- * `/api/cli/balance`.
+ * `/api/cli/balance`. A key that fails counts against the address's failed credentials (429 past
+ * the limit).
  */
 export async function authenticateCliRequest(
   ctx: PlatformContext,
@@ -33,9 +39,18 @@ export async function authenticateCliRequest(
   }
   const token = bearerToken(c.req.header('authorization'));
   if (!token) throw new PlatformError(401, 'Missing Bearer token', { headers: NO_STORE });
+  const throttled = (seconds: number) =>
+    new PlatformError(429, FAILED_CREDENTIALS_MESSAGE, {
+      headers: { ...NO_STORE, 'retry-after': String(seconds) },
+    });
+  const blocked = credentialsBlocked(ctx, c);
+  if (blocked !== null) throw throttled(blocked);
   const key = looksLikeJwt(token) ? null : await ctx.keys.authenticate(token);
-  if (!key) throw new PlatformError(401, 'Invalid or revoked API key', { headers: NO_STORE });
-  return key;
+  if (key) return key;
+  const failedWait = await credentialFailed(ctx, c);
+  throw failedWait === null
+    ? new PlatformError(401, 'Invalid or revoked API key', { headers: NO_STORE })
+    : throttled(failedWait);
 }
 
 /** Bodies of the CLI routes are a few fields; anything past 16 KiB is refused before parsing. */

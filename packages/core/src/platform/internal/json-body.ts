@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { BodyTooLargeError, readBodyText } from '../../http/body.js';
+import { parseJsonInput } from '../../http/input-guard.js';
 import { describeIssues } from '../../http/issues.js';
 import { PlatformError } from '../errors.js';
 
@@ -19,8 +20,9 @@ const invalidRequest = (status: 400 | 413, message: string) =>
 
 /**
  * Reads and validates a JSON body; an empty body reads as `{}`. Refuses (throws) with 413 past
- * the size limit, 400 for an unreadable or malformed body or one the schema refuses, with a
- * message naming the first offending field.
+ * the size limit, 400 for an unreadable or malformed body, one the input guard refuses (too deep,
+ * a NUL or lone surrogate in a string) or one the schema refuses, with a message naming the
+ * first offending field.
  */
 export async function readJsonBody<S extends z.ZodType>(
   c: Context,
@@ -35,13 +37,11 @@ export async function readJsonBody<S extends z.ZodType>(
     if (error instanceof BodyTooLargeError) throw refuse(413, 'Request body too large');
     throw refuse(400, 'Request body could not be read');
   }
-  let value: unknown;
-  try {
-    value = text.trim() === '' ? {} : JSON.parse(text);
-  } catch {
-    throw refuse(400, 'Request body must be valid JSON');
-  }
-  const parsed = schema.safeParse(value);
+  // The shared guard: nesting capped, no NUL or lone surrogate in any string (see http/input-guard.ts).
+  const input = parseJsonInput(text);
+  if (!input.ok)
+    throw refuse(400, input.reason === 'syntax' ? 'Request body must be valid JSON' : input.message);
+  const parsed = schema.safeParse(input.value);
   if (!parsed.success) throw refuse(400, describeIssues(parsed.error, { limit: 1 }));
   return parsed.data;
 }

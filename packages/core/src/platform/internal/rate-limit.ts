@@ -17,3 +17,21 @@ export async function overLimit(
   const verdict = await ctx.limiter.hit(`${name}:${ip}`, rule);
   return verdict.allowed ? null : verdict.retryAfterSeconds;
 }
+
+/** What a request from a throttled address answers: its message, and seconds to wait. */
+export const FAILED_CREDENTIALS_MESSAGE = 'Too many failed credentials from this address; retry later';
+
+/**
+ * Seconds the caller's address must wait before presenting a credential again (it sent too many
+ * that failed), or null. Checked before the credential is looked up.
+ */
+export function credentialsBlocked(ctx: PlatformContext, c: Context<PlatformEnv>): number | null {
+  return ctx.credentialThrottle.retryAfter(
+    clientIp(c.req.raw, c.env, { trustedProxies: ctx.trustedProxies }),
+  );
+}
+
+/** Counts a failed credential of the caller's address; seconds to wait when it is past the limit. */
+export function credentialFailed(ctx: PlatformContext, c: Context<PlatformEnv>): Promise<number | null> {
+  return ctx.credentialThrottle.failed(clientIp(c.req.raw, c.env, { trustedProxies: ctx.trustedProxies }));
+}

@@ -5,6 +5,7 @@ import { SESSION_COOKIE } from '../../identity/sessions.js';
 import type { MembershipRole } from '../../store/database.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
+import { credentialFailed, credentialsBlocked, FAILED_CREDENTIALS_MESSAGE } from './rate-limit.js';
 
 /** A signed-in dashboard user in their workspace. */
 export interface SessionCaller {
@@ -17,10 +18,22 @@ export interface SessionCaller {
 
 /**
  * The signed-in user of the session cookie with their role in their workspace; refuses (401)
- * anyone else. A user without a workspace counts as not signed in here.
+ * anyone else. A user without a workspace counts as not signed in here. A cookie that resolves to
+ * no session is a failed credential: counted per address, 429 past the limit.
  */
 export async function requireSession(ctx: PlatformContext, c: Context<PlatformEnv>): Promise<SessionCaller> {
-  const user = await ctx.sessions.resolve(getCookie(c, SESSION_COOKIE));
+  const cookie = getCookie(c, SESSION_COOKIE);
+  const throttled = (wait: number) =>
+    new PlatformError(429, FAILED_CREDENTIALS_MESSAGE, { headers: { 'retry-after': String(wait) } });
+  if (cookie) {
+    const blocked = credentialsBlocked(ctx, c);
+    if (blocked !== null) throw throttled(blocked);
+  }
+  const user = await ctx.sessions.resolve(cookie);
+  if (cookie && !user) {
+    const wait = await credentialFailed(ctx, c);
+    if (wait !== null) throw throttled(wait);
+  }
   const role = user?.tenantId ? await ctx.accounts.roleIn(user.tenantId, user.userId) : null;
   if (!user?.tenantId || !role) throw new PlatformError(401, 'Unauthorized');
   return {

@@ -5,7 +5,12 @@ import { flatError, nestedError } from '../../http/errors.js';
 import { bearerToken, looksLikeJwt } from '../../identity/bearer.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { fastJson } from '../internal/fast-json.js';
-import { overLimit } from '../internal/rate-limit.js';
+import {
+  credentialFailed,
+  credentialsBlocked,
+  FAILED_CREDENTIALS_MESSAGE,
+  overLimit,
+} from '../internal/rate-limit.js';
 
 /**
  * The three balance endpoints. `/api/billing/balance` and `/api/v1/balance` accept any API key
@@ -38,8 +43,17 @@ export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
         return nestedError(429, 'Rate limit exceeded', { ...cors, 'retry-after': String(wait) });
       const token = bearerToken(c.req.header('authorization'));
       if (!token) return nestedError(401, 'Missing Bearer token', cors);
+      const throttled = (wait: number) =>
+        nestedError(429, FAILED_CREDENTIALS_MESSAGE, { ...cors, 'retry-after': String(wait) });
+      const blocked = credentialsBlocked(ctx, c);
+      if (blocked !== null) return throttled(blocked);
       const tenantId = await tenantOf(token);
-      if (!tenantId) return nestedError(401, 'Invalid or revoked token', cors);
+      if (!tenantId) {
+        const failedWait = await credentialFailed(ctx, c);
+        return failedWait === null
+          ? nestedError(401, 'Invalid or revoked token', cors)
+          : throttled(failedWait);
+      }
       const micros = await ctx.balances.micros(tenantId);
       return fastJson(c, body(tenantId, micros), { ...cors, 'cache-control': 'no-store' });
     });
@@ -62,9 +76,16 @@ export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     if (wait !== null) return flatError(429, 'Rate limit exceeded', {}, { 'retry-after': String(wait) });
     const token = bearerToken(c.req.header('authorization'));
     if (!token) return flatError(401, 'Missing Bearer token');
+    const throttled = (wait: number) =>
+      flatError(429, FAILED_CREDENTIALS_MESSAGE, {}, { 'retry-after': String(wait) });
+    const blocked = credentialsBlocked(ctx, c);
+    if (blocked !== null) return throttled(blocked);
     // Server-to-server keys only: a JWT is refused without being verified.
     const key = looksLikeJwt(token) ? null : await ctx.keys.authenticate(token);
-    if (!key) return flatError(401, 'Invalid or revoked API key');
+    if (!key) {
+      const failedWait = await credentialFailed(ctx, c);
+      return failedWait === null ? flatError(401, 'Invalid or revoked API key') : throttled(failedWait);
+    }
     const micros = await ctx.balances.micros(key.tenantId);
     return c.json({ balance_usd: microsToUsd(micros) }, 200, { 'cache-control': 'no-store' });
   });

@@ -10,6 +10,7 @@ import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { withIdempotency } from '../internal/idempotency.js';
 import { readJsonBody } from '../internal/json-body.js';
+import { credentialFailed, credentialsBlocked, FAILED_CREDENTIALS_MESSAGE } from '../internal/rate-limit.js';
 import { requireSafeCookieWrite, requireSession } from '../internal/session.js';
 
 const slug = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'must be an integration slug');
@@ -73,8 +74,15 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     c.set('errorShape', 'flat');
     const token = bearerToken(c.req.header('authorization'));
     if (token && access.appKey && token.startsWith(KEY_PREFIX)) {
+      const throttled = (wait: number) =>
+        new PlatformError(429, FAILED_CREDENTIALS_MESSAGE, { headers: { 'retry-after': String(wait) } });
+      const blocked = credentialsBlocked(ctx, c);
+      if (blocked !== null) throw throttled(blocked);
       const key = await ctx.keys.authenticate(token);
-      if (key?.kind !== 'app' || !key.appId) throw new PlatformError(401, 'Unauthorized');
+      if (key?.kind !== 'app' || !key.appId) {
+        const wait = await credentialFailed(ctx, c);
+        throw wait === null ? new PlatformError(401, 'Unauthorized') : throttled(wait);
+      }
       return { tenantId: key.tenantId, appId: key.appId, via: 'app_key' };
     }
     const user = await requireSession(ctx, c);

@@ -4,6 +4,7 @@ import { bearerToken } from '../../identity/bearer.js';
 import type { KeyPrincipal } from '../../identity/key-store.js';
 import { KEY_PREFIX } from '../../identity/keys.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
+import { credentialFailed, credentialsBlocked, FAILED_CREDENTIALS_MESSAGE } from '../internal/rate-limit.js';
 
 const INVALID = 'Missing or invalid Bearer token';
 
@@ -15,17 +16,38 @@ const INVALID = 'Missing or invalid Bearer token';
 export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
 
-  const appKeyOf = async (c: Context<PlatformEnv>): Promise<(KeyPrincipal & { appId: string }) | null> => {
+  /**
+   * The App Key of the request; null when there is none or it fails, or the seconds to wait when
+   * the caller's address has sent too many that failed (counted across instances).
+   */
+  const appKeyOf = async (
+    c: Context<PlatformEnv>,
+  ): Promise<(KeyPrincipal & { appId: string }) | null | { retryAfter: number }> => {
     const token = bearerToken(c.req.header('authorization'));
     if (!token?.startsWith(KEY_PREFIX)) return null;
+    const blocked = credentialsBlocked(ctx, c);
+    if (blocked !== null) return { retryAfter: blocked };
     const key = await ctx.keys.authenticate(token);
-    return key?.kind === 'app' && key.appId ? { ...key, appId: key.appId } : null;
+    if (key?.kind === 'app' && key.appId) return { ...key, appId: key.appId };
+    const wait = await credentialFailed(ctx, c);
+    return wait === null ? null : { retryAfter: wait };
   };
+  const throttled = (retryAfter: number, shape: 'nested' | 'canonical') =>
+    shape === 'nested'
+      ? nestedError(429, FAILED_CREDENTIALS_MESSAGE, { 'retry-after': String(retryAfter) })
+      : canonicalError(
+          429,
+          'rate_limited',
+          FAILED_CREDENTIALS_MESSAGE,
+          { retry_after: retryAfter },
+          { 'retry-after': String(retryAfter) },
+        );
 
   app.get('/api/deployments/me/connections', async (c) => {
     c.set('errorShape', 'nested');
     const key = await appKeyOf(c);
     if (!key) return nestedError(401, INVALID);
+    if ('retryAfter' in key) return throttled(key.retryAfter, 'nested');
     const connections = await ctx.connections.forRuntime(ctx.baseUrl, key.appId);
     return c.json({ connections }, 200, { 'cache-control': 'no-store' });
   });
@@ -34,6 +56,7 @@ export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     c.set('errorShape', 'canonical');
     const key = await appKeyOf(c);
     if (!key) return nestedError(401, INVALID);
+    if ('retryAfter' in key) return throttled(key.retryAfter, 'canonical');
     const opened = await ctx.events.open(key.appId, c.req.header('last-event-id') ?? null);
     if (!opened.ok) {
       return canonicalError(

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { USAGE_RANGES, type UsageRange } from '../../billing/usage-report.js';
 import { NO_STORE } from '../../http/errors.js';
+import { ownValue } from '../../http/input-guard.js';
 import { isUuid } from '../../internal/uuid.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
@@ -17,7 +18,8 @@ export function usageRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     c.set('errorShape', 'flat');
     const user = await requireSession(ctx, c);
     const range = (c.req.query('range') ?? '24h') as UsageRange;
-    if (!(range in USAGE_RANGES)) {
+    // Own keys only: `?range=constructor` names no range, whatever every object inherits.
+    if (ownValue(USAGE_RANGES, range) === undefined) {
       throw new PlatformError(400, 'range must be one of 1h, 24h, 7d, 30d', { code: 'INVALID_REQUEST' });
     }
     const id = c.req.param('id');

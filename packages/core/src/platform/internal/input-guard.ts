@@ -1,0 +1,44 @@
+import { createMiddleware } from 'hono/factory';
+import { urlProblem } from '../../http/input-guard.js';
+import { PROXY_PREFIX } from '../../proxy/create-proxy.js';
+import type { PlatformEnv } from '../context.js';
+import { type ErrorShape, PlatformError } from '../errors.js';
+
+/**
+ * The input guard on every platform URL, before any route: a path segment or query value with a
+ * NUL, or a percent-encoding that does not decode, is a 400 in the route's error shape. The
+ * proxy's path is checked up to the provider (the rest is forwarded as sent, never stored).
+ * Bodies are guarded where they are parsed (`readJsonBody`, the development IdP's forms).
+ *
+ * @see docs/errors.md "Input rules"
+ */
+export const guardUrl = createMiddleware<PlatformEnv>(async (c, next) => {
+  const url = new URL(c.req.url);
+  const proxied = isProxyPath(url.pathname);
+  const problem = urlProblem(url, proxied ? { pathSegments: 2 } : {});
+  if (problem) {
+    const shape = errorShapeOfPath(url.pathname);
+    throw new PlatformError(400, `Invalid request: ${problem}`, {
+      shape,
+      code: shape === 'canonical' ? 'validation_failed' : 'INVALID_REQUEST',
+    });
+  }
+  await next();
+});
+
+/**
+ * The error shape of the route a path belongs to, for refusals made before the route runs. It
+ * mirrors what each route declares (`c.set('errorShape', ...)`); the fuzz suite checks both agree.
+ */
+export function errorShapeOfPath(pathname: string): ErrorShape {
+  if (isProxyPath(pathname)) return 'canonical';
+  if (NESTED_PATHS.has(pathname)) return 'nested';
+  if (pathname === '/api/deployments/me/events') return 'canonical';
+  return 'flat';
+}
+
+const NESTED_PATHS = new Set(['/api/billing/balance', '/api/v1/balance', '/api/deployments/me/connections']);
+
+function isProxyPath(pathname: string): boolean {
+  return pathname === PROXY_PREFIX || pathname.startsWith(`${PROXY_PREFIX}/`);
+}
