@@ -32,6 +32,9 @@ export function createPGliteListener(db: PGlite): Listener {
   };
 }
 
+/** `application_name` of the LISTEN connection, as `pg_stat_activity` shows it. */
+export const LISTENER_APPLICATION_NAME = 'service-listener';
+
 export interface PostgresListenerOptions {
   /** How long one connection attempt may take. Default 5000 ms. */
   connectTimeoutMs?: number;
@@ -83,6 +86,8 @@ export function createPostgresListener(url: string, options: PostgresListenerOpt
     connecting ??= (async () => {
       const next = new pg.Client({
         connectionString: url,
+        // Named, so an operator (and a test) can tell it from the pool's connections.
+        application_name: LISTENER_APPLICATION_NAME,
         keepAlive: true,
         connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       });
