@@ -6,7 +6,7 @@ import { createPlatform } from '@service/core/platform';
 import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
 import { startExpressHost } from '@service/example-express-host';
 import { demoServiceKey, recordDemoHost, seedDemo } from './demo-seed.js';
-import { DEMO_UPSTREAM_PREFIX, demoUpstream } from './demo-upstream.js';
+import { withDemoUpstream } from './demo-upstream.js';
 
 /**
  * The platform as a process: store, platform API on PORT, demo seed, graceful shutdown.
@@ -26,6 +26,8 @@ async function main(): Promise<void> {
     logger,
     baseUrl: process.env.SERVICE_BASE_URL ?? `http://localhost:${port}`,
     encryptionKey: process.env.SERVICE_STORE_ENCRYPTION_KEY || developmentEncryptionKey(),
+    // The demo providers' upstream is answered by this instance's own stand-in.
+    upstreamFetch: withDemoUpstream(),
   });
   const seed = await seedDemo(platform, demoFile);
   // The demo host app (wire + tools + MCP door) on the same store: SERVICE_DEMO_HOST_PORT, else
@@ -33,13 +35,7 @@ async function main(): Promise<void> {
   const serviceKey = demoServiceKey(demoFile);
   const demoHost = await startDemoHost(store, serviceKey);
   recordDemoHost(demoFile, demoHost, serviceKey);
-  const upstream = demoUpstream();
-  const fetch = (request: Request, env: unknown) =>
-    new URL(request.url).pathname.startsWith(`${DEMO_UPSTREAM_PREFIX}/`)
-      ? upstream.fetch(request)
-      : platform.fetch(request, env);
-
-  const server = serve({ fetch, port, hostname }, (info) => {
+  const server = serve({ fetch: platform.fetch, port, hostname }, (info) => {
     logger.info('listening', {
       url: platform.context.baseUrl,
       address: `${info.address}:${info.port}`,
