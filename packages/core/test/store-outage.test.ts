@@ -12,12 +12,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, type Store } from '../src/store/index.js';
+import type { Service } from '../src/wire/create-service.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { createMeteredTenant, type MeteredTenant, seedProviders } from './support/metered.js';
 import { POSTGRES_BIN, type PostgresCluster, startPostgresCluster } from './support/pg-cluster.js';
 import { type RunningPlatform, startPlatform, TEST_ENCRYPTION_KEY } from './support/platform.js';
 import { type ChildServer, spawnPlatform } from './support/spawn.js';
 import { openSse } from './support/sse.js';
+import { callerFor, ORIGIN, testService } from './wire/support/wire.js';
 
 describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (postgres)', () => {
   let cluster: PostgresCluster;
@@ -26,6 +28,7 @@ describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (po
   let setup: RunningPlatform;
   let tenant: MeteredTenant;
   let child: ChildServer;
+  let wire: Service;
   let output = '';
 
   beforeAll(async () => {
@@ -42,8 +45,14 @@ describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (po
     child.child.stderr!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
+    wire = await testService(store, {
+      mcp: { productName: 'Outage' },
+      oauth: { session: () => ({ subject: 'ada' }), principal: (subject: string) => ({ subject }) },
+      env: { SERVICE_BASE_URL: ORIGIN },
+    });
   }, 60_000);
   afterAll(async () => {
+    await wire?.close();
     await child?.kill();
     await setup?.close();
     await store?.close();
@@ -154,5 +163,46 @@ describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (po
     expect(afterOutage.events[seen]!.event).toBe('connection.connected');
     afterOutage.close();
     beforeOutage.close();
+  }, 60_000);
+
+  it('answers 503 with Retry-After on the wire and the MCP door while the database is away', async () => {
+    const ada = callerFor((request) => wire.fetch(request), 'ada');
+    const register = () =>
+      wire.fetch(
+        new Request(`${ORIGIN}/api/service/mcp/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:9999/callback'], client_name: 'x' }),
+        }),
+      );
+    expect((await ada('/threads')).status).toBe(200);
+
+    await cluster.stop('immediate');
+    let threads: Response;
+    let status: Response;
+    let registered: Response;
+    try {
+      threads = await ada('/threads');
+      status = await ada('/status');
+      registered = await register();
+    } finally {
+      await cluster.start();
+    }
+    expect(threads.status).toBe(503);
+    expect(threads.headers.get('retry-after')).toBe('2');
+    expect(await threads.json()).toEqual({ error: { code: 'unavailable', message: expect.any(String) } });
+    expect(status.status).toBe(503);
+    expect(status.headers.get('retry-after')).toBe('2');
+    expect(registered.status).toBe(503);
+    expect(registered.headers.get('retry-after')).toBe('2');
+    expect(await registered.json()).toMatchObject({ error: 'temporarily_unavailable' });
+
+    // Back: the pool opens new connections on its own.
+    const recovered = Date.now() + 20_000;
+    while ((await ada('/threads')).status !== 200) {
+      expect(Date.now()).toBeLessThan(recovered);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await register()).status).toBe(201);
   }, 60_000);
 });
