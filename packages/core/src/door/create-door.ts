@@ -100,7 +100,7 @@ export function createDoor(options: DoorOptions): Door {
       if (isStoreUnavailable(error)) {
         logger.warn('door.store_unavailable', {
           path: new URL(request.url).pathname,
-          ...describeError(error),
+          error_message: error instanceof Error ? error.message : String(error),
         });
         return oauthJson(
           {

@@ -223,10 +223,11 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     if (refusal) return refusalResponse(refusal, c.get('errorShape'));
     const requestId = c.get('requestId');
     if (isStoreUnavailable(error)) {
+      // One line per refused request, without a stack: an outage is not a bug, and is loud enough.
       context.logger.warn('store unavailable', {
         request_id: requestId,
         path: c.req.path,
-        ...describeError(error),
+        error_message: error instanceof Error ? error.message : String(error),
       });
       return unavailableResponse(c.get('errorShape'), { 'x-request-id': requestId ?? '' });
     }
