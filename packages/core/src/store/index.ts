@@ -1,5 +1,4 @@
 /** `@service/core/store`: the database (PGlite embedded, or Postgres by URL) and its sealing key. */
-export { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS, StoreUnavailableError } from './availability.js';
 export { createStore, resolveDataDir, type Store, type StoreOptions } from './create-store.js';
 export type { Database } from './database.js';
 export { generateEncryptionKey, SealingError } from './sealing.js';
