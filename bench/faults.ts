@@ -21,7 +21,7 @@ import {
 } from '../examples/platform/test/support/faults.js';
 import { startFakeUpstream } from '../packages/core/test/support/fake-upstream.js';
 import { createMeteredTenant, seedProviders } from '../packages/core/test/support/metered.js';
-import { postgresBin } from '../packages/core/test/support/pg-cluster.js';
+import { POSTGRES_BIN } from '../packages/core/test/support/pg-cluster.js';
 import { startPlatform } from '../packages/core/test/support/platform.js';
 import { openTestStore } from '../packages/core/test/support/stores.js';
 import { type BenchOutcome, sequentialLatency } from './support/measure.js';
@@ -55,9 +55,9 @@ const FAULTS: Record<string, (world: FaultWorld) => Promise<void>> = {
   'PostgreSQL stopped (immediate) 2 s': async (world) => {
     const load = startLoad(world);
     await load.until(300);
-    world.cluster.stopImmediate();
+    await world.cluster.stop('immediate');
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    world.cluster.start();
+    await world.cluster.start();
     await load.until(load.answered + 300);
     await finish(world, load);
   },
@@ -72,7 +72,7 @@ async function finish(world: FaultWorld, load: ReturnType<typeof startLoad>): Pr
 
 export async function faultsBenchmark(): Promise<BenchOutcome> {
   const outcomes: FaultOutcome[] = [];
-  if (postgresBin()) {
+  if (POSTGRES_BIN) {
     for (const [name, strike] of Object.entries(FAULTS)) {
       const world = await startFaultWorld();
       try {

@@ -5,7 +5,7 @@ import { mintServiceKey } from '@service/core/door';
 import { ensureAccount } from '@service/core/identity';
 import type { Platform } from '@service/core/platform';
 import { upsertProvider } from '@service/core/proxy';
-import { DEMO_UPSTREAM_PREFIX } from './demo-upstream.js';
+import { DEMO_UPSTREAM_ORIGIN } from './demo-upstream.js';
 
 export const DEMO_EMAIL = 'demo@example.com';
 /** The demo wallet's opening credit: USD 25. Posted once, under a fixed idempotency key. */
@@ -249,14 +249,16 @@ async function findDemo(platform: Platform, tenantId: string): Promise<DemoIds> 
 }
 
 /**
- * The demo's metered providers, served offline by the demo upstream on this same server: an
- * OpenAI-compatible model at USD 0.15 / 0.60 per million input / output tokens, and search at
- * USD 0.005 a call (before the margin). Re-written at each boot, as the port may change.
+ * The demo's metered providers, served offline by the demo upstream of whichever instance takes
+ * the call (see `DEMO_UPSTREAM_ORIGIN`): an OpenAI-compatible model at USD 0.15 / 0.60 per
+ * million input / output tokens, and search at USD 0.005 a call (before the margin). Re-written
+ * at each boot (the same rows on every instance), which also moves a store seeded by an older
+ * version off an upstream on one instance's own port.
  */
 async function ensureDemoProviders(platform: Platform): Promise<void> {
-  const { sealer, baseUrl } = platform.context;
+  const { sealer } = platform.context;
   const { db } = platform.store;
-  const upstream = `${baseUrl}${DEMO_UPSTREAM_PREFIX}`;
+  const upstream = DEMO_UPSTREAM_ORIGIN;
   await upsertProvider(db, sealer, {
     slug: 'llm-gateway',
     upstreamUrl: `${upstream}/llm`,

@@ -4,13 +4,28 @@ import { streamSSE } from 'hono/streaming';
 /**
  * Offline stand-ins for the demo's providers, so `pnpm start` can show metered calls with no
  * network: an OpenAI-compatible chat completions API that echoes the last user message (usage
- * counted as one token per four characters) and a search API. Mounted at `/demo-upstream`.
- * Never part of a real deployment.
+ * counted as one token per four characters) and a search API. Never part of a real deployment.
+ *
+ * The demo providers' upstream is one fixed address, the same for every instance on a store:
+ * `DEMO_UPSTREAM_ORIGIN`. No host answers it (`.invalid` never resolves); each instance's
+ * provider proxy answers it from its own stand-in, in process (`withDemoUpstream`). So a demo
+ * call works on whichever instance it lands, and keeps working when any other instance stops.
  */
-export const DEMO_UPSTREAM_PREFIX = '/demo-upstream';
+export const DEMO_UPSTREAM_ORIGIN = 'http://demo-upstream.invalid';
+
+/** The fetch the provider proxy calls upstreams with: the demo origin in process, the rest as `fetch` does. */
+export function withDemoUpstream(fetchUpstream: typeof fetch = fetch): typeof fetch {
+  const upstream = demoUpstream();
+  return (input, init) => {
+    const request = new Request(input, init);
+    return new URL(request.url).origin === DEMO_UPSTREAM_ORIGIN
+      ? Promise.resolve(upstream.fetch(request))
+      : fetchUpstream(request);
+  };
+}
 
 export function demoUpstream(): Hono {
-  const app = new Hono().basePath(DEMO_UPSTREAM_PREFIX);
+  const app = new Hono();
 
   app.get('/llm/v1/models', (c) =>
     c.json({ object: 'list', data: [{ id: 'demo-echo', object: 'model', owned_by: 'demo' }] }),

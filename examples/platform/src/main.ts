@@ -6,7 +6,7 @@ import { createPlatform } from '@service/core/platform';
 import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
 import { startExpressHost } from '@service/example-express-host';
 import { demoServiceKey, recordDemoHost, seedDemo } from './demo-seed.js';
-import { DEMO_UPSTREAM_PREFIX, demoUpstream } from './demo-upstream.js';
+import { withDemoUpstream } from './demo-upstream.js';
 
 /**
  * The platform as a process: store, platform API on PORT, demo seed, settlement journal,
@@ -30,6 +30,8 @@ async function main(): Promise<void> {
     encryptionKey: process.env.SERVICE_STORE_ENCRYPTION_KEY || developmentEncryptionKey(),
     // Answered metered calls are on disk here before their answer ends (see docs/billing.md).
     journalDir: process.env.SERVICE_JOURNAL_DIR?.trim() || `${resolveDataDir()}.journal`,
+    // The demo providers' upstream is answered by this instance's own stand-in.
+    upstreamFetch: withDemoUpstream(),
   });
   const seed = await seedDemo(platform, demoFile);
   // The demo host app (wire + tools + MCP door) on the same store: SERVICE_DEMO_HOST_PORT, else
@@ -37,12 +39,9 @@ async function main(): Promise<void> {
   const serviceKey = demoServiceKey(demoFile);
   const demoHost = await startDemoHost(store, serviceKey);
   recordDemoHost(demoFile, demoHost, serviceKey);
-  const upstream = demoUpstream();
   let stopping = false;
   const fetch = async (request: Request, env: unknown) => {
-    const response = new URL(request.url).pathname.startsWith(`${DEMO_UPSTREAM_PREFIX}/`)
-      ? await upstream.fetch(request)
-      : await platform.fetch(request, env);
+    const response = await platform.fetch(request, env);
     // While stopping, each answer closes its connection, so keep-alive clients reconnect elsewhere.
     if (stopping) closeConnectionAfter(response);
     return response;

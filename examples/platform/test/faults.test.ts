@@ -7,10 +7,10 @@
  * @see docs/billing.md "Settlement journal", "Stopping"
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { postgresBin } from '../../../packages/core/test/support/pg-cluster.js';
+import { POSTGRES_BIN } from '../../../packages/core/test/support/pg-cluster.js';
 import { booksBalance, type FaultWorld, startFaultWorld, startLoad } from './support/faults.js';
 
-describe.runIf(postgresBin() !== null)('faults under load (postgres, two processes)', () => {
+describe.runIf(POSTGRES_BIN !== null)('faults under load (postgres, two processes)', () => {
   let world: FaultWorld | undefined;
   afterEach(async () => {
     await world?.close();
@@ -40,11 +40,11 @@ describe.runIf(postgresBin() !== null)('faults under load (postgres, two process
     world = await startFaultWorld();
     const load = startLoad(world);
     await load.until(150);
-    world.cluster.stopImmediate();
+    await world.cluster.stop('immediate');
     const atOutage = load.answered;
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const duringOutage = load.answered - atOutage;
-    world.cluster.start();
+    await world.cluster.start();
     await load.until(load.answered + 150);
     await load.stop();
     for (const instance of world.instances) {

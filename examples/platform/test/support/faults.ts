@@ -18,7 +18,10 @@ import {
   type MeteredTenant,
   seedProviders,
 } from '../../../../packages/core/test/support/metered.js';
-import { type PgCluster, startPgCluster } from '../../../../packages/core/test/support/pg-cluster.js';
+import {
+  type PostgresCluster,
+  startPostgresCluster,
+} from '../../../../packages/core/test/support/pg-cluster.js';
 import { startPlatform, TEST_ENCRYPTION_KEY } from '../../../../packages/core/test/support/platform.js';
 import { bootPlatform, freePort, type PlatformProcess } from './boot.js';
 
@@ -38,7 +41,7 @@ export interface Instance {
 }
 
 export interface FaultWorld {
-  cluster: PgCluster;
+  cluster: PostgresCluster;
   upstream: FakeUpstream;
   tenant: MeteredTenant;
   instances: [Instance, Instance];
@@ -56,7 +59,7 @@ export interface Books {
 }
 
 export async function startFaultWorld(): Promise<FaultWorld> {
-  const cluster = await startPgCluster();
+  const cluster = await startPostgresCluster();
   const upstream = await startFakeUpstream();
   let store: Store | undefined;
   const folders: string[] = [];
@@ -121,7 +124,7 @@ export async function startFaultWorld(): Promise<FaultWorld> {
         for (const instance of instances) await instance.kill();
         await store?.close();
         await upstream.close();
-        cluster.destroy();
+        await cluster.dispose();
         for (const folder of folders) rmSync(folder, { recursive: true, force: true });
       },
     };
@@ -129,7 +132,7 @@ export async function startFaultWorld(): Promise<FaultWorld> {
     for (const instance of instances) await instance.kill();
     await store?.close().catch(() => {});
     await upstream.close();
-    cluster.destroy();
+    await cluster.dispose();
     throw error;
   }
 }

@@ -14,6 +14,7 @@ import { AuditLog } from '../agent/audit.js';
 import { GrantStore } from '../agent/grants.js';
 import { createJsonLogger, describeError } from '../http/logger.js';
 import { RateLimiter } from '../http/rate-limit.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
 import { createRateLimitCounter } from '../store/rate-limit-hits.js';
 import { type DoorMode, type DoorOptions, resolveDoorConfig } from './config.js';
 import type { DoorContext } from './context.js';
@@ -86,12 +87,30 @@ export function createDoor(options: DoorOptions): Door {
   const { urls } = config;
   let sweptAt = now();
 
-  /** Every answer of the door: a fault is logged and answered with a generic OAuth 500. */
+  /**
+   * Every answer of the door: a database that cannot be reached answers 503
+   * `temporarily_unavailable` with `Retry-After`; any other fault is logged and answered with a
+   * generic OAuth 500.
+   */
   const guarded = async (request: Request, work: () => Response | Promise<Response>): Promise<Response> => {
     maybeSweep();
     try {
       return await work();
     } catch (error) {
+      if (isStoreUnavailable(error)) {
+        logger.warn('door.store_unavailable', {
+          path: new URL(request.url).pathname,
+          error_message: error instanceof Error ? error.message : String(error),
+        });
+        return oauthJson(
+          {
+            error: 'temporarily_unavailable',
+            error_description: 'The service is briefly unavailable; try again shortly.',
+          },
+          503,
+          { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) },
+        );
+      }
       logger.error('door.fault', {
         path: new URL(request.url).pathname,
         has_bearer: bearerOf(request) !== null,

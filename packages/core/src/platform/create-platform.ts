@@ -32,6 +32,7 @@ import { SshSessionStore } from '../identity/ssh-sessions.js';
 import { ConnectionResolver } from '../proxy/access.js';
 import { createProviderProxy } from '../proxy/create-proxy.js';
 import { ProviderCatalog } from '../proxy/providers.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
 import { IdempotencyRecords } from '../store/idempotency.js';
 import type { Store } from '../store/index.js';
 import { createRateLimitCounter } from '../store/rate-limit-hits.js';
@@ -44,7 +45,7 @@ import {
   type PlatformEnv,
   type PlatformRateLimits,
 } from './context.js';
-import { faultResponse, refusalOf, refusalResponse } from './errors.js';
+import { faultResponse, refusalOf, refusalResponse, unavailableResponse } from './errors.js';
 import { guardUrl } from './internal/input-guard.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
@@ -245,9 +246,15 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
 
   app.use(guardUrl);
 
+  // 503 with `Retry-After` while the database cannot be reached: a load balancer sends traffic
+  // elsewhere, and the instance itself carries on and recovers when the database is back.
   app.get('/healthz', async (c) => {
     const ok = await options.store.ping();
-    return c.json({ ok }, ok ? 200 : 503, { 'cache-control': 'no-store' });
+    if (ok) return c.json({ ok }, 200, { 'cache-control': 'no-store' });
+    return c.json({ ok, store: 'unreachable' }, 503, {
+      'cache-control': 'no-store',
+      'retry-after': String(STORE_RETRY_AFTER_SECONDS),
+    });
   });
   app.route('/', balanceRoutes(context));
   app.route('/', runtimeRoutes(context));
@@ -277,6 +284,15 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     const refusal = refusalOf(error);
     if (refusal) return refusalResponse(refusal, c.get('errorShape'));
     const requestId = c.get('requestId');
+    if (isStoreUnavailable(error)) {
+      // One line per refused request, without a stack: an outage is not a bug, and is loud enough.
+      context.logger.warn('store unavailable', {
+        request_id: requestId,
+        path: c.req.path,
+        error_message: error instanceof Error ? error.message : String(error),
+      });
+      return unavailableResponse(c.get('errorShape'), { 'x-request-id': requestId ?? '' });
+    }
     context.logger.error('unhandled error', {
       request_id: requestId,
       path: c.req.path,

@@ -6,6 +6,7 @@
 import { ConnectionError } from '../connections/errors.js';
 import type { ErrorShape } from '../http/errors.js';
 import { canonicalError, flatError, nestedError } from '../http/errors.js';
+import { STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
 
 export interface PlatformErrorOptions {
   /** The SCREAMING_SNAKE code of a flat body, or the code of a canonical one (default `error`). */
@@ -62,3 +63,27 @@ export function faultResponse(routeShape: ErrorShape, headers: Record<string, st
 }
 
 export type { ErrorShape };
+
+/**
+ * The answer while the database cannot be reached: 503 with `Retry-After`, in the route's shape
+ * (canonical `service_unavailable`, flat `SERVICE_UNAVAILABLE`). Not a fault of the request, and
+ * over once the store is back.
+ */
+export function unavailableResponse(routeShape: ErrorShape, headers: Record<string, string>): Response {
+  const message = 'The service is briefly unavailable; try again shortly.';
+  const all = { ...headers, 'retry-after': String(STORE_RETRY_AFTER_SECONDS) };
+  switch (routeShape) {
+    case 'nested':
+      return nestedError(503, message, all);
+    case 'canonical':
+      return canonicalError(
+        503,
+        'service_unavailable',
+        message,
+        { retry_after: STORE_RETRY_AFTER_SECONDS },
+        all,
+      );
+    default:
+      return flatError(503, message, { code: 'SERVICE_UNAVAILABLE' }, all);
+  }
+}

@@ -33,6 +33,8 @@ export const SERVICE_ERROR_CODES = {
   upstream_error: 502,
   /** 500 */
   internal_error: 500,
+  /** 503: the platform's database is briefly unreachable; try again after `Retry-After` seconds. */
+  service_unavailable: 503,
 } as const;
 export type ServiceErrorCode = keyof typeof SERVICE_ERROR_CODES;
 

@@ -21,13 +21,18 @@ export interface StoreOptions {
   poolSize?: number;
   /** Run migrations on open. Default true. */
   migrate?: boolean;
+  /**
+   * How long a request waits for a Postgres connection (a new one, or a free one of the pool)
+   * before it fails as "store unavailable" (503). Default 5000 ms.
+   */
+  connectTimeoutMs?: number;
 }
 
 export interface Store {
   readonly db: Kysely<Database>;
   /** `postgres` for a server, `pglite` for the embedded store. */
   readonly kind: 'postgres' | 'pglite';
-  /** True when the database answers a trivial query (for `/healthz`). */
+  /** True when the database answers a trivial query within 2 s (for `/healthz`). */
   readonly ping: () => Promise<boolean>;
   /**
    * LISTEN on a channel; NOTIFYs sent by any process on the same database (inside a transaction:
@@ -49,7 +54,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const url = options.url ?? process.env.DATABASE_URL;
   const store =
     url && /^postgres(ql)?:\/\//.test(url)
-      ? openPostgres(url, options.poolSize ?? 10)
+      ? openPostgres(url, options.poolSize ?? 10, options.connectTimeoutMs ?? 5000)
       : await openPGlite(url === 'memory://' ? undefined : resolveDataDir(options.dataDir));
   if (options.migrate !== false) {
     try {
@@ -78,10 +83,13 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
   }
 }
 
-function openPostgres(url: string, max: number): Store {
+function openPostgres(url: string, max: number, connectTimeoutMs: number): Store {
   const pool = new pg.Pool({
     connectionString: url,
     max,
+    // A server that went away without a word (failover, a dropped network) is noticed.
+    keepAlive: true,
+    connectionTimeoutMillis: connectTimeoutMs,
     types: {
       getTypeParser: ((oid: number, format?: string) =>
         oid === INT8_OID
@@ -91,12 +99,17 @@ function openPostgres(url: string, max: number): Store {
             : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client that loses its server must not crash the process; the pool replaces it.
+  // A client that loses its server must not crash the process. An idle one is reported on the
+  // pool (and replaced). One checked out emits 'error' on itself, with no listener of the pool's
+  // attached: its query fails on its own (and the caller answers 503), the pool drops it when it
+  // is released, and this listener keeps the event from being unhandled, which would end the
+  // process.
   pool.on('error', () => {});
-  // A client in use when its server goes away errors its query; its 'error' event must not crash the process.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const listener = createPostgresListener(url);
+  const listener = createPostgresListener(url, { connectTimeoutMs });
   return {
     db,
     kind: 'postgres',
@@ -137,12 +150,22 @@ async function openPGlite(dataDir: string | undefined): Promise<Store> {
   };
 }
 
+/** Bound on a health check: a server that does not answer in time counts as away. */
+const PING_TIMEOUT_MS = 2000;
+
 async function ping(db: Kysely<Database>): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+  });
+  const answer = sql`select 1`.execute(db).then(
+    () => true,
+    () => false,
+  );
   try {
-    await sql`select 1`.execute(db);
-    return true;
-  } catch {
-    return false;
+    return await Promise.race([answer, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

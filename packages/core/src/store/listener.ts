@@ -32,16 +32,35 @@ export function createPGliteListener(db: PGlite): Listener {
   };
 }
 
+/** `application_name` of the LISTEN connection, as `pg_stat_activity` shows it. */
+export const LISTENER_APPLICATION_NAME = 'service-listener';
+
+export interface PostgresListenerOptions {
+  /** How long one connection attempt may take. Default 5000 ms. */
+  connectTimeoutMs?: number;
+  /** First delay before reconnecting; doubles per failed attempt up to `maxRetryMs`. Default 100 ms. */
+  minRetryMs?: number;
+  /** Longest delay between reconnection attempts. Default 2000 ms. */
+  maxRetryMs?: number;
+}
+
 /**
  * LISTEN on Postgres over one dedicated connection per store (a pooled connection would lose its
- * LISTENs when returned). A lost connection is re-opened with backoff; handlers then get `null`.
+ * LISTENs when returned). Its errors are always handled: a lost connection (a server restart, a
+ * failover, a dropped network) is re-opened with backoff, every channel is LISTENed again, and
+ * each handler then gets `null`, since notifications sent meanwhile are gone.
  */
-export function createPostgresListener(url: string): Listener {
+export function createPostgresListener(url: string, options: PostgresListenerOptions = {}): Listener {
+  const minRetryMs = options.minRetryMs ?? 100;
+  const maxRetryMs = options.maxRetryMs ?? 2000;
   const handlers = new Map<string, Set<NotificationHandler>>();
   let client: pg.Client | undefined;
   let connecting: Promise<pg.Client> | undefined;
+  let retryTimer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
-  let retryMs = 100;
+  let retryMs = minRetryMs;
+  /** Set when a live connection was lost: whoever connects next tells the handlers. */
+  let missedNotifications = false;
 
   const dispatch = (channel: string, payload: string | null) => {
     for (const handler of handlers.get(channel) ?? []) {
@@ -53,24 +72,59 @@ export function createPostgresListener(url: string): Listener {
     }
   };
 
+  const scheduleReconnect = () => {
+    if (closed || retryTimer) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      reconnect();
+    }, retryMs);
+    retryTimer.unref();
+    retryMs = Math.min(retryMs * 2, maxRetryMs);
+  };
+
   const connect = (): Promise<pg.Client> => {
     connecting ??= (async () => {
-      const next = new pg.Client({ connectionString: url });
+      const next = new pg.Client({
+        connectionString: url,
+        // Named, so an operator (and a test) can tell it from the pool's connections.
+        application_name: LISTENER_APPLICATION_NAME,
+        keepAlive: true,
+        connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      });
       next.on('notification', (message) => dispatch(message.channel, message.payload ?? ''));
-      const lost = () => {
-        if (client !== next) return;
-        client = undefined;
+      let lost = false;
+      const onLost = () => {
+        if (lost) return;
+        lost = true;
         next.removeAllListeners('notification');
         next.end().catch(() => {});
-        if (!closed) setTimeout(reconnect, retryMs).unref();
-        retryMs = Math.min(retryMs * 2, 5000);
+        // Lost while connecting: the attempt fails and its caller retries.
+        if (client !== next) return;
+        client = undefined;
+        missedNotifications = true;
+        scheduleReconnect();
       };
-      next.on('error', lost);
-      next.on('end', lost);
-      await next.connect();
-      for (const channel of handlers.keys()) await next.query(`listen ${channel}`);
+      // Never unhandled: an 'error' event without a listener would end the process.
+      next.on('error', onLost);
+      next.on('end', onLost);
+      try {
+        await next.connect();
+        for (const channel of handlers.keys()) await next.query(`listen ${channel}`);
+      } catch (error) {
+        onLost();
+        throw error;
+      }
+      if (lost) throw new Error('Connection terminated unexpectedly');
+      if (closed) {
+        await next.end().catch(() => {});
+        throw new Error('The listener is closed');
+      }
       client = next;
-      retryMs = 100;
+      retryMs = minRetryMs;
+      if (missedNotifications) {
+        missedNotifications = false;
+        for (const channel of handlers.keys()) dispatch(channel, null);
+      }
       return next;
     })().finally(() => {
       connecting = undefined;
@@ -80,14 +134,7 @@ export function createPostgresListener(url: string): Listener {
 
   const reconnect = () => {
     if (closed || client) return;
-    connect()
-      .then(() => {
-        for (const channel of handlers.keys()) dispatch(channel, null);
-      })
-      .catch(() => {
-        if (!closed) setTimeout(reconnect, retryMs).unref();
-        retryMs = Math.min(retryMs * 2, 5000);
-      });
+    connect().catch(scheduleReconnect);
   };
 
   return {
@@ -100,18 +147,25 @@ export function createPostgresListener(url: string): Listener {
         handlers.set(channel, set);
       }
       set.add(handler);
-      const live = client ?? (await connect());
-      if (fresh && live === client) await live.query(`listen ${channel}`);
-      return async () => {
+      const forget = async () => {
         set.delete(handler);
         if (set.size === 0 && handlers.get(channel) === set) {
           handlers.delete(channel);
           await client?.query(`unlisten ${channel}`).catch(() => {});
         }
       };
+      try {
+        const live = client ?? (await connect());
+        if (fresh && live === client) await live.query(`listen ${channel}`);
+      } catch (error) {
+        await forget();
+        throw error;
+      }
+      return forget;
     },
     async close() {
       closed = true;
+      clearTimeout(retryTimer);
       const current = client;
       client = undefined;
       await current?.end().catch(() => {});

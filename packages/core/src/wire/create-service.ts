@@ -228,7 +228,14 @@ function failure(ctx: WireContext, error: unknown, requestId: string, path: stri
   const headers = { 'x-request-id': requestId };
   const known = asWireError(error);
   if (known) {
-    if (known.status >= 500) {
+    if (known.code === 'unavailable') {
+      // The store is away (an outage, not a bug): one line without a stack per refused request.
+      ctx.logger.warn('store unavailable', {
+        request_id: requestId,
+        path,
+        error_message: known.cause instanceof Error ? known.cause.message : known.message,
+      });
+    } else if (known.status >= 500) {
       ctx.logger.error('wire error', {
         request_id: requestId,
         path,

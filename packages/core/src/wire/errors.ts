@@ -6,6 +6,7 @@
  */
 import { RunError, type RunErrorCode } from '../agent/run-error.js';
 import { canonicalError } from '../http/errors.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
 
 export const WIRE_ERROR_CODES = {
   /** 400: the body, query or path failed validation; the message names the field. */
@@ -42,7 +43,7 @@ export const WIRE_ERROR_CODES = {
   principal_failed: 500,
   /** 501: the route exists in the contract but is not available in this composition. */
   not_implemented: 501,
-  /** 503: the store is unreachable. */
+  /** 503: the store is unreachable (briefly, as a rule); with `Retry-After`. */
   unavailable: 503,
 } as const;
 
@@ -73,6 +74,11 @@ export function wireError(
   return canonicalError(WIRE_ERROR_CODES[code], code, message, {}, headers);
 }
 
+/** What a 503 of an unreachable store carries: when to try again. */
+export const UNAVAILABLE_HEADERS: Readonly<Record<string, string>> = {
+  'retry-after': String(STORE_RETRY_AFTER_SECONDS),
+};
+
 /** The wire's code for each refusal of the agent. */
 const RUN_ERROR_CODES: Record<RunErrorCode, WireErrorCode> = {
   run_in_flight: 'run_in_flight',
@@ -80,12 +86,19 @@ const RUN_ERROR_CODES: Record<RunErrorCode, WireErrorCode> = {
 
 /**
  * The error as the wire answers it: a `WireError` as it is, an agent's refusal under its wire
- * code, anything else null (an unexpected fault).
+ * code, a database that cannot be reached as `unavailable` (503 with `Retry-After`), anything
+ * else null (an unexpected fault).
  */
 export function asWireError(error: unknown): WireError | null {
   if (error instanceof WireError) return error;
   if (error instanceof RunError) {
     return new WireError(RUN_ERROR_CODES[error.code], error.message, { cause: error });
+  }
+  if (isStoreUnavailable(error)) {
+    return new WireError('unavailable', 'The service is briefly unavailable; try again shortly.', {
+      cause: error,
+      headers: UNAVAILABLE_HEADERS,
+    });
   }
   return null;
 }

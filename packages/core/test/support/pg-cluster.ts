@@ -1,70 +1,77 @@
-/**
- * A throwaway PostgreSQL cluster of a test's own, on a free loopback port, that the test may stop
- * (immediate mode, as a crash or a failover does) and start again. Uses the newest server
- * programs under /usr/lib/postgresql; as root, runs them as the `postgres` user.
- */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
-export interface PgCluster {
-  /** `postgres://postgres@127.0.0.1:<port>/postgres` */
-  url: string;
-  /** `pg_ctl stop -m immediate`: connections drop at once, nothing is shut down cleanly. */
-  stopImmediate(): void;
-  start(): void;
-  destroy(): void;
-}
+const run = promisify(execFile);
 
-/** The newest installed server programs, or null when PostgreSQL is not installed. */
-export function postgresBin(): string | null {
+/**
+ * The newest installed PostgreSQL server programs (Debian keeps them in a versioned folder), or
+ * null when none is installed: suites that stop and start their own server skip then.
+ */
+export const POSTGRES_BIN: string | null = (() => {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return null;
   const versions = readdirSync(root)
-    .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
-    .sort((a, b) => Number(a) - Number(b));
-  return versions.length > 0 ? join(root, versions.at(-1)!, 'bin') : null;
+    .filter((name) => existsSync(join(root, name, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] ? join(root, versions[0], 'bin') : null;
+})();
+
+export interface PostgresCluster {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` */
+  readonly url: string;
+  /** Stops the server; `immediate` is a crash as far as clients can tell (no goodbye to sessions). */
+  stop(mode?: 'immediate' | 'fast'): Promise<void>;
+  /** Starts it again on the same port and waits until it accepts connections. */
+  start(): Promise<void>;
+  /** Stops the server and deletes its files. */
+  dispose(): Promise<void>;
 }
 
-export async function startPgCluster(): Promise<PgCluster> {
-  const bin = postgresBin();
-  if (!bin) throw new Error('PostgreSQL server programs not found under /usr/lib/postgresql');
-  const dir = mkdtempSync(join(tmpdir(), 'svc-pg-'));
+/**
+ * A throwaway PostgreSQL server of the test's own, on a free loopback port, that the test may
+ * stop and restart (a shared CI cluster must never be). The server refuses to run as root: as
+ * root it runs as the `postgres` user the package created.
+ */
+export async function startPostgresCluster(): Promise<PostgresCluster> {
+  if (!POSTGRES_BIN) throw new Error('No PostgreSQL server programs are installed');
+  const bin = POSTGRES_BIN;
+  const dir = mkdtempSync(join(tmpdir(), 'service-pg-'));
   const asRoot = process.getuid?.() === 0;
-  const run = (program: string, args: string[]) =>
+  if (asRoot) {
+    const { stdout } = await run('id', ['-u', 'postgres']);
+    chownSync(dir, Number(stdout.trim()), -1);
+  }
+  const pg = (program: string, args: string[]) =>
     asRoot
-      ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { stdio: 'pipe' })
-      : execFileSync(join(bin, program), args, { stdio: 'pipe' });
-  if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), 0);
+      ? run('runuser', ['-u', 'postgres', '--', join(bin, program), ...args])
+      : run(join(bin, program), args);
   const port = await freePort();
   const data = join(dir, 'data');
-  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
-  const start = () =>
-    run('pg_ctl', [
-      '-D',
-      data,
-      '-l',
-      join(dir, 'server.log'),
-      '-w',
-      '-t',
-      '60',
-      '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off`,
-      'start',
-    ]);
-  start();
+  await pg('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
+  const options = [
+    `-p ${port}`,
+    `-k ${dir}`,
+    '-c listen_addresses=127.0.0.1',
+    '-c max_connections=100',
+    '-c fsync=off',
+  ].join(' ');
+  const start = async () => {
+    await pg('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', options, 'start']);
+  };
+  const stop = async (mode: 'immediate' | 'fast' = 'fast') => {
+    await pg('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']);
+  };
+  await start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    stopImmediate: () => run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']),
     start,
-    destroy: () => {
-      try {
-        run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
-      } catch {
-        // Already stopped.
-      }
+    stop,
+    dispose: async () => {
+      await stop('immediate').catch(() => {});
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -75,8 +82,8 @@ function freePort(): Promise<number> {
     const server = createServer();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
     });
   });
 }

@@ -5,6 +5,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { WireContext, WireEnv } from '../context.js';
+import { UNAVAILABLE_HEADERS } from '../errors.js';
 import { principalOf, queryOf, validate } from '../request.js';
 
 const activityQuery = z.object({
@@ -48,7 +49,10 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
         connections: false,
       },
     };
-    return c.json(body, storeOk ? 200 : 503, { 'cache-control': 'no-store' });
+    return c.json(body, storeOk ? 200 : 503, {
+      'cache-control': 'no-store',
+      ...(storeOk ? {} : UNAVAILABLE_HEADERS),
+    });
   });
 
   app.get('/activity', async (c) => {

@@ -1,0 +1,66 @@
+/**
+ * Telling "the database is away" from every other fault. A request that needs the store while
+ * PostgreSQL restarts, fails over or cannot be reached is not a bug: it answers 503 with a
+ * `Retry-After` hint (each surface in its own error shape) instead of a 500, and the process
+ * carries on; the pool and the listener reconnect on their own once the database is back.
+ *
+ * @see docs/storage.md "When the database goes away"
+ */
+
+/** Seconds a client is told to wait (`Retry-After`) before trying again while the store is away. */
+export const STORE_RETRY_AFTER_SECONDS = 2;
+
+/** The store could not be reached: for code that knows it before asking the driver (always recognised by `isStoreUnavailable`). */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  readonly retryAfterSeconds = STORE_RETRY_AFTER_SECONDS;
+  constructor(message = 'The store is unreachable', options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/**
+ * SQLSTATEs of a lost or refused server connection: class 08 (connection exception), the server
+ * shutting down or starting up (57P01-57P03), and too many connections (53300).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
+
+/** Socket errors of a server that is down, restarting or unreachable. */
+const UNAVAILABLE_ERRNO = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * What the `pg` driver and its pool say when the connection is gone (they throw plain `Error`s
+ * without a code for these).
+ */
+const UNAVAILABLE_MESSAGE =
+  /^(Connection terminated( unexpectedly| due to connection timeout)?|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Connection ended unexpectedly)$/;
+
+/**
+ * True when `error` (or an error it wraps: `cause`, or one of an `AggregateError`'s) says the
+ * database could not be reached or dropped the connection, rather than refusing the statement.
+ */
+export function isStoreUnavailable(error: unknown, depth = 0): boolean {
+  if (depth > 5 || error === null || typeof error !== 'object') return false;
+  if (error instanceof StoreUnavailableError) return true;
+  const { code, message, cause, errors } = error as {
+    code?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    errors?: unknown;
+  };
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code)))
+    return true;
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return true;
+  if (Array.isArray(errors) && errors.some((inner) => isStoreUnavailable(inner, depth + 1))) return true;
+  return cause !== undefined && isStoreUnavailable(cause, depth + 1);
+}

@@ -1,0 +1,208 @@
+/**
+ * The platform outlives its database: a platform process under metered load keeps running while
+ * PostgreSQL is stopped in immediate mode (a crash, as its clients see it) and started again.
+ * While the database is away, calls that need it answer 503 with `Retry-After` in their route's
+ * error shape, and `/healthz` answers 503; once it is back, metered calls, balance reads and
+ * cross-instance notifications (LISTEN, re-subscribed by the listener) work again.
+ *
+ * The suite runs a PostgreSQL server of its own (a shared one must not be stopped); it is skipped
+ * only when no PostgreSQL server programs are installed.
+ *
+ * @see docs/storage.md "When the database goes away"
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStore, type Store } from '../src/store/index.js';
+import type { Service } from '../src/wire/create-service.js';
+import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
+import { createMeteredTenant, type MeteredTenant, seedProviders } from './support/metered.js';
+import { POSTGRES_BIN, type PostgresCluster, startPostgresCluster } from './support/pg-cluster.js';
+import { type RunningPlatform, startPlatform, TEST_ENCRYPTION_KEY } from './support/platform.js';
+import { type ChildServer, spawnPlatform } from './support/spawn.js';
+import { openSse } from './support/sse.js';
+import { callerFor, ORIGIN, testService } from './wire/support/wire.js';
+
+describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (postgres)', () => {
+  let cluster: PostgresCluster;
+  let store: Store;
+  let upstream: FakeUpstream;
+  let setup: RunningPlatform;
+  let tenant: MeteredTenant;
+  let child: ChildServer;
+  let wire: Service;
+  let output = '';
+
+  beforeAll(async () => {
+    cluster = await startPostgresCluster();
+    store = await createStore({ url: cluster.url, poolSize: 4 });
+    upstream = await startFakeUpstream();
+    setup = await startPlatform(store);
+    await seedProviders(setup.platform, upstream.url);
+    tenant = await createMeteredTenant(setup.platform, 100_000_000);
+    child = await spawnPlatform({
+      DATABASE_URL: cluster.url,
+      SERVICE_STORE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    });
+    child.child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    wire = await testService(store, {
+      mcp: { productName: 'Outage' },
+      oauth: { session: () => ({ subject: 'ada' }), principal: (subject: string) => ({ subject }) },
+      env: { SERVICE_BASE_URL: ORIGIN },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await wire?.close();
+    await child?.kill();
+    await setup?.close();
+    await store?.close();
+    await upstream?.close();
+    await cluster?.dispose();
+  });
+
+  const auth = () => ({ authorization: `Bearer ${tenant.appKey}` });
+  /** A metered call; the status, or 0 when no answer came (a refused connection, a hang past 5 s). */
+  const search = async (): Promise<Response | null> => {
+    try {
+      return await fetch(`${child.url}/proxy/search/search`, {
+        headers: auth(),
+        signal: AbortSignal.timeout(5000),
+      });
+    } catch {
+      return null;
+    }
+  };
+
+  it('keeps the process alive, answers 503 while the database is away, and recovers', async () => {
+    const beforeOutage = await openSse(`${child.url}/api/deployments/me/events`, auth());
+    await beforeOutage.waitForComment('connected');
+
+    // Metered load from 16 callers across the whole outage.
+    const statuses: number[] = [];
+    let stop = false;
+    const worker = async () => {
+      while (!stop) {
+        const response = await search();
+        statuses.push(response?.status ?? 0);
+        await response?.arrayBuffer().catch(() => {});
+        if (response?.status !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const workers = Array.from({ length: 16 }, worker);
+    while (statuses.filter((s) => s === 200).length < 50) await new Promise((r) => setTimeout(r, 5));
+
+    await cluster.stop('immediate');
+    const during: Response[] = [];
+    const deadline = Date.now() + 2000;
+    while (Date.now() < deadline) {
+      const health = await fetch(`${child.url}/healthz`, { signal: AbortSignal.timeout(5000) }).catch(
+        (error: unknown) => {
+          throw new Error(`the platform process did not answer: ${String(error)}\n${output}`);
+        },
+      );
+      during.push(health);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const outageCall = await search();
+    const outageBalance = await fetch(`${child.url}/api/v1/balance`, {
+      headers: auth(),
+      signal: AbortSignal.timeout(5000),
+    });
+    await cluster.start();
+
+    expect(child.child.exitCode, output).toBeNull();
+    expect(during.at(-1)!.status).toBe(503);
+    expect(during.at(-1)!.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(outageCall?.status).toBe(503);
+    expect(outageCall!.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await outageCall!.json()).toMatchObject({ error: { code: 'service_unavailable' } });
+    expect(outageCall!.headers.get('service-error-code')).toBe('service_unavailable');
+    expect(outageBalance.status).toBe(503);
+    expect(await outageBalance.json()).toEqual({ error: { message: expect.any(String) } });
+
+    // Back: health, metered calls and balance reads answer again.
+    const recovered = Date.now() + 20_000;
+    while ((await fetch(`${child.url}/healthz`)).status !== 200) {
+      expect(Date.now()).toBeLessThan(recovered);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const okBefore = statuses.filter((s) => s === 200).length;
+    while (statuses.filter((s) => s === 200).length < okBefore + 50) {
+      expect(Date.now()).toBeLessThan(recovered);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    stop = true;
+    await Promise.all(workers);
+    expect(child.child.exitCode, output).toBeNull();
+    // Every answer was a 200 or a 503: never a 500, never a dropped connection or a hang.
+    expect(new Set(statuses)).toEqual(new Set([200, 503]));
+    const balance = await fetch(`${child.url}/api/v1/balance`, { headers: auth() });
+    expect(balance.status).toBe(200);
+
+    // LISTEN is back: events caused by another process reach a stream held by the child. The
+    // first may also arrive through the re-read every stream gets when the listener reconnects;
+    // once it has, only a live LISTEN brings the second within seconds (the heartbeat re-read
+    // is 25 s away).
+    const afterOutage = await openSse(`${child.url}/api/deployments/me/events`, auth());
+    await afterOutage.waitForComment('connected');
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the stream's first read is done
+    const connect = async () => {
+      const connected = await fetch(`${setup.url}/api/connections`, {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        body: JSON.stringify({ provider: 'search' }),
+      });
+      expect(connected.status).toBe(201);
+    };
+    await connect();
+    const [first] = await afterOutage.waitForEvents(1, 5000);
+    expect(first!.event).toBe('connection.connected');
+    const seen = afterOutage.events.length;
+    await connect();
+    await afterOutage.waitForEvents(seen + 1, 5000);
+    expect(afterOutage.events[seen]!.event).toBe('connection.connected');
+    afterOutage.close();
+    beforeOutage.close();
+  }, 60_000);
+
+  it('answers 503 with Retry-After on the wire and the MCP door while the database is away', async () => {
+    const ada = callerFor((request) => wire.fetch(request), 'ada');
+    const register = () =>
+      wire.fetch(
+        new Request(`${ORIGIN}/api/service/mcp/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:9999/callback'], client_name: 'x' }),
+        }),
+      );
+    expect((await ada('/threads')).status).toBe(200);
+
+    await cluster.stop('immediate');
+    let threads: Response;
+    let status: Response;
+    let registered: Response;
+    try {
+      threads = await ada('/threads');
+      status = await ada('/status');
+      registered = await register();
+    } finally {
+      await cluster.start();
+    }
+    expect(threads.status).toBe(503);
+    expect(threads.headers.get('retry-after')).toBe('2');
+    expect(await threads.json()).toEqual({ error: { code: 'unavailable', message: expect.any(String) } });
+    expect(status.status).toBe(503);
+    expect(status.headers.get('retry-after')).toBe('2');
+    expect(registered.status).toBe(503);
+    expect(registered.headers.get('retry-after')).toBe('2');
+    expect(await registered.json()).toMatchObject({ error: 'temporarily_unavailable' });
+
+    // Back: the pool opens new connections on its own.
+    const recovered = Date.now() + 20_000;
+    while ((await ada('/threads')).status !== 200) {
+      expect(Date.now()).toBeLessThan(recovered);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await register()).status).toBe(201);
+  }, 60_000);
+});
