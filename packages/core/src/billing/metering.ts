@@ -10,6 +10,7 @@ import {
   type AdmitRequest,
   type AdmitResult,
   admitBatch,
+  type BatchAdmitResult,
   type LeaseView,
 } from './admission.js';
 import { parseWalletNotice, WALLETS_CHANNEL } from './ledger.js';
@@ -110,6 +111,7 @@ interface LocalLease extends LeaseView {
 
 /** A lease this close to its end is not used; the next admission in the store renews it. */
 const LEASE_MARGIN_MS = 10_000;
+const TURN: BatchAdmitResult = { ok: false, reason: 'turn' };
 /** How long the answer "this app has no spend cap" is trusted. */
 const CAPS_CACHE_MS = 2000;
 
@@ -163,7 +165,15 @@ export function createMeteringEngine(
   });
   let unlisten: (() => Promise<void>) | undefined;
 
-  const admitInStore = createBatcher(async (requests: AdmitRequest[]) => {
+  const admitInStore = createBatcher(async (all: AdmitRequest[]): Promise<BatchAdmitResult[]> => {
+    // Calls queued before a closing call of their tenant was admitted wait for it all the same.
+    const waiting = all.map((r) => turns.has(r.tenantId));
+    if (!waiting.includes(true)) return admitInStoreNow(all);
+    const results = await admitInStoreNow(all.filter((_, i) => !waiting[i]));
+    return waiting.map((wait) => (wait ? TURN : results.shift()!));
+  });
+  const admitInStoreNow = async (requests: AdmitRequest[]): Promise<BatchAdmitResult[]> => {
+    if (requests.length === 0) return [];
     const tenants = [...new Set(requests.map((r) => r.tenantId))];
     const views = new Map<string, LeaseView>();
     for (const tenantId of tenants) {
@@ -202,7 +212,7 @@ export function createMeteringEngine(
         if (lease) lease.busy = false;
       }
     }
-  });
+  };
 
   const admit = async (request: AdmitRequest): Promise<AdmitResult> => {
     for (;;) {
