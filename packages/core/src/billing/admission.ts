@@ -8,7 +8,12 @@ import { SPEND_PERIODS, spendWindow } from './windows.js';
  * Admission in the store: one transaction for a batch of calls. Under the wallet row locks it
  * reads each tenant's available credit (balance minus the holds of calls in flight, leases
  * included), refuses at or below zero and on a reached spend cap, holds each admitted call's
- * credit, and sizes this instance's lease of credit for calls admitted without the store.
+ * expected cost, and sizes this instance's lease of credit for calls admitted without the store.
+ *
+ * A call is *closing* when the credit left does not cover the worst case of every call in flight
+ * and its own (each hold row keeps its call's worst case): it may overdraw. The instance lets a
+ * tenant's closing calls run one at a time (later ones in the batch answer `turn` and wait for it),
+ * so the overdraft is bounded by one call's worst case per instance.
  *
  * @see docs/billing.md "Admission"
  */
@@ -16,14 +21,26 @@ export interface AdmitRequest {
   tenantId: string;
   /** The app whose spend caps apply (App Key calls); null for none. */
   appId: string | null;
-  /** Credit to hold: the known cost, or an estimate when the cost is known only afterwards. */
+  /** Credit to hold: the known cost, or the expected cost when it is known only afterwards. */
   holdMicros: number;
+  /** The most the call can cost (default: its hold). */
+  worstMicros?: number;
 }
 
 export type AdmitResult =
-  | { ok: true; usageId: string; holdMicros: number; leaseId: string | null }
+  | {
+      ok: true;
+      usageId: string;
+      holdMicros: number;
+      leaseId: string | null;
+      /** The credit left did not cover the worst cases in flight: this call may overdraw. */
+      closing?: boolean;
+    }
   | { ok: false; reason: 'balance_exhausted' }
   | { ok: false; reason: 'spend_cap_exceeded'; window: SpendPeriod; resetsAt: Date };
+
+/** In a batch, also: a closing call of the tenant was admitted before this one; wait for it, then ask again. */
+export type BatchAdmitResult = AdmitResult | { ok: false; reason: 'turn' };
 
 /** This instance's lease of a tenant's credit, as the admission batch sees it. */
 export interface LeaseView {
@@ -48,10 +65,12 @@ export interface AdmissionPolicy {
   leaseShare: number;
   /** ...but never more than this. */
   maxLeaseMicros: number;
+  /** The instance the holds belong to: they are let go when its heartbeat stops. */
+  instanceId: string | null;
 }
 
 export interface AdmissionOutcome {
-  results: AdmitResult[];
+  results: BatchAdmitResult[];
   leases: LeaseGrant[];
   /** Apps seen in the batch, and whether they have a spend cap. */
   capped: Map<string, boolean>;
@@ -68,6 +87,10 @@ export async function admitBatch(
     if (!Number.isSafeInteger(request.holdMicros) || request.holdMicros < 0) {
       throw new RangeError('holdMicros must be a whole, non-negative number');
     }
+    const worst = request.worstMicros ?? request.holdMicros;
+    if (!Number.isSafeInteger(worst) || worst < request.holdMicros) {
+      throw new RangeError('worstMicros must be a whole number, at least holdMicros');
+    }
   }
   const tenantIds = [...new Set(requests.map((r) => r.tenantId))].sort();
   // The wallet row locks order admissions and settlements of one tenant across instances.
@@ -75,18 +98,30 @@ export async function admitBatch(
   await trx.deleteFrom('holds').where('tenant_id', 'in', tenantIds).where('expires_at', '<=', at).execute();
   const held = await trx
     .selectFrom('holds')
-    .select(['tenant_id', (eb) => eb.fn.sum<number>('amount_micros').as('held')])
+    .select([
+      'tenant_id',
+      (eb) => eb.fn.sum<number>('amount_micros').as('held'),
+      (eb) => eb.fn.sum<number>(eb.fn.coalesce('worst_micros', 'amount_micros')).as('reserved'),
+    ])
     .where('tenant_id', 'in', tenantIds)
     .groupBy('tenant_id')
     .execute();
+  /** Balance minus the holds in flight: a call is refused only when this is spent. */
   const available = new Map(wallets.map((w) => [w.tenant_id, w.balance_micros]));
-  for (const row of held)
+  /** Balance minus the worst cases in flight: while a call's worst case fits here, it cannot overdraw. */
+  const uncommitted = new Map(available);
+  for (const row of held) {
     available.set(row.tenant_id, (available.get(row.tenant_id) ?? 0) - Number(row.held));
+    uncommitted.set(row.tenant_id, (uncommitted.get(row.tenant_id) ?? 0) - Number(row.reserved));
+  }
   // This instance's unspent lease budget goes back to the pool; the lease is sized anew below.
   for (const tenantId of tenantIds) {
     const lease = leases.get(tenantId);
-    if (lease) available.set(tenantId, (available.get(tenantId) ?? 0) + lease.budget);
+    if (!lease) continue;
+    available.set(tenantId, (available.get(tenantId) ?? 0) + lease.budget);
+    uncommitted.set(tenantId, (uncommitted.get(tenantId) ?? 0) + lease.budget);
   }
+  const closingIn = new Set<string>();
 
   const caps = await capsOf(trx, requests, at);
   const holds: Array<{
@@ -94,17 +129,25 @@ export async function admitBatch(
     tenant_id: string;
     app_id: string | null;
     amount_micros: number;
+    worst_micros: number | null;
+    instance_id: string | null;
     expires_at: Date;
   }> = [];
-  const results = requests.map((request): AdmitResult => {
+  const results = requests.map((request): BatchAdmitResult => {
     const left = available.get(request.tenantId) ?? 0;
     if (left <= 0) return { ok: false, reason: 'balance_exhausted' };
+    if (closingIn.has(request.tenantId)) return { ok: false, reason: 'turn' };
     const cap = request.appId ? caps.states.get(request.appId) : undefined;
     const tripped = cap?.find((c) => c.spent + c.held >= c.cap);
     if (tripped)
       return { ok: false, reason: 'spend_cap_exceeded', window: tripped.period, resetsAt: tripped.resetsAt };
+    const worst = request.worstMicros ?? request.holdMicros;
+    const cover = uncommitted.get(request.tenantId) ?? 0;
+    const closing = cover < worst;
+    if (closing) closingIn.add(request.tenantId);
     const hold = Math.min(request.holdMicros, left);
     available.set(request.tenantId, left - hold);
+    uncommitted.set(request.tenantId, cover - worst);
     for (const c of cap ?? []) c.held += hold;
     const usageId = randomUUID();
     holds.push({
@@ -112,15 +155,18 @@ export async function admitBatch(
       tenant_id: request.tenantId,
       app_id: request.appId,
       amount_micros: hold,
+      worst_micros: worst > hold ? worst : null,
+      instance_id: policy.instanceId,
       expires_at: new Date(at.getTime() + policy.holdTtlMs),
     });
-    return { ok: true, usageId, holdMicros: hold, leaseId: null };
+    return { ok: true, usageId, holdMicros: hold, leaseId: null, closing };
   });
 
   const grants: LeaseGrant[] = [];
   const leaseExpiry = new Date(at.getTime() + policy.leaseTtlMs);
   for (const tenantId of tenantIds) {
-    const left = Math.max(0, available.get(tenantId) ?? 0);
+    // A lease is credit no call in flight may need: what is left beyond their worst cases.
+    const left = Math.max(0, Math.min(available.get(tenantId) ?? 0, uncommitted.get(tenantId) ?? 0));
     const budget = Math.min(Math.floor(left * policy.leaseShare), policy.maxLeaseMicros);
     const lease = leases.get(tenantId);
     if (lease) {
@@ -140,7 +186,15 @@ export async function admitBatch(
     }
     if (budget === 0) continue;
     const id = randomUUID();
-    holds.push({ id, tenant_id: tenantId, app_id: null, amount_micros: budget, expires_at: leaseExpiry });
+    holds.push({
+      id,
+      tenant_id: tenantId,
+      app_id: null,
+      amount_micros: budget,
+      worst_micros: null,
+      instance_id: policy.instanceId,
+      expires_at: leaseExpiry,
+    });
     grants.push({ tenantId, id, budget, expiresAt: leaseExpiry });
   }
   if (holds.length > 0) await trx.insertInto('holds').values(holds).execute();

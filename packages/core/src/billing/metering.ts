@@ -5,27 +5,33 @@ import { createBatcher } from '../internal/batcher.js';
 import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/index.js';
+import type { InstanceHeartbeat } from '../store/instances.js';
 import {
   type AdmissionPolicy,
   type AdmitRequest,
   type AdmitResult,
   admitBatch,
+  type BatchAdmitResult,
   type LeaseView,
 } from './admission.js';
 import type { SettlementJournal } from './journal.js';
 import { parseWalletNotice, WALLETS_CHANNEL } from './ledger.js';
 import { type Settlement, type SettleResult, settleBatch } from './settlement.js';
+import { TypicalCosts } from './typical-costs.js';
 import { createUnsettledCalls } from './unsettled.js';
 
+export type { InstanceHeartbeat } from '../store/instances.js';
 /**
  * Money on a metered call: admission holds credit before the upstream call, settlement debits the
  * real cost after it. Both are batched (the calls that arrive together share one transaction),
  * and settlement runs after the caller's response.
  *
  * The rule for calls racing past zero: a call is admitted only while the tenant's available
- * credit (balance minus the holds of calls in flight) is above zero, and holds its known cost or
- * estimate, capped at what is available. So only calls already in flight can overdraw, and only
- * by their cost beyond their hold.
+ * credit (balance minus the holds of calls in flight) is above zero, and holds its expected cost,
+ * capped at what is available. A call whose worst case the credit no longer covers (with the
+ * worst cases of the calls in flight) is *closing*: this instance runs a tenant's closing calls
+ * one at a time, the next waiting for the one before it to settle. So the overdraft is bounded by
+ * one call's worst case per instance.
  *
  * Leases keep the store off the hot path without bending that rule: an admission in the store
  * also reserves, as one hold row, a lease of a quarter of the credit left (at most USD 10) for
@@ -35,7 +41,9 @@ import { createUnsettledCalls } from './unsettled.js';
  * apps with spend caps (their calls always go through the store, so caps are exact), and it is
  * set aside when a wallet notice shows the balance fell below four times the lease (other
  * instances' calls cost more than they held). Near zero, leases shrink to nothing and every
- * call is admitted in the store.
+ * call is admitted in the store. Calls admitted from a lease hold their worst case, so only
+ * calls admitted in the store can be closing. Holds and leases name this instance, so they are let
+ * go within seconds when its heartbeat stops (`store/instances.ts`).
  *
  * @see docs/billing.md
  */
@@ -65,9 +73,17 @@ export interface MeteringEngineOptions {
   /** How often segments of stopped processes are looked for (with a journal). Default 10 s. */
   adoptEveryMs?: number;
   logger?: Logger;
+  /**
+   * This instance's heartbeat: holds name it, and leases are used only while it is fresh.
+   * Without one, holds and leases lapse only by their own expiry.
+   */
+  instance?: Pick<InstanceHeartbeat, 'id' | 'fresh'>;
+  /** Longest a call waits for the tenant's closing call before it asks the store anyway. Default 60 s. */
+  turnTimeoutMs?: number;
 }
 
 export interface MeteringEngine {
+  /** Admits a call (a `turn` answer never leaves: the call waits for its turn and asks again). */
   admit(request: AdmitRequest): Promise<AdmitResult>;
   /**
    * Bills an answered call: records it (resolves once the record is durable: journaled, or at
@@ -75,6 +91,8 @@ export interface MeteringEngine {
    * store is away. The caller's answer ends after this resolves.
    */
   record(settlement: Settlement): Promise<void>;
+  /** The model's running average of real cost on this instance (null before one settled here). */
+  typicalCost(provider: string, model: string | null): number | null;
   /** Debits a call in the store now, without a record (see `settled` for waiting on it). */
   settle(settlement: Settlement): Promise<SettleResult>;
   /** Metered calls admitted whose bill is not yet recorded or whose hold is not yet given back. */
@@ -104,6 +122,8 @@ export interface MeteringEngine {
   forgetCaps(appId: string): void;
   /** Follows wallet notices (leases are set aside when a balance runs low). */
   follow(store: Pick<Store, 'listen'>): Promise<void>;
+  /** Drops this instance's leases (its heartbeat lapsed: the store may have let them go). */
+  dropLeases(): Promise<void>;
   /** Gives this instance's leased credit back to the store, stops following, closes the journal. */
   close(): Promise<void>;
 }
@@ -118,6 +138,7 @@ interface LocalLease extends LeaseView {
 
 /** A lease this close to its end is not used; the next admission in the store renews it. */
 const LEASE_MARGIN_MS = 10_000;
+const TURN: BatchAdmitResult = { ok: false, reason: 'turn' };
 /** How long the answer "this app has no spend cap" is trusted. */
 const CAPS_CACHE_MS = 2000;
 
@@ -131,6 +152,36 @@ export function createMeteringEngine(
     leaseTtlMs: options.leaseTtlMs ?? 60_000,
     leaseShare: options.leaseShare ?? 0.25,
     maxLeaseMicros: options.maxLeaseMicros ?? 10_000_000,
+    instanceId: options.instance?.id ?? null,
+  };
+  const instanceFresh = options.instance ? () => options.instance!.fresh() : () => true;
+  const typical = new TypicalCosts();
+  /** Each tenant's closing call in flight here (see the rule above), ended by its settlement or release. */
+  const turns = new Map<string, { usageId: string; done: Promise<void>; end: () => void }>();
+  const turnTimeoutMs = options.turnTimeoutMs ?? 60_000;
+  const takeTurn = (tenantId: string, usageId: string) => {
+    let end!: () => void;
+    const done = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    // A call that never settles (its request failed between admission and forwarding) must not
+    // stop the tenant's calls here for good.
+    const timer = setTimeout(() => endTurn(tenantId, usageId), turnTimeoutMs);
+    timer.unref?.();
+    turns.set(tenantId, {
+      usageId,
+      done,
+      end: () => {
+        clearTimeout(timer);
+        end();
+      },
+    });
+  };
+  const endTurn = (tenantId: string, usageId: string) => {
+    const turn = turns.get(tenantId);
+    if (turn?.usageId !== usageId) return;
+    turns.delete(tenantId);
+    turn.end();
   };
   const leases = new Map<string, LocalLease>();
   let callsInFlight = 0;
@@ -142,7 +193,15 @@ export function createMeteringEngine(
   });
   let unlisten: (() => Promise<void>) | undefined;
 
-  const admitInStore = createBatcher(async (requests: AdmitRequest[]) => {
+  const admitInStore = createBatcher(async (all: AdmitRequest[]): Promise<BatchAdmitResult[]> => {
+    // Calls queued before a closing call of their tenant was admitted wait for it all the same.
+    const waiting = all.map((r) => turns.has(r.tenantId));
+    if (!waiting.includes(true)) return admitInStoreNow(all);
+    const results = await admitInStoreNow(all.filter((_, i) => !waiting[i]));
+    return waiting.map((wait) => (wait ? TURN : results.shift()!));
+  });
+  const admitInStoreNow = async (requests: AdmitRequest[]): Promise<BatchAdmitResult[]> => {
+    if (requests.length === 0) return [];
     const tenants = [...new Set(requests.map((r) => r.tenantId))];
     const views = new Map<string, LeaseView>();
     for (const tenantId of tenants) {
@@ -155,6 +214,9 @@ export function createMeteringEngine(
       const outcome = await db
         .transaction()
         .execute((trx) => admitBatch(trx, requests, views, policy, now()));
+      outcome.results.forEach((result, i) => {
+        if (result.ok && result.closing) takeTurn(requests[i]!.tenantId, result.usageId);
+      });
       for (const [appId, capped] of outcome.capped) {
         if (capped) uncapped.delete(appId);
         else uncapped.set(appId, true);
@@ -178,27 +240,47 @@ export function createMeteringEngine(
         if (lease) lease.busy = false;
       }
     }
-  });
+  };
 
   const admit = async (request: AdmitRequest): Promise<AdmitResult> => {
-    const lease = leases.get(request.tenantId);
-    const at = now().getTime();
-    const capFree = request.appId === null || uncapped.has(request.appId);
-    if (
-      lease &&
-      capFree &&
-      !lease.busy &&
-      !lease.setAside &&
-      lease.expiresAt - at > LEASE_MARGIN_MS &&
-      lease.budget >= request.holdMicros
-    ) {
-      lease.budget -= request.holdMicros;
-      callsInFlight++;
-      return { ok: true, usageId: randomUUID(), holdMicros: request.holdMicros, leaseId: lease.id };
-    }
-    const result = await admitInStore(request);
+    const result = await admitInTurn(request);
     if (result.ok) callsInFlight++;
     return result;
+  };
+  /** Admits a call once no closing call of its tenant is in flight here: from the lease, else in the store. */
+  const admitInTurn = async (request: AdmitRequest): Promise<AdmitResult> => {
+    for (;;) {
+      const turn = turns.get(request.tenantId);
+      if (turn) {
+        await turn.done;
+        continue;
+      }
+      const leased = admitFromLease(request);
+      if (leased) return leased;
+      const result = await admitInStore(request);
+      if (result.ok || result.reason !== 'turn') return result;
+    }
+  };
+  /** A call admitted from this instance's lease, in memory; null when the lease cannot take it. */
+  const admitFromLease = (request: AdmitRequest): AdmitResult | null => {
+    const lease = leases.get(request.tenantId);
+    if (!lease) return null;
+    const at = now().getTime();
+    const capFree = request.appId === null || uncapped.has(request.appId);
+    // A leased call holds its worst case: it can never overdraw, so it is never closing.
+    const hold = request.worstMicros ?? request.holdMicros;
+    if (
+      !capFree ||
+      lease.busy ||
+      lease.setAside ||
+      lease.expiresAt - at <= LEASE_MARGIN_MS ||
+      lease.budget < hold ||
+      !instanceFresh()
+    ) {
+      return null;
+    }
+    lease.budget -= hold;
+    return { ok: true, usageId: randomUUID(), holdMicros: hold, leaseId: lease.id };
   };
 
   const settleInStore = createBatcher(
@@ -217,7 +299,12 @@ export function createMeteringEngine(
   );
   const underWay = new Map<string, Set<Promise<unknown>>>();
   const settle = (settlement: Settlement) => {
+    if (!settlement.estimated) typical.observe(settlement.provider, settlement.model, settlement.costMicros);
     const promise = settleInStore(settlement);
+    if (turns.has(settlement.tenantId)) {
+      const next = () => endTurn(settlement.tenantId, settlement.usageId);
+      promise.then(next, next);
+    }
     let tracked = underWay.get(settlement.tenantId);
     if (!tracked) {
       tracked = new Set();
@@ -248,7 +335,13 @@ export function createMeteringEngine(
   });
   const release: MeteringEngine['release'] = async (admission, tenantId) => {
     callsInFlight = Math.max(0, callsInFlight - 1);
-    if (admission.leaseId === null) return dropOwnHolds(admission.usageId);
+    if (admission.leaseId === null) {
+      try {
+        return await dropOwnHolds(admission.usageId);
+      } finally {
+        endTurn(tenantId, admission.usageId);
+      }
+    }
     // A leased call's credit goes back to the lease it came from, if that is still the lease.
     const lease = leases.get(tenantId);
     if (lease?.id === admission.leaseId) lease.budget += admission.holdMicros;
@@ -286,9 +379,16 @@ export function createMeteringEngine(
     return { inFlight, unsettled: await unsettled.flush(deadline) };
   };
 
+  const dropLeases = async () => {
+    const ids = [...leases.values()].map((lease) => lease.id);
+    leases.clear();
+    if (ids.length > 0) await db.deleteFrom('holds').where('id', 'in', ids).execute();
+  };
+
   return {
     admit,
     record,
+    typicalCost: (provider, model) => typical.of(provider, model),
     settle,
     settled,
     pendingFor,
@@ -315,14 +415,13 @@ export function createMeteringEngine(
         }
       });
     },
+    dropLeases,
     async close() {
       clearInterval(adoptTimer);
       unsettled.close();
       await unlisten?.();
-      const ids = [...leases.values()].map((lease) => lease.id);
-      leases.clear();
       try {
-        if (ids.length > 0) await db.deleteFrom('holds').where('id', 'in', ids).execute();
+        await dropLeases();
       } finally {
         // Records not settled stay on disk: the next boot (or a sibling process) settles them.
         await journal?.close();

@@ -82,11 +82,46 @@ describe('pricing', () => {
       expect(rateFor(tokens.rates, 'call', null)).toBeUndefined();
     });
 
+    const shape = (model: string | null, maxOutputTokens: number | null = null, inputBytes = 0) => ({
+      model,
+      maxOutputTokens,
+      inputBytes,
+    });
+
     it('holds a per-call price exactly and a token-metered estimate, and nothing without a price', () => {
-      expect(holdForCall(perCall, null)).toBe(1200);
-      expect(holdForCall(tokens, 'small')).toBe(10_000);
-      expect(holdForCall({ ...tokens, rates: [] }, 'small')).toBeNull();
-      expect(holdForCall({ ...perCall, rates: [] }, null)).toBeNull();
+      expect(holdForCall(perCall, shape(null))).toEqual({
+        holdMicros: 1200,
+        worstMicros: 1200,
+        bounded: true,
+      });
+      expect(holdForCall(tokens, shape('small'))).toEqual({
+        holdMicros: 10_000,
+        worstMicros: 10_000,
+        bounded: false,
+      });
+      expect(holdForCall({ ...tokens, rates: [] }, shape('small'))).toBeNull();
+      expect(holdForCall({ ...perCall, rates: [] }, shape(null))).toBeNull();
+    });
+
+    it("holds the model's running average when known, never less than the input estimate", () => {
+      expect(holdForCall(tokens, shape('small'), 900)?.holdMicros).toBe(900);
+      // 40 000 bytes = 10 000 input tokens x 0.5 x 1.2 = 6000 micros.
+      expect(holdForCall(tokens, shape('small', null, 40_000), 900)?.holdMicros).toBe(6000);
+    });
+
+    it('bounds a call by its max_tokens: worst case = input estimate + bound at the output price', () => {
+      // 400 bytes = 100 tokens x 0.5 = 50; 1000 x 1.5 = 1500; (50 + 1500) x 1.2 = 1860.
+      expect(holdForCall(tokens, shape('small', 1000, 400), 900)).toEqual({
+        holdMicros: 900,
+        worstMicros: 1860,
+        bounded: true,
+      });
+      // Without history the provider's estimate is held, but never more than the bound.
+      expect(holdForCall(tokens, shape('small', 1000, 400))).toEqual({
+        holdMicros: 1860,
+        worstMicros: 1860,
+        bounded: true,
+      });
     });
 
     it('costs a call once in total and each meter on its own', () => {

@@ -87,8 +87,6 @@ export interface PriceList {
   rates: MeterRate[];
 }
 
-const TOKEN_METERS: MeterName[] = ['input_tokens', 'output_tokens'];
-
 /** The rate of a meter for a model: the model's own, else the provider's any-model rate. */
 export function rateFor(rates: MeterRate[], meter: MeterName, model: string | null): MeterRate | undefined {
   return (
@@ -97,19 +95,67 @@ export function rateFor(rates: MeterRate[], meter: MeterName, model: string | nu
   );
 }
 
+/** What a request tells about its cost before it runs. */
+export interface CallShape {
+  model: string | null;
+  /** The request's own bound on its output tokens (`max_tokens` and the like); null: none. */
+  maxOutputTokens: number | null;
+  /** Size of the request body: the input is estimated at one token per four bytes. */
+  inputBytes: number;
+}
+
+/** What admission holds for a call, and the most the call can cost. */
+export interface CallHold {
+  /** The call's expected cost: the credit held while it runs. */
+  holdMicros: number;
+  /** The most it can cost: its price, its `max_tokens` bound, or (unbounded) its hold. */
+  worstMicros: number;
+  /** True when `worstMicros` is a real bound (a price, or a request that bounds its output). */
+  bounded: boolean;
+}
+
+/** Input tokens estimated per byte of request body. */
+const BYTES_PER_TOKEN = 4;
+
 /**
- * What to hold for a call before it runs, or null when the call has no price: a per-call price
- * is held exactly; a token-metered call holds the provider's estimate plus any per-call price.
+ * What to hold for a call before it runs, or null when the call has no price.
+ *
+ * - A per-call price is held exactly.
+ * - A token-metered call's worst case, when the request bounds its output, is its call price plus
+ *   its input estimate plus `maxOutputTokens` at the output price. It holds its expected cost:
+ *   `typicalMicros` (the model's running average of real cost) when known, else the provider's
+ *   `holdMicros` plus the call price; never less than its own call price and input estimate, and
+ *   never more than its worst case.
+ *
+ * @see docs/billing.md "Admission"
  */
-export function holdForCall(prices: PriceList, model: string | null): number | null {
+export function holdForCall(
+  prices: PriceList,
+  shape: CallShape,
+  typicalMicros: number | null = null,
+): CallHold | null {
+  const { model } = shape;
   const call = rateFor(prices.rates, 'call', model);
-  const callCost = call
-    ? costMicros([{ quantity: 1, unitPriceMicros: call.unitPriceMicros }], prices.marginPercent)
-    : 0;
-  if (prices.dialect === 'per_call') return call ? callCost : null;
-  const tokenRates = TOKEN_METERS.filter((meter) => rateFor(prices.rates, meter, model));
-  if (tokenRates.length === 0 && !call) return null;
-  return prices.holdMicros + callCost;
+  const callLine = call ? [{ quantity: 1, unitPriceMicros: call.unitPriceMicros }] : [];
+  if (prices.dialect === 'per_call') {
+    if (!call) return null;
+    const price = costMicros(callLine, prices.marginPercent);
+    return { holdMicros: price, worstMicros: price, bounded: true };
+  }
+  const input = rateFor(prices.rates, 'input_tokens', model);
+  const output = rateFor(prices.rates, 'output_tokens', model);
+  if (!input && !output && !call) return null;
+  const inputLine = input
+    ? [{ quantity: Math.ceil(shape.inputBytes / BYTES_PER_TOKEN), unitPriceMicros: input.unitPriceMicros }]
+    : [];
+  const floor = costMicros([...callLine, ...inputLine], prices.marginPercent);
+  const typical = typicalMicros ?? prices.holdMicros + costMicros(callLine, prices.marginPercent);
+  const expected = Math.max(floor, typical);
+  const bound = shape.maxOutputTokens;
+  if (bound === null) return { holdMicros: expected, worstMicros: expected, bounded: false };
+  const outputLine = output ? [{ quantity: bound, unitPriceMicros: output.unitPriceMicros }] : [];
+  const worst = costMicros([...callLine, ...inputLine, ...outputLine], prices.marginPercent);
+  return { holdMicros: Math.min(expected, worst), worstMicros: worst, bounded: true };
 }
 
 /** A call's cost, rounded once, and each meter's cost rounded on its own (for reports). */

@@ -20,9 +20,17 @@ export interface EventStreamHubOptions {
   maxStreamsPerApp?: number;
   /** Heartbeat interval. Default 25 s. */
   pingMs?: number;
+  /**
+   * This instance's id in the store's heartbeat table: its slots are freed as soon as its
+   * heartbeat stops (a killed instance), not when their own minute-long expiry lapses.
+   */
+  instanceId?: string;
 }
 
-/** A stream's claim on one of its app's slots lives this long past its last heartbeat. */
+/**
+ * A stream's claim on one of its app's slots lives this long past its last ping (a backstop: a
+ * slot naming an instance is freed when that instance's heartbeat stops).
+ */
 const SLOT_TTL_MS = 60_000;
 /** A client that lets this much output pile up is dropped; it reconnects with Last-Event-ID. */
 const MAX_BUFFERED_CHARS = 1_000_000;
@@ -236,7 +244,12 @@ export class EventStreamHub {
     const id = randomUUID();
     await this.#db
       .insertInto('event_streams')
-      .values({ id, app_id: appId, expires_at: new Date(now.getTime() + SLOT_TTL_MS) })
+      .values({
+        id,
+        app_id: appId,
+        instance_id: this.options.instanceId ?? null,
+        expires_at: new Date(now.getTime() + SLOT_TTL_MS),
+      })
       .execute();
     return id;
   }

@@ -35,6 +35,7 @@ import { ProviderCatalog } from '../proxy/providers.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
 import { IdempotencyRecords } from '../store/idempotency.js';
 import type { Store } from '../store/index.js';
+import { startInstanceHeartbeat } from '../store/instances.js';
 import { createRateLimitCounter } from '../store/rate-limit-hits.js';
 import { createSealer, parseEncryptionKeys } from '../store/sealing.js';
 import { cliRoutes } from './cli/index.js';
@@ -84,6 +85,11 @@ export interface PlatformOptions {
   encryptionKey?: string;
   /** Default margin on metered prices, in percent. Default `MARGIN_PERCENT`, else 20. */
   marginPercent?: string;
+  /**
+   * This instance's heartbeat in the store: every `beatMs` (default 2 s); counted dead `ttlMs`
+   * (default 6 s) after its last beat, when the others let go of its holds, leases and stream slots.
+   */
+  instanceHeartbeat?: { beatMs?: number; ttlMs?: number };
   /** Event stream heartbeat, default 25 s; concurrent streams per app, default 5. */
   eventStreams?: { pingMs?: number; maxStreamsPerApp?: number };
   /** The fetch the provider proxy calls upstreams with. Default the global fetch. */
@@ -177,7 +183,17 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
         onUnreadable: (file, line) => logger.warn('settlement journal line unreadable', { file, line }),
       })
     : null;
+  const instance = await startInstanceHeartbeat(db, {
+    ...options.instanceHeartbeat,
+    // Its leases may have been let go while it was counted dead: calls go through the store.
+    onLapsed: () => void metering.dropLeases().catch(() => {}),
+    onError: (error) =>
+      logger.warn('instance heartbeat failed', {
+        error: error instanceof Error ? error.message : String(error),
+      }),
+  });
   const metering = createMeteringEngine(db, {
+    instance,
     onSettled: (tenants) => {
       for (const tenant of tenants) balances.invalidate(tenant);
     },
@@ -190,7 +206,11 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   });
   const stopFollowingBalances = await balances.follow(options.store);
   await metering.follow(options.store);
-  const events = await EventStreamHub.start(options.store, { logger, ...options.eventStreams });
+  const events = await EventStreamHub.start(options.store, {
+    logger,
+    ...options.eventStreams,
+    instanceId: instance.id,
+  });
   const keys = new KeyStore(
     db,
     options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {},
@@ -319,6 +339,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       }
       await stopFollowingBalances();
       await metering.close();
+      await instance.stop();
     },
   };
 }

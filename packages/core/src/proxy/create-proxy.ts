@@ -133,9 +133,14 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEn
     request: ForwardedRequest,
   ): Promise<Admission | null | Response> {
     if (isFreeRoute(provider.freeRoutes, request.method, request.subPath)) return null;
-    const holdMicros = holdForCall(provider, request.model);
-    if (holdMicros === null) return noPrice(provider.slug, request.model);
-    const admitted = await options.metering.admit({ tenantId: key.tenantId, appId: key.appId, holdMicros });
+    const hold = holdForCall(provider, request, options.metering.typicalCost(provider.slug, request.model));
+    if (hold === null) return noPrice(provider.slug, request.model);
+    const admitted = await options.metering.admit({
+      tenantId: key.tenantId,
+      appId: key.appId,
+      holdMicros: hold.holdMicros,
+      worstMicros: hold.worstMicros,
+    });
     if (admitted.ok) return admitted;
     return admitted.reason === 'balance_exhausted'
       ? balanceExhausted(provider.slug)

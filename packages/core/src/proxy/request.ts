@@ -19,6 +19,13 @@ export interface ForwardedRequest {
   body: BodyInit | null;
   /** The `model` of a JSON body, which picks the rates; null without one. */
   model: string | null;
+  /**
+   * The most output tokens the request allows: its `max_tokens` (or `max_completion_tokens`,
+   * `max_output_tokens`) times its `n` choices; null when it sets no bound. Admission holds by it.
+   */
+  maxOutputTokens: number | null;
+  /** Size of the body in bytes (declared, for bodies streamed through): the input estimate. */
+  inputBytes: number;
 }
 
 /** The request to forward, or the 413 that refuses it. */
@@ -36,10 +43,13 @@ export async function readRequest(
     upstreamUrl: `${provider.upstreamUrl}${subPath}${url.search}`,
     body: null,
     model: null,
+    maxOutputTokens: null,
+    inputBytes: 0,
   };
   if (!request.body) return forwarded;
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > maxBytes) return tooLarge(maxBytes);
+  forwarded.inputBytes = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
   const json = (request.headers.get('content-type') ?? '').includes('json');
   if (provider.dialect === 'per_call' || !json) {
     forwarded.body = limited(request.body, maxBytes);
@@ -53,9 +63,11 @@ export async function readRequest(
     throw error;
   }
   forwarded.body = text;
+  forwarded.inputBytes = Buffer.byteLength(text);
   const fields = jsonObject(text);
   if (!fields) return forwarded;
   forwarded.model = typeof fields.model === 'string' ? fields.model : null;
+  forwarded.maxOutputTokens = outputBound(fields);
   if (provider.dialect === 'openai' && fields.stream === true && subPath.endsWith('/chat/completions')) {
     const streamOptions = (fields.stream_options ?? {}) as Record<string, unknown>;
     if (streamOptions.include_usage !== true) {
@@ -66,6 +78,21 @@ export async function readRequest(
     }
   }
   return forwarded;
+}
+
+const OUTPUT_BOUNDS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'] as const;
+
+/** The request's bound on its output tokens across all its choices; null when it sets none. */
+function outputBound(fields: Record<string, unknown>): number | null {
+  const bounds = OUTPUT_BOUNDS.map((name) => fields[name]).filter(isCount);
+  if (bounds.length === 0) return null;
+  const choices = isCount(fields.n) ? fields.n : 1;
+  const bound = Math.max(...bounds) * choices;
+  return Number.isSafeInteger(bound) ? bound : null;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 }
 
 function jsonObject(text: string): Record<string, unknown> | null {

@@ -16,6 +16,7 @@ import type {
   EventStreamsTable,
   HoldsTable,
   IdempotencyRecordsTable,
+  InstancesTable,
   IntegrationsTable,
   LedgerEntriesTable,
   MembershipsTable,
@@ -61,6 +62,7 @@ export interface Database extends WireTables, DoorTables {
   event_streams: EventStreamsTable;
   idempotency_records: IdempotencyRecordsTable;
   ssh_sessions: SshSessionsTable;
+  instances: InstancesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

@@ -4,6 +4,7 @@ import * as billing from './0002-billing.js';
 import * as wire from './0003-wire.js';
 import * as door from './0004-door.js';
 import * as sshSessions from './0005-ssh-sessions.js';
+import * as instances from './0006-instances.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0003-wire': wire,
   '0004-door': door,
   '0005-ssh-sessions': sshSessions,
+  '0006-instances': instances,
 };

@@ -149,6 +149,10 @@ export interface HoldsTable {
   /** The app whose spend caps the held call counts against, if any. */
   app_id: string | null;
   amount_micros: number;
+  /** What the held call can cost at most, when more than its hold; null: its hold. */
+  worst_micros: number | null;
+  /** The instance that took the hold: it is let go when that instance's heartbeat stops. */
+  instance_id: string | null;
   expires_at: Timestamp;
   created_at: CreatedAt;
 }
@@ -212,7 +216,16 @@ export interface AppEventsTable {
 export interface EventStreamsTable {
   id: string;
   app_id: string;
+  /** The instance serving the stream: the slot is freed when that instance's heartbeat stops. */
+  instance_id: string | null;
   expires_at: Timestamp;
+}
+
+export interface InstancesTable {
+  id: string;
+  /** Renewed by the instance's heartbeat; past it, the instance counts as dead. */
+  alive_until: Timestamp;
+  started_at: CreatedAt;
 }
 
 export interface IdempotencyRecordsTable {
