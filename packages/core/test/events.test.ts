@@ -250,5 +250,19 @@ for (const kind of STORE_KINDS) {
         onB.close();
       }
     });
+
+    it('ends open streams of a stopping instance with a retry hint, so clients come back soon', async () => {
+      const tenant = await createMeteredTenant(a.platform, 1_000_000);
+      const stopping = await startPlatform(store, { eventStreams: { pingMs: 200 } });
+      const reader = await stream(stopping, tenant.appKey);
+      await reader.waitForComment('connected');
+      // The platform stops first, as on SIGTERM; its HTTP server closes after.
+      await stopping.platform.close();
+      const deadline = Date.now() + 5000;
+      while (!reader.ended && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await stopping.close().catch(() => {});
+      expect(reader.ended).toBe(true);
+      expect(reader.retries).toEqual([1000]);
+    });
   });
 }

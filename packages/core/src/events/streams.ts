@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../http/logger.js';
-import { formatSse, formatSseComment, SSE_HEADERS } from '../http/sse.js';
+import { formatSse, formatSseComment, formatSseRetry, SSE_HEADERS } from '../http/sse.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/index.js';
 import {
@@ -34,6 +34,8 @@ export interface EventStreamHubOptions {
 const SLOT_TTL_MS = 60_000;
 /** A client that lets this much output pile up is dropped; it reconnects with Last-Event-ID. */
 const MAX_BUFFERED_CHARS = 1_000_000;
+/** How soon a client of a stopping instance reconnects (to a live one, behind a load balancer). */
+const RECONNECT_AFTER_STOP_MS = 1000;
 
 interface Subscriber {
   lastSeq: number;
@@ -122,8 +124,10 @@ export class EventStreamHub {
             this.#fetch(appId);
           }, this.#pingMs);
           ping.unref?.();
+          // Ended by a stopping instance: the client is told to come back soon, to another one.
           const end = () => {
             if (!open) return;
+            write(formatSseRetry(RECONNECT_AFTER_STOP_MS));
             cleanup();
             controller.close();
           };

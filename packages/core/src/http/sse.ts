@@ -31,6 +31,11 @@ export function formatSseComment(text: string): string {
   return `: ${text.replace(/[\r\n]+/g, ' ')}\n\n`;
 }
 
+/** A `retry:` line: how long a client waits before it reconnects (EventSource honours it). */
+export function formatSseRetry(ms: number): string {
+  return `retry: ${Math.max(0, Math.trunc(ms))}\n\n`;
+}
+
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache, no-store',

@@ -6,6 +6,10 @@ export interface SseReader {
   headers: Headers;
   events: EventSourceMessage[];
   comments: string[];
+  /** Reconnection delays the server asked for (`retry:` lines), in order. */
+  retries: number[];
+  /** Whether the server ended the stream. */
+  readonly ended: boolean;
   /** Resolves once `count` events have arrived (rejects after `timeoutMs`). */
   waitForEvents(count: number, timeoutMs?: number): Promise<EventSourceMessage[]>;
   waitForComment(text: string, timeoutMs?: number): Promise<void>;
@@ -20,9 +24,12 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
   });
   const events: EventSourceMessage[] = [];
   const comments: string[] = [];
+  const retries: number[] = [];
+  let ended = false;
   const parser = createParser({
     onEvent: (event) => events.push(event),
     onComment: (comment) => comments.push(comment.trim()),
+    onRetry: (ms) => retries.push(ms),
   });
   if (response.ok && response.body) {
     const reader = response.body.getReader();
@@ -31,7 +38,10 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
       try {
         for (;;) {
           const { done, value } = await reader.read();
-          if (done) break;
+          if (done) {
+            ended = true;
+            break;
+          }
           parser.feed(decoder.decode(value, { stream: true }));
         }
       } catch {
@@ -52,6 +62,10 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
     headers: response.headers,
     events,
     comments,
+    retries,
+    get ended() {
+      return ended;
+    },
     async waitForEvents(count, timeoutMs = 5000) {
       await until(() => events.length >= count, `${count} events`, timeoutMs);
       return events.slice(0, count);
