@@ -1,7 +1,7 @@
 /**
  * Every answered metered call is billed exactly once, whatever happens to a process or the
  * database: two platform processes on one PostgreSQL cluster under load, then a SIGTERM (a
- * deploy) or a PostgreSQL stop in immediate mode and restart (a crash or failover). Needs the
+ * deploy), a SIGKILL (a crash) or a PostgreSQL stop in immediate mode and restart (a failover). Needs the
  * PostgreSQL server programs (CI installs them); the cluster is the test's own.
  *
  * @see docs/billing.md "Settlement journal", "Stopping"
@@ -9,6 +9,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { POSTGRES_BIN } from '../../../packages/core/test/support/pg-cluster.js';
 import { booksBalance, type FaultWorld, startFaultWorld, startLoad } from './support/faults.js';
+
+/** `startLoad`'s callers: the most calls a kill can cut in flight. */
+const LOAD_CALLERS = 16;
 
 describe.runIf(POSTGRES_BIN !== null)('faults under load (postgres, two processes)', () => {
   let world: FaultWorld | undefined;
@@ -34,6 +37,30 @@ describe.runIf(POSTGRES_BIN !== null)('faults under load (postgres, two processe
     expect(booksBalance(books)).toBe(true);
     // Both stopped cleanly: no hold or lease of theirs is left counting against the balance.
     expect(books.holds).toBe(0);
+  }, 120_000);
+
+  it('bills every answered call when an instance is killed (SIGKILL) mid-load and boots again', async () => {
+    world = await startFaultWorld();
+    const [first, second] = world.instances;
+    const load = startLoad(world);
+    await load.until(150);
+    // No shutdown of any kind: every call it answered is in its journal, settled at its next boot.
+    await first.kill();
+    await load.until(load.answered + 100);
+    await first.restart();
+    await load.until(load.answered + 100);
+    await load.stop();
+    for (const instance of [first, second]) {
+      const code = await instance.stop();
+      expect(code, instance.process.output().slice(-3000)).toBe(0);
+    }
+
+    const books = await world.books();
+    // Every call answered whole is billed; a call cut by the kill after its record was durable is
+    // billed too (its upstream call was made): at most one per caller in flight (docs/billing.md).
+    expect(books.usageRows).toBeGreaterThanOrEqual(load.answered);
+    expect(books.usageRows - load.answered).toBeLessThanOrEqual(LOAD_CALLERS);
+    expect(booksBalance(books)).toBe(true);
   }, 120_000);
 
   it('bills every answered call across a PostgreSQL stop (immediate) and restart mid-load', async () => {
