@@ -50,7 +50,8 @@ export interface RunningHost {
   /** The MCP door: `{baseUrl}/api/service/mcp` (its setup page is `{mcpUrl}/connect`). */
   mcpUrl: string;
   service: Service;
-  close(): Promise<void>;
+  /** Stops: turns in flight may finish for up to `graceMs` (default 0), then the server closes. */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 export async function startExpressHost(options: ExpressHostOptions = {}): Promise<RunningHost> {
@@ -123,9 +124,9 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
     url,
     mcpUrl: `${baseUrl}/api/service/mcp`,
     service,
-    close: async () => {
+    close: async (options = {}) => {
       server.closeIdleConnections();
-      await service.close();
+      await service.close(options);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

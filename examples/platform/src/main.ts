@@ -62,9 +62,9 @@ async function main(): Promise<void> {
   });
 
   /**
-   * Graceful shutdown: stop accepting; end event streams (with a retry hint); let calls in flight
-   * finish and settle every answered call, up to SERVICE_SHUTDOWN_GRACE_MS; give leased credit
-   * back; then cut what is left and exit 0. A call still unsettled then (the store is away) is in
+   * Graceful shutdown: stop accepting; end event streams (with a retry hint); let metered calls and
+   * the demo host's turns in flight finish and settle every answered call, up to
+   * SERVICE_SHUTDOWN_GRACE_MS; give leased credit back; then cut what is left and exit 0. A call still unsettled then (the store is away) is in
    * the settlement journal, which the next boot settles.
    */
   const stop = async (signal: string) => {
@@ -77,11 +77,11 @@ async function main(): Promise<void> {
       if ('closeIdleConnections' in server) server.closeIdleConnections();
     }, 50);
     try {
-      await platform.close({ graceMs });
+      // The demo host's turns in flight get the same grace as the platform's metered calls.
+      await Promise.all([platform.close({ graceMs }), demoHost.close({ graceMs })]);
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if ('closeAllConnections' in server) server.closeAllConnections();
       clearInterval(sweep);
-      await demoHost.close();
       await store.close();
       logger.info('stopped');
       process.exit(0);

@@ -3,7 +3,7 @@
  * error code (and status) in one place, so the agent knows nothing of HTTP.
  */
 
-export type RunErrorCode = 'run_in_flight';
+export type RunErrorCode = 'run_in_flight' | 'stopping';
 
 /** A refusal whose message is safe, and meant, to reach the caller. */
 export class RunError extends Error {

@@ -36,6 +36,8 @@ export class RunHub {
   readonly #live = new Map<string, LiveRun>();
   readonly #shutdown = new AbortController();
   readonly #running = new Set<Promise<void>>();
+  /** Set by `close`: new turns are refused (503 on the wire) while those in flight finish. */
+  #closing = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -56,6 +58,7 @@ export class RunHub {
     userMessage: UIMessage,
     credentials: { headers: Record<string, string> } | null = null,
   ): Promise<LiveRun> {
+    if (this.#closing) throw new RunError('stopping', 'The service is stopping; try again shortly.');
     const owner = principal.subject;
     const runId = newId('run');
     const seq = await this.#begin(owner, threadId, runId, userMessage);
@@ -168,7 +171,22 @@ export class RunHub {
   }
 
   /** Cancels every run of this instance and waits for them to end. */
-  async close(): Promise<void> {
+  /**
+   * Stops taking turns; lets those in flight finish for up to `graceMs` (a deploy should not cut
+   * an answer short), then stops the rest and waits for them to wind down.
+   */
+  async close(options: { graceMs?: number } = {}): Promise<void> {
+    this.#closing = true;
+    if (options.graceMs && this.#running.size > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.#running]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, options.graceMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
     for (const run of this.#live.values()) if (!run.finished) run.requestStop('shutdown');
     this.#shutdown.abort();
     await Promise.allSettled([...this.#running]);

@@ -47,8 +47,12 @@ export interface Service {
   /** The door's origin-root discovery documents (`/.well-known/...`), or null to fall through. */
   wellKnown(request: Request): Promise<Response | null>;
   readonly context: WireContext;
-  /** Cancels runs in flight and closes the store when the service opened it. */
-  close(): Promise<void>;
+  /**
+   * Stops taking turns (new ones answer 503 `unavailable` with `Retry-After`), lets turns in
+   * flight finish for up to `graceMs` (default 0), cancels the rest, writes queued activity, and
+   * closes the store when the service opened it.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 export const DEFAULT_TOOL_OUTPUT_CAP = 32_000;
@@ -215,8 +219,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     fetch: handle,
     wellKnown: async (request) => (door ? door.wellKnown(request) : null),
     context,
-    close: async () => {
-      await runs.close();
+    close: async (closeOptions = {}) => {
+      await runs.close(closeOptions);
       await door?.close();
       await audit.flush();
       if (ownsStore) await store.close();

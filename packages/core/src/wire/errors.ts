@@ -43,7 +43,7 @@ export const WIRE_ERROR_CODES = {
   principal_failed: 500,
   /** 501: the route exists in the contract but is not available in this composition. */
   not_implemented: 501,
-  /** 503: the store is unreachable (briefly, as a rule); with `Retry-After`. */
+  /** 503: the store is unreachable (briefly, as a rule), or the service is stopping; with `Retry-After`. */
   unavailable: 503,
 } as const;
 
@@ -82,6 +82,7 @@ export const UNAVAILABLE_HEADERS: Readonly<Record<string, string>> = {
 /** The wire's code for each refusal of the agent. */
 const RUN_ERROR_CODES: Record<RunErrorCode, WireErrorCode> = {
   run_in_flight: 'run_in_flight',
+  stopping: 'unavailable',
 };
 
 /**
@@ -92,7 +93,9 @@ const RUN_ERROR_CODES: Record<RunErrorCode, WireErrorCode> = {
 export function asWireError(error: unknown): WireError | null {
   if (error instanceof WireError) return error;
   if (error instanceof RunError) {
-    return new WireError(RUN_ERROR_CODES[error.code], error.message, { cause: error });
+    const code = RUN_ERROR_CODES[error.code];
+    const headers = code === 'unavailable' ? UNAVAILABLE_HEADERS : {};
+    return new WireError(code, error.message, { cause: error, headers });
   }
   if (isStoreUnavailable(error)) {
     return new WireError('unavailable', 'The service is briefly unavailable; try again shortly.', {
