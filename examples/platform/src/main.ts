@@ -78,7 +78,10 @@ async function main(): Promise<void> {
     }, 50);
     try {
       // The demo host's turns in flight get the same grace as the platform's metered calls.
-      await Promise.all([platform.close({ graceMs }), demoHost.close({ graceMs })]);
+      const cutConnections = () => {
+        if ('closeAllConnections' in server) server.closeAllConnections();
+      };
+      await Promise.all([platform.close({ graceMs, cutConnections }), demoHost.close({ graceMs })]);
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       if ('closeAllConnections' in server) server.closeAllConnections();
       clearInterval(sweep);

@@ -37,7 +37,9 @@ export type AdmitResult =
       closing?: boolean;
     }
   | { ok: false; reason: 'balance_exhausted' }
-  | { ok: false; reason: 'spend_cap_exceeded'; window: SpendPeriod; resetsAt: Date };
+  | { ok: false; reason: 'spend_cap_exceeded'; window: SpendPeriod; resetsAt: Date }
+  /** This instance is stopping: the call should go to another one. */
+  | { ok: false; reason: 'stopping' };
 
 /** In a batch, also: a closing call of the tenant was admitted before this one; wait for it, then ask again. */
 export type BatchAdmitResult = AdmitResult | { ok: false; reason: 'turn' };

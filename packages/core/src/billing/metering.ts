@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import { type Logger, silentLogger } from '../http/logger.js';
+import { describeError, type Logger, silentLogger } from '../http/logger.js';
 import { createBatcher } from '../internal/batcher.js';
 import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database } from '../store/database.js';
@@ -139,6 +139,7 @@ interface LocalLease extends LeaseView {
 /** A lease this close to its end is not used; the next admission in the store renews it. */
 const LEASE_MARGIN_MS = 10_000;
 const TURN: BatchAdmitResult = { ok: false, reason: 'turn' };
+const STOPPING: AdmitResult = { ok: false, reason: 'stopping' };
 /** How long the answer "this app has no spend cap" is trusted. */
 const CAPS_CACHE_MS = 2000;
 
@@ -147,6 +148,7 @@ export function createMeteringEngine(
   options: MeteringEngineOptions = {},
 ): MeteringEngine {
   const now = options.now ?? (() => new Date());
+  const logger = options.logger ?? silentLogger;
   const policy: AdmissionPolicy = {
     holdTtlMs: options.holdTtlMs ?? 15 * 60 * 1000,
     leaseTtlMs: options.leaseTtlMs ?? 60_000,
@@ -185,6 +187,8 @@ export function createMeteringEngine(
   };
   const leases = new Map<string, LocalLease>();
   let callsInFlight = 0;
+  /** Set by `drain`: no call is admitted any more (the proxy answers 503, the caller retries elsewhere). */
+  let stopping = false;
   /** Apps known to have no spend cap, whose calls may be admitted from a lease. */
   const uncapped = new TtlCache<string, true>({
     ttlMs: CAPS_CACHE_MS,
@@ -243,6 +247,7 @@ export function createMeteringEngine(
   };
 
   const admit = async (request: AdmitRequest): Promise<AdmitResult> => {
+    if (stopping) return STOPPING;
     const result = await admitInTurn(request);
     if (result.ok) callsInFlight++;
     return result;
@@ -356,7 +361,7 @@ export function createMeteringEngine(
         () => false,
       ),
     journal,
-    logger: options.logger ?? silentLogger,
+    logger,
   });
   // Calls a stopped process answered and did not settle: now, and every few seconds after (a
   // sibling process on this host may stop at any time).
@@ -372,6 +377,7 @@ export function createMeteringEngine(
   };
 
   const drain: MeteringEngine['drain'] = async (deadline) => {
+    stopping = true;
     while (callsInFlight > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -422,6 +428,9 @@ export function createMeteringEngine(
       await unlisten?.();
       try {
         await dropLeases();
+      } catch (error) {
+        // The store is away: the leases lapse with this instance's heartbeat instead.
+        logger.warn('stopping: leases not given back', describeError(error));
       } finally {
         // Records not settled stay on disk: the next boot (or a sibling process) settles them.
         await journal?.close();

@@ -110,7 +110,15 @@ export interface PlatformCloseOptions {
    * Default 10 s. What is still unsettled then stays in the journal for the next boot.
    */
   graceMs?: number;
+  /**
+   * Called when the grace is over and metered calls are still streaming: cut their connections
+   * (`server.closeAllConnections()`), so each ends and is billed before the journal closes.
+   */
+  cutConnections?: () => void;
 }
+
+/** After connections are cut, how long the calls they carried get to record their bills. */
+const CUT_CALLS_RECORD_MS = 2000;
 
 export interface Platform {
   /** The web-standard handler. `env` may carry `{ remoteAddress }` of the connection. */
@@ -122,9 +130,11 @@ export interface Platform {
   /** The built-in development identity provider, when it runs. */
   readonly devIdp: DevIdentityProvider | null;
   /**
-   * Stops the platform for a shutdown: ends event streams (clients reconnect elsewhere), waits
-   * for metered calls in flight, settles every answered call, gives leased credit back, and stops
-   * listening. The store stays open (its owner closes it). Stop accepting connections first.
+   * Stops the platform for a shutdown: ends event streams (clients reconnect elsewhere), refuses
+   * new metered calls (503 with `Retry-After`), waits for those in flight, settles every answered
+   * call, gives leased credit back, and stops listening. The store stays open (its owner closes
+   * it); an unreachable store does not make it fail (what is unsettled stays in the journal).
+   * Stop accepting connections first.
    */
   close(options?: PlatformCloseOptions): Promise<void>;
 }
@@ -321,25 +331,40 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     return faultResponse(c.get('errorShape'), { 'x-request-id': requestId ?? '' });
   });
 
+  let closing: Promise<void> | undefined;
+  async function stop(closeOptions: PlatformCloseOptions): Promise<void> {
+    const deadline = Date.now() + (closeOptions.graceMs ?? 10_000);
+    // Each step runs whatever became of the one before: a store that is away must not stop
+    // the rest (what is unsettled stays in the journal; leases and rows lapse on their own).
+    const logged = (what: string) => (error: unknown) =>
+      logger.warn(`stopping: ${what}`, describeError(error));
+    await events.close().catch(logged('event streams not closed cleanly'));
+    let left = await metering.drain(deadline);
+    if (left.inFlight > 0 && closeOptions.cutConnections) {
+      closeOptions.cutConnections();
+      left = await metering.drain(Date.now() + CUT_CALLS_RECORD_MS);
+    }
+    if (left.inFlight > 0 || left.unsettled > 0) {
+      logger.warn('stopped with metered calls unsettled', {
+        in_flight: left.inFlight,
+        unsettled: left.unsettled,
+        journal: journal?.dir ?? null,
+      });
+    }
+    await stopFollowingBalances().catch(logged('balance notices not unfollowed'));
+    await metering.close().catch(logged('metering not closed cleanly'));
+    await instance.stop().catch(logged('instance row not removed'));
+  }
+
   return {
     fetch: async (request, connection) => app.fetch(request, connection),
     context,
     store: options.store,
     devIdp,
-    close: async (closeOptions = {}) => {
-      const deadline = Date.now() + (closeOptions.graceMs ?? 10_000);
-      await events.close();
-      const left = await metering.drain(deadline);
-      if (left.inFlight > 0 || left.unsettled > 0) {
-        logger.warn('stopped with metered calls unsettled', {
-          in_flight: left.inFlight,
-          unsettled: left.unsettled,
-          journal: journal?.dir ?? null,
-        });
-      }
-      await stopFollowingBalances();
-      await metering.close();
-      await instance.stop();
+    // A second close (two signals, a test's teardown) waits for the first.
+    close: (closeOptions = {}) => {
+      closing ??= stop(closeOptions);
+      return closing;
     },
   };
 }

@@ -13,6 +13,7 @@ import { callerResponseHeaders, observedBody, upstreamRequestHeaders } from './f
 import { isFreeRoute, type ProviderCatalog, type ProviderConfig } from './providers.js';
 import {
   balanceExhausted,
+  instanceStopping,
   invalidKey,
   missingKey,
   noPrice,
@@ -142,9 +143,14 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEn
       worstMicros: hold.worstMicros,
     });
     if (admitted.ok) return admitted;
-    return admitted.reason === 'balance_exhausted'
-      ? balanceExhausted(provider.slug)
-      : spendCapReached(provider.slug, admitted.window, admitted.resetsAt);
+    switch (admitted.reason) {
+      case 'balance_exhausted':
+        return balanceExhausted(provider.slug);
+      case 'spend_cap_exceeded':
+        return spendCapReached(provider.slug, admitted.window, admitted.resetsAt);
+      case 'stopping':
+        return instanceStopping();
+    }
   }
 
   /** The upstream's answer to the call sent with the managed-pool credential; null (logged) when unreachable. */

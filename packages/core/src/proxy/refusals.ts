@@ -1,7 +1,8 @@
 /**
  * Every answer the proxy gives instead of the upstream's, in the canonical error shape: 401 no or
- * bad key, 429 too many bad keys from one address, 404 unknown provider, 403 no connection, 400 no price, 402 out of credit or over a
- * spend cap, 413 body too large, 502 upstream unreachable.
+ * bad key, 429 too many bad keys from one address, 404 unknown provider, 403 no connection, 400
+ * no price, 402 out of credit or over a spend cap, 413 body too large, 502 upstream unreachable,
+ * 503 instance stopping.
  *
  * @see docs/proxy.md "Errors"
  */
@@ -70,6 +71,17 @@ export function spendCapReached(slug: string, window: SpendPeriod, resetsAt: Dat
       resets_at: resetsAt.toISOString(),
       retry_after: Math.max(1, Math.ceil((resetsAt.getTime() - Date.now()) / 1000)),
     },
+  );
+}
+
+/** This instance is stopping (a deploy): the same call succeeds at another instance at once. */
+export function instanceStopping(): Response {
+  return canonicalError(
+    503,
+    'service_unavailable',
+    'This instance is stopping: retry the call',
+    { retry_after: 1 },
+    { 'retry-after': '1' },
   );
 }
 
