@@ -168,6 +168,8 @@ export interface Load {
   readonly answered: number;
   /** Calls that got any other answer, or none. */
   readonly failed: number;
+  /** Calls answered 200 whose body then broke off: an answer cut short. */
+  readonly cut: number;
   /** Waits until `answered` reaches `n` (or the timeout passes). */
   until(n: number, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -177,6 +179,7 @@ export interface Load {
 export function startLoad(world: FaultWorld, callers = 16): Load {
   let answered = 0;
   let failed = 0;
+  let cut = 0;
   let stopped = false;
   let sent = 0;
   const caller = async (index: number) => {
@@ -188,7 +191,10 @@ export function startLoad(world: FaultWorld, callers = 16): Load {
           headers: { authorization: `Bearer ${world.tenant.appKey}`, 'content-type': 'application/json' },
           body: JSON.stringify({ model: 'demo-small', stream: sent % 2 === 0 }),
         });
-        await response.arrayBuffer();
+        await response.arrayBuffer().catch((error: unknown) => {
+          if (response.status === 200) cut++;
+          throw error;
+        });
         if (response.status === 200) answered++;
         else {
           failed++;
@@ -207,6 +213,9 @@ export function startLoad(world: FaultWorld, callers = 16): Load {
     },
     get failed() {
       return failed;
+    },
+    get cut() {
+      return cut;
     },
     async until(n, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
