@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
-import { serve } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import { createJsonLogger, describeError } from '@service/core/http';
 import { createPlatform } from '@service/core/platform';
 import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
@@ -33,12 +34,6 @@ async function main(): Promise<void> {
     // The demo providers' upstream is answered by this instance's own stand-in.
     upstreamFetch: withDemoUpstream(),
   });
-  const seed = await seedDemo(platform, demoFile);
-  // The demo host app (wire + tools + MCP door) on the same store: SERVICE_DEMO_HOST_PORT, else
-  // PORT + 1. Its door's service key is kept in the demo file (the door stores only its hash).
-  const serviceKey = demoServiceKey(demoFile);
-  const demoHost = await startDemoHost(store, serviceKey);
-  recordDemoHost(demoFile, demoHost, serviceKey);
   let stopping = false;
   const fetch = async (request: Request, env: unknown) => {
     const response = await platform.fetch(request, env);
@@ -46,20 +41,28 @@ async function main(): Promise<void> {
     if (stopping) closeConnectionAfter(response);
     return response;
   };
+  // Listen before the demo seed writes anything: a port already taken (a second `pnpm start`)
+  // is a startup failure that leaves `.service/demo.json` as it was.
+  const server = await listen(fetch);
+  const address = server.address() as AddressInfo;
 
-  const server = serve({ fetch, port, hostname }, (info) => {
-    logger.info('listening', {
-      url: platform.context.baseUrl,
-      address: `${info.address}:${info.port}`,
-      store: usesPostgres ? 'postgres' : `pglite:${resolveDataDir()}`,
-      demo_seeded: seed.created,
-    });
-    if (seed.tenantId) {
-      process.stdout.write(
-        `\nPlatform ready at ${platform.context.baseUrl}\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
-      );
-    }
+  const seed = await seedDemo(platform, demoFile);
+  // The demo host app (wire + tools + MCP door) on the same store: SERVICE_DEMO_HOST_PORT, else
+  // PORT + 1. Its door's service key is kept in the demo file (the door stores only its hash).
+  const serviceKey = demoServiceKey(demoFile);
+  const demoHost = await startDemoHost(store, serviceKey);
+  recordDemoHost(demoFile, demoHost, serviceKey);
+  logger.info('listening', {
+    url: platform.context.baseUrl,
+    address: `${address.address}:${address.port}`,
+    store: usesPostgres ? 'postgres' : `pglite:${resolveDataDir()}`,
+    demo_seeded: seed.created,
   });
+  if (seed.tenantId) {
+    process.stdout.write(
+      `\nPlatform ready at ${platform.context.baseUrl}\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
+    );
+  }
 
   /**
    * Graceful shutdown: stop accepting; end event streams (with a retry hint); let metered calls and
@@ -95,6 +98,17 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** Serves `fetch` on PORT; rejects (a startup failure) when the port cannot be had. */
+function listen(fetch: (request: Request, env: unknown) => Promise<Response>): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch, port, hostname }, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+    server.once('error', reject);
+  });
 }
 
 /** Marks an answer to close its connection (an answer piped from another fetch keeps its headers). */

@@ -126,4 +126,19 @@ describe('pnpm start', () => {
       await booted.stop();
     }
   });
+
+  it('refuses a port already taken as a startup failure, leaving the demo file as it was', async () => {
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
+    try {
+      const before = readFileSync(join(cwd, '.service/demo.json'), 'utf8');
+      // Another data folder (so the folder lock lets it through), the same port.
+      const second = spawnPlatform(cwd, { PORT: String(port), SERVICE_DATA_DIR: join(cwd, 'other-data') });
+      const code = await new Promise((resolve) => second.child.once('exit', resolve));
+      expect(code).toBe(1);
+      expect(second.output()).toMatch(/startup failed.*EADDRINUSE/s);
+      expect(readFileSync(join(cwd, '.service/demo.json'), 'utf8')).toBe(before);
+    } finally {
+      await booted.stop();
+    }
+  });
 });
