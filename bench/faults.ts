@@ -52,16 +52,20 @@ const FAULTS: Record<string, (world: FaultWorld) => Promise<void>> = {
     await load.until(load.answered + 200);
     await finish(world, load);
   },
-  'PostgreSQL stopped (immediate) 2 s': async (world) => {
-    const load = startLoad(world);
-    await load.until(300);
-    await world.cluster.stop('immediate');
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    await world.cluster.start();
-    await load.until(load.answered + 300);
-    await finish(world, load);
-  },
+  'PostgreSQL stopped (immediate) 2 s': (world) => outage(world, 2000),
+  // The outage the billing promise is stated for: nothing answered is lost up to at least 60 s.
+  'PostgreSQL stopped (immediate) 60 s': (world) => outage(world, 60_000),
 };
+
+async function outage(world: FaultWorld, ms: number): Promise<void> {
+  const load = startLoad(world);
+  await load.until(300);
+  await world.cluster.stop('immediate');
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  await world.cluster.start();
+  await load.until(load.answered + 300, 60_000);
+  await finish(world, load);
+}
 
 let answered = 0;
 async function finish(world: FaultWorld, load: ReturnType<typeof startLoad>): Promise<void> {

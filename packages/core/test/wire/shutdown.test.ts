@@ -55,7 +55,7 @@ describe('closing the wire', () => {
     const read = await reading;
     // The client sees the stream end with an abort; the run is recorded as cancelled.
     expect(read.chunks.at(-1)?.type).toBe('abort');
-    const runId = (read.message?.metadata as { runId: string }).runId;
+    const runId = (read.message!.metadata as { runId: string }).runId;
     const row = await store.db
       .selectFrom('wire_runs')
       .select('status')
