@@ -401,7 +401,10 @@ describe('fuzzing every route', () => {
   });
 });
 
-/** How a door route refuses: OAuth's `{ error, error_description }`, JSON-RPC, or a page for the user. */
+/**
+ * How a door route refuses: OAuth's `{ error, error_description }`, JSON-RPC, or (`page`) an HTML
+ * page for the user where the route renders one, else OAuth's JSON.
+ */
 type DoorShape = 'oauth' | 'jsonrpc' | 'page';
 
 interface DoorCase {
@@ -425,8 +428,9 @@ const DOOR_ROUTES: DoorCase[] = [
   { method: 'PUT', path: `${MCP}/register`, shape: 'oauth', input: 'metadata', type: 'application/json' },
   { method: 'POST', path: `${MCP}/token`, shape: 'oauth', input: 'token', type: FORM },
   { method: 'POST', path: `${MCP}/revoke`, shape: 'oauth', input: 'revoke', type: FORM },
-  { method: 'GET', path: `${MCP}/authorize`, shape: 'oauth', input: 'authorize' },
-  // The consent form's refusals are pages for the user, not OAuth JSON.
+  // Refusals before the redirect URI is trusted are OAuth JSON; a user who cannot consent (their
+  // account does not resolve) gets a page, as the consent form's refusals are.
+  { method: 'GET', path: `${MCP}/authorize`, shape: 'page', input: 'authorize' },
   { method: 'POST', path: `${MCP}/authorize`, shape: 'page', input: 'consent', type: FORM },
   { method: 'GET', path: `${MCP}/connect`, shape: 'page', input: 'query' },
   { method: 'POST', path: `${MCP}/connect`, shape: 'page', input: 'consent', type: FORM },
