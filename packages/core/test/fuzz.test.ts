@@ -7,13 +7,17 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import fc from 'fast-check';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { mintServiceKey } from '../src/door/index.js';
 import { WIRE_ERROR_CODES } from '../src/wire/errors.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { createMeteredTenant, type MeteredTenant, seedProviders } from './support/metered.js';
 import { type RunningPlatform, startPlatform } from './support/platform.js';
 import { openTestStore, type TestStore } from './support/stores.js';
-import { testService } from './wire/support/wire.js';
+import { scriptedModel } from './wire/support/models.js';
+import { headerPrincipal, ORIGIN, testService } from './wire/support/wire.js';
 
 /** Text that has broken a route before: NUL, lone surrogates, prototype names, traversal, size. */
 const nastyText = fc.oneof(
@@ -393,6 +397,544 @@ describe('fuzzing every route', () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+});
+
+/**
+ * How a door route refuses: OAuth's `{ error, error_description }`, JSON-RPC, or (`page`) an HTML
+ * page for the user where the route renders one, else OAuth's JSON.
+ */
+type DoorShape = 'oauth' | 'jsonrpc' | 'page';
+
+interface DoorCase {
+  method: string;
+  path: string;
+  shape: DoorShape;
+  /** What the request carries: a JSON-RPC message, client metadata, an OAuth form, a query. */
+  input: 'jsonrpc' | 'metadata' | 'token' | 'revoke' | 'consent' | 'authorize' | 'federation' | 'query';
+  /** The content type a well-behaved client sends (the fuzzer mostly sends it, sometimes not). */
+  type?: string;
+}
+
+const MCP = '/api/service/mcp';
+const FORM = 'application/x-www-form-urlencoded';
+const DOOR_ROUTES: DoorCase[] = [
+  { method: 'POST', path: MCP, shape: 'jsonrpc', input: 'jsonrpc', type: 'application/json' },
+  { method: 'GET', path: MCP, shape: 'jsonrpc', input: 'query' },
+  { method: 'DELETE', path: MCP, shape: 'jsonrpc', input: 'query' },
+  { method: 'OPTIONS', path: MCP, shape: 'jsonrpc', input: 'query' },
+  { method: 'POST', path: `${MCP}/register`, shape: 'oauth', input: 'metadata', type: 'application/json' },
+  { method: 'PUT', path: `${MCP}/register`, shape: 'oauth', input: 'metadata', type: 'application/json' },
+  { method: 'POST', path: `${MCP}/token`, shape: 'oauth', input: 'token', type: FORM },
+  { method: 'POST', path: `${MCP}/revoke`, shape: 'oauth', input: 'revoke', type: FORM },
+  // Refusals before the redirect URI is trusted are OAuth JSON; a user who cannot consent (their
+  // account does not resolve) gets a page, as the consent form's refusals are.
+  { method: 'GET', path: `${MCP}/authorize`, shape: 'page', input: 'authorize' },
+  { method: 'POST', path: `${MCP}/authorize`, shape: 'page', input: 'consent', type: FORM },
+  { method: 'GET', path: `${MCP}/connect`, shape: 'page', input: 'query' },
+  { method: 'POST', path: `${MCP}/connect`, shape: 'page', input: 'consent', type: FORM },
+  { method: 'GET', path: `${MCP}/federate`, shape: 'oauth', input: 'federation' },
+  { method: 'GET', path: `${MCP}/.well-known/oauth-protected-resource`, shape: 'oauth', input: 'query' },
+  { method: 'GET', path: `${MCP}/.well-known/oauth-authorization-server`, shape: 'oauth', input: 'query' },
+  { method: 'GET', path: `${MCP}/no/such/door/path`, shape: 'oauth', input: 'query' },
+  {
+    method: 'GET',
+    path: '/.well-known/oauth-protected-resource/api/service/mcp',
+    shape: 'oauth',
+    input: 'query',
+  },
+  {
+    method: 'GET',
+    path: '/.well-known/oauth-authorization-server/api/service/mcp',
+    shape: 'oauth',
+    input: 'query',
+  },
+  { method: 'GET', path: '/.well-known/mcp/server-card.json', shape: 'oauth', input: 'query' },
+  { method: 'GET', path: '/.well-known/mcp-server-card', shape: 'oauth', input: 'query' },
+];
+/** The transport gets most of the runs: it is where a body reaches tools and the store. */
+const DOOR_ROUTE_WEIGHTS: Record<string, number> = { [`POST ${MCP}`]: 12, [`POST ${MCP}/token`]: 3 };
+
+const OAUTH_FIELDS = [
+  'grant_type',
+  'client_id',
+  'client_secret',
+  'code',
+  'code_verifier',
+  'redirect_uri',
+  'refresh_token',
+  'subject_token',
+  'subject_token_type',
+  'scope',
+  'resource',
+  'token',
+  'token_type_hint',
+  'response_type',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'transaction',
+  'csrf_token',
+  'decision',
+];
+
+/** Checks a door answer: never a 5xx, and every refusal with a body in the route's shape. */
+async function expectDoorShaped(route: DoorCase, response: Response): Promise<void> {
+  const label = `${route.method} ${route.path} -> ${response.status}`;
+  expect(response.status, label).toBeLessThan(500);
+  const text = await response.text();
+  // Successes, redirects and a bare 405 (with its Allow header) carry nothing to check.
+  if (response.status < 400 || text === '') return;
+  const type = response.headers.get('content-type') ?? '';
+  if (route.shape === 'page' && type.includes('text/html')) return;
+  expect(type, label).toContain('application/json');
+  const body = JSON.parse(text) as Record<string, unknown>;
+  // The transport's 401 is the bearer challenge: OAuth's shape, as RFC 6750 has it.
+  if (route.shape === 'jsonrpc' && response.status !== 401) {
+    expect(body.jsonrpc, label).toBe('2.0');
+    const error = body.error as { code?: unknown; message?: unknown } | undefined;
+    expect(typeof error?.code, label).toBe('number');
+    expect(typeof error?.message, label).toBe('string');
+    return;
+  }
+  expect(typeof body.error, label).toBe('string');
+  expect(typeof body.error_description, label).toBe('string');
+}
+
+describe('fuzzing the MCP door and the wire’s /chat', () => {
+  const FEDERATION_SECRET = 'fuzz-federation-secret-of-at-least-32-characters';
+  const ISSUER = 'https://broker.example';
+  const REDIRECT = 'http://127.0.0.1:9/callback';
+  const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGKSEFYAU0';
+  const serviceKey = mintServiceKey();
+  let store: TestStore;
+  let service: Awaited<ReturnType<typeof testService>>;
+  let url: string;
+  let closeServer: () => Promise<void>;
+  let accessToken: string;
+  let sessionId: string;
+  let clientId: string;
+
+  beforeAll(async () => {
+    store = await openTestStore();
+    service = await testService(store, {
+      mcp: {
+        productName: 'Fuzz',
+        serviceAuth: { keys: [serviceKey], clientId: 'fuzz-backend' },
+        federation: { secret: FEDERATION_SECRET },
+      },
+      oauth: {
+        // Signed in when the request names a user; else the host's login redirect.
+        session: (request: Request) => {
+          const subject = request.headers.get('x-test-user');
+          return subject ? { subject } : new Response(null, { status: 302, headers: { location: '/login' } });
+        },
+        principal: (subject: string) => (subject === 'gone' ? null : { subject }),
+      },
+      actAs: async () => ({ headers: {} }),
+      // The canonical URL is configured, never taken from the request: any origin serves it.
+      env: { SERVICE_BASE_URL: ORIGIN },
+      model: scriptedModel([{ text: ['fine'] }]).model,
+      principal: headerPrincipal,
+      tools: [
+        {
+          name: 'lookup',
+          description: 'Looks up',
+          input: z.object({ q: z.string().optional() }),
+          risk: 'read',
+          execute: (input: { q?: string }) => ({ found: input.q ?? null }),
+        },
+      ],
+    });
+    const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+      const s = serve(
+        {
+          // Mounted as the adapters mount it: the origin-root discovery paths first.
+          fetch: async (request) => (await service.wellKnown(request)) ?? service.fetch(request),
+          port: 0,
+          hostname: '127.0.0.1',
+        },
+        () => resolve(s),
+      );
+    });
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    closeServer = () =>
+      new Promise<void>((resolve) => {
+        if ('closeAllConnections' in server) server.closeAllConnections();
+        server.close(() => resolve());
+      });
+    // A real access token, an MCP session and a registered client: the fuzzer gets past each gate.
+    const token = await fetch(`${url}${MCP}/token`, {
+      method: 'POST',
+      headers: { 'content-type': FORM },
+      body: new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+        client_id: 'fuzz-backend',
+        client_secret: serviceKey,
+        subject_token: 'ada',
+      }),
+    });
+    accessToken = ((await token.json()) as { access_token: string }).access_token;
+    const initialized = await fetch(`${url}${MCP}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${accessToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'fuzz', version: '1' },
+        },
+      }),
+    });
+    sessionId = initialized.headers.get('mcp-session-id')!;
+    await initialized.text();
+    const registered = await fetch(`${url}${MCP}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'fuzz' }),
+    });
+    clientId = ((await registered.json()) as { client_id: string }).client_id;
+  }, 30_000);
+  afterAll(async () => {
+    await closeServer?.();
+    await service?.close();
+    await store?.dispose();
+  });
+
+  /** Pairs from a good request with some replaced by nasty ones, some repeated, some added. */
+  const mutatedPairs = (good: () => Array<[string, string]>) =>
+    fc
+      .record({
+        base: fc.boolean(),
+        changes: fc.array(
+          fc.tuple(
+            fc.oneof(fc.constantFrom(...OAUTH_FIELDS), nastyText),
+            nastyText,
+            fc.constantFrom<'set' | 'append' | 'delete'>('set', 'append', 'delete'),
+          ),
+          { maxLength: 3 },
+        ),
+      })
+      .map(({ base, changes }) => {
+        const params = new URLSearchParams(base ? good() : []);
+        for (const [name, value, how] of changes) {
+          if (how === 'set') params.set(name, value);
+          else if (how === 'append') params.append(name, value);
+          else params.delete(name);
+        }
+        return params.toString();
+      });
+  /** Form text: mutated good requests, or raw text with encodings that decode badly. */
+  const formText = (good: () => Array<[string, string]>) =>
+    fc.oneof(
+      { arbitrary: mutatedPairs(good), weight: 5 },
+      {
+        arbitrary: fc.constantFrom(
+          'client_id=%00',
+          'token=a%00b&client_id=x',
+          'grant_type=%ED%A0%80',
+          '%zz=%',
+          'a=1&a=2',
+          '=&=&&',
+          `state=${'x'.repeat(20_000)}`,
+        ),
+        weight: 1,
+      },
+      { arbitrary: body, weight: 1 },
+    );
+  const tokenForms = (): Array<[string, string]> => [
+    ['grant_type', 'urn:ietf:params:oauth:grant-type:token-exchange'],
+    ['client_id', 'fuzz-backend'],
+    ['client_secret', serviceKey],
+    ['subject_token', 'ada'],
+  ];
+  const refreshForm = (): Array<[string, string]> => [
+    ['grant_type', 'refresh_token'],
+    ['client_id', clientId],
+    ['refresh_token', 'mcp_rt_unknown'],
+  ];
+  const codeForm = (): Array<[string, string]> => [
+    ['grant_type', 'authorization_code'],
+    ['client_id', clientId],
+    ['code', 'mcp_code_unknown'],
+    ['redirect_uri', REDIRECT],
+    ['code_verifier', 'v'.repeat(43)],
+  ];
+  // Revoking the suite's own token would end the fuzzing early: a token of another client's.
+  const revokeForm = (): Array<[string, string]> => [
+    ['token', 'mcp_at_unknown'],
+    ['client_id', clientId],
+  ];
+  const authorizeQuery = (): Array<[string, string]> => [
+    ['client_id', clientId],
+    ['redirect_uri', REDIRECT],
+    ['response_type', 'code'],
+    ['code_challenge', CHALLENGE],
+    ['code_challenge_method', 'S256'],
+    ['state', 'st'],
+    ['scope', 'read'],
+  ];
+  const consentForm = (): Array<[string, string]> => [
+    ['transaction', 'tx'],
+    ['csrf_token', 'csrf'],
+    ['decision', 'approve'],
+  ];
+  const metadataText = fc.oneof(
+    fc
+      .record(
+        {
+          redirect_uris: fc.oneof(fc.constant([REDIRECT]), fc.array(nastyText, { maxLength: 3 }), nastyJson),
+          client_name: fc.oneof(nastyText, nastyJson),
+          grant_types: fc.array(fc.constantFrom('authorization_code', 'refresh_token', 'x'), {
+            maxLength: 3,
+          }),
+          scope: nastyText,
+          token_endpoint_auth_method: fc.constantFrom('none', 'client_secret_post', 'x'),
+          client_uri: nastyText,
+          software_id: nastyJson,
+        },
+        { requiredKeys: [] },
+      )
+      .map((value) => JSON.stringify(value)),
+    body,
+  );
+  const jsonRpcText = fc.oneof(
+    {
+      arbitrary: fc
+        .record(
+          {
+            jsonrpc: fc.oneof({ arbitrary: fc.constant('2.0'), weight: 5 }, nastyText),
+            id: fc.oneof(fc.integer(), nastyText, fc.constant(null)),
+            method: fc.oneof(
+              {
+                arbitrary: fc.constantFrom(
+                  'initialize',
+                  'tools/list',
+                  'tools/call',
+                  'tools/call',
+                  'ping',
+                  'notifications/initialized',
+                ),
+                weight: 5,
+              },
+              nastyText,
+            ),
+            params: fc.oneof(
+              fc.record({
+                name: fc.oneof({ arbitrary: fc.constant('lookup'), weight: 4 }, nastyText),
+                arguments: fc.oneof(nastyJson, fc.record({ q: nastyText })),
+                _meta: fc.oneof(nastyJson, fc.record({ progressToken: nastyText })),
+              }),
+              fc.constant({
+                protocolVersion: '2025-06-18',
+                capabilities: {},
+                clientInfo: { name: 'fuzz', version: '1' },
+              }),
+              nastyJson,
+            ),
+          },
+          { requiredKeys: ['jsonrpc', 'method', 'id'] },
+        )
+        .map((message) => JSON.stringify(message)),
+      weight: 6,
+    },
+    { arbitrary: body, weight: 1 },
+    {
+      arbitrary: fc.constantFrom(
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lookup","arguments":${'['.repeat(5000)}}}`,
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lookup","arguments":{"q":"a\\u0000b"}}}',
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\\ud800","arguments":{}}}',
+        '{"jsonrpc":"2.0","id":"\\u0000","method":"ping"}',
+        '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]',
+        '[]',
+        '',
+      ),
+      weight: 1,
+    },
+  );
+  /** Federation claims: a good request with fields replaced, or junk. */
+  const federationClaims = fc.oneof(
+    {
+      arbitrary: fc.record(
+        {
+          iss: fc.oneof({ arbitrary: fc.constant(ISSUER), weight: 3 }, nastyText),
+          jti: fc.oneof({ arbitrary: fc.uuid(), weight: 3 }, nastyText),
+          redirect_uri: fc.oneof({ arbitrary: fc.constant(`${ISSUER}/callback`), weight: 3 }, nastyText),
+          scopes: fc.oneof(
+            { arbitrary: fc.constant(['read']), weight: 3 },
+            fc.array(nastyText, { maxLength: 2 }),
+            nastyJson,
+          ),
+          client_name: fc.oneof({ arbitrary: fc.constant('Broker'), weight: 3 }, nastyText, nastyJson),
+        },
+        { requiredKeys: [] },
+      ),
+      weight: 4,
+    },
+    nastyJson,
+  );
+
+  it('never answers 5xx on the door, and refuses in OAuth’s or JSON-RPC’s shape', async () => {
+    const secret = new TextEncoder().encode(FEDERATION_SECRET);
+    const federationRequest = async (claims: Record<string, unknown>) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256' })
+        .setAudience(`${ORIGIN}${MCP}`)
+        .setExpirationTime(Math.floor(Date.now() / 1000) + 60)
+        .sign(secret);
+    const routes = DOOR_ROUTES.map((route) => ({
+      arbitrary: fc.constant(route),
+      weight: DOOR_ROUTE_WEIGHTS[`${route.method} ${route.path}`] ?? 1,
+    }));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(...routes),
+        fc.record({
+          jsonrpc: jsonRpcText,
+          metadata: metadataText,
+          token: fc.oneof(formText(tokenForms), formText(refreshForm), formText(codeForm)),
+          revoke: formText(revokeForm),
+          consent: formText(consentForm),
+          authorize: mutatedPairs(authorizeQuery),
+          query: mutatedPairs(() => []),
+          federation: federationClaims,
+        }),
+        fc.oneof(
+          {
+            arbitrary: fc.constantFrom<Record<string, string>>(
+              { authorization: `Bearer ${accessToken}` },
+              { authorization: `Bearer ${accessToken}`, 'mcp-session-id': sessionId },
+              // Signed in at the host (consent, federation) and holding a token (the transport).
+              { authorization: `Bearer ${accessToken}`, 'x-test-user': 'ada' },
+            ),
+            weight: 6,
+          },
+          fc.constantFrom<Record<string, string>>(
+            { authorization: `Bearer ${accessToken}`, 'mcp-session-id': 'mcp_ses_unknown' },
+            { authorization: 'Bearer mcp_at_forged' },
+            { authorization: 'Basic Zm9vOmJhcg==' },
+            { 'x-test-user': 'gone' },
+            {},
+          ),
+        ),
+        fc.oneof(
+          { arbitrary: fc.constant(null), weight: 5 },
+          fc.constantFrom('application/json', FORM, 'text/plain', 'application/json; charset=utf-8'),
+        ),
+        fc.oneof(
+          { arbitrary: fc.constant('application/json, text/event-stream'), weight: 5 },
+          fc.constantFrom('application/json', '*/*', 'text/html'),
+        ),
+        async (route, inputs, credentials, otherType, accept) => {
+          let search = '';
+          let text: string | undefined;
+          switch (route.input) {
+            case 'authorize':
+            case 'query':
+              search = inputs[route.input];
+              break;
+            case 'federation':
+              search = `request=${encodeURIComponent(await federationRequest(inputs.federation as Record<string, unknown>))}`;
+              break;
+            default:
+              text = inputs[route.input];
+          }
+          // Ending the suite's live session would turn every later request with it into a 404.
+          const headers: Record<string, string> =
+            route.method === 'DELETE' && credentials['mcp-session-id'] === sessionId
+              ? { ...credentials, 'mcp-session-id': 'mcp_ses_unknown' }
+              : { ...credentials };
+          const type = otherType ?? route.type ?? 'application/json';
+          const hasBody = text !== undefined && !['GET', 'HEAD', 'OPTIONS'].includes(route.method);
+          const response = await fetch(`${url}${route.path}${search ? `?${search}` : ''}`, {
+            method: route.method,
+            headers: { ...headers, 'content-type': type, accept },
+            ...(hasBody ? { body: text } : {}),
+            redirect: 'manual',
+            signal: AbortSignal.timeout(5000),
+          });
+          await expectDoorShaped(route, response);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it('never answers 5xx on POST /chat, and refuses in the wire’s envelope', async () => {
+    const route: RouteCase = { method: 'POST', path: '/chat', shape: 'canonical' };
+    const part = fc.oneof(
+      fc.record({ type: fc.constant('text'), text: nastyText }),
+      fc.record({ type: fc.constantFrom('file', 'image'), mediaType: nastyText, url: nastyText }),
+      nastyJson,
+    );
+    const message = fc.oneof(
+      nastyText,
+      fc.record(
+        {
+          id: nastyText,
+          role: fc.oneof(
+            { arbitrary: fc.constant('user'), weight: 4 },
+            fc.constantFrom('assistant', 'system'),
+          ),
+          parts: fc.array(part, { maxLength: 3 }),
+          metadata: nastyJson,
+        },
+        { requiredKeys: ['role', 'parts'] },
+      ),
+      nastyJson,
+    );
+    const goodMessage = fc.oneof(
+      fc.string({ minLength: 1, maxLength: 40 }),
+      fc.record({ role: fc.constant('user'), parts: fc.constant([{ type: 'text', text: 'hi' }]) }),
+    );
+    const chatText = fc.oneof(
+      {
+        arbitrary: fc
+          .record({ id: fc.constantFrom('thr_fuzz', 'thread-2'), message: fc.oneof(goodMessage, message) })
+          .map((value) => JSON.stringify(value)),
+        weight: 3,
+      },
+      {
+        arbitrary: fc
+          .record(
+            {
+              id: fc.oneof({ arbitrary: fc.constantFrom('thr_fuzz', 'thread-1'), weight: 3 }, nastyText),
+              message,
+              messages: fc.array(message, { maxLength: 3 }),
+              trigger: fc.constantFrom('submit-message', 'regenerate-message', 'x'),
+            },
+            // Mostly one field or two, so many bodies are good enough to start a turn.
+            { requiredKeys: [] },
+          )
+          .map((value) => JSON.stringify(value)),
+        weight: 4,
+      },
+      { arbitrary: body, weight: 1 },
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        chatText,
+        fc.constantFrom<Record<string, string>>({ 'x-test-user': 'ada' }, { 'x-test-user': 'ada' }, {}),
+        fc.constantFrom('application/json', 'application/json', 'application/json', 'text/plain'),
+        async (text, user, contentType) => {
+          const response = await fetch(`${url}/api/service/chat`, {
+            method: 'POST',
+            headers: { ...user, 'content-type': contentType },
+            body: text,
+            signal: AbortSignal.timeout(5000),
+          });
+          await expectShaped(route, response, true);
+        },
+      ),
+      { numRuns: 150 },
     );
   });
 });

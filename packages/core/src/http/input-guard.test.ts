@@ -4,7 +4,14 @@
  * @see docs/errors.md "Input rules"
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, ownValue, parseJsonInput, textProblem, urlProblem } from './input-guard.js';
+import {
+  jsonDepthProblem,
+  MAX_JSON_DEPTH,
+  ownValue,
+  parseJsonInput,
+  textProblem,
+  urlProblem,
+} from './input-guard.js';
 
 describe('textProblem', () => {
   it('accepts ordinary text, emoji (paired surrogates) included', () => {
@@ -76,6 +83,18 @@ describe('parseJsonInput', () => {
 
   it('tells a syntax error apart, so each surface words it its own way', () => {
     expect(parseJsonInput('{"a":')).toMatchObject({ ok: false, reason: 'syntax' });
+  });
+});
+
+describe('jsonDepthProblem', () => {
+  it('checks only the depth, on text that need not parse, for callers that word the rest', () => {
+    expect(jsonDepthProblem(`${'['.repeat(MAX_JSON_DEPTH)}`)).toBeNull();
+    expect(jsonDepthProblem(`${'['.repeat(MAX_JSON_DEPTH + 1)}`)).toBe(
+      `body nests deeper than ${MAX_JSON_DEPTH} levels`,
+    );
+    expect(jsonDepthProblem('[[[', { where: 'metadata', maxDepth: 2 })).toBe(
+      'metadata nests deeper than 2 levels',
+    );
   });
 });
 

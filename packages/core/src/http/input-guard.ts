@@ -69,10 +69,8 @@ export type JsonInput =
 export function parseJsonInput(text: string, options: { where?: string; maxDepth?: number } = {}): JsonInput {
   const where = options.where ?? 'body';
   if (text.trim() === '') return { ok: true, value: {} };
-  const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
-  if (nestingDepth(text) > maxDepth) {
-    return { ok: false, reason: 'guard', message: `${where} nests deeper than ${maxDepth} levels` };
-  }
+  const tooDeep = jsonDepthProblem(text, { where, maxDepth: options.maxDepth });
+  if (tooDeep) return { ok: false, reason: 'guard', message: tooDeep };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -81,6 +79,20 @@ export function parseJsonInput(text: string, options: { where?: string; maxDepth
   }
   const problem = jsonValueProblem(value, where);
   return problem ? { ok: false, reason: 'guard', message: problem } : { ok: true, value };
+}
+
+/**
+ * Whether a JSON text nests deeper than the cap, checked before parsing (for callers that word
+ * the other refusals their own way, as the door's OAuth endpoints do).
+ */
+export function jsonDepthProblem(
+  text: string,
+  options: { where?: string; maxDepth?: number } = {},
+): InputProblem {
+  const maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
+  return nestingDepth(text) > maxDepth
+    ? `${options.where ?? 'body'} nests deeper than ${maxDepth} levels`
+    : null;
 }
 
 /** The first string (key or value) of a parsed JSON value that is not clean text, as `path: problem`. */

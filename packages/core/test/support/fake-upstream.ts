@@ -63,6 +63,8 @@ async function answer(state: FakeUpstream, method: string, path: string, body: s
     let request: { model?: string; stream?: boolean; stream_options?: { include_usage?: boolean } } = {};
     try {
       request = JSON.parse(body);
+      // A real provider refuses `null`, `[]` or `"x"` as a request: so does the stand-in.
+      if (request === null || typeof request !== 'object' || Array.isArray(request)) throw new TypeError();
     } catch {
       res.writeHead(400, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'invalid JSON' } }));

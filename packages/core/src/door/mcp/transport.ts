@@ -20,6 +20,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../agent/tools.js';
+import { parseJsonInput } from '../../http/input-guard.js';
 import { TtlCache } from '../../internal/ttl-cache.js';
 import type { DoorContext } from '../context.js';
 import { preflight, withCors } from '../cors.js';
@@ -117,15 +118,23 @@ export function createTransportHandler(
     principal: Principal,
     sessionId: string | null,
   ): Promise<Response> => {
-    let body: unknown;
+    let text: string;
     try {
-      body = JSON.parse(await readCapped(request, MAX_MESSAGE_BYTES));
+      text = await readCapped(request, MAX_MESSAGE_BYTES);
     } catch (error) {
       if (error instanceof OAuthError && error.status === 413) {
         return jsonRpcError(413, ErrorCode.InvalidRequest, 'Message too large');
       }
       return jsonRpcError(400, ErrorCode.ParseError, 'Parse error: the body must be JSON-RPC');
     }
+    // The shared input guard: nesting capped before parsing, every string clean text. JSON that
+    // breaks it is a JSON-RPC Invalid Request, answered 400 with no id (Streamable HTTP).
+    const input = text.trim() === '' ? null : parseJsonInput(text);
+    if (input === null || (!input.ok && input.reason === 'syntax')) {
+      return jsonRpcError(400, ErrorCode.ParseError, 'Parse error: the body must be JSON-RPC');
+    }
+    if (!input.ok) return jsonRpcError(400, ErrorCode.InvalidRequest, `Invalid Request: ${input.message}`);
+    const body = input.value;
     const initializing = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
     const server = createServer(context, menu, caller, principal, progressEveryMs);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });

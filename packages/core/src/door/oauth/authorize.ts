@@ -178,6 +178,9 @@ async function decide(context: DoorContext, request: Request): Promise<Response>
     if (error instanceof OAuthError) return problem(error.status, error.description);
     throw error;
   }
+  if (unstorableField(form) !== null) {
+    return problem(400, 'The consent form must not contain NUL characters or invalid Unicode.');
+  }
   const transaction = form.get('transaction');
   const csrfToken = form.get('csrf_token');
   const decision = form.get('decision');

@@ -8,6 +8,7 @@
  * adapter is forwarded verbatim; errors are JSON 400s: the endpoint renders no HTML of its own.
  */
 import { jwtVerify, SignJWT } from 'jose';
+import { jsonValueProblem } from '../../http/input-guard.js';
 import { LIFETIMES, SCOPES } from '../config.js';
 import type { DoorContext } from '../context.js';
 import { OAuthError, oauthErrorResponse } from './errors.js';
@@ -90,6 +91,13 @@ async function verifyRequest(
     throw new OAuthError(
       'invalid_request',
       'The federation request is not a valid HS256 JWT for this server',
+    );
+  }
+  // Its text goes on to the adapter (`client_name`) and into the assertion: clean, as all input.
+  if (jsonValueProblem(payload, 'request') !== null) {
+    throw new OAuthError(
+      'invalid_request',
+      'The federation request must not contain NUL characters or invalid Unicode',
     );
   }
   const now = Math.floor(context.now() / 1000);

@@ -1,8 +1,10 @@
 /**
  * Reading OAuth form bodies (`application/x-www-form-urlencoded`) and JSON registration bodies
- * with a size cap, so bad input is a clear 400 (or 413), never a 500.
+ * with a size cap, under the shared input guard's text rule, so bad input is a clear 400 (or
+ * 413) in OAuth's terms, never a 500.
  */
 import { readBodyText } from '../../http/body.js';
+import { textProblem } from '../../http/input-guard.js';
 import { OAuthError } from './errors.js';
 
 /** OAuth requests are a handful of short fields. */
@@ -29,13 +31,11 @@ export async function readForm(request: Request): Promise<URLSearchParams> {
 }
 
 /**
- * A NUL character or an unpaired surrogate: text Postgres refuses to store (`text` and `jsonb`
- * alike), so a value carrying one must be refused as bad input before it reaches a query.
+ * Text the store can hold: no NUL character, no unpaired surrogate (the shared input guard's
+ * rule, `http/input-guard.ts`), so a value carrying one is refused before it reaches a query.
  */
-const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 export function isStorableText(value: string): boolean {
-  return !value.includes('\0') && !UNPAIRED_SURROGATE.test(value);
+  return textProblem(value) === null;
 }
 
 /** The name of the first parameter whose name or value the store cannot hold, or null. */

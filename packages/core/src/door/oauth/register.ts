@@ -6,11 +6,12 @@
  * @see RFC 7591 §2, §3.2
  */
 import { clientIp, socketAddress } from '../../http/client-ip.js';
+import { jsonDepthProblem, jsonValueProblem } from '../../http/input-guard.js';
 import type { DoorContext } from '../context.js';
 import { preflight, withCors } from '../cors.js';
 import { type ClientMetadata, clientMetadataSchema, NOT_A_JSON_OBJECT } from './client-metadata.js';
 import { OAuthError, oauthErrorResponse, oauthJson } from './errors.js';
-import { isStorableText, readCapped } from './form.js';
+import { readCapped } from './form.js';
 
 const MAX_REGISTRATION_BYTES = 16 * 1024;
 
@@ -64,24 +65,25 @@ async function overRegistrationLimit(
   return verdict.allowed ? null : verdict.retryAfterSeconds;
 }
 
-/** The JSON body, refused when it is not JSON or holds text the store cannot keep. */
+/**
+ * The JSON body under the shared input guard: refused when it is not JSON, nests deeper than the
+ * cap (checked before parsing) or holds text the store cannot keep, in a key or a value.
+ */
 async function readMetadata(request: Request): Promise<unknown> {
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') {
     throw new OAuthError('invalid_client_metadata', 'Content-Type must be application/json');
   }
   const text = await readCapped(request, MAX_REGISTRATION_BYTES);
+  const tooDeep = jsonDepthProblem(text);
+  if (tooDeep) throw new OAuthError('invalid_client_metadata', tooDeep);
   let body: unknown;
-  let unstorable = false;
   try {
-    body = JSON.parse(text, (_key, value: unknown) => {
-      if (typeof value === 'string' && !isStorableText(value)) unstorable = true;
-      return value;
-    });
+    body = JSON.parse(text);
   } catch {
     throw new OAuthError('invalid_client_metadata', NOT_A_JSON_OBJECT);
   }
-  if (unstorable) {
+  if (jsonValueProblem(body, 'body') !== null) {
     throw new OAuthError(
       'invalid_client_metadata',
       'Metadata must not contain NUL characters or invalid Unicode',
