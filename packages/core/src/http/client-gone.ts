@@ -12,11 +12,17 @@ export function whenClientGone(env: unknown, signal: AbortSignal, gone: () => vo
     called = true;
     gone();
   };
-  if (signal.aborted) return once();
+  if (signal.aborted) {
+    once();
+    return;
+  }
   signal.addEventListener('abort', once, { once: true });
   const outgoing = (env as { outgoing?: NodeResponseLike } | undefined)?.outgoing;
   if (!outgoing || typeof outgoing.once !== 'function') return;
-  if (outgoing.destroyed && !outgoing.writableFinished) return once();
+  if (outgoing.destroyed && !outgoing.writableFinished) {
+    once();
+    return;
+  }
   outgoing.once('close', () => {
     if (!outgoing.writableFinished) once();
   });
