@@ -6,9 +6,12 @@
  *
  * @see docs/billing.md "Settlement journal", "Stopping"
  */
+import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { POSTGRES_BIN } from '../../../packages/core/test/support/pg-cluster.js';
 import { booksBalance, type FaultWorld, startFaultWorld, startLoad } from './support/faults.js';
+
+const segmentsIn = (dir: string) => readdirSync(dir).filter((name) => name.endsWith('.jsonl'));
 
 /** `startLoad`'s callers: the most calls a kill can cut in flight. */
 const LOAD_CALLERS = 16;
@@ -48,9 +51,17 @@ describe.runIf(POSTGRES_BIN !== null)('faults under load (postgres, two processe
     await load.until(150);
     // No shutdown of any kind: every call it answered is in its journal, settled at its next boot.
     await first.kill();
+    // Its segments: taken over (renamed) by the next instance on this folder once the killed
+    // one's heartbeat row has lapsed and the new one beats steadily (about 6 s each).
+    const orphans = segmentsIn(first.journalDir);
     await load.until(load.answered + 100);
     await first.restart();
     await load.until(load.answered + 100);
+    const deadline = Date.now() + 30_000;
+    while (segmentsIn(first.journalDir).some((name) => orphans.includes(name)) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(segmentsIn(first.journalDir).filter((name) => orphans.includes(name))).toEqual([]);
     await load.stop();
     for (const instance of [first, second]) {
       const code = await instance.stop();

@@ -38,6 +38,8 @@ export interface Instance {
   kill(): Promise<void>;
   /** Boots it again on the same port, data and journal folders. */
   restart(): Promise<void>;
+  /** Its settlement journal folder. */
+  journalDir: string;
 }
 
 export interface FaultWorld {
@@ -159,6 +161,7 @@ async function bootInstance(cwd: string, port: number, databaseUrl: string): Pro
     restart: async () => {
       instance.process = await bootPlatform(cwd, env, LISTENING);
     },
+    journalDir: env.SERVICE_JOURNAL_DIR,
   };
   return instance;
 }

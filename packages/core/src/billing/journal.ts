@@ -14,11 +14,17 @@ import type { Settlement } from './settlement.js';
  *
  * A record is forgotten once its settlement commits in the store; a segment whose records have
  * all settled is deleted (segments roll over every `SEGMENT_RECORDS`, so a busy instance never
- * waits for a quiet moment to shed its file). At open, and periodically after, the segments of
- * processes no longer running on this host (a crash, a SIGKILL, an earlier boot of this one) are
- * adopted: renamed to this process (so two live instances never replay the same file) and their
- * records handed back for settlement. Settlement is idempotent by usage id, so replaying a record
- * that had already settled bills nothing twice.
+ * waits for a quiet moment to shed its file). Segments are named after the instance that writes
+ * them (its heartbeat id in the store). Periodically the segments of instances whose heartbeat
+ * has lapsed (a crash, a SIGKILL, a container replaced under another host name) are adopted:
+ * renamed to this instance, and their records handed back for settlement. The rename is the
+ * claim: it is atomic on one filesystem, so of two adopters racing for a segment one finds it
+ * gone. Settlement is idempotent by usage id, so replaying a record that had already settled
+ * bills nothing twice.
+ *
+ * Segments written before segments were named after instances
+ * (`settlements.<host>.<pid>.<boot>.<seq>.jsonl`) are adopted by the rule they were written
+ * under: on the same host, once their process is no longer running.
  *
  * @see docs/billing.md "Settlement journal"
  */
@@ -29,8 +35,12 @@ export interface SettlementJournal {
   append(settlement: Settlement): Promise<void>;
   /** The record's settlement committed: it is no longer needed. */
   settled(usageId: string): void;
-  /** Segments of processes no longer running on this host, taken over: their records to settle. */
-  adopt(): Settlement[];
+  /**
+   * Takes over the segments of instances that are gone (`lapsed` says which of the named
+   * instances no longer beat in the store; without it only old-named segments are looked at)
+   * and returns their records to settle.
+   */
+  adopt(lapsed?: (instanceIds: string[]) => Promise<ReadonlySet<string>>): Promise<Settlement[]>;
   /** Records appended or adopted and not yet settled. */
   readonly pendingCount: number;
   /** Closes the file; a segment whose records have all settled is removed. */
@@ -38,6 +48,12 @@ export interface SettlementJournal {
 }
 
 export interface SettlementJournalOptions {
+  /**
+   * The heartbeat id of the instance writing (`store/instances.ts`): segments are named after it
+   * and adopted by others once its heartbeat lapses. Without one, segments carry the host name
+   * and process id and are adopted only on this host once the process is gone.
+   */
+  instanceId?: string;
   /** Records per segment before a new one is started. Default 4096. */
   segmentRecords?: number;
   /** Told about lines that cannot be read (a torn last line after a crash). */
@@ -46,10 +62,14 @@ export interface SettlementJournalOptions {
 
 const SEGMENT_RECORDS = 4096;
 const FORMAT_VERSION = 1;
-/** `settlements.<host>.<pid>.<boot>.<seq>.jsonl` */
-const SEGMENT_NAME = /^settlements\.([A-Za-z0-9-]+)\.(\d+)\.([a-z0-9]+)\.(\d+)\.jsonl$/;
-/** Boots of journals open in this process: their segments are alive whatever the pid says. */
+/** `settlements.<instance id>.<seq>.jsonl` */
+const INSTANCE_SEGMENT =
+  /^settlements\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(\d+)\.jsonl$/;
+/** `settlements.<host>.<pid>.<boot>.<seq>.jsonl`: the names of journals without an instance id. */
+const HOST_SEGMENT = /^settlements\.([A-Za-z0-9-]+)\.(\d+)\.([a-z0-9]+)\.(\d+)\.jsonl$/;
+/** Boots and instances of journals open in this process: their segments are alive whatever the store or the pid says. */
 const liveBoots = new Set<string>();
+const liveInstances = new Set<string>();
 
 const quantities = z.record(z.string(), z.number());
 const recordSchema = z.object({
@@ -89,7 +109,14 @@ export async function openSettlementJournal(
       .replace(/[^A-Za-z0-9-]/g, '-')
       .slice(0, 63) || 'host';
   const boot = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+  const instanceId = options.instanceId?.toLowerCase();
+  if (instanceId !== undefined && !INSTANCE_SEGMENT.test(`settlements.${instanceId}.0.jsonl`)) {
+    throw new RangeError('The journal instance id must be a UUID');
+  }
+  const owner = instanceId ?? `${host}.${process.pid}.${boot}`;
   liveBoots.add(boot);
+  if (instanceId) liveInstances.add(instanceId);
+  const segmentFile = () => join(dir, `settlements.${owner}.${seq++}.jsonl`);
   const segmentRecords = options.segmentRecords ?? SEGMENT_RECORDS;
   const segmentOf = new Map<string, Segment>();
   const segments = new Set<Segment>();
@@ -99,7 +126,7 @@ export async function openSettlementJournal(
 
   const startSegment = async () => {
     const segment: Segment = {
-      file: join(dir, `settlements.${host}.${process.pid}.${boot}.${seq++}.jsonl`),
+      file: segmentFile(),
       pending: new Set(),
       current: true,
     };
@@ -144,44 +171,62 @@ export async function openSettlementJournal(
   const settledEarly = new Set<string>();
   const writing = new Set<string>();
 
-  const adopt = (): Settlement[] => {
-    if (closed) return [];
+  /** Claims a segment by renaming it to this instance and reads its records; null when another took it first. */
+  const claim = (name: string): Settlement[] | null => {
+    const file = segmentFile();
+    try {
+      renameSync(join(dir, name), file);
+    } catch {
+      return null;
+    }
+    const segment: Segment = { file, pending: new Set(), current: false };
+    segments.add(segment);
     const found: Settlement[] = [];
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .forEach((text, index) => {
+        if (text.trim() === '') return;
+        const record = parseRecord(text);
+        if (!record) {
+          options.onUnreadable?.(name, index + 1);
+          return;
+        }
+        if (segmentOf.has(record.usageId)) return;
+        segment.pending.add(record.usageId);
+        segmentOf.set(record.usageId, segment);
+        found.push(record);
+      });
+    dropIfDone(segment);
+    return found;
+  };
+
+  const adopt: SettlementJournal['adopt'] = async (lapsed) => {
+    if (closed) return [];
     let names: string[];
     try {
       names = readdirSync(dir);
     } catch {
       return [];
     }
+    const orphans: string[] = [];
+    const byInstance = new Map<string, string[]>();
     for (const name of names) {
-      const match = SEGMENT_NAME.exec(name);
-      if (!match || !ownerIsGone(match[1]!, Number(match[2]), match[3]!, host)) continue;
-      // The rename is the claim: of two instances adopting at once, one finds the file gone.
-      const file = join(dir, `settlements.${host}.${process.pid}.${boot}.${seq++}.jsonl`);
-      try {
-        renameSync(join(dir, name), file);
-      } catch {
+      const legacy = HOST_SEGMENT.exec(name);
+      if (legacy) {
+        if (hostProcessIsGone(legacy[1]!, Number(legacy[2]), legacy[3]!, host)) orphans.push(name);
         continue;
       }
-      const segment: Segment = { file, pending: new Set(), current: false };
-      segments.add(segment);
-      readFileSync(file, 'utf8')
-        .split('\n')
-        .forEach((text, index) => {
-          if (text.trim() === '') return;
-          const record = parseRecord(text);
-          if (!record) {
-            options.onUnreadable?.(name, index + 1);
-            return;
-          }
-          if (segmentOf.has(record.usageId)) return;
-          segment.pending.add(record.usageId);
-          segmentOf.set(record.usageId, segment);
-          found.push(record);
-        });
-      dropIfDone(segment);
+      const owned = INSTANCE_SEGMENT.exec(name)?.[1];
+      if (!owned || liveInstances.has(owned)) continue;
+      byInstance.set(owned, [...(byInstance.get(owned) ?? []), name]);
     }
-    return found;
+    if (byInstance.size > 0 && lapsed) {
+      // The store is asked only about instances with segments here; unreachable: none is judged gone.
+      const gone = await lapsed([...byInstance.keys()]).catch(() => new Set<string>());
+      for (const [owned, files] of byInstance) if (gone.has(owned)) orphans.push(...files);
+    }
+    if (closed) return [];
+    return orphans.flatMap((name) => claim(name) ?? []);
   };
 
   return {
@@ -217,6 +262,7 @@ export async function openSettlementJournal(
       if (closed) return;
       closed = true;
       liveBoots.delete(boot);
+      if (instanceId) liveInstances.delete(instanceId);
       if (current) {
         const done = current;
         current = null;
@@ -243,11 +289,11 @@ function parseRecord(text: string): Settlement | null {
 }
 
 /**
- * A segment's writer is gone when it ran on this host and its process is no longer running, or
- * the pid now belongs to this process under another boot (a restarted container is pid 1 again).
- * Segments of other hosts are never taken: their own host replays them.
+ * The rule for old-named segments: the writer is gone when it ran on this host and its process
+ * is no longer running, or the pid now belongs to this process under another boot (a restarted
+ * container is pid 1 again). Old-named segments of other hosts are never taken.
  */
-function ownerIsGone(host: string, pid: number, boot: string, ownHost: string): boolean {
+function hostProcessIsGone(host: string, pid: number, boot: string, ownHost: string): boolean {
   if (host !== ownHost || liveBoots.has(boot)) return false;
   if (pid === process.pid) return true;
   try {

@@ -5,7 +5,7 @@ import { createBatcher } from '../internal/batcher.js';
 import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/index.js';
-import type { InstanceHeartbeat } from '../store/instances.js';
+import { type InstanceHeartbeat, lapsedInstances } from '../store/instances.js';
 import {
   type AdmissionPolicy,
   type AdmitRequest,
@@ -70,14 +70,15 @@ export interface MeteringEngineOptions {
    * outage bills them later (see `openSettlementJournal`). None: they wait in memory only.
    */
   journal?: SettlementJournal | null;
-  /** How often segments of stopped processes are looked for (with a journal). Default 10 s. */
+  /** How often segments of stopped instances are looked for (with a journal). Default 2 s. */
   adoptEveryMs?: number;
   logger?: Logger;
   /**
-   * This instance's heartbeat: holds name it, and leases are used only while it is fresh.
-   * Without one, holds and leases lapse only by their own expiry.
+   * This instance's heartbeat: holds name it, and leases are used only while it is fresh; the
+   * journals of other instances are taken over only while it may judge them dead. Without one,
+   * holds and leases lapse only by their own expiry.
    */
-  instance?: Pick<InstanceHeartbeat, 'id' | 'fresh'>;
+  instance?: Pick<InstanceHeartbeat, 'id' | 'fresh'> & Partial<Pick<InstanceHeartbeat, 'mayJudgeOthers'>>;
   /** Longest a call waits for the tenant's closing call before it asks the store anyway. Default 60 s. */
   turnTimeoutMs?: number;
 }
@@ -288,24 +289,32 @@ export function createMeteringEngine(
     return { ok: true, usageId: randomUUID(), holdMicros: hold, leaseId: lease.id };
   };
 
-  const settleInStore = createBatcher(
-    async (settlements: Settlement[]) => {
-      const settleOptions = {
-        freshKeys: !settlements.some((s) => s.retried),
-        uncapped: (appId: string) => uncapped.has(appId),
-      };
-      const results = await db
-        .transaction()
-        .execute((trx) => settleBatch(trx, settlements, now(), settleOptions));
-      options.onSettled?.([...new Set(settlements.map((s) => s.tenantId))]);
-      return results;
-    },
-    { delayMs: options.settleDelayMs ?? 50, maxBatch: 512 },
-  );
+  const settleTogether = createBatcher((settlements: Settlement[]) => settleNow(settlements), {
+    delayMs: options.settleDelayMs ?? 50,
+    maxBatch: 512,
+  });
+  /** One transaction for these settlements (one of the batcher's, or one record alone). */
+  const settleNow = async (settlements: Settlement[]) => {
+    const settleOptions = {
+      freshKeys: !settlements.some((s) => s.retried),
+      uncapped: (appId: string) => uncapped.has(appId),
+    };
+    const results = await db
+      .transaction()
+      .execute((trx) => settleBatch(trx, settlements, now(), settleOptions));
+    options.onSettled?.([...new Set(settlements.map((s) => s.tenantId))]);
+    return results;
+  };
   const underWay = new Map<string, Set<Promise<unknown>>>();
-  const settle = (settlement: Settlement) => {
-    if (!settlement.estimated) typical.observe(settlement.provider, settlement.model, settlement.costMicros);
-    const promise = settleInStore(settlement);
+  /** Settles in the store (shared with the settlements under way, or `alone`), tracked for balance reads. */
+  const settle = (settlement: Settlement, alone = false) => {
+    // A retry's cost was observed on its first attempt (or by the instance that answered it).
+    if (!settlement.estimated && !settlement.retried) {
+      typical.observe(settlement.provider, settlement.model, settlement.costMicros);
+    }
+    const promise = alone
+      ? settleNow([settlement]).then((results) => results[0]!)
+      : settleTogether(settlement);
     if (turns.has(settlement.tenantId)) {
       const next = () => endTurn(settlement.tenantId, settlement.usageId);
       promise.then(next, next);
@@ -355,6 +364,7 @@ export function createMeteringEngine(
   const journal = options.journal ?? null;
   const unsettled = createUnsettledCalls({
     settle,
+    settleAlone: (settlement) => settle(settlement, true),
     reachable: () =>
       sql`select 1`.execute(db).then(
         () => true,
@@ -363,12 +373,15 @@ export function createMeteringEngine(
     journal,
     logger,
   });
-  // Calls a stopped process answered and did not settle: now, and every few seconds after (a
-  // sibling process on this host may stop at any time).
-  unsettled.adoptOrphans();
-  const adoptTimer = journal
-    ? setInterval(() => unsettled.adoptOrphans(), options.adoptEveryMs ?? 10_000)
-    : undefined;
+  // Calls an instance that is gone answered and did not settle: now, and every few seconds after
+  // (an instance sharing this journal folder may stop at any time). Its heartbeat row says it is
+  // gone; this instance judges that only once it may judge others (see `store/instances.ts`).
+  const instance = options.instance;
+  const lapsed = async (ids: string[]): Promise<ReadonlySet<string>> =>
+    instance?.mayJudgeOthers && !instance.mayJudgeOthers() ? new Set() : lapsedInstances(db, ids);
+  const adoptOrphans = () => void unsettled.adoptOrphans(lapsed).catch(() => {});
+  adoptOrphans();
+  const adoptTimer = journal ? setInterval(adoptOrphans, options.adoptEveryMs ?? 2000) : undefined;
   adoptTimer?.unref();
 
   const record = (settlement: Settlement) => {
@@ -395,7 +408,7 @@ export function createMeteringEngine(
     admit,
     record,
     typicalCost: (provider, model) => typical.of(provider, model),
-    settle,
+    settle: (settlement) => settle(settlement),
     settled,
     pendingFor,
     release,

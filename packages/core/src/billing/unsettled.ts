@@ -9,17 +9,23 @@ import type { Settlement, SettleResult } from './settlement.js';
  * backoff until it commits, however long that takes. Retries are idempotent: a settlement that
  * did commit before its answer was lost posts nothing the second time.
  *
- * A record the store refuses while it is reachable (five times in a row) is set aside: it is
- * logged with what is needed to bill it and left in the journal, where the next boot tries it
- * again.
+ * Settlements share transactions (the calls that end together are settled together), so one
+ * record the store refuses (its tenant deleted, a cost out of range) fails the records batched
+ * with it. A record refused while the store is reachable is therefore retried alone, in a
+ * transaction of its own, and only a refusal of it alone counts against it: after five, it is
+ * set aside (logged with what is needed to bill it, and left in the journal, where the next boot
+ * tries it again). The records that shared its batch settle on their own retry.
  *
  * @see docs/billing.md "Settlement journal"
  */
 export interface UnsettledCalls {
   /** Takes an answered call; resolves once it is durable (journaled, or at once without a journal). */
   record(settlement: Settlement): Promise<void>;
-  /** Takes over the journal segments of processes that are gone and settles their records. */
-  adoptOrphans(): number;
+  /**
+   * Takes over the journal segments of instances that are gone (`lapsed`: which of the named
+   * instances no longer beat) and settles their records; resolves with how many were taken.
+   */
+  adoptOrphans(lapsed?: (instanceIds: string[]) => Promise<ReadonlySet<string>>): Promise<number>;
   /** Calls recorded and not yet settled. */
   readonly count: number;
   /**
@@ -31,7 +37,10 @@ export interface UnsettledCalls {
 }
 
 export interface UnsettledCallsOptions {
+  /** Settles in a transaction shared with the other settlements under way. */
   settle: (settlement: Settlement) => Promise<SettleResult>;
+  /** Settles in a transaction of its own (a record that failed a shared one). Default: `settle`. */
+  settleAlone?: (settlement: Settlement) => Promise<SettleResult>;
   /** True when the store answers (a refusal then is about the record, not the store). */
   reachable: () => Promise<boolean>;
   journal: SettlementJournal | null;
@@ -41,7 +50,7 @@ export interface UnsettledCallsOptions {
   maxRetryMs?: number;
 }
 
-/** Refusals of one record while the store is reachable before it is set aside until the next boot. */
+/** Refusals of one record alone while the store is reachable before it is set aside until the next boot. */
 const REFUSALS_BEFORE_SET_ASIDE = 5;
 
 export function createUnsettledCalls(options: UnsettledCallsOptions): UnsettledCalls {
@@ -51,23 +60,28 @@ export function createUnsettledCalls(options: UnsettledCallsOptions): UnsettledC
   const waiting = new Map<string, Settlement>();
   const inFlight = new Set<string>();
   const refusals = new Map<string, number>();
+  /** Records refused in a shared transaction while the store was reachable: retried alone. */
+  const suspects = new Set<string>();
+  const settleAlone = options.settleAlone ?? options.settle;
   let retryMs = firstRetryMs;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
   const attempt = async (settlement: Settlement): Promise<boolean> => {
+    const alone = suspects.has(settlement.usageId);
     inFlight.add(settlement.usageId);
     try {
-      await options.settle(settlement);
+      await (alone ? settleAlone : options.settle)(settlement);
       waiting.delete(settlement.usageId);
       refusals.delete(settlement.usageId);
+      suspects.delete(settlement.usageId);
       journal?.settled(settlement.usageId);
       retryMs = firstRetryMs;
       return true;
     } catch (error) {
       // Later attempts look up earlier postings: this one may have committed before it failed.
       waiting.set(settlement.usageId, { ...settlement, retried: true });
-      await noteFailure(settlement, error);
+      await noteFailure(settlement, alone, error);
       scheduleRetry();
       return false;
     } finally {
@@ -75,13 +89,19 @@ export function createUnsettledCalls(options: UnsettledCallsOptions): UnsettledC
     }
   };
 
-  const noteFailure = async (settlement: Settlement, error: unknown) => {
+  const noteFailure = async (settlement: Settlement, alone: boolean, error: unknown) => {
     if (!(await options.reachable().catch(() => false))) return;
+    if (!alone) {
+      // Refused in company: maybe for another record's sake. It is judged on its own next time.
+      suspects.add(settlement.usageId);
+      return;
+    }
     const refused = (refusals.get(settlement.usageId) ?? 0) + 1;
     refusals.set(settlement.usageId, refused);
     if (refused < REFUSALS_BEFORE_SET_ASIDE) return;
     waiting.delete(settlement.usageId);
     refusals.delete(settlement.usageId);
+    suspects.delete(settlement.usageId);
     logger.error('metered call refused by the store; kept in the settlement journal for the next boot', {
       usage_id: settlement.usageId,
       tenant_id: settlement.tenantId,
@@ -97,14 +117,25 @@ export function createUnsettledCalls(options: UnsettledCallsOptions): UnsettledC
     timer = setTimeout(() => {
       timer = undefined;
       retryMs = Math.min(retryMs * 2, maxRetryMs);
-      retryWaiting();
+      void retryWaiting();
     }, retryMs);
     timer.unref();
   };
 
-  /** Tries every waiting record not already on its way (the batcher puts them in shared transactions). */
-  const retryWaiting = (): Promise<boolean[]> =>
-    Promise.all([...waiting.values()].filter((s) => !inFlight.has(s.usageId)).map(attempt));
+  /**
+   * Tries every waiting record not already on its way: together (the batcher puts them in shared
+   * transactions), and the suspects one after another, each alone.
+   */
+  const retryWaiting = async (): Promise<void> => {
+    const ready = [...waiting.values()].filter((s) => !inFlight.has(s.usageId));
+    const together = Promise.all(ready.filter((s) => !suspects.has(s.usageId)).map(attempt));
+    for (const settlement of ready.filter((s) => suspects.has(s.usageId))) {
+      if (closed) break;
+      const latest = waiting.get(settlement.usageId);
+      if (latest && !inFlight.has(settlement.usageId)) await attempt(latest);
+    }
+    await together;
+  };
 
   return {
     record(settlement) {
@@ -121,12 +152,12 @@ export function createUnsettledCalls(options: UnsettledCallsOptions): UnsettledC
       void attempt(settlement);
       return durable;
     },
-    adoptOrphans() {
+    async adoptOrphans(lapsed) {
       if (!journal || closed) return 0;
-      const adopted = journal.adopt().filter((s) => !waiting.has(s.usageId));
+      const adopted = (await journal.adopt(lapsed)).filter((s) => !waiting.has(s.usageId));
       for (const settlement of adopted) waiting.set(settlement.usageId, settlement);
       if (adopted.length > 0) {
-        logger.info('settling calls from the journal of a stopped process', { calls: adopted.length });
+        logger.info('settling calls from the journal of a stopped instance', { calls: adopted.length });
         void retryWaiting();
       }
       return adopted.length;

@@ -188,11 +188,6 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   // The proxy settles a call after its response; a balance read here waits for that to land,
   // and each settlement forgets the balances it moved.
   let balances!: BalanceReader;
-  const journal = options.journalDir
-    ? await openSettlementJournal(options.journalDir, {
-        onUnreadable: (file, line) => logger.warn('settlement journal line unreadable', { file, line }),
-      })
-    : null;
   const instance = await startInstanceHeartbeat(db, {
     ...options.instanceHeartbeat,
     // Its leases may have been let go while it was counted dead: calls go through the store.
@@ -202,6 +197,13 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
         error: error instanceof Error ? error.message : String(error),
       }),
   });
+  const journal = options.journalDir
+    ? await openSettlementJournal(options.journalDir, {
+        onUnreadable: (file, line) => logger.warn('settlement journal line unreadable', { file, line }),
+        // Its segments are named after this instance, and taken over by others once it stops beating.
+        instanceId: instance.id,
+      })
+    : null;
   const metering = createMeteringEngine(db, {
     instance,
     onSettled: (tenants) => {

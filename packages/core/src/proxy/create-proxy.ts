@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import type { MeteringEngine } from '../billing/metering.js';
 import { holdForCall } from '../billing/pricing.js';
+import { whenClientGone } from '../http/client-gone.js';
 import { clientIp } from '../http/client-ip.js';
 import type { FailedCredentialThrottle } from '../http/credential-throttle.js';
 import type { Logger } from '../http/logger.js';
@@ -77,24 +78,39 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEn
     if (request instanceof Response) return request;
     const admission = await admit(key, route.provider, request);
     if (admission instanceof Response) return admission;
-    const upstream = await forward(c, route.provider, request);
-    if (!upstream) {
-      if (admission) await options.metering.release(admission, key.tenantId);
-      return upstreamUnreachable(route.provider.slug);
+    // An admitted call ends in exactly one of a bill or a release, whatever throws: else it stays
+    // counted in flight (a stop waits for it) and its hold stays taken.
+    let ended = false;
+    const release = () => {
+      ended = true;
+      return admission ? options.metering.release(admission, key.tenantId) : Promise.resolve();
+    };
+    try {
+      const upstream = await forward(c, route.provider, request);
+      if (!upstream) {
+        await release();
+        return upstreamUnreachable(route.provider.slug);
+      }
+      // Free routes, and upstream errors and redirects, pass through unbilled.
+      if (!admission || !upstream.body || upstream.status < 200 || upstream.status >= 300) {
+        return await passThrough(upstream, release);
+      }
+      const response = meter(c, upstream, upstream.body, {
+        key,
+        provider: route.provider,
+        connectionId: route.connectionId,
+        model: request.model,
+        admission,
+        upstreamStatus: upstream.status,
+        requestId: c.get('requestId') ?? null,
+      });
+      // From here the body's end bills the call.
+      ended = true;
+      return response;
+    } catch (error) {
+      if (!ended) await release().catch(() => {});
+      throw error;
     }
-    // Free routes, and upstream errors and redirects, pass through unbilled.
-    if (!admission || !upstream.body || upstream.status < 200 || upstream.status >= 300) {
-      return passThrough(upstream, admission, key);
-    }
-    return meter(upstream, upstream.body, {
-      key,
-      provider: route.provider,
-      connectionId: route.connectionId,
-      model: request.model,
-      admission,
-      upstreamStatus: upstream.status,
-      requestId: c.get('requestId') ?? null,
-    });
   }
 
   /**
@@ -180,13 +196,9 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEn
   }
 
   /** The upstream's answer as it is, giving back what the call held. */
-  async function passThrough(
-    upstream: Response,
-    admission: Admission | null,
-    key: KeyPrincipal,
-  ): Promise<Response> {
+  async function passThrough(upstream: Response, release: () => Promise<void>): Promise<Response> {
     const headers = callerResponseHeaders(upstream.headers);
-    if (admission) await options.metering.release(admission, key.tenantId);
+    await release();
     return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers });
   }
 
@@ -197,11 +209,20 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEn
    * balance read on this instance waits for it (MeteringEngine.settled), so the caller still
    * reads its spend.
    */
-  function meter(upstream: Response, body: ReadableStream<Uint8Array>, call: MeteredCall): Response {
+  function meter(
+    c: Context<ProxyEnv>,
+    upstream: Response,
+    body: ReadableStream<Uint8Array>,
+    call: MeteredCall,
+  ): Response {
     const headers = callerResponseHeaders(upstream.headers);
     const eventStream = (upstream.headers.get('content-type') ?? '').includes('text/event-stream');
     const usage = createUsageObserver(call.provider.dialect, eventStream);
     const declared = Number(headers.get('content-length') ?? Number.NaN);
+    // A caller gone before its answer is written never reads nor cancels the body: the call ends
+    // as cut (billed for what it used, or its hold), so it is not left counted in flight.
+    const abandoned = new AbortController();
+    whenClientGone(c.env, c.req.raw.signal, () => abandoned.abort(new Error('The caller went away')));
     const observed = observedBody(
       body,
       usage.observe,
@@ -211,6 +232,7 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEn
         return completed ? recorded : undefined;
       },
       Number.isSafeInteger(declared) && declared > 0 ? declared : null,
+      abandoned.signal,
     );
     return new Response(observed, { status: upstream.status, statusText: upstream.statusText, headers });
   }

@@ -88,6 +88,8 @@ export function observedBody(
   observe: (chunk: Uint8Array) => void,
   onEnd: (completed: boolean) => Promise<void> | void,
   contentLength: number | null = null,
+  /** Aborted when no one will read the body (the caller is gone): the call ends as cut. */
+  abandoned?: AbortSignal,
 ): ReadableStream<Uint8Array> {
   const reader = upstream.getReader();
   let ended = false;
@@ -97,6 +99,12 @@ export function observedBody(
     ended = true;
     await onEnd(completed);
   };
+  const abandon = () => {
+    void reader.cancel(abandoned?.reason).catch(() => {});
+    void end(false);
+  };
+  if (abandoned?.aborted) abandon();
+  else abandoned?.addEventListener('abort', abandon, { once: true });
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {

@@ -1,5 +1,5 @@
 import type { MeteringEngine, Settlement } from '../billing/metering.js';
-import { costOfCall } from '../billing/pricing.js';
+import { costOfCall, type Quantities } from '../billing/pricing.js';
 import type { Logger } from '../http/logger.js';
 import type { KeyPrincipal } from '../identity/key-store.js';
 import type { ProviderConfig } from './providers.js';
@@ -25,10 +25,12 @@ export interface MeteredCall {
 
 /**
  * Bills a call once its response has ended: what the upstream reported it used, priced by
- * billing, or the admission's hold when it reported nothing. Resolves once the bill is durable
- * (in the settlement journal), which the caller's answer waits for; the store settles it in the
- * background and, while the store is away, again until it takes it. Never throws: the caller's
- * response is not broken for bookkeeping.
+ * billing, or the admission's hold when it reported nothing, or when its price cannot be
+ * computed (a cost beyond the safe range): an admitted call always ends in a bill, so it never
+ * stays counted in flight. Resolves once the bill is durable (in the settlement journal), which
+ * the caller's answer waits for; the store settles it in the background and, while the store is
+ * away, again until it takes it. Never throws: the caller's response is not broken for
+ * bookkeeping.
  *
  * @see docs/billing.md "Settlement journal"
  */
@@ -38,8 +40,20 @@ export async function settleCall(
   call: MeteredCall,
   usage: UsageObserver,
 ): Promise<void> {
+  let settlement: Settlement;
   try {
-    await metering.record(settlementOf(call, usage));
+    settlement = settlementOf(call, usage.finish());
+  } catch (error) {
+    logger.error('metered call could not be priced; billed what it held', {
+      usage_id: call.admission.usageId,
+      tenant_id: call.key.tenantId,
+      provider: call.provider.slug,
+      error: error instanceof Error ? error.message : String(error),
+    });
+    settlement = settlementOf(call, null);
+  }
+  try {
+    await metering.record(settlement);
   } catch (error) {
     logger.error('metered call could not be recorded', {
       usage_id: call.admission.usageId,
@@ -50,8 +64,8 @@ export async function settleCall(
   }
 }
 
-function settlementOf(call: MeteredCall, usage: UsageObserver): Settlement {
-  const reported = usage.finish();
+/** The call's bill: its reported usage priced, or (`reported` null) its hold as an estimate. */
+function settlementOf(call: MeteredCall, reported: Quantities | null): Settlement {
   const quantities = { ...(reported ?? {}), call: 1 };
   const estimated = reported === null;
   const priced = estimated
@@ -65,7 +79,7 @@ function settlementOf(call: MeteredCall, usage: UsageObserver): Settlement {
     keyId: call.key.keyId,
     provider: call.provider.slug,
     model: call.model,
-    quantities,
+    quantities: estimated ? { call: 1 } : quantities,
     meterCosts: priced.perMeter,
     costMicros: priced.total,
     estimated,

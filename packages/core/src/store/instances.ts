@@ -35,6 +35,12 @@ export interface InstanceHeartbeat {
   readonly id: string;
   /** True while no other instance can have judged this one dead. */
   fresh(): boolean;
+  /**
+   * True once this instance has beaten without a gap for `ttlMs`: only then may it judge others
+   * dead (let go of their holds, take over their settlement journals), since every live instance
+   * has had a full `ttlMs` to beat again after an outage.
+   */
+  mayJudgeOthers(): boolean;
   /** One beat (and reap) now; the timer calls it every `beatMs`. */
   beat(): Promise<void>;
   /** Stops beating and removes the row: what the instance still holds is let go by the others. */
@@ -105,11 +111,13 @@ export async function startInstanceHeartbeat(
       .execute();
   };
 
+  const mayJudgeOthers = () => beatingSince !== null && Date.now() - beatingSince >= ttlMs;
+
   const beat = (): Promise<void> => {
     running ??= (async () => {
       try {
         await renew();
-        if (beatingSince !== null && Date.now() - beatingSince >= ttlMs) await reap();
+        if (mayJudgeOthers()) await reap();
       } catch (error) {
         beatingSince = null;
         options.onError?.(error);
@@ -129,6 +137,7 @@ export async function startInstanceHeartbeat(
   return {
     id,
     fresh: () => Date.now() - lastBeatSentAt < ttlMs - beatMs,
+    mayJudgeOthers,
     beat,
     async stop() {
       stopped = true;
@@ -141,4 +150,20 @@ export async function startInstanceHeartbeat(
         .catch((error: unknown) => options.onError?.(error));
     },
   };
+}
+
+/**
+ * Which of these instances no longer beat: their row lapsed or is gone (stopped, or forgotten a
+ * day after it lapsed). Judged on the database's clock.
+ */
+export async function lapsedInstances(db: Kysely<Database>, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const alive = await db
+    .selectFrom('instances')
+    .select('id')
+    .where('id', 'in', ids)
+    .where('alive_until', '>', sql<Date>`now()`)
+    .execute();
+  const live = new Set(alive.map((row) => row.id));
+  return new Set(ids.filter((id) => !live.has(id)));
 }

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestStore, type TestStore } from '../../test/support/stores.js';
+import { createBatcher } from '../internal/batcher.js';
+import { post } from './ledger.js';
+import { createMeteringEngine } from './metering.js';
+import { type Settlement, settleBatch } from './settlement.js';
+import { createUnsettledCalls } from './unsettled.js';
+
+// Settlements share transactions: one record the store refuses must not keep the records batched
+// with it from settling, nor be counted against them.
+
+describe('unsettled calls with a record the store refuses (pglite)', () => {
+  let store: TestStore;
+  let tenantId: string;
+  beforeAll(async () => {
+    store = await openTestStore('pglite');
+    tenantId = (
+      await store.db
+        .insertInto('tenants')
+        .values({ name: 'poison' })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
+    await post(store.db, { tenantId, amountMicros: 10_000_000, kind: 'grant', idempotencyKey: 'seed' });
+  });
+  afterAll(async () => store?.dispose());
+
+  const call = (costMicros: number, tenant = tenantId): Settlement => ({
+    usageId: randomUUID(),
+    tenantId: tenant,
+    appId: null,
+    connectionId: null,
+    keyId: null,
+    provider: 'llm',
+    model: 'demo-small',
+    quantities: { call: 1 },
+    meterCosts: {},
+    costMicros,
+    estimated: false,
+    upstreamStatus: 200,
+    requestId: null,
+    holdMicros: 0,
+    leaseId: null,
+  });
+  const billedIds = async (ids: string[]) =>
+    (await store.db.selectFrom('usage_events').select('id').where('id', 'in', ids).execute())
+      .map((r) => r.id)
+      .sort();
+  const until = async (done: () => boolean | Promise<boolean>, ms = 5000) => {
+    const deadline = Date.now() + ms;
+    while (!(await done()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  it('settles the good records batched with a poisoned one through the metering engine', async () => {
+    const engine = createMeteringEngine(store.db, { settleDelayMs: 20 });
+    const good = Array.from({ length: 5 }, (_, i) => call(100 + i));
+    // A cost no ledger takes (RangeError in the transaction): it fails the batch it is in.
+    const poisoned = call(1.5);
+    await Promise.all([...good, poisoned].map((s) => engine.record(s)));
+    const ids = good.map((s) => s.usageId);
+    await until(async () => (await billedIds(ids)).length === 5);
+    expect(await billedIds(ids)).toEqual([...ids].sort());
+    expect(engine.unsettledCount).toBe(1);
+    await engine.close();
+  });
+
+  it('counts only refusals of a record alone, and sets it aside after five', async () => {
+    const opts = { freshKeys: false, uncapped: () => false };
+    const together = createBatcher(
+      (batch: Settlement[]) =>
+        store.db.transaction().execute((trx) => settleBatch(trx, batch, new Date(), opts)),
+      { delayMs: 5 },
+    );
+    const errors: Array<Record<string, unknown> | undefined> = [];
+    let alone = 0;
+    const unsettled = createUnsettledCalls({
+      settle: together,
+      settleAlone: async (s) => {
+        alone++;
+        const [result] = await store.db
+          .transaction()
+          .execute((trx) => settleBatch(trx, [s], new Date(), opts));
+        return result!;
+      },
+      reachable: async () => true,
+      journal: null,
+      logger: { info: () => {}, warn: () => {}, error: (_message, fields) => errors.push(fields) },
+      retryMs: 5,
+      maxRetryMs: 20,
+    });
+    // A tenant that is gone, among good calls.
+    const good = Array.from({ length: 8 }, (_, i) => call(200 + i));
+    const poisoned = call(50, randomUUID());
+    await Promise.all([...good, poisoned].map((s) => unsettled.record(s)));
+    await until(() => unsettled.count === 0);
+    expect(await billedIds(good.map((s) => s.usageId))).toEqual(good.map((s) => s.usageId).sort());
+    expect(errors).toEqual([expect.objectContaining({ usage_id: poisoned.usageId, cost_micros: 50 })]);
+    // The good ones settled with the batch retry or alone; the poisoned one was tried alone five times.
+    expect(alone).toBeGreaterThanOrEqual(5);
+    unsettled.close();
+  });
+});
