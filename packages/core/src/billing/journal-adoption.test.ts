@@ -4,11 +4,11 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fundedTenant, settlementOf } from '../../test/support/settlements.js';
 import { openTestStore, type TestStore } from '../../test/support/stores.js';
 import type { Logger } from '../http/logger.js';
 import { lapsedInstances, startInstanceHeartbeat } from '../store/instances.js';
 import { openSettlementJournal } from './journal.js';
-import { post } from './ledger.js';
 import { createMeteringEngine, type MeteringEngine } from './metering.js';
 import type { Settlement } from './settlement.js';
 
@@ -33,14 +33,7 @@ describe('settlement journal adoption by instance (pglite)', () => {
   const closing: Array<{ close(): Promise<void> } | { stop(): Promise<void> }> = [];
   beforeAll(async () => {
     store = await openTestStore('pglite');
-    tenantId = (
-      await store.db
-        .insertInto('tenants')
-        .values({ name: 'adoption' })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-    ).id;
-    await post(store.db, { tenantId, amountMicros: 10_000_000, kind: 'grant', idempotencyKey: 'seed' });
+    tenantId = await fundedTenant(store, 'adoption', 10_000_000);
   });
   afterEach(async () => {
     for (const item of closing.splice(0).reverse()) {
@@ -52,23 +45,7 @@ describe('settlement journal adoption by instance (pglite)', () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  const call = (costMicros: number): Settlement => ({
-    usageId: randomUUID(),
-    tenantId,
-    appId: null,
-    connectionId: null,
-    keyId: null,
-    provider: 'llm',
-    model: 'demo-small',
-    quantities: { call: 1 },
-    meterCosts: {},
-    costMicros,
-    estimated: false,
-    upstreamStatus: 200,
-    requestId: null,
-    holdMicros: costMicros,
-    leaseId: null,
-  });
+  const call = (costMicros: number) => settlementOf(tenantId, costMicros);
   const line = (s: Settlement) => `${JSON.stringify({ v: 1, ...s })}\n`;
 
   /** An instance row in the store, beating until `aliveForMs` from now (negative: lapsed). */

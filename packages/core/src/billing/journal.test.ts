@@ -2,9 +2,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fundedTenant } from '../../test/support/settlements.js';
 import { openTestStore, type TestStore } from '../../test/support/stores.js';
 import { openSettlementJournal } from './journal.js';
-import { post } from './ledger.js';
 import { createMeteringEngine } from './metering.js';
 import type { Settlement } from './settlement.js';
 
@@ -134,14 +134,7 @@ describe('settlement journal replay (pglite)', () => {
   const engines: Array<{ close(): Promise<void> }> = [];
   beforeAll(async () => {
     store = await openTestStore('pglite');
-    tenantId = (
-      await store.db
-        .insertInto('tenants')
-        .values({ name: 'journal' })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-    ).id;
-    await post(store.db, { tenantId, amountMicros: 1_000_000, kind: 'grant', idempotencyKey: 'seed' });
+    tenantId = await fundedTenant(store, 'journal', 1_000_000);
   });
   afterEach(async () => {
     for (const engine of engines.splice(0)) await engine.close();

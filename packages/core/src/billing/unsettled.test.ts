@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fundedTenant, settlementOf } from '../../test/support/settlements.js';
 import { openTestStore, type TestStore } from '../../test/support/stores.js';
 import { createBatcher } from '../internal/batcher.js';
-import { post } from './ledger.js';
 import { createMeteringEngine } from './metering.js';
 import { type Settlement, settleBatch } from './settlement.js';
 import { createUnsettledCalls } from './unsettled.js';
@@ -15,34 +15,11 @@ describe('unsettled calls with a record the store refuses (pglite)', () => {
   let tenantId: string;
   beforeAll(async () => {
     store = await openTestStore('pglite');
-    tenantId = (
-      await store.db
-        .insertInto('tenants')
-        .values({ name: 'poison' })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-    ).id;
-    await post(store.db, { tenantId, amountMicros: 10_000_000, kind: 'grant', idempotencyKey: 'seed' });
+    tenantId = await fundedTenant(store, 'poison', 10_000_000);
   });
   afterAll(async () => store?.dispose());
 
-  const call = (costMicros: number, tenant = tenantId): Settlement => ({
-    usageId: randomUUID(),
-    tenantId: tenant,
-    appId: null,
-    connectionId: null,
-    keyId: null,
-    provider: 'llm',
-    model: 'demo-small',
-    quantities: { call: 1 },
-    meterCosts: {},
-    costMicros,
-    estimated: false,
-    upstreamStatus: 200,
-    requestId: null,
-    holdMicros: 0,
-    leaseId: null,
-  });
+  const call = (costMicros: number, tenant = tenantId) => settlementOf(tenant, costMicros, { holdMicros: 0 });
   const billedIds = async (ids: string[]) =>
     (await store.db.selectFrom('usage_events').select('id').where('id', 'in', ids).execute())
       .map((r) => r.id)
