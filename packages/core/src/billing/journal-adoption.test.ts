@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -193,6 +193,23 @@ describe('settlement journal adoption by instance (pglite)', () => {
     await Promise.all(winner.map((s) => settler.settle(s)));
     await Promise.all(winner.map((s) => settler.settle(s)));
     expect(await billed(ids)).toEqual({ rows: 20, distinct: 20, micros: expected });
+  });
+
+  it('writes again to a fresh segment when an adopter renamed the one it was writing to', async () => {
+    const dir = freshDir();
+    const journal = await openSettlementJournal(dir, { instanceId: randomUUID() });
+    const segments = () => readdirSync(dir).filter((name) => name.endsWith('.jsonl'));
+    await journal.append(call(1));
+    const [taken] = segments();
+    // Another instance judged this one dead (a long cut from the store) and claimed its segment.
+    renameSync(join(dir, taken!), join(dir, 'claimed-by-another.adopting'));
+    const later = call(2);
+    await journal.append(later);
+    const now = segments();
+    expect(now).toHaveLength(1);
+    expect(now[0]).not.toBe(taken);
+    expect(readFileSync(join(dir, now[0]!), 'utf8')).toContain(later.usageId);
+    await journal.close();
   });
 
   it('still settles a segment named by the host and pid of a process that is gone', async () => {

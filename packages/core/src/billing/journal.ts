@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -153,9 +153,21 @@ export async function openSettlementJournal(
         }
         await startSegment();
       }
-      const target = current!;
-      await target.handle.write(lines.map((l) => l.line).join(''));
+      let target = current!;
+      const text = lines.map((l) => l.line).join('');
+      await target.handle.write(text);
       await target.handle.datasync();
+      if (!(await stillNamed(target.segment.file))) {
+        // Another instance judged this one dead and took the segment over (a long cut from the
+        // store): it may have read the file before these lines landed. Write them again to a
+        // fresh segment; a record settled twice bills once (settlement is idempotent by usage id).
+        target.segment.current = false;
+        await target.handle.close();
+        await startSegment();
+        target = current!;
+        await target.handle.write(text);
+        await target.handle.datasync();
+      }
       target.records += lines.length;
       for (const { usageId } of lines) {
         // Settled while on its way to disk: nothing left to wait for.
@@ -275,6 +287,16 @@ export async function openSettlementJournal(
 }
 
 /** A record line back as a settlement (a retry: its posting may have committed), or null when unreadable. */
+/** Whether a segment is still at its name (not renamed away by an instance that adopted it). */
+async function stillNamed(file: string): Promise<boolean> {
+  try {
+    await stat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function parseRecord(text: string): Settlement | null {
   let value: unknown;
   try {
