@@ -91,6 +91,13 @@ for (const transportKind of TRANSPORTS) {
         );
       });
 
+      it('routes /connections/catalog to its own handler, not to /connections/:id', async () => {
+        const catalog = await request('/api/service/connections/catalog', { headers: asAda });
+        expect(await expectError(catalog, 501, 'not_implemented')).toMatch(/connections catalog/);
+        const one = await request('/api/service/connections/con_1', { headers: asAda });
+        expect(await expectError(one, 501, 'not_implemented')).toMatch(/^Connections are not available/);
+      });
+
       it('answers 400 malformed_url for a bad percent-encoding in the path or query', async () => {
         await expectError(
           await request('/api/service/threads/%E0%A4%A', { headers: asAda }),

@@ -27,6 +27,13 @@ export function unavailableRoutes(ctx: WireContext): Hono<WireEnv> {
     app.all('/apps', notImplemented('Apps'));
     app.all('/apps/*', notImplemented('Apps'));
   }
+  // Literal paths ahead of `:id`, so these words are never read as a connection id.
+  app.get('/connections/catalog', () => {
+    throw new WireError(
+      'not_implemented',
+      'The connections catalog is not available in this composition yet.',
+    );
+  });
   app.get('/connections/:id', notImplemented('Connections'));
 
   return app;
