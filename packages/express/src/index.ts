@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { BASE_PATH, type Service } from '@service/core/wire';
-import { type NodeRequestLike, toWebRequest } from './node-request.js';
+import { type NodeRequestLike, parsedBodyOf, toWebRequest } from './node-request.js';
 import { sendWebResponse } from './node-response.js';
 
 export { toWebRequest } from './node-request.js';
@@ -31,12 +31,22 @@ type ServiceSource = Service | Promise<Service>;
  */
 export function toExpressHandler(service: ServiceSource): Middleware {
   const resolved = Promise.resolve(service);
-  // The listener's env carries the Node request, whose socket gives the door the peer address.
-  const fetchWire = async (request: Request, env: unknown) => (await resolved).fetch(request, env);
+  let warned = false;
   return (req, res, next) => {
     // Express strips the mount path from `req.url`; the wire routes on the full path.
     if (req.originalUrl) req.url = req.originalUrl;
-    adoptParsedBody(req);
+    const rewritten = adoptParsedBody(req);
+    // The listener's env carries the Node request, whose socket gives the door the peer address;
+    // `bodyRewritten` tells the wire the bytes are not the sender's (webhooks refuse to verify them).
+    const fetchWire = async (request: Request, env: object) => {
+      const wire = await resolved;
+      if (!rewritten) return wire.fetch(request, env);
+      if (!warned && wire.context.automations) {
+        warned = true;
+        console.warn(BODY_PARSER_WARNING);
+      }
+      return wire.fetch(request, { ...env, bodyRewritten: true });
+    };
     const listener = getRequestListener(fetchWire, {
       overrideGlobalObjects: false,
       errorHandler: (error) => {
@@ -48,23 +58,25 @@ export function toExpressHandler(service: ServiceSource): Middleware {
   };
 }
 
+/** Said once per handler, at the first request a body parser reached before the wire. */
+const BODY_PARSER_WARNING =
+  '@service/express: a body parser (express.json()?) read a request before the service, so its ' +
+  'original bytes are gone and webhooks cannot be verified (they answer 500 raw_body_unavailable). ' +
+  'Mount the service before any body parser (mountService(app, service) first, or ' +
+  'http.createServer(withService(app, service))), or keep the bytes: ' +
+  'express.json({ verify: (req, _res, buf) => { req.rawBody = buf; } }).';
+
 /**
- * A body parser mounted before the wire has read the stream: hand the wire the same JSON again
- * (Hono's listener reads `rawBody` when the stream is gone).
+ * A body parser mounted before the wire has read the stream: hand the wire what it left (Hono's
+ * listener reads `rawBody` when the stream is gone). True when those bytes are not the original
+ * ones (re-serialized JSON).
  */
-function adoptParsedBody(req: NodeRequestLike): void {
-  if (!req.readableEnded && !(req as { _body?: boolean })._body) return;
-  const body = req.body;
-  const text =
-    body === undefined
-      ? ''
-      : typeof body === 'string'
-        ? body
-        : Buffer.isBuffer(body)
-          ? null
-          : JSON.stringify(body);
-  (req as { rawBody?: Buffer }).rawBody = Buffer.isBuffer(body) ? body : Buffer.from(text ?? '', 'utf8');
+function adoptParsedBody(req: NodeRequestLike): boolean {
+  const parsed = parsedBodyOf(req);
+  if (!parsed) return false;
+  req.rawBody = parsed.bytes;
   delete req.headers['content-length'];
+  return !parsed.exact;
 }
 
 /**
@@ -85,7 +97,8 @@ export function toWellKnownHandler(service: ServiceSource): Middleware {
 
 /**
  * Mounts the wire at `/api/service` and the discovery handler at `/.well-known`. Mount it before
- * any body parser (a parsed JSON body is still handed over, re-serialized).
+ * any body parser: a parsed JSON body is still handed over, but re-serialized, and webhooks then
+ * refuse to verify it unless the parser kept the bytes (`express.json({ verify })` into `req.rawBody`).
  *
  * @example
  * const app = express();

@@ -10,6 +10,31 @@ export interface NodeRequestLike extends IncomingMessage {
   originalUrl?: string;
   protocol?: string;
   body?: unknown;
+  /** The bytes a body parser read, when the host kept them (`express.json({ verify })`). */
+  rawBody?: unknown;
+}
+
+/** The body a parser mounted earlier already read: its bytes, and whether they are the originals. */
+export interface ParsedBody {
+  bytes: Buffer;
+  /** False when the bytes are re-serialized from the parsed value (a signature will not match). */
+  exact: boolean;
+}
+
+/**
+ * The body of a request whose stream a body parser already consumed, or undefined when the
+ * stream is untouched. The original bytes only survive where the host kept them (`rawBody`, the
+ * name `express.json({ verify })` conventionally stores them under) or `express.raw()` left a
+ * Buffer; anything else is re-serialized: same JSON, other bytes.
+ */
+export function parsedBodyOf(req: NodeRequestLike): ParsedBody | undefined {
+  if (!req.readableEnded && !(req as { _body?: boolean })._body) return undefined;
+  if (Buffer.isBuffer(req.rawBody)) return { bytes: req.rawBody, exact: true };
+  const body = req.body;
+  if (Buffer.isBuffer(body)) return { bytes: body, exact: true };
+  if (body === undefined) return { bytes: Buffer.alloc(0), exact: !(req as { _body?: boolean })._body };
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return { bytes: Buffer.from(text, 'utf8'), exact: false };
 }
 
 export function toWebRequest(req: NodeRequestLike, res: ServerResponse): Request {
@@ -28,23 +53,15 @@ export function toWebRequest(req: NodeRequestLike, res: ServerResponse): Request
   const method = req.method ?? 'GET';
   const init: RequestInit & { duplex?: 'half' } = { method, headers, signal: controller.signal };
   if (method !== 'GET' && method !== 'HEAD') {
-    const parsed = alreadyParsedBody(req);
+    const parsed = parsedBodyOf(req);
     if (parsed !== undefined) {
-      // A body parser mounted before us read the stream; hand the wire the same JSON again.
+      // A body parser mounted before us read the stream; hand over what it left.
       headers.delete('content-length');
-      init.body = parsed;
+      init.body = new Uint8Array(parsed.bytes);
     } else {
       init.body = Readable.toWeb(req) as ReadableStream<Uint8Array>;
       init.duplex = 'half';
     }
   }
   return new Request(url, init);
-}
-
-function alreadyParsedBody(req: NodeRequestLike): string | undefined {
-  if (!req.readableEnded && !(req as { _body?: boolean })._body) return undefined;
-  if (req.body === undefined) return '';
-  if (typeof req.body === 'string') return req.body;
-  if (Buffer.isBuffer(req.body)) return req.body.toString('utf8');
-  return JSON.stringify(req.body);
 }

@@ -42,7 +42,11 @@ import { unavailableRoutes } from './routes/unavailable.js';
 
 export interface Service {
   /** The wire: answers every request under `/api/service` (and the door's paths). */
-  /** `connection`: the adapter's knowledge of the TCP peer (`{ remoteAddress }` or the Node env). */
+  /**
+   * `connection`: the adapter's knowledge of the TCP peer (`{ remoteAddress }` or the Node env),
+   * and `bodyRewritten: true` when the body is not the sender's bytes (a body parser re-serialized
+   * it): webhooks then answer 500 `raw_body_unavailable` instead of failing their signature.
+   */
   fetch(request: Request, connection?: unknown): Promise<Response>;
   /** The door's origin-root discovery documents (`/.well-known/...`), or null to fall through. */
   wellKnown(request: Request): Promise<Response | null>;
@@ -210,7 +214,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     } catch (error) {
       return failure(context, error, requestId, url.pathname);
     }
-    const response = await app.fetch(request, { requestId });
+    const response = await app.fetch(request, { requestId, bodyRewritten: isBodyRewritten(connection) });
     setHeader(response, 'x-request-id', requestId);
     return response;
   };
@@ -251,6 +255,10 @@ function failure(ctx: WireContext, error: unknown, requestId: string, path: stri
   }
   ctx.logger.error('unhandled wire error', { request_id: requestId, path, ...describeError(error) });
   return wireError('internal_error', `Internal server error (request id ${requestId}).`, headers);
+}
+
+function isBodyRewritten(connection: unknown): boolean {
+  return (connection as { bodyRewritten?: unknown } | undefined)?.bodyRewritten === true;
 }
 
 function setHeader(response: Response, name: string, value: string): void {

@@ -41,6 +41,8 @@ export const WIRE_ERROR_CODES = {
   internal_error: 500,
   /** 500: the host's principal() threw or returned something that is not a principal. */
   principal_failed: 500,
+  /** 500: a webhook whose original bytes a body parser mounted before the wire discarded. */
+  raw_body_unavailable: 500,
   /** 501: the route exists in the contract but is not available in this composition. */
   not_implemented: 501,
   /** 503: the store is unreachable (briefly, as a rule), or the service is stopping; with `Retry-After`. */
