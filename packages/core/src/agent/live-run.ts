@@ -31,7 +31,7 @@ export class LiveRun {
   knownHistory: UIMessage[] | null = null;
   /** Parked tool calls waiting for a decision. */
   parked = 0;
-  /** Tool calls whose approval was refused (their error is reported as a denial). */
+  /** Tool calls denied, or dropped by a stop (their error is reported to the client as a denial). */
   readonly refused = new Set<string>();
   /** Resolves when a stop is requested. */
   readonly stopSignal: Promise<void>;

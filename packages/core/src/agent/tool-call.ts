@@ -48,6 +48,19 @@ export interface HostToolDeps {
   audit: Pick<AuditLog, 'record'>;
 }
 
+/** How much of a tool's error message reaches the model and the client. */
+export const TOOL_ERROR_TEXT_MAX = 500;
+
+/**
+ * What a failed call says about itself: the tool's own error message (never its stack), cut to
+ * `TOOL_ERROR_TEXT_MAX` characters: enough for any real reason, not a page of upstream HTML.
+ */
+export function toolErrorText(error: unknown): string {
+  const message = error instanceof Error ? error.message : typeof error === 'string' ? error : '';
+  const text = message.trim() || 'The tool failed.';
+  return text.length > TOOL_ERROR_TEXT_MAX ? `${text.slice(0, TOOL_ERROR_TEXT_MAX - 1)}…` : text;
+}
+
 /** Runs the call to its outcome; throws only what `approve` throws. */
 export async function callHostTool(deps: HostToolDeps, call: HostToolCall): Promise<HostToolOutcome> {
   const { tool, owner } = call;

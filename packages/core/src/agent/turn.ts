@@ -4,8 +4,10 @@
  */
 import {
   convertToModelMessages,
+  InvalidToolInputError,
   jsonSchema,
   type LanguageModel,
+  NoSuchToolError,
   readUIMessageStream,
   stepCountIs,
   streamText,
@@ -22,7 +24,7 @@ import { capToolOutput, windowMessages } from './history.js';
 import { newId } from './ids.js';
 import type { LiveRun } from './live-run.js';
 import type { ThreadStore } from './threads.js';
-import { callHostTool } from './tool-call.js';
+import { callHostTool, toolErrorText } from './tool-call.js';
 import type { RegisteredTool, ToolRegistry } from './tools.js';
 
 export interface TurnDeps {
@@ -54,6 +56,15 @@ export interface TurnOutcome {
   message: UIMessage | null;
 }
 
+/**
+ * A tool call that ended without an output (denied, expired, dropped, invalid or thrown). It is
+ * the call's result, not the turn's: the model reads the message as the tool's answer (an
+ * `error-text` result) and goes on, the client sees it on the call, and the run is not failed by it.
+ */
+export class ToolCallFailure extends Error {
+  override name = 'ToolCallFailure';
+}
+
 /** An error whose message is safe, and meant, to reach the client and the model. */
 export class TurnError extends Error {
   override name = 'TurnError';
@@ -72,6 +83,8 @@ export const MODEL_NOT_CONFIGURED =
 export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome> {
   const messageId = newId('msg');
   let failure: { code: string; message: string } | null = null;
+  /** Messages of calls the model got wrong (the SDK reports each twice: as an error, then as its text). */
+  const callErrors = new Set<string>();
   try {
     if (!deps.model) throw new TurnError('model_not_configured', MODEL_NOT_CONFIGURED);
     const history = run.knownHistory ?? (await deps.threads.messages(run.owner, run.threadId));
@@ -97,7 +110,10 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
     const stream = result.toUIMessageStream({
       generateMessageId: () => messageId,
       sendReasoning: true,
+      // Called for a tool call's error too (its `errorText`): that one is the call's, not the turn's.
       onError: (error) => {
+        const callError = callErrorText(error, callErrors);
+        if (callError !== null) return callError;
         failure ??= failureOf(error);
         return failure.message;
       },
@@ -137,12 +153,27 @@ function statusOf(run: LiveRun, failure: { code: string } | null): TurnOutcome['
   return failure ? 'failed' : 'completed';
 }
 
+/**
+ * The text of an error that belongs to one tool call, not to the turn: a call that failed on our
+ * side, or one the model got wrong (an unknown tool, input the SDK could not parse), which the
+ * model reads back and can correct. Null for any other error.
+ */
+function callErrorText(error: unknown, callErrors: Set<string>): string | null {
+  if (error instanceof ToolCallFailure) return error.message;
+  if (NoSuchToolError.isInstance(error) || InvalidToolInputError.isInstance(error)) {
+    callErrors.add(error.message);
+    return error.message;
+  }
+  if (typeof error === 'string' && callErrors.has(error)) return error;
+  return null;
+}
+
 function failureOf(error: unknown): { code: string; message: string } {
   if (error instanceof TurnError) return { code: error.code, message: error.message };
   return { code: 'model_error', message: 'The model call failed. The error has been logged.' };
 }
 
-/** A refused call fails inside the SDK; the client is told it was denied, which it was. */
+/** A declined or dropped call fails inside the SDK; the client is told it was denied, which it was. */
 function refusalAsDenial(run: LiveRun, chunk: UIMessageChunk): UIMessageChunk {
   if (chunk.type === 'tool-output-error' && run.refused.has(chunk.toolCallId)) {
     return { type: 'tool-output-denied', toolCallId: chunk.toolCallId };
@@ -168,9 +199,9 @@ async function assemble(chunks: UIMessageChunk[]): Promise<UIMessage | null> {
 }
 
 /** Why a call did not run, as the model (and the client) reads it. */
-const REFUSALS = {
-  declined: 'The user declined this call.',
-  expired: 'The approval request expired before anyone answered.',
+export const REFUSALS = {
+  declined: 'The user denied this call.',
+  expired: 'The approval expired.',
   dropped: 'The run was stopped before this call was approved.',
 } as const;
 
@@ -222,12 +253,17 @@ async function callTool(
     case 'ok':
       return outcome.output;
     case 'failed':
-      throw outcome.error;
+      deps.logger.warn('tool failed', {
+        run_id: run.id,
+        tool: registered.name,
+        ...describeError(outcome.error),
+      });
+      throw new ToolCallFailure(toolErrorText(outcome.error));
     case 'invalid-input':
-      throw new Error(`Invalid input for ${registered.name}: ${outcome.message}`);
+      throw new ToolCallFailure(`Invalid input for ${registered.name}: ${outcome.message}`);
     default:
       // Neither happens here: no credentials are asked for, and approve() approves or throws.
-      throw new Error(`${registered.name} did not run (${outcome.status})`);
+      throw new ToolCallFailure(`${registered.name} did not run (${outcome.status})`);
   }
 }
 
@@ -263,6 +299,7 @@ async function park(
     if (--run.parked === 0 && !run.stopRequested) await deps.setStatus(run, 'running');
   }
   if (outcome === 'approved') return approvalId;
-  run.refused.add(toolCallId);
-  throw new Error(REFUSALS[outcome]);
+  // A denial (by the user, or by their stop) reads as one; an expiry is an error naming itself.
+  if (outcome !== 'expired') run.refused.add(toolCallId);
+  throw new ToolCallFailure(REFUSALS[outcome]);
 }

@@ -5,7 +5,7 @@
  * `read`.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { callHostTool } from '../agent/tool-call.js';
+import { callHostTool, toolErrorText } from '../agent/tool-call.js';
 import type { ActAsGrant, Principal, RegisteredTool, ToolContext } from '../agent/tools.js';
 import { describeError } from '../http/logger.js';
 import type { DoorContext } from './context.js';
@@ -129,9 +129,7 @@ export async function callTool(
       );
     case 'failed': {
       log('tool-failed', describeError(outcome.error));
-      const error = outcome.error;
-      const message = error instanceof Error && error.message ? error.message : 'The tool failed';
-      return toolError('tool-failed', message);
+      return toolError('tool-failed', toolErrorText(outcome.error));
     }
   }
 }

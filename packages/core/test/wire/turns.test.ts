@@ -263,7 +263,7 @@ for (const [kind, transportKind] of COMBINATIONS) {
       const frames = await reader.rest();
       expect(frames.some((f) => f.chunk.type === 'tool-output-denied')).toBe(true);
       expect(ran).toBe(false);
-      expect(JSON.stringify(calls[1]!.prompt)).toContain('The user declined this call.');
+      expect(JSON.stringify(calls[1]!.prompt)).toContain('The user denied this call.');
       expect((await (await call(`/approvals/${id}`)).json()).approval.status).toBe('declined');
     });
 
