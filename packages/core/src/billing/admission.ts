@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Transaction } from 'kysely';
-import type { Database, SpendPeriod } from '../store/database.js';
+import type { Insertable, Transaction } from 'kysely';
+import type { Database, HoldsTable, SpendPeriod } from '../store/database.js';
 import { lockWallets } from './ledger.js';
 import { SPEND_PERIODS, spendWindow } from './windows.js';
 
@@ -126,15 +126,7 @@ export async function admitBatch(
   const closingIn = new Set<string>();
 
   const caps = await capsOf(trx, requests, at);
-  const holds: Array<{
-    id: string;
-    tenant_id: string;
-    app_id: string | null;
-    amount_micros: number;
-    worst_micros: number | null;
-    instance_id: string | null;
-    expires_at: Date;
-  }> = [];
+  const holds: Insertable<HoldsTable>[] = [];
   const results = requests.map((request): BatchAdmitResult => {
     const left = available.get(request.tenantId) ?? 0;
     if (left <= 0) return { ok: false, reason: 'balance_exhausted' };
