@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import { type MeteredWorld, startMeteredWorld } from './support/metered.js';
-import type { RunningPlatform } from './support/platform.js';
+import { type RunningPlatform, signedInOwner } from './support/platform.js';
 import type { TestStore } from './support/stores.js';
 
 describe('billing dashboard', () => {
@@ -32,30 +32,13 @@ describe('billing dashboard', () => {
 
   /** A signed-in owner with credit, an app bound to both providers, and its App Key. */
   const workspace = async (email: string, creditMicros = 1_000_000) => {
-    const { token } = await server.platform.devIdp!.issueToken({ email });
-    const signedIn = await fetch(`${server.url}/api/auth/session`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}` },
-    });
-    const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
-    const user = await store.db
-      .selectFrom('users')
-      .select('default_tenant_id')
-      .where('email', '=', email)
-      .executeTakeFirstOrThrow();
-    const tenantId = user.default_tenant_id!;
+    const { cookie, tenantId, appId, appKey } = await signedInOwner(server, email);
     await post(store.db, {
       tenantId,
       amountMicros: creditMicros,
       kind: 'grant',
       idempotencyKey: `credit-${email}`,
     });
-    const app = await store.db
-      .insertInto('apps')
-      .values({ tenant_id: tenantId, slug: 'tool', name: 'Tool' })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const appKey = (await server.platform.context.keys.issue({ tenantId, kind: 'app', appId: app.id })).key;
     for (const provider of ['llm', 'search']) {
       await fetch(`${server.url}/api/connections`, {
         method: 'POST',
@@ -63,7 +46,7 @@ describe('billing dashboard', () => {
         body: JSON.stringify({ provider }),
       });
     }
-    return { cookie, tenantId, appId: app.id, appKey, as: session(cookie) };
+    return { cookie, tenantId, appId, appKey, as: session(cookie) };
   };
   const search = async (appKey: string) => {
     const response = await fetch(`${server.url}/proxy/search/search`, {

@@ -18,7 +18,7 @@ import {
   seedProviders,
   startMeteredWorld,
 } from './support/metered.js';
-import { type RunningPlatform, startPlatform } from './support/platform.js';
+import { type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
 import { openTestStore, type TestStore } from './support/stores.js';
 import { testService } from './wire/support/wire.js';
 
@@ -34,30 +34,7 @@ describe('input guard', () => {
   afterAll(async () => world?.close());
 
   /** A signed-in owner of a fresh workspace with an app: cookie, app id and App Key. */
-  const owner = async (email: string) => {
-    const { token } = await server.platform.devIdp!.issueToken({ email });
-    const signedIn = await fetch(`${server.url}/api/auth/session`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}` },
-    });
-    const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
-    const user = await store.db
-      .selectFrom('users')
-      .select('default_tenant_id')
-      .where('email', '=', email)
-      .executeTakeFirstOrThrow();
-    const app = await store.db
-      .insertInto('apps')
-      .values({ tenant_id: user.default_tenant_id!, slug: 'tool', name: 'Tool' })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const appKey = await server.platform.context.keys.issue({
-      tenantId: user.default_tenant_id!,
-      kind: 'app',
-      appId: app.id,
-    });
-    return { cookie, appId: app.id, appKey: appKey.key, tenantId: user.default_tenant_id! };
-  };
+  const owner = (email: string) => signedInOwner(server, email);
 
   const send = (path: string, init: RequestInit & { json?: string } = {}) => {
     const { json, ...rest } = init;

@@ -105,3 +105,35 @@ export async function createTenantFixture(platform: Platform, creditMicros = 0):
     cliKey: cliKey.key,
   };
 }
+
+/** A workspace owner signed in through the development IdP, with an app and its App Key. */
+export interface SignedInOwner {
+  /** The session cookie (`name=value`). */
+  cookie: string;
+  tenantId: string;
+  appId: string;
+  appKey: string;
+}
+
+export async function signedInOwner(server: RunningPlatform, email: string): Promise<SignedInOwner> {
+  const { token } = await server.platform.devIdp!.issueToken({ email });
+  const signedIn = await fetch(`${server.url}/api/auth/session`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+  const db = server.platform.store.db;
+  const user = await db
+    .selectFrom('users')
+    .select('default_tenant_id')
+    .where('email', '=', email)
+    .executeTakeFirstOrThrow();
+  const tenantId = user.default_tenant_id!;
+  const app = await db
+    .insertInto('apps')
+    .values({ tenant_id: tenantId, slug: 'tool', name: 'Tool' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const appKey = await server.platform.context.keys.issue({ tenantId, kind: 'app', appId: app.id });
+  return { cookie, tenantId, appId: app.id, appKey: appKey.key };
+}
