@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fundedTenant } from '../../test/support/settlements.js';
+import { fundedTenant, settlementOf } from '../../test/support/settlements.js';
 import { openTestStore, type TestStore } from '../../test/support/stores.js';
 import { openSettlementJournal } from './journal.js';
 import { createMeteringEngine } from './metering.js';
@@ -18,23 +18,13 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-const call = (usageId: string, tenantId = 'tenant-1', costMicros = 42): Settlement => ({
-  usageId,
-  tenantId,
-  appId: null,
-  connectionId: null,
-  keyId: null,
-  provider: 'llm',
-  model: 'demo-small',
-  quantities: { input_tokens: 10, output_tokens: 20, call: 1 },
-  meterCosts: { input_tokens: 6, output_tokens: 36 },
-  costMicros,
-  estimated: false,
-  upstreamStatus: 200,
-  requestId: null,
-  holdMicros: 5000,
-  leaseId: null,
-});
+const call = (usageId: string, tenantId = 'tenant-1', costMicros = 42): Settlement =>
+  settlementOf(tenantId, costMicros, {
+    usageId,
+    quantities: { input_tokens: 10, output_tokens: 20, call: 1 },
+    meterCosts: { input_tokens: 6, output_tokens: 36 },
+    holdMicros: 5000,
+  });
 
 const segmentsIn = (dir: string) => readdirSync(dir).filter((name) => name.endsWith('.jsonl'));
 
