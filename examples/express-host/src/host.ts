@@ -1,7 +1,7 @@
 /**
- * The demo host: an Express app with its own sign-in, the service wire mounted at
- * `/api/service` with the MCP door on (and the door's discovery handler at `/.well-known`), and a
- * few host tools.
+ * The demo host: an Express app with its own sign-in, a chat page at `/`, the service wire
+ * mounted at `/api/service` with the MCP door on (and the door's discovery handler at
+ * `/.well-known`), and a few host tools.
  *
  * @see docs/wire.md "Drive a turn with curl"
  * @see docs/door.md "The door in the demo host"
@@ -14,6 +14,7 @@ import type { Store } from '@service/core/store';
 import { createService, type Service } from '@service/core/wire';
 import { withService } from '@service/express';
 import express from 'express';
+import { chatPageRoutes } from './chat-page.js';
 import { createDemoModel } from './demo-model.js';
 import { demoDoor, PRODUCT_NAME } from './door.js';
 import { createSignIn } from './sign-in.js';
@@ -42,6 +43,8 @@ export interface ExpressHostOptions {
   serviceKey?: string;
   logger?: Logger;
   env?: Record<string, string | undefined>;
+  /** Where the built chat page is. Default: the chat UI package's `dist/` (its `build` writes it). */
+  chatAssetsDir?: string;
 }
 
 export interface RunningHost {
@@ -107,16 +110,13 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
   const app = express();
   app.disable('x-powered-by');
   app.use(express.json({ limit: '16kb' }));
-  app.get('/', (_req, res) => {
-    res.json({
-      host: 'express-host demo',
-      signIn: 'POST /login with {"email":"you@example.com"}, or open /login in a browser',
-      wire: '/api/service',
-      mcp: `${baseUrl}/api/service/mcp`,
-      connect: `${baseUrl}/api/service/mcp/connect`,
-    });
-  });
   app.use(signInRoutes(signIn, { origin: new URL(baseUrl).origin, productName: PRODUCT_NAME }));
+  app.use(
+    chatPageRoutes(signIn, {
+      productName: PRODUCT_NAME,
+      ...(options.chatAssetsDir ? { assetsDir: options.chatAssetsDir } : {}),
+    }),
+  );
   handler = withService(app, service);
   for (const answer of early.splice(0)) answer();
 

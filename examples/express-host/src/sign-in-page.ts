@@ -66,7 +66,8 @@ export function returnTarget(value: unknown, origin: string): string {
   }
 }
 
-function escapeHtml(value: string): string {
+/** HTML-escapes text for element content and quoted attribute values. */
+export function escapeHtml(value: string): string {
   return value.replace(
     /[&<>"']/g,
     (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!,

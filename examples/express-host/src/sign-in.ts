@@ -17,6 +17,11 @@ export interface SignIn {
   tokenFor(email: string): { token: string; subject: string } | null;
   /** The wire's principal resolver: the cookie or bearer token's user, else null. */
   principal(request: Request): Principal | null;
+  /** The same from the raw header values (for the host's own Express routes). */
+  principalOfHeaders(headers: {
+    authorization?: string | undefined;
+    cookie?: string | undefined;
+  }): Principal | null;
   /** The user a subject (`user:<email>`, as `tokenFor` spells it) names, else null. */
   principalOf(subject: string): Principal | null;
 }
@@ -33,6 +38,15 @@ export function createSignIn(secret: string = randomBytes(32).toString('hex')): 
     if (!subject.startsWith('user:') || !safeEqual(token.slice(dot + 1), mac(subject))) return null;
     return userOf(subject);
   };
+  const fromHeaders: SignIn['principalOfHeaders'] = (headers) => {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '')?.[1];
+    const cookie = (headers.cookie ?? '')
+      .split(';')
+      .map((c) => c.trim())
+      .find((c) => c.startsWith(`${SESSION_COOKIE}=`))
+      ?.slice(SESSION_COOKIE.length + 1);
+    return verify(bearer ?? cookie);
+  };
   return {
     tokenFor(email) {
       const normalized = email.trim().toLowerCase();
@@ -41,14 +55,12 @@ export function createSignIn(secret: string = randomBytes(32).toString('hex')): 
       return { token: `${Buffer.from(subject).toString('base64url')}.${mac(subject)}`, subject };
     },
     principal(request) {
-      const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.get('authorization') ?? '')?.[1];
-      const cookie = (request.headers.get('cookie') ?? '')
-        .split(';')
-        .map((c) => c.trim())
-        .find((c) => c.startsWith(`${SESSION_COOKIE}=`))
-        ?.slice(SESSION_COOKIE.length + 1);
-      return verify(bearer ?? cookie);
+      return fromHeaders({
+        authorization: request.headers.get('authorization') ?? undefined,
+        cookie: request.headers.get('cookie') ?? undefined,
+      });
     },
+    principalOfHeaders: fromHeaders,
     principalOf(subject) {
       const email = subject.startsWith('user:') ? subject.slice(5) : '';
       return EMAIL.test(email) && email === email.trim().toLowerCase() ? userOf(subject) : null;

@@ -71,6 +71,14 @@ describe('pnpm start demo host', () => {
     expect(platform.output()).not.toContain(host.mcp.serviceKey);
   });
 
+  it('prints the chat page in the banner, where a signed-out browser is sent to sign in', async () => {
+    const chat = /^Chat page of the demo host: (\S+)$/m.exec(platform.output())?.[1];
+    expect(chat).toBe(`${demoHost().url}/`);
+    const answer = await fetch(chat!, { redirect: 'manual' });
+    expect(answer.status).toBe(302);
+    expect(answer.headers.get('location')).toBe('/login?return_to=%2F');
+  });
+
   it('drives a turn with the curl lines of docs/wire.md', () => {
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('docs/wire.md', 'demo-turn')], {
       cwd,

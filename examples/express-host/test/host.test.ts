@@ -144,6 +144,8 @@ describe('express-host example', () => {
 
   it('leaves the host’s own routes and 404s to Express', async () => {
     expect((await fetch(`${host.url}/.well-known/openid-configuration`)).status).toBe(404);
-    expect(((await (await fetch(`${host.url}/`)).json()) as { wire: string }).wire).toBe('/api/service');
+    expect((await fetch(`${host.url}/`, { redirect: 'manual' })).headers.get('location')).toBe(
+      '/login?return_to=%2F',
+    );
   });
 });

@@ -1,0 +1,137 @@
+/**
+ * The chat page: the thread list beside the open thread's conversation. The open thread is in
+ * the URL (`?thread=<id>`), so a reload lands on it and resumes a turn still running, and the
+ * browser's back button walks back through the threads opened.
+ */
+import type { UIMessage } from 'ai';
+import { useCallback, useEffect, useState } from 'react';
+import { Conversation } from './conversation.js';
+import { ThreadList } from './thread-list.js';
+import { listThreads, loadThread, type ThreadSummary, wireErrorMessage } from './wire.js';
+
+export interface ChatAppProps {
+  /** Where the host mounts the wire. */
+  base?: string;
+  /** Who is signed in, shown in the header. */
+  user?: string;
+  /** Signs the user out; without it the page has no sign-out button. */
+  onSignOut?: () => void;
+  /** The page's heading. */
+  title?: string;
+}
+
+export function ChatApp({ base = '/api/service', user, onSignOut, title = 'Chat' }: ChatAppProps) {
+  const [threadId, setThreadId] = useState(() => threadInUrl() ?? newThreadId());
+  const [threads, setThreads] = useState<ThreadSummary[]>([]);
+  const [listError, setListError] = useState<string | null>(null);
+
+  const refreshThreads = useCallback(() => {
+    listThreads(base).then(
+      (list) => {
+        setThreads(list);
+        setListError(null);
+      },
+      (error: unknown) => setListError(wireErrorMessage(error)),
+    );
+  }, [base]);
+
+  useEffect(() => {
+    // The first visit gets a thread id of its own at once, so a reload comes back to it.
+    if (threadInUrl() !== threadId) window.history.replaceState(null, '', urlOf(threadId));
+    const onPopState = () => setThreadId(threadInUrl() ?? newThreadId());
+    window.addEventListener('popstate', onPopState);
+    return () => window.removeEventListener('popstate', onPopState);
+  }, [threadId]);
+  useEffect(refreshThreads, [refreshThreads]);
+
+  const open = (id: string) => {
+    if (id === threadId) return;
+    window.history.pushState(null, '', urlOf(id));
+    setThreadId(id);
+  };
+
+  return (
+    <div className="chat-app">
+      <header className="app-header">
+        <h1>{title}</h1>
+        {user && <span className="user">Signed in as {user}</span>}
+        {onSignOut && (
+          <button type="button" onClick={onSignOut}>
+            Sign out
+          </button>
+        )}
+      </header>
+      <ThreadList
+        threads={threads}
+        error={listError}
+        selectedId={threadId}
+        onSelect={open}
+        onNew={() => open(newThreadId())}
+      />
+      <main className="thread-view">
+        <ThreadLoader key={threadId} base={base} threadId={threadId} onActivity={refreshThreads} />
+      </main>
+    </div>
+  );
+}
+
+/** Loads a thread's stored messages, then mounts its conversation (a new chat starts empty). */
+function ThreadLoader({
+  base,
+  threadId,
+  onActivity,
+}: {
+  base: string;
+  threadId: string;
+  onActivity(): void;
+}) {
+  const [loaded, setLoaded] = useState<{ messages: UIMessage[]; exists: boolean } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let current = true;
+    loadThread(base, threadId).then(
+      (messages) => current && setLoaded({ messages: messages ?? [], exists: messages !== null }),
+      (failure: unknown) => current && setError(wireErrorMessage(failure)),
+    );
+    return () => {
+      current = false;
+    };
+  }, [base, threadId]);
+  if (error) {
+    return (
+      <p className="error" role="alert">
+        {error}
+      </p>
+    );
+  }
+  if (!loaded) return <p className="loading">Loading…</p>;
+  return (
+    <Conversation
+      base={base}
+      threadId={threadId}
+      initialMessages={loaded.messages}
+      resume={loaded.exists}
+      onActivity={onActivity}
+    />
+  );
+}
+
+/** The wire's thread id rule: letters, digits, `_` and `-`, at most 64. */
+const THREAD_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+function threadInUrl(): string | null {
+  const id = new URL(window.location.href).searchParams.get('thread');
+  return id && THREAD_ID.test(id) ? id : null;
+}
+
+function urlOf(threadId: string): string {
+  const url = new URL(window.location.href);
+  url.searchParams.set('thread', threadId);
+  return url.pathname + url.search;
+}
+
+/** A fresh thread id (random bytes work on plain-HTTP origins too, unlike `randomUUID`). */
+function newThreadId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  return `chat_${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}

@@ -1,0 +1,188 @@
+/**
+ * One thread's conversation over useChat, exactly as an AI SDK developer would wire it: the
+ * thread id is the chat id, the stored messages seed it, `resume` picks up a turn still running
+ * (after a reload), and approval answers are sent back automatically once every parked call of
+ * the last step has one.
+ */
+import { useChat } from '@ai-sdk/react';
+import {
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  type UIMessage,
+} from 'ai';
+import {
+  type FormEvent,
+  type KeyboardEvent,
+  type ReactNode,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+} from 'react';
+import { MessageView } from './message-view.js';
+import type { ApprovalActions } from './tool-card.js';
+import { approveAndRemember, stopThread, wireErrorMessage } from './wire.js';
+
+export interface ConversationProps {
+  base: string;
+  threadId: string;
+  initialMessages: UIMessage[];
+  /** Whether the thread exists on the server (a new chat has nothing to resume). */
+  resume: boolean;
+  /** Called when a turn starts or settles, so the thread list can follow. */
+  onActivity(): void;
+}
+
+export function Conversation({ base, threadId, initialMessages, resume, onActivity }: ConversationProps) {
+  const transport = useMemo(() => new DefaultChatTransport({ api: `${base}/chat` }), [base]);
+  const chat = useChat({
+    id: threadId,
+    messages: initialMessages,
+    resume,
+    transport,
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  });
+  // Failures of the page's own wire calls (stop, always allow); turn errors are `chat.error`.
+  const [callError, setCallError] = useState<string | null>(null);
+  const busy = chat.status === 'submitted' || chat.status === 'streaming';
+
+  useEffect(() => {
+    if (chat.status !== 'submitted') onActivity();
+  }, [chat.status, onActivity]);
+  // Leaving the thread drops its stream only: the turn runs on, and opening the thread again resumes it.
+  const { stop: dropStream } = chat;
+  useEffect(() => () => void dropStream(), [dropStream]);
+
+  const actions: ApprovalActions = {
+    approve: async (id) => {
+      await chat.addToolApprovalResponse({ id, approved: true });
+    },
+    deny: async (id) => {
+      await chat.addToolApprovalResponse({ id, approved: false });
+    },
+    alwaysAllow: async (id) => {
+      try {
+        await approveAndRemember(base, id);
+      } catch (error) {
+        setCallError(wireErrorMessage(error));
+        throw error;
+      }
+      await chat.addToolApprovalResponse({ id, approved: true });
+    },
+  };
+
+  const stop = async () => {
+    setCallError(null);
+    try {
+      await stopThread(base, threadId);
+    } catch (error) {
+      setCallError(`The turn could not be stopped: ${wireErrorMessage(error)}`);
+    }
+    await chat.stop();
+  };
+
+  const send = (text: string) => {
+    setCallError(null);
+    void chat.sendMessage({ text });
+  };
+
+  const last = chat.messages.at(-1);
+  const error = callError ?? (chat.error ? wireErrorMessage(chat.error) : null);
+  return (
+    <div className="conversation">
+      <MessageList>
+        {chat.messages.map((message) => (
+          <MessageView
+            key={message.id}
+            message={message}
+            actions={actions}
+            footer={
+              message === last && message.role === 'assistant' && !busy ? (
+                <button type="button" className="regenerate" onClick={() => void chat.regenerate()}>
+                  Regenerate
+                </button>
+              ) : null
+            }
+          />
+        ))}
+      </MessageList>
+      {error && (
+        <div className="error" role="alert">
+          <span>{error}</span>
+          <button
+            type="button"
+            onClick={() => {
+              setCallError(null);
+              chat.clearError();
+            }}
+          >
+            Dismiss
+          </button>
+        </div>
+      )}
+      <Composer busy={busy} onSend={send} onStop={() => void stop()} />
+    </div>
+  );
+}
+
+/** The message log, kept scrolled to the newest message while the reader is at the bottom. */
+function MessageList({ children }: { children: ReactNode }) {
+  const log = useRef<HTMLOListElement>(null);
+  const atBottom = useRef(true);
+  useEffect(() => {
+    const element = log.current;
+    if (element && atBottom.current) element.scrollTop = element.scrollHeight;
+  });
+  return (
+    <ol
+      ref={log}
+      className="messages"
+      aria-label="Messages"
+      aria-live="polite"
+      onScroll={(event) => {
+        const element = event.currentTarget;
+        atBottom.current = element.scrollHeight - element.scrollTop - element.clientHeight < 40;
+      }}
+    >
+      {children}
+    </ol>
+  );
+}
+
+function Composer({ busy, onSend, onStop }: { busy: boolean; onSend(text: string): void; onStop(): void }) {
+  const [text, setText] = useState('');
+  const submit = (event?: FormEvent) => {
+    event?.preventDefault();
+    if (busy || text.trim() === '') return;
+    onSend(text.trim());
+    setText('');
+  };
+  // Enter sends, Shift+Enter breaks the line, as in most chat apps.
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) submit(event);
+  };
+  return (
+    <form className="composer" onSubmit={submit}>
+      <label htmlFor="chat-input" className="visually-hidden">
+        Message
+      </label>
+      <textarea
+        id="chat-input"
+        rows={2}
+        value={text}
+        placeholder="Send a message"
+        onChange={(event) => setText(event.target.value)}
+        onKeyDown={onKeyDown}
+      />
+      {busy ? (
+        <button type="button" className="stop" onClick={onStop}>
+          Stop
+        </button>
+      ) : (
+        <button type="submit" className="primary" disabled={text.trim() === ''}>
+          Send
+        </button>
+      )}
+    </form>
+  );
+}

@@ -1,0 +1,46 @@
+/**
+ * One message: its text (as plain text: React escapes it, nothing is parsed as HTML), its
+ * reasoning when the model sent any, and its tool calls as cards.
+ */
+import { isToolUIPart, type UIMessage } from 'ai';
+import type { ReactNode } from 'react';
+import { type ApprovalActions, ToolCard } from './tool-card.js';
+
+export function MessageView({
+  message,
+  actions,
+  footer,
+}: {
+  message: UIMessage;
+  actions: ApprovalActions;
+  /** Shown under the message (the last answer's Regenerate button). */
+  footer?: ReactNode;
+}) {
+  return (
+    <li className={`message message-${message.role}`}>
+      <span className="message-author">{message.role === 'user' ? 'You' : 'Assistant'}</span>
+      {message.parts.map((part, index) => {
+        // Parts have no ids of their own; their order within a message never changes.
+        const key = `${message.id}-${index}`;
+        if (part.type === 'text') {
+          return (
+            <p key={key} className="message-text">
+              {part.text}
+            </p>
+          );
+        }
+        if (part.type === 'reasoning' && part.text.trim() !== '') {
+          return (
+            <details key={key} className="reasoning">
+              <summary>Reasoning</summary>
+              <p>{part.text}</p>
+            </details>
+          );
+        }
+        if (isToolUIPart(part)) return <ToolCard key={key} part={part} actions={actions} />;
+        return null;
+      })}
+      {footer}
+    </li>
+  );
+}

@@ -1,0 +1,290 @@
+/**
+ * The demo host's chat page, built as `pnpm start` builds it and clicked through in headless
+ * Chromium as a person would: sign in through the form, type and send, watch replies stream,
+ * answer approval cards, stop a turn, regenerate, reload in the middle of a turn, switch threads,
+ * sign out. The page is the real bundle (React, `@ai-sdk/react`'s useChat) over the real wire;
+ * only the model is the offline demo model.
+ *
+ * A screenshot of the page after an approval lands in `examples/express-host/test-results/`.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { silentLogger } from '@service/core/http';
+import { createStore, type Store } from '@service/core/store';
+import { bundleChatUi } from '@service/example-chat-ui/bundle';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_PATH, launchChromium } from '../../../packages/core/test/support/chromium.js';
+import { type RunningHost, startExpressHost } from '../src/host.js';
+
+const ARTIFACTS = fileURLToPath(new URL('../test-results/', import.meta.url));
+const hasChromium = existsSync(CHROMIUM_PATH);
+
+let store: Store;
+let assetsDir: string;
+let host: RunningHost;
+
+beforeAll(async () => {
+  assetsDir = mkdtempSync(join(tmpdir(), 'chat-ui-'));
+  await bundleChatUi(assetsDir);
+  store = await createStore({ url: 'memory://' });
+  host = await startExpressHost({ store, logger: silentLogger, env: {}, chatAssetsDir: assetsDir });
+});
+afterAll(async () => {
+  await host?.close();
+  await store?.close();
+  rmSync(assetsDir, { recursive: true, force: true });
+});
+
+/** A sign-in token of `base`'s host (each host signs with a secret of its own). */
+async function tokenOf(base: string, email: string): Promise<string> {
+  const answer = await fetch(`${base}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email }),
+  });
+  return ((await answer.json()) as { token: string }).token;
+}
+
+describe('the chat page over HTTP', () => {
+  it('sends a signed-out visitor to the sign-in page, which comes back to the same thread', async () => {
+    const answer = await fetch(`${host.url}/?thread=t1`, { redirect: 'manual' });
+    expect(answer.status).toBe(302);
+    expect(answer.headers.get('location')).toBe(`/login?return_to=${encodeURIComponent('/?thread=t1')}`);
+  });
+
+  it('answers a signed-in browser the shell under a strict policy, with the user escaped', async () => {
+    const answer = await fetch(`${host.url}/`, {
+      headers: { cookie: `host_session=${await tokenOf(host.url, 'o"brien<b>@example.com')}` },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    const policy = answer.headers.get('content-security-policy')!;
+    expect(policy).toContain("default-src 'none'");
+    expect(policy).toContain("script-src 'self';");
+    expect(policy).toContain("style-src 'self';");
+    expect(policy).not.toContain('unsafe-inline');
+    const html = await answer.text();
+    expect(html).toContain('data-user="o&quot;brien&lt;b&gt;@example.com"');
+    expect(html).not.toMatch(/<script>/);
+    const script = /<script type="module" src="\/assets\/(chat-[\w-]+\.js)">/.exec(html)?.[1];
+    const stylesheet = /<link rel="stylesheet" href="\/assets\/(chat-[\w-]+\.css)">/.exec(html)?.[1];
+    expect(script && stylesheet).toBeTruthy();
+
+    const js = await fetch(`${host.url}/assets/${script}`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const css = await fetch(`${host.url}/assets/${stylesheet}`);
+    expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
+  });
+
+  it('serves only the files the build names', async () => {
+    for (const name of ['manifest.json', 'chat.js', '..%2Fpackage.json']) {
+      const answer = await fetch(`${host.url}/assets/${name}`);
+      expect(answer.status).toBe(404);
+    }
+  });
+
+  it('says how to build the page when it is not built', async () => {
+    const emptyDir = mkdtempSync(join(tmpdir(), 'chat-ui-none-'));
+    const unbuilt = await startExpressHost({ store, logger: silentLogger, env: {}, chatAssetsDir: emptyDir });
+    try {
+      const answer = await fetch(`${unbuilt.url}/`, {
+        headers: { authorization: `Bearer ${await tokenOf(unbuilt.url, 'ada@example.com')}` },
+      });
+      expect(answer.status).toBe(503);
+      expect(await answer.text()).toContain('pnpm --filter @service/example-chat-ui build');
+    } finally {
+      await unbuilt.close();
+      rmSync(emptyDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!hasChromium)(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`, () => {
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: { width: 1200, height: 800 } })).newPage();
+    page.setDefaultTimeout(10_000);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  const input = () => page.getByRole('textbox', { name: 'Message' });
+  const answers = () => page.locator('.message-assistant');
+  const lastAnswer = () => answers().last();
+  const toolCard = (name: string) => lastAnswer().getByRole('region', { name: `Tool call ${name}` });
+  const threadId = () => new URL(page.url()).searchParams.get('thread')!;
+
+  async function send(text: string): Promise<void> {
+    await input().fill(text);
+    await page.getByRole('button', { name: 'Send' }).click();
+  }
+
+  async function newChat(): Promise<void> {
+    const before = threadId();
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await expect.poll(threadId).not.toBe(before);
+    await expect.poll(() => answers().count()).toBe(0);
+  }
+
+  /** The thread's runs as the wire records them, asked with the page's own cookie. */
+  async function runsOf(thread: string): Promise<Array<{ status: string }>> {
+    const answer = await page.request.get(`${host.url}/api/service/runs?thread=${thread}`);
+    return ((await answer.json()) as { runs: Array<{ status: string }> }).runs;
+  }
+
+  /** Characters of the last answer's text now. */
+  const textLength = async (answer: Locator) =>
+    (await answer.locator('.message-text').allTextContents()).join('').length;
+
+  it('signs in through the form and lands on the chat page', async () => {
+    await page.goto(`${host.url}/`);
+    expect(new URL(page.url()).pathname).toBe('/login');
+    await page.getByLabel('Email').fill('ada@example.com');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => new URL(page.url()).pathname).toBe('/');
+    await page.getByText('Signed in as ada@example.com').waitFor();
+    expect(threadId()).toMatch(/^chat_[0-9a-f]{24}$/);
+  });
+
+  it('sends a typed message and shows the streamed reply', async () => {
+    await send('hello there');
+    await lastAnswer().getByText('You said: hello there.').waitFor();
+    expect(await input().inputValue()).toBe('');
+    await page
+      .getByRole('navigation', { name: 'Threads' })
+      .getByRole('button', { name: /hello there/ })
+      .waitFor();
+  });
+
+  it('shows a read tool as a card with its output', async () => {
+    await newChat();
+    await send('What are my orders?');
+    const card = toolCard('list_orders');
+    await card.getByText('Done', { exact: true }).waitFor();
+    expect(await card.locator('pre').last().textContent()).toContain('A-1001');
+    await lastAnswer()
+      .getByText(/^Done\. The tool answered:/)
+      .waitFor();
+  });
+
+  it('approves a destructive call from its approval card', async () => {
+    await newChat();
+    await send('cancel order A-1001');
+    const card = toolCard('cancel_order');
+    await card.getByText('Needs your approval').waitFor();
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'chat-page-approval.png') });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.getByText('Done', { exact: true }).waitFor();
+    expect(await card.locator('pre').last().textContent()).toContain('"status": "cancelled"');
+    await lastAnswer()
+      .getByText(/^Done\. The tool answered:/)
+      .waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'chat-page.png') });
+  });
+
+  it('denies one, and the card says so', async () => {
+    await newChat();
+    await send('cancel order A-1002');
+    const card = toolCard('cancel_order');
+    await card.getByRole('button', { name: 'Deny' }).click();
+    await card.getByText('Not run: the call was denied.').waitFor();
+    await expect.poll(async () => (await runsOf(threadId()))[0]?.status).toBe('completed');
+    await expect.poll(() => page.getByRole('button', { name: 'Send' }).count()).toBe(1);
+  });
+
+  it('always allows a tool: approved now, and later calls run without asking', async () => {
+    await newChat();
+    await send('cancel order A-1002');
+    await toolCard('cancel_order').getByRole('button', { name: 'Always allow' }).click();
+    await toolCard('cancel_order').getByText('Done', { exact: true }).waitFor();
+    await lastAnswer()
+      .getByText(/^Done\. The tool answered:/)
+      .waitFor();
+    const grants = await (await page.request.get(`${host.url}/api/service/grants`)).json();
+    expect(grants.grants).toMatchObject([{ tool: 'cancel_order' }]);
+
+    await newChat();
+    await send('cancel order A-1001');
+    await toolCard('cancel_order').getByText('Done', { exact: true }).waitFor();
+    expect(await page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+  });
+
+  it('stops a story with Stop: the text stops growing and the run ends cancelled', async () => {
+    await newChat();
+    await send('tell me a story');
+    await expect.poll(() => textLength(lastAnswer())).toBeGreaterThan(20);
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByRole('button', { name: 'Send' }).waitFor();
+    await expect.poll(async () => (await runsOf(threadId()))[0]?.status).toBe('cancelled');
+    const stopped = await textLength(lastAnswer());
+    await page.waitForTimeout(1_000);
+    expect(await textLength(lastAnswer())).toBe(stopped);
+  });
+
+  it('regenerates the last answer', async () => {
+    await newChat();
+    await send('hello again');
+    await lastAnswer().getByText('You said: hello again.').waitFor();
+    await lastAnswer().getByRole('button', { name: 'Regenerate' }).click();
+    await expect.poll(async () => (await runsOf(threadId())).length).toBe(2);
+    await expect.poll(async () => (await runsOf(threadId()))[0]?.status).toBe('completed');
+    await lastAnswer().getByText('You said: hello again.').waitFor();
+    expect(await answers().count()).toBe(1);
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
+  it('resumes a turn still running after a reload', async () => {
+    await newChat();
+    await send('tell me a story');
+    await expect.poll(() => textLength(lastAnswer())).toBeGreaterThan(20);
+    const thread = threadId();
+    await page.reload();
+    expect(threadId()).toBe(thread);
+    await expect.poll(() => textLength(lastAnswer())).toBeGreaterThan(0);
+    const resumed = await textLength(lastAnswer());
+    await expect.poll(() => textLength(lastAnswer())).toBeGreaterThan(resumed);
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByRole('button', { name: 'Send' }).waitFor();
+  });
+
+  it('lists the threads and switches between them (and back)', async () => {
+    const threads = page.getByRole('navigation', { name: 'Threads' });
+    await threads.getByRole('button', { name: /What are my orders\?/ }).click();
+    await toolCard('list_orders').getByText('Done', { exact: true }).waitFor();
+    const ordersThread = threadId();
+    await threads.getByRole('button', { name: /hello there/ }).click();
+    await lastAnswer().getByText('You said: hello there.').waitFor();
+    expect(threadId()).not.toBe(ordersThread);
+    await page.goBack();
+    await expect.poll(threadId).toBe(ordersThread);
+    await toolCard('list_orders').waitFor();
+  });
+
+  it('shows the wire’s error message inline', async () => {
+    await page.context().clearCookies();
+    await send('anyone there?');
+    await page
+      .getByRole('alert')
+      .getByText('Sign in required: no user is signed in for this request.', { exact: true })
+      .waitFor();
+  });
+
+  it('signs out with the Sign out button', async () => {
+    await page.goto(`${host.url}/`);
+    await page.getByLabel('Email').fill('ada@example.com');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => new URL(page.url()).pathname).toBe('/login');
+    expect((await page.context().cookies()).find((c) => c.name === 'host_session')).toBeUndefined();
+  });
+});
