@@ -85,7 +85,7 @@ describe('express-host example', () => {
     const turn = fetch(`${host.url}/api/service/chat`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ message: 'Please cancel order A-1002' }),
+      body: JSON.stringify({ id: 'bob-cancels', message: 'Please cancel order A-1002' }),
     });
     let pending: Array<{ id: string; request: { tool: string; input: unknown } }> = [];
     for (let i = 0; i < 100 && pending.length === 0; i++) {
@@ -105,8 +105,14 @@ describe('express-host example', () => {
       body: JSON.stringify({ decision: 'approve' }),
     });
     expect(decided.status).toBe(200);
-    const message = await messageOf(await chunksOf(await turn));
-    expect(message?.parts.find((p) => p.type === 'tool-cancel_order')).toMatchObject({
+    await chunksOf(await turn);
+    // The turn's stream may end at the parked call; the thread keeps the whole answer once the run ends.
+    const cancelPart = async () => {
+      const answer = await fetch(`${host.url}/api/service/threads/bob-cancels`, { headers: auth });
+      const { thread } = (await answer.json()) as { thread: { messages: UIMessage[] } };
+      return thread.messages.at(-1)?.parts.find((p) => p.type === 'tool-cancel_order');
+    };
+    await expect.poll(cancelPart, { timeout: 10_000 }).toMatchObject({
       state: 'output-available',
       output: { id: 'A-1002', status: 'cancelled' },
     });
