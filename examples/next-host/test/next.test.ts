@@ -120,7 +120,7 @@ describe.skipIf(!BUILT)('the Next.js example, built and started', () => {
     expect(((await threads.json()) as { threads: { id: string }[] }).threads.map((t) => t.id)).toEqual([
       'next-e2e',
     ]);
-  });
+  }, 60_000);
 
   it('refuses a caller who is not signed in, and a bad sign-in, with 4xx', async () => {
     const anonymous = await fetch(`${base}/api/service/threads`);
@@ -138,7 +138,7 @@ describe.skipIf(!BUILT)('the Next.js example, built and started', () => {
     let browser: Browser;
     beforeAll(async () => {
       browser = await launchChromium();
-    });
+    }, 60_000);
     afterAll(async () => {
       await browser?.close();
     });
@@ -174,6 +174,6 @@ describe.skipIf(!BUILT)('the Next.js example, built and started', () => {
           return runs.runs[0];
         })
         .toMatchObject({ status: 'cancelled', stopReason: 'user' });
-    });
+    }, 60_000);
   });
 });
