@@ -1,4 +1,5 @@
 import { balanceBenchmark } from './balance.js';
+import { chatBodyBenchmark } from './chat-body.js';
 import { cliBenchmark } from './cli.js';
 import { doorBenchmark } from './door.js';
 import { eventsBenchmark } from './events.js';
@@ -10,6 +11,7 @@ import { wireBenchmark } from './wire.js';
 /** Every benchmark by the name `pnpm bench <name>` takes. */
 export const BENCHMARKS: Record<string, () => Promise<BenchOutcome>> = {
   balance: balanceBenchmark,
+  'chat-body': chatBodyBenchmark,
   cli: cliBenchmark,
   door: doorBenchmark,
   events: eventsBenchmark,

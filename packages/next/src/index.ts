@@ -1,10 +1,11 @@
 /**
  * `@service/next`: the service wire as Next.js App Router route handlers. Route handlers
  * already speak web Request/Response, so each handler only forwards (better-auth's
- * `toNextJsHandler` does the same).
+ * `toNextJsHandler` does the same), with the caller's address when the host says where to read it.
  *
  * @see docs/wire.md "Next.js"
  */
+import { isIP } from 'node:net';
 import type { Service } from '@service/core/wire';
 
 type ServiceSource = Service | Promise<Service> | (() => Service | Promise<Service>);
@@ -20,6 +21,23 @@ export interface NextServiceHandlers {
 }
 
 /**
+ * Where the caller's address comes from. A route handler never sees the socket, so without one
+ * of these the wire gets no address, and its per-address limits (the MCP door's registrations)
+ * do not apply.
+ */
+export interface NextHandlerOptions {
+  /**
+   * Trust the reverse proxy in front of Next: the address is the last `X-Forwarded-For` entry
+   * (the one that proxy appended or set), else `X-Real-IP`. Only behind a proxy that sets them:
+   * `next start` keeps an `X-Forwarded-For` the caller sent, so without a proxy anyone can pick
+   * their address.
+   */
+  trustProxy?: boolean;
+  /** Reads the address another way (a platform's own header). Not with `trustProxy`. */
+  clientAddress?: (request: Request) => string | null | undefined;
+}
+
+/**
  * Resolves the service once, on first use: a factory keeps `createService` (and the store it
  * opens) out of `next build`, which imports route modules without serving them.
  */
@@ -31,15 +49,36 @@ function lazy(source: ServiceSource): () => Promise<Service> {
   };
 }
 
+/** The last entry a trusted proxy wrote: earlier entries are whatever the caller sent. */
+function forwardedAddress(request: Request): string | undefined {
+  const forwarded = request.headers.get('x-forwarded-for');
+  if (forwarded !== null) return forwarded.split(',').at(-1)?.trim();
+  return request.headers.get('x-real-ip')?.trim();
+}
+
+function addressReader(options: NextHandlerOptions): ((request: Request) => unknown) | null {
+  if (options.trustProxy && options.clientAddress) {
+    throw new TypeError('toNextHandlers: pass trustProxy or clientAddress, not both');
+  }
+  if (options.clientAddress) return options.clientAddress;
+  return options.trustProxy ? forwardedAddress : null;
+}
+
 /**
  * @example
  * // app/api/service/[...service]/route.ts
- * export const { GET, POST, PUT, PATCH, DELETE } = toNextHandlers(() => getService());
+ * export const { GET, POST, PUT, PATCH, DELETE } = toNextHandlers(getService, { trustProxy: true });
  * export const dynamic = 'force-dynamic';
  */
-export function toNextHandlers(source: ServiceSource): NextServiceHandlers {
+export function toNextHandlers(source: ServiceSource, options: NextHandlerOptions = {}): NextServiceHandlers {
   const service = lazy(source);
-  const handler: Handler = async (request) => (await service()).fetch(request);
+  const readAddress = addressReader(options);
+  const handler: Handler = async (request) => {
+    const address = readAddress?.(request);
+    // Only an IP address is one: anything else would become a limiter key of the caller's making.
+    const connection = typeof address === 'string' && isIP(address) ? { remoteAddress: address } : undefined;
+    return (await service()).fetch(request, connection);
+  };
   return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler };
 }
 

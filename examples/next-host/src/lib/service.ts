@@ -2,12 +2,14 @@
  * The host's one service, created on the first request (never during `next build`) and shared by
  * every route handler of this server process.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { safeEqual } from '@service/core/identity';
-import { createService, defineTool, type Principal, type Service } from '@service/core/wire';
-import { z } from 'zod';
+import { createService, type Principal, type Service } from '@service/core/wire';
+import { createDemoModel } from '@service/example-express-host/demo-model';
+import { hostTools } from '@service/example-express-host/tools';
 
-const SECRET = process.env.HOST_SESSION_SECRET ?? 'development-only-secret-change-me';
+// Unset: a fresh secret per server process, so sessions end when it restarts.
+const SECRET = process.env.HOST_SESSION_SECRET || randomBytes(32).toString('base64url');
 export const SESSION_COOKIE = 'host_session';
 
 /** A sign-in stand-in: `user:<email>` plus an HMAC. A real app uses its own auth (NextAuth, Clerk...). */
@@ -29,28 +31,20 @@ function principalOf(request: Request): Principal | null {
   return subject.startsWith('user:') && safeEqual(cookie.slice(dot + 1), expected) ? { subject } : null;
 }
 
-const tools = [
-  defineTool({
-    name: 'get_time',
-    title: 'Current time',
-    description: 'The server’s current time, ISO 8601.',
-    input: z.object({}),
-    risk: 'read',
-    execute: () => ({ now: new Date().toISOString() }),
-  }),
-];
-
 let service: Promise<Service> | undefined;
 
 /**
- * The model comes from the ladder (`SERVICE_MODEL` + `AI_GATEWAY_API_KEY`) unless you pass one,
- * e.g. `model: openai('gpt-4o-mini')` from `@ai-sdk/openai`.
+ * The Express demo's order tools and its offline model, so the example chats with no key; with
+ * `SERVICE_MODEL` set (and `AI_GATEWAY_API_KEY`), the ladder's model instead. Or pass your own,
+ * e.g. `model: openai('gpt-4o-mini')` from `@ai-sdk/openai`. The store is `createStore()`'s
+ * default: `DATABASE_URL`, else PGlite under `SERVICE_DATA_DIR` (default `.service/data`).
  */
 export function getService(): Promise<Service> {
   service ??= createService({
     principal: principalOf,
-    tools,
-    system: 'You are the helpful assistant of this app.',
+    tools: hostTools,
+    system: 'You help the signed-in user with their orders.',
+    ...(process.env.SERVICE_MODEL ? {} : { model: createDemoModel() }),
   });
   return service;
 }

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * Who is calling, for per-IP limits. The socket address is the truth; `X-Forwarded-For` is
  * consulted only when the operator says how many proxies in front of us append to it.
@@ -34,7 +36,9 @@ export function clientIp(request: Request, env: unknown, options: ClientIpOption
     .filter(Boolean);
   // Each trusted proxy appends the address it saw; the client is the entry `hops` from the end.
   const candidate = forwarded[forwarded.length - hops];
-  return normalize(candidate ?? socket);
+  // A header a client can write is only an address when it reads as one: anything else (say, a
+  // kilobyte of junk meant to bloat a rate-limit key) counts as the socket's.
+  return normalize(candidate !== undefined && isIP(candidate) !== 0 ? candidate : socket);
 }
 
 function normalize(address: string): string {

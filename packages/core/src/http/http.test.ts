@@ -25,6 +25,16 @@ describe('clientIp', () => {
     ).toBe('1.2.3.4');
     expect(clientIp(request(), { remoteAddress: '10.0.0.9' }, { trustedProxies: 1 })).toBe('10.0.0.9');
   });
+
+  it('falls back to the socket when the trusted entry is not an address', () => {
+    const junk = 'x'.repeat(10_000);
+    expect(clientIp(request(`1.2.3.4, ${junk}`), { remoteAddress: '10.0.0.9' }, { trustedProxies: 1 })).toBe(
+      '10.0.0.9',
+    );
+    expect(clientIp(request('::ffff:1.2.3.4'), { remoteAddress: '10.0.0.9' }, { trustedProxies: 1 })).toBe(
+      '1.2.3.4',
+    );
+  });
 });
 
 describe('CORS policy', () => {

@@ -41,6 +41,7 @@ export interface WireContext {
   maxOutputTokens: number | null;
   heartbeatMs: number;
   maxBodyBytes: number;
+  maxChatHistoryBytes: number;
 }
 
 export interface WireEnv {

@@ -25,6 +25,8 @@ import { loadDoor, type WireDoor } from './door-loader.js';
 import { asWireError, wireError } from './errors.js';
 import {
   CompositionError,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_CHAT_HISTORY_BYTES,
   MIN_TICK_SECRET_LENGTH,
   type ServiceOptions,
   validateServiceOptions,
@@ -64,7 +66,6 @@ const DEFAULT_MAX_STEPS = 8;
 const DEFAULT_APPROVAL_TTL_MS = 60 * 60 * 1000;
 const DEFAULT_RESUME_WINDOW_MS = 5 * 60 * 1000;
 const DEFAULT_HEARTBEAT_MS = 15_000;
-const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * Builds the wire. Options are validated here; a malformed composition throws a
@@ -101,6 +102,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const approvals = new ApprovalStore(db, grants);
   const model = resolveModel(options.model, env);
   const toolOutputCap = options.toolOutputCap ?? DEFAULT_TOOL_OUTPUT_CAP;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const runs = new RunHub(
     db,
     threads,
@@ -167,7 +169,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     historyWindow: options.historyWindow ?? null,
     maxOutputTokens: options.maxOutputTokens ?? null,
     heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxBodyBytes,
+    maxChatHistoryBytes:
+      options.maxChatHistoryBytes ?? Math.max(DEFAULT_MAX_CHAT_HISTORY_BYTES, maxBodyBytes),
   };
 
   if (!context.baseUrlSet) {

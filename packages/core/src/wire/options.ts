@@ -70,11 +70,19 @@ export interface ServiceOptions {
   resumeWindowMs?: number;
   /** Silence after which the turn stream sends a keepalive comment (default 15 s). */
   heartbeatMs?: number;
-  /** Largest JSON body accepted (default 1 MiB). */
+  /** Largest JSON body accepted (default 1 MiB); for `POST /chat`, largest last message. */
   maxBodyBytes?: number;
+  /**
+   * Largest `POST /chat` body, the history useChat re-sends included (default 64 MiB, and never
+   * below `maxBodyBytes`). Only the last message and the other fields are held.
+   */
+  maxChatHistoryBytes?: number;
   /** Environment to read settings from. Default `process.env`. */
   env?: Record<string, string | undefined>;
 }
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_CHAT_HISTORY_BYTES = 64 * 1024 * 1024;
 
 /** Thrown by `createService` for a malformed composition; the message says what to fix. */
 export class CompositionError extends Error {
@@ -136,6 +144,7 @@ const optionsSchema = z.object({
   resumeWindowMs: positiveInt.optional(),
   heartbeatMs: positiveInt.optional(),
   maxBodyBytes: positiveInt.optional(),
+  maxChatHistoryBytes: positiveInt.optional(),
   // process.env is not a plain object, so only its shape is checked.
   env: z
     .custom<Record<string, string | undefined>>((v) => typeof v === 'object' && v !== null, {
@@ -154,6 +163,15 @@ export function validateServiceOptions(options: unknown): asserts options is Ser
     ? []
     : [describeIssues(parsed.error, { emptyPath: 'options', separator: ' ' })];
   const value = options as ServiceOptions;
+  if (
+    typeof value.maxChatHistoryBytes === 'number' &&
+    value.maxChatHistoryBytes <
+      (typeof value.maxBodyBytes === 'number' ? value.maxBodyBytes : DEFAULT_MAX_BODY_BYTES)
+  ) {
+    problems.push(
+      'maxChatHistoryBytes is below maxBodyBytes: a chat body holds at least one message, so raise maxChatHistoryBytes or lower maxBodyBytes',
+    );
+  }
   if (value.mcp && !value.oauth) {
     problems.push(
       'mcp is set but oauth is missing: pass oauth (the host OAuth adapter with session() and principal()) so the MCP door can sign users in, or remove mcp',

@@ -1,12 +1,14 @@
 /**
  * Request helpers shared by the wire's routes: the principal (resolved once, checked), JSON
- * bodies (size-capped, parsed, validated) and query parameters.
+ * bodies (size-capped, parsed, validated), the chat body (of which only the last message is
+ * held) and query parameters.
  */
 import type { z } from 'zod';
 import type { Principal } from '../agent/tools.js';
 import { readBodyText } from '../http/body.js';
-import { parseJsonInput } from '../http/input-guard.js';
+import { type JsonInput, parseJsonInput } from '../http/input-guard.js';
 import { describeIssues } from '../http/issues.js';
+import { readJsonKeepingLast } from '../http/json-keep-last.js';
 import type { WireContext, WireCtx } from './context.js';
 import { WireError } from './errors.js';
 
@@ -63,12 +65,34 @@ export async function jsonBody<T extends z.ZodType>(
 ): Promise<z.infer<T>> {
   const text = await readBodyText(c.req.raw, { maxBytes: ctx.maxBodyBytes, tooLarge: () => tooLarge(ctx) });
   // The shared guard: nesting capped, no NUL or lone surrogate in any string.
-  const input = parseJsonInput(text);
+  return validate(schema, guardedValue(parseJsonInput(text)), 'body');
+}
+
+/**
+ * Reads a chat body as `jsonBody` does, except that of `messages` only the last element is held
+ * (and handed on): useChat re-sends the whole history on every turn, and the server owns it. The
+ * last message and the other fields are capped at `maxBodyBytes`, the whole body at
+ * `maxChatHistoryBytes`; malformed JSON anywhere in it is still `invalid_json`.
+ */
+export async function chatBody<T extends z.ZodType>(
+  ctx: WireContext,
+  c: WireCtx,
+  schema: T,
+): Promise<z.infer<T>> {
+  const input = await readJsonKeepingLast(c.req.raw, 'messages', {
+    maxPieceBytes: ctx.maxBodyBytes,
+    maxTotalBytes: ctx.maxChatHistoryBytes,
+    tooLarge: (limit) => (limit === 'piece' ? lastMessageTooLarge(ctx) : historyTooLarge(ctx)),
+  });
+  return validate(schema, guardedValue(input), 'body');
+}
+
+function guardedValue(input: JsonInput): unknown {
   if (!input.ok && input.reason === 'syntax') {
     throw new WireError('invalid_json', 'The request body is not valid JSON.');
   }
   if (!input.ok) throw new WireError('validation_failed', input.message);
-  return validate(schema, input.value, 'body');
+  return input.value;
 }
 
 export function validate<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
@@ -95,4 +119,21 @@ export function refuseOrg(c: WireCtx, body?: unknown): void {
 
 function tooLarge(ctx: WireContext): WireError {
   return new WireError('payload_too_large', `The request body is larger than ${ctx.maxBodyBytes} bytes.`);
+}
+
+function lastMessageTooLarge(ctx: WireContext): WireError {
+  return new WireError(
+    'payload_too_large',
+    `The last message, or the body's other fields together, are larger than ${ctx.maxBodyBytes} bytes.`,
+  );
+}
+
+function historyTooLarge(ctx: WireContext): WireError {
+  return new WireError(
+    'payload_too_large',
+    `The chat body is larger than ${ctx.maxChatHistoryBytes} bytes (the whole history useChat re-sends ` +
+      'included). The service keeps the history itself: send only the last message, with ' +
+      'DefaultChatTransport({ prepareSendMessagesRequest: ({ id, messages }) => ' +
+      '({ body: { id, messages: messages.slice(-1) } }) }).',
+  );
 }

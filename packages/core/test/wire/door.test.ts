@@ -21,6 +21,7 @@ let principalCalls = 0;
 beforeAll(async () => {
   store = await openTestStore();
   withDoor = await testService(store, {
+    development: true, // status answers without a principal (this one never signs anyone in)
     mcp: { productName: 'Acme' },
     oauth: { session: () => ({ subject: 'ada' }), principal: (subject: string) => ({ subject }) },
     env: { SERVICE_BASE_URL: ORIGIN },

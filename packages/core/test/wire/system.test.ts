@@ -8,7 +8,7 @@ import { signWebhook } from '../../src/automations/webhooks.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { scriptedModel } from './support/models.js';
-import { callerFor, ORIGIN, readTurn, testService } from './support/wire.js';
+import { callerFor, ORIGIN, readTurn, testService, textOf } from './support/wire.js';
 
 let store: TestStore;
 let development: Service;
@@ -51,7 +51,7 @@ afterAll(async () => {
 const anonymous = (service: Service) => callerFor(service.fetch, null);
 
 describe('status', () => {
-  it('reports every block of the spec without asking who is calling', async () => {
+  it('reports every block of the spec, in development without asking who is calling', async () => {
     const response = await anonymous(development)('/status');
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
@@ -83,12 +83,23 @@ describe('status', () => {
       mcp: false,
       connections: false,
     });
-    const prod = await (await anonymous(production)('/status')).json();
+    const prod = await (await callerFor(production.fetch, 'ada')('/status')).json();
     expect(prod.blocks).toMatchObject({
       model: 'ladder',
       agent: { ready: false },
       actions: { actAs: false },
     });
+  });
+
+  it('asks for a signed-in user outside development', async () => {
+    const response = await anonymous(production)('/status');
+    expect(response.status).toBe(403);
+    const body = await response.json();
+    expect(body.error.code).toBe('principal_required');
+    expect(body).not.toHaveProperty('blocks');
+    const signedIn = await callerFor(production.fetch, 'ada')('/status');
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.headers.get('cache-control')).toBe('no-store');
   });
 });
 
@@ -256,10 +267,18 @@ describe('present-mode credentials', () => {
 });
 
 describe('composition switches', () => {
-  it('unmounts the apps and automations routes when switched off', async () => {
-    const off = await testService(store, { apps: false, automations: false });
+  it('unmounts the apps, automations and runs routes when switched off', async () => {
+    const off = await testService(store, {
+      apps: false,
+      automations: false,
+      model: scriptedModel([{ text: ['still here'] }]).model,
+    });
     try {
       const call = callerFor(off.fetch, 'rex');
+      // Turns do not lean on the runs routes: one streams whole without them.
+      const turn = await call('/chat', { method: 'POST', json: { message: 'hi' } });
+      expect(textOf((await readTurn(turn)).message)).toBe('still here');
+      const runId = turn.headers.get('x-service-run-id');
       for (const [path, init] of [
         ['/apps/app_1', {}],
         [
@@ -268,6 +287,9 @@ describe('composition switches', () => {
         ],
         ['/tick', { method: 'POST', headers: { authorization: 'Bearer whatever-secret-123' } }],
         ['/webhooks/github', { method: 'POST', body: '{}' }],
+        ['/runs', {}],
+        [`/runs/${runId}`, {}],
+        [`/runs/${runId}/stop`, { method: 'POST', json: {} }],
       ] as const) {
         const response = await call(path, init);
         expect(response.status).toBe(404);
@@ -277,6 +299,22 @@ describe('composition switches', () => {
       expect(status.blocks).toMatchObject({ apps: false, automations: false });
     } finally {
       await off.close();
+    }
+  });
+
+  it('mounts the runs routes with the automations', async () => {
+    const on = await testService(store, { model: scriptedModel([{ text: ['ok'] }]).model });
+    try {
+      const call = callerFor(on.fetch, 'rex');
+      const turn = await call('/chat', { method: 'POST', json: { message: 'hi' } });
+      await readTurn(turn);
+      const runId = turn.headers.get('x-service-run-id');
+      expect((await call('/runs')).status).toBe(200);
+      expect((await (await call(`/runs/${runId}`)).json()).run.status).toBe('completed');
+      expect((await call(`/runs/${runId}/stop`, { method: 'POST', json: {} })).status).toBe(202);
+      expect((await (await call('/status')).json()).blocks.automations).toBe(true);
+    } finally {
+      await on.close();
     }
   });
 

@@ -14,7 +14,7 @@ import { CLIENT_ID_PATTERN, newId } from '../../agent/ids.js';
 import { isTerminal } from '../../agent/run-rows.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
-import { jsonBody, principalOf, queryOf, validate } from '../request.js';
+import { chatBody, principalOf, queryOf, validate } from '../request.js';
 import { turnStreamResponse } from '../sse.js';
 
 const MAX_TEXT = 100_000;
@@ -50,7 +50,7 @@ export function chatRoutes(ctx: WireContext): Hono<WireEnv> {
 
   app.post('/chat', async (c) => {
     const principal = await principalOf(ctx, c);
-    const body = await jsonBody(ctx, c, chatBodySchema);
+    const body = await chatBody(ctx, c, chatBodySchema);
     if (body.trigger === 'regenerate-message') {
       throw new WireError(
         'not_implemented',

@@ -1,6 +1,8 @@
 /**
  * Runs: `GET /runs` (the caller's, newest first; `?thread=`), `GET /runs/:id`, and
- * `POST /runs/:id/stop`, the cooperative, idempotent stop.
+ * `POST /runs/:id/stop`, the cooperative, idempotent stop. Mounted with the automations (the
+ * spec's "mounted unless automations are disabled"); without them a turn is stopped through its
+ * thread, and these paths are the ordinary 404 of an unmounted family.
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
@@ -15,6 +17,7 @@ const listQuery = z.object({
 
 export function runRoutes(ctx: WireContext): Hono<WireEnv> {
   const app = new Hono<WireEnv>();
+  if (!ctx.automations) return app;
 
   app.get('/runs', async (c) => {
     const principal = await principalOf(ctx, c);

@@ -1,6 +1,8 @@
 /**
- * `GET /status` (no principal: composition facts only, no user data) and `GET /activity` (the
- * caller's audit events).
+ * `GET /status` (composition facts only, no user data) and `GET /activity` (the caller's audit
+ * events). Status asks for a signed-in user outside development: its tool counts describe the
+ * host's surface, which is nobody's business but its users'. In development it stays open, so
+ * `service doctor` can probe a host before anyone signs in.
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
@@ -17,6 +19,7 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
   const app = new Hono<WireEnv>();
 
   app.get('/status', async (c) => {
+    if (!ctx.development) await principalOf(ctx, c);
     const storeOk = await ctx.storeHealth.ping();
     const tools = ctx.tools.enabled();
     const count = (risk: string | null) => tools.filter((t) => t.risk === risk).length;

@@ -5,7 +5,7 @@
  */
 import { openTestStore } from '../../support/stores.js';
 import { scriptedModel } from './models.js';
-import { callerFor, ORIGIN, readTurn, testService } from './wire.js';
+import { callerFor, readTurn, testService } from './wire.js';
 
 const store = await openTestStore();
 const { model } = scriptedModel([{ text: Array.from({ length: 150 }, (_, i) => `w${i} `), chunkDelayMs: 4 }]);
@@ -18,7 +18,7 @@ const reading = readTurn(turn);
 await new Promise((resolve) => setTimeout(resolve, 120));
 const deleted = await ada('/threads/doomed', { method: 'DELETE', json: {} });
 await reading;
-const status = await service.fetch(new Request(`${ORIGIN}/api/service/status`));
+const status = await ada('/status');
 const runs = await ada('/runs');
 await service.close();
 await store.dispose();

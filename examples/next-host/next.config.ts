@@ -1,0 +1,11 @@
+import type { NextConfig } from 'next';
+
+const config: NextConfig = {
+  turbopack: {
+    // Core opens its data folder and `.service/overrides.json` at paths read at run time (they
+    // are the running server's, not files to ship), which the build's file tracing cannot follow.
+    ignoreIssue: [{ path: '**/packages/core/dist/**', title: /^Dynamic filesystem access/ }],
+  },
+};
+
+export default config;
