@@ -4,7 +4,7 @@
  * needs no inline script under its strict CSP.
  */
 import { createRoot } from 'react-dom/client';
-import { ChatApp } from './chat-app.js';
+import { ChatApp } from './chat-app';
 import './chat.css';
 
 const root = document.getElementById('chat-root');

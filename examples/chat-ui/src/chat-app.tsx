@@ -5,9 +5,9 @@
  */
 import type { UIMessage } from 'ai';
 import { useCallback, useEffect, useState } from 'react';
-import { Conversation } from './conversation.js';
-import { ThreadList } from './thread-list.js';
-import { listThreads, loadThread, type ThreadSummary, wireErrorMessage } from './wire.js';
+import { Conversation } from './conversation';
+import { ThreadList } from './thread-list';
+import { listThreads, loadThread, type ThreadSummary, wireErrorMessage } from './wire';
 
 export interface ChatAppProps {
   /** Where the host mounts the wire. */

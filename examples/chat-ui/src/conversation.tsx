@@ -19,9 +19,9 @@ import {
   useRef,
   useState,
 } from 'react';
-import { MessageView } from './message-view.js';
-import type { ApprovalActions } from './tool-card.js';
-import { approveAndRemember, stopThread, wireErrorMessage } from './wire.js';
+import { MessageView } from './message-view';
+import type { ApprovalActions } from './tool-card';
+import { approveAndRemember, stopThread, wireErrorMessage } from './wire';
 
 export interface ConversationProps {
   base: string;

@@ -1,7 +1,8 @@
 /**
  * `@service/example-chat-ui`: the chat page over the service wire as a React component. Plain
  * React, `@ai-sdk/react` and `ai`, no Node APIs, so any host can render it (the stylesheet is
- * `@service/example-chat-ui/chat.css`).
+ * `@service/example-chat-ui/chat.css`). It ships as TypeScript source for bundlers (esbuild,
+ * Next.js), so relative imports carry no extension.
  */
-export { ChatApp, type ChatAppProps } from './chat-app.js';
-export { wireErrorMessage } from './wire.js';
+export { ChatApp, type ChatAppProps } from './chat-app';
+export { wireErrorMessage } from './wire';

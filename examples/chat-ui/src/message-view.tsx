@@ -4,7 +4,7 @@
  */
 import { isToolUIPart, type UIMessage } from 'ai';
 import type { ReactNode } from 'react';
-import { type ApprovalActions, ToolCard } from './tool-card.js';
+import { type ApprovalActions, ToolCard } from './tool-card';
 
 export function MessageView({
   message,

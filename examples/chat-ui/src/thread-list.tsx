@@ -1,5 +1,5 @@
 /** The signed-in user's threads, newest first, with "New chat" on top. */
-import type { ThreadSummary } from './wire.js';
+import type { ThreadSummary } from './wire';
 
 export interface ThreadListProps {
   threads: ThreadSummary[];

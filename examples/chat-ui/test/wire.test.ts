@@ -1,6 +1,6 @@
 /** What the chat page shows for a failed request: the wire's own message when there is one. */
 import { describe, expect, it } from 'vitest';
-import { wireErrorMessage } from '../src/wire.js';
+import { wireErrorMessage } from '../src/wire';
 
 describe('wireErrorMessage', () => {
   it('shows the message of the wire’s JSON error body, as useChat reports it', () => {

@@ -1,7 +1,7 @@
 /**
  * The built Next.js example, served by `next start` on loopback with its own PGlite folder: sign
  * in through `/api/login`, stream a turn of the offline demo model through the wire, list the
- * thread; then the page in Chromium: sign in, chat, approve a call, stop a parked turn.
+ * thread; then the page in Chromium: sign in, chat, approve a call, stop a long answer.
  *
  * Needs the build (`pnpm build`, then `pnpm --filter @service/example-next-host build`), which
  * `.ci/run` makes before the tests.
@@ -143,13 +143,13 @@ describe.skipIf(!BUILT)('the Next.js example, built and started', () => {
       await browser?.close();
     });
 
-    it('signs in, chats, approves a call and stops a parked turn', async () => {
+    it('signs in, chats, approves a call and stops a long answer', async () => {
       const page = await (await browser.newContext()).newPage();
       await page.goto(base);
       await page.getByLabel('Email').fill('grace@example.com');
       await page.getByRole('button', { name: 'Sign in' }).click();
 
-      const message = page.getByLabel('Message');
+      const message = page.getByRole('textbox', { name: 'Message' });
       await message.fill('hello page');
       await page.getByRole('button', { name: 'Send' }).click();
       await page.getByText('You said: hello page.').waitFor();
@@ -160,10 +160,9 @@ describe.skipIf(!BUILT)('the Next.js example, built and started', () => {
       await page.getByRole('button', { name: 'Approve' }).click();
       await page.getByText('Done. The tool answered').waitFor();
 
-      // Another parked call, stopped instead: the run itself ends cancelled.
-      await message.fill('cancel order A-1002');
+      // A long answer, stopped: the run itself ends cancelled, not just the page's stream.
+      await message.fill('tell me a story');
       await page.getByRole('button', { name: 'Send' }).click();
-      await page.getByRole('button', { name: 'Approve' }).waitFor();
       await page.getByRole('button', { name: 'Stop' }).click();
       await page.getByRole('button', { name: 'Send' }).waitFor();
       await expect

@@ -10,7 +10,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { CHAT_UI_DIST, type ChatAssetManifest, MANIFEST_FILE } from './assets.js';
+import { CHAT_UI_DIST, type ChatAssetManifest, MANIFEST_FILE } from './assets';
 
 const ENTRY = fileURLToPath(new URL('../browser.tsx', import.meta.url));
 

@@ -1,3 +1,4 @@
+import '@service/example-chat-ui/chat.css';
 import type { ReactNode } from 'react';
 
 export const metadata = { title: 'Next.js host' };
@@ -5,11 +6,7 @@ export const metadata = { title: 'Next.js host' };
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
-      <body
-        style={{ fontFamily: 'system-ui, sans-serif', maxWidth: 720, margin: '2rem auto', padding: '0 1rem' }}
-      >
-        {children}
-      </body>
+      <body>{children}</body>
     </html>
   );
 }
