@@ -71,8 +71,9 @@ export class RunHub {
 
   /**
    * Runs the turn again without its answer: the thread's last message, when it is the
-   * assistant's, is removed, and a new turn answers the history before it. `messageId`, when
-   * given, must be that last message. Refuses with `run_in_flight` while a run is going.
+   * assistant's, is removed, and a new turn answers the history before it (a thread that ends
+   * with the user's message gets that answered again). `messageId`, when given, must be the
+   * thread's last message. Refuses with `run_in_flight` while a run is going.
    */
   async regenerate(
     principal: Principal,
@@ -106,12 +107,11 @@ export class RunHub {
           .limit(1)
           .executeTakeFirst();
         if (!last) throw new RunError('not_found', 'No such thread.');
-        if (messageId !== undefined && (last.id !== messageId || last.role !== 'assistant')) {
+        if (messageId !== undefined && last.id !== messageId) {
           throw new RunError(
             'regenerate_not_last',
-            `Only the thread's last answer can be regenerated, and ${messageId} is not it` +
-              (last.role === 'assistant' ? ` (${last.id} is).` : ' (the thread ends with a user message).') +
-              ' Regenerate without a messageId to answer the last message again, or send a new message.',
+            `Only the thread's last message can be regenerated, and ${messageId} is not it (${last.id} is). ` +
+              'Regenerate without a messageId to answer the last message again, or send a new message.',
           );
         }
         if (last.role === 'assistant') {

@@ -88,11 +88,12 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
   let failure: { code: string; message: string } | null = null;
   /** Messages of calls the model got wrong (the SDK reports each twice: as an error, then as its text). */
   const callErrors = new Set<string>();
-  const calls = new Map<string, Promise<SettledCall>>();
+  /** The host tool calls this turn started, by tool call id. */
+  const started = new Map<string, Promise<SettledCall>>();
   try {
     if (!deps.model) throw new TurnError('model_not_configured', MODEL_NOT_CONFIGURED);
     const history = run.knownHistory ?? (await deps.threads.messages(run.owner, run.threadId));
-    const tools = toolSet(run, deps, calls);
+    const tools = toolSet(run, deps, started);
     const messages = windowMessages(
       await convertToModelMessages(history, { tools, ignoreIncompleteToolCalls: true }),
       deps.historyWindow,
@@ -134,7 +135,7 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
       else run.emit(refusalAsDenial(run, chunk));
     }
     if (aborted) {
-      await drainCalls(run, calls);
+      await drainCalls(run, started);
       run.emit(aborted);
       run.emit({
         type: 'finish',
@@ -228,7 +229,10 @@ interface SettledCall {
   outcome: { ok: true; output: unknown } | { ok: false; errorText: string };
 }
 
-function toolSet(run: LiveRun, deps: TurnDeps, calls: Map<string, Promise<SettledCall>>): ToolSet {
+/** Why a call the model asked for after a stop did not run. */
+const NOT_STARTED = 'The run was stopped before this call started.';
+
+function toolSet(run: LiveRun, deps: TurnDeps, started: Map<string, Promise<SettledCall>>): ToolSet {
   const set: ToolSet = {};
   for (const registered of deps.tools.enabled()) {
     if (deps.agentSurface && !deps.agentSurface.has(registered.name)) continue;
@@ -237,9 +241,9 @@ function toolSet(run: LiveRun, deps: TurnDeps, calls: Map<string, Promise<Settle
       inputSchema: jsonSchema(registered.inputSchema),
       execute: async (input: unknown, options: { toolCallId: string }) => {
         // Past a stop no call starts: the model's stream was aborted, only running calls drain.
-        if (run.stopRequested) throw new ToolCallFailure(REFUSALS.dropped);
+        if (run.stopRequested) throw new ToolCallFailure(NOT_STARTED);
         const call = callTool(run, deps, registered, input, options.toolCallId);
-        calls.set(options.toolCallId, settle(registered.name, input, call));
+        started.set(options.toolCallId, settle(registered.name, input, call));
         return call;
       },
       toModelOutput: ({ output }) => capToolOutput(output, deps.toolOutputCap),
@@ -260,7 +264,7 @@ async function settle(toolName: string, input: unknown, call: Promise<unknown>):
  * After a stop: waits for the calls still running (a host tool is never cut mid-way) and streams
  * the result of each one the aborted stream did not carry, so the stored message has them all.
  */
-async function drainCalls(run: LiveRun, calls: Map<string, Promise<SettledCall>>): Promise<void> {
+async function drainCalls(run: LiveRun, started: Map<string, Promise<SettledCall>>): Promise<void> {
   const ended = new Set(
     run.chunks.flatMap((c) =>
       c.type === 'tool-output-available' || c.type === 'tool-output-error' || c.type === 'tool-output-denied'
@@ -268,7 +272,7 @@ async function drainCalls(run: LiveRun, calls: Map<string, Promise<SettledCall>>
         : [],
     ),
   );
-  for (const [toolCallId, settled] of calls) {
+  for (const [toolCallId, settled] of started) {
     const { toolName, input, outcome } = await settled;
     if (ended.has(toolCallId)) continue;
     if (!run.hasToolInput(toolCallId))

@@ -31,7 +31,7 @@ export const WIRE_ERROR_CODES = {
   not_found: 404,
   /** 409: the thread already has a run in flight (the body's `run_id` names it). */
   run_in_flight: 409,
-  /** 409: a regenerate named a message other than the thread's last answer. */
+  /** 409: a regenerate named a message other than the thread's last. */
   regenerate_not_last: 409,
   /** 409: an approval in the batch is no longer pending. */
   approval_not_pending: 409,

@@ -558,11 +558,24 @@ describe('regenerate', () => {
   });
 
   it('answers the last user message again when the thread ends with it (a failed turn)', async () => {
-    const { call } = await setup({ steps: [{ error: new Error('down') }, { text: ['Back.'] }] });
+    const { call } = await setup({
+      steps: [
+        { error: new Error('down') },
+        { text: ['Back.'] },
+        { error: new Error('down') },
+        { text: ['Again.'] },
+      ],
+    });
     await readTurn(await call('/chat', { method: 'POST', json: { id: 'regen-3', message: 'hello' } }));
     const retried = await readTurn(await regenerate(call, 'regen-3'));
     expect(textOf(retried.message)).toBe('Back.');
     const thread = (await (await call('/threads/regen-3')).json()).thread;
     expect(thread.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
+    // Named by its id, as useChat's regenerate({ messageId }) of a user message sends it.
+    await readTurn(await call('/chat', { method: 'POST', json: { id: 'regen-3', message: 'more' } }));
+    const more = (await (await call('/threads/regen-3')).json()).thread.messages.at(-1);
+    expect(more.role).toBe('user');
+    const named = await readTurn(await regenerate(call, 'regen-3', more.id));
+    expect(textOf(named.message)).toBe('Again.');
   });
 });

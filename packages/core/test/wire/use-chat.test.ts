@@ -24,6 +24,15 @@ function chatAs(id: string, user: string): TestChat {
   });
 }
 
+/** Holds the archive tool until the test lets it finish. */
+const archiving = (() => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((open) => {
+    resolve = open;
+  });
+  return { promise, resolve };
+})();
+
 let store: TestStore;
 let service: Service;
 let transport: Transport;
@@ -35,6 +44,8 @@ beforeAll(async () => {
     const last = options.prompt.at(-1);
     if (last?.role === 'tool') return { text: ['All ', 'done.'] };
     const said = JSON.stringify(last?.content ?? '');
+    if (said.includes('archive'))
+      return { toolCalls: [{ id: `a${Date.now()}`, name: 'archive_note', input: { id: 8 } }] };
     if (said.includes('delete'))
       return { toolCalls: [{ id: `d${Date.now()}`, name: 'delete_note', input: { id: 7 } }] };
     if (said.includes('slow'))
@@ -50,6 +61,16 @@ beforeAll(async () => {
         input: z.object({ city: z.string() }),
         risk: 'read',
         execute: () => 'sunny',
+      },
+      {
+        name: 'archive_note',
+        description: 'Archives a note (slowly)',
+        input: z.object({ id: z.number() }),
+        risk: 'destructive',
+        execute: async () => {
+          await archiving.promise;
+          return { archived: 8 };
+        },
       },
       {
         name: 'delete_note',
@@ -135,6 +156,31 @@ describe('useChat’s chat core against the wire', () => {
     expect(chat.messages[1]!.parts.find((p) => p.type === 'tool-delete_note')).toMatchObject({
       state: 'output-available',
       output: { deleted: 7 },
+    });
+    expect(textOf(chat.messages[1])).toBe('All done.');
+  });
+
+  it('rebuilds the message with resumeStream() after an API decision, while the call still runs', async () => {
+    const chat = chatAs('chat-core-5', 'eve');
+    await chat.sendMessage({ text: 'archive note 8' });
+    const part = chat.messages[1]!.parts.find((p) => p.type === 'tool-archive_note') as {
+      state: string;
+      approval: { id: string };
+    };
+    expect(part.state).toBe('approval-requested');
+    await fetch(api.replace('/chat', `/approvals/${part.approval.id}/decide`), {
+      method: 'POST',
+      headers: { 'x-test-user': 'eve', 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve', remember: true }),
+    });
+    // A replay from the start: it passes the pause, decided since, and waits for the rest.
+    const resuming = chat.resumeStream();
+    setTimeout(() => archiving.resolve(), 100);
+    await resuming;
+    expect(chat.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(chat.messages[1]!.parts.find((p) => p.type === 'tool-archive_note')).toMatchObject({
+      state: 'output-available',
+      output: { archived: 8 },
     });
     expect(textOf(chat.messages[1])).toBe('All done.');
   });
