@@ -89,6 +89,18 @@ describe('pnpm start demo host', () => {
     expect(out.trimEnd().endsWith('data: [DONE]')).toBe(true);
   });
 
+  it('parks a cancellation, approves it and reads the turn on, with the curl lines of docs/wire.md', () => {
+    const script = `${docBlock('docs/wire.md', 'demo-turn')}\n${docBlock('docs/wire.md', 'demo-approve')}`;
+    const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { cwd, encoding: 'utf8' });
+    // The cancellation's stream ends at the pause; the replay after the decision reads on to the end.
+    expect(out).toContain('"status":"awaiting_approval"');
+    expect(out).toContain('{"approvals":[');
+    expect(out).toMatch(
+      /"type":"tool-output-available","toolCallId":"[^"]+","output":\{"id":"A-1001"[^}]*"status":"cancelled"/,
+    );
+    expect(out.trimEnd().endsWith('data: [DONE]')).toBe(true);
+  });
+
   it('calls a tool with the service key, with the curl lines of docs/door.md', () => {
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('docs/door.md', 'demo-door')], {
       cwd,

@@ -82,18 +82,20 @@ describe('express-host example', () => {
   it('parks a cancellation for approval and completes it once approved over the API', async () => {
     const token = await signIn(host.url, 'bob@example.com');
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    const turn = fetch(`${host.url}/api/service/chat`, {
+    const turn = await fetch(`${host.url}/api/service/chat`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ id: 'bob-cancels', message: 'Please cancel order A-1002' }),
+      body: JSON.stringify({ id: 'bob-cancel', message: 'Please cancel order A-1002' }),
     });
-    let pending: Array<{ id: string; request: { tool: string; input: unknown } }> = [];
-    for (let i = 0; i < 100 && pending.length === 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      pending = (
-        await (await fetch(`${host.url}/api/service/approvals?status=pending`, { headers: auth })).json()
-      ).approvals;
-    }
+    // The stream ends where the call waits for a decision: its last chunk says where to resume.
+    const paused = await chunksOf(turn);
+    expect(paused.at(-1)).toMatchObject({
+      type: 'message-metadata',
+      messageMetadata: { status: 'awaiting_approval', resumeAfter: paused.length },
+    });
+    const pending: Array<{ id: string; request: { tool: string; input: unknown } }> = (
+      await (await fetch(`${host.url}/api/service/approvals?status=pending`, { headers: auth })).json()
+    ).approvals;
     expect(pending[0]?.request).toEqual({
       tool: 'cancel_order',
       toolCallId: expect.any(String),
@@ -105,14 +107,11 @@ describe('express-host example', () => {
       body: JSON.stringify({ decision: 'approve' }),
     });
     expect(decided.status).toBe(200);
-    await chunksOf(await turn);
-    // The turn's stream may end at the parked call; the thread keeps the whole answer once the run ends.
-    const cancelPart = async () => {
-      const answer = await fetch(`${host.url}/api/service/threads/bob-cancels`, { headers: auth });
-      const { thread } = (await answer.json()) as { thread: { messages: UIMessage[] } };
-      return thread.messages.at(-1)?.parts.find((p) => p.type === 'tool-cancel_order');
-    };
-    await expect.poll(cancelPart, { timeout: 10_000 }).toMatchObject({
+    const rest = await fetch(`${host.url}/api/service/threads/bob-cancel/stream`, {
+      headers: { ...auth, 'last-event-id': String(paused.length) },
+    });
+    const message = await messageOf([...paused, ...(await chunksOf(rest))]);
+    expect(message?.parts.find((p) => p.type === 'tool-cancel_order')).toMatchObject({
       state: 'output-available',
       output: { id: 'A-1002', status: 'cancelled' },
     });

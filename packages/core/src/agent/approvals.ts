@@ -54,7 +54,7 @@ export interface ApprovalView {
 const POLL_MS = 500;
 
 export class ApprovalStore {
-  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #waiters = new Map<string, Set<(outcome?: ApprovalOutcome) => void>>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -168,7 +168,9 @@ export class ApprovalStore {
       }
       return { ok: true as const, grants };
     });
-    if (result.ok) for (const decision of decisions) this.#notify(decision.id);
+    if (result.ok) {
+      for (const d of decisions) this.#notify(d.id, d.decision === 'approve' ? 'approved' : 'declined');
+    }
     return result;
   }
 
@@ -200,8 +202,24 @@ export class ApprovalStore {
         if (await this.#settle(id, 'expired')) return 'expired';
         continue;
       }
-      await this.#nextEvent(id, Math.min(POLL_MS, left), stopSignal);
+      // A decision made here is known at once, without reading it back: a reader that resumes
+      // right after deciding finds the call already running, not still parked.
+      const decided = await this.#nextEvent(id, Math.min(POLL_MS, left), stopSignal);
+      if (decided) return decided;
     }
+  }
+
+  /** Whether the run still waits for a decision: an approval of it pending and not expired. */
+  async hasPending(runId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('wire_approvals')
+      .select('id')
+      .where('run_id', '=', runId)
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', new Date(this.now()))
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async markExecuted(id: string): Promise<void> {
@@ -217,7 +235,7 @@ export class ApprovalStore {
       .where('status', '=', 'pending')
       .returning('id')
       .execute();
-    for (const row of rows) this.#notify(row.id);
+    for (const row of rows) this.#notify(row.id, 'dropped');
   }
 
   /** Moves a pending approval to a final state; false when it was no longer pending. */
@@ -232,24 +250,25 @@ export class ApprovalStore {
     return row !== undefined;
   }
 
-  #nextEvent(id: string, ms: number, stopSignal: Promise<void>): Promise<void> {
+  /** Resolves after `ms`, at a stop, or at a decision made here (with its outcome). */
+  #nextEvent(id: string, ms: number, stopSignal: Promise<void>): Promise<ApprovalOutcome | undefined> {
     return new Promise((resolve) => {
       const waiters = this.#waiters.get(id) ?? new Set();
       this.#waiters.set(id, waiters);
-      const done = () => {
+      const done = (outcome?: ApprovalOutcome) => {
         clearTimeout(timer);
         waiters.delete(done);
         if (waiters.size === 0) this.#waiters.delete(id);
-        resolve();
+        resolve(outcome);
       };
       const timer = setTimeout(done, ms);
       waiters.add(done);
-      void stopSignal.then(done);
+      void stopSignal.then(() => done());
     });
   }
 
-  #notify(id: string): void {
-    for (const wake of [...(this.#waiters.get(id) ?? [])]) wake();
+  #notify(id: string, outcome: ApprovalOutcome): void {
+    for (const wake of [...(this.#waiters.get(id) ?? [])]) wake(outcome);
   }
 
   #select(owner: string) {

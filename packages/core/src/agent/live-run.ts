@@ -1,7 +1,8 @@
 /**
  * One turn in flight on this instance: the chunks it has streamed (for any number of readers,
- * joining at any point), its stop flag, and the write-behind of its chunks to the store so
- * readers on other instances, and readers after a restart of this one, can resume too.
+ * joining at any point), its stop (a flag and an abort signal), the pause at a parked approval,
+ * and the write-behind of its chunks to the store so readers on other instances, and readers
+ * after a restart of this one, can resume too.
  */
 import type { UIMessage, UIMessageChunk } from 'ai';
 import type { Kysely } from 'kysely';
@@ -14,6 +15,24 @@ const FLUSH_DELAY_MS = 20;
 export interface SequencedChunk {
   seq: number;
   chunk: UIMessageChunk;
+}
+
+/**
+ * The chunk a run emits when it pauses for a decision (every call of the step parked or done):
+ * readers end their stream on it, so the AI SDK client's `sendAutomaticallyWhen` can fire, and
+ * a client resumes after `resumeAfter`, its own sequence number.
+ */
+export function pauseMarker(threadId: string, runId: string, seq: number): UIMessageChunk {
+  return {
+    type: 'message-metadata',
+    messageMetadata: { threadId, runId, status: 'awaiting_approval', resumeAfter: seq },
+  };
+}
+
+export function isPauseMarker(chunk: UIMessageChunk | undefined): boolean {
+  if (chunk?.type !== 'message-metadata') return false;
+  const metadata = chunk.messageMetadata as { status?: unknown; resumeAfter?: unknown } | undefined;
+  return metadata?.status === 'awaiting_approval' && typeof metadata.resumeAfter === 'number';
 }
 
 export class LiveRun {
@@ -29,6 +48,8 @@ export class LiveRun {
   credentials: { headers: Record<string, string> } | null = null;
   /** The thread's messages when already known (a new thread), saving a read. */
   knownHistory: UIMessage[] | null = null;
+  /** Host tool calls in progress (parked ones included). */
+  calls = 0;
   /** Parked tool calls waiting for a decision. */
   parked = 0;
   /** Tool calls denied, or dropped by a stop (their error is reported to the client as a denial). */
@@ -36,6 +57,8 @@ export class LiveRun {
   /** Resolves when a stop is requested. */
   readonly stopSignal: Promise<void>;
   #resolveStop!: () => void;
+  /** Aborted by a stop: ends the model's stream at once (tool calls already running drain). */
+  readonly #abort = new AbortController();
   #wakers = new Set<() => void>();
   #inputSeen = new Map<string, () => void>();
   #inputSeenIds = new Set<string>();
@@ -60,6 +83,26 @@ export class LiveRun {
     return this.principal.subject;
   }
 
+  get abortSignal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** Waiting for a decision with nothing else going on: every call in progress is parked. */
+  get paused(): boolean {
+    return this.parked > 0 && this.calls === this.parked && !this.stopRequested && !this.finished;
+  }
+
+  /** Emits the pause marker, unless the last chunk already is one (nothing happened since). */
+  markPaused(): void {
+    if (!this.paused || isPauseMarker(this.chunks.at(-1))) return;
+    this.emit(pauseMarker(this.threadId, this.id, this.chunks.length + 1));
+  }
+
+  /** Whether the stream has announced a tool call (its `tool-input-*` chunk). */
+  hasToolInput(toolCallId: string): boolean {
+    return this.#inputSeenIds.has(toolCallId);
+  }
+
   /** Appends a chunk: readers see it at once; the store within a flush. */
   emit(chunk: UIMessageChunk): void {
     this.chunks.push(chunk);
@@ -81,6 +124,7 @@ export class LiveRun {
     this.stopRequested = true;
     this.stopReason = reason;
     this.#resolveStop();
+    this.#abort.abort();
     this.#wake();
     return true;
   }

@@ -3,7 +3,7 @@
  * error code (and status) in one place, so the agent knows nothing of HTTP.
  */
 
-export type RunErrorCode = 'run_in_flight' | 'stopping';
+export type RunErrorCode = 'run_in_flight' | 'stopping' | 'regenerate_not_last' | 'not_found';
 
 /** A refusal whose message is safe, and meant, to reach the caller. */
 export class RunError extends Error {
@@ -11,6 +11,8 @@ export class RunError extends Error {
   constructor(
     readonly code: RunErrorCode,
     message: string,
+    /** The run the refusal is about (the one in flight), for the caller to resume or stop. */
+    readonly runId?: string,
   ) {
     super(message);
   }

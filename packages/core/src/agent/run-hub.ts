@@ -1,10 +1,12 @@
 /**
- * Runs: every turn is one. The hub starts turns, lets any number of readers follow a run from
- * any point (here from memory, on another instance from the store), and stops runs: at once
- * on this instance, within a second on the instance that runs them.
+ * Runs: every turn is one. The hub starts turns (and regenerates the last answer), lets any
+ * number of readers follow a run from any point (here from memory, on another instance from the
+ * store), and stops runs: at once on this instance, within a second on the instance that runs
+ * them.
  *
  * A run keeps going when its reader leaves. It ends early only on an explicit stop, or when
- * nobody has read it for `resumeWindowMs` (it is then cancelled as `abandoned`).
+ * nobody has read it for `resumeWindowMs` (it is then cancelled as `abandoned`). A run paused for
+ * a decision ends its readers' streams at its pause marker; they resume after it.
  *
  * @see docs/wire.md "Runs"
  */
@@ -14,7 +16,7 @@ import { describeError, type Logger } from '../http/logger.js';
 import type { Database, RunStatus } from '../store/database.js';
 import type { ApprovalStore } from './approvals.js';
 import { newId } from './ids.js';
-import { LiveRun, type SequencedChunk } from './live-run.js';
+import { isPauseMarker, LiveRun, type SequencedChunk } from './live-run.js';
 import { RunError } from './run-error.js';
 import { followStoredRun, type RunView, viewOf } from './run-rows.js';
 import { type ThreadStore, titleFrom } from './threads.js';
@@ -58,18 +60,97 @@ export class RunHub {
     userMessage: UIMessage,
     credentials: { headers: Record<string, string> } | null = null,
   ): Promise<LiveRun> {
-    if (this.#closing) throw new RunError('stopping', 'The service is stopping; try again shortly.');
+    this.#refuseWhileClosing();
+    const runId = newId('run');
+    const seq = await this.#claim(principal.subject, threadId, () =>
+      this.#begin(principal.subject, threadId, runId, userMessage),
+    );
+    // The first message of a thread is its whole history: no need to read it back.
+    return this.#launch(principal, threadId, runId, credentials, seq === 1 ? [userMessage] : null);
+  }
+
+  /**
+   * Runs the turn again without its answer: the thread's last message, when it is the
+   * assistant's, is removed, and a new turn answers the history before it (a thread that ends
+   * with the user's message gets that answered again). `messageId`, when given, must be the
+   * thread's last message. Refuses with `run_in_flight` while a run is going.
+   */
+  async regenerate(
+    principal: Principal,
+    threadId: string,
+    messageId: string | undefined,
+    credentials: { headers: Record<string, string> } | null = null,
+  ): Promise<LiveRun> {
+    this.#refuseWhileClosing();
     const owner = principal.subject;
     const runId = newId('run');
-    const seq = await this.#begin(owner, threadId, runId, userMessage);
+    await this.#claim(owner, threadId, () =>
+      this.db.transaction().execute(async (trx) => {
+        // The run first: a turn in flight refuses the whole request before anything else is looked at.
+        await trx
+          .insertInto('wire_runs')
+          .columns(['id', 'owner', 'thread_id', 'status'])
+          .expression((eb) =>
+            eb
+              .selectFrom('wire_threads')
+              .select([eb.val(runId).as('id'), 'owner', 'id as thread_id', eb.val('running').as('status')])
+              .where('owner', '=', owner)
+              .where('id', '=', threadId),
+          )
+          .execute();
+        const last = await trx
+          .selectFrom('wire_messages')
+          .select(['seq', 'id', 'role'])
+          .where('owner', '=', owner)
+          .where('thread_id', '=', threadId)
+          .orderBy('seq', 'desc')
+          .limit(1)
+          .executeTakeFirst();
+        if (!last) throw new RunError('not_found', 'No such thread.');
+        if (messageId !== undefined && last.id !== messageId) {
+          throw new RunError(
+            'regenerate_not_last',
+            `Only the thread's last message can be regenerated, and ${messageId} is not it (${last.id} is). ` +
+              'Regenerate without a messageId to answer the last message again, or send a new message.',
+          );
+        }
+        if (last.role === 'assistant') {
+          await trx
+            .deleteFrom('wire_messages')
+            .where('owner', '=', owner)
+            .where('thread_id', '=', threadId)
+            .where('seq', '=', last.seq)
+            .execute();
+        }
+        await trx
+          .updateTable('wire_threads')
+          .set({ updated_at: new Date() })
+          .where('owner', '=', owner)
+          .where('id', '=', threadId)
+          .execute();
+      }),
+    );
+    return this.#launch(principal, threadId, runId, credentials, null);
+  }
+
+  #refuseWhileClosing(): void {
+    if (this.#closing) throw new RunError('stopping', 'The service is stopping; try again shortly.');
+  }
+
+  #launch(
+    principal: Principal,
+    threadId: string,
+    runId: string,
+    credentials: { headers: Record<string, string> } | null,
+    knownHistory: UIMessage[] | null,
+  ): LiveRun {
     const run = new LiveRun(runId, principal, threadId, this.db, (error) =>
       this.logger.warn('run chunks not stored', { run_id: runId, ...describeError(error) }),
     );
-    // The first message of a thread is its whole history: no need to read it back.
-    if (seq === 1) run.knownHistory = [userMessage];
+    run.knownHistory = knownHistory;
     run.credentials = credentials;
     this.#live.set(runId, run);
-    this.turnDeps.audit.record(owner, 'run.started', { runId, threadId });
+    this.turnDeps.audit.record(principal.subject, 'run.started', { runId, threadId });
     const task = this.#execute(run).finally(() => this.#running.delete(task));
     this.#running.add(task);
     return run;
@@ -97,6 +178,30 @@ export class RunHub {
     return row ? viewOf(row) : null;
   }
 
+  /** The thread's run in flight (running or awaiting approval), or null. */
+  async inFlightRun(owner: string, threadId: string): Promise<RunView | null> {
+    const row = await this.db
+      .selectFrom('wire_runs')
+      .selectAll()
+      .where('owner', '=', owner)
+      .where('thread_id', '=', threadId)
+      .where('status', 'in', ['running', 'awaiting_approval'])
+      .executeTakeFirst();
+    return row ? viewOf(row) : null;
+  }
+
+  /** How many chunks the run has streamed so far (here from memory, else from the store). */
+  async chunkCount(runId: string): Promise<number> {
+    const live = this.#live.get(runId);
+    if (live) return live.chunks.length;
+    const row = await this.db
+      .selectFrom('wire_run_chunks')
+      .select((eb) => eb.fn.max('seq').as('last'))
+      .where('run_id', '=', runId)
+      .executeTakeFirst();
+    return Number(row?.last ?? 0);
+  }
+
   async listRuns(owner: string, options: { threadId?: string; limit: number }): Promise<RunView[]> {
     let query = this.db
       .selectFrom('wire_runs')
@@ -118,9 +223,12 @@ export class RunHub {
       yield* this.#followLive(live, after, signal);
       return;
     }
-    yield* followStoredRun(this.db, runId, after, signal, (from) => {
-      const run = this.#live.get(runId);
-      return run ? this.#followLive(run, from, signal) : null;
+    yield* followStoredRun(this.db, runId, after, signal, {
+      liveRun: (from) => {
+        const run = this.#live.get(runId);
+        return run ? this.#followLive(run, from, signal) : null;
+      },
+      awaitingDecision: () => this.approvals.hasPending(runId),
     });
   }
 
@@ -147,6 +255,12 @@ export class RunHub {
     return this.getRun(owner, runId);
   }
 
+  /** Stops the thread's run in flight; returns it, or null when none was in flight. */
+  async stopInFlight(owner: string, threadId: string, reason = 'user'): Promise<RunView | null> {
+    const run = await this.inFlightRun(owner, threadId);
+    return run ? this.stop(owner, run.id, reason) : null;
+  }
+
   /** Stops every run of a thread in flight (before the thread is deleted). */
   async stopThread(owner: string, threadId: string, reason: string): Promise<void> {
     const rows = await this.db
@@ -170,7 +284,6 @@ export class RunHub {
     };
   }
 
-  /** Cancels every run of this instance and waits for them to end. */
   /**
    * Stops taking turns; lets those in flight finish for up to `graceMs` (a deploy should not cut
    * an answer short), then stops the rest and waits for them to wind down.
@@ -198,9 +311,7 @@ export class RunHub {
    * flight on the thread fails it as a whole (unique index), leaving nothing behind.
    */
   async #begin(owner: string, threadId: string, runId: string, message: UIMessage): Promise<number> {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const result = await sql<{ seq: number }>`
+    const result = await sql<{ seq: number }>`
           with thread as (
             insert into wire_threads (owner, id, title) values (${owner}, ${threadId}, ${titleFrom(message)})
             on conflict (owner, id) do update set updated_at = now()
@@ -216,10 +327,20 @@ export class RunHub {
             ${message.id}, ${message.role}, ${JSON.stringify(message)}::jsonb
           from thread
           returning seq`.execute(this.db);
-        return result.rows[0]?.seq ?? 0;
+    return result.rows[0]?.seq ?? 0;
+  }
+
+  /**
+   * Runs `insert`, which writes the thread's new run. When the thread has a run in flight (the
+   * unique index refuses the insert), a run left by an instance that died is taken over and the
+   * insert tried again; a live one refuses with `run_in_flight`, naming the run.
+   */
+  async #claim<T>(owner: string, threadId: string, insert: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        return await insert();
       } catch (error) {
         if ((error as { code?: string }).code !== '23505') throw error;
-        // A run of this thread is in flight, or was, on an instance that died: take it over.
         const reaped = await this.db
           .updateTable('wire_runs')
           .set({
@@ -234,15 +355,21 @@ export class RunHub {
           .where('updated_at', '<', new Date(Date.now() - STALE_MS))
           .returning('id')
           .execute();
-        if (reaped.length === 0) {
-          throw new RunError(
-            'run_in_flight',
-            'This thread already has a turn in flight: resume its stream, or stop it first.',
-          );
-        }
+        if (reaped.length === 0) throw await this.#inFlightRefusal(owner, threadId);
       }
     }
-    throw new RunError('run_in_flight', 'This thread already has a turn in flight.');
+    throw await this.#inFlightRefusal(owner, threadId);
+  }
+
+  async #inFlightRefusal(owner: string, threadId: string): Promise<RunError> {
+    const run = await this.inFlightRun(owner, threadId);
+    const name = run ? ` (${run.id})` : '';
+    const stop = `stop it with POST /threads/${threadId}/stop`;
+    const message =
+      run?.status === 'awaiting_approval'
+        ? `This thread's turn${name} is waiting for an approval: answer it (POST /approvals/:id/decide, or the AI SDK's addToolApprovalResponse), or ${stop}, then send again.`
+        : `This thread already has a turn in flight${name}: resume its stream with GET /threads/${threadId}/stream, or ${stop}, then send again.`;
+    return new RunError('run_in_flight', message, run?.id);
   }
 
   async #execute(run: LiveRun): Promise<void> {
@@ -341,7 +468,23 @@ export class RunHub {
         if (signal.aborted) return;
       }
       if (run.finished) return;
+      if (next > after && (await this.#pausedAt(run, next))) return;
+      // Chunks that came in while the store was asked are read at once, not at the next one.
+      if (next < run.chunks.length || run.finished) continue;
       await run.changed(signal);
     }
+  }
+
+  /**
+   * Whether a reader that delivered chunk `seq` ends there: it is the pause marker, still the
+   * run's last chunk, and the run still waits (a decision made on another instance shows in the
+   * store before this instance learns of it). The marker is in the store first, so a client may
+   * resume after it on any instance.
+   */
+  async #pausedAt(run: LiveRun, seq: number): Promise<boolean> {
+    if (!isPauseMarker(run.chunks[seq - 1]) || !run.paused) return false;
+    if (!(await this.approvals.hasPending(run.id))) return false;
+    await run.flushed();
+    return seq === run.chunks.length;
   }
 }

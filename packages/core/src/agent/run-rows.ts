@@ -5,7 +5,7 @@
 import type { UIMessageChunk } from 'ai';
 import type { Kysely } from 'kysely';
 import type { Database, RunStatus } from '../store/database.js';
-import type { SequencedChunk } from './live-run.js';
+import { isPauseMarker, type SequencedChunk } from './live-run.js';
 
 export interface RunView {
   id: string;
@@ -25,13 +25,19 @@ export function isTerminal(status: RunStatus): boolean {
   return TERMINAL.includes(status);
 }
 
+export interface StoredRunFollowers {
+  /** A live run here to switch to, when one appears (a reader that joined around a restart). */
+  liveRun: (after: number) => AsyncGenerator<SequencedChunk> | null;
+  /** Whether the run still waits for a decision (a reader that delivered its pause marker ends). */
+  awaitingDecision: () => Promise<boolean>;
+}
+
 export async function* followStoredRun(
   db: Kysely<Database>,
   runId: string,
   after: number,
   signal: AbortSignal,
-  /** A live run here to switch to, when one appears (a reader that joined around a restart). */
-  liveRun: (after: number) => AsyncGenerator<SequencedChunk> | null,
+  followers: StoredRunFollowers,
 ): AsyncGenerator<SequencedChunk> {
   let next = after;
   let watchedAt = 0;
@@ -44,20 +50,24 @@ export async function* followStoredRun(
       .where('seq', '>', next)
       .orderBy('seq')
       .execute();
+    let last: UIMessageChunk | undefined;
     for (const row of rows) {
       if (row.seq !== next + 1) break; // a gap: wait for the writer to catch up
       next = row.seq;
-      yield { seq: row.seq, chunk: row.chunk as UIMessageChunk };
+      last = row.chunk as UIMessageChunk;
+      yield { seq: row.seq, chunk: last };
       if (signal.aborted) return;
     }
     // Chunks are all written before a run is marked over, so this read had the last of them.
     if (!run || isTerminal(run.status)) return;
+    // Paused at its marker, the last chunk there is: this reader ends, as one here would.
+    if (isPauseMarker(last) && next === rows.at(-1)?.seq && (await followers.awaitingDecision())) return;
     if (Date.now() - watchedAt > 5000) {
       watchedAt = Date.now();
       await db.updateTable('wire_runs').set({ watched_at: new Date() }).where('id', '=', runId).execute();
     }
     // A live run here may have started since (a reader joined right after a restart).
-    const live = liveRun(next);
+    const live = followers.liveRun(next);
     if (live) {
       yield* live;
       return;

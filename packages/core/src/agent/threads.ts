@@ -56,6 +56,16 @@ export class ThreadStore {
     return { ...summaryOf(row), messages: await this.messages(owner, id) };
   }
 
+  async exists(owner: string, id: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('wire_threads')
+      .select('id')
+      .where('owner', '=', owner)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async messages(owner: string, threadId: string): Promise<UIMessage[]> {
     const rows = await this.db
       .selectFrom('wire_messages')

@@ -1,6 +1,9 @@
 /**
  * One agent turn: the thread's history (windowed), the host tools (with approvals and grants),
  * the model streamed through the AI SDK, every UI message chunk handed to the live run.
+ *
+ * A stop aborts the model's stream at once; host tool calls already running are not cut: the
+ * turn waits for them and streams their results before it ends (`abort`, then `finish`).
  */
 import {
   convertToModelMessages,
@@ -85,10 +88,12 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
   let failure: { code: string; message: string } | null = null;
   /** Messages of calls the model got wrong (the SDK reports each twice: as an error, then as its text). */
   const callErrors = new Set<string>();
+  /** The host tool calls this turn started, by tool call id. */
+  const started = new Map<string, Promise<SettledCall>>();
   try {
     if (!deps.model) throw new TurnError('model_not_configured', MODEL_NOT_CONFIGURED);
     const history = run.knownHistory ?? (await deps.threads.messages(run.owner, run.threadId));
-    const tools = toolSet(run, deps);
+    const tools = toolSet(run, deps, started);
     const messages = windowMessages(
       await convertToModelMessages(history, { tools, ignoreIncompleteToolCalls: true }),
       deps.historyWindow,
@@ -99,9 +104,8 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
       messages,
       tools,
       ...(deps.maxOutputTokens ? { maxOutputTokens: deps.maxOutputTokens } : {}),
-      // The step in progress always finishes (its tool calls drain); a stop ends the loop after it.
-      stopWhen: [stepCountIs(deps.maxSteps), () => run.stopRequested],
-      abortSignal: deps.shutdown,
+      stopWhen: stepCountIs(deps.maxSteps),
+      abortSignal: AbortSignal.any([run.abortSignal, deps.shutdown]),
       onError: ({ error }) => {
         failure ??= failureOf(error);
         deps.logger.error('turn model error', { run_id: run.id, ...describeError(error) });
@@ -124,7 +128,20 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
             ? { threadId: run.threadId, runId: run.id, status: statusOf(run, failure) }
             : undefined,
     });
-    for await (const chunk of stream) run.emit(refusalAsDenial(run, chunk));
+    let aborted: UIMessageChunk | null = null;
+    for await (const chunk of stream) {
+      // Held back: the results of calls still running go out first.
+      if (chunk.type === 'abort') aborted = chunk;
+      else run.emit(refusalAsDenial(run, chunk));
+    }
+    if (aborted) {
+      await drainCalls(run, started);
+      run.emit(aborted);
+      run.emit({
+        type: 'finish',
+        messageMetadata: { threadId: run.threadId, runId: run.id, status: statusOf(run, failure) },
+      });
+    }
   } catch (error) {
     failure ??= failureOf(error);
     if (!(error instanceof TurnError)) {
@@ -205,22 +222,85 @@ export const REFUSALS = {
   dropped: 'The run was stopped before this call was approved.',
 } as const;
 
-function toolSet(run: LiveRun, deps: TurnDeps): ToolSet {
+/** A host tool call as it ended, kept so a stop can still stream its result. */
+interface SettledCall {
+  toolName: string;
+  input: unknown;
+  outcome: { ok: true; output: unknown } | { ok: false; errorText: string };
+}
+
+/** Why a call the model asked for after a stop did not run. */
+const NOT_STARTED = 'The run was stopped before this call started.';
+
+function toolSet(run: LiveRun, deps: TurnDeps, started: Map<string, Promise<SettledCall>>): ToolSet {
   const set: ToolSet = {};
   for (const registered of deps.tools.enabled()) {
     if (deps.agentSurface && !deps.agentSurface.has(registered.name)) continue;
     set[registered.name] = tool({
       description: registered.description,
       inputSchema: jsonSchema(registered.inputSchema),
-      execute: (input: unknown, options: { toolCallId: string }) =>
-        callTool(run, deps, registered, input, options.toolCallId),
+      execute: async (input: unknown, options: { toolCallId: string }) => {
+        // Past a stop no call starts: the model's stream was aborted, only running calls drain.
+        if (run.stopRequested) throw new ToolCallFailure(NOT_STARTED);
+        const call = callTool(run, deps, registered, input, options.toolCallId);
+        started.set(options.toolCallId, settle(registered.name, input, call));
+        return call;
+      },
       toModelOutput: ({ output }) => capToolOutput(output, deps.toolOutputCap),
     });
   }
   return set;
 }
 
+async function settle(toolName: string, input: unknown, call: Promise<unknown>): Promise<SettledCall> {
+  try {
+    return { toolName, input, outcome: { ok: true, output: await call } };
+  } catch (error) {
+    return { toolName, input, outcome: { ok: false, errorText: toolErrorText(error) } };
+  }
+}
+
+/**
+ * After a stop: waits for the calls still running (a host tool is never cut mid-way) and streams
+ * the result of each one the aborted stream did not carry, so the stored message has them all.
+ */
+async function drainCalls(run: LiveRun, started: Map<string, Promise<SettledCall>>): Promise<void> {
+  const ended = new Set(
+    run.chunks.flatMap((c) =>
+      c.type === 'tool-output-available' || c.type === 'tool-output-error' || c.type === 'tool-output-denied'
+        ? [c.toolCallId]
+        : [],
+    ),
+  );
+  for (const [toolCallId, settled] of started) {
+    const { toolName, input, outcome } = await settled;
+    if (ended.has(toolCallId)) continue;
+    if (!run.hasToolInput(toolCallId))
+      run.emit({ type: 'tool-input-available', toolCallId, toolName, input });
+    if (outcome.ok) run.emit({ type: 'tool-output-available', toolCallId, output: outcome.output });
+    else
+      run.emit(refusalAsDenial(run, { type: 'tool-output-error', toolCallId, errorText: outcome.errorText }));
+  }
+}
+
 async function callTool(
+  run: LiveRun,
+  deps: TurnDeps,
+  registered: RegisteredTool,
+  rawInput: unknown,
+  toolCallId: string,
+): Promise<unknown> {
+  run.calls++;
+  try {
+    return await runHostTool(run, deps, registered, rawInput, toolCallId);
+  } finally {
+    run.calls--;
+    // The last call still running has ended while others wait: the run may pause now.
+    if (run.parked > 0) pauseWhenQuiet(run);
+  }
+}
+
+async function runHostTool(
   run: LiveRun,
   deps: TurnDeps,
   registered: RegisteredTool,
@@ -292,6 +372,7 @@ async function park(
     runId: run.id,
   });
   if (run.parked++ === 0) await deps.setStatus(run, 'awaiting_approval');
+  pauseWhenQuiet(run);
   let outcome: Awaited<ReturnType<ApprovalStore['waitForDecision']>>;
   try {
     outcome = await deps.approvals.waitForDecision(approvalId, () => run.stopRequested, run.stopSignal);
@@ -302,4 +383,14 @@ async function park(
   // A denial (by the user, or by their stop) reads as one; an expiry is an error naming itself.
   if (outcome !== 'expired') run.refused.add(toolCallId);
   throw new ToolCallFailure(REFUSALS[outcome]);
+}
+
+/**
+ * Emits the pause marker once the run is quiet: every call in progress parked. The AI SDK runs a
+ * step's tool calls only after the model's stream for the step has finished, so by then the
+ * model is done too; the check waits one macrotask so the chunks already on their way through
+ * the SDK's stream (a result that just came in, the step's last text) are emitted before it.
+ */
+function pauseWhenQuiet(run: LiveRun): void {
+  setTimeout(() => run.markPaused(), 0);
 }

@@ -12,6 +12,8 @@ export interface CanonicalErrorFields {
   /** Spend caps: the window that tripped and when it resets (ISO 8601). */
   window?: 'daily' | 'monthly';
   resets_at?: string;
+  /** The embedded wire: the run a `run_in_flight` refusal is about. */
+  run_id?: string;
 }
 
 /** `{ error: { code, message, ...fields } }` plus the `Service-Error-Code` header. */

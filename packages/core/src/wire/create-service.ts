@@ -255,7 +255,7 @@ function failure(ctx: WireContext, error: unknown, requestId: string, path: stri
         ...describeError(known),
       });
     }
-    return wireError(known.code, known.message, { ...headers, ...known.headers });
+    return wireError(known.code, known.message, { ...headers, ...known.headers }, known.fields);
   }
   ctx.logger.error('unhandled wire error', { request_id: requestId, path, ...describeError(error) });
   return wireError('internal_error', `Internal server error (request id ${requestId}).`, headers);

@@ -5,7 +5,7 @@
  * @see docs/wire.md "Errors"
  */
 import { RunError, type RunErrorCode } from '../agent/run-error.js';
-import { canonicalError } from '../http/errors.js';
+import { type CanonicalErrorFields, canonicalError } from '../http/errors.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
 
 export const WIRE_ERROR_CODES = {
@@ -29,8 +29,10 @@ export const WIRE_ERROR_CODES = {
   route_not_found: 404,
   /** 404: no such thread, run, approval or grant for this principal. */
   not_found: 404,
-  /** 409: the thread already has a run in flight. */
+  /** 409: the thread already has a run in flight (the body's `run_id` names it). */
   run_in_flight: 409,
+  /** 409: a regenerate named a message other than the thread's last. */
+  regenerate_not_last: 409,
   /** 409: an approval in the batch is no longer pending. */
   approval_not_pending: 409,
   /** 413: the body is over the limit. */
@@ -58,13 +60,16 @@ export class WireError extends Error {
   constructor(
     readonly code: WireErrorCode,
     message: string,
-    options?: { cause?: unknown; headers?: Record<string, string> },
+    options?: { cause?: unknown; headers?: Record<string, string>; fields?: CanonicalErrorFields },
   ) {
     super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.status = WIRE_ERROR_CODES[code];
     this.headers = options?.headers ?? {};
+    this.fields = options?.fields ?? {};
   }
   readonly headers: Record<string, string>;
+  /** Extra envelope fields beside `code` and `message` (`run_id` of a `run_in_flight`). */
+  readonly fields: CanonicalErrorFields;
 }
 
 /** The envelope for `code`, with the `Service-Error-Code` header. */
@@ -72,8 +77,9 @@ export function wireError(
   code: WireErrorCode,
   message: string,
   headers: Record<string, string> = {},
+  fields: CanonicalErrorFields = {},
 ): Response {
-  return canonicalError(WIRE_ERROR_CODES[code], code, message, {}, headers);
+  return canonicalError(WIRE_ERROR_CODES[code], code, message, fields, headers);
 }
 
 /** What a 503 of an unreachable store carries: when to try again. */
@@ -84,6 +90,8 @@ export const UNAVAILABLE_HEADERS: Readonly<Record<string, string>> = {
 /** The wire's code for each refusal of the agent. */
 const RUN_ERROR_CODES: Record<RunErrorCode, WireErrorCode> = {
   run_in_flight: 'run_in_flight',
+  regenerate_not_last: 'regenerate_not_last',
+  not_found: 'not_found',
   stopping: 'unavailable',
 };
 
@@ -97,7 +105,8 @@ export function asWireError(error: unknown): WireError | null {
   if (error instanceof RunError) {
     const code = RUN_ERROR_CODES[error.code];
     const headers = code === 'unavailable' ? UNAVAILABLE_HEADERS : {};
-    return new WireError(code, error.message, { cause: error, headers });
+    const fields = error.runId ? { run_id: error.runId } : {};
+    return new WireError(code, error.message, { cause: error, headers, fields });
   }
   if (isStoreUnavailable(error)) {
     return new WireError('unavailable', 'The service is briefly unavailable; try again shortly.', {

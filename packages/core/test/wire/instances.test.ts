@@ -17,6 +17,8 @@ import {
   callerFor,
   eventually,
   readTurn,
+  readUntilPaused,
+  resumeAfter,
   TurnReader,
   testService,
   textOf,
@@ -84,8 +86,8 @@ for (const kind of STORE_KINDS) {
       expect(run.stopReason).toBe('user');
     });
 
-    it('runs a parked call approved on another instance', async () => {
-      const a = await instance(store, {
+    const rebooting = () =>
+      instance(store, {
         model: scriptedModel([
           { toolCalls: [{ id: 'r1', name: 'reboot', input: {} }] },
           { text: ['Rebooted.'] },
@@ -100,18 +102,53 @@ for (const kind of STORE_KINDS) {
           },
         ],
       });
+
+    it('runs a parked call approved on another instance, and pauses readers there too', async () => {
+      const a = await rebooting();
       const b = await instance(secondStore, {});
-      const reader = new TurnReader(
-        await callerFor(a.fetch, 'kim')('/chat', { method: 'POST', json: { message: 'reboot' } }),
+      const response = await callerFor(a.fetch, 'kim')('/chat', {
+        method: 'POST',
+        json: { id: 'reboot-1', message: 'reboot' },
+      });
+      const paused = await readUntilPaused(new TurnReader(response));
+      // A reader on the other instance (from the store) ends at the same pause.
+      const elsewhere = await readUntilPaused(
+        new TurnReader(await callerFor(b.fetch, 'kim')('/threads/reboot-1/stream')),
       );
-      const request = await reader.until((f) => f.chunk.type === 'tool-approval-request');
-      const id = (request.chunk as { approvalId: string }).approvalId;
-      await callerFor(b.fetch, 'kim')(`/approvals/${id}/decide`, {
+      expect(elsewhere.frames.map((f) => f.chunk)).toEqual(paused.frames.map((f) => f.chunk));
+      await callerFor(b.fetch, 'kim')(`/approvals/${paused.approvalIds[0]}/decide`, {
         method: 'POST',
         json: { decision: 'approve' },
       });
-      const message = await assemble((await reader.rest()).map((f) => f.chunk));
+      const rest = await resumeAfter(callerFor(b.fetch, 'kim'), 'reboot-1', paused.resumeAfter);
+      const message = await assemble([...paused.frames, ...rest].map((f) => f.chunk));
       expect(textOf(message)).toBe('Rebooted.');
+    });
+
+    it('takes the AI SDK’s approval responses on another instance and streams the rest from there', async () => {
+      const a = await rebooting();
+      const b = await instance(secondStore, {});
+      const response = await callerFor(a.fetch, 'kit')('/chat', {
+        method: 'POST',
+        json: { id: 'reboot-2', message: 'reboot' },
+      });
+      const paused = await readUntilPaused(new TurnReader(response));
+      const message = (await assemble(paused.frames.map((f) => f.chunk)))!;
+      const last = {
+        ...message,
+        parts: message.parts.map((p) =>
+          p.type === 'tool-reboot'
+            ? { ...p, state: 'approval-responded', approval: { ...p.approval, approved: true } }
+            : p,
+        ),
+      };
+      const resent = await callerFor(b.fetch, 'kit')('/chat', {
+        method: 'POST',
+        json: { id: 'reboot-2', trigger: 'submit-message', messageId: message.id, messages: [last] },
+      });
+      const rest = await new TurnReader(resent).rest();
+      expect(rest[0]!.id).toBe(paused.resumeAfter + 1);
+      expect(textOf(await assemble([...paused.frames, ...rest].map((f) => f.chunk)))).toBe('Rebooted.');
     });
 
     it('cancels a run nobody reads within the resume window, as abandoned', async () => {

@@ -8,7 +8,15 @@ import { z } from 'zod';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { lastUserText, reactiveModel, scriptedModel } from './support/models.js';
-import { callerFor, eventually, readTurn, TurnReader, testService } from './support/wire.js';
+import {
+  callerFor,
+  eventually,
+  readTurn,
+  readUntilPaused,
+  resumeAfter,
+  TurnReader,
+  testService,
+} from './support/wire.js';
 
 for (const kind of STORE_KINDS) {
   describe(`wire resources (${kind})`, () => {
@@ -58,17 +66,20 @@ for (const kind of STORE_KINDS) {
     const ada = () => callerFor(service.fetch, `ada-${kind}`);
     const bob = () => callerFor(service.fetch, `bob-${kind}`);
 
+    /** A turn whose stream ended at its pause; `rest()` reads on from there once it is decided. */
     async function parkedTurn(threadId: string, message: string) {
       const response = await ada()('/chat', { method: 'POST', json: { id: threadId, message } });
-      const reader = new TurnReader(response);
-      const frame = await reader.until((f) => f.chunk.type === 'tool-approval-request');
-      return { reader, approvalId: (frame.chunk as { approvalId: string }).approvalId };
+      const paused = await readUntilPaused(new TurnReader(response));
+      return {
+        approvalId: paused.approvalIds[0]!,
+        rest: () => resumeAfter(ada(), threadId, paused.resumeAfter),
+      };
     }
 
     it('lists, reads and deletes threads, and keeps them per user', async () => {
-      const { reader, approvalId } = await parkedTurn('t-list', 'Please move five');
+      const { rest, approvalId } = await parkedTurn('t-list', 'Please move five');
       await ada()(`/approvals/${approvalId}/decide`, { method: 'POST', json: { decision: 'approve' } });
-      await reader.rest();
+      await rest();
 
       const list = await (await ada()('/threads')).json();
       expect(list.threads).toEqual([
@@ -128,7 +139,7 @@ for (const kind of STORE_KINDS) {
         json: { decision: 'approve', remember: true },
       });
       expect(single.status).toBe(200);
-      await one.reader.rest();
+      await one.rest();
       expect(await toolGrants()).toHaveLength(1);
 
       const two = await parkedTurn('t-remember-two', 'move two');
@@ -137,7 +148,7 @@ for (const kind of STORE_KINDS) {
         json: { decisions: [{ id: two.approvalId, decision: 'approve', remember: true }] },
       });
       expect(batch.status).toBe(200);
-      await two.reader.rest();
+      await two.rest();
       expect(await toolGrants()).toHaveLength(1);
     });
 
@@ -170,7 +181,7 @@ for (const kind of STORE_KINDS) {
         expect.objectContaining({ id: expect.stringMatching(/^grt_/), tool: 'transfer', scope: 'input' }),
       ]);
       const grantId = body.grants[0].id as string;
-      await first.reader.rest();
+      await first.rest();
 
       // Same input: the grant lets it run without asking.
       const before = transfers;
@@ -191,7 +202,7 @@ for (const kind of STORE_KINDS) {
       expect((await (await ada()('/grants')).json()).grants).toEqual([]);
       expect((await ada()(`/grants/${grantId}`, { method: 'DELETE', json: {} })).status).toBe(404);
       await ada()(`/approvals/${third.approvalId}/decide`, { method: 'POST', json: { decision: 'deny' } });
-      await third.reader.rest();
+      await third.rest();
 
       const activity = await (await ada()('/activity?limit=100')).json();
       const kinds = activity.events.map((e: { kind: string }) => e.kind);
@@ -244,8 +255,10 @@ for (const kind of STORE_KINDS) {
       });
       try {
         const call = callerFor(quick.fetch, `erin-${kind}`);
-        const turn = await readTurn(await call('/chat', { method: 'POST', json: { message: 'x' } }));
-        expect(turn.chunks).toContainEqual({
+        const response = await call('/chat', { method: 'POST', json: { id: 'expiring', message: 'x' } });
+        const paused = await readUntilPaused(new TurnReader(response));
+        const rest = await resumeAfter(call, 'expiring', paused.resumeAfter);
+        expect(rest.map((f) => f.chunk)).toContainEqual({
           type: 'tool-output-error',
           toolCallId: 'e',
           errorText: 'The approval expired.',

@@ -15,7 +15,16 @@ import type { ServiceOptions } from '../../src/wire/options.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { type ScriptedStep, scriptedModel } from './support/models.js';
 import { connect, type Transport } from './support/transports.js';
-import { callerFor, readTurn, TurnReader, testService, textOf } from './support/wire.js';
+import {
+  assemble,
+  callerFor,
+  readTurn,
+  readUntilPaused,
+  resumeAfter,
+  TurnReader,
+  testService,
+  textOf,
+} from './support/wire.js';
 
 /** A tool that fails the way host code does: an Error with a message, and a stack behind it. */
 function failingTool(message: string): HostTool<{ id: string }, unknown> {
@@ -72,13 +81,14 @@ for (const kind of STORE_KINDS) {
         [{ toolCalls: [{ id: 'x1', name: 'wipe', input: {} }] }, { text: ['Understood, not wiping.'] }],
         { tools: [guarded] },
       );
-      const response = await call('/chat', { method: 'POST', json: { message: 'wipe it' } });
+      const response = await call('/chat', { method: 'POST', json: { id: 'denied', message: 'wipe it' } });
       const runId = response.headers.get('x-service-run-id')!;
-      const reader = new TurnReader(response);
-      const request = await reader.until((f) => f.chunk.type === 'tool-approval-request');
-      const id = (request.chunk as { approvalId: string }).approvalId;
-      await call(`/approvals/${id}/decide`, { method: 'POST', json: { decision: 'deny' } });
-      const chunks = (await reader.rest()).map((f) => f.chunk);
+      const paused = await readUntilPaused(new TurnReader(response));
+      await call(`/approvals/${paused.approvalIds[0]}/decide`, {
+        method: 'POST',
+        json: { decision: 'deny' },
+      });
+      const chunks = (await resumeAfter(call, 'denied', paused.resumeAfter)).map((f) => f.chunk);
 
       expect(chunks).toContainEqual({ type: 'tool-output-denied', toolCallId: 'x1' });
       expect(chunks.some((c) => c.type === 'error')).toBe(false);
@@ -92,9 +102,14 @@ for (const kind of STORE_KINDS) {
         [{ toolCalls: [{ id: 'x2', name: 'wipe', input: {} }] }, { text: ['Nobody answered.'] }],
         { tools: [guarded], approvalTtlMs: 150 },
       );
-      const response = await call('/chat', { method: 'POST', json: { message: 'wipe it' } });
+      const response = await call('/chat', { method: 'POST', json: { id: 'expired', message: 'wipe it' } });
       const runId = response.headers.get('x-service-run-id')!;
-      const turn = await readTurn(response);
+      // Nobody answers: the stream ends at the pause, the run goes on by itself once it expires.
+      const paused = await readUntilPaused(new TurnReader(response));
+      const chunks = [...paused.frames, ...(await resumeAfter(call, 'expired', paused.resumeAfter))].map(
+        (f) => f.chunk,
+      );
+      const turn = { chunks, message: await assemble(chunks) };
 
       const ended = turn.chunks.find((c) => c.type.startsWith('tool-output'));
       expect(ended).toEqual({

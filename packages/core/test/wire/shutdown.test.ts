@@ -53,8 +53,9 @@ describe('closing the wire', () => {
     await service.close({ graceMs: 200 });
     expect(Date.now() - started).toBeLessThan(3000);
     const read = await reading;
-    // The client sees the stream end with an abort; the run is recorded as cancelled.
-    expect(read.chunks.at(-1)?.type).toBe('abort');
+    // The client sees the stream end with an abort and its finish; the run is recorded as cancelled.
+    expect(read.chunks.slice(-2).map((c) => c.type)).toEqual(['abort', 'finish']);
+    expect(read.message?.metadata).toMatchObject({ status: 'cancelled' });
     const runId = (read.message!.metadata as { runId: string }).runId;
     const row = await store.db
       .selectFrom('wire_runs')

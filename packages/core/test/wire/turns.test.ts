@@ -18,6 +18,8 @@ import {
   callerFor,
   eventually,
   readTurn,
+  readUntilPaused,
+  resumeAfter,
   TurnReader,
   testService,
   textOf,
@@ -195,10 +197,15 @@ for (const [kind, transportKind] of COMBINATIONS) {
       );
       const response = await call('/chat', { method: 'POST', json: { message: 'delete /tmp/a' } });
       const runId = response.headers.get('x-service-run-id')!;
-      const reader = new TurnReader(response);
-      const request = await reader.until((f) => f.chunk.type === 'tool-approval-request');
-      const approvalId = (request.chunk as { approvalId: string }).approvalId;
+      const threadId = response.headers.get('x-service-thread-id')!;
+      // The stream ends at the pause: the call waits for a decision.
+      const paused = await readUntilPaused(new TurnReader(response));
+      const [approvalId] = paused.approvalIds;
       expect(approvalId).toMatch(/^apr_/);
+      expect(paused.frames.at(-1)!.chunk).toEqual({
+        type: 'message-metadata',
+        messageMetadata: { threadId, runId, status: 'awaiting_approval', resumeAfter: paused.resumeAfter },
+      });
       expect(deleted).toBe(0);
 
       const pending = await (await call('/approvals?status=pending')).json();
@@ -216,8 +223,9 @@ for (const [kind, transportKind] of COMBINATIONS) {
         json: { decision: 'approve' },
       });
       expect(decided.status).toBe(200);
-      const frames = await reader.rest();
-      const message = await assemble(frames.map((f) => f.chunk));
+      const rest = await resumeAfter(call, threadId, paused.resumeAfter);
+      expect(rest[0]!.id).toBe(paused.resumeAfter + 1);
+      const message = await assemble([...paused.frames, ...rest].map((f) => f.chunk));
       expect(message?.parts.find((p) => p.type === 'tool-delete_file')).toMatchObject({
         state: 'output-available',
         output: { deleted: '/tmp/a' },
@@ -256,11 +264,11 @@ for (const [kind, transportKind] of COMBINATIONS) {
         },
       );
       const response = await call('/chat', { method: 'POST', json: { message: 'wipe it' } });
-      const reader = new TurnReader(response);
-      const request = await reader.until((f) => f.chunk.type === 'tool-approval-request');
-      const id = (request.chunk as { approvalId: string }).approvalId;
+      const paused = await readUntilPaused(new TurnReader(response));
+      const [id] = paused.approvalIds;
       await call(`/approvals/${id}/decide`, { method: 'POST', json: { decision: 'deny' } });
-      const frames = await reader.rest();
+      const threadId = response.headers.get('x-service-thread-id')!;
+      const frames = await resumeAfter(call, threadId, paused.resumeAfter);
       expect(frames.some((f) => f.chunk.type === 'tool-output-denied')).toBe(true);
       expect(ran).toBe(false);
       expect(JSON.stringify(calls[1]!.prompt)).toContain('The user denied this call.');
@@ -328,12 +336,12 @@ for (const [kind, transportKind] of COMBINATIONS) {
       });
       const response = await call('/chat', { method: 'POST', json: { message: 'rm' } });
       const runId = response.headers.get('x-service-run-id')!;
-      const reader = new TurnReader(response);
-      const request = await reader.until((f) => f.chunk.type === 'tool-approval-request');
-      const id = (request.chunk as { approvalId: string }).approvalId;
+      const threadId = response.headers.get('x-service-thread-id')!;
+      const paused = await readUntilPaused(new TurnReader(response));
+      const [id] = paused.approvalIds;
       await call(`/runs/${runId}/stop`, { method: 'POST', json: {} });
-      const frames = await reader.rest();
-      expect(frames.some((f) => f.chunk.type === 'tool-output-denied')).toBe(true);
+      const frames = await resumeAfter(call, threadId, paused.resumeAfter);
+      expect(frames.map((f) => f.chunk.type)).toEqual(['tool-output-denied', 'abort', 'finish']);
       expect((await (await call(`/approvals/${id}`)).json()).approval.status).toBe('dropped');
       expect((await (await call(`/runs/${runId}`)).json()).run.status).toBe('cancelled');
     });

@@ -5,54 +5,33 @@
  *
  * @see docs/wire.md "Turns", "Resume"
  */
-import { AbstractChat, type ChatState, type ChatStatus, DefaultChatTransport, type UIMessage } from 'ai';
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
+import { TestChat } from './support/chat.js';
 import { reactiveModel } from './support/models.js';
 import { connect, type Transport } from './support/transports.js';
 import { eventually, ORIGIN, testService, textOf } from './support/wire.js';
 
-/** The smallest chat state, as the framework bindings keep theirs. */
-class TestChat extends AbstractChat<UIMessage> {
-  constructor(id: string, api: string, user: string) {
-    let status: ChatStatus = 'ready';
-    let error: Error | undefined;
-    let messages: UIMessage[] = [];
-    const state: ChatState<UIMessage> = {
-      get status() {
-        return status;
-      },
-      set status(value) {
-        status = value;
-      },
-      get error() {
-        return error;
-      },
-      set error(value) {
-        error = value;
-      },
-      get messages() {
-        return messages;
-      },
-      set messages(value) {
-        messages = value;
-      },
-      pushMessage: (message) => {
-        messages = [...messages, message];
-      },
-      popMessage: () => {
-        messages = messages.slice(0, -1);
-      },
-      replaceMessage: (index, message) => {
-        messages = [...messages.slice(0, index), message, ...messages.slice(index + 1)];
-      },
-      snapshot: (thing) => structuredClone(thing),
-    };
-    super({ id, state, transport: new DefaultChatTransport({ api, headers: { 'x-test-user': user } }) });
-  }
+/** The chat core with the wire's transport, signed in as `user`. */
+function chatAs(id: string, user: string): TestChat {
+  return new TestChat({
+    id,
+    transport: new DefaultChatTransport({ api, headers: { 'x-test-user': user } }),
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  });
 }
+
+/** Holds the archive tool until the test lets it finish. */
+const archiving = (() => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((open) => {
+    resolve = open;
+  });
+  return { promise, resolve };
+})();
 
 let store: TestStore;
 let service: Service;
@@ -65,6 +44,8 @@ beforeAll(async () => {
     const last = options.prompt.at(-1);
     if (last?.role === 'tool') return { text: ['All ', 'done.'] };
     const said = JSON.stringify(last?.content ?? '');
+    if (said.includes('archive'))
+      return { toolCalls: [{ id: `a${Date.now()}`, name: 'archive_note', input: { id: 8 } }] };
     if (said.includes('delete'))
       return { toolCalls: [{ id: `d${Date.now()}`, name: 'delete_note', input: { id: 7 } }] };
     if (said.includes('slow'))
@@ -80,6 +61,16 @@ beforeAll(async () => {
         input: z.object({ city: z.string() }),
         risk: 'read',
         execute: () => 'sunny',
+      },
+      {
+        name: 'archive_note',
+        description: 'Archives a note (slowly)',
+        input: z.object({ id: z.number() }),
+        risk: 'destructive',
+        execute: async () => {
+          await archiving.promise;
+          return { archived: 8 };
+        },
       },
       {
         name: 'delete_note',
@@ -101,7 +92,7 @@ afterAll(async () => {
 
 describe('useChat’s chat core against the wire', () => {
   it('sends messages, renders tool calls and text, and continues the same thread', async () => {
-    const chat = new TestChat('chat-core-1', api, 'ann');
+    const chat = chatAs('chat-core-1', 'ann');
     await chat.sendMessage({ text: 'Weather in Oslo?' });
     expect(chat.status).toBe('ready');
     expect(chat.error).toBeUndefined();
@@ -124,35 +115,83 @@ describe('useChat’s chat core against the wire', () => {
     expect(chat.messages).toHaveLength(4);
   });
 
-  it('shows a parked call as approval-requested, then its output once approved over the API', async () => {
-    const chat = new TestChat('chat-core-2', api, 'ben');
-    const sending = chat.sendMessage({ text: 'please delete note 7' });
-    const approvalId = await eventually(async () => {
-      const part = chat.messages[1]?.parts.find((p) => p.type === 'tool-delete_note') as
-        | { state: string; approval?: { id: string } }
-        | undefined;
-      return part?.state === 'approval-requested' ? part.approval?.id : undefined;
-    });
-    const decided = await fetch(api.replace('/chat', `/approvals/${approvalId}/decide`), {
+  it('ends the response at a parked call (approval-requested), and completes it once approved over the API', async () => {
+    const chat = chatAs('chat-core-2', 'ben');
+    await chat.sendMessage({ text: 'please delete note 7' });
+    // The stream ended at the pause: the client is ready, the call waits for the user.
+    expect(chat.status).toBe('ready');
+    const part = chat.messages[1]!.parts.find((p) => p.type === 'tool-delete_note') as {
+      state: string;
+      approval: { id: string };
+    };
+    expect(part.state).toBe('approval-requested');
+    expect(chat.messages[1]!.metadata).toMatchObject({ status: 'awaiting_approval' });
+    const decided = await fetch(api.replace('/chat', `/approvals/${part.approval.id}/decide`), {
       method: 'POST',
       headers: { 'x-test-user': 'ben', 'content-type': 'application/json' },
       body: JSON.stringify({ decision: 'approve' }),
     });
     expect(decided.status).toBe(200);
-    await sending;
+    // The client answers too (already decided the same way: not an error) and reads on from the pause.
+    await chat.addToolApprovalResponse({ id: part.approval.id, approved: true });
+    await eventually(async () => (chat.status === 'ready' && textOf(chat.messages[1]) ? true : undefined));
+    expect(chat.messages).toHaveLength(2);
     expect(chat.messages[1]!.parts.find((p) => p.type === 'tool-delete_note')).toMatchObject({
       state: 'output-available',
       output: { deleted: 7 },
     });
+    expect(textOf(chat.messages[1])).toBe('All done.');
+  });
+
+  it('takes addToolApprovalResponse in band: the chat resends by itself and the same message completes', async () => {
+    const chat = chatAs('chat-core-4', 'dan');
+    await chat.sendMessage({ text: 'delete note 7 now' });
+    const part = chat.messages[1]!.parts.find((p) => p.type === 'tool-delete_note') as {
+      approval: { id: string };
+    };
+    await chat.addToolApprovalResponse({ id: part.approval.id, approved: true });
+    await eventually(async () => (chat.status === 'ready' && textOf(chat.messages[1]) ? true : undefined));
+    expect(chat.error).toBeUndefined();
+    expect(chat.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(chat.messages[1]!.parts.find((p) => p.type === 'tool-delete_note')).toMatchObject({
+      state: 'output-available',
+      output: { deleted: 7 },
+    });
+    expect(textOf(chat.messages[1])).toBe('All done.');
+  });
+
+  it('rebuilds the message with resumeStream() after an API decision, while the call still runs', async () => {
+    const chat = chatAs('chat-core-5', 'eve');
+    await chat.sendMessage({ text: 'archive note 8' });
+    const part = chat.messages[1]!.parts.find((p) => p.type === 'tool-archive_note') as {
+      state: string;
+      approval: { id: string };
+    };
+    expect(part.state).toBe('approval-requested');
+    await fetch(api.replace('/chat', `/approvals/${part.approval.id}/decide`), {
+      method: 'POST',
+      headers: { 'x-test-user': 'eve', 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve', remember: true }),
+    });
+    // A replay from the start: it passes the pause, decided since, and waits for the rest.
+    const resuming = chat.resumeStream();
+    setTimeout(() => archiving.resolve(), 100);
+    await resuming;
+    expect(chat.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(chat.messages[1]!.parts.find((p) => p.type === 'tool-archive_note')).toMatchObject({
+      state: 'output-available',
+      output: { archived: 8 },
+    });
+    expect(textOf(chat.messages[1])).toBe('All done.');
   });
 
   it('lets a second tab resume a turn in flight and see the whole answer', async () => {
-    const first = new TestChat('chat-core-3', api, 'cat');
+    const first = chatAs('chat-core-3', 'cat');
     const sending = first.sendMessage({ text: 'slow please' });
     await eventually(async () =>
       first.messages[1] && textOf(first.messages[1]).length > 0 ? true : undefined,
     );
-    const second = new TestChat('chat-core-3', api, 'cat');
+    const second = chatAs('chat-core-3', 'cat');
     await second.resumeStream();
     await sending;
     const expected = Array.from({ length: 10 }, (_, i) => `s${i} `).join('');

@@ -1,12 +1,14 @@
 /**
  * Approvals and grants. A decision batch is all or nothing; `remember` turns an approval into a
  * grant (scope `tool` or `input`, for `ttlSeconds`). `?org=` and an `org` field are refused:
- * organizations need the cloud capability.
+ * organizations need the cloud capability. Decisions that come in band (the AI SDK's approval
+ * responses on `POST /chat`) go through the same store function and audit (`decideInBand`).
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Decision } from '../../agent/approvals.js';
 import { DEFAULT_GRANT_TTL_SECONDS, grantView, MAX_GRANT_TTL_SECONDS } from '../../agent/grants.js';
+import type { Grant } from '../../agent/tools.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { jsonBody, principalOf, queryOf, refuseOrg, validate } from '../request.js';
@@ -52,16 +54,7 @@ export function approvalRoutes(ctx: WireContext): Hono<WireEnv> {
             `Approval ${result.id} is no longer pending. Nothing was decided.`,
           );
     }
-    for (const d of decisions) {
-      ctx.audit.record(owner, 'approval.decided', { approvalId: d.id, decision: d.decision });
-    }
-    for (const grant of result.grants) {
-      ctx.audit.record(owner, 'grant.created', {
-        grantId: grant.id,
-        tool: grant.tool,
-        scope: grant.scope,
-      });
-    }
+    recordDecisions(ctx, owner, decisions, result.grants);
     const approvals = await Promise.all(decisions.map((d) => ctx.approvals.get(owner, d.id)));
     return c.json({ approvals, grants: result.grants.map(grantView) });
   };
@@ -118,4 +111,36 @@ export function approvalRoutes(ctx: WireContext): Hono<WireEnv> {
   });
 
   return app;
+}
+
+function recordDecisions(ctx: WireContext, owner: string, decisions: Decision[], grants: Grant[]): void {
+  for (const d of decisions) {
+    ctx.audit.record(owner, 'approval.decided', { approvalId: d.id, decision: d.decision });
+  }
+  for (const grant of grants) {
+    ctx.audit.record(owner, 'grant.created', { grantId: grant.id, tool: grant.tool, scope: grant.scope });
+  }
+}
+
+/**
+ * Decisions that came in band, on a chat request: the pending ones are decided as one batch, as
+ * `POST /approvals/decide` does. One already decided (the same way through this API, or the
+ * other way), expired or dropped is left as it is: the stream shows what really happened. An id
+ * the user has no approval of is a 404.
+ */
+export async function decideInBand(ctx: WireContext, owner: string, decisions: Decision[]): Promise<void> {
+  // Another request may decide one of them between the read and the batch: then read again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const views = await Promise.all(decisions.map((d) => ctx.approvals.get(owner, d.id)));
+    const unknown = decisions.find((_, i) => !views[i]);
+    if (unknown) throw new WireError('not_found', `No such approval: ${unknown.id}. Nothing was decided.`);
+    // Pending without a request is approved and running: nothing left to decide.
+    const pending = decisions.filter((_, i) => views[i]?.status === 'pending' && views[i]?.request);
+    if (pending.length === 0) return;
+    const result = await ctx.approvals.decide(owner, pending);
+    if (result.ok) {
+      recordDecisions(ctx, owner, pending, result.grants);
+      return;
+    }
+  }
 }

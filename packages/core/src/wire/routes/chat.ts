@@ -1,21 +1,25 @@
 /**
- * Turns: `POST /chat` starts one and streams it; `GET /threads/:id/stream` (alias
+ * Turns: `POST /chat` starts one and streams it, regenerates the last answer, or takes the AI
+ * SDK's tool approval responses and streams the run on; `GET /threads/:id/stream` (alias
  * `GET /chat/:id/stream`, where useChat's resume looks) follows the thread's run again.
  *
- * The server owns the history: of a useChat body only the last user message is read, so a
- * client cannot rewrite earlier turns or forge tool results.
+ * The server owns the history: of a useChat body only the last message is read (a user message,
+ * or the assistant's approval responses), so a client cannot rewrite earlier turns or forge tool
+ * results.
  *
- * @see docs/wire.md "Turns"
+ * @see docs/wire.md "Turns", "Approvals and grants"
  */
 import type { UIMessage } from 'ai';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { CLIENT_ID_PATTERN, newId } from '../../agent/ids.js';
 import { isTerminal } from '../../agent/run-rows.js';
+import type { Principal } from '../../agent/tools.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { chatBody, principalOf, queryOf, validate } from '../request.js';
 import { turnStreamResponse } from '../sse.js';
+import { decideInBand } from './approvals.js';
 
 const MAX_TEXT = 100_000;
 
@@ -41,6 +45,24 @@ const chatBodySchema = z.looseObject({
   message: z.union([z.string().trim().min(1).max(MAX_TEXT), userMessageSchema]).optional(),
   messages: z.array(z.unknown()).min(1).max(1000).optional(),
   trigger: z.enum(['submit-message', 'regenerate-message']).optional(),
+  messageId: z.string().min(1).max(128).optional(),
+});
+
+type ChatBody = z.infer<typeof chatBodySchema>;
+
+/** The AI SDK's resend after `addToolApprovalResponse`: only what is read of it is checked. */
+const assistantMessageSchema = z.looseObject({
+  role: z.literal('assistant'),
+  parts: z.array(z.unknown()).max(1000),
+  metadata: z.unknown().optional(),
+});
+
+const approvalResponseSchema = z.looseObject({
+  approval: z.looseObject({
+    id: z.string().min(1).max(64),
+    approved: z.boolean(),
+    reason: z.string().max(MAX_TEXT).optional(),
+  }),
 });
 
 const cursorSchema = z.coerce.number().int().min(0).max(10_000_000);
@@ -52,10 +74,18 @@ export function chatRoutes(ctx: WireContext): Hono<WireEnv> {
     const principal = await principalOf(ctx, c);
     const body = await chatBody(ctx, c, chatBodySchema);
     if (body.trigger === 'regenerate-message') {
-      throw new WireError(
-        'not_implemented',
-        'Regenerating a message is not supported: send a new message instead.',
+      const threadId = threadIdOf(body, 'to regenerate an answer');
+      const run = await ctx.runs.regenerate(
+        principal,
+        threadId,
+        body.messageId,
+        presentCredentials(ctx, c.req.raw),
       );
+      return follow(ctx, c, run.id, threadId, 0);
+    }
+    const last = body.message === undefined ? body.messages?.at(-1) : undefined;
+    if ((last as { role?: unknown } | undefined)?.role === 'assistant') {
+      return answerApprovals(ctx, c, principal, body, last);
     }
     const message = userMessageOf(body);
     const threadId = body.id ?? newId('thr');
@@ -69,7 +99,7 @@ export function chatRoutes(ctx: WireContext): Hono<WireEnv> {
     const query = queryOf(c);
     const rawCursor = c.req.header('last-event-id') ?? query.after;
     const cursor = rawCursor === undefined ? undefined : validate(cursorSchema, rawCursor, 'after');
-    if (!(await ctx.threads.get(principal.subject, threadId))) {
+    if (!(await ctx.threads.exists(principal.subject, threadId))) {
       throw new WireError('not_found', 'No such thread.');
     }
     const run = query.run
@@ -102,7 +132,65 @@ function follow(ctx: WireContext, c: WireCtx, runId: string, threadId: string, a
   });
 }
 
-function userMessageOf(body: z.infer<typeof chatBodySchema>): UIMessage {
+/**
+ * The AI SDK's resend after `addToolApprovalResponse`: its last message is the assistant's, with
+ * the calls the user answered in state `approval-responded`. Each pending approval is decided as
+ * `POST /approvals/decide` would; the answer is the thread's latest run streamed on from where
+ * the client's stream ended (`resumeAfter` of the message's metadata, the pause marker).
+ */
+async function answerApprovals(
+  ctx: WireContext,
+  c: WireCtx,
+  principal: Principal,
+  body: ChatBody,
+  last: unknown,
+): Promise<Response> {
+  const message = validate(assistantMessageSchema, last, 'body.messages[-1]');
+  const decisions = approvalResponsesOf(message.parts);
+  if (decisions.length === 0) {
+    throw new WireError(
+      'validation_failed',
+      'body.messages[-1]: an assistant message is read only for its tool approval responses (parts in state approval-responded); send a user message instead',
+    );
+  }
+  const threadId = threadIdOf(body, 'to answer approvals');
+  const run = await ctx.runs.latestRun(principal.subject, threadId);
+  if (!run) throw new WireError('not_found', 'No such thread.');
+  // Where the client's stream ended, when its message does not say: what was streamed until now.
+  const streamed = await ctx.runs.chunkCount(run.id);
+  await decideInBand(ctx, principal.subject, decisions);
+  return follow(ctx, c, run.id, threadId, resumeCursor(message.metadata, run.id, streamed));
+}
+
+/** The approvals answered in the message's tool parts (each id once); other parts are not read. */
+function approvalResponsesOf(parts: unknown[]): Array<{ id: string; decision: 'approve' | 'deny' }> {
+  const decisions = new Map<string, 'approve' | 'deny'>();
+  parts.forEach((part, index) => {
+    if ((part as { state?: unknown } | null)?.state !== 'approval-responded') return;
+    const { approval } = validate(approvalResponseSchema, part, `body.messages[-1].parts.${index}`);
+    if (!decisions.has(approval.id)) decisions.set(approval.id, approval.approved ? 'approve' : 'deny');
+  });
+  return [...decisions].map(([id, decision]) => ({ id, decision }));
+}
+
+/** `resumeAfter` of the message's metadata when it is a cursor of this run, else `streamed`. */
+function resumeCursor(metadata: unknown, runId: string, streamed: number): number {
+  const { runId: named, resumeAfter } = (metadata ?? {}) as { runId?: unknown; resumeAfter?: unknown };
+  const valid =
+    named === runId &&
+    Number.isInteger(resumeAfter) &&
+    (resumeAfter as number) >= 0 &&
+    (resumeAfter as number) <= streamed;
+  return valid ? (resumeAfter as number) : streamed;
+}
+
+function threadIdOf(body: ChatBody, purpose: string): string {
+  if (!body.id)
+    throw new WireError('validation_failed', `body.id: the chat's thread id is required ${purpose}`);
+  return body.id;
+}
+
+function userMessageOf(body: ChatBody): UIMessage {
   if (typeof body.message === 'string') {
     return { id: newId('msg'), role: 'user', parts: [{ type: 'text', text: body.message }] };
   }

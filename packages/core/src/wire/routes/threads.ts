@@ -1,6 +1,7 @@
 /**
  * Threads: `GET /threads` (summaries, titles from the stored column), `GET /threads/:id`
- * (with its messages), `DELETE /threads/:id` (stops its run first).
+ * (with its messages), `POST /threads/:id/stop` (stops its run in flight: a useChat client knows
+ * its chat id, not always the run's), `DELETE /threads/:id` (stops its run first).
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
@@ -35,10 +36,20 @@ export function threadRoutes(ctx: WireContext): Hono<WireEnv> {
     return c.json({ thread: { ...thread, latestRun: run } });
   });
 
+  app.post('/threads/:id/stop', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const id = c.req.param('id');
+    if (!(await ctx.threads.exists(principal.subject, id)))
+      throw new WireError('not_found', 'No such thread.');
+    const run = await ctx.runs.stopInFlight(principal.subject, id);
+    return run ? c.json({ run }, 202) : c.json({ run: null }, 200);
+  });
+
   app.delete('/threads/:id', async (c) => {
     const principal = await principalOf(ctx, c);
     const id = c.req.param('id');
-    if (!(await ctx.threads.get(principal.subject, id))) throw new WireError('not_found', 'No such thread.');
+    if (!(await ctx.threads.exists(principal.subject, id)))
+      throw new WireError('not_found', 'No such thread.');
     await ctx.runs.stopThread(principal.subject, id, 'thread_deleted');
     await ctx.threads.delete(principal.subject, id);
     ctx.audit.record(principal.subject, 'thread.deleted', { threadId: id });

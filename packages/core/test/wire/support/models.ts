@@ -88,3 +88,39 @@ export function lastUserText(options: LanguageModelV3CallOptions): string {
   const user = [...options.prompt].reverse().find((m) => m.role === 'user');
   return JSON.stringify(user?.content ?? '');
 }
+
+/**
+ * A model whose every step streams text deltas forever, one every `everyMs`, until its call is
+ * aborted, as a provider's fetch is: the stream then fails with the abort's reason.
+ */
+export function endlessModel(everyMs = 20) {
+  return new MockLanguageModelV3({
+    doStream: async ({ abortSignal }) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stream = new ReadableStream<LanguageModelV3StreamPart>({
+        start(controller) {
+          controller.enqueue({ type: 'stream-start', warnings: [] });
+          controller.enqueue({ type: 'text-start', id: 't1' });
+          let n = 0;
+          const tick = () => {
+            controller.enqueue({ type: 'text-delta', id: 't1', delta: `w${n++} ` });
+            timer = setTimeout(tick, everyMs);
+          };
+          timer = setTimeout(tick, everyMs);
+          abortSignal?.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              controller.error(abortSignal.reason);
+            },
+            { once: true },
+          );
+        },
+        cancel() {
+          clearTimeout(timer);
+        },
+      });
+      return { stream };
+    },
+  });
+}

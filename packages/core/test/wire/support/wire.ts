@@ -177,3 +177,39 @@ export class TurnReader {
     }
   }
 }
+
+export interface Paused {
+  /** Every frame up to and including the pause marker. */
+  frames: Frame[];
+  /** The marker's own sequence number: resume after it. */
+  resumeAfter: number;
+  /** The approvals requested on the way, in order. */
+  approvalIds: string[];
+}
+
+/**
+ * Reads a turn stream to its end, which must be the run's pause marker: the run waits for a
+ * decision, and every reader's stream ends there (the AI SDK client then sends its answers).
+ */
+export async function readUntilPaused(reader: TurnReader): Promise<Paused> {
+  const frames = await reader.rest();
+  const last = frames.at(-1);
+  const metadata =
+    last?.chunk.type === 'message-metadata'
+      ? (last.chunk.messageMetadata as { status?: string; resumeAfter?: number })
+      : undefined;
+  if (!last || !reader.done || metadata?.status !== 'awaiting_approval' || metadata.resumeAfter !== last.id) {
+    throw new Error(`the stream did not end at a pause marker: ${JSON.stringify(last)}`);
+  }
+  const approvalIds = frames.flatMap((f) =>
+    f.chunk.type === 'tool-approval-request' ? [f.chunk.approvalId] : [],
+  );
+  return { frames, resumeAfter: last.id, approvalIds };
+}
+
+/** The rest of the thread's run after `after` (a resume with `?after=`), read to its end. */
+export async function resumeAfter(call: Caller, threadId: string, after: number): Promise<Frame[]> {
+  const response = await call(`/threads/${threadId}/stream?after=${after}`);
+  if (response.status !== 200) throw new Error(`resume answered ${response.status}`);
+  return new TurnReader(response).rest();
+}
