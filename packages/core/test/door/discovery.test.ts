@@ -77,6 +77,7 @@ describe('discovery documents', () => {
     expect(card.response.status).toBe(200);
     expect(alias.body).toEqual(card.body);
     expect(card.body).toMatchObject({
+      protocolVersion: '2025-11-25',
       serverInfo: { name: 'Notes <Test>' },
       transport: { type: 'streamable-http', endpoint: `${host.url}/api/service/mcp` },
       authentication: { required: true, schemes: ['oauth2'] },
