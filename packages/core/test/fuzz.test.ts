@@ -490,8 +490,8 @@ async function expectDoorShaped(route: DoorCase, response: Response): Promise<vo
   if (route.shape === 'page' && type.includes('text/html')) return;
   expect(type, label).toContain('application/json');
   const body = JSON.parse(text) as Record<string, unknown>;
-  // The transport's 401 is the bearer challenge: OAuth's shape, as RFC 6750 has it.
-  if (route.shape === 'jsonrpc' && response.status !== 401) {
+  // The transport's bearer challenges (401, and 403 insufficient_scope) are OAuth's shape, as RFC 6750 has it.
+  if (route.shape === 'jsonrpc' && !response.headers.has('www-authenticate')) {
     expect(body.jsonrpc, label).toBe('2.0');
     const error = body.error as { code?: unknown; message?: unknown } | undefined;
     expect(typeof error?.code, label).toBe('number');
@@ -819,6 +819,8 @@ describe('fuzzing the MCP door and the wire’s /chat', () => {
           },
           fc.constantFrom<Record<string, string>>(
             { authorization: `Bearer ${accessToken}`, 'mcp-session-id': 'mcp_ses_unknown' },
+            { authorization: `Bearer ${accessToken}`, 'mcp-protocol-version': '2099-01-01' },
+            { authorization: `Bearer ${accessToken}`, origin: 'https://evil.example' },
             { authorization: 'Bearer mcp_at_forged' },
             { authorization: 'Basic Zm9vOmJhcg==' },
             { 'x-test-user': 'gone' },

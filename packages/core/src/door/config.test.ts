@@ -36,6 +36,23 @@ describe('door composition', () => {
     expect(compose({ baseUrl, serviceAuth: { keys: ['short'] } })).toThrow(/shorter than 32/);
   });
 
+  it('refuses allowed origins that are not bare http(s) origins', () => {
+    const baseUrl = 'https://a.example';
+    for (const origin of [
+      'https://app.example/path',
+      'app.example',
+      'ftp://app.example',
+      'https://u:p@app.example',
+      'https://app.example?x',
+    ]) {
+      expect(compose({ baseUrl, allowedOrigins: [origin] }), origin).toThrow(/mcp.allowedOrigins/);
+    }
+    expect(compose({ baseUrl, allowedOrigins: 'https://app.example' as never })).toThrow(/list of origins/);
+    expect(
+      compose({ baseUrl, allowedOrigins: ['https://App.example:443/', 'http://localhost:6274'] }),
+    ).not.toThrow();
+  });
+
   it('refuses remoteAs with a blank issuer or audience', () => {
     const baseUrl = 'https://a.example';
     expect(compose({ baseUrl, remoteAs: { issuer: ' ', audience: 'a' } })).toThrow(

@@ -13,7 +13,7 @@ import type { RateLimitRule } from '../http/rate-limit.js';
 import type { Database } from '../store/database.js';
 import { DoorConfigError } from './config-error.js';
 import { hashSecret, serviceActor } from './secrets.js';
-import { type DoorUrls, doorUrlsFor } from './urls.js';
+import { allowedOriginsFor, type DoorUrls, doorUrlsFor } from './urls.js';
 
 /** What the host's sign-in answers: the signed-in user, or a response (a redirect to sign in). */
 export type SessionResult = { subject: string } | Response;
@@ -91,6 +91,11 @@ export interface DoorMcpOptions {
   serviceAuth?: ServiceAuthOptions;
   /** Enables `/federate` (secret from `SERVICE_MCP_FEDERATION_SECRET` unless given). */
   federation?: boolean | { secret?: string };
+  /**
+   * Origins of browser pages allowed to call the MCP endpoint besides the door's own (e.g. a web
+   * MCP client's). A request from any other page is refused 403; native clients send no Origin.
+   */
+  allowedOrigins?: string[];
 }
 
 /** Overrides that shape the door's menu (`.service/overrides.json`). */
@@ -154,6 +159,8 @@ export type DoorMode = 'local' | 'remote' | 'broker';
 
 export interface DoorConfig {
   urls: DoorUrls;
+  /** The door's own origin and `mcp.allowedOrigins`, as browsers spell an `Origin` header. */
+  allowedOrigins: string[];
   productName: string;
   theme: Required<DoorTheme>;
   /** `local`: the door is the authorization server; `remote`/`broker`: tokens come from elsewhere. */
@@ -232,6 +239,7 @@ export function resolveDoorConfig(options: DoorOptions): DoorConfig {
 
   return {
     urls,
+    allowedOrigins: allowedOriginsFor(urls, mcp.allowedOrigins),
     productName: mcp.productName?.trim() || 'MCP server',
     theme: {
       accent: checkColour(mcp.theme?.accent, '#2f5bea', 'accent'),

@@ -1,7 +1,7 @@
 /**
  * `createDoor(options)`: the MCP door as two web-standard handlers. `handle()` answers the door's
  * paths under `/api/service/mcp` (and null for every other path, so the wire goes on);
- * `wellKnown()` answers the four origin-root discovery paths and null for every other
+ * `wellKnown()` answers the origin-root discovery paths and null for every other
  * `/.well-known` path, so a host's own metadata is never shadowed.
  *
  * @example
@@ -38,7 +38,7 @@ export interface Door {
    * registrations are rate limited per client address.
    */
   handle(request: Request, connection?: unknown): Promise<Response | null>;
-  /** Answers the four origin-root discovery paths; null for anything else. */
+  /** Answers the origin-root discovery paths; null for anything else. */
   wellKnown(request: Request): Promise<Response | null>;
   /** `local` (the door issues tokens), `remote` (`remoteAs`) or `broker` (`SERVICE_MCP_BROKER_URL`). */
   readonly mode: DoorMode;

@@ -1,20 +1,22 @@
 /**
  * Discovery: RFC 9728 protected-resource metadata, RFC 8414 authorization-server metadata and the
- * MCP server card. Six exact paths (never prefixes): the four at the origin root, answered by
+ * MCP server card. Seven exact paths (never prefixes): five at the origin root, answered by
  * `wellKnown()`, and the two OAuth documents under the MCP path, answered by `handle()`. Every
  * URL in them comes from the configured base URL, never from the request.
  *
  * @see RFC 9728 §3, RFC 8414 §3
  */
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { SCOPES } from './config.js';
 import type { DoorContext } from './context.js';
 import { preflight, withCors } from './cors.js';
 import { notFound } from './oauth/errors.js';
+import { RESOURCE_SCOPES } from './scopes.js';
 
 /** Grant type of the RFC 8693 service-key exchange. */
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
-/** MCP protocol revision the server card names. */
-export const SERVER_CARD_PROTOCOL_VERSION = '2025-06-18';
+/** MCP protocol revision the server card names: the newest the transport offers. */
+export const SERVER_CARD_PROTOCOL_VERSION = LATEST_PROTOCOL_VERSION;
 
 const JSON_HEADERS = {
   'content-type': 'application/json; charset=utf-8',
@@ -26,7 +28,7 @@ export function protectedResourceMetadata(context: DoorContext): Record<string, 
   return {
     resource: urls.resource,
     authorization_servers: [remoteAs ? remoteAs.issuer : urls.issuer],
-    scopes_supported: [...SCOPES],
+    scopes_supported: [...RESOURCE_SCOPES],
     bearer_methods_supported: ['header'],
     resource_name: productName,
     resource_documentation: urls.connect,
@@ -90,11 +92,15 @@ export function serverCard(context: DoorContext): ServerCard {
 
 type MetadataDocument = 'protected-resource' | 'authorization-server' | 'server-card';
 
-/** Which document an origin-root path names, or null: only the four exact paths match. */
+/** Which document an origin-root path names, or null: only the exact paths match. */
 export function wellKnownDocument(context: DoorContext, pathname: string): MetadataDocument | null {
   const paths = context.config.urls.wellKnownPaths;
   if (pathname === paths.protectedResource) return 'protected-resource';
   if (pathname === paths.authorizationServer) return 'authorization-server';
+  // MCP 2025-03-26 clients look for the metadata at the bare origin. With tokens from another
+  // server the door has none to give there, so the host's own document (if any) answers.
+  if (pathname === paths.authorizationServerAtOrigin && !context.config.remoteAs)
+    return 'authorization-server';
   if (pathname === paths.serverCard || pathname === paths.serverCardAlias) return 'server-card';
   return null;
 }

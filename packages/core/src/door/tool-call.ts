@@ -1,21 +1,21 @@
 /**
  * One `tools/call` through the door. The call reaches the host through `actAs(principal, grant)`
- * (the inbound MCP bearer is never forwarded); it fails closed without a grant or consent record,
- * answers `not-implemented` without `actAs`, and needs the `write` scope for anything not labelled
- * `read`.
+ * (the inbound MCP bearer is never forwarded); it fails closed without a grant or consent record
+ * and answers `not-implemented` without `actAs`. A token whose scopes do not cover the tool never
+ * gets here: the transport answers it a 403 challenge first (`insufficientScope`).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { callHostTool, toolErrorText } from '../agent/tool-call.js';
 import type { ActAsGrant, Principal, RegisteredTool, ToolContext } from '../agent/tools.js';
 import { describeError } from '../http/logger.js';
 import type { DoorContext } from './context.js';
-import type { DoorCaller } from './mcp/bearer.js';
+import type { BearerRefusal, DoorCaller } from './mcp/bearer.js';
+import { coversScopes, scopesNeededFor } from './scopes.js';
 
 /** Error codes a door tool result can carry (in `structuredContent.error.code`). */
 export type DoorToolErrorCode =
   | 'not-implemented'
   | 'forbidden'
-  | 'insufficient-scope'
   | 'act-as-subject-mismatch'
   | 'act-as-failed'
   | 'validation'
@@ -37,6 +37,26 @@ export function toolError(code: DoorToolErrorCode, message: string): CallToolRes
   };
 }
 
+/**
+ * The refusal of a call the token's scopes do not cover, naming every scope the call needs (so
+ * the client steps up in one authorization), or null when they cover it. The transport answers it
+ * as an HTTP 403 challenge before the call starts, not as a tool result.
+ */
+export function insufficientScope(
+  context: DoorContext,
+  tool: RegisteredTool,
+  caller: DoorCaller,
+): BearerRefusal | null {
+  const needed = scopesNeededFor(tool);
+  if (coversScopes(caller.scopes, needed)) return null;
+  logToolCall(context, tool, caller, 'insufficient-scope');
+  return {
+    code: 'insufficient_scope',
+    description: `${tool.name} needs the ${needed.join(' and ')} scope, which this connection was not granted`,
+    scopes: needed,
+  };
+}
+
 export async function callTool(
   context: DoorContext,
   call: {
@@ -49,25 +69,9 @@ export async function callTool(
   },
 ): Promise<CallToolResult> {
   const { tool, caller, principal } = call;
-  const log = (outcome: string, extra: Record<string, unknown> = {}) => {
-    context.logger.info('door.tool_call', {
-      tool: tool.name,
-      subject: caller.subject,
-      client_id: caller.clientId,
-      ...(caller.actor ? { actor: caller.actor } : {}),
-      outcome,
-      ...extra,
-    });
-  };
+  const log = (outcome: string, extra: Record<string, unknown> = {}) =>
+    logToolCall(context, tool, caller, outcome, extra);
 
-  const neededScope = tool.risk === 'read' ? 'read' : 'write';
-  if (!caller.scopes.includes(neededScope) && !(neededScope === 'read' && caller.scopes.includes('write'))) {
-    log('insufficient-scope');
-    return toolError(
-      'insufficient-scope',
-      `${tool.name} needs the ${neededScope} scope, which this connection was not granted`,
-    );
-  }
   if (caller.via === 'oauth') {
     // The consent record is the user's standing permission; withdrawn consent stops calls at once.
     const consent = await context.clients.consentOf(caller.subject, caller.clientId);
@@ -132,6 +136,24 @@ export async function callTool(
       return toolError('tool-failed', toolErrorText(outcome.error));
     }
   }
+}
+
+/** The `door.tool_call` log line: which tool ran for whom, from which client, and how it ended. */
+function logToolCall(
+  context: DoorContext,
+  tool: RegisteredTool,
+  caller: DoorCaller,
+  outcome: string,
+  extra: Record<string, unknown> = {},
+): void {
+  context.logger.info('door.tool_call', {
+    tool: tool.name,
+    subject: caller.subject,
+    client_id: caller.clientId,
+    ...(caller.actor ? { actor: caller.actor } : {}),
+    outcome,
+    ...extra,
+  });
 }
 
 /** A result as JSON text, plus `structuredContent` when it is an object. */

@@ -28,10 +28,12 @@ export interface DoorUrls {
   connect: string;
   protectedResourceMetadata: string;
   authorizationServerMetadata: string;
-  /** Paths the door answers at the origin root (RFC 9728, RFC 8414, server card x2). */
+  /** Paths the door answers at the origin root (RFC 9728, RFC 8414 twice, server card twice). */
   wellKnownPaths: {
     protectedResource: string;
     authorizationServer: string;
+    /** RFC 8414 without the issuer's path: where MCP 2025-03-26 clients look (local mode only). */
+    authorizationServerAtOrigin: string;
     serverCard: string;
     serverCardAlias: string;
   };
@@ -58,6 +60,24 @@ export function canonicalBaseUrl(value: string): string {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
+/**
+ * The origins whose pages may call the MCP endpoint: the door's own, plus the configured ones,
+ * each an origin (`https://app.example`, with its port when not the default; no path).
+ */
+export function allowedOriginsFor(urls: DoorUrls, configured: readonly string[] = []): string[] {
+  if (!Array.isArray(configured)) throw new DoorConfigError('mcp.allowedOrigins must be a list of origins');
+  const origins = configured.map((value) => {
+    const url = URL.canParse(value) ? new URL(value) : null;
+    const bare =
+      url !== null && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+    if (!bare || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      throw new DoorConfigError(`mcp.allowedOrigins: ${value} is not an origin like https://app.example`);
+    }
+    return url.origin;
+  });
+  return [...new Set([urls.origin, ...origins])];
+}
+
 export function doorUrlsFor(baseUrl: string): DoorUrls {
   const base = canonicalBaseUrl(baseUrl);
   const origin = new URL(base).origin;
@@ -80,6 +100,7 @@ export function doorUrlsFor(baseUrl: string): DoorUrls {
     wellKnownPaths: {
       protectedResource: `/.well-known/oauth-protected-resource${mcpPath}`,
       authorizationServer: `/.well-known/oauth-authorization-server${mcpPath}`,
+      authorizationServerAtOrigin: '/.well-known/oauth-authorization-server',
       serverCard: '/.well-known/mcp/server-card.json',
       serverCardAlias: '/.well-known/mcp-server-card',
     },

@@ -77,16 +77,22 @@ describe('discovery documents', () => {
     expect(card.response.status).toBe(200);
     expect(alias.body).toEqual(card.body);
     expect(card.body).toMatchObject({
+      protocolVersion: '2025-11-25',
       serverInfo: { name: 'Notes <Test>' },
       transport: { type: 'streamable-http', endpoint: `${host.url}/api/service/mcp` },
       authentication: { required: true, schemes: ['oauth2'] },
     });
   });
 
-  it('matches the six paths exactly and never as prefixes, leaving every other /.well-known path to the host', async () => {
+  it('matches the seven paths exactly and never as prefixes, leaving every other /.well-known path to the host', async () => {
+    // MCP 2025-03-26 clients look for RFC 8414 metadata at the bare origin: the door answers there.
+    const bare = await json(`${host.url}/.well-known/oauth-authorization-server`);
+    const pathAware = await json(`${host.url}/.well-known/oauth-authorization-server/api/service/mcp`);
+    expect(bare.response.status).toBe(200);
+    expect(bare.body).toEqual(pathAware.body);
     for (const path of [
       '/.well-known/oauth-protected-resource',
-      '/.well-known/oauth-authorization-server',
+      '/.well-known/oauth-authorization-server/',
       '/.well-known/oauth-protected-resource/api/service/mcp/extra',
       '/.well-known/oauth-authorization-server/api/service/mcp/',
       '/.well-known/mcp/server-card.json.bak',

@@ -64,10 +64,13 @@ describe('remoteAs mode', () => {
       (await rpc(host, scp, 'tools/call', { name: 'list_notes', arguments: {} })).body?.result?.isError,
     ).toBeFalsy();
     const write = await rpc(host, scp, 'tools/call', { name: 'create_note', arguments: { text: 'x' } });
-    expect(write.body?.result?.structuredContent?.error?.code).toBe('insufficient-scope');
+    expect(write.status).toBe(403);
+    expect(write.headers.get('www-authenticate')).toContain('error="insufficient_scope", ');
+    expect(write.headers.get('www-authenticate')).toContain('scope="write"');
     const none = await idp.sign(unscoped);
     const refused = await rpc(host, none, 'tools/call', { name: 'list_notes', arguments: {} });
-    expect(refused.body?.result?.structuredContent?.error?.code).toBe('insufficient-scope');
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('www-authenticate')).toContain('scope="read"');
   });
 
   it("refuses HS256 (even keyed with the issuer's public key) and alg none", async () => {
@@ -152,6 +155,8 @@ describe('remoteAs mode', () => {
       });
       expect(response.status, path).toBe(404);
     }
+    // The bare-origin spelling is left to the host: the door has no metadata of its own to give.
+    expect(await (await fetch(`${host.url}/.well-known/oauth-authorization-server`)).text()).toBe('host 404');
     const prm = await (
       await fetch(`${host.url}/.well-known/oauth-protected-resource/api/service/mcp`)
     ).json();

@@ -156,14 +156,28 @@ describe('tool calls', () => {
     expect(host.executions.some((e) => e.tool === 'internal_tool' || e.tool === 'disabled_tool')).toBe(false);
   });
 
-  it('needs the write scope for tools not labelled read', async () => {
+  it('answers a call its scopes do not cover with a 403 step-up challenge naming the scope it needs', async () => {
     const flow = await authorizeCode(host, 'reader', undefined, { scope: 'read' });
     const { access_token } = await exchange(host, flow);
     expect((await call(access_token, 'list_notes')).body?.result?.isError).toBeFalsy();
+    const before = host.executions.length;
     for (const tool of ['create_note', 'delete_note', 'ungraded_tool']) {
       const refused = await call(access_token, tool, tool === 'create_note' ? { text: 'x' } : { id: '1' });
-      expect(refused.body?.result?.structuredContent?.error?.code, tool).toBe('insufficient-scope');
+      expect(refused.status, tool).toBe(403);
+      expect(refused.headers.get('www-authenticate'), tool).toBe(
+        `Bearer resource_metadata="${host.url}/.well-known/oauth-protected-resource/api/service/mcp", ` +
+          `scope="write", error="insufficient_scope", error_description="${tool} needs the write scope, which this connection was not granted"`,
+      );
+      expect(refused.body, tool).toMatchObject({ error: 'insufficient_scope' });
     }
+    expect(host.executions.length).toBe(before);
+    expect(
+      host.logs.filter((l) => l.fields?.outcome === 'insufficient-scope').map((l) => l.fields?.tool),
+    ).toEqual(['create_note', 'delete_note', 'ungraded_tool']);
+    // The menu is the same whatever the scopes: what a client lacks it learns by calling.
+    const listed = await rpc(host, access_token, 'tools/list');
+    expect(listed.status).toBe(200);
+    expect(listed.body?.result?.tools.map((t: { name: string }) => t.name)).toContain('create_note');
   });
 
   it('fails closed when the consent record is gone', async () => {

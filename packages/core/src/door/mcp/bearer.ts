@@ -5,9 +5,9 @@
  * @see RFC 6750 §3, RFC 9728 §5.1; MCP "Authorization" §Protected Resource Metadata Discovery
  */
 import { TtlCache } from '../../internal/ttl-cache.js';
-import { SCOPES } from '../config.js';
 import type { DoorContext } from '../context.js';
 import { withCors } from '../cors.js';
+import { RESOURCE_SCOPES } from '../scopes.js';
 import { hashSecret } from '../secrets.js';
 
 /** Who is calling through the door, and under which grant. */
@@ -77,17 +77,22 @@ export function bearerOf(request: Request): string | null {
   return match ? match[1]! : null;
 }
 
+/** Why a presented token is refused: invalid (401), or valid without every scope the operation needs (403). */
+export type BearerRefusal =
+  | { code: 'invalid_token'; description: string }
+  | { code: 'insufficient_scope'; description: string; scopes: readonly string[] };
+
 /**
  * The 401 that starts discovery: `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 9728
- * §5.1) with the scopes to ask for, and `error="invalid_token"` once a token was presented.
+ * §5.1) with the scopes to ask for, and `error="invalid_token"` once a token was presented. An
+ * `insufficient_scope` refusal is a 403 whose `scope` names every scope the operation needs
+ * (RFC 6750 §3.1), so a client steps up in one authorization.
  */
-export function bearerChallenge(
-  context: Pick<DoorContext, 'config'>,
-  error: { code: 'invalid_token'; description: string } | null,
-): Response {
+export function bearerChallenge(context: Pick<DoorContext, 'config'>, error: BearerRefusal | null): Response {
+  const scopes = error?.code === 'insufficient_scope' ? error.scopes : RESOURCE_SCOPES;
   const params = [
     `resource_metadata="${context.config.urls.protectedResourceMetadata}"`,
-    `scope="${SCOPES.join(' ')}"`,
+    `scope="${scopes.join(' ')}"`,
     ...(error
       ? [`error="${error.code}"`, `error_description="${error.description.replace(/["\\]/g, '')}"`]
       : []),
@@ -97,7 +102,7 @@ export function bearerChallenge(
     : { error: 'invalid_token', error_description: 'Missing bearer token' };
   return withCors(
     new Response(JSON.stringify(body), {
-      status: 401,
+      status: error?.code === 'insufficient_scope' ? 403 : 401,
       headers: {
         'content-type': 'application/json; charset=utf-8',
         'cache-control': 'no-store',

@@ -7,7 +7,12 @@
  * can serve any request; the door keeps sessions itself, in the store, bound to one subject and
  * one client.
  *
- * @see MCP "Streamable HTTP"; RFC 6750 §3
+ * Before any of that, a page's `Origin` must be one the door trusts (DNS rebinding). After it, the
+ * transport rules the SDK leaves open: one message per request (no batches), an
+ * `MCP-Protocol-Version` the SDK speaks, and a `tools/call` whose scopes the token lacks answered
+ * as a 403 step-up challenge rather than a tool result.
+ *
+ * @see MCP 2025-11-25 "Transports" §Security Warning, §Protocol Version Header; RFC 6750 §3
  */
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -16,8 +21,10 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   isInitializeRequest,
+  isJSONRPCRequest,
   ListToolsRequestSchema,
   McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../../agent/tools.js';
 import { parseJsonInput } from '../../http/input-guard.js';
@@ -27,7 +34,7 @@ import { preflight, withCors } from '../cors.js';
 import { OAuthError } from '../oauth/errors.js';
 import { readCapped } from '../oauth/form.js';
 import type { McpSession } from '../storage/sessions.js';
-import { callTool } from '../tool-call.js';
+import { callTool, insufficientScope } from '../tool-call.js';
 import type { DoorMenu } from '../tool-menu.js';
 import { type BearerAuthenticator, bearerChallenge, bearerOf, type DoorCaller } from './bearer.js';
 
@@ -38,6 +45,8 @@ const SESSION_CACHE_MS = 2000;
 /** Progress notifications keep a long tool call alive: clients give up after about 60 s of silence. */
 export const PROGRESS_EVERY_MS = 15_000;
 const SERVER_VERSION = '1.0.0';
+/** JSON-RPC's implementation-defined server error: what the SDK answers its own transport refusals with. */
+const TRANSPORT_REFUSED = -32000;
 
 export interface TransportHandler {
   handle(request: Request): Promise<Response>;
@@ -66,6 +75,16 @@ export function createTransportHandler(
   };
 
   const handle = async (request: Request): Promise<Response> => {
+    // A page from another site (or a rebound DNS name) is refused before anything else, its
+    // preflight included; native clients send no Origin at all.
+    const origin = request.headers.get('origin');
+    if (origin !== null && !context.config.allowedOrigins.includes(origin)) {
+      return jsonRpcError(
+        403,
+        TRANSPORT_REFUSED,
+        'Forbidden: pages from this origin may not call this MCP server',
+      );
+    }
     if (request.method === 'OPTIONS') return preflight('GET, POST, DELETE, OPTIONS');
     const token = bearerOf(request);
     if (!token) return bearerChallenge(context, null);
@@ -100,16 +119,27 @@ export function createTransportHandler(
     switch (request.method) {
       case 'POST':
         return withCors(await post(request, caller, principal, sessionId));
-      case 'DELETE':
+      case 'DELETE': {
         if (sessionId === null)
           return jsonRpcError(400, ErrorCode.InvalidRequest, 'Mcp-Session-Id header is required');
+        const badVersion = unsupportedVersion(request);
+        if (badVersion) return badVersion;
         await context.sessions.end(sessionId);
         sessionCache.delete(sessionId);
         return withCors(new Response(null, { status: 200 }));
+      }
       default:
         // No server-initiated stream: every answer rides on the POST that asked for it.
         return withCors(new Response(null, { status: 405, headers: { allow: 'POST, DELETE, OPTIONS' } }));
     }
+  };
+
+  /** A `tools/call` of a listed tool the token's scopes do not cover; unknown tools go on to -32602. */
+  const scopeRefusal = (body: unknown, caller: DoorCaller) => {
+    if (!isJSONRPCRequest(body) || body.method !== 'tools/call') return null;
+    const name = body.params?.name;
+    const tool = typeof name === 'string' ? menu.get(name) : undefined;
+    return tool ? insufficientScope(context, tool, caller) : null;
   };
 
   const post = async (
@@ -135,7 +165,22 @@ export function createTransportHandler(
     }
     if (!input.ok) return jsonRpcError(400, ErrorCode.InvalidRequest, `Invalid Request: ${input.message}`);
     const body = input.value;
-    const initializing = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+    // MCP 2025-06-18 removed batching, and no SDK client sends one: every revision gets the same
+    // answer, since a batch says nothing of the revision its sender speaks.
+    if (Array.isArray(body)) {
+      return jsonRpcError(
+        400,
+        ErrorCode.InvalidRequest,
+        'Invalid Request: JSON-RPC batches are not supported',
+      );
+    }
+    const initializing = isInitializeRequest(body);
+    // initialize negotiates in its body (a version the SDK speaks, else the newest it speaks);
+    // every later request names the negotiated version in the header.
+    const badVersion = initializing ? null : unsupportedVersion(request);
+    if (badVersion) return badVersion;
+    const refusal = scopeRefusal(body, caller);
+    if (refusal) return bearerChallenge(context, refusal);
     const server = createServer(context, menu, caller, principal, progressEveryMs);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await server.connect(transport);
@@ -200,6 +245,21 @@ function createServer(
     }
   });
   return server;
+}
+
+/**
+ * The 400 for an `MCP-Protocol-Version` header naming a revision the SDK does not speak (a
+ * 2026-07-28 client's, say), or null. No header means 2025-03-26, which defined none. The error is
+ * no 2026-07-28 error code, so a client of both eras falls back to `initialize`, which negotiates.
+ */
+function unsupportedVersion(request: Request): Response | null {
+  const version = request.headers.get('mcp-protocol-version');
+  if (version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
+  return jsonRpcError(
+    400,
+    TRANSPORT_REFUSED,
+    `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version.slice(0, 64))}; supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+  );
 }
 
 function jsonRpcError(status: number, code: number, message: string): Response {
