@@ -159,5 +159,8 @@ describe('connect page in Chromium', () => {
     expect(await page.textContent('body')).toContain(
       `claude mcp add --transport http notes ${host.url}/api/service/mcp`,
     );
+    expect(await page.textContent('body')).toContain(
+      'metadata document (an HTTPS client id) or by dynamic client registration',
+    );
   });
 });
