@@ -22,7 +22,7 @@ const MAX_DOCUMENT_BYTES = 5 * 1024;
 const FETCH_TIMEOUT_MS = 5000;
 const MAX_CLIENT_ID_LENGTH = 2000;
 /** How long a document is trusted: its `max-age` within these bounds, else the default. */
-export const DOCUMENT_TTL = { minMs: 60_000, defaultMs: 5 * 60_000, maxMs: 24 * 60 * 60_000 } as const;
+const DOCUMENT_TTL = { minMs: 60_000, defaultMs: 5 * 60_000, maxMs: 24 * 60 * 60_000 } as const;
 const FAILURE_TTL_MS = 60_000;
 
 /** What the door does with a client id that is a URL: fetch, check and cache its document. */
@@ -57,21 +57,20 @@ export class ClientIdDocuments implements ClientDocumentSource {
   }
 
   async #fetch(clientId: string): Promise<ClientDocument> {
-    const outcome = await fetchDocument(this.transport, new URL(clientId));
-    if ('problem' in outcome) {
-      const failed = { ok: false as const, problem: outcome.problem };
-      this.#cache.set(clientId, failed, FAILURE_TTL_MS);
-      return failed;
-    }
-    const accepted = acceptClientIdDocument(clientId, outcome.body);
-    if (!accepted.ok) {
-      const failed = { ok: false as const, problem: accepted.problem };
-      this.#cache.set(clientId, failed, FAILURE_TTL_MS);
-      return failed;
-    }
+    const fetched = await fetchDocument(this.transport, new URL(clientId));
+    if ('problem' in fetched) return this.#failed(clientId, fetched.problem);
+    const accepted = acceptClientIdDocument(clientId, fetched.body);
+    if (!accepted.ok) return this.#failed(clientId, accepted.problem);
     const found = { ok: true as const, metadata: { ...accepted.metadata, client_id: clientId }, fresh: true };
-    this.#cache.set(clientId, found, outcome.ttlMs);
+    this.#cache.set(clientId, found, fetched.ttlMs);
     return found;
+  }
+
+  /** A failure, remembered for a while so a bad client id cannot make the door hammer its host. */
+  #failed(clientId: string, problem: string): ClientDocument {
+    const failed = { ok: false as const, problem };
+    this.#cache.set(clientId, failed, FAILURE_TTL_MS);
+    return failed;
   }
 }
 
@@ -149,7 +148,7 @@ async function fetchDocument(transport: ClientDocumentTransport, url: URL): Prom
 }
 
 /** The document's `max-age` (0 for `no-store`/`no-cache`), held within the door's bounds. */
-export function cacheLifetime(cacheControl: string | null): number {
+function cacheLifetime(cacheControl: string | null): number {
   const directives = (cacheControl ?? '').toLowerCase();
   const maxAge = /(?:^|[,\s])max-age=(\d+)/.exec(directives);
   let ms: number = DOCUMENT_TTL.defaultMs;
