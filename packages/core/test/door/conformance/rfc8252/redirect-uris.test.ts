@@ -2,7 +2,7 @@
  * RFC 8252 (OAuth for native apps): a registered loopback redirect URI matches on any port at
  * authorization time (§7.3; the door counts `localhost` as loopback too), everything else string
  * for string; apps may register their own private-use scheme (§7.1), but never a scheme the
- * browser handles itself, nor plain http off loopback (§8.3).
+ * browser handles itself, nor plain http off loopback (§7.3).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../../../support/stores.js';
@@ -148,7 +148,7 @@ describe('§7.1 private-use URI scheme redirection', () => {
     expect((await response.json()).error).toBe('invalid_redirect_uri');
   });
 
-  it('§8.3 plain http is refused off loopback, and one bad URI refuses the whole registration', async () => {
+  it('§7.3 plain http is for loopback only: refused elsewhere, and one bad URI refuses the whole registration', async () => {
     for (const uris of [
       ['http://app.example/callback'],
       ['http://10.0.0.5/callback'],
