@@ -428,8 +428,8 @@ const DOOR_ROUTES: DoorCase[] = [
   { method: 'PUT', path: `${MCP}/register`, shape: 'oauth', input: 'metadata', type: 'application/json' },
   { method: 'POST', path: `${MCP}/token`, shape: 'oauth', input: 'token', type: FORM },
   { method: 'POST', path: `${MCP}/revoke`, shape: 'oauth', input: 'revoke', type: FORM },
-  // Refusals before the redirect URI is trusted are OAuth JSON; a user who cannot consent (their
-  // account does not resolve) gets a page, as the consent form's refusals are.
+  // Refusals before the redirect URI is trusted are a page for the user, as are the consent
+  // form's refusals and a user who cannot consent (their account does not resolve).
   { method: 'GET', path: `${MCP}/authorize`, shape: 'page', input: 'authorize' },
   { method: 'POST', path: `${MCP}/authorize`, shape: 'page', input: 'consent', type: FORM },
   { method: 'GET', path: `${MCP}/connect`, shape: 'page', input: 'query' },

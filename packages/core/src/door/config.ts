@@ -26,7 +26,10 @@ export interface ConsentForm {
   transaction: string;
   /** Value of the `csrf_token` field. */
   csrfToken: string;
-  /** Origin the browser is sent back to; a page's CSP `form-action` must allow it. */
+  /**
+   * Where the browser is sent back to, as a CSP source a page's `form-action` must allow: the
+   * redirect URI's origin, or `scheme:` for an app's own scheme (`cursor:`).
+   */
   redirectOrigin: string;
 }
 
@@ -98,6 +101,16 @@ export interface DoorMcpOptions {
   allowedOrigins?: string[];
 }
 
+/**
+ * How the door reaches a client ID metadata document: the addresses a host name resolves to, and
+ * a GET of the document from one of them (redirects not followed, `signal` honoured). The door
+ * checks every address before anything is fetched.
+ */
+export interface ClientDocumentTransport {
+  resolve(hostname: string): Promise<string[]>;
+  fetch(url: URL, address: string, signal: AbortSignal): Promise<Response>;
+}
+
 /** Overrides that shape the door's menu (`.service/overrides.json`). */
 export { DoorConfigError };
 
@@ -129,6 +142,11 @@ export interface DoorOptions {
   now?: () => number;
   /** Used for remote JWKS fetches. */
   fetch?: typeof fetch;
+  /**
+   * How client ID metadata documents are reached. For tests only: the default resolves the host
+   * name with the system resolver and fetches over HTTPS from the very address it checked.
+   */
+  clientDocumentTransport?: ClientDocumentTransport;
   /**
    * How long a verified access token, a session binding and a consent record are trusted without
    * asking the store. Revocations made on this instance apply at once; on others within this

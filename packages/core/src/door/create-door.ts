@@ -22,7 +22,9 @@ import { metadataResponse, wellKnownDocument } from './discovery.js';
 import { bearerOf, createBearerAuthenticator } from './mcp/bearer.js';
 import { createRemoteAsVerifier } from './mcp/remote-as.js';
 import { createTransportHandler } from './mcp/transport.js';
+import { ClientIdDocuments } from './oauth/client-id-documents.js';
 import { oauthJson } from './oauth/errors.js';
+import { pinnedHttpsTransport } from './oauth/pinned-https.js';
 import { parseOverrides } from './overrides.js';
 import { createDoorRouter } from './router.js';
 import { ClientStore } from './storage/clients.js';
@@ -69,7 +71,12 @@ export function createDoor(options: DoorOptions): Door {
     approvalGrants: new GrantStore(db, now),
     audit: options.audit ?? new AuditLog(db, logger),
     oauth: options.oauth,
-    clients: new ClientStore(db, now, cacheTtlMs),
+    clients: new ClientStore(
+      db,
+      now,
+      cacheTtlMs,
+      new ClientIdDocuments(options.clientDocumentTransport ?? pinnedHttpsTransport, now),
+    ),
     grants: tokenFamilies,
     sessions: new DoorSessionStore(db, now),
     tools: options.tools ?? null,

@@ -58,6 +58,7 @@ export function authorizationServerMetadata(context: DoorContext): Record<string
     code_challenge_methods_supported: ['S256'],
     scopes_supported: [...SCOPES],
     authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: true,
     service_documentation: urls.connect,
   };
 }

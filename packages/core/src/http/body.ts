@@ -18,8 +18,11 @@ export interface BodyLimit {
   tooLarge?: () => Error;
 }
 
+/** A request, or a response the server fetched: whatever has headers and a body stream. */
+type WithBody = Pick<Request, 'headers' | 'body'>;
+
 /** The body's bytes (empty when there is none), at most `maxBytes` of them. */
-export async function readBody(request: Request, limit: BodyLimit): Promise<Uint8Array<ArrayBuffer>> {
+export async function readBody(request: WithBody, limit: BodyLimit): Promise<Uint8Array<ArrayBuffer>> {
   const refuse = () => limit.tooLarge?.() ?? new BodyTooLargeError(limit.maxBytes);
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > limit.maxBytes) throw refuse();
@@ -41,7 +44,7 @@ export async function readBody(request: Request, limit: BodyLimit): Promise<Uint
 }
 
 /** The body as UTF-8 text, decoded as `Request.text()` does (a leading BOM is dropped). */
-export async function readBodyText(request: Request, limit: BodyLimit): Promise<string> {
+export async function readBodyText(request: WithBody, limit: BodyLimit): Promise<string> {
   return new TextDecoder().decode(await readBody(request, limit));
 }
 

@@ -1,5 +1,5 @@
 /**
- * `/authorize`: errors before the redirect URI is validated answer a JSON 400 and never redirect;
+ * `/authorize`: errors before the redirect URI is trusted answer a 400 page and never redirect;
  * PKCE is S256 with a 43-character challenge; consent has a CSRF token and a single-use
  * transaction; the host adapter contract (`session`, optional `authorize`, legacy `authorize`).
  */
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { type DoorHost, startDoorHost } from './support/door-host.js';
 import {
+  authorizeCode,
   authorizeUrl,
   exchange,
   openConsent,
@@ -40,11 +41,14 @@ describe('authorization request errors before the redirect URI is trusted', () =
     [{ client_id: null }, 'client_id is required'],
     [{ redirect_uri: null }, 'redirect_uri is required'],
     [{ client_id: 'mcp_client_unknown' }, 'Unknown client_id'],
-  ])('answers %j with a JSON 400, never a redirect', async (extra, text) => {
+  ])('answers %j with a 400 page, never a redirect', async (extra, text) => {
     const response = await get(authorizeUrl(host, client, challenge, extra));
     expect(response.status).toBe(400);
     expect(response.headers.get('location')).toBeNull();
-    expect(await response.json()).toEqual({ error: 'invalid_request', error_description: text });
+    expect(response.headers.get('content-type')).toContain('text/html');
+    const page = await response.text();
+    expect(page).toContain(text);
+    expect(page).toContain('<code>invalid_request</code>');
   });
 
   it.each([
@@ -66,31 +70,33 @@ describe('authorization request errors before the redirect URI is trusted', () =
     );
     expect(response.status).toBe(400);
     expect(response.headers.get('location')).toBeNull();
-    expect((await response.json()).error_description).toContain('redirect_uri does not match');
+    expect(await response.text()).toContain('redirect_uri does not match');
   });
 
   it.each([
     ['client_id', { client_id: 'mcp_client_\u0000' }],
     ['state', { state: 'state\u0000' }],
     ['scope', { scope: 'read\u0000' }],
-  ])('answers a NUL character in %s with a JSON 400, never a 500 or a redirect', async (name, extra) => {
+  ])('answers a NUL character in %s with a 400 page, never a 500 or a redirect', async (name, extra) => {
     const response = await get(authorizeUrl(host, client, challenge, extra));
     expect(response.status).toBe(400);
     expect(response.headers.get('location')).toBeNull();
-    expect(await response.json()).toEqual({
-      error: 'invalid_request',
-      error_description: `${name} contains a NUL character or invalid Unicode`,
-    });
+    expect(await response.text()).toContain(`${name} contains a NUL character or invalid Unicode`);
   });
 
-  it('refuses a repeated parameter with a JSON 400', async () => {
+  it('refuses a repeated parameter with a 400 page', async () => {
     const response = await get(`${authorizeUrl(host, client, challenge)}&client_id=${client.clientId}`);
     expect(response.status).toBe(400);
     expect(response.headers.get('location')).toBeNull();
   });
 });
 
-describe('authorization request errors after the redirect URI is trusted', () => {
+describe('authorization request errors once the signed-in user approved the client', () => {
+  // Only then is the redirect URI trusted enough to send an error back without a click.
+  beforeAll(async () => {
+    await authorizeCode(host, 'user-1', client);
+  });
+
   const redirected = async (extra: Record<string, string | null>) => {
     const response = await get(authorizeUrl(host, client, challenge, extra));
     expect(response.status).toBe(302);

@@ -81,6 +81,40 @@ describe('consent page in Chromium', () => {
     expect(new URL(page.url()).searchParams.get('code')).toMatch(/^mcp_code_/);
   });
 
+  it('lands on a loopback client at the port it listens on, not the one it registered', async () => {
+    const client = await register(host, { redirect_uris: ['http://127.0.0.1/callback'] });
+    const listening = { ...client, redirectUri: `${host.url}/callback` };
+    const pair = pkce();
+    const { page, consentResponse } = await reachConsent(
+      authorizeUrl(host, listening, pair.challenge),
+      'native',
+    );
+    expect(consentResponse.headers()['content-security-policy']).toContain(`form-action 'self' ${host.url}`);
+    await Promise.all([page.waitForURL(`${host.url}/callback?**`), page.click('button[value=approve]')]);
+    const code = new URL(page.url()).searchParams.get('code')!;
+    expect((await exchange(host, { code, client: listening, pkce: pair })).access_token).toMatch(/^mcp_at_/);
+  });
+
+  it("hands the approval to an app's own scheme without the page's CSP blocking it", async () => {
+    const client = await register(host, { redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback'] });
+    const { page } = await reachConsent(authorizeUrl(host, client, pkce().challenge), 'cursor-user');
+    const refusals: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) refusals.push(message.text());
+    });
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST', { timeout: 10_000 }),
+      page.click('button[value=approve]'),
+    ]);
+    expect(answer.status()).toBe(303);
+    expect(answer.headers().location).toMatch(
+      /^cursor:\/\/anysphere\.cursor-mcp\/oauth\/callback\?code=mcp_code_/,
+    );
+    // A form-action that did not name the scheme would have the browser refuse the hand-off here.
+    await page.waitForTimeout(500);
+    expect(refusals).toEqual([]);
+  });
+
   it('denies by clicking, landing on the client with access_denied', async () => {
     const client = await register(host);
     const { page } = await reachConsent(authorizeUrl(host, client, pkce().challenge), 'denier');
@@ -124,6 +158,9 @@ describe('connect page in Chromium', () => {
     expect(accent).toBe('rgb(10, 125, 69)');
     expect(await page.textContent('body')).toContain(
       `claude mcp add --transport http notes ${host.url}/api/service/mcp`,
+    );
+    expect(await page.textContent('body')).toContain(
+      'metadata document (an HTTPS client id) or by dynamic client registration',
     );
   });
 });

@@ -1,26 +1,27 @@
 /**
- * `/authorize` (RFC 6749 §4.1 with PKCE, RFC 7636): errors found before the redirect URI is
- * validated (missing or unknown `client_id`, unregistered `redirect_uri`) answer a JSON 400 and
- * never redirect; later ones (`unsupported_response_type`, PKCE, `invalid_scope`,
- * `invalid_target`, `access_denied`) redirect back with `error`, `state` and `iss`.
+ * `/authorize` (RFC 6749 §4.1 with PKCE, RFC 7636). The door redirects to a redirect URI only
+ * once it trusts it (RFC 9700 §4.11.2): after a click on its consent page, or for an error, when
+ * the signed-in user has already approved this client. Every other refusal is a page for the
+ * user: a missing or unknown client, an unregistered redirect URI, and any error in the request
+ * of a client this user never approved. Redirects carry `iss` (RFC 9207).
  *
- * @see RFC 6749 §4.1.2.1, RFC 7636 §4.4.1, RFC 8707 §2, RFC 9207
+ * @see RFC 6749 §4.1.2.1, RFC 7636 §4.4.1, RFC 8707 §2, RFC 9207, RFC 9700 §4.11.2
  */
 import { SCOPES } from '../config.js';
 import type { DoorContext } from '../context.js';
-import { consentPage, consentProblemPage } from '../pages/consent.js';
+import { authorizationErrorPage, consentPage, consentProblemPage } from '../pages/consent.js';
 import { isWellFormedChallenge } from '../secrets.js';
-import type { AuthorizationRequest } from '../storage/clients.js';
-import { OAuthError, oauthErrorResponse, redirectWithError } from './errors.js';
+import type { AuthorizationRequest, RegisteredClient } from '../storage/clients.js';
+import { OAuthError, type OAuthErrorCode, redirectWithError } from './errors.js';
 import { isFormRequest, MAX_FORM_BYTES, readCapped, unstorableField } from './form.js';
-import { isRegisteredRedirect } from './redirect-uri.js';
+import { formActionSource, isRegisteredRedirect } from './redirect-uri.js';
 
 /** The exact text of the spec for a PKCE violation. */
 export const PKCE_REQUIRED = 'PKCE with S256 is required';
 const MAX_STATE_LENGTH = 2048;
 
 type Validated =
-  | { ok: true; request: Omit<AuthorizationRequest, 'subject'>; clientName: string }
+  | { ok: true; request: Omit<AuthorizationRequest, 'subject'>; client: RegisteredClient }
   | { ok: false; response: Response };
 
 export async function handleAuthorize(context: DoorContext, request: Request): Promise<Response> {
@@ -30,18 +31,16 @@ export async function handleAuthorize(context: DoorContext, request: Request): P
     return new Response(null, { status: 405, headers: { allow: 'GET, POST' } });
   }
   const params = new URL(request.url).searchParams;
-  const validated = await validate(context, params);
+  const returnTo = `${context.config.urls.authorize}?${params.toString()}`;
+  const validated = await validate(context, params, request, returnTo);
   if (!validated.ok) return validated.response;
   const authRequest = validated.request;
   const scopes = authRequest.scopes;
+  const clientName = validated.client.clientName ?? validated.client.clientId;
 
   if (legacy) {
     // The adapter owns sign-in, consent, CSRF and replay protection; `{ subject }` means approved.
-    const outcome = await context.oauth.authorize!(request, {
-      clientName: validated.clientName,
-      scopes,
-      consent: null,
-    });
+    const outcome = await context.oauth.authorize!(request, { clientName, scopes, consent: null });
     if (outcome instanceof Response) return outcome;
     // No code for an account that cannot be used, here as on the modern path.
     if (!(await context.oauth.principal(outcome.subject))) {
@@ -55,7 +54,6 @@ export async function handleAuthorize(context: DoorContext, request: Request): P
     );
   }
 
-  const returnTo = `${context.config.urls.authorize}?${params.toString()}`;
   const session = await context.oauth.session!(request, { returnTo });
   if (session instanceof Response) return session;
   const principal = await context.oauth.principal(session.subject);
@@ -69,20 +67,17 @@ export async function handleAuthorize(context: DoorContext, request: Request): P
     action: context.config.urls.authorize,
     transaction,
     csrfToken,
-    redirectOrigin: new URL(authRequest.redirectUri).origin,
+    redirectOrigin: formActionSource(authRequest.redirectUri),
   };
   if (typeof context.oauth.authorize === 'function') {
-    const rendered = await context.oauth.authorize(request, {
-      clientName: validated.clientName,
-      scopes,
-      consent,
-    });
+    const rendered = await context.oauth.authorize(request, { clientName, scopes, consent });
     if (rendered instanceof Response) return rendered;
     // With `session`, `authorize` only renders consent; approval comes back through the form.
     throw new Error('oauth.authorize must answer a consent page (Response) when oauth.session is set');
   }
   return consentPage(context.config, {
-    clientName: validated.clientName,
+    clientName,
+    publishedBy: validated.client.publishedBy,
     account: (account as string | undefined) ?? principal.subject,
     scopes,
     redirectUri: authRequest.redirectUri,
@@ -93,11 +88,15 @@ export async function handleAuthorize(context: DoorContext, request: Request): P
 }
 
 /** Checks an authorization request in the order RFC 6749 §4.1.2.1 requires. */
-async function validate(context: DoorContext, params: URLSearchParams): Promise<Validated> {
-  const issuer = context.config.urls.issuer;
-  const jsonError = (description: string) => ({
+async function validate(
+  context: DoorContext,
+  params: URLSearchParams,
+  request: Request,
+  returnTo: string,
+): Promise<Validated> {
+  const refuse = (description: string, code: OAuthErrorCode = 'invalid_request') => ({
     ok: false as const,
-    response: oauthErrorResponse(new OAuthError('invalid_request', description)),
+    response: authorizationErrorPage(context.config, new OAuthError(code, description)),
   });
   for (const name of [
     'client_id',
@@ -109,57 +108,82 @@ async function validate(context: DoorContext, params: URLSearchParams): Promise<
     'scope',
     'resource',
   ]) {
-    if (params.getAll(name).length > 1) return jsonError(`${name} must not be repeated`);
+    if (params.getAll(name).length > 1) return refuse(`${name} must not be repeated`);
   }
   // Checked before the client lookup: the store cannot hold such text, and nothing is trusted yet.
   const unstorable = unstorableField(params);
-  if (unstorable !== null) return jsonError(`${unstorable} contains a NUL character or invalid Unicode`);
+  if (unstorable !== null) return refuse(`${unstorable} contains a NUL character or invalid Unicode`);
   const clientId = params.get('client_id');
   const redirectUri = params.get('redirect_uri');
-  if (!clientId) return jsonError('client_id is required');
-  if (!redirectUri) return jsonError('redirect_uri is required');
-  const client = await context.clients.get(clientId);
-  if (!client) return jsonError('Unknown client_id');
+  if (!clientId) return refuse('client_id is required');
+  if (!redirectUri) return refuse('redirect_uri is required');
+  const { client, problem } = await context.clients.lookup(clientId);
+  if (!client) return refuse(problem);
   if (!isRegisteredRedirect(client.redirectUris, redirectUri)) {
-    return jsonError('redirect_uri does not match a redirect URI registered for this client');
+    return refuse('redirect_uri does not match a redirect URI registered for this client');
   }
   const state = params.get('state');
-  if (state !== null && state.length > MAX_STATE_LENGTH) return jsonError('state is too long');
+  if (state !== null && state.length > MAX_STATE_LENGTH) return refuse('state is too long');
 
-  // From here on the redirect URI is trusted: errors go back to the client.
-  const back = (code: ConstructorParameters<typeof OAuthError>[0], description: string) => ({
-    ok: false as const,
-    response: redirectWithError(redirectUri, new OAuthError(code, description), state, issuer),
-  });
-  if (params.get('response_type') !== 'code') {
-    return back('unsupported_response_type', 'response_type must be code');
+  const checked = checkRequest(context, params, client);
+  if (!('error' in checked)) {
+    return { ok: true, client, request: { clientId, redirectUri, state, ...checked } };
   }
+  // The redirect URI is registered, but anyone can register one: the error goes back to it only
+  // for a user who already approved this client, and is shown to everyone else.
+  if (!(await approvedBySignedInUser(context, request, returnTo, clientId))) {
+    return refuse(checked.error.description, checked.error.code);
+  }
+  return {
+    ok: false,
+    response: redirectWithError(redirectUri, checked.error, state, context.config.urls.issuer),
+  };
+}
+
+/** The rest of the request, once the client and its redirect URI are known: the grant asked for. */
+function checkRequest(
+  context: DoorContext,
+  params: URLSearchParams,
+  client: RegisteredClient,
+): Pick<AuthorizationRequest, 'codeChallenge' | 'scopes' | 'resource'> | { error: OAuthError } {
+  const fail = (code: OAuthErrorCode, description: string) => ({ error: new OAuthError(code, description) });
+  if (params.get('response_type') !== 'code')
+    return fail('unsupported_response_type', 'response_type must be code');
   const challenge = params.get('code_challenge');
   if (params.get('code_challenge_method') !== 'S256' || !challenge || !isWellFormedChallenge(challenge)) {
-    return back('invalid_request', PKCE_REQUIRED);
+    return fail('invalid_request', PKCE_REQUIRED);
   }
   // An empty `scope` is no scope asked for: the default applies (RFC 6749 §3.3).
   const requested = params.get('scope')?.trim() || null;
   const registered = typeof client.metadata.scope === 'string' ? client.metadata.scope : null;
   const scopes = (requested ?? registered ?? SCOPES.join(' ')).split(' ').filter(Boolean);
   const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
-  if (unknown.length > 0) return back('invalid_scope', `Unknown scope: ${unknown.join(', ')}`);
+  if (unknown.length > 0) return fail('invalid_scope', `Unknown scope: ${unknown.join(', ')}`);
   const resource = params.get('resource');
   if (resource !== null && !sameResource(resource, context.config.urls.resource)) {
-    return back('invalid_target', `resource must be ${context.config.urls.resource}`);
+    return fail('invalid_target', `resource must be ${context.config.urls.resource}`);
   }
   return {
-    ok: true,
-    clientName: client.clientName ?? client.clientId,
-    request: {
-      clientId,
-      redirectUri,
-      state,
-      codeChallenge: challenge,
-      scopes: scopes.length > 0 ? [...new Set(scopes)] : [...SCOPES],
-      resource: resource === null ? null : context.config.urls.resource,
-    },
+    codeChallenge: challenge,
+    scopes: scopes.length > 0 ? [...new Set(scopes)] : [...SCOPES],
+    resource: resource === null ? null : context.config.urls.resource,
   };
+}
+
+/**
+ * Whether the signed-in user has approved this client before. A legacy adapter's sign-in cannot be
+ * asked without it taking over the request, so there nobody counts as having approved.
+ */
+async function approvedBySignedInUser(
+  context: DoorContext,
+  request: Request,
+  returnTo: string,
+  clientId: string,
+): Promise<boolean> {
+  if (typeof context.oauth.session !== 'function') return false;
+  const session = await context.oauth.session(request, { returnTo });
+  if (session instanceof Response) return false;
+  return (await context.clients.consentOf(session.subject, clientId)) !== null;
 }
 
 /** `POST /authorize` from the consent page: `transaction`, `csrf_token`, `decision=approve|deny`. */

@@ -93,14 +93,11 @@ const shape = z.looseObject(
 /** What the lists ask for, then every other member, in the order they are reported. */
 const accepted = z.object({
   redirect_uris: z.array(z.string()),
+  // Grants the door does not offer (a device-code grant, say) are dropped, as RFC 7591 §3.2.1
+  // lets the server do: the answer names what was registered.
   grant_types: z
     .array(z.string())
-    .superRefine((grants, ctx) => {
-      const unsupported = grants.find((grant) => !GRANT_TYPES.has(grant));
-      if (unsupported !== undefined) {
-        ctx.addIssue({ code: 'custom', message: `grant_types: ${unsupported} is not supported` });
-      }
-    })
+    .transform((grants) => grants.filter((grant) => GRANT_TYPES.has(grant)))
     .refine((grants) => grants.includes('authorization_code'), 'grant_types must include authorization_code'),
   response_types: z
     .array(z.string())
@@ -122,3 +119,30 @@ const accepted = z.object({
 
 /** Members that come out empty (null, blank) are undefined, so they are neither stored nor answered. */
 export const clientMetadataSchema: z.ZodType<ClientMetadata> = shape.pipe(accepted);
+
+/**
+ * The metadata of a client ID metadata document (MCP 2025-11-25 "Client ID Metadata Documents"):
+ * what a registration would carry, plus `client_id` equal to the document's own URL (string for
+ * string), a `client_name`, and no shared secret, since the door cannot have handed one out.
+ */
+export function acceptClientIdDocument(
+  url: string,
+  body: unknown,
+): { ok: true; metadata: ClientMetadata } | { ok: false; problem: string } {
+  const refuse = (problem: string) => ({ ok: false as const, problem });
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return refuse('the document is not a JSON object');
+  }
+  const document = body as Record<string, unknown>;
+  if (document.client_id !== url) return refuse('its client_id is not the URL it was fetched from');
+  if ('client_secret' in document) return refuse('it must not carry a client_secret');
+  const method = document.token_endpoint_auth_method;
+  if (method !== undefined && method !== 'none') {
+    return refuse('its token_endpoint_auth_method must be none (the door serves public clients)');
+  }
+  if (typeof document.client_name !== 'string' || document.client_name.trim() === '') {
+    return refuse('it must name the client (client_name)');
+  }
+  const parsed = clientMetadataSchema.safeParse(document);
+  return parsed.success ? { ok: true, metadata: parsed.data } : refuse(parsed.error.issues[0]!.message);
+}

@@ -1,10 +1,38 @@
 /**
- * Redirect URI rules of the door: `https`, or `http` on a loopback host only (native apps, RFC
- * 8252 §7.3); never a fragment (RFC 6749 §3.1.2) or userinfo. Matching is exact, string for
- * string: no prefix, no normalization, no wildcard.
+ * Redirect URI rules of the door. Registered: `https`; `http` on a loopback host (native apps,
+ * RFC 8252 §7.3); or an app's own private-use scheme (`cursor://…`, `com.example.app:/cb`, RFC
+ * 8252 §7.1), except the schemes a browser handles itself (`javascript:`, `data:`, `file:`…).
+ * Never a fragment (RFC 6749 §3.1.2) or userinfo.
+ *
+ * Matching is string for string: no prefix, no normalization, no wildcard. The one exception is
+ * RFC 8252 §7.3: a registered loopback URI matches the same URI on any port, since a native app
+ * listens on whichever port is free when the user signs in.
  */
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 const MAX_REDIRECT_URI_LENGTH = 2000;
+
+/**
+ * Schemes a browser or an operating system handles itself: a redirect there runs script, reads
+ * local files or leaves the app-to-app handoff that private-use schemes are for.
+ */
+const REFUSED_SCHEMES = new Set([
+  'about',
+  'blob',
+  'chrome',
+  'data',
+  'file',
+  'filesystem',
+  'ftp',
+  'intent',
+  'javascript',
+  'vbscript',
+  'view-source',
+  'ws',
+  'wss',
+]);
+
+/** A loopback redirect URI, split around its port: `http://127.0.0.1` `:8080` `/callback`. */
+const LOOPBACK_URI = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost))(?::([1-9]\d{0,4}))?([/?].*)?$/s;
 
 /** Why a redirect URI is refused, or null when it is acceptable. */
 export function redirectUriProblem(value: unknown): string | null {
@@ -21,12 +49,55 @@ export function redirectUriProblem(value: unknown): string | null {
   }
   if (value.includes('#')) return 'redirect_uri must not contain a fragment';
   if (url.username || url.password) return 'redirect_uri must not contain userinfo';
-  if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
-  return 'redirect_uri must use https (http is allowed only on loopback: 127.0.0.1, [::1] or localhost)';
+  const scheme = url.protocol.slice(0, -1);
+  if (scheme === 'https') return null;
+  if (scheme === 'http') {
+    return LOOPBACK_HOSTS.has(url.hostname)
+      ? null
+      : 'redirect_uri must use https (http is allowed only on loopback: 127.0.0.1, [::1] or localhost)';
+  }
+  if (REFUSED_SCHEMES.has(scheme)) return `redirect_uri must not use the ${scheme}: scheme`;
+  if (value.slice(url.protocol.length).length === 0) return 'redirect_uri must name a path after its scheme';
+  return null;
 }
 
-/** Exact string match against the registered URIs. */
+/**
+ * Whether `candidate` is one of the registered URIs: exactly, or (a loopback URI) on another port.
+ * Host, path and query still match string for string.
+ */
 export function isRegisteredRedirect(registered: readonly string[], candidate: string): boolean {
-  return registered.includes(candidate);
+  if (registered.includes(candidate)) return true;
+  const asked = loopbackWithoutPort(candidate);
+  return asked !== null && registered.some((uri) => loopbackWithoutPort(uri) === asked);
+}
+
+/** A loopback URI with its port taken out, or null for any other URI (or a port out of range). */
+function loopbackWithoutPort(uri: string): string | null {
+  const match = LOOPBACK_URI.exec(uri);
+  if (!match) return null;
+  const [, origin, port, rest = ''] = match;
+  if (port !== undefined && Number(port) > 65535) return null;
+  return `${origin}${rest}`;
+}
+
+/**
+ * The CSP source a page's form must allow for the browser to follow the answer to this URI: its
+ * origin, or `scheme:` for an app's own scheme (whose URLs have no origin).
+ */
+export function formActionSource(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : url.protocol;
+}
+
+/** Where an answer to this URI lands, in words for the consent page. */
+export type RedirectTarget =
+  | { kind: 'web'; host: string }
+  | { kind: 'loopback'; host: string }
+  | { kind: 'app'; scheme: string };
+
+export function redirectTarget(redirectUri: string): RedirectTarget {
+  const url = new URL(redirectUri);
+  if (url.protocol === 'https:') return { kind: 'web', host: url.host };
+  if (url.protocol === 'http:') return { kind: 'loopback', host: url.host };
+  return { kind: 'app', scheme: url.protocol.slice(0, -1) };
 }

@@ -40,7 +40,7 @@ export function connectPage(config: DoorConfig, card: ServerCard): Response {
 <p>Add to <code>.vscode/mcp.json</code>, then choose <strong>Start</strong> and sign in:</p>
 <pre>${e(vscode)}</pre>
 <h2>Any other MCP client</h2>
-<p>Transport: Streamable HTTP. Authentication: OAuth 2.1 with dynamic client registration; clients discover it from the server's first 401 answer.</p>`;
+<p>Transport: Streamable HTTP. Authentication: OAuth 2.1, the client known by its metadata document (an HTTPS client id) or by dynamic client registration; clients discover it from the server's first 401 answer.</p>`;
   return new Response(
     layout({ title: `Connect ${name}`, productName: config.productName, theme: config.theme, body }),
     { status: 200, headers: pageHeaders(null) },

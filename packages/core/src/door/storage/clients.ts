@@ -17,6 +17,29 @@ export interface RegisteredClient {
   redirectUris: string[];
   metadata: Record<string, unknown>;
   createdAt: Date;
+  /** The host that publishes the client's metadata document; null for a registered client. */
+  publishedBy: string | null;
+}
+
+/** A client found, or why the `client_id` names none the door can use. */
+export type ClientLookup =
+  | { client: RegisteredClient; problem?: undefined }
+  | { client: null; problem: string };
+
+/** The metadata of a client whose id is the URL of its metadata document, or why it cannot be used. */
+export type ClientDocument =
+  | {
+      ok: true;
+      metadata: Record<string, unknown> & { redirect_uris: string[]; client_name?: string };
+      /** Fetched for this lookup (not served from the cache). */
+      fresh: boolean;
+    }
+  | { ok: false; problem: string };
+
+/** Where the metadata of a client whose id is a URL comes from. */
+export interface ClientDocumentSource {
+  isDocumentId(clientId: string): boolean;
+  resolve(clientId: string): Promise<ClientDocument>;
 }
 
 export interface AuthorizationRequest {
@@ -37,6 +60,7 @@ export class ClientStore {
     private readonly db: Kysely<Database>,
     private readonly now: () => number,
     consentCacheMs = 0,
+    private readonly documents: ClientDocumentSource | null = null,
   ) {
     this.#consents = new TtlCache({ ttlMs: consentCacheMs, maxEntries: 10_000, now });
   }
@@ -59,25 +83,72 @@ export class ClientStore {
         created_at: createdAt,
       })
       .execute();
-    return { clientId, clientName: input.clientName, redirectUris: input.redirectUris, metadata, createdAt };
+    return {
+      clientId,
+      clientName: input.clientName,
+      redirectUris: input.redirectUris,
+      metadata,
+      createdAt,
+      publishedBy: null,
+    };
   }
 
   async get(clientId: string): Promise<RegisteredClient | null> {
+    return (await this.lookup(clientId)).client;
+  }
+
+  /**
+   * A registered client, or one whose id is the URL of its metadata document (read through the
+   * document source, which caches). A document client is also written to the clients table, so
+   * consents and consent transactions can refer to it as to any other.
+   */
+  async lookup(clientId: string): Promise<ClientLookup> {
+    if (this.documents?.isDocumentId(clientId)) {
+      const found = await this.documents.resolve(clientId);
+      if (!found.ok)
+        return { client: null, problem: `The client's metadata document cannot be used: ${found.problem}` };
+      const client: RegisteredClient = {
+        clientId,
+        clientName: found.metadata.client_name ?? null,
+        redirectUris: found.metadata.redirect_uris,
+        metadata: found.metadata,
+        createdAt: new Date(this.now()),
+        publishedBy: new URL(clientId).host,
+      };
+      if (found.fresh) await this.#keepDocumentClient(client);
+      return { client };
+    }
     // Client ids we mint are short; anything long is not ours and never reaches the index.
-    if (clientId.length === 0 || clientId.length > 200) return null;
+    if (clientId.length === 0 || clientId.length > 200) return { client: null, problem: 'Unknown client_id' };
     const row = await this.db
       .selectFrom('door_clients')
       .selectAll()
       .where('client_id', '=', clientId)
       .executeTakeFirst();
-    if (!row) return null;
+    if (!row) return { client: null, problem: 'Unknown client_id' };
     return {
-      clientId: row.client_id,
-      clientName: row.client_name,
-      redirectUris: row.redirect_uris,
-      metadata: row.metadata,
-      createdAt: new Date(row.created_at),
+      client: {
+        clientId: row.client_id,
+        clientName: row.client_name,
+        redirectUris: row.redirect_uris,
+        metadata: row.metadata,
+        createdAt: new Date(row.created_at),
+        publishedBy: null,
+      },
     };
+  }
+
+  async #keepDocumentClient(client: RegisteredClient): Promise<void> {
+    const values = {
+      client_name: client.clientName,
+      redirect_uris: JSON.stringify(client.redirectUris),
+      metadata: JSON.stringify(client.metadata),
+    };
+    await this.db
+      .insertInto('door_clients')
+      .values({ client_id: client.clientId, ...values, created_at: client.createdAt })
+      .onConflict((oc) => oc.column('client_id').doUpdateSet(values))
+      .execute();
   }
 
   /** Opens a consent transaction; returns its id and CSRF token (shown once, in the page). */

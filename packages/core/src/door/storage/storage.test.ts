@@ -6,6 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, STORE_KINDS, type TestStore } from '../../../test/support/stores.js';
+import { ClientIdDocuments } from '../oauth/client-id-documents.js';
+import { ClientStore } from './clients.js';
 import { DoorSessionStore, SESSION_MAX_AGE_MS } from './sessions.js';
 import { TokenFamilyStore } from './token-families.js';
 
@@ -32,6 +34,45 @@ for (const kind of STORE_KINDS) {
       });
 
     const options = { accessTtl: 3600, refresh: true, resource: 'https://a.example/api/service/mcp' };
+
+    it('records a client read from its metadata document, so consents refer to it, and keeps it current', async () => {
+      const clientId = 'https://client.example/client.json';
+      let clientName = 'First name';
+      // The transport tests use: a public address for the name, the document from memory.
+      const documents = new ClientIdDocuments(
+        {
+          resolve: async () => ['20.0.0.1'],
+          fetch: async () =>
+            Response.json(
+              { client_id: clientId, client_name: clientName, redirect_uris: ['http://127.0.0.1/cb'] },
+              { headers: { 'cache-control': 'max-age=60' } },
+            ),
+        },
+        now,
+      );
+      const clients = new ClientStore(store.db, now, 0, documents);
+      expect((await clients.lookup(clientId)).client?.clientName).toBe('First name');
+      await clients.recordConsent('document-user', clientId, ['read']);
+      await clients.openTransaction({
+        clientId,
+        subject: 'document-user',
+        redirectUri: 'http://127.0.0.1:5000/cb',
+        state: null,
+        codeChallenge: 'c'.repeat(43),
+        scopes: ['read'],
+        resource: null,
+      });
+      clientName = 'Renamed';
+      offset += 61_000;
+      expect((await clients.lookup(clientId)).client?.clientName).toBe('Renamed');
+      const row = await store.db
+        .selectFrom('door_clients')
+        .select(['client_name', 'redirect_uris'])
+        .where('client_id', '=', clientId)
+        .executeTakeFirstOrThrow();
+      expect(row).toEqual({ client_name: 'Renamed', redirect_uris: ['http://127.0.0.1/cb'] });
+      expect(await clients.consentOf('document-user', clientId)).toEqual(['read']);
+    });
 
     it('revokes what the first exchange issues when the code is replayed while that exchange runs', async () => {
       const grants = new TokenFamilyStore(store.db, now);

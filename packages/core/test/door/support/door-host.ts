@@ -74,6 +74,8 @@ export interface DoorHostOptions {
   /** Serve on this exact base path prefix (e.g. `/app`). */
   basePath?: string;
   registrationLimit?: DoorOptions['registrationLimit'];
+  /** How client ID metadata documents are reached (a local server standing in for the client's). */
+  clientDocumentTransport?: DoorOptions['clientDocumentTransport'];
 }
 
 /** The default tools: one of each risk label, plus ones the menu must leave out. */
@@ -215,6 +217,7 @@ export async function startDoorHost(store: Store, options: DoorHostOptions = {})
     ...(options.progressIntervalMs ? { progressIntervalMs: options.progressIntervalMs } : {}),
     // Suites register a client per test from one address: only the limit's own test sets one.
     registrationLimit: options.registrationLimit ?? false,
+    ...(options.clientDocumentTransport ? { clientDocumentTransport: options.clientDocumentTransport } : {}),
   });
 
   // Like the adapters: the connection info (the socket address) goes along with the request.
