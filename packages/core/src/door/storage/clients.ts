@@ -36,7 +36,9 @@ export class ClientStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number,
-    consentCacheMs = 0,
+    consentCacheMs: number,
+    /** The door's canonical MCP URL: clients registered and consents given elsewhere are not its. */
+    private readonly resource: string,
   ) {
     this.#consents = new TtlCache({ ttlMs: consentCacheMs, maxEntries: 10_000, now });
   }
@@ -54,6 +56,7 @@ export class ClientStore {
       .values({
         client_id: clientId,
         client_name: input.clientName,
+        resource: this.resource,
         redirect_uris: JSON.stringify(input.redirectUris),
         metadata: JSON.stringify(metadata),
         created_at: createdAt,
@@ -69,6 +72,8 @@ export class ClientStore {
       .selectFrom('door_clients')
       .selectAll()
       .where('client_id', '=', clientId)
+      // Unbound (null): registered before clients named their door.
+      .where((eb) => eb.or([eb('resource', '=', this.resource), eb('resource', 'is', null)]))
       .executeTakeFirst();
     if (!row) return null;
     return {
@@ -140,9 +145,18 @@ export class ClientStore {
     const at = new Date(this.now());
     await this.db
       .insertInto('door_consents')
-      .values({ subject, client_id: clientId, scopes: scopes.join(' '), created_at: at, updated_at: at })
+      .values({
+        resource: this.resource,
+        subject,
+        client_id: clientId,
+        scopes: scopes.join(' '),
+        created_at: at,
+        updated_at: at,
+      })
       .onConflict((oc) =>
-        oc.columns(['subject', 'client_id']).doUpdateSet({ scopes: scopes.join(' '), updated_at: at }),
+        oc
+          .columns(['resource', 'subject', 'client_id'])
+          .doUpdateSet({ scopes: scopes.join(' '), updated_at: at }),
       )
       .execute();
   }
@@ -160,6 +174,7 @@ export class ClientStore {
     const row = await this.db
       .selectFrom('door_consents')
       .select('scopes')
+      .where('resource', '=', this.resource)
       .where('subject', '=', subject)
       .where('client_id', '=', clientId)
       .executeTakeFirst();
@@ -171,6 +186,7 @@ export class ClientStore {
     this.#consents.delete(`${clientId} ${subject}`);
     await this.db
       .deleteFrom('door_consents')
+      .where('resource', '=', this.resource)
       .where('subject', '=', subject)
       .where('client_id', '=', clientId)
       .execute();
