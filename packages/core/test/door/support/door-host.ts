@@ -74,6 +74,10 @@ export interface DoorHostOptions {
   /** Serve on this exact base path prefix (e.g. `/app`). */
   basePath?: string;
   registrationLimit?: DoorOptions['registrationLimit'];
+  /** Serve as another instance of the door at this canonical URL (its own address stays `url`). */
+  canonicalUrl?: string;
+  refreshGraceMs?: number;
+  refreshMaxAgeMs?: number;
 }
 
 /** The default tools: one of each risk label, plus ones the menu must leave out. */
@@ -201,7 +205,7 @@ export async function startDoorHost(store: Store, options: DoorHostOptions = {})
       : options.actAs;
 
   const door = createDoor({
-    mcp: { baseUrl: url, productName: 'Notes <Test>', ...options.mcp },
+    mcp: { baseUrl: options.canonicalUrl ?? url, productName: 'Notes <Test>', ...options.mcp },
     oauth: adapter,
     store,
     tools: createToolRegistry(tools),
@@ -215,6 +219,8 @@ export async function startDoorHost(store: Store, options: DoorHostOptions = {})
     ...(options.progressIntervalMs ? { progressIntervalMs: options.progressIntervalMs } : {}),
     // Suites register a client per test from one address: only the limit's own test sets one.
     registrationLimit: options.registrationLimit ?? false,
+    ...(options.refreshGraceMs !== undefined ? { refreshGraceMs: options.refreshGraceMs } : {}),
+    ...(options.refreshMaxAgeMs !== undefined ? { refreshMaxAgeMs: options.refreshMaxAgeMs } : {}),
   });
 
   // Like the adapters: the connection info (the socket address) goes along with the request.
