@@ -37,14 +37,14 @@ describe('door composition', () => {
   });
 
   it('refuses a refresh grace window or absolute refresh lifetime out of range', () => {
-    const mcp = { baseUrl: 'https://a.example' };
+    const baseUrl = 'https://a.example';
     for (const refreshGraceMs of [-1, 1.5, 300_001, Number.NaN]) {
-      expect(compose(mcp, {}, { refreshGraceMs })).toThrow(/refreshGraceMs must be a whole number/);
+      expect(compose({ baseUrl, refreshGraceMs })).toThrow(/mcp.refreshGraceMs must be a whole number/);
     }
     for (const refreshMaxAgeMs of [0, 3_599_999, 366 * 24 * 60 * 60 * 1000]) {
-      expect(compose(mcp, {}, { refreshMaxAgeMs })).toThrow(/refreshMaxAgeMs must be a whole number/);
+      expect(compose({ baseUrl, refreshMaxAgeMs })).toThrow(/mcp.refreshMaxAgeMs must be a whole number/);
     }
-    expect(compose(mcp, {}, { refreshGraceMs: 0, refreshMaxAgeMs: 60 * 60 * 1000 })).not.toThrow();
+    expect(compose({ baseUrl, refreshGraceMs: 0, refreshMaxAgeMs: 60 * 60 * 1000 })).not.toThrow();
   });
 
   it('refuses remoteAs with a blank issuer or audience', () => {

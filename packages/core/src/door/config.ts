@@ -92,6 +92,14 @@ export interface DoorMcpOptions {
   serviceAuth?: ServiceAuthOptions;
   /** Enables `/federate` (secret from `SERVICE_MCP_FEDERATION_SECRET` unless given). */
   federation?: boolean | { secret?: string };
+  /**
+   * How long a rotated refresh token still answers the pair it was rotated to (parallel
+   * refreshes, a retry after a lost answer), unless that pair's refresh token was used meanwhile.
+   * 0 to 300000; 0 makes every second presentation a reuse. Default 30000 ms.
+   */
+  refreshGraceMs?: number;
+  /** No refresh token outlives its authorization by more than this. 1 hour to 365 days. Default 90 days. */
+  refreshMaxAgeMs?: number;
 }
 
 /** Overrides that shape the door's menu (`.service/overrides.json`). */
@@ -128,20 +136,13 @@ export interface DoorOptions {
   fetch?: typeof fetch;
   /**
    * How long a verified access token, a session binding and a consent record are trusted without
-   * asking the store. Revocations made on this instance apply at once; on others within this
-   * bound. Default 2000 ms.
+   * asking the store. Revocations made on this instance apply at once, and reach the others
+   * through the store's notifications; a withdrawn consent or an ended session reaches them
+   * within this bound. Default 2000 ms.
    */
   authCacheTtlMs?: number;
   /** How often a long tool call sends a progress notification (when the client asked). Default 15 s. */
   progressIntervalMs?: number;
-  /**
-   * How long a rotated refresh token still answers the pair it was rotated to (parallel
-   * refreshes, a retry after a lost answer), unless that pair's refresh token was used meanwhile.
-   * 0 to 300000; 0 makes every second presentation a reuse. Default 30000 ms.
-   */
-  refreshGraceMs?: number;
-  /** No refresh token outlives its authorization by more than this. 1 hour to 365 days. Default 90 days. */
-  refreshMaxAgeMs?: number;
   /**
    * Dynamic registrations admitted per client address (`false`: unlimited). Applies when the
    * adapter passes its connection info to `handle(request, connection)`. Default 60 a minute.
@@ -264,10 +265,10 @@ export function resolveDoorConfig(options: DoorOptions): DoorConfig {
     registrationLimit:
       options.registrationLimit === false ? null : (options.registrationLimit ?? REGISTRATION_LIMIT),
     trustedProxies: checkTrustedProxies(options.trustedProxies ?? env.SERVICE_TRUSTED_PROXIES),
-    refreshGraceMs: checkDuration('refreshGraceMs', options.refreshGraceMs, REFRESH_GRACE_MS, 0, 5 * MINUTE),
+    refreshGraceMs: checkDuration('mcp.refreshGraceMs', mcp.refreshGraceMs, REFRESH_GRACE_MS, 0, 5 * MINUTE),
     refreshMaxAgeMs: checkDuration(
-      'refreshMaxAgeMs',
-      options.refreshMaxAgeMs,
+      'mcp.refreshMaxAgeMs',
+      mcp.refreshMaxAgeMs,
       REFRESH_MAX_AGE_MS,
       HOUR,
       365 * DAY,

@@ -76,8 +76,6 @@ export interface DoorHostOptions {
   registrationLimit?: DoorOptions['registrationLimit'];
   /** Serve as another instance of the door at this canonical URL (its own address stays `url`). */
   canonicalUrl?: string;
-  refreshGraceMs?: number;
-  refreshMaxAgeMs?: number;
 }
 
 /** The default tools: one of each risk label, plus ones the menu must leave out. */
@@ -219,8 +217,6 @@ export async function startDoorHost(store: Store, options: DoorHostOptions = {})
     ...(options.progressIntervalMs ? { progressIntervalMs: options.progressIntervalMs } : {}),
     // Suites register a client per test from one address: only the limit's own test sets one.
     registrationLimit: options.registrationLimit ?? false,
-    ...(options.refreshGraceMs !== undefined ? { refreshGraceMs: options.refreshGraceMs } : {}),
-    ...(options.refreshMaxAgeMs !== undefined ? { refreshMaxAgeMs: options.refreshMaxAgeMs } : {}),
   });
 
   // Like the adapters: the connection info (the socket address) goes along with the request.

@@ -1,7 +1,7 @@
 /**
  * RFC 9700 §4.14.2: refresh tokens expire when the client has been inactive (30 days, renewed by
  * each rotation), and no refresh token outlives its authorization by more than the absolute
- * lifetime (90 days by default, `refreshMaxAgeMs`).
+ * lifetime (90 days by default, `mcp.refreshMaxAgeMs`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../../../support/stores.js';
@@ -18,7 +18,7 @@ let shortLived: DoorHost;
 beforeAll(async () => {
   store = await openTestStore();
   host = await startDoorHost(store);
-  shortLived = await startDoorHost(store, { refreshMaxAgeMs: 2 * HOUR });
+  shortLived = await startDoorHost(store, { mcp: { refreshMaxAgeMs: 2 * HOUR } });
 });
 afterAll(async () => {
   await host?.close();
@@ -65,7 +65,7 @@ describe('refresh token lifetimes', () => {
     });
   });
 
-  it('§4.14.2 the absolute lifetime is the door option refreshMaxAgeMs', async () => {
+  it('§4.14.2 the absolute lifetime is the door option mcp.refreshMaxAgeMs', async () => {
     const tokens = await tokensFor(shortLived, 'short-lived-user');
     shortLived.clock.advance(HOUR);
     const next = await refresh(shortLived, tokens.client, tokens.refresh_token!);

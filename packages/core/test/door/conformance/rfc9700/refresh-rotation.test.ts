@@ -24,7 +24,7 @@ for (const kind of STORE_KINDS) {
       // Caching on, as in production: a revocation must not wait for the cache to expire.
       host = await startDoorHost(database.store, { authCacheTtlMs: 60_000 });
       second = await startSecondInstance(host, database.second, { authCacheTtlMs: 60_000 });
-      strict = await startDoorHost(database.store, { refreshGraceMs: 0 });
+      strict = await startDoorHost(database.store, { mcp: { refreshGraceMs: 0 } });
     });
     afterAll(async () => {
       await host?.close();
@@ -108,7 +108,7 @@ for (const kind of STORE_KINDS) {
       expect((await refresh(host, tokens, pair.refresh_token!)).status).toBe(400);
     });
 
-    it('§4.14.2 with refreshGraceMs 0, any second presentation is reuse and revokes the family', async () => {
+    it('§4.14.2 with mcp.refreshGraceMs 0, any second presentation is reuse and revokes the family', async () => {
       const tokens = await tokensFor(strict, 'strict-user');
       const pair = await pairOf(await refresh(strict, tokens, tokens.refresh_token!));
       expect((await refresh(strict, tokens, tokens.refresh_token!)).status).toBe(400);
