@@ -1,9 +1,10 @@
 /**
  * `remoteAs` mode: bearer tokens are JWTs from an external authorization server. Only the
  * asymmetric algorithms below are accepted (HS* and `none` never); `iss`, `sub`, `aud`, `iat`
- * and `exp` are required, `iss` and `aud` must equal the configured values and `exp` must be in
- * the future. An `aud` array must name this audience and nothing else. The JWKS is cached in memory (10 minutes) and fetched again when a token names an
- * unknown `kid` (at most once per 30 s).
+ * and `exp` are required, `iss` and `aud` must equal the configured values (an `aud` array must
+ * name this audience and nothing else) and `exp` must be in the future. The JWKS is cached in
+ * memory (10 minutes) and fetched again when a token names an unknown `kid` (at most once per
+ * 30 s).
  */
 import { createRemoteJWKSet, customFetch, jwtVerify } from 'jose';
 import type { DoorConfig } from '../config.js';

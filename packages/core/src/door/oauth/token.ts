@@ -99,11 +99,11 @@ async function refresh(context: DoorContext, form: URLSearchParams): Promise<Res
   const client = await context.clients.get(clientId);
   if (!client) throw new OAuthError('invalid_client', 'Unknown client_id', 401);
 
-  const registered = typeof client.metadata.scope === 'string' ? splitScopes(client.metadata.scope) : null;
+  const registered = splitScopes(typeof client.metadata.scope === 'string' ? client.metadata.scope : '');
   const outcome = await context.grants.rotate(refreshToken, {
     clientId,
     scopes,
-    registeredScopes: registered,
+    registeredScopes: registered.length > 0 ? registered : null,
   });
   if (!outcome.ok) {
     if (outcome.reason === 'scope') {

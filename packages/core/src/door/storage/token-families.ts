@@ -224,7 +224,7 @@ export class TokenFamilyStore {
 
   /**
    * Rotates a refresh token: the presented one is spent and a successor pair issued. Requests
-   * racing on one token take turns on its row lock, each seeing what the one before did.
+   * racing on one token take turns on its family's row lock, each seeing what the one before did.
    *
    * A token rotated less than the grace window ago, whose successor has not been used yet,
    * answers the pair it was rotated to (parallel refreshes, a retry after a lost answer). Any
@@ -234,6 +234,19 @@ export class TokenFamilyStore {
     const tokenHash = hashSecret(refreshToken);
     const now = this.now();
     const outcome = await this.db.transaction().execute(async (trx): Promise<RefreshOutcome> => {
+      // The family's row is the lock every rotation and revocation of the family takes first, so
+      // they never wait on each other in two orders. The token is read after, by a statement of
+      // its own, so it sees what the request that held the lock before did.
+      const locked = await trx
+        .selectFrom('door_tokens as t')
+        .innerJoin('door_grant_families as f', 'f.id', 't.family_id')
+        .select('f.id')
+        .where('t.token_hash', '=', tokenHash)
+        .where('t.kind', '=', 'refresh')
+        .where('f.resource', '=', this.#resource)
+        .forUpdate('f')
+        .executeTakeFirst();
+      if (!locked) return { ok: false, reason: 'unknown' };
       const row = await trx
         .selectFrom('door_tokens as t')
         .innerJoin('door_grant_families as f', 'f.id', 't.family_id')
@@ -251,11 +264,7 @@ export class TokenFamilyStore {
           'f.revoked_at as family_revoked_at',
         ])
         .where('t.token_hash', '=', tokenHash)
-        .where('t.kind', '=', 'refresh')
-        .where('f.resource', '=', this.#resource)
-        .forUpdate('t')
-        .executeTakeFirst();
-      if (!row) return { ok: false, reason: 'unknown' };
+        .executeTakeFirstOrThrow();
       if (row.client_id !== request.clientId) return { ok: false, reason: 'wrong-client' };
       if (row.family_revoked_at || row.revoked_at) return { ok: false, reason: 'revoked' };
       const answered = { subject: row.subject, clientId: row.client_id };

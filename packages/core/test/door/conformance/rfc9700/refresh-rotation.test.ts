@@ -108,6 +108,24 @@ for (const kind of STORE_KINDS) {
       expect((await refresh(host, tokens, pair.refresh_token!)).status).toBe(400);
     });
 
+    it('§4.14.2 a thief racing the client (old token past the window, successor in use) never meets a server error, and the family dies', async () => {
+      for (let round = 0; round < 4; round++) {
+        const tokens = await tokensFor(host, `thief-race-${round}`);
+        const pair = await pairOf(await refresh(host, tokens, tokens.refresh_token!));
+        host.clock.advance(30_001);
+        // One instance (its clock is the test's), on Postgres over separate pooled connections.
+        const [thief, client] = await Promise.all([
+          refresh(host, tokens, tokens.refresh_token!),
+          refresh(host, tokens, pair.refresh_token!),
+        ]);
+        expect(thief.status, `round ${round}`).toBe(400);
+        expect([200, 400], `round ${round}`).toContain(client.status);
+        const answered = (await client.json()) as TokenSet;
+        if (client.status === 200) expect(await listStatus(host, answered.access_token)).toBe(401);
+        expect(await listStatus(host, pair.access_token)).toBe(401);
+      }
+    });
+
     it('§4.14.2 with mcp.refreshGraceMs 0, any second presentation is reuse and revokes the family', async () => {
       const tokens = await tokensFor(strict, 'strict-user');
       const pair = await pairOf(await refresh(strict, tokens, tokens.refresh_token!));
