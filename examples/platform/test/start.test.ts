@@ -42,6 +42,7 @@ const exchangeStatus = async (demo: { host: { mcp: { tokenUrl: string } } }, key
         client_id: 'service',
         client_secret: key,
         subject_token: 'user:demo@example.com',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
       }),
     })
   ).status;

@@ -573,6 +573,7 @@ describe('fuzzing the MCP door and the wire’s /chat', () => {
         client_id: 'fuzz-backend',
         client_secret: serviceKey,
         subject_token: 'ada',
+        subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
       }),
     });
     accessToken = ((await token.json()) as { access_token: string }).access_token;
@@ -655,6 +656,7 @@ describe('fuzzing the MCP door and the wire’s /chat', () => {
     ['client_id', 'fuzz-backend'],
     ['client_secret', serviceKey],
     ['subject_token', 'ada'],
+    ['subject_token_type', 'urn:ietf:params:oauth:token-type:access_token'],
   ];
   const refreshForm = (): Array<[string, string]> => [
     ['grant_type', 'refresh_token'],

@@ -95,6 +95,7 @@ export function exchangeServiceKey(
       client_id: fields.clientId ?? 'service',
       client_secret: fields.key,
       subject_token: fields.subject,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
     }),
   });
 }

@@ -53,6 +53,17 @@ describe('door composition', () => {
     ).not.toThrow();
   });
 
+  it('refuses a refresh grace window or absolute refresh lifetime out of range', () => {
+    const baseUrl = 'https://a.example';
+    for (const refreshGraceMs of [-1, 1.5, 300_001, Number.NaN]) {
+      expect(compose({ baseUrl, refreshGraceMs })).toThrow(/mcp.refreshGraceMs must be a whole number/);
+    }
+    for (const refreshMaxAgeMs of [0, 3_599_999, 366 * 24 * 60 * 60 * 1000]) {
+      expect(compose({ baseUrl, refreshMaxAgeMs })).toThrow(/mcp.refreshMaxAgeMs must be a whole number/);
+    }
+    expect(compose({ baseUrl, refreshGraceMs: 0, refreshMaxAgeMs: 60 * 60 * 1000 })).not.toThrow();
+  });
+
   it('refuses remoteAs with a blank issuer or audience', () => {
     const baseUrl = 'https://a.example';
     expect(compose({ baseUrl, remoteAs: { issuer: ' ', audience: 'a' } })).toThrow(

@@ -10,6 +10,7 @@ import type { AuditLog } from '../agent/audit.js';
 import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
 import type { Logger } from '../http/logger.js';
 import type { RateLimitRule } from '../http/rate-limit.js';
+import type { Store } from '../store/create-store.js';
 import type { Database } from '../store/database.js';
 import { DoorConfigError } from './config-error.js';
 import { hashSecret, serviceActor } from './secrets.js';
@@ -99,6 +100,14 @@ export interface DoorMcpOptions {
    * MCP client's). A request from any other page is refused 403; native clients send no Origin.
    */
   allowedOrigins?: string[];
+  /**
+   * How long a rotated refresh token still answers the pair it was rotated to (parallel
+   * refreshes, a retry after a lost answer), unless that pair's refresh token was used meanwhile.
+   * 0 to 300000; 0 makes every second presentation a reuse. Default 30000 ms.
+   */
+  refreshGraceMs?: number;
+  /** No refresh token outlives its authorization by more than this. 1 hour to 365 days. Default 90 days. */
+  refreshMaxAgeMs?: number;
 }
 
 /**
@@ -125,7 +134,8 @@ export interface DoorOptions {
   /** `true` or options; the door exists only when this is set. */
   mcp: true | DoorMcpOptions;
   oauth: DoorOAuthAdapter;
-  store: { db: Kysely<Database> };
+  /** The store; with its `listen`, revocations made on other instances apply here at once. */
+  store: { db: Kysely<Database>; listen?: Store['listen'] };
   tools?: ToolRegistry;
   /** How tools called from the door reach the host's API as the user. Unset: tools answer `not-implemented`. */
   actAs?: ActAs;
@@ -149,8 +159,9 @@ export interface DoorOptions {
   clientDocumentTransport?: ClientDocumentTransport;
   /**
    * How long a verified access token, a session binding and a consent record are trusted without
-   * asking the store. Revocations made on this instance apply at once; on others within this
-   * bound. Default 2000 ms.
+   * asking the store. Revocations made on this instance apply at once, and reach the others
+   * through the store's notifications; a withdrawn consent or an ended session reaches them
+   * within this bound. Default 2000 ms.
    */
   authCacheTtlMs?: number;
   /** How often a long tool call sends a progress notification (when the client asked). Default 15 s. */
@@ -188,6 +199,8 @@ export interface DoorConfig {
   federationSecret: Uint8Array | null;
   registrationLimit: RateLimitRule | null;
   trustedProxies: number;
+  refreshGraceMs: number;
+  refreshMaxAgeMs: number;
 }
 
 /** Token and code lifetimes (seconds). */
@@ -200,6 +213,14 @@ export const LIFETIMES = {
   federationRequestMaxAhead: 5 * 60,
   federationAssertion: 60,
 } as const;
+
+/**
+ * A rotated refresh token stays usable this long, answering the pair it was rotated to, so a
+ * client racing itself or retrying a lost answer is not logged out. Default of `refreshGraceMs`.
+ */
+export const REFRESH_GRACE_MS = 30_000;
+/** No refresh token outlives its authorization by more than this. Default of `refreshMaxAgeMs`. */
+export const REFRESH_MAX_AGE_MS = 90 * 24 * 60 * 60 * 1000;
 
 /** Scopes the door grants. `write` is needed for every tool not labelled `read`. */
 export const SCOPES = ['read', 'write'] as const;
@@ -270,7 +291,33 @@ export function resolveDoorConfig(options: DoorOptions): DoorConfig {
     registrationLimit:
       options.registrationLimit === false ? null : (options.registrationLimit ?? REGISTRATION_LIMIT),
     trustedProxies: checkTrustedProxies(options.trustedProxies ?? env.SERVICE_TRUSTED_PROXIES),
+    refreshGraceMs: checkDuration('mcp.refreshGraceMs', mcp.refreshGraceMs, REFRESH_GRACE_MS, 0, 5 * MINUTE),
+    refreshMaxAgeMs: checkDuration(
+      'mcp.refreshMaxAgeMs',
+      mcp.refreshMaxAgeMs,
+      REFRESH_MAX_AGE_MS,
+      HOUR,
+      365 * DAY,
+    ),
   };
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+function checkDuration(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new DoorConfigError(`${name} must be a whole number of milliseconds from ${min} to ${max}`);
+  }
+  return value;
 }
 
 /** Default cap on dynamic registrations: one MCP client registers once per install. */

@@ -31,6 +31,4 @@ export interface DoorContext {
   fetch: typeof fetch;
   /** Per-address counters (`/register`), shared by every instance through the store. */
   limiter: RateLimiter;
-  /** Verified access tokens cached on this instance; cleared by every revocation made here. */
-  tokenCache: { clear(): void };
 }

@@ -29,7 +29,7 @@ import { parseOverrides } from './overrides.js';
 import { createDoorRouter } from './router.js';
 import { ClientStore } from './storage/clients.js';
 import { DoorSessionStore } from './storage/sessions.js';
-import { TokenFamilyStore } from './storage/token-families.js';
+import { followRevocations, TokenFamilyStore } from './storage/token-families.js';
 import { buildMenu } from './tool-menu.js';
 import type { DoorUrls } from './urls.js';
 
@@ -49,7 +49,10 @@ export interface Door {
   withdrawConsent(subject: string, clientId: string): Promise<void>;
   /** Revokes every authorization of a user and ends their sessions. */
   revokeUser(subject: string): Promise<void>;
-  /** Writes the activity events still queued (call at shutdown, before closing the store). */
+  /**
+   * Stops following revocations and writes the activity events still queued (call at shutdown,
+   * before closing the store).
+   */
   close(): Promise<void>;
 }
 
@@ -61,11 +64,23 @@ export function createDoor(options: DoorOptions): Door {
   const now = options.now ?? Date.now;
   const db = options.store.db;
   const logger = options.logger ?? createJsonLogger();
-  const tokenFamilies = new TokenFamilyStore(db, now);
+  const { urls } = config;
+  const tokenFamilies = new TokenFamilyStore(db, now, {
+    resource: urls.resource,
+    refreshGraceMs: config.refreshGraceMs,
+    refreshMaxAgeMs: config.refreshMaxAgeMs,
+    // Every revocation made here, whatever caused it, applies to this instance's cache at once.
+    onRevoked: () => bearer.clear(),
+  });
   const fetchImpl = options.fetch ?? fetch;
   const remote = config.remoteAs ? createRemoteAsVerifier(config.remoteAs, { fetch: fetchImpl, now }) : null;
   const cacheTtlMs = options.authCacheTtlMs ?? 2000;
   const bearer = createBearerAuthenticator({ grants: tokenFamilies, config, now }, remote, cacheTtlMs);
+  // Revocations made on other instances reach this one through the store's notifications.
+  const unfollow = followRevocations(options.store, urls.resource, () => bearer.clear()).catch((error) => {
+    logger.warn('door.revocations_not_followed', describeError(error));
+    return null;
+  });
   const context: DoorContext = {
     config,
     approvalGrants: new GrantStore(db, now),
@@ -76,9 +91,10 @@ export function createDoor(options: DoorOptions): Door {
       now,
       cacheTtlMs,
       new ClientIdDocuments(options.clientDocumentTransport ?? pinnedHttpsTransport, now),
+      urls.resource,
     ),
     grants: tokenFamilies,
-    sessions: new DoorSessionStore(db, now),
+    sessions: new DoorSessionStore(db, now, urls.resource),
     tools: options.tools ?? null,
     actAs: options.actAs ?? null,
     overrides: parseOverrides(options.overrides),
@@ -86,12 +102,10 @@ export function createDoor(options: DoorOptions): Door {
     now,
     fetch: fetchImpl,
     limiter: new RateLimiter(createRateLimitCounter(db), { now }),
-    tokenCache: bearer,
   };
   const menu = buildMenu(context.tools, context.overrides, logger);
   const transport = createTransportHandler(context, menu, bearer, options.progressIntervalMs);
   const router = createDoorRouter(context, transport);
-  const { urls } = config;
   let sweptAt = now();
 
   /**
@@ -150,7 +164,10 @@ export function createDoor(options: DoorOptions): Door {
       return guarded(request, () => metadataResponse(context, document, request));
     },
     withdrawConsent: (subject, clientId) => context.clients.withdrawConsent(subject, clientId),
-    close: () => context.audit.flush(),
+    close: async () => {
+      await (await unfollow)?.();
+      await context.audit.flush();
+    },
     async revokeUser(subject) {
       await tokenFamilies.revokeSubject(subject);
       await context.sessions.endSubject(subject);

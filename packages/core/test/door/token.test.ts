@@ -1,7 +1,7 @@
 /**
  * `/token`: codes live 60 s and are claimed at presentation before the verifier is checked;
- * refresh tokens rotate and presenting a rotated one revokes the family; the RFC 8693
- * service-key exchange.
+ * refresh tokens rotate and presenting a rotated one after its grace window revokes the family;
+ * the RFC 8693 service-key exchange.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { listAudit } from '../../src/agent/audit.js';
@@ -214,9 +214,10 @@ describe('refresh token rotation', () => {
     expect((await rpc(host, next.access_token, 'tools/list')).status).toBe(200);
   });
 
-  it('revokes the whole family when a rotated refresh token is presented again', async () => {
+  it('revokes the whole family when a rotated refresh token is presented again after the grace window', async () => {
     const tokens = await tokensFor(host);
     const next = await (await refresh(tokens.client.clientId, tokens.refresh_token!)).json();
+    host.clock.advance(31_000);
     const reuse = await refresh(tokens.client.clientId, tokens.refresh_token!);
     expect(await errorOf(reuse)).toMatchObject({ status: 400, error: 'invalid_grant' });
     // The successor issued before the reuse is dead too, and so is every access token of the family.

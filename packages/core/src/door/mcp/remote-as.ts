@@ -1,9 +1,10 @@
 /**
  * `remoteAs` mode: bearer tokens are JWTs from an external authorization server. Only the
  * asymmetric algorithms below are accepted (HS* and `none` never); `iss`, `sub`, `aud`, `iat`
- * and `exp` are required, `iss` and `aud` must equal the configured values and `exp` must be in
- * the future. The JWKS is cached in memory (10 minutes) and fetched again when a token names an
- * unknown `kid` (at most once per 30 s).
+ * and `exp` are required, `iss` and `aud` must equal the configured values (an `aud` array must
+ * name this audience and nothing else) and `exp` must be in the future. The JWKS is cached in
+ * memory (10 minutes) and fetched again when a token names an unknown `kid` (at most once per
+ * 30 s).
  */
 import { createRemoteJWKSet, customFetch, jwtVerify } from 'jose';
 import type { DoorConfig } from '../config.js';
@@ -57,6 +58,9 @@ export function createRemoteAsVerifier(
           requiredClaims: ['iss', 'sub', 'aud', 'iat', 'exp'],
           currentDate: new Date(options.now()),
         });
+        // A token several audiences accept can be replayed here by any of them: only one meant
+        // for this server alone passes (MCP: tokens specifically intended for the server).
+        if (Array.isArray(payload.aud) && payload.aud.some((aud) => aud !== remoteAs.audience)) return null;
         // Subject and client id are stored with the session: text the store cannot hold fails here.
         if (typeof payload.sub !== 'string' || payload.sub === '' || !isStorableText(payload.sub))
           return null;

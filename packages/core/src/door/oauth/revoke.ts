@@ -31,10 +31,8 @@ export async function handleRevoke(context: DoorContext, request: Request): Prom
     if (outcome === 'wrong-client') {
       throw new OAuthError('unauthorized_client', 'The token was issued to another client');
     }
-    if (outcome === 'revoked') {
-      context.tokenCache.clear();
-      context.logger.info('door.token_revoked', { client_id: clientId });
-    }
+    // The store clears this instance's cached tokens and tells the other instances.
+    if (outcome === 'revoked') context.logger.info('door.token_revoked', { client_id: clientId });
     return withCors(new Response(null, { status: 200, headers: { 'cache-control': 'no-store' } }));
   } catch (error) {
     if (error instanceof OAuthError) return withCors(oauthErrorResponse(error));

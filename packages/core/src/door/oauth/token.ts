@@ -11,7 +11,7 @@ import type { DoorContext } from '../context.js';
 import { preflight, withCors } from '../cors.js';
 import { TOKEN_EXCHANGE_GRANT } from '../discovery.js';
 import { hashSecret, isWellFormedVerifier, safeEqual, verifiesS256 } from '../secrets.js';
-import type { IssuedTokens } from '../storage/token-families.js';
+import { type IssuedTokens, splitScopes } from '../storage/token-families.js';
 import { OAuthError, oauthErrorResponse, oauthJson } from './errors.js';
 import { readForm, single } from './form.js';
 
@@ -21,6 +21,8 @@ export const PKCE_FAILED = 'PKCE verification failed';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const CLIENT_AUTH_FAILED = 'Client authentication failed';
 const MAX_SUBJECT_LENGTH = 256;
+/** Subjects that are a missing value spelled out, never a user. */
+const PLACEHOLDER_SUBJECTS = new Set(['undefined', 'null']);
 
 export async function handleToken(context: DoorContext, request: Request): Promise<Response> {
   if (request.method === 'OPTIONS') return preflight('POST, OPTIONS');
@@ -80,7 +82,7 @@ async function exchangeCode(context: DoorContext, form: URLSearchParams): Promis
       }
       if (!verifiesS256(verifier, grant.codeChallenge)) throw new OAuthError('invalid_grant', PKCE_FAILED);
     },
-    { accessTtl: LIFETIMES.access, refresh: true, resource: context.config.urls.resource },
+    { accessTtl: LIFETIMES.access, refresh: true },
   );
   if (!tokens) throw new OAuthError('invalid_grant', CODE_INVALID);
   context.logger.info('door.token_issued', { client_id: clientId, grant_type: 'authorization_code' });
@@ -91,16 +93,24 @@ async function refresh(context: DoorContext, form: URLSearchParams): Promise<Res
   const clientId = required(form, 'client_id');
   const refreshToken = required(form, 'refresh_token');
   const scope = single(form, 'scope');
-  if (scope !== null) checkScopes(scope);
+  // A blank `scope` asks for nothing in particular: the grant's scopes (RFC 6749 §6).
+  const scopes = scope === null || scope.trim() === '' ? null : checkScopes(scope);
   checkResource(context, form);
-  if (!(await context.clients.get(clientId)))
-    throw new OAuthError('invalid_client', 'Unknown client_id', 401);
+  const client = await context.clients.get(clientId);
+  if (!client) throw new OAuthError('invalid_client', 'Unknown client_id', 401);
 
-  const requested = scope === null ? [] : scope.split(' ').filter(Boolean);
-  const outcome = await context.grants.rotate(refreshToken, clientId, requested);
+  const registered = splitScopes(typeof client.metadata.scope === 'string' ? client.metadata.scope : '');
+  const outcome = await context.grants.rotate(refreshToken, {
+    clientId,
+    scopes,
+    registeredScopes: registered.length > 0 ? registered : null,
+  });
   if (!outcome.ok) {
     if (outcome.reason === 'scope') {
-      throw new OAuthError('invalid_scope', 'A refresh cannot add scopes that were not granted');
+      throw new OAuthError(
+        'invalid_scope',
+        'A refresh cannot ask for scopes beyond the grant or the client registration',
+      );
     }
     if (outcome.reason === 'reused') {
       context.logger.warn('door.refresh_reuse', { client_id: clientId });
@@ -118,7 +128,11 @@ async function refresh(context: DoorContext, form: URLSearchParams): Promise<Res
     await context.sessions.endSubject(outcome.subject);
     throw new OAuthError('invalid_grant', 'The user of this grant no longer exists');
   }
-  context.logger.info('door.token_issued', { client_id: clientId, grant_type: 'refresh_token' });
+  context.logger.info('door.token_issued', {
+    client_id: clientId,
+    grant_type: 'refresh_token',
+    ...(outcome.replayed ? { replayed: true } : {}),
+  });
   return tokenResponse(outcome.tokens);
 }
 
@@ -151,17 +165,19 @@ async function exchangeServiceKey(
   const subject = required(form, 'subject_token');
   if (subject.length > MAX_SUBJECT_LENGTH)
     throw new OAuthError('invalid_request', 'subject_token is too long');
+  // A backend's unset variable, interpolated, must not become a user id.
+  if (subject.trim() === '' || PLACEHOLDER_SUBJECTS.has(subject.trim())) {
+    throw new OAuthError('invalid_request', 'subject_token must name a user');
+  }
+  // RFC 8693 §2.1: required. Not interpreted: the subject is a host user id, not a token.
+  if ((single(form, 'subject_token_type') ?? '').trim() === '') {
+    throw new OAuthError('invalid_request', 'subject_token_type is required');
+  }
   const scope = single(form, 'scope');
   const scopes = scope === null ? [...SCOPES] : checkScopes(scope);
   checkResource(context, form);
   const tokens = await context.grants.startFamily(
-    {
-      clientId: serviceAuth.clientId,
-      subject,
-      scopes,
-      resource: context.config.urls.resource,
-      actor: match.actor,
-    },
+    { clientId: serviceAuth.clientId, subject, scopes, actor: match.actor },
     { accessTtl: LIFETIMES.serviceAccess, refresh: false },
   );
   context.logger.info('door.service_exchange', { actor: match.actor, subject });
@@ -179,13 +195,22 @@ function tokenResponse(tokens: IssuedTokens, extra: Record<string, string> = {})
   });
 }
 
-/** client_secret_post fields, or HTTP Basic (RFC 6749 §2.3.1) when the form has no secret. */
+/**
+ * client_secret_post fields, or HTTP Basic (RFC 6749 §2.3.1). Both in one request is refused
+ * (RFC 6749 §2.3: one authentication method per request).
+ */
 function clientCredentials(
   form: URLSearchParams,
   request: Request,
 ): { clientId: string | null; key: string | null } {
   const header = request.headers.get('authorization') ?? '';
   if (/^basic /i.test(header)) {
+    if (single(form, 'client_secret') !== null) {
+      throw new OAuthError(
+        'invalid_request',
+        'Use one client authentication method: HTTP Basic or client_secret',
+      );
+    }
     const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon > 0) {

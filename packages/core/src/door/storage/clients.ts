@@ -59,8 +59,10 @@ export class ClientStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number,
-    consentCacheMs = 0,
-    private readonly documents: ClientDocumentSource | null = null,
+    consentCacheMs: number,
+    private readonly documents: ClientDocumentSource | null,
+    /** The door's canonical MCP URL: clients registered and consents given elsewhere are not its. */
+    private readonly resource: string,
   ) {
     this.#consents = new TtlCache({ ttlMs: consentCacheMs, maxEntries: 10_000, now });
   }
@@ -78,6 +80,7 @@ export class ClientStore {
       .values({
         client_id: clientId,
         client_name: input.clientName,
+        resource: this.resource,
         redirect_uris: JSON.stringify(input.redirectUris),
         metadata: JSON.stringify(metadata),
         created_at: createdAt,
@@ -124,6 +127,8 @@ export class ClientStore {
       .selectFrom('door_clients')
       .selectAll()
       .where('client_id', '=', clientId)
+      // Unbound (null): registered before clients named their door.
+      .where((eb) => eb.or([eb('resource', '=', this.resource), eb('resource', 'is', null)]))
       .executeTakeFirst();
     if (!row) return { client: null, problem: 'Unknown client_id' };
     return {
@@ -144,6 +149,7 @@ export class ClientStore {
       redirect_uris: JSON.stringify(client.redirectUris),
       metadata: JSON.stringify(client.metadata),
     };
+    // No door named: a document client is the same client at every door.
     await this.db
       .insertInto('door_clients')
       .values({ client_id: client.clientId, ...values, created_at: client.createdAt })
@@ -211,9 +217,18 @@ export class ClientStore {
     const at = new Date(this.now());
     await this.db
       .insertInto('door_consents')
-      .values({ subject, client_id: clientId, scopes: scopes.join(' '), created_at: at, updated_at: at })
+      .values({
+        resource: this.resource,
+        subject,
+        client_id: clientId,
+        scopes: scopes.join(' '),
+        created_at: at,
+        updated_at: at,
+      })
       .onConflict((oc) =>
-        oc.columns(['subject', 'client_id']).doUpdateSet({ scopes: scopes.join(' '), updated_at: at }),
+        oc
+          .columns(['resource', 'subject', 'client_id'])
+          .doUpdateSet({ scopes: scopes.join(' '), updated_at: at }),
       )
       .execute();
   }
@@ -231,6 +246,7 @@ export class ClientStore {
     const row = await this.db
       .selectFrom('door_consents')
       .select('scopes')
+      .where('resource', '=', this.resource)
       .where('subject', '=', subject)
       .where('client_id', '=', clientId)
       .executeTakeFirst();
@@ -242,6 +258,7 @@ export class ClientStore {
     this.#consents.delete(`${clientId} ${subject}`);
     await this.db
       .deleteFrom('door_consents')
+      .where('resource', '=', this.resource)
       .where('subject', '=', subject)
       .where('client_id', '=', clientId)
       .execute();

@@ -1,7 +1,7 @@
 /**
- * MCP sessions (bound to one subject and one client) and federation nonces. Both live in the
- * store, so any instance can serve any request of a session, and a nonce is spent once across
- * instances.
+ * MCP sessions (bound to one door, one subject and one client) and federation nonces. Both live
+ * in the store, so any instance can serve any request of a session, and a nonce is spent once
+ * across instances.
  *
  * @see MCP "Streamable HTTP" §Session Management; docs/door.md "Sessions"
  */
@@ -21,6 +21,8 @@ export class DoorSessionStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly now: () => number,
+    /** The door's canonical MCP URL: another door's sessions are unknown here. */
+    private readonly resource: string,
   ) {}
 
   async open(binding: McpSession): Promise<string> {
@@ -29,6 +31,7 @@ export class DoorSessionStore {
       .insertInto('door_sessions')
       .values({
         id_hash: hashSecret(id),
+        resource: this.resource,
         subject: binding.subject,
         client_id: binding.clientId,
         created_at: new Date(this.now()),
@@ -44,6 +47,7 @@ export class DoorSessionStore {
       .selectFrom('door_sessions')
       .select(['subject', 'client_id'])
       .where('id_hash', '=', hashSecret(id))
+      .where('resource', '=', this.resource)
       .where('ended_at', 'is', null)
       .executeTakeFirst();
     return row ? { subject: row.subject, clientId: row.client_id } : null;
@@ -54,16 +58,18 @@ export class DoorSessionStore {
       .updateTable('door_sessions')
       .set({ ended_at: new Date(this.now()) })
       .where('id_hash', '=', hashSecret(id))
+      .where('resource', '=', this.resource)
       .where('ended_at', 'is', null)
       .execute();
   }
 
-  /** Ends every live session of a subject (the principal no longer resolves). */
+  /** Ends every live session of a subject at this door (the principal no longer resolves). */
   async endSubject(subject: string): Promise<void> {
     await this.db
       .updateTable('door_sessions')
       .set({ ended_at: new Date(this.now()) })
       .where('subject', '=', subject)
+      .where('resource', '=', this.resource)
       .where('ended_at', 'is', null)
       .execute();
   }

@@ -30,10 +30,11 @@ for (const kind of STORE_KINDS) {
         redirectUri: 'https://a.example/cb',
         codeChallenge: 'c'.repeat(43),
         scopes: ['read'],
-        resource: null,
       });
 
-    const options = { accessTtl: 3600, refresh: true, resource: 'https://a.example/api/service/mcp' };
+    const RESOURCE = 'https://a.example/api/service/mcp';
+    const options = { accessTtl: 3600, refresh: true };
+    const grantsOf = (resource = RESOURCE) => new TokenFamilyStore(store.db, now, { resource });
 
     it('records a client read from its metadata document, so consents refer to it, and keeps it current', async () => {
       const clientId = 'https://client.example/client.json';
@@ -50,7 +51,7 @@ for (const kind of STORE_KINDS) {
         },
         now,
       );
-      const clients = new ClientStore(store.db, now, 0, documents);
+      const clients = new ClientStore(store.db, now, 0, documents, RESOURCE);
       expect((await clients.lookup(clientId)).client?.clientName).toBe('First name');
       await clients.recordConsent('document-user', clientId, ['read']);
       await clients.openTransaction({
@@ -75,7 +76,7 @@ for (const kind of STORE_KINDS) {
     });
 
     it('revokes what the first exchange issues when the code is replayed while that exchange runs', async () => {
-      const grants = new TokenFamilyStore(store.db, now);
+      const grants = grantsOf();
       const code = await issueCode(grants, 'replay-during');
       let release!: () => void;
       const gate = new Promise<void>((resolve) => {
@@ -109,11 +110,19 @@ for (const kind of STORE_KINDS) {
       expect(tokens).not.toBeNull();
       expect(await replay).toBeNull();
       expect(await grants.authenticate(tokens!.accessToken)).toBeNull();
-      expect((await grants.rotate(tokens!.refreshToken!, 'mcp_client_x')).ok).toBe(false);
+      expect(
+        (
+          await grants.rotate(tokens!.refreshToken!, {
+            clientId: 'mcp_client_x',
+            scopes: null,
+            registeredScopes: null,
+          })
+        ).ok,
+      ).toBe(false);
     });
 
     it('revokes what the first exchange issued when the code is replayed afterwards', async () => {
-      const grants = new TokenFamilyStore(store.db, now);
+      const grants = grantsOf();
       const code = await issueCode(grants, 'replay-after');
       const tokens = await grants.redeemCode(code, () => {}, options);
       expect(await grants.authenticate(tokens!.accessToken)).not.toBeNull();
@@ -122,7 +131,7 @@ for (const kind of STORE_KINDS) {
     });
 
     it('spends a code whose presentation the check refuses', async () => {
-      const grants = new TokenFamilyStore(store.db, now);
+      const grants = grantsOf();
       const code = await issueCode(grants, 'refused');
       const refusal = new Error('PKCE verification failed');
       await expect(
@@ -137,19 +146,68 @@ for (const kind of STORE_KINDS) {
       expect(await grants.redeemCode(code, () => {}, options)).toBeNull();
     });
 
+    it("keeps a rotated refresh token's successor pair only sealed, under a key only that token gives", async () => {
+      const grants = grantsOf();
+      const first = await grants.startFamily(
+        { clientId: 'mcp_client_x', subject: 'sealed-pair', scopes: ['read'] },
+        { accessTtl: 3600, refresh: true },
+      );
+      const request = { clientId: 'mcp_client_x', scopes: null, registeredScopes: null };
+      const rotated = await grants.rotate(first.refreshToken!, request);
+      if (!rotated.ok) throw new Error('rotation refused');
+      const rows = await store.db
+        .selectFrom('door_tokens')
+        .selectAll()
+        .where('family_id', '=', first.familyId)
+        .execute();
+      const atRest = JSON.stringify(rows);
+      for (const secret of [rotated.tokens.accessToken, rotated.tokens.refreshToken!]) {
+        expect(atRest).not.toContain(secret);
+        expect(atRest).not.toContain(secret.slice(7));
+      }
+      expect(rows.find((row) => row.successor_sealed !== null)).toBeDefined();
+      // Presented again within the window, the token opens its own seal: the same pair.
+      const again = await grants.rotate(first.refreshToken!, request);
+      expect(again.ok && again.tokens.accessToken).toBe(rotated.tokens.accessToken);
+    });
+
+    it('keeps consents and sessions to the door that made them', async () => {
+      const other = 'https://b.example/api/service/mcp';
+      const [atA, atB] = [RESOURCE, other].map(
+        (resource) => new ClientStore(store.db, now, 0, null, resource),
+      );
+      // A client id both doors know (a client registered before clients named their door).
+      await store.db
+        .insertInto('door_clients')
+        .values({ client_id: 'mcp_client_shared', redirect_uris: '[]', metadata: '{}', resource: null })
+        .execute();
+      await atA!.recordConsent('consenting', 'mcp_client_shared', ['read']);
+      expect(await atA!.consentOf('consenting', 'mcp_client_shared')).toEqual(['read']);
+      expect(await atB!.consentOf('consenting', 'mcp_client_shared')).toBeNull();
+      await atB!.withdrawConsent('consenting', 'mcp_client_shared');
+      expect(await atA!.consentOf('consenting', 'mcp_client_shared')).toEqual(['read']);
+
+      const session = await new DoorSessionStore(store.db, now, RESOURCE).open({
+        subject: 'consenting',
+        clientId: 'mcp_client_shared',
+      });
+      expect(await new DoorSessionStore(store.db, now, other).get(session)).toBeNull();
+      expect(await new DoorSessionStore(store.db, now, RESOURCE).get(session)).not.toBeNull();
+    });
+
     it('sweeps families left without tokens and sessions nobody ended, and keeps live ones', async () => {
       offset = 0;
-      const grants = new TokenFamilyStore(store.db, now);
-      const sessions = new DoorSessionStore(store.db, now);
+      const grants = grantsOf();
+      const sessions = new DoorSessionStore(store.db, now, RESOURCE);
       const shortLived = await grants.startFamily(
-        { clientId: 'service', subject: 'sweep-dead', scopes: ['read'], resource: null },
+        { clientId: 'service', subject: 'sweep-dead', scopes: ['read'] },
         { accessTtl: 600, refresh: false },
       );
       const stale = await sessions.open({ subject: 'sweep-session', clientId: 'mcp_client_x' });
       offset = 2 * DAY;
       const fresh = await sessions.open({ subject: 'sweep-session', clientId: 'mcp_client_x' });
       const live = await grants.startFamily(
-        { clientId: 'mcp_client_x', subject: 'sweep-live', scopes: ['read'], resource: null },
+        { clientId: 'mcp_client_x', subject: 'sweep-live', scopes: ['read'] },
         { accessTtl: 3600, refresh: true },
       );
       offset = SESSION_MAX_AGE_MS + DAY;

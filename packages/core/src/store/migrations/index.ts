@@ -5,6 +5,7 @@ import * as wire from './0003-wire.js';
 import * as door from './0004-door.js';
 import * as sshSessions from './0005-ssh-sessions.js';
 import * as instances from './0006-instances.js';
+import * as doorTokens from './0007-door-tokens.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0004-door': door,
   '0005-ssh-sessions': sshSessions,
   '0006-instances': instances,
+  '0007-door-tokens': doorTokens,
 };

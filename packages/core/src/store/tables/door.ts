@@ -14,6 +14,8 @@ export interface DoorClientsTable {
   redirect_uris: Json<string[]>;
   /** The registered client metadata as `/register` answered it. */
   metadata: Json<Record<string, unknown>>;
+  /** The door it registered at (its canonical MCP URL); null: honoured by every door. */
+  resource: string | null;
   created_at: CreatedAt;
 }
 
@@ -36,6 +38,8 @@ export interface DoorConsentTransactionsTable {
 
 /** A user's recorded consent to one client. */
 export interface DoorConsentsTable {
+  /** The door the consent was given at (its canonical MCP URL). */
+  resource: string;
   subject: string;
   client_id: string;
   scopes: string;
@@ -80,6 +84,15 @@ export interface DoorTokensTable {
   /** Refresh tokens: when it was exchanged for its successor. */
   rotated_at: NullableTimestamp;
   revoked_at: NullableTimestamp;
+  /** Access tokens narrowed by a refresh: their space-separated scopes; null: the family's. */
+  scopes: string | null;
+  /**
+   * Rotated refresh tokens, during the grace window: the pair they were rotated to, sealed under a
+   * key derived from the refresh token itself; cleared when the successor is first used.
+   */
+  successor_sealed: string | null;
+  /** Refresh tokens issued by a rotation: the hash of the token they replaced. */
+  parent_hash: string | null;
   created_at: CreatedAt;
 }
 
@@ -92,6 +105,8 @@ export interface DoorFederationNoncesTable {
 /** A Streamable HTTP session, bound to one subject and client. */
 export interface DoorSessionsTable {
   id_hash: string;
+  /** The door the session was opened at (its canonical MCP URL). */
+  resource: string | null;
   subject: string;
   client_id: string;
   created_at: CreatedAt;

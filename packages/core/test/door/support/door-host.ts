@@ -76,6 +76,8 @@ export interface DoorHostOptions {
   registrationLimit?: DoorOptions['registrationLimit'];
   /** How client ID metadata documents are reached (a local server standing in for the client's). */
   clientDocumentTransport?: DoorOptions['clientDocumentTransport'];
+  /** Serve as another instance of the door at this canonical URL (its own address stays `url`). */
+  canonicalUrl?: string;
 }
 
 /** The default tools: one of each risk label, plus ones the menu must leave out. */
@@ -203,7 +205,7 @@ export async function startDoorHost(store: Store, options: DoorHostOptions = {})
       : options.actAs;
 
   const door = createDoor({
-    mcp: { baseUrl: url, productName: 'Notes <Test>', ...options.mcp },
+    mcp: { baseUrl: options.canonicalUrl ?? url, productName: 'Notes <Test>', ...options.mcp },
     oauth: adapter,
     store,
     tools: createToolRegistry(tools),
