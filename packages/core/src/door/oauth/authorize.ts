@@ -159,6 +159,11 @@ function checkRequest(
   const scopes = (requested ?? registered ?? SCOPES.join(' ')).split(' ').filter(Boolean);
   const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
   if (unknown.length > 0) return fail('invalid_scope', `Unknown scope: ${unknown.join(', ')}`);
+  // A client's registered scope is what it may ask for (RFC 7591 §2), not only its default.
+  const beyond = registered === null ? [] : scopes.filter((scope) => !registered.split(' ').includes(scope));
+  if (beyond.length > 0) {
+    return fail('invalid_scope', `Scope beyond the client's registered scope: ${beyond.join(', ')}`);
+  }
   const resource = params.get('resource');
   if (resource !== null && !sameResource(resource, context.config.urls.resource)) {
     return fail('invalid_target', `resource must be ${context.config.urls.resource}`);

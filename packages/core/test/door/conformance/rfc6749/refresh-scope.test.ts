@@ -42,17 +42,10 @@ const refresh = async (client: TestClient, refreshToken: string, scope?: string)
 const call = (token: string, name: string, args: Record<string, unknown>) =>
   rpc(host, token, 'tools/call', { name, arguments: args });
 
-/**
- * How the MCP endpoint refuses a tool the token's scope does not cover: HTTP 403 with an
- * `insufficient_scope` challenge (scope step-up), or, where the endpoint has none, a tool error.
- */
+/** How the MCP endpoint refuses a tool the token's scope does not cover: the scope step-up challenge. */
 function expectInsufficientScope(answer: Awaited<ReturnType<typeof call>>) {
-  if (answer.status === 403) {
-    expect(answer.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
-  } else {
-    expect(answer.status).toBe(200);
-    expect(answer.body?.result?.structuredContent?.error?.code).toBe('insufficient-scope');
-  }
+  expect(answer.status).toBe(403);
+  expect(answer.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
 }
 
 describe('scope on refresh', () => {

@@ -131,3 +131,34 @@ describe('registration bodies of real MCP clients', () => {
     expect((await response.json()).grant_types).toEqual(['authorization_code', 'refresh_token']);
   });
 });
+
+describe('the registered scope', () => {
+  it('§2 caps what the client may ask for at authorization (invalid_scope)', async () => {
+    const response = await fetch(`${host.url}/api/service/mcp/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Reader', redirect_uris: [`${host.url}/callback`], scope: 'read' }),
+    });
+    const client = {
+      clientId: ((await response.json()) as { client_id: string }).client_id,
+      redirectUri: `${host.url}/callback`,
+    };
+    const { challenge } = pkce();
+    const cookie = signIn(host, 'scope-capped-user');
+    const wider = await fetch(authorizeUrl(host, client, challenge, { scope: 'read write' }), {
+      headers: { cookie },
+      redirect: 'manual',
+    });
+    // Nobody approved this client yet: the refusal is a page, not a redirect.
+    expect(wider.status).toBe(400);
+    const page = await wider.text();
+    expect(page).toContain('invalid_scope');
+    expect(page).toContain('registered scope');
+    const within = await fetch(authorizeUrl(host, client, challenge, { scope: 'read' }), {
+      headers: { cookie },
+      redirect: 'manual',
+    });
+    expect(within.status).toBe(200);
+    expect(await within.text()).toContain('<form');
+  });
+});
