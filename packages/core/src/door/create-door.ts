@@ -12,7 +12,7 @@
  */
 import { AuditLog } from '../agent/audit.js';
 import { GrantStore } from '../agent/grants.js';
-import { createJsonLogger, describeError } from '../http/logger.js';
+import { createJsonLogger, describeError, type Logger } from '../http/logger.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
 import { createRateLimitCounter } from '../store/rate-limit-hits.js';
@@ -77,10 +77,12 @@ export function createDoor(options: DoorOptions): Door {
   const cacheTtlMs = options.authCacheTtlMs ?? 2000;
   const bearer = createBearerAuthenticator({ grants: tokenFamilies, config, now }, remote, cacheTtlMs);
   // Revocations made on other instances reach this one through the store's notifications.
-  const unfollow = followRevocations(options.store, urls.resource, () => bearer.clear()).catch((error) => {
-    logger.warn('door.revocations_not_followed', describeError(error));
-    return null;
-  });
+  const revocations = followRevocationsUntilClosed(
+    options.store,
+    urls.resource,
+    () => bearer.clear(),
+    logger,
+  );
   const context: DoorContext = {
     config,
     approvalGrants: new GrantStore(db, now),
@@ -165,7 +167,7 @@ export function createDoor(options: DoorOptions): Door {
     },
     withdrawConsent: (subject, clientId) => context.clients.withdrawConsent(subject, clientId),
     close: async () => {
-      await (await unfollow)?.();
+      await revocations.stop();
       await context.audit.flush();
     },
     async revokeUser(subject) {
@@ -187,4 +189,46 @@ function doorPathOf(pathname: string, urls: DoorUrls): string | null {
     }
   }
   return null;
+}
+
+/** How long to wait before listening again when the store's listener could not be had. */
+const REFOLLOW_MS = 2000;
+
+/**
+ * Follows revocations until `stop()`. A listener the store cannot give now (the database is
+ * away at boot) is asked for again every two seconds; meanwhile the token cache's lifetime bounds
+ * how late another instance's revocation is seen, and the cache is cleared once it is back.
+ */
+function followRevocationsUntilClosed(
+  store: DoorOptions['store'],
+  resource: string,
+  onRevoked: () => void,
+  logger: Logger,
+): { stop(): Promise<void> } {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let unfollow: (() => Promise<void>) | null = null;
+  let failed = false;
+  const attempt = async () => {
+    try {
+      unfollow = await followRevocations(store, resource, onRevoked);
+      if (stopped) await unfollow?.();
+      else if (failed) onRevoked();
+    } catch (error) {
+      if (!failed) logger.warn('door.revocations_not_followed', describeError(error));
+      failed = true;
+      if (stopped) return;
+      timer = setTimeout(() => void attempt(), REFOLLOW_MS);
+      timer.unref?.();
+    }
+  };
+  const first = attempt();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await first;
+      await unfollow?.();
+    },
+  };
 }

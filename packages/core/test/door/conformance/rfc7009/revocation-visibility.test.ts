@@ -94,6 +94,47 @@ for (const kind of STORE_KINDS) {
       expect((await refusal(pair.access_token)).ms).toBeLessThan(SLOWEST_MS);
     });
 
+    it('§2 an instance that could not listen at boot follows revocations once it can', async () => {
+      // The database's notifications are out of reach when this instance starts: its first
+      // request for a listener fails, as it would with the database away.
+      let refused = false;
+      const unlucky = new Proxy(database.second, {
+        get(target, name, receiver) {
+          if (name !== 'listen') return Reflect.get(target, name, receiver);
+          return (...args: Parameters<typeof target.listen>) => {
+            if (!refused) {
+              refused = true;
+              return Promise.reject(new Error('listener unavailable'));
+            }
+            return target.listen(...args);
+          };
+        },
+      });
+      const late = await startSecondInstance(host, unlucky, { authCacheTtlMs: 60_000 });
+      try {
+        expect(refused).toBe(true);
+        const tokens = await tokensFor(host, 'late-listener');
+        expect((await rpc(late, tokens.access_token, 'tools/list')).status).toBe(200);
+        // Asked again within a few seconds, the listener is had, and the next revocation arrives.
+        await new Promise((resolve) => setTimeout(resolve, 2500));
+        const revoked = await fetch(`${host.url}/api/service/mcp/revoke`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token: tokens.access_token, client_id: tokens.client.clientId }),
+        });
+        expect(revoked.status).toBe(200);
+        const start = performance.now();
+        let status = 200;
+        while (status !== 401 && performance.now() - start < 5000) {
+          status = (await rpc(late, tokens.access_token, 'tools/list')).status;
+        }
+        expect(status).toBe(401);
+        expect(performance.now() - start).toBeLessThan(SLOWEST_MS);
+      } finally {
+        await late.close();
+      }
+    });
+
     it('§2 a revocation at one door leaves another door on the same database alone', async () => {
       const elsewhere = await startDoorHost(database.second, { authCacheTtlMs: 60_000 });
       try {
