@@ -259,6 +259,31 @@ export async function mintConnectionKey(
   return deps.keys.issue({ tenantId, kind: 'connection', connectionId, name: name ?? null });
 }
 
+/**
+ * Revokes one Connection Key of a tenant's connection, at once on every instance. Another
+ * tenant's connection, a key of another connection, or one already revoked: 404.
+ */
+export async function revokeConnectionKey(
+  deps: ConnectionsDeps,
+  tenantId: string,
+  connectionId: string,
+  keyId: string,
+): Promise<void> {
+  await getConnection(deps.db, tenantId, connectionId);
+  const key = isUuid(keyId)
+    ? await deps.db
+        .selectFrom('api_keys')
+        .select('id')
+        .where('id', '=', keyId)
+        .where('tenant_id', '=', tenantId)
+        .where('kind', '=', 'connection')
+        .where('connection_id', '=', connectionId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst()
+    : undefined;
+  if (!key || !(await deps.keys.revoke(key.id, tenantId))) throw notFound('Connection Key');
+}
+
 async function bindWithin(
   trx: Transaction<Database>,
   tenantId: string,

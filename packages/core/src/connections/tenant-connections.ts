@@ -11,6 +11,7 @@ import {
   listConnections,
   mintConnectionKey,
   revokeConnection,
+  revokeConnectionKey,
   unbindConnection,
   updateConnection,
 } from './service.js';
@@ -53,6 +54,11 @@ export class TenantConnections {
   /** A new Connection Key for a live connection; the key is shown once. */
   mintKey(tenantId: string, connectionId: string, name?: string) {
     return mintConnectionKey(this.deps, tenantId, connectionId, name);
+  }
+
+  /** Revokes one Connection Key (404 unless it is a live key of this tenant's connection). */
+  revokeKey(tenantId: string, connectionId: string, keyId: string): Promise<void> {
+    return revokeConnectionKey(this.deps, tenantId, connectionId, keyId);
   }
 
   /** What the deployed tool of `appId` reads about its connections (proxy URLs under `baseUrl`). */

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
-import { type KeyPrincipal, KeyStore } from './key-store.js';
+import { sendNotices } from '../store/notices.js';
+import { type KeyPrincipal, KeyStore, keyNotices } from './key-store.js';
 
 /** What `service login` receives: a fresh personal key and who it belongs to. */
 export interface IssuedCliKey {
@@ -25,7 +26,8 @@ export interface IssueCliKeyInput {
  * logins racing for one account end with exactly one live CLI key.
  *
  * `keys` is the platform's key store: revoked keys are dropped from its cache at once, so an old
- * key stops working on this instance immediately (elsewhere within the cache TTL).
+ * key stops working on this instance immediately, and on the others when the revocation's notice
+ * reaches them.
  */
 export async function issueCliKey(
   db: Kysely<Database>,
@@ -49,10 +51,10 @@ export async function issueCliKey(
       userId: input.userId,
       name: input.name ?? 'service login',
     });
+    await sendNotices(trx, keyNotices(revoked.map((row) => row.id)));
     return { issued, revokedKeyIds: revoked.map((row) => row.id) };
   });
-  // Already revoked in the store; this only evicts them from the platform's key cache.
-  await Promise.all(result.revokedKeyIds.map((id) => keys.revoke(id)));
+  keys.forget(result.revokedKeyIds);
   return {
     keyId: result.issued.id,
     apiKey: result.issued.key,

@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database, KeyKind } from '../store/database.js';
+import type { NotificationHandler } from '../store/listener.js';
+import { type Notice, sendNotices } from '../store/notices.js';
 import { displayPrefix, hashSecret, isWellFormedKey, mintKey } from './keys.js';
 
 /** What a presented API key stands for. */
@@ -42,6 +44,14 @@ export interface KeyStoreOptions {
 
 const MAX_CACHE_ENTRIES = 10_000;
 
+/** Carries the id of every key revoked or rotated, so each instance drops it from its cache. */
+export const KEYS_CHANNEL = 'service_api_keys';
+
+/** The notices that make every instance forget these keys once the transaction commits. */
+export function keyNotices(keyIds: readonly string[]): Notice[] {
+  return keyIds.map((id) => [KEYS_CHANNEL, id]);
+}
+
 /**
  * API keys: minted, stored as SHA-256 hashes, authenticated by one indexed lookup, cached briefly.
  *
@@ -53,6 +63,7 @@ export class KeyStore {
   /** Keys whose use was recorded within the touch interval. */
   readonly #recentlyTouched: TtlCache<string, true>;
   readonly #now: () => number;
+  readonly #cacheTtlMs: number;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -60,7 +71,8 @@ export class KeyStore {
   ) {
     const now = options.now ?? Date.now;
     this.#now = now;
-    this.#cache = new TtlCache({ ttlMs: options.cacheTtlMs ?? 2000, maxEntries: MAX_CACHE_ENTRIES, now });
+    this.#cacheTtlMs = options.cacheTtlMs ?? 2000;
+    this.#cache = new TtlCache({ ttlMs: this.#cacheTtlMs, maxEntries: MAX_CACHE_ENTRIES, now });
     this.#recentlyTouched = new TtlCache({
       ttlMs: options.touchIntervalMs ?? 60_000,
       maxEntries: MAX_CACHE_ENTRIES,
@@ -87,7 +99,7 @@ export class KeyStore {
     return { id: row.id, key, prefix: displayPrefix(key) };
   }
 
-  /** The live principal of a presented key, or null when it is unknown or revoked. */
+  /** The live principal of a presented key, or null when it is unknown, revoked or past its overlap. */
   async authenticate(key: string): Promise<KeyPrincipal | null> {
     if (!isWellFormedKey(key)) return null;
     const hash = hashSecret(key);
@@ -96,11 +108,13 @@ export class KeyStore {
       this.#touch(cached.keyId);
       return cached;
     }
+    const now = this.#now();
     const row = await this.db
       .selectFrom('api_keys')
-      .select(['id', 'kind', 'tenant_id', 'app_id', 'connection_id', 'user_id'])
+      .select(['id', 'kind', 'tenant_id', 'app_id', 'connection_id', 'user_id', 'expires_at'])
       .where('key_hash', '=', hash)
       .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', new Date(now))]))
       .executeTakeFirst();
     if (!row) {
       this.#cache.delete(hash);
@@ -114,22 +128,54 @@ export class KeyStore {
       connectionId: row.connection_id,
       userId: row.user_id,
     };
-    this.#cache.set(hash, principal);
+    // A rotated key is never served from the cache past the end of its overlap.
+    const ttlMs = row.expires_at
+      ? Math.min(this.#cacheTtlMs, row.expires_at.getTime() - now)
+      : this.#cacheTtlMs;
+    this.#cache.set(hash, principal, ttlMs);
     this.#touch(row.id);
     return principal;
   }
 
-  /** Revokes a key; true when it was live. Takes effect here at once, elsewhere within the TTL. */
+  /**
+   * Revokes a key; true when it was live. Takes effect here at once and, through the store's
+   * notifications, on every instance that follows them (see `follow`).
+   */
   async revoke(keyId: string, tenantId?: string): Promise<boolean> {
-    let query = this.db
-      .updateTable('api_keys')
-      .set({ revoked_at: new Date() })
-      .where('id', '=', keyId)
-      .where('revoked_at', 'is', null);
-    if (tenantId) query = query.where('tenant_id', '=', tenantId);
-    const result = await query.executeTakeFirst();
-    this.#cache.deleteWhere((principal) => principal.keyId === keyId);
-    return result.numUpdatedRows > 0n;
+    const revoked = await this.db.transaction().execute(async (trx) => {
+      let query = trx
+        .updateTable('api_keys')
+        .set({ revoked_at: new Date() })
+        .where('id', '=', keyId)
+        .where('revoked_at', 'is', null);
+      if (tenantId) query = query.where('tenant_id', '=', tenantId);
+      const result = await query.executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await sendNotices(trx, keyNotices([keyId]));
+      return true;
+    });
+    this.forget([keyId]);
+    return revoked;
+  }
+
+  /** Drops keys from this instance's cache, so their next use asks the store. */
+  forget(keyIds: readonly string[]): void {
+    if (keyIds.length === 0) return;
+    const ids = new Set(keyIds);
+    this.#cache.deleteWhere((principal) => ids.has(principal.keyId));
+  }
+
+  /**
+   * Forgets keys as any instance revokes or rotates them: LISTENs on the keys channel. Without
+   * it, another instance's revocation applies here once the cache entry expires. Resolves to the
+   * function that stops listening.
+   */
+  follow(store: { listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>> }) {
+    return store.listen(KEYS_CHANNEL, (payload) => {
+      // Null: notifications may have been missed while the listener was away.
+      if (payload === null) this.#cache.clear();
+      else this.forget([payload]);
+    });
   }
 
   /** Records use at most once per interval per key, off the request's critical path. */

@@ -94,13 +94,17 @@ export class SshSessionStore {
       .where('token_hash', '=', hashSecret(token))
       .where('claimed_at', 'is', null)
       .where('expires_at', '>', now)
-      // A key revoked (service logout, a newer login) since the token was issued takes it along.
+      // A key revoked (service logout, a newer login) or rotated out since the token was issued takes it along.
       .where(({ exists, selectFrom }) =>
         exists(
           selectFrom('api_keys')
             .select('api_keys.id')
             .whereRef('api_keys.id', '=', 'ssh_sessions.key_id')
-            .where('api_keys.revoked_at', 'is', null),
+            .where('api_keys.revoked_at', 'is', null)
+            // A rotated key past its overlap is as dead as a revoked one.
+            .where((eb) =>
+              eb.or([eb('api_keys.expires_at', 'is', null), eb('api_keys.expires_at', '>', now)]),
+            ),
         ),
       )
       .returning(['id', 'tenant_id', 'app_id', 'user_id'])

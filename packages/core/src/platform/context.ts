@@ -13,6 +13,7 @@ import type { IdentityVerifier } from '../identity/jwt.js';
 import type { KeyStore } from '../identity/key-store.js';
 import type { SessionStore } from '../identity/sessions.js';
 import type { SshSessionStore } from '../identity/ssh-sessions.js';
+import type { TenantKeys } from '../identity/tenant-keys.js';
 import type { ConnectionResolver } from '../proxy/access.js';
 import type { ProviderCatalog } from '../proxy/providers.js';
 import type { IdempotencyRecords } from '../store/idempotency.js';
@@ -49,6 +50,8 @@ export interface PlatformContext {
   sessions: SessionStore;
   accounts: Accounts;
   cliKeys: CliKeys;
+  /** A workspace's App Keys and CLI keys (`/api/keys`). */
+  tenantKeys: TenantKeys;
   sshSessions: SshSessionStore;
   connections: TenantConnections;
   billing: BillingReports;

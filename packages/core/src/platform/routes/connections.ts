@@ -160,6 +160,12 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     );
   });
 
+  app.delete('/api/connections/:id/keys/:keyId', async (c) => {
+    const caller = await callerOf(c, WRITE);
+    await connections.revokeKey(caller.tenantId, c.req.param('id'), c.req.param('keyId'));
+    return c.json({ id: c.req.param('keyId'), connection_id: c.req.param('id'), revoked: true });
+  });
+
   app.post('/api/apps/:appId/connections', async (c) => {
     const caller = await callerOf(c, WRITE);
     const body = await readJsonBody(c, bindSchema);

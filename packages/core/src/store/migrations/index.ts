@@ -6,6 +6,7 @@ import * as door from './0004-door.js';
 import * as sshSessions from './0005-ssh-sessions.js';
 import * as instances from './0006-instances.js';
 import * as doorTokens from './0007-door-tokens.js';
+import * as keyRotation from './0008-key-rotation.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0005-ssh-sessions': sshSessions,
   '0006-instances': instances,
   '0007-door-tokens': doorTokens,
+  '0008-key-rotation': keyRotation,
 };

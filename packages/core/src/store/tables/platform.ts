@@ -253,6 +253,8 @@ export interface ApiKeysTable {
   created_at: CreatedAt;
   revoked_at: NullableTimestamp;
   last_used_at: NullableTimestamp;
+  /** Set when the key was rotated: it stays valid until then (the rotation's overlap). */
+  expires_at: NullableTimestamp;
 }
 
 export interface SessionsTable {
