@@ -77,6 +77,40 @@ for (const kind of STORE_KINDS) {
       expect(await here.authenticate(issued.key)).toBeNull();
     });
 
+    it('drops a key another instance revokes as its notice arrives, long before the cache would', async () => {
+      const here = new KeyStore(store.db, { cacheTtlMs: 60_000 });
+      const unfollow = await here.follow(store);
+      try {
+        const elsewhere = new KeyStore(store.db);
+        const issued = await here.issue({ tenantId, kind: 'app', appId });
+        expect(await here.authenticate(issued.key)).not.toBeNull();
+        await elsewhere.revoke(issued.id);
+        const started = performance.now();
+        while ((await here.authenticate(issued.key)) !== null && performance.now() - started < 1000) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        expect(performance.now() - started).toBeLessThan(100);
+      } finally {
+        await unfollow();
+      }
+    });
+
+    it('never serves a key from the cache past the end of its rotation overlap', async () => {
+      let now = Date.now();
+      const keys = new KeyStore(store.db, { cacheTtlMs: 60_000, now: () => now });
+      const issued = await keys.issue({ tenantId, kind: 'app', appId });
+      await store.db
+        .updateTable('api_keys')
+        .set({ expires_at: new Date(now + 1000) })
+        .where('id', '=', issued.id)
+        .execute();
+      expect(await keys.authenticate(issued.key)).not.toBeNull();
+      now += 999;
+      expect(await keys.authenticate(issued.key)).not.toBeNull();
+      now += 2;
+      expect(await keys.authenticate(issued.key)).toBeNull();
+    });
+
     it('refuses to revoke a key of another tenant', async () => {
       const keys = new KeyStore(store.db);
       const issued = await keys.issue({ tenantId, kind: 'app', appId });

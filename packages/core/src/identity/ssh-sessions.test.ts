@@ -69,6 +69,25 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it('refuses a token whose CLI key was rotated out, and takes one still in its overlap', async () => {
+      const key = await new KeyStore(store.db).issue({
+        tenantId: input.tenantId,
+        kind: 'cli',
+        userId: input.userId,
+      });
+      const withKey = { ...input, keyId: key.id };
+      const overlapEndsAt = (at: number) =>
+        store.db
+          .updateTable('api_keys')
+          .set({ expires_at: new Date(at) })
+          .where('id', '=', key.id)
+          .execute();
+      await overlapEndsAt(clock + 1000);
+      expect(await sessions.claim((await sessions.start(withKey)).token)).not.toBeNull();
+      await overlapEndsAt(clock);
+      expect(await sessions.claim((await sessions.start(withKey)).token)).toBeNull();
+    });
+
     it('sweeps expired sessions', async () => {
       await sessions.start(input);
       clock += 2 * SSH_TOKEN_TTL_MS;
