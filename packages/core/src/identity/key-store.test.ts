@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, STORE_KINDS, type TestStore } from '../../test/support/stores.js';
-import { KeyStore } from './key-store.js';
+import type { NotificationHandler } from '../store/listener.js';
+import { KEYS_CHANNEL, KeyStore } from './key-store.js';
 import { hashSecret, isWellFormedKey } from './keys.js';
 
 for (const kind of STORE_KINDS) {
@@ -93,6 +94,29 @@ for (const kind of STORE_KINDS) {
       } finally {
         await unfollow();
       }
+    });
+
+    it('forgets every cached key when notices may have been missed (the listener was away)', async () => {
+      let handler: NotificationHandler | undefined;
+      const keys = new KeyStore(store.db, { cacheTtlMs: 60_000 });
+      await keys.follow({
+        listen: async (channel, next) => {
+          expect(channel).toBe(KEYS_CHANNEL);
+          handler = next;
+          return async () => {};
+        },
+      });
+      const issued = await keys.issue({ tenantId, kind: 'app', appId });
+      expect(await keys.authenticate(issued.key)).not.toBeNull();
+      // Revoked behind the cache's back, with no notice this instance heard.
+      await store.db
+        .updateTable('api_keys')
+        .set({ revoked_at: new Date() })
+        .where('id', '=', issued.id)
+        .execute();
+      expect(await keys.authenticate(issued.key)).not.toBeNull();
+      handler!(null);
+      expect(await keys.authenticate(issued.key)).toBeNull();
     });
 
     it('never serves a key from the cache past the end of its rotation overlap', async () => {
