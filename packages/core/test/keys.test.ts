@@ -291,6 +291,9 @@ for (const kind of STORE_KINDS) {
       const anonymous = await fetch(`${a.url}/api/keys`);
       expect(anonymous.status).toBe(401);
       expect(await anonymous.json()).toEqual({ message: 'Unauthorized' });
+      // The dashboard takes the session cookie only: a key of the workspace is no way in.
+      const byKey = await fetch(`${a.url}/api/keys`, { headers: { authorization: `Bearer ${ws.appKey}` } });
+      expect(byKey.status).toBe(401);
       for (const role of ['member', 'viewer'] as const) {
         const cookie = await teammate(ws, role);
         for (const [method, path, body] of [
