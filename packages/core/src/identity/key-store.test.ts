@@ -119,6 +119,21 @@ for (const kind of STORE_KINDS) {
       expect(await keys.authenticate(issued.key)).toBeNull();
     });
 
+    it('does not cache what a lookup read before a revocation it overlapped was heard', async () => {
+      const keys = new KeyStore(store.db, { cacheTtlMs: 60_000 });
+      const issued = await keys.issue({ tenantId, kind: 'app', appId });
+      const lookup = keys.authenticate(issued.key);
+      // The notice arrives while the lookup's query is under way.
+      keys.forget([issued.id]);
+      expect(await lookup).not.toBeNull();
+      await store.db
+        .updateTable('api_keys')
+        .set({ revoked_at: new Date() })
+        .where('id', '=', issued.id)
+        .execute();
+      expect(await keys.authenticate(issued.key)).toBeNull();
+    });
+
     it('never serves a key from the cache past the end of its rotation overlap', async () => {
       let now = Date.now();
       const keys = new KeyStore(store.db, { cacheTtlMs: 60_000, now: () => now });

@@ -64,6 +64,8 @@ export class KeyStore {
   readonly #recentlyTouched: TtlCache<string, true>;
   readonly #now: () => number;
   readonly #cacheTtlMs: number;
+  /** Counts forgettings, so a lookup that overlapped one does not cache what it read before it. */
+  #forgotten = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -109,6 +111,7 @@ export class KeyStore {
       return cached;
     }
     const now = this.#now();
+    const forgotten = this.#forgotten;
     const row = await this.db
       .selectFrom('api_keys')
       .select(['id', 'kind', 'tenant_id', 'app_id', 'connection_id', 'user_id', 'expires_at'])
@@ -132,7 +135,8 @@ export class KeyStore {
     const ttlMs = row.expires_at
       ? Math.min(this.#cacheTtlMs, row.expires_at.getTime() - now)
       : this.#cacheTtlMs;
-    this.#cache.set(hash, principal, ttlMs);
+    // A revocation heard while the lookup ran may postdate what it read: answer, but do not cache.
+    if (forgotten === this.#forgotten) this.#cache.set(hash, principal, ttlMs);
     this.#touch(row.id);
     return principal;
   }
@@ -161,6 +165,7 @@ export class KeyStore {
   /** Drops keys from this instance's cache, so their next use asks the store. */
   forget(keyIds: readonly string[]): void {
     if (keyIds.length === 0) return;
+    this.#forgotten++;
     const ids = new Set(keyIds);
     this.#cache.deleteWhere((principal) => ids.has(principal.keyId));
   }
@@ -173,8 +178,10 @@ export class KeyStore {
   follow(store: { listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>> }) {
     return store.listen(KEYS_CHANNEL, (payload) => {
       // Null: notifications may have been missed while the listener was away.
-      if (payload === null) this.#cache.clear();
-      else this.forget([payload]);
+      if (payload === null) {
+        this.#forgotten++;
+        this.#cache.clear();
+      } else this.forget([payload]);
     });
   }
 
