@@ -19,4 +19,16 @@ describe('readPlatformEnv', () => {
     expect(() => readPlatformEnv({ SERVICE_TRUSTED_PROXIES: '-1' })).toThrow(/SERVICE_TRUSTED_PROXIES/);
     expect(() => readPlatformEnv({ SERVICE_CORS_DOMAIN: 'https://x' })).toThrow(/SERVICE_CORS_DOMAIN/);
   });
+
+  it('reads SERVICE_ADMIN_EMAILS as lowercased addresses and refuses anything else', () => {
+    expect(
+      readPlatformEnv({ SERVICE_ADMIN_EMAILS: ' Ops@Example.com, root@example.org ' }).adminEmails,
+    ).toEqual(['ops@example.com', 'root@example.org']);
+    expect(() => readPlatformEnv({ SERVICE_ADMIN_EMAILS: 'ops@example.com, not-an-email' })).toThrow(
+      /SERVICE_ADMIN_EMAILS/,
+    );
+    expect(() => readPlatformEnv({ SERVICE_ADMIN_EMAILS: 'ops@example.com,,' })).toThrow(
+      /SERVICE_ADMIN_EMAILS/,
+    );
+  });
 });

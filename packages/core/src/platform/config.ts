@@ -38,6 +38,11 @@ const envSchema = z.object({
     .trim()
     .regex(/^\d{1,4}(\.\d{1,4})?$/, 'must be a non-negative percent such as 20 or 12.5')
     .optional(),
+  SERVICE_ADMIN_EMAILS: z
+    .string()
+    .transform((v) => v.split(',').map((email) => email.trim().toLowerCase()))
+    .pipe(z.array(z.email('must be comma-separated email addresses')).max(100))
+    .optional(),
   NODE_ENV: z.string().optional(),
 });
 
@@ -52,6 +57,8 @@ export interface PlatformEnvConfig {
   corsDomain?: string;
   encryptionKey?: string;
   marginPercent?: string;
+  /** Emails of platform admins, lowercased (`SERVICE_ADMIN_EMAILS`). */
+  adminEmails?: string[];
   production: boolean;
 }
 
@@ -79,6 +86,7 @@ export function readPlatformEnv(env: Record<string, string | undefined>): Platfo
     ...(v.SERVICE_CORS_DOMAIN ? { corsDomain: v.SERVICE_CORS_DOMAIN } : {}),
     ...(v.SERVICE_STORE_ENCRYPTION_KEY ? { encryptionKey: v.SERVICE_STORE_ENCRYPTION_KEY } : {}),
     ...(v.MARGIN_PERCENT ? { marginPercent: v.MARGIN_PERCENT } : {}),
+    ...(v.SERVICE_ADMIN_EMAILS ? { adminEmails: v.SERVICE_ADMIN_EMAILS } : {}),
     production: v.NODE_ENV === 'production',
   };
 }

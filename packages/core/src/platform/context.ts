@@ -1,5 +1,6 @@
 import type { BalanceReader } from '../billing/balances.js';
 import type { MeteringEngine } from '../billing/metering.js';
+import type { Operators } from '../billing/operators.js';
 import type { BillingReports } from '../billing/reports.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { EventStreamHub } from '../events/streams.js';
@@ -14,6 +15,7 @@ import type { KeyStore } from '../identity/key-store.js';
 import type { SessionStore } from '../identity/sessions.js';
 import type { SshSessionStore } from '../identity/ssh-sessions.js';
 import type { TenantKeys } from '../identity/tenant-keys.js';
+import type { TenantStatuses } from '../identity/tenant-status.js';
 import type { ConnectionResolver } from '../proxy/access.js';
 import type { ProviderCatalog } from '../proxy/providers.js';
 import type { IdempotencyRecords } from '../store/idempotency.js';
@@ -75,6 +77,12 @@ export interface PlatformContext {
   trustedProxies: number;
   /** Cookies get `Secure` unless the base URL is plain-http localhost. */
   secureCookies: boolean;
+  /** Whether a tenant is suspended (cached, followed across instances). */
+  tenantStatuses: TenantStatuses;
+  /** Operator actions on tenants (`/api/admin`). */
+  operators: Operators;
+  /** Lowercased emails of platform admins (`SERVICE_ADMIN_EMAILS`). */
+  adminEmails: ReadonlySet<string>;
 }
 
 /** Hono environment of platform routes. */

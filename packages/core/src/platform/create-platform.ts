@@ -2,6 +2,7 @@ import { type Context, Hono } from 'hono';
 import { BalanceReader } from '../billing/balances.js';
 import { openSettlementJournal } from '../billing/journal.js';
 import { createMeteringEngine } from '../billing/metering.js';
+import { Operators } from '../billing/operators.js';
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
@@ -30,6 +31,7 @@ import { secureCookiesFor } from '../identity/session-cookie.js';
 import { SessionStore } from '../identity/sessions.js';
 import { SshSessionStore } from '../identity/ssh-sessions.js';
 import { TenantKeys } from '../identity/tenant-keys.js';
+import { TenantStatuses } from '../identity/tenant-status.js';
 import { ConnectionResolver } from '../proxy/access.js';
 import { createProviderProxy } from '../proxy/create-proxy.js';
 import { ProviderCatalog } from '../proxy/providers.js';
@@ -49,6 +51,7 @@ import {
 } from './context.js';
 import { faultResponse, refusalOf, refusalResponse, unavailableResponse } from './errors.js';
 import { guardUrl } from './internal/input-guard.js';
+import { adminRoutes } from './routes/admin.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
 import { connectionRoutes } from './routes/connections.js';
@@ -107,6 +110,8 @@ export interface PlatformOptions {
    * Unset: no journal (calls not yet settled wait in memory only). `pnpm start` sets it.
    */
   journalDir?: string;
+  /** Emails of platform admins (case-insensitive). Default `SERVICE_ADMIN_EMAILS`, else none. */
+  adminEmails?: string[];
 }
 
 export interface PlatformCloseOptions {
@@ -234,6 +239,12 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   );
   // Keys revoked or rotated on any instance leave this one's cache as the notice arrives.
   const stopFollowingKeys = await keys.follow(options.store);
+  // Suspensions on any instance reach this one's metered calls as the notice arrives.
+  const tenantStatuses = new TenantStatuses(
+    db,
+    options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {},
+  );
+  const stopFollowingTenantStatuses = await tenantStatuses.follow(options.store);
   const limiter = new RateLimiter(createRateLimitCounter(db));
   const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
   const credentialThrottle = new FailedCredentialThrottle(limiter, rateLimits.failedCredentials);
@@ -265,6 +276,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     topUpUrl: options.topUpUrl ?? `${baseUrl}/billing`,
     trustedProxies,
     secureCookies: secureCookiesFor(baseUrl),
+    tenantStatuses,
+    operators: new Operators(db, tenantStatuses),
+    adminEmails: new Set((options.adminEmails ?? env.adminEmails ?? []).map((email) => email.toLowerCase())),
   };
 
   const app = new Hono<PlatformEnv>();
@@ -302,6 +316,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', keyRoutes(context));
   app.route('/', spendRoutes(context));
   app.route('/', usageRoutes(context));
+  app.route('/', adminRoutes(context));
   app.route(
     '/',
     createProviderProxy({
@@ -309,6 +324,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       providers: context.providers,
       connections: context.connectionResolver,
       metering: context.metering,
+      tenantStatuses,
       logger,
       baseUrl,
       credentials: { throttle: credentialThrottle, trustedProxies },
@@ -364,6 +380,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     }
     await stopFollowingBalances().catch(logged('balance notices not unfollowed'));
     await stopFollowingKeys().catch(logged('key notices not unfollowed'));
+    await stopFollowingTenantStatuses().catch(logged('tenant status notices not unfollowed'));
     await metering.close().catch(logged('metering not closed cleanly'));
     await instance.stop().catch(logged('instance row not removed'));
   }

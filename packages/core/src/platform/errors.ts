@@ -3,6 +3,7 @@
  * with a status, such as `ConnectionError`); the platform's one `onError` answers it in the
  * route's error body shape, so handlers read as their business.
  */
+import { OperatorError } from '../billing/operators.js';
 import { ConnectionError } from '../connections/errors.js';
 import type { ErrorShape } from '../http/errors.js';
 import { canonicalError, flatError, nestedError } from '../http/errors.js';
@@ -32,7 +33,7 @@ export class PlatformError extends Error {
 /** The refusal a thrown value stands for, domain errors translated; null for an unexpected fault. */
 export function refusalOf(error: unknown): PlatformError | null {
   if (error instanceof PlatformError) return error;
-  if (error instanceof ConnectionError || error instanceof KeyError) {
+  if (error instanceof ConnectionError || error instanceof KeyError || error instanceof OperatorError) {
     return new PlatformError(error.status, error.message, { code: error.code });
   }
   return null;

@@ -8,6 +8,7 @@ import type { Logger } from '../http/logger.js';
 import { bearerToken } from '../identity/bearer.js';
 import type { KeyPrincipal, KeyStore } from '../identity/key-store.js';
 import { KEY_PREFIX } from '../identity/keys.js';
+import type { TenantStatuses } from '../identity/tenant-status.js';
 import type { ConnectionResolver } from './access.js';
 import type { ProxyEnv } from './env.js';
 import { callerResponseHeaders, observedBody, upstreamRequestHeaders } from './forwarding.js';
@@ -20,6 +21,7 @@ import {
   noPrice,
   notConnected,
   spendCapReached,
+  tenantSuspended,
   tooManyFailedKeys,
   unknownProvider,
   upstreamUnreachable,
@@ -33,6 +35,8 @@ export interface ProviderProxyOptions {
   providers: ProviderCatalog;
   connections: ConnectionResolver;
   metering: MeteringEngine;
+  /** A suspended tenant's calls are refused (403) before anything is held or forwarded. */
+  tenantStatuses: TenantStatuses;
   logger: Logger;
   /** Public URL of the platform, for `connect_url`. */
   baseUrl: string;
@@ -72,6 +76,7 @@ export function createProviderProxy(options: ProviderProxyOptions): Hono<ProxyEn
     c.set('errorShape', 'canonical');
     const key = await authenticate(c);
     if (key instanceof Response) return key;
+    if (await options.tenantStatuses.isSuspended(key.tenantId)) return tenantSuspended();
     const route = await resolveRoute(key, c.req.param('provider') ?? '');
     if (route instanceof Response) return route;
     const request = await readRequest(c.req.raw, route.provider, maxRequestBytes);

@@ -1,8 +1,8 @@
 /**
  * Every answer the proxy gives instead of the upstream's, in the canonical error shape: 401 no or
- * bad key, 429 too many bad keys from one address, 404 unknown provider, 403 no connection, 400
- * no price, 402 out of credit or over a spend cap, 413 body too large, 502 upstream unreachable,
- * 503 instance stopping.
+ * bad key, 429 too many bad keys from one address, 403 tenant suspended, 404 unknown provider,
+ * 403 no connection, 400 no price, 402 out of credit or over a spend cap, 413 body too large, 502
+ * upstream unreachable, 503 instance stopping.
  *
  * @see docs/proxy.md "Errors"
  */
@@ -29,6 +29,18 @@ export function tooManyFailedKeys(retryAfter: number): Response {
     'Too many failed API keys from this address; retry later',
     { retry_after: retryAfter },
     { 'retry-after': String(retryAfter) },
+  );
+}
+
+/** An operator suspended the workspace: its keys stay, but nothing is metered until it resumes. */
+export function tenantSuspended(): Response {
+  return canonicalError(
+    403,
+    'tenant_suspended',
+    'This workspace is suspended; contact the platform operator',
+    {
+      suggested_fix: 'Ask the platform operator to resume the workspace',
+    },
   );
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Insertable, Selectable } from 'kysely';
 import type { DoorTables } from './tables/door.js';
+import type { OperatorTables } from './tables/operators.js';
 import type {
   ApiKeysTable,
   AppConnectionsTable,
@@ -34,10 +35,11 @@ import type {
 import type { WireTables } from './tables/wire.js';
 
 export type * from './tables/door.js';
+export type * from './tables/operators.js';
 export type * from './tables/platform.js';
 export type * from './tables/wire.js';
 
-export interface Database extends WireTables, DoorTables {
+export interface Database extends WireTables, DoorTables, OperatorTables {
   tenants: TenantsTable;
   users: UsersTable;
   memberships: MembershipsTable;

@@ -1,0 +1,145 @@
+import { type Context, Hono } from 'hono';
+import { z } from 'zod';
+import { microsToUsd } from '../../billing/ledger.js';
+import { MAX_GRANT_MICROS, type OperatorAction, type TenantOverview } from '../../billing/operators.js';
+import { NO_STORE } from '../../http/errors.js';
+import type { PlatformContext, PlatformEnv } from '../context.js';
+import { PlatformError } from '../errors.js';
+import { withIdempotency } from '../internal/idempotency.js';
+import { readJsonBody } from '../internal/json-body.js';
+import { requireSafeCookieWrite, requireSession, type SessionCaller } from '../internal/session.js';
+
+const MAX_GRANT_USD = MAX_GRANT_MICROS / 1_000_000;
+const reason = z.string().trim().min(1).max(500);
+
+const grantSchema = z.strictObject({
+  amountUsd: z
+    .number()
+    .positive()
+    .max(MAX_GRANT_USD)
+    .refine((usd) => Math.abs(usd * 100 - Math.round(usd * 100)) < 1e-6, 'must be whole cents'),
+  reason,
+});
+const suspendSchema = z.strictObject({ reason });
+const resumeSchema = z.strictObject({ reason: reason.optional() });
+const pageSchema = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+});
+
+/**
+ * The operators' API: list and read tenants, grant credit, suspend and resume. Session cookie of
+ * a platform admin (a signed-in user whose email is in `SERVICE_ADMIN_EMAILS`); everyone else
+ * signed in gets 403, nobody signed in 401. Bodies and answers camelCase; flat error bodies.
+ * Every action writes an audit row with who, what, when and why.
+ *
+ * @see docs/operators.md
+ */
+export function adminRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
+  const app = new Hono<PlatformEnv>();
+  const operators = ctx.operators;
+
+  /** The signed-in admin; `write` also refuses unsafe cookie writes. */
+  const adminOf = async (c: Context<PlatformEnv>, write: boolean): Promise<SessionCaller> => {
+    c.set('errorShape', 'flat');
+    const user = await requireSession(ctx, c);
+    if (!user.email || !ctx.adminEmails.has(user.email.toLowerCase())) {
+      throw new PlatformError(403, 'Forbidden: platform admins only', { code: 'FORBIDDEN' });
+    }
+    if (write) requireSafeCookieWrite(ctx, c);
+    return user;
+  };
+  const tenantOrNotFound = async (tenantId: string) => {
+    const tenant = await operators.getTenant(tenantId);
+    if (!tenant) throw new PlatformError(404, 'Tenant not found', { code: 'TENANT_NOT_FOUND' });
+    return tenant;
+  };
+
+  app.get('/api/admin/tenants', async (c) => {
+    await adminOf(c, false);
+    const page = pageSchema.safeParse(c.req.query());
+    if (!page.success) {
+      throw new PlatformError(400, 'limit must be 1 to 200 and offset 0 or more', {
+        code: 'INVALID_REQUEST',
+      });
+    }
+    const tenants = await operators.listTenants(page.data);
+    return c.json({ tenants: tenants.map(publicTenant) }, 200, NO_STORE);
+  });
+
+  app.get('/api/admin/tenants/:id', async (c) => {
+    await adminOf(c, false);
+    const tenant = await tenantOrNotFound(c.req.param('id'));
+    const actions = await operators.actions(tenant.id);
+    return c.json({ tenant: publicTenant(tenant), actions: actions.map(publicAction) }, 200, NO_STORE);
+  });
+
+  app.post('/api/admin/tenants/:id/grants', async (c) => {
+    const admin = await adminOf(c, true);
+    const body = await readJsonBody(c, grantSchema);
+    const tenantId = c.req.param('id');
+    // Keyed per target tenant, so one key cannot grant to two tenants by accident.
+    return withIdempotency(ctx, c, (await tenantOrNotFound(tenantId)).id, 'admin-grant', body, async () => {
+      const granted = await operators.grant({
+        tenantId,
+        operator: admin.email!,
+        reason: body.reason,
+        amountMicros: Math.round(body.amountUsd * 100) * 10_000,
+      });
+      return {
+        status: 201,
+        body: { action: publicAction(granted.action), balanceUsd: microsToUsd(granted.balanceAfterMicros) },
+      };
+    });
+  });
+
+  app.post('/api/admin/tenants/:id/suspend', async (c) => {
+    const admin = await adminOf(c, true);
+    const body = await readJsonBody(c, suspendSchema);
+    const action = await operators.suspend({
+      tenantId: c.req.param('id'),
+      operator: admin.email!,
+      reason: body.reason,
+    });
+    const tenant = await tenantOrNotFound(action.tenantId);
+    return c.json({ tenant: publicTenant(tenant), action: publicAction(action) }, 200, NO_STORE);
+  });
+
+  app.post('/api/admin/tenants/:id/resume', async (c) => {
+    const admin = await adminOf(c, true);
+    const body = await readJsonBody(c, resumeSchema);
+    const action = await operators.resume({
+      tenantId: c.req.param('id'),
+      operator: admin.email!,
+      reason: body.reason ?? null,
+    });
+    const tenant = await tenantOrNotFound(action.tenantId);
+    return c.json({ tenant: publicTenant(tenant), action: publicAction(action) }, 200, NO_STORE);
+  });
+
+  return app;
+}
+
+function publicTenant(tenant: TenantOverview) {
+  return {
+    id: tenant.id,
+    name: tenant.name,
+    status: tenant.status,
+    balanceUsd: microsToUsd(tenant.balanceMicros),
+    ownerEmails: tenant.ownerEmails,
+    createdAt: tenant.createdAt.toISOString(),
+  };
+}
+
+function publicAction(action: OperatorAction) {
+  return {
+    id: String(action.id),
+    tenantId: action.tenantId,
+    action: action.action,
+    operator: action.operator,
+    reason: action.reason,
+    amountUsd: action.amountMicros === null ? null : microsToUsd(action.amountMicros),
+    ledgerEntryId: action.ledgerEntryId === null ? null : String(action.ledgerEntryId),
+    createdAt: action.createdAt.toISOString(),
+  };
+}
