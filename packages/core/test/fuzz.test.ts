@@ -166,6 +166,11 @@ const PLATFORM_ROUTES: RouteCase[] = [
   { method: 'POST', path: '/auth/v1/token', shape: 'flat' },
   { method: 'GET', path: '/auth/v1/sign-in', shape: 'html' },
   { method: 'POST', path: '/auth/v1/sign-in', shape: 'html' },
+  { method: 'GET', path: '/api/admin/tenants', shape: 'flat' },
+  { method: 'GET', path: '/api/admin/tenants/:id', shape: 'flat' },
+  { method: 'POST', path: '/api/admin/tenants/:id/grants', shape: 'flat' },
+  { method: 'POST', path: '/api/admin/tenants/:id/suspend', shape: 'flat' },
+  { method: 'POST', path: '/api/admin/tenants/:id/resume', shape: 'flat' },
   { method: 'GET', path: '/no/such/route', shape: 'flat' },
 ];
 
@@ -270,6 +275,8 @@ describe('fuzzing every route', () => {
         v1Balance: unlimited,
         cliBalance: unlimited,
       },
+      // The fuzzing user is a platform admin too, so the admin routes are reached past their check.
+      adminEmails: ['fuzz@example.com'],
     });
     await seedProviders(platform.platform, upstream.url);
     tenant = await createMeteredTenant(platform.platform, 10_000_000);
