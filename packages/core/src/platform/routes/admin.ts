@@ -77,11 +77,11 @@ export function adminRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   app.post('/api/admin/tenants/:id/grants', async (c) => {
     const admin = await adminOf(c, true);
     const body = await readJsonBody(c, grantSchema);
-    const tenantId = c.req.param('id');
-    // Keyed per target tenant, so one key cannot grant to two tenants by accident.
-    return withIdempotency(ctx, c, (await tenantOrNotFound(tenantId)).id, 'admin-grant', body, async () => {
+    const tenant = await tenantOrNotFound(c.req.param('id'));
+    // Idempotency records belong to a tenant: here the one credited, so a key is per tenant.
+    return withIdempotency(ctx, c, tenant.id, 'admin-grant', body, async () => {
       const granted = await operators.grant({
-        tenantId,
+        tenantId: tenant.id,
         operator: admin.email!,
         reason: body.reason,
         amountMicros: Math.round(body.amountUsd * 100) * 10_000,
