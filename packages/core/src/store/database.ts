@@ -22,6 +22,7 @@ import type {
   MembershipsTable,
   MeterRatesTable,
   ProvidersTable,
+  PurchasesTable,
   RateLimitHitsTable,
   SessionsTable,
   SpendCapsTable,
@@ -63,6 +64,7 @@ export interface Database extends WireTables, DoorTables {
   idempotency_records: IdempotencyRecordsTable;
   ssh_sessions: SshSessionsTable;
   instances: InstancesTable;
+  purchases: PurchasesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
