@@ -1,5 +1,7 @@
 import type { BalanceReader } from '../billing/balances.js';
 import type { MeteringEngine } from '../billing/metering.js';
+import type { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
+import type { PaymentProcessor } from '../billing/payments/processor.js';
 import type { BillingReports } from '../billing/reports.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { EventStreamHub } from '../events/streams.js';
@@ -75,6 +77,10 @@ export interface PlatformContext {
   trustedProxies: number;
   /** Cookies get `Secure` unless the base URL is plain-http localhost. */
   secureCookies: boolean;
+  /** Where `POST /api/billing/purchase` sends buyers; null when no processor is configured. */
+  payments: PaymentProcessor | null;
+  /** The development processor (its confirmation pages), when it runs: never in production. */
+  devPayments: DevPaymentProcessor | null;
 }
 
 /** Hono environment of platform routes. */

@@ -2,6 +2,7 @@ import { type Context, Hono } from 'hono';
 import { BalanceReader } from '../billing/balances.js';
 import { openSettlementJournal } from '../billing/journal.js';
 import { createMeteringEngine } from '../billing/metering.js';
+import { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
@@ -51,6 +52,8 @@ import { faultResponse, refusalOf, refusalResponse, unavailableResponse } from '
 import { guardUrl } from './internal/input-guard.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
+import { billingRoutes } from './routes/billing.js';
+import { billingPageRoutes } from './routes/billing-pages.js';
 import { connectionRoutes } from './routes/connections.js';
 import { keyRoutes } from './routes/keys.js';
 import { runtimeRoutes } from './routes/runtime.js';
@@ -238,6 +241,10 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
   const credentialThrottle = new FailedCredentialThrottle(limiter, rateLimits.failedCredentials);
   const trustedProxies = options.trustedProxies ?? env.trustedProxies ?? 0;
+  // The development processor credits without charging anyone: never in production.
+  const devPayments = production
+    ? null
+    : new DevPaymentProcessor(db, (id) => `${baseUrl}/billing/purchases/${id}`);
   const context: PlatformContext = {
     keys,
     balances,
@@ -265,6 +272,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     topUpUrl: options.topUpUrl ?? `${baseUrl}/billing`,
     trustedProxies,
     secureCookies: secureCookiesFor(baseUrl),
+    payments: devPayments,
+    devPayments,
   };
 
   const app = new Hono<PlatformEnv>();
@@ -302,6 +311,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', keyRoutes(context));
   app.route('/', spendRoutes(context));
   app.route('/', usageRoutes(context));
+  app.route('/', billingRoutes(context));
+  app.route('/', billingPageRoutes(context, { devSignIn: devIdp !== null }));
   app.route(
     '/',
     createProviderProxy({
