@@ -379,6 +379,40 @@ for (const kind of STORE_KINDS) {
       expect(await ledgerOf(ws.tenantId)).toEqual([]);
     });
 
+    it('renders a hostile workspace name as text, with the strict page headers, and refuses an oversized form', async () => {
+      const ws = await owner();
+      const hostile = '<b id="injected">x</b><img src=x>';
+      await store.db.updateTable('tenants').set({ name: hostile }).where('id', '=', ws.tenantId).execute();
+      const path = await startPurchase(ws.cookie, { pack: 5 });
+      const context = await browser.newContext();
+      try {
+        const [name, value] = ws.cookie.split('=') as [string, string];
+        await context.addCookies([{ name, value, url: server.url }]);
+        const page = await context.newPage();
+        for (const target of ['/billing', path]) {
+          const response = await page.goto(`${server.url}${target}`);
+          expect(response?.status()).toBe(200);
+          expect(response?.headers()['content-security-policy']).toContain("form-action 'self'");
+          expect(response?.headers()['x-frame-options']).toBe('DENY');
+          expect(await page.textContent('#workspace')).toBe(hostile);
+          expect(await page.locator('#injected, img').count()).toBe(0);
+        }
+      } finally {
+        await context.close();
+      }
+      const big = await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: {
+          cookie: ws.cookie,
+          origin: server.url,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: `csrf_token=${'x'.repeat(10_000)}`,
+      });
+      expect(big.status).toBe(413);
+      expect(await balanceOf(ws.tenantId)).toBe(0);
+    });
+
     it('pages the history newest first with a cursor', async () => {
       const ws = await owner();
       for (const usd of [5, 25, 100]) {

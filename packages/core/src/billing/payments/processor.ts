@@ -43,6 +43,8 @@ export function purchaseMicros(usd: number): number | null {
 
 /** Micros as `USD 12.34` (rounded to cents), as pages show amounts. */
 export function formatUsd(micros: number): string {
-  const sign = micros < 0 ? '-' : '';
-  return `${sign}USD ${(Math.abs(micros) / MICROS_PER_USD).toFixed(2)}`;
+  const cents = Math.round(Math.abs(micros) / (MICROS_PER_USD / 100));
+  // An overdraft too small to show in cents reads as zero, not "-USD 0.00".
+  const sign = micros < 0 && cents > 0 ? '-' : '';
+  return `${sign}USD ${(cents / 100).toFixed(2)}`;
 }

@@ -150,21 +150,23 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
 
   const dev = ctx.devPayments;
   if (!dev) return app;
+  // Another workspace's purchase reads as an unknown one.
+  const purchaseNotFound = (c: Context) =>
+    page(
+      c,
+      404,
+      billingMessagePage('Purchase not found', 'This purchase link is not valid.', {
+        href: billingPath,
+        text: 'Back to billing',
+      }),
+    );
 
   app.get('/billing/purchases/:id', async (c) => {
     const self = `${billingPath}/purchases/${encodeURIComponent(c.req.param('id'))}`;
     const owner = await ownerOrPage(c, self);
     if (owner instanceof Response) return owner;
     const purchase = await dev.purchase(owner.tenantId, c.req.param('id'));
-    if (!purchase)
-      return page(
-        c,
-        404,
-        billingMessagePage('Purchase not found', 'This purchase link is not valid.', {
-          href: billingPath,
-          text: 'Back to billing',
-        }),
-      );
+    if (!purchase) return purchaseNotFound(c);
     if (purchase.completedAt) {
       return c.body(null, 303, {
         location: resultUrl(purchase.returnUrl, purchase.id),
@@ -190,15 +192,7 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
     const form = await checkedForm(c, self);
     if (form instanceof Response) return form;
     const confirmed = await dev.confirm(owner.tenantId, c.req.param('id'));
-    if (!confirmed)
-      return page(
-        c,
-        404,
-        billingMessagePage('Purchase not found', 'This purchase link is not valid.', {
-          href: billingPath,
-          text: 'Back to billing',
-        }),
-      );
+    if (!confirmed) return purchaseNotFound(c);
     if (confirmed.applied) {
       ctx.balances.invalidate(owner.tenantId);
       ctx.logger.info('credit purchased', {
