@@ -12,6 +12,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../src/connections/service.js';
 import { silentLogger } from '../src/http/logger.js';
+import { csrfTokenFor } from '../src/platform/cli/bootstrap.js';
 import { createPlatform, type Platform, type PlatformOptions } from '../src/platform/create-platform.js';
 import type { MembershipRole } from '../src/store/database.js';
 import type { Store } from '../src/store/index.js';
@@ -276,6 +277,9 @@ for (const kind of STORE_KINDS) {
       const path = await startPurchase(ws.cookie, { pack: 100 });
       const csrf = await csrfOf(ws.cookie, path);
       expect((await confirm(ws.cookie, path, 'forged')).status).toBe(403);
+      // The CLI login form's token of the same session is not this form's.
+      const cliToken = csrfTokenFor(ws.cookie.slice(ws.cookie.indexOf('=') + 1));
+      expect((await confirm(ws.cookie, path, cliToken)).status).toBe(403);
       expect((await confirm(ws.cookie, path, csrf, 'https://evil.example')).status).toBe(403);
       const stranger = await owner();
       const strangerCsrf = await csrfOf(stranger.cookie, '/billing');

@@ -16,6 +16,9 @@ import {
   confirmPurchasePage,
 } from './billing-page-html.js';
 
+/** The billing forms' CSRF token: bound to the session, and to these forms only. */
+const billingCsrfToken = (sessionCookie: string) => csrfTokenFor(sessionCookie, 'service-billing');
+
 /** The billing forms are two short fields. */
 const MAX_FORM_BYTES = 4 * 1024;
 
@@ -90,7 +93,7 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
     const token = typeof form.csrf_token === 'string' ? form.csrf_token : '';
     if (
       isCrossOrigin(c.req.header('origin'), ctx.baseUrl, c.req.url) ||
-      !safeEqual(token, csrfTokenFor(cookie))
+      !safeEqual(token, billingCsrfToken(cookie))
     ) {
       return page(
         c,
@@ -116,7 +119,7 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
         workspace: (await ctx.accounts.workspaceName(owner.tenantId)) ?? owner.tenantId,
         balanceMicros: await ctx.balances.micros(owner.tenantId),
         purchaseAction: ctx.payments ? `${billingPath}/purchase` : null,
-        csrfToken: csrfTokenFor(getCookie(c, SESSION_COOKIE)!),
+        csrfToken: billingCsrfToken(getCookie(c, SESSION_COOKIE)!),
         completed: purchase?.completedAt ? { amountMicros: purchase.amountMicros } : null,
       }),
     );
@@ -180,7 +183,7 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
         workspace: (await ctx.accounts.workspaceName(owner.tenantId)) ?? owner.tenantId,
         amountMicros: purchase.amountMicros,
         confirmAction: self,
-        csrfToken: csrfTokenFor(getCookie(c, SESSION_COOKIE)!),
+        csrfToken: billingCsrfToken(getCookie(c, SESSION_COOKIE)!),
       }),
     );
   });
