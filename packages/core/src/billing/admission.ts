@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Insertable, Transaction } from 'kysely';
+import { type Insertable, type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, HoldsTable, SpendPeriod } from '../store/database.js';
 import { lockWallets } from './ledger.js';
 import { SPEND_PERIODS, spendWindow } from './windows.js';
@@ -251,4 +251,34 @@ async function capsOf(
     states.set(cap.app_id, list);
   }
   return { states, capped };
+}
+
+/**
+ * Lets go of a tenant's holds that no call will settle: expired ones and those of instances that
+ * stopped beating (admission and the heartbeat's reaper drop them too, in time; this does it now,
+ * for a manual settle). Holds of live calls and live leases stay. Resolves with how many went.
+ */
+export async function releaseStaleHolds(db: Kysely<Database>, tenantId: string, at: Date): Promise<number> {
+  const released = await db
+    .deleteFrom('holds')
+    .where('tenant_id', '=', tenantId)
+    .where((eb) =>
+      eb.or([
+        eb('expires_at', '<=', at),
+        eb.and([
+          eb('instance_id', 'is not', null),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('instances')
+                .select('instances.id')
+                .whereRef('instances.id', '=', 'holds.instance_id')
+                .where('instances.alive_until', '>', sql<Date>`now()`),
+            ),
+          ),
+        ]),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(released.numDeletedRows);
 }

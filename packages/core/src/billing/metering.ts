@@ -13,6 +13,7 @@ import {
   admitBatch,
   type BatchAdmitResult,
   type LeaseView,
+  releaseStaleHolds,
 } from './admission.js';
 import type { SettlementJournal } from './journal.js';
 import { parseWalletNotice, WALLETS_CHANNEL } from './ledger.js';
@@ -119,6 +120,15 @@ export interface MeteringEngine {
     admission: { usageId: string; holdMicros: number; leaseId: string | null },
     tenantId: string,
   ): Promise<void>;
+  /**
+   * A manual settle of a tenant: settles the answered calls this instance still holds (every
+   * tenant's, until the deadline) and lets go of the tenant's stale holds. Resolves with the calls
+   * left unsettled and the holds let go.
+   */
+  manualSettle(
+    tenantId: string,
+    deadline: number,
+  ): Promise<{ unsettledCalls: number; releasedHolds: number }>;
   /** Forgets whether an app has spend caps (they were just changed here). */
   forgetCaps(appId: string): void;
   /** Follows wallet notices (leases are set aside when a balance runs low). */
@@ -398,6 +408,12 @@ export function createMeteringEngine(
     return { inFlight, unsettled: await unsettled.flush(deadline) };
   };
 
+  const manualSettle: MeteringEngine['manualSettle'] = async (tenantId, deadline) => {
+    const unsettledCalls = await unsettled.flush(deadline);
+    const releasedHolds = await releaseStaleHolds(db, tenantId, now());
+    return { unsettledCalls, releasedHolds };
+  };
+
   const dropLeases = async () => {
     const ids = [...leases.values()].map((lease) => lease.id);
     leases.clear();
@@ -413,6 +429,7 @@ export function createMeteringEngine(
     pendingFor,
     release,
     drain,
+    manualSettle,
     get callsInFlight() {
       return callsInFlight;
     },

@@ -1,11 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
 import { listSpendCaps, type SpendCapInput, type SpendCapView, setSpendCap } from './spend-caps.js';
+import { listTransactions } from './transactions.js';
 import { burnRate, deploymentUsage, integrationUsage, tenantUsage, type UsageRange } from './usage-report.js';
 
 /**
- * What the dashboard reads about a tenant's spending (usage rollups, burn rate, spend caps) and
- * the one thing it changes there, the caps.
+ * What the dashboard reads about a tenant's spending (usage rollups, burn rate, spend caps, the
+ * billing history) and the one thing it changes there, the caps.
  *
  * @see docs/api/billing.md
  */
@@ -31,6 +32,11 @@ export class BillingReports {
       .where('provider', '=', slug)
       .executeTakeFirst();
     return integration !== undefined;
+  }
+
+  /** A page of the tenant's ledger, newest first (`before`: the cursor of the page before). */
+  transactions(tenantId: string, page: { limit: number; before?: number }) {
+    return listTransactions(this.db, tenantId, page);
   }
 
   deploymentUsage(appId: string, range: UsageRange, now: Date) {

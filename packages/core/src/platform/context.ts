@@ -1,6 +1,8 @@
 import type { BalanceReader } from '../billing/balances.js';
 import type { MeteringEngine } from '../billing/metering.js';
 import type { Operators } from '../billing/operators.js';
+import type { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
+import type { PaymentProcessor } from '../billing/payments/processor.js';
 import type { BillingReports } from '../billing/reports.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { EventStreamHub } from '../events/streams.js';
@@ -83,6 +85,10 @@ export interface PlatformContext {
   operators: Operators;
   /** Lowercased emails of platform admins (`SERVICE_ADMIN_EMAILS`). */
   adminEmails: ReadonlySet<string>;
+  /** Where `POST /api/billing/purchase` sends buyers; null when no processor is configured. */
+  payments: PaymentProcessor | null;
+  /** The development processor (its confirmation pages), when it runs: never in production. */
+  devPayments: DevPaymentProcessor | null;
 }
 
 /** Hono environment of platform routes. */

@@ -3,6 +3,7 @@ import { BalanceReader } from '../billing/balances.js';
 import { openSettlementJournal } from '../billing/journal.js';
 import { createMeteringEngine } from '../billing/metering.js';
 import { Operators } from '../billing/operators.js';
+import { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
@@ -54,6 +55,8 @@ import { guardUrl } from './internal/input-guard.js';
 import { adminRoutes } from './routes/admin.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
+import { billingRoutes } from './routes/billing.js';
+import { billingPageRoutes } from './routes/billing-pages.js';
 import { connectionRoutes } from './routes/connections.js';
 import { keyRoutes } from './routes/keys.js';
 import { runtimeRoutes } from './routes/runtime.js';
@@ -249,6 +252,10 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
   const credentialThrottle = new FailedCredentialThrottle(limiter, rateLimits.failedCredentials);
   const trustedProxies = options.trustedProxies ?? env.trustedProxies ?? 0;
+  // The development processor credits without charging anyone: never in production.
+  const devPayments = production
+    ? null
+    : new DevPaymentProcessor(db, (id) => `${baseUrl}/billing/purchases/${id}`);
   const context: PlatformContext = {
     keys,
     balances,
@@ -279,6 +286,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     tenantStatuses,
     operators: new Operators(db, tenantStatuses),
     adminEmails: new Set((options.adminEmails ?? env.adminEmails ?? []).map((email) => email.toLowerCase())),
+    payments: devPayments,
+    devPayments,
   };
 
   const app = new Hono<PlatformEnv>();
@@ -317,6 +326,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', spendRoutes(context));
   app.route('/', usageRoutes(context));
   app.route('/', adminRoutes(context));
+  app.route('/', billingRoutes(context));
+  app.route('/', billingPageRoutes(context, { devSignIn: devIdp !== null }));
   app.route(
     '/',
     createProviderProxy({

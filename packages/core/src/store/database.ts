@@ -23,6 +23,7 @@ import type {
   MembershipsTable,
   MeterRatesTable,
   ProvidersTable,
+  PurchasesTable,
   RateLimitHitsTable,
   SessionsTable,
   SpendCapsTable,
@@ -65,6 +66,7 @@ export interface Database extends WireTables, DoorTables, OperatorTables {
   idempotency_records: IdempotencyRecordsTable;
   ssh_sessions: SshSessionsTable;
   instances: InstancesTable;
+  purchases: PurchasesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

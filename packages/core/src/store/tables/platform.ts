@@ -13,7 +13,7 @@ import type {
 export type TenantStatus = 'active' | 'suspended';
 export type MembershipRole = 'owner' | 'member' | 'viewer';
 export type KeyKind = 'app' | 'connection' | 'cli';
-export type LedgerKind = 'reload' | 'purchase' | 'settle' | 'grant' | 'usage';
+export type LedgerKind = 'reload' | 'purchase' | 'settle' | 'grant' | 'usage' | 'refund' | 'adjustment';
 export type ConnectionStatus = 'connected' | 'needs_reauth' | 'revoked' | 'error';
 
 export interface TenantsTable {
@@ -292,4 +292,18 @@ export interface SshSessionsTable {
   created_at: CreatedAt;
   expires_at: Timestamp;
   claimed_at: NullableTimestamp;
+}
+
+/** A purchase a payment processor started; `ledger_entry_id` is set once its credit landed. */
+export interface PurchasesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  processor: string;
+  amount_micros: number;
+  created_by: string | null;
+  /** Where the buyer is sent once the purchase is done. */
+  return_url: string;
+  ledger_entry_id: number | null;
+  created_at: CreatedAt;
+  completed_at: NullableTimestamp;
 }

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { formatUsd, purchaseMicros } from './processor.js';
+
+describe('purchase amounts', () => {
+  it('takes whole cents from 1 to 1000 USD', () => {
+    expect(purchaseMicros(1)).toBe(1_000_000);
+    expect(purchaseMicros(12.5)).toBe(12_500_000);
+    expect(purchaseMicros(0.07 + 19.9)).toBe(19_970_000);
+    expect(purchaseMicros(1000)).toBe(1_000_000_000);
+    for (const usd of [0, 0.99, 1000.01, 10.001, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(purchaseMicros(usd), String(usd)).toBeNull();
+    }
+  });
+
+  it('shows micros as USD rounded to cents, negative balances included', () => {
+    expect(formatUsd(25_000_000)).toBe('USD 25.00');
+    expect(formatUsd(1_234_567)).toBe('USD 1.23');
+    expect(formatUsd(-1_200)).toBe('USD 0.00');
+    expect(formatUsd(5_000)).toBe('USD 0.01');
+    expect(formatUsd(-2_500_000)).toBe('-USD 2.50');
+  });
+});

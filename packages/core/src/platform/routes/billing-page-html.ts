@@ -1,0 +1,83 @@
+import { CREDIT_PACKS_USD, formatUsd } from '../../billing/payments/processor.js';
+import { escapeHtml, htmlDocument, htmlPageHeaders } from '../../http/html.js';
+
+/**
+ * The HTML of the billing pages (`/billing` and the development processor's confirmation). Every
+ * value written into a page is escaped; the pages load nothing, run no script, and post their
+ * forms only to this origin.
+ */
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:4rem auto;padding:0 1rem;color:#1a1a1a}
+button{margin:.25rem .5rem .25rem 0;padding:.5rem 1rem;font-size:1rem}.note{color:#555;font-size:.9rem}
+.error{color:#b00020}.done{color:#1b5e20}form{display:inline}`;
+
+export const billingPageHeaders = htmlPageHeaders({ formTargets: ["'self'"] });
+
+function layout(title: string, body: string): string {
+  return htmlDocument({ title, style: STYLE, body: `<h1>${escapeHtml(title)}</h1>\n${body}` });
+}
+
+function link(href: string, text: string): string {
+  return `<p><a href="${escapeHtml(href)}">${escapeHtml(text)}</a></p>`;
+}
+
+/** A page that only explains (signed out, not an owner, bad link); `action` is where to go next. */
+export function billingMessagePage(title: string, message: string, action?: { href: string; text: string }) {
+  return layout(
+    title,
+    `<p class="error" role="alert">${escapeHtml(message)}</p>\n${action ? link(action.href, action.text) : ''}`,
+  );
+}
+
+export interface BillingView {
+  workspace: string;
+  balanceMicros: number;
+  /** Null when no processor is configured (packs are not offered). */
+  purchaseAction: string | null;
+  csrfToken: string;
+  /** A purchase just completed, shown above the balance. */
+  completed?: { amountMicros: number } | null;
+}
+
+/** The workspace balance and the credit packs, each a button that starts a purchase. */
+export function billingPage(view: BillingView): string {
+  const done = view.completed
+    ? `<p class="done" role="status" id="completed">Added ${escapeHtml(formatUsd(view.completed.amountMicros))} of credit.</p>\n`
+    : '';
+  const packs = view.purchaseAction
+    ? `<h2>Add credit</h2>\n${CREDIT_PACKS_USD.map(
+        (usd) => `<form method="post" action="${escapeHtml(view.purchaseAction!)}">
+<input type="hidden" name="pack" value="${usd}">
+<input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
+<button type="submit" id="pack-${usd}">Buy ${escapeHtml(formatUsd(usd * 1_000_000))}</button>
+</form>`,
+      ).join('\n')}`
+    : '<p class="note">No payment processor is configured, so credit cannot be bought here.</p>';
+  return layout(
+    'Billing',
+    `${done}<p>Workspace <strong id="workspace">${escapeHtml(view.workspace)}</strong></p>
+<p>Balance: <strong id="balance">${escapeHtml(formatUsd(view.balanceMicros))}</strong></p>
+${packs}`,
+  );
+}
+
+export interface ConfirmView {
+  workspace: string;
+  amountMicros: number;
+  confirmAction: string;
+  csrfToken: string;
+}
+
+/** The development processor's checkout: nothing is charged; confirming adds the credit. */
+export function confirmPurchasePage(view: ConfirmView): string {
+  return layout(
+    'Confirm purchase',
+    `<p>Add <strong id="amount">${escapeHtml(formatUsd(view.amountMicros))}</strong> of credit to workspace
+<strong id="workspace">${escapeHtml(view.workspace)}</strong>.</p>
+<p class="note">Development payment processor: no card is charged.</p>
+<form method="post" action="${escapeHtml(view.confirmAction)}">
+<input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
+<button type="submit" id="confirm">Confirm purchase</button>
+</form>`,
+  );
+}

@@ -1,0 +1,222 @@
+import { type Context, Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { CREDIT_PACKS_USD, MICROS_PER_USD } from '../../billing/payments/processor.js';
+import { BodyTooLargeError, type FormFields, readFormFields } from '../../http/body.js';
+import { safeEqual } from '../../identity/keys.js';
+import { isCrossOrigin } from '../../identity/session-cookie.js';
+import { SESSION_COOKIE } from '../../identity/sessions.js';
+import { csrfTokenFor } from '../cli/bootstrap.js';
+import type { PlatformContext, PlatformEnv } from '../context.js';
+import { PlatformError } from '../errors.js';
+import { requireSession, type SessionCaller } from '../internal/session.js';
+import {
+  billingMessagePage,
+  billingPage,
+  billingPageHeaders,
+  confirmPurchasePage,
+} from './billing-page-html.js';
+
+/** The billing forms' CSRF token: bound to the session, and to these forms only. */
+const billingCsrfToken = (sessionCookie: string) => csrfTokenFor(sessionCookie, 'service-billing');
+
+/** The billing forms are two short fields. */
+const MAX_FORM_BYTES = 4 * 1024;
+
+export interface BillingPagesOptions {
+  /** The development IdP's sign-in page runs here (outside production with no outside IdP). */
+  devSignIn: boolean;
+}
+
+type PageStatus = 200 | 400 | 401 | 403 | 404 | 413;
+
+/**
+ * The billing pages a browser opens: `/billing` (where `top_up_url` points: the balance and the
+ * credit packs for a signed-in owner, a way to sign in for anyone else) and the development
+ * processor's confirmation page `/billing/purchases/{id}`. Forms post to this origin with the
+ * session's CSRF token; a purchase starts through the configured processor, exactly as
+ * `POST /api/billing/purchase` does.
+ *
+ * @see docs/api/payments.md
+ */
+export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOptions): Hono<PlatformEnv> {
+  const app = new Hono<PlatformEnv>();
+  const basePath = new URL(ctx.baseUrl).pathname.replace(/\/+$/, '');
+  const billingPath = `${basePath}/billing`;
+  const page = (c: Context, status: PageStatus, html: string) => c.body(html, status, billingPageHeaders);
+  const signIn = (returnTo: string) =>
+    options.devSignIn
+      ? {
+          href: `${basePath}/auth/v1/sign-in?${new URLSearchParams({ return_to: returnTo })}`,
+          text: 'Sign in',
+        }
+      : { href: returnTo, text: `Sign in to ${ctx.baseUrl} in this browser, then open this page again` };
+
+  /** The signed-in owner, or the page to answer anyone else. */
+  const ownerOrPage = async (
+    c: Context<PlatformEnv>,
+    returnTo: string,
+  ): Promise<SessionCaller | Response> => {
+    c.set('errorShape', 'flat');
+    let user: SessionCaller;
+    try {
+      user = await requireSession(ctx, c);
+    } catch (error) {
+      if (!(error instanceof PlatformError) || error.status !== 401) throw error;
+      return page(
+        c,
+        401,
+        billingMessagePage('Sign in', 'Sign in as a workspace owner to add credit.', signIn(returnTo)),
+      );
+    }
+    if (user.role === 'owner') return user;
+    return page(
+      c,
+      403,
+      billingMessagePage(
+        'Owners only',
+        'Only owners of this workspace add credit. Sign in as an owner.',
+        signIn(returnTo),
+      ),
+    );
+  };
+
+  /** The form's fields once it is same-origin and carries the session's CSRF token; else the refusal page. */
+  const checkedForm = async (c: Context<PlatformEnv>, again: string): Promise<FormFields | Response> => {
+    let form: FormFields;
+    try {
+      form = await readFormFields(c.req.raw, { maxBytes: MAX_FORM_BYTES });
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
+      return page(c, 413, billingMessagePage('Request too large', 'The form sent too much data.'));
+    }
+    const cookie = getCookie(c, SESSION_COOKIE) ?? '';
+    const token = typeof form.csrf_token === 'string' ? form.csrf_token : '';
+    if (
+      isCrossOrigin(c.req.header('origin'), ctx.baseUrl, c.req.url) ||
+      !safeEqual(token, billingCsrfToken(cookie))
+    ) {
+      return page(
+        c,
+        403,
+        billingMessagePage('Request refused', 'This form did not come from this page, or it has expired.', {
+          href: again,
+          text: 'Start again',
+        }),
+      );
+    }
+    return form;
+  };
+
+  app.get('/billing', async (c) => {
+    const owner = await ownerOrPage(c, billingPath);
+    if (owner instanceof Response) return owner;
+    const purchaseId = c.req.query('purchase');
+    const purchase = purchaseId ? await ctx.devPayments?.purchase(owner.tenantId, purchaseId) : null;
+    return page(
+      c,
+      200,
+      billingPage({
+        workspace: (await ctx.accounts.workspaceName(owner.tenantId)) ?? owner.tenantId,
+        balanceMicros: await ctx.balances.micros(owner.tenantId),
+        purchaseAction: ctx.payments ? `${billingPath}/purchase` : null,
+        csrfToken: billingCsrfToken(getCookie(c, SESSION_COOKIE)!),
+        completed: purchase?.completedAt ? { amountMicros: purchase.amountMicros } : null,
+      }),
+    );
+  });
+
+  app.post('/billing/purchase', async (c) => {
+    const owner = await ownerOrPage(c, billingPath);
+    if (owner instanceof Response) return owner;
+    const form = await checkedForm(c, billingPath);
+    if (form instanceof Response) return form;
+    // The page offers the packs only; custom amounts go through `POST /api/billing/purchase`.
+    const usd = CREDIT_PACKS_USD.find((pack) => String(pack) === form.pack);
+    if (usd === undefined || !ctx.payments) {
+      const message = ctx.payments
+        ? 'Choose one of the credit packs.'
+        : 'No payment processor is configured.';
+      return page(
+        c,
+        400,
+        billingMessagePage('Cannot buy credit', message, { href: billingPath, text: 'Back to billing' }),
+      );
+    }
+    const { url } = await ctx.payments.startPurchase({
+      tenantId: owner.tenantId,
+      amountMicros: usd * MICROS_PER_USD,
+      returnUrl: `${ctx.baseUrl}/billing`,
+      userId: owner.userId,
+    });
+    return c.body(null, 303, { location: url, 'cache-control': 'no-store' });
+  });
+
+  const dev = ctx.devPayments;
+  if (!dev) return app;
+  // Another workspace's purchase reads as an unknown one.
+  const purchaseNotFound = (c: Context) =>
+    page(
+      c,
+      404,
+      billingMessagePage('Purchase not found', 'This purchase link is not valid.', {
+        href: billingPath,
+        text: 'Back to billing',
+      }),
+    );
+
+  app.get('/billing/purchases/:id', async (c) => {
+    const self = `${billingPath}/purchases/${encodeURIComponent(c.req.param('id'))}`;
+    const owner = await ownerOrPage(c, self);
+    if (owner instanceof Response) return owner;
+    const purchase = await dev.purchase(owner.tenantId, c.req.param('id'));
+    if (!purchase) return purchaseNotFound(c);
+    if (purchase.completedAt) {
+      return c.body(null, 303, {
+        location: resultUrl(purchase.returnUrl, purchase.id),
+        'cache-control': 'no-store',
+      });
+    }
+    return page(
+      c,
+      200,
+      confirmPurchasePage({
+        workspace: (await ctx.accounts.workspaceName(owner.tenantId)) ?? owner.tenantId,
+        amountMicros: purchase.amountMicros,
+        confirmAction: self,
+        csrfToken: billingCsrfToken(getCookie(c, SESSION_COOKIE)!),
+      }),
+    );
+  });
+
+  app.post('/billing/purchases/:id', async (c) => {
+    const self = `${billingPath}/purchases/${encodeURIComponent(c.req.param('id'))}`;
+    const owner = await ownerOrPage(c, self);
+    if (owner instanceof Response) return owner;
+    const form = await checkedForm(c, self);
+    if (form instanceof Response) return form;
+    const confirmed = await dev.confirm(owner.tenantId, c.req.param('id'));
+    if (!confirmed) return purchaseNotFound(c);
+    if (confirmed.applied) {
+      ctx.balances.invalidate(owner.tenantId);
+      ctx.logger.info('credit purchased', {
+        request_id: c.get('requestId'),
+        tenant_id: owner.tenantId,
+        processor: dev.name,
+        amount_micros: confirmed.purchase.amountMicros,
+      });
+    }
+    return c.body(null, 303, {
+      location: resultUrl(confirmed.purchase.returnUrl, confirmed.purchase.id),
+      'cache-control': 'no-store',
+    });
+  });
+
+  return app;
+}
+
+/** Where a finished purchase sends the buyer: its return URL, naming the purchase. */
+function resultUrl(returnUrl: string, purchaseId: string): string {
+  const url = new URL(returnUrl);
+  url.searchParams.set('purchase', purchaseId);
+  return url.toString();
+}

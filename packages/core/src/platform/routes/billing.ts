@@ -1,0 +1,115 @@
+import { type Context, Hono } from 'hono';
+import { z } from 'zod';
+import {
+  CREDIT_PACKS_USD,
+  MAX_PURCHASE_USD,
+  MIN_PURCHASE_USD,
+  purchaseMicros,
+} from '../../billing/payments/processor.js';
+import { NO_STORE } from '../../http/errors.js';
+import type { PlatformContext, PlatformEnv } from '../context.js';
+import { PlatformError } from '../errors.js';
+import { readJsonBody } from '../internal/json-body.js';
+import { requireSafeCookieWrite, requireSession, type SessionCaller } from '../internal/session.js';
+
+const purchaseSchema = z.union([
+  z.strictObject({ pack: z.union(CREDIT_PACKS_USD.map((usd) => z.literal(usd))) }),
+  z.strictObject({
+    amountUsd: z.number().refine((usd) => purchaseMicros(usd) !== null, {
+      message: `amountUsd must be from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD} USD in whole cents`,
+    }),
+  }),
+]);
+
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 200;
+/** A cursor is the id of the last entry of the page before: a positive whole number. */
+const CURSOR = /^[1-9]\d{0,15}$/;
+
+/** How long a manual settle waits for this instance's unsettled calls to reach the store. */
+const SETTLE_WAIT_MS = 5000;
+
+/**
+ * Adding credit and the billing history: `POST /api/billing/purchase`, `GET
+ * /api/billing/transactions`, `POST /api/billing/settle`. Session cookie only, owners only
+ * (members and viewers get 403); camelCase bodies; flat error bodies.
+ *
+ * @see docs/api/payments.md
+ */
+export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
+  const app = new Hono<PlatformEnv>();
+
+  const ownerOf = async (c: Context<PlatformEnv>, write: boolean): Promise<SessionCaller> => {
+    c.set('errorShape', 'flat');
+    const user = await requireSession(ctx, c);
+    if (user.role !== 'owner') {
+      throw new PlatformError(403, 'Forbidden: only workspace owners manage billing', { code: 'FORBIDDEN' });
+    }
+    if (write) requireSafeCookieWrite(ctx, c);
+    return user;
+  };
+
+  app.post('/api/billing/purchase', async (c) => {
+    const owner = await ownerOf(c, true);
+    const body = await readJsonBody(c, purchaseSchema);
+    const processor = ctx.payments;
+    if (!processor) {
+      throw new PlatformError(503, 'No payment processor is configured', { code: 'PAYMENTS_UNAVAILABLE' });
+    }
+    const usd = 'pack' in body ? body.pack : body.amountUsd;
+    const { url } = await processor.startPurchase({
+      tenantId: owner.tenantId,
+      amountMicros: purchaseMicros(usd)!,
+      returnUrl: `${ctx.baseUrl}/billing`,
+      userId: owner.userId,
+    });
+    return c.json({ url }, 200, NO_STORE);
+  });
+
+  app.get('/api/billing/transactions', async (c) => {
+    const owner = await ownerOf(c, false);
+    const limit = pageSize(c.req.query('limit'));
+    const cursor = c.req.query('cursor');
+    if (cursor !== undefined && !CURSOR.test(cursor)) {
+      throw new PlatformError(400, 'cursor must be the nextCursor of a page', { code: 'INVALID_REQUEST' });
+    }
+    await ctx.metering.settled(owner.tenantId);
+    const page = await ctx.billing.transactions(owner.tenantId, {
+      limit,
+      ...(cursor ? { before: Number(cursor) } : {}),
+    });
+    return c.json(
+      {
+        transactions: page.transactions.map((entry) => ({
+          ...entry,
+          createdAt: entry.createdAt.toISOString(),
+        })),
+        nextCursor: page.nextCursor,
+      },
+      200,
+      NO_STORE,
+    );
+  });
+
+  app.post('/api/billing/settle', async (c) => {
+    const owner = await ownerOf(c, true);
+    await readJsonBody(c, z.strictObject({}));
+    const settled = await ctx.metering.manualSettle(owner.tenantId, Date.now() + SETTLE_WAIT_MS);
+    ctx.balances.invalidate(owner.tenantId);
+    const balanceMicros = await ctx.balances.micros(owner.tenantId);
+    return c.json({ ...settled, balanceMicros }, 200, NO_STORE);
+  });
+
+  return app;
+}
+
+function pageSize(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_PAGE;
+  const limit = /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(limit >= 1 && limit <= MAX_PAGE)) {
+    throw new PlatformError(400, `limit must be a whole number from 1 to ${MAX_PAGE}`, {
+      code: 'INVALID_REQUEST',
+    });
+  }
+  return limit;
+}
