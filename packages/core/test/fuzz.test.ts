@@ -167,6 +167,13 @@ const PLATFORM_ROUTES: RouteCase[] = [
   { method: 'GET', path: '/auth/v1/sign-in', shape: 'html' },
   { method: 'POST', path: '/auth/v1/sign-in', shape: 'html' },
   { method: 'GET', path: '/no/such/route', shape: 'flat' },
+  { method: 'GET', path: '/api/user/me', shape: 'flat' },
+  { method: 'PATCH', path: '/api/user/me', shape: 'flat' },
+  { method: 'GET', path: '/api/tenants/me', shape: 'flat' },
+  { method: 'PATCH', path: '/api/tenants/me', shape: 'flat' },
+  { method: 'GET', path: '/api/tenants', shape: 'flat' },
+  { method: 'POST', path: '/api/tenants', shape: 'flat' },
+  { method: 'POST', path: '/api/tenants/switch', shape: 'flat' },
 ];
 
 const WIRE_ROUTES: RouteCase[] = [

@@ -14,6 +14,7 @@ import type { KeyStore } from '../identity/key-store.js';
 import type { SessionStore } from '../identity/sessions.js';
 import type { SshSessionStore } from '../identity/ssh-sessions.js';
 import type { TenantKeys } from '../identity/tenant-keys.js';
+import type { Workspaces } from '../identity/workspaces.js';
 import type { ConnectionResolver } from '../proxy/access.js';
 import type { ProviderCatalog } from '../proxy/providers.js';
 import type { IdempotencyRecords } from '../store/idempotency.js';
@@ -75,6 +76,8 @@ export interface PlatformContext {
   trustedProxies: number;
   /** Cookies get `Secure` unless the base URL is plain-http localhost. */
   secureCookies: boolean;
+  /** A user's workspaces, the current one, and their account (`/api/tenants`, `/api/user/me`). */
+  workspaces: Workspaces;
 }
 
 /** Hono environment of platform routes. */

@@ -30,6 +30,7 @@ import { secureCookiesFor } from '../identity/session-cookie.js';
 import { SessionStore } from '../identity/sessions.js';
 import { SshSessionStore } from '../identity/ssh-sessions.js';
 import { TenantKeys } from '../identity/tenant-keys.js';
+import { Workspaces } from '../identity/workspaces.js';
 import { ConnectionResolver } from '../proxy/access.js';
 import { createProviderProxy } from '../proxy/create-proxy.js';
 import { ProviderCatalog } from '../proxy/providers.js';
@@ -56,6 +57,7 @@ import { keyRoutes } from './routes/keys.js';
 import { runtimeRoutes } from './routes/runtime.js';
 import { spendRoutes } from './routes/spend.js';
 import { usageRoutes } from './routes/usage.js';
+import { workspaceRoutes } from './routes/workspaces.js';
 
 export interface PlatformOptions {
   store: Store;
@@ -265,6 +267,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     topUpUrl: options.topUpUrl ?? `${baseUrl}/billing`,
     trustedProxies,
     secureCookies: secureCookiesFor(baseUrl),
+    workspaces: new Workspaces(db),
   };
 
   const app = new Hono<PlatformEnv>();
@@ -302,6 +305,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', keyRoutes(context));
   app.route('/', spendRoutes(context));
   app.route('/', usageRoutes(context));
+  app.route('/', workspaceRoutes(context));
   app.route(
     '/',
     createProviderProxy({
