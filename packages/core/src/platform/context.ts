@@ -9,8 +9,10 @@ import type { Logger } from '../http/logger.js';
 import type { RateLimiter, RateLimitRule } from '../http/rate-limit.js';
 import type { Accounts } from '../identity/accounts.js';
 import type { CliKeys } from '../identity/cli-keys.js';
+import type { Invitations } from '../identity/invitations.js';
 import type { IdentityVerifier } from '../identity/jwt.js';
 import type { KeyStore } from '../identity/key-store.js';
+import type { Members } from '../identity/members.js';
 import type { SessionStore } from '../identity/sessions.js';
 import type { SshSessionStore } from '../identity/ssh-sessions.js';
 import type { TenantKeys } from '../identity/tenant-keys.js';
@@ -20,6 +22,7 @@ import type { ProviderCatalog } from '../proxy/providers.js';
 import type { IdempotencyRecords } from '../store/idempotency.js';
 import type { Sealer } from '../store/sealing.js';
 import type { ErrorShape } from './errors.js';
+import type { Mailer } from './mailer.js';
 
 /** Named rate-limit rules of the platform API. */
 export interface PlatformRateLimits {
@@ -78,6 +81,12 @@ export interface PlatformContext {
   secureCookies: boolean;
   /** A user's workspaces, the current one, and their account (`/api/tenants`, `/api/user/me`). */
   workspaces: Workspaces;
+  /** The people of a workspace and their roles (`/api/tenants/me/members`). */
+  members: Members;
+  /** Invitations by email and their accept links. */
+  invitations: Invitations;
+  /** Sends invitations; null when none is configured (production without a `mailer`). */
+  mailer: Mailer | null;
 }
 
 /** Hono environment of platform routes. */

@@ -19,6 +19,7 @@ import {
   DEV_TOKEN_AUDIENCE,
   type DevIdentityProvider,
 } from '../identity/dev-idp.js';
+import { Invitations } from '../identity/invitations.js';
 import {
   createIdentityVerifier,
   type IdentityVerifier,
@@ -26,6 +27,7 @@ import {
   jwksUrlOf,
 } from '../identity/jwt.js';
 import { KeyStore } from '../identity/key-store.js';
+import { Members } from '../identity/members.js';
 import { secureCookiesFor } from '../identity/session-cookie.js';
 import { SessionStore } from '../identity/sessions.js';
 import { SshSessionStore } from '../identity/ssh-sessions.js';
@@ -50,10 +52,14 @@ import {
 } from './context.js';
 import { faultResponse, refusalOf, refusalResponse, unavailableResponse } from './errors.js';
 import { guardUrl } from './internal/input-guard.js';
+import { DevMailbox, type Mailer } from './mailer.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
 import { connectionRoutes } from './routes/connections.js';
+import { devMailboxRoutes } from './routes/dev-mailbox.js';
+import { invitationPageRoutes } from './routes/invitation-page.js';
 import { keyRoutes } from './routes/keys.js';
+import { memberRoutes } from './routes/members.js';
 import { runtimeRoutes } from './routes/runtime.js';
 import { spendRoutes } from './routes/spend.js';
 import { usageRoutes } from './routes/usage.js';
@@ -109,6 +115,12 @@ export interface PlatformOptions {
    * Unset: no journal (calls not yet settled wait in memory only). `pnpm start` sets it.
    */
   journalDir?: string;
+  /**
+   * Sends invitation mail. Default outside production: the development mailbox (nothing is sent;
+   * `/dev/mailbox` shows it). In production without one, invitations are made and their links
+   * handed to the inviting owner only.
+   */
+  mailer?: Mailer;
 }
 
 export interface PlatformCloseOptions {
@@ -240,6 +252,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const rateLimits = { ...DEFAULT_RATE_LIMITS, ...options.rateLimits };
   const credentialThrottle = new FailedCredentialThrottle(limiter, rateLimits.failedCredentials);
   const trustedProxies = options.trustedProxies ?? env.trustedProxies ?? 0;
+  const devMailbox = options.mailer || production ? null : new DevMailbox();
   const context: PlatformContext = {
     keys,
     balances,
@@ -268,6 +281,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     trustedProxies,
     secureCookies: secureCookiesFor(baseUrl),
     workspaces: new Workspaces(db),
+    members: new Members(db, keys),
+    invitations: new Invitations(db),
+    mailer: options.mailer ?? devMailbox,
   };
 
   const app = new Hono<PlatformEnv>();
@@ -306,6 +322,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', spendRoutes(context));
   app.route('/', usageRoutes(context));
   app.route('/', workspaceRoutes(context));
+  app.route('/', memberRoutes(context));
+  app.route('/', invitationPageRoutes(context, { devSignIn: devIdp !== null }));
+  if (devMailbox) app.route('/', devMailboxRoutes(devMailbox));
   app.route(
     '/',
     createProviderProxy({

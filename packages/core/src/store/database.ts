@@ -18,6 +18,7 @@ import type {
   IdempotencyRecordsTable,
   InstancesTable,
   IntegrationsTable,
+  InvitationsTable,
   LedgerEntriesTable,
   MembershipsTable,
   MeterRatesTable,
@@ -63,6 +64,7 @@ export interface Database extends WireTables, DoorTables {
   idempotency_records: IdempotencyRecordsTable;
   ssh_sessions: SshSessionsTable;
   instances: InstancesTable;
+  invitations: InvitationsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

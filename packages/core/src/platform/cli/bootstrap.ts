@@ -153,8 +153,8 @@ export function bootstrapRoutes(ctx: PlatformContext, options: CliRoutesOptions)
 /**
  * The CSRF token of a session: an HMAC keyed by the session cookie's value, which only the
  * browser holding that HttpOnly cookie (and this server) can know. Nothing to store, and it
- * changes with every sign-in.
+ * changes with every sign-in. `purpose` names the form, so one form's token fits no other.
  */
-export function csrfTokenFor(sessionCookie: string): string {
-  return createHmac('sha256', sessionCookie).update('service-cli-bootstrap').digest('base64url');
+export function csrfTokenFor(sessionCookie: string, purpose = 'service-cli-bootstrap'): string {
+  return createHmac('sha256', sessionCookie).update(purpose).digest('base64url');
 }

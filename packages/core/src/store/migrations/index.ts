@@ -7,6 +7,7 @@ import * as sshSessions from './0005-ssh-sessions.js';
 import * as instances from './0006-instances.js';
 import * as doorTokens from './0007-door-tokens.js';
 import * as keyRotation from './0008-key-rotation.js';
+import * as workspaces from './0011-workspaces.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0006-instances': instances,
   '0007-door-tokens': doorTokens,
   '0008-key-rotation': keyRotation,
+  '0011-workspaces': workspaces,
 };
