@@ -320,6 +320,32 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it('keeps an owner when two owners step each other down at once, and spends a link once under a race', async () => {
+      const ws = await owner();
+      const first = (await json(await call(ws.cookie, 'GET', '/api/user/me'), 200)).user.id as string;
+      const second = await teammate(ws, 'owner');
+      const [a, b] = await Promise.all([
+        call(ws.cookie, 'PATCH', `/api/tenants/me/members/${second.userId}`, { role: 'member' }),
+        call(second.cookie, 'PATCH', `/api/tenants/me/members/${first}`, { role: 'member' }),
+      ]);
+      // The loser is refused as no longer an owner (403) or, when both checks ran first, as the last one (409).
+      const statuses = [a.status, b.status].sort();
+      expect(statuses[0]).toBe(200);
+      expect([403, 409]).toContain(statuses[1]);
+      const { members } = await json(await call(ws.cookie, 'GET', '/api/tenants/me/members'), 200);
+      expect(members.filter((m: { role: string }) => m.role === 'owner')).toHaveLength(1);
+
+      const invitee = await signIn(email('racer'));
+      // Whoever won is the owner left to invite.
+      const stillOwner = a.status === 200 ? ws : { ...ws, cookie: second.cookie };
+      const sent = await invite(stillOwner, invitee.email);
+      const answers = await Promise.all([
+        accept(invitee.cookie, sent.acceptUrl),
+        accept(invitee.cookie, sent.acceptUrl),
+      ]);
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 404]);
+    });
+
     it('removing a member revokes their CLI keys there and moves them back to a workspace of theirs', async () => {
       const ws = await owner();
       const member = await teammate(ws, 'member');
