@@ -6,9 +6,9 @@ import type { Database, MembershipRole, TenantStatus } from '../store/database.j
 export class WorkspaceError extends Error {
   override name = 'WorkspaceError';
   constructor(
-    readonly status: 403 | 404 | 409 | 410,
+    readonly status: 403 | 404 | 409,
     message: string,
-    readonly code: 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT' | 'GONE',
+    readonly code: 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT',
   ) {
     super(message);
   }
