@@ -436,6 +436,38 @@ for (const kind of STORE_KINDS) {
   });
 }
 
+describe('invitation rate limit', () => {
+  let store: TestStore;
+  let server: RunningPlatform;
+  beforeAll(async () => {
+    store = await openTestStore();
+    server = await startPlatform(store, { rateLimits: { invitations: { limit: 2, windowMs: 60_000 } } });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await store?.dispose();
+  });
+
+  it('counts invitations per workspace and answers 429 with Retry-After past the limit', async () => {
+    const invite = (ws: SignedInOwner, n: number) =>
+      fetch(`${server.url}/api/tenants/me/invitations`, {
+        method: 'POST',
+        headers: { cookie: ws.cookie, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: `limited-${n}@example.test`, role: 'member' }),
+      });
+    const busy = await signedInOwner(server, 'busy-owner@example.test');
+    expect((await invite(busy, 1)).status).toBe(201);
+    expect((await invite(busy, 2)).status).toBe(201);
+    const refused = await invite(busy, 3);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await refused.json()).toEqual({ message: 'Rate limit exceeded' });
+    // Another workspace has its own count.
+    const calm = await signedInOwner(server, 'calm-owner@example.test');
+    expect((await invite(calm, 4)).status).toBe(201);
+  });
+});
+
 describe('mail in production', () => {
   let store: TestStore;
   let server: RunningPlatform;

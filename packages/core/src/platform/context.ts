@@ -34,6 +34,8 @@ export interface PlatformRateLimits {
   cliBalance: RateLimitRule;
   /** Failed credentials on the proxy, runtime, balance, connections and CLI routes: 30 per minute per IP. */
   failedCredentials: RateLimitRule;
+  /** `POST /api/tenants/me/invitations`: 30 per 10 minutes per workspace (each one sends mail). */
+  invitations: RateLimitRule;
 }
 
 export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
@@ -41,6 +43,7 @@ export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
   v1Balance: { limit: 60, windowMs: 60_000 },
   cliBalance: { limit: 30, windowMs: 60_000 },
   failedCredentials: FAILED_CREDENTIALS_RULE,
+  invitations: { limit: 30, windowMs: 10 * 60_000 },
 };
 
 /**

@@ -71,6 +71,13 @@ export function memberRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   app.post('/api/tenants/me/invitations', async (c) => {
     const owner = await ownerOf(c, true);
     const body = await readJsonBody(c, inviteSchema);
+    // Each invitation mails an address the caller chose: counted per workspace, not per address.
+    const verdict = await ctx.limiter.hit(`invitations:${owner.tenantId}`, ctx.rateLimits.invitations);
+    if (!verdict.allowed) {
+      throw new PlatformError(429, 'Rate limit exceeded', {
+        headers: { 'retry-after': String(verdict.retryAfterSeconds) },
+      });
+    }
     const issued = await ctx.invitations.create(owner.tenantId, {
       email: body.email,
       role: body.role,
