@@ -179,6 +179,22 @@ const PLATFORM_ROUTES: RouteCase[] = [
   { method: 'POST', path: '/api/admin/tenants/:id/suspend', shape: 'flat' },
   { method: 'POST', path: '/api/admin/tenants/:id/resume', shape: 'flat' },
   { method: 'GET', path: '/no/such/route', shape: 'flat' },
+  { method: 'GET', path: '/api/user/me', shape: 'flat' },
+  { method: 'PATCH', path: '/api/user/me', shape: 'flat' },
+  { method: 'GET', path: '/api/tenants/me', shape: 'flat' },
+  { method: 'PATCH', path: '/api/tenants/me', shape: 'flat' },
+  { method: 'GET', path: '/api/tenants', shape: 'flat' },
+  { method: 'POST', path: '/api/tenants', shape: 'flat' },
+  { method: 'POST', path: '/api/tenants/switch', shape: 'flat' },
+  { method: 'GET', path: '/api/tenants/me/members', shape: 'flat' },
+  { method: 'PATCH', path: '/api/tenants/me/members/:id', shape: 'flat' },
+  { method: 'DELETE', path: '/api/tenants/me/members/:id', shape: 'flat' },
+  { method: 'GET', path: '/api/tenants/me/invitations', shape: 'flat' },
+  { method: 'POST', path: '/api/tenants/me/invitations', shape: 'flat' },
+  { method: 'DELETE', path: '/api/tenants/me/invitations/:id', shape: 'flat' },
+  { method: 'GET', path: '/invitations/accept', shape: 'html' },
+  { method: 'POST', path: '/invitations/accept', shape: 'html' },
+  { method: 'GET', path: '/dev/mailbox', shape: 'html' },
 ];
 
 const WIRE_ROUTES: RouteCase[] = [

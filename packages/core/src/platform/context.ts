@@ -12,17 +12,21 @@ import type { Logger } from '../http/logger.js';
 import type { RateLimiter, RateLimitRule } from '../http/rate-limit.js';
 import type { Accounts } from '../identity/accounts.js';
 import type { CliKeys } from '../identity/cli-keys.js';
+import type { Invitations } from '../identity/invitations.js';
 import type { IdentityVerifier } from '../identity/jwt.js';
 import type { KeyStore } from '../identity/key-store.js';
+import type { Members } from '../identity/members.js';
 import type { SessionStore } from '../identity/sessions.js';
 import type { SshSessionStore } from '../identity/ssh-sessions.js';
 import type { TenantKeys } from '../identity/tenant-keys.js';
 import type { TenantStatuses } from '../identity/tenant-status.js';
+import type { Workspaces } from '../identity/workspaces.js';
 import type { ConnectionResolver } from '../proxy/access.js';
 import type { ProviderCatalog } from '../proxy/providers.js';
 import type { IdempotencyRecords } from '../store/idempotency.js';
 import type { Sealer } from '../store/sealing.js';
 import type { ErrorShape } from './errors.js';
+import type { Mailer } from './mailer.js';
 
 /** Named rate-limit rules of the platform API. */
 export interface PlatformRateLimits {
@@ -34,6 +38,8 @@ export interface PlatformRateLimits {
   cliBalance: RateLimitRule;
   /** Failed credentials on the proxy, runtime, balance, connections and CLI routes: 30 per minute per IP. */
   failedCredentials: RateLimitRule;
+  /** `POST /api/tenants/me/invitations`: 30 per 10 minutes per workspace (each one sends mail). */
+  invitations: RateLimitRule;
 }
 
 export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
@@ -41,6 +47,7 @@ export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
   v1Balance: { limit: 60, windowMs: 60_000 },
   cliBalance: { limit: 30, windowMs: 60_000 },
   failedCredentials: FAILED_CREDENTIALS_RULE,
+  invitations: { limit: 30, windowMs: 10 * 60_000 },
 };
 
 /**
@@ -89,6 +96,14 @@ export interface PlatformContext {
   payments: PaymentProcessor | null;
   /** The development processor (its confirmation pages), when it runs: never in production. */
   devPayments: DevPaymentProcessor | null;
+  /** A user's workspaces, the current one, and their account (`/api/tenants`, `/api/user/me`). */
+  workspaces: Workspaces;
+  /** The people of a workspace and their roles (`/api/tenants/me/members`). */
+  members: Members;
+  /** Invitations by email and their accept links. */
+  invitations: Invitations;
+  /** Sends invitations; null when none is configured (production without a `mailer`). */
+  mailer: Mailer | null;
 }
 
 /** Hono environment of platform routes. */

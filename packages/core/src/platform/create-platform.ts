@@ -21,6 +21,7 @@ import {
   DEV_TOKEN_AUDIENCE,
   type DevIdentityProvider,
 } from '../identity/dev-idp.js';
+import { Invitations } from '../identity/invitations.js';
 import {
   createIdentityVerifier,
   type IdentityVerifier,
@@ -28,11 +29,13 @@ import {
   jwksUrlOf,
 } from '../identity/jwt.js';
 import { KeyStore } from '../identity/key-store.js';
+import { Members } from '../identity/members.js';
 import { secureCookiesFor } from '../identity/session-cookie.js';
 import { SessionStore } from '../identity/sessions.js';
 import { SshSessionStore } from '../identity/ssh-sessions.js';
 import { TenantKeys } from '../identity/tenant-keys.js';
 import { TenantStatuses } from '../identity/tenant-status.js';
+import { Workspaces } from '../identity/workspaces.js';
 import { ConnectionResolver } from '../proxy/access.js';
 import { createProviderProxy } from '../proxy/create-proxy.js';
 import { ProviderCatalog } from '../proxy/providers.js';
@@ -52,16 +55,21 @@ import {
 } from './context.js';
 import { faultResponse, refusalOf, refusalResponse, unavailableResponse } from './errors.js';
 import { guardUrl } from './internal/input-guard.js';
+import { DevMailbox, type Mailer } from './mailer.js';
 import { adminRoutes } from './routes/admin.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
 import { billingRoutes } from './routes/billing.js';
 import { billingPageRoutes } from './routes/billing-pages.js';
 import { connectionRoutes } from './routes/connections.js';
+import { devMailboxRoutes } from './routes/dev-mailbox.js';
+import { invitationPageRoutes } from './routes/invitation-page.js';
 import { keyRoutes } from './routes/keys.js';
+import { memberRoutes } from './routes/members.js';
 import { runtimeRoutes } from './routes/runtime.js';
 import { spendRoutes } from './routes/spend.js';
 import { usageRoutes } from './routes/usage.js';
+import { workspaceRoutes } from './routes/workspaces.js';
 
 export interface PlatformOptions {
   store: Store;
@@ -115,6 +123,12 @@ export interface PlatformOptions {
   journalDir?: string;
   /** Emails of platform admins (case-insensitive). Default `SERVICE_ADMIN_EMAILS`, else none. */
   adminEmails?: string[];
+  /**
+   * Sends invitation mail. Default outside production: the development mailbox (nothing is sent;
+   * `/dev/mailbox` shows it). In production without one, invitations are made and their links
+   * handed to the inviting owner only.
+   */
+  mailer?: Mailer;
 }
 
 export interface PlatformCloseOptions {
@@ -256,6 +270,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const devPayments = production
     ? null
     : new DevPaymentProcessor(db, (id) => `${baseUrl}/billing/purchases/${id}`);
+  const devMailbox = options.mailer || production ? null : new DevMailbox();
   const context: PlatformContext = {
     keys,
     balances,
@@ -288,6 +303,10 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     adminEmails: new Set((options.adminEmails ?? env.adminEmails ?? []).map((email) => email.toLowerCase())),
     payments: devPayments,
     devPayments,
+    workspaces: new Workspaces(db),
+    members: new Members(db, keys),
+    invitations: new Invitations(db),
+    mailer: options.mailer ?? devMailbox,
   };
 
   const app = new Hono<PlatformEnv>();
@@ -328,6 +347,10 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', adminRoutes(context));
   app.route('/', billingRoutes(context));
   app.route('/', billingPageRoutes(context, { devSignIn: devIdp !== null }));
+  app.route('/', workspaceRoutes(context));
+  app.route('/', memberRoutes(context));
+  app.route('/', invitationPageRoutes(context, { devSignIn: devIdp !== null }));
+  if (devMailbox) app.route('/', devMailboxRoutes(devMailbox));
   app.route(
     '/',
     createProviderProxy({

@@ -8,6 +8,7 @@ import { ConnectionError } from '../connections/errors.js';
 import type { ErrorShape } from '../http/errors.js';
 import { canonicalError, flatError, nestedError } from '../http/errors.js';
 import { KeyError } from '../identity/tenant-keys.js';
+import { WorkspaceError } from '../identity/workspaces.js';
 import { STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
 
 export interface PlatformErrorOptions {
@@ -33,7 +34,12 @@ export class PlatformError extends Error {
 /** The refusal a thrown value stands for, domain errors translated; null for an unexpected fault. */
 export function refusalOf(error: unknown): PlatformError | null {
   if (error instanceof PlatformError) return error;
-  if (error instanceof ConnectionError || error instanceof KeyError || error instanceof OperatorError) {
+  if (
+    error instanceof ConnectionError ||
+    error instanceof KeyError ||
+    error instanceof OperatorError ||
+    error instanceof WorkspaceError
+  ) {
     return new PlatformError(error.status, error.message, { code: error.code });
   }
   return null;

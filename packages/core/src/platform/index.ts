@@ -7,3 +7,4 @@ export {
   type PlatformCloseOptions,
   type PlatformOptions,
 } from './create-platform.js';
+export type { Mailer, MailMessage } from './mailer.js';

@@ -19,6 +19,7 @@ import type {
   IdempotencyRecordsTable,
   InstancesTable,
   IntegrationsTable,
+  InvitationsTable,
   LedgerEntriesTable,
   MembershipsTable,
   MeterRatesTable,
@@ -67,6 +68,7 @@ export interface Database extends WireTables, DoorTables, OperatorTables {
   ssh_sessions: SshSessionsTable;
   instances: InstancesTable;
   purchases: PurchasesTable;
+  invitations: InvitationsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

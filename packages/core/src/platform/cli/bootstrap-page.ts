@@ -21,7 +21,8 @@ export function pageHeaders(script?: { nonce: string; connectTo: string }): Reco
   });
 }
 
-function layout(title: string, body: string): string {
+/** A platform page: its title, the shared stylesheet, and `body` (already escaped). */
+export function layout(title: string, body: string): string {
   return htmlDocument({ title, style: STYLE, body });
 }
 

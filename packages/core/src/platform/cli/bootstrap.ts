@@ -30,7 +30,7 @@ const MAX_FORM_BYTES = 16 * 1024;
 export function bootstrapRoutes(ctx: PlatformContext, options: CliRoutesOptions): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
   const basePath = new URL(ctx.baseUrl).pathname.replace(/\/+$/, '');
-  const page = (c: Context, status: 200 | 400 | 401 | 403 | 413, html: string) =>
+  const page = (c: Context, status: 200 | 400 | 401 | 403 | 413, html: string): Response =>
     c.body(html, status, pageHeaders());
   const badLink = (c: Context, message: string) =>
     page(c, 400, messagePage('This login link is not valid', message));
@@ -42,6 +42,18 @@ export function bootstrapRoutes(ctx: PlatformContext, options: CliRoutesOptions)
     const user = await ctx.sessions.resolve(getCookie(c, SESSION_COOKIE));
     return user?.tenantId ? user : null;
   };
+  /** A CLI key can spend the workspace's credit through the proxy: viewers only read, so none for them. */
+  const viewerRefused = async (c: Context, user: SessionUser) =>
+    (await ctx.accounts.roleIn(user.tenantId!, user.userId)) === 'viewer'
+      ? page(
+          c,
+          403,
+          messagePage(
+            'Not allowed',
+            'Viewers of a workspace get no CLI key: ask one of its owners to make you a member.',
+          ),
+        )
+      : null;
 
   app.get('/dev/cli-bootstrap', async (c) => {
     c.set('errorShape', 'flat');
@@ -69,6 +81,8 @@ export function bootstrapRoutes(ctx: PlatformContext, options: CliRoutesOptions)
         ),
       );
     }
+    const refused = await viewerRefused(c, user);
+    if (refused) return refused;
     const workspace = await ctx.accounts.workspaceName(user.tenantId!);
     return page(
       c,
@@ -121,6 +135,8 @@ export function bootstrapRoutes(ctx: PlatformContext, options: CliRoutesOptions)
         messagePage('Request refused', 'This form did not come from this page, or it has expired.', again),
       );
     }
+    const refused = await viewerRefused(c, user);
+    if (refused) return refused;
     const issued = await ctx.cliKeys.issue({ userId: user.userId, tenantId: user.tenantId! });
     ctx.logger.info('cli key issued', {
       request_id: c.get('requestId'),

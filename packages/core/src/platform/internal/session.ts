@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { cookieWriteRefusal } from '../../identity/session-cookie.js';
-import { SESSION_COOKIE } from '../../identity/sessions.js';
+import { SESSION_COOKIE, type SessionUser } from '../../identity/sessions.js';
 import type { MembershipRole } from '../../store/database.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
@@ -17,11 +17,28 @@ export interface SessionCaller {
 }
 
 /**
- * The signed-in user of the session cookie with their role in their workspace; refuses (401)
- * anyone else. A user without a workspace counts as not signed in here. A cookie that resolves to
- * no session is a failed credential: counted per address, 429 past the limit.
+ * The signed-in user of the session cookie with their role in their current workspace; refuses
+ * (401) anyone else. A user without a workspace counts as not signed in here.
  */
 export async function requireSession(ctx: PlatformContext, c: Context<PlatformEnv>): Promise<SessionCaller> {
+  const user = await requireUser(ctx, c);
+  const role = user.tenantId ? await ctx.accounts.roleIn(user.tenantId, user.userId) : null;
+  if (!user.tenantId || !role) throw new PlatformError(401, 'Unauthorized');
+  return {
+    userId: user.userId,
+    subject: user.subject,
+    email: user.email,
+    tenantId: user.tenantId,
+    role,
+  };
+}
+
+/**
+ * The signed-in user of the session cookie, with or without a workspace (their account and
+ * workspace list need none); refuses (401) anyone else. A cookie that resolves to no session is
+ * a failed credential: counted per address, 429 past the limit.
+ */
+export async function requireUser(ctx: PlatformContext, c: Context<PlatformEnv>): Promise<SessionUser> {
   const cookie = getCookie(c, SESSION_COOKIE);
   const throttled = (wait: number) =>
     new PlatformError(429, FAILED_CREDENTIALS_MESSAGE, { headers: { 'retry-after': String(wait) } });
@@ -34,15 +51,8 @@ export async function requireSession(ctx: PlatformContext, c: Context<PlatformEn
     const wait = await credentialFailed(ctx, c);
     if (wait !== null) throw throttled(wait);
   }
-  const role = user?.tenantId ? await ctx.accounts.roleIn(user.tenantId, user.userId) : null;
-  if (!user?.tenantId || !role) throw new PlatformError(401, 'Unauthorized');
-  return {
-    userId: user.userId,
-    subject: user.subject,
-    email: user.email,
-    tenantId: user.tenantId,
-    role,
-  };
+  if (!user) throw new PlatformError(401, 'Unauthorized');
+  return user;
 }
 
 /** Refuses a cookie-authenticated change from another origin (403) or without JSON (415). */

@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { NO_STORE } from '../../http/errors.js';
 import { isUuid } from '../../internal/uuid.js';
@@ -16,26 +16,34 @@ const capSchema = z.strictObject({
 });
 
 /**
- * Dashboard billing: spend caps, burn rate and the usage rollup. Session cookie only; caps are
- * changed by owners. Flat error bodies.
+ * Dashboard billing: spend caps, burn rate and the usage rollup. Session cookie only, and only
+ * the workspace's owners (billing is theirs: members and viewers get 403). Flat error bodies.
  *
  * @see docs/api/billing.md
  */
 export function spendRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
+  const ownerOf = async (c: Context<PlatformEnv>) => {
+    const user = await requireSession(ctx, c);
+    if (user.role !== 'owner') {
+      throw new PlatformError(403, 'Forbidden: only workspace owners see and change billing', {
+        code: 'FORBIDDEN',
+      });
+    }
+    return user;
+  };
 
   app.get('/api/billing/spend-caps', async (c) => {
     c.set('errorShape', 'flat');
-    const user = await requireSession(ctx, c);
+    const user = await ownerOf(c);
     await ctx.metering.settled(user.tenantId);
     return c.json({ caps: await ctx.billing.spendCaps(user.tenantId, new Date()) }, 200, NO_STORE);
   });
 
   app.put('/api/billing/spend-caps', async (c) => {
     c.set('errorShape', 'flat');
-    const user = await requireSession(ctx, c);
+    const user = await ownerOf(c);
     requireSafeCookieWrite(ctx, c);
-    if (user.role !== 'owner') throw new PlatformError(403, 'Forbidden: only owners set spend caps');
     const body = await readJsonBody(c, capSchema);
     const found =
       isUuid(body.app_id) &&
@@ -53,14 +61,14 @@ export function spendRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
 
   app.get('/api/billing/burn-rate', async (c) => {
     c.set('errorShape', 'flat');
-    const user = await requireSession(ctx, c);
+    const user = await ownerOf(c);
     const balance = await ctx.balances.micros(user.tenantId);
     return c.json(await ctx.billing.burnRate(user.tenantId, balance, new Date()), 200, NO_STORE);
   });
 
   app.get('/api/billing/usage', async (c) => {
     c.set('errorShape', 'flat');
-    const user = await requireSession(ctx, c);
+    const user = await ownerOf(c);
     const daysParam = c.req.query('days') ?? '30';
     const days = Number(daysParam);
     if (!/^\d{1,2}$/.test(daysParam) || days < 1 || days > 90) {

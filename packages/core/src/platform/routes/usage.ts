@@ -34,6 +34,12 @@ export function usageRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   app.get('/api/integrations/:slug/usage', async (c) => {
     c.set('errorShape', 'flat');
     const user = await requireSession(ctx, c);
+    // It reports the workspace's spend: billing, which is owners' business.
+    if (user.role !== 'owner') {
+      throw new PlatformError(403, 'Forbidden: only workspace owners see and change billing', {
+        code: 'FORBIDDEN',
+      });
+    }
     const slug = c.req.param('slug');
     if (!(await ctx.billing.hasIntegration(slug))) throw new PlatformError(404, 'Not found');
     const provider = await ctx.providers.get(slug);

@@ -307,3 +307,20 @@ export interface PurchasesTable {
   created_at: CreatedAt;
   completed_at: NullableTimestamp;
 }
+
+/** Invitations into a workspace: single use, expiring, addressed to one email. */
+export interface InvitationsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  /** Lowercased; only a user signed in with this email may accept. */
+  email: string;
+  role: MembershipRole;
+  /** SHA-256 of the accept link's token, lowercase hex. The token itself is never stored. */
+  token_hash: string;
+  invited_by: string | null;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  accepted_at: NullableTimestamp;
+  accepted_by: string | null;
+  withdrawn_at: NullableTimestamp;
+}

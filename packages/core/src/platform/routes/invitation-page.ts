@@ -1,0 +1,198 @@
+import { type Context, Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { BodyTooLargeError, type FormFields, readFormFields } from '../../http/body.js';
+import { escapeHtml } from '../../http/html.js';
+import type { Invitation, InvitationPreview } from '../../identity/invitations.js';
+import { safeEqual } from '../../identity/keys.js';
+import { isCrossOrigin } from '../../identity/session-cookie.js';
+import { SESSION_COOKIE, type SessionUser } from '../../identity/sessions.js';
+import { WorkspaceError } from '../../identity/workspaces.js';
+import { csrfTokenFor } from '../cli/bootstrap.js';
+import { layout, messagePage, pageHeaders } from '../cli/bootstrap-page.js';
+import type { PlatformContext, PlatformEnv } from '../context.js';
+import type { MailMessage } from '../mailer.js';
+
+/** What the accept form's CSRF token is bound to (with the session). */
+export const INVITATION_CSRF_PURPOSE = 'service-invitation-accept';
+/** The accept form is two short fields. */
+const MAX_FORM_BYTES = 4 * 1024;
+
+type PageStatus = 200 | 400 | 401 | 403 | 404 | 413;
+
+/**
+ * The accept link of an invitation, `/invitations/accept?token=…` (the token rides in the query,
+ * which the request log leaves out). Signed out, it sends the browser to sign in and back;
+ * signed in, it shows the workspace and the role and an "Accept" button, whose form (same
+ * origin, CSRF token bound to the session) makes the user a member.
+ *
+ * @see docs/api/members.md "Invitations"
+ */
+export function invitationPageRoutes(
+  ctx: PlatformContext,
+  options: { devSignIn: boolean },
+): Hono<PlatformEnv> {
+  const app = new Hono<PlatformEnv>();
+  const basePath = new URL(ctx.baseUrl).pathname.replace(/\/+$/, '');
+  const page = (c: Context, status: PageStatus, html: string) => c.body(html, status, pageHeaders());
+  const selfUrl = (token: string) => `${basePath}/invitations/accept?${new URLSearchParams({ token })}`;
+  const signedInUser = async (c: Context): Promise<SessionUser | null> =>
+    ctx.sessions.resolve(getCookie(c, SESSION_COOKIE));
+  /** A refusal of the invitation itself, as a page. */
+  const refused = (c: Context, error: unknown) => {
+    if (!(error instanceof WorkspaceError)) throw error;
+    const status = error.status === 403 ? 403 : 404;
+    return page(c, status, messagePage('This invitation cannot be accepted', error.message));
+  };
+
+  app.get('/invitations/accept', async (c) => {
+    c.set('errorShape', 'flat');
+    const token = c.req.query('token') ?? '';
+    if (!token || token.length > 256) {
+      return page(
+        c,
+        400,
+        messagePage('This invitation link is not valid', 'The link has no invitation in it.'),
+      );
+    }
+    let invitation: InvitationPreview;
+    try {
+      invitation = await ctx.invitations.preview(token);
+    } catch (error) {
+      return refused(c, error);
+    }
+    const user = await signedInUser(c);
+    if (!user) {
+      if (options.devSignIn) {
+        const signIn = `${basePath}/auth/v1/sign-in?${new URLSearchParams({ return_to: selfUrl(token) })}`;
+        return c.body(null, 303, { location: signIn, 'cache-control': 'no-store' });
+      }
+      return page(
+        c,
+        401,
+        messagePage(
+          'Sign in first',
+          `Sign in to ${ctx.baseUrl} as ${invitation.email} in this browser, then open this link again.`,
+          { href: selfUrl(token), text: 'Try again' },
+        ),
+      );
+    }
+    return page(
+      c,
+      200,
+      acceptPage(invitation, {
+        email: user.email ?? user.subject,
+        token,
+        csrfToken: csrfTokenFor(getCookie(c, SESSION_COOKIE)!, INVITATION_CSRF_PURPOSE),
+      }),
+    );
+  });
+
+  app.post('/invitations/accept', async (c) => {
+    c.set('errorShape', 'flat');
+    let form: FormFields;
+    try {
+      form = await readFormFields(c.req.raw, { maxBytes: MAX_FORM_BYTES });
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
+      return page(c, 413, messagePage('Request too large', 'The form sent too much data.'));
+    }
+    // A cross-site form must not make the signed-in user join a workspace.
+    if (isCrossOrigin(c.req.header('origin'), ctx.baseUrl, c.req.url)) {
+      return page(c, 403, messagePage('Request refused', 'Cross-origin request refused.'));
+    }
+    const token = typeof form.token === 'string' ? form.token : '';
+    if (!token || token.length > 256) {
+      return page(
+        c,
+        400,
+        messagePage('This invitation link is not valid', 'The form has no invitation in it.'),
+      );
+    }
+    const again = { href: selfUrl(token), text: 'Open the invitation again' };
+    const user = await signedInUser(c);
+    if (!user) {
+      return page(
+        c,
+        401,
+        messagePage('Sign in first', 'Your session has ended. Sign in and try again.', again),
+      );
+    }
+    const presented = typeof form.csrf_token === 'string' ? form.csrf_token : '';
+    if (!safeEqual(presented, csrfTokenFor(getCookie(c, SESSION_COOKIE)!, INVITATION_CSRF_PURPOSE))) {
+      return page(
+        c,
+        403,
+        messagePage('Request refused', 'This form did not come from this page, or it has expired.', again),
+      );
+    }
+    let joined: InvitationPreview;
+    try {
+      joined = await ctx.invitations.accept(token, { userId: user.userId, email: user.email });
+    } catch (error) {
+      return refused(c, error);
+    }
+    ctx.logger.info('invitation accepted', {
+      request_id: c.get('requestId'),
+      tenant_id: joined.tenantId,
+      invitation_id: joined.id,
+    });
+    return page(
+      c,
+      200,
+      layout(
+        'Invitation accepted',
+        `<h1>Welcome to ${escapeHtml(joined.workspaceName)}</h1>
+<p id="joined" data-tenant-id="${escapeHtml(joined.tenantId)}">You are now a${joined.role === 'owner' ? 'n' : ''}
+<strong>${escapeHtml(joined.role)}</strong> of <strong>${escapeHtml(joined.workspaceName)}</strong>; it is your current
+workspace.</p>`,
+      ),
+    );
+  });
+
+  return app;
+}
+
+/** The signed-in invitee confirms: join the workspace with the invited role. */
+function acceptPage(
+  invitation: InvitationPreview,
+  view: { email: string; token: string; csrfToken: string },
+): string {
+  const mismatch =
+    view.email.toLowerCase() === invitation.email
+      ? ''
+      : `<p class="error" role="alert">This invitation is for <strong>${escapeHtml(invitation.email)}</strong>: sign
+in with that email to accept it.</p>`;
+  return layout(
+    'Join a workspace',
+    `<h1>Join <span id="workspace">${escapeHtml(invitation.workspaceName)}</span></h1>
+<p>You are invited as <strong id="role">${escapeHtml(invitation.role)}</strong>. Signed in as
+<strong id="email">${escapeHtml(view.email)}</strong>.</p>
+${mismatch}<form method="post" action="accept">
+<input type="hidden" name="token" value="${escapeHtml(view.token)}">
+<input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
+<button type="submit" id="accept">Accept</button>
+</form>
+<p class="note">The invitation expires ${escapeHtml(invitation.expiresAt.toISOString())}.</p>`,
+  );
+}
+
+/** The mail of an invitation: who invites, into which workspace, and the accept link. */
+export function invitationMail(input: {
+  invitation: Invitation;
+  workspace: string;
+  from: string | null;
+  acceptUrl: string;
+}): MailMessage {
+  const who = input.from ?? 'A workspace owner';
+  return {
+    to: input.invitation.email,
+    subject: `${who} invited you to ${input.workspace}`,
+    text: [
+      `${who} invited you to join ${input.workspace} as ${input.invitation.role}.`,
+      '',
+      `Accept the invitation: ${input.acceptUrl}`,
+      '',
+      `The link works once and expires ${input.invitation.expiresAt.toISOString()}.`,
+    ].join('\n'),
+  };
+}

@@ -1,0 +1,542 @@
+/**
+ * The people of a workspace over real HTTP: members (list, change role, remove, leave; never
+ * without an owner) and invitations by email (single use, expiring, stored hashed, accepted on
+ * their page by the invited user only), the development mailbox, and the browser flow from the
+ * mailbox to a joined workspace in headless Chromium.
+ *
+ * @see docs/api/members.md
+ */
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashSecret } from '../src/identity/keys.js';
+import { csrfTokenFor } from '../src/platform/cli/bootstrap.js';
+import { INVITATION_CSRF_PURPOSE } from '../src/platform/routes/invitation-page.js';
+import { launchChromium } from './support/chromium.js';
+import {
+  type RunningPlatform,
+  type SignedInOwner,
+  signedInOwner,
+  startPlatform,
+} from './support/platform.js';
+import { openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
+
+for (const kind of STORE_KINDS) {
+  describe(`members and invitations (${kind})`, () => {
+    let store: TestStore;
+    let server: RunningPlatform;
+    let emails = 0;
+
+    beforeAll(async () => {
+      store = await openTestStore(kind);
+      server = await startPlatform(store);
+    });
+    afterAll(async () => {
+      await server?.close();
+      await store?.dispose();
+    });
+
+    const email = (name: string) => `${name}-${++emails}-${kind}@example.test`;
+    const owner = () => signedInOwner(server, email('owner'));
+    const call = (
+      cookie: string,
+      method: string,
+      path: string,
+      body?: unknown,
+      headers: Record<string, string> = {},
+    ) =>
+      fetch(`${server.url}${path}`, {
+        method,
+        headers: { cookie, 'content-type': 'application/json', ...headers },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      });
+    const json = async (response: Response, status: number) => {
+      expect(response.status).toBe(status);
+      return response.json();
+    };
+    /** A user signed in through the development IdP: their cookie, id and email. */
+    const signIn = async (address: string) => {
+      const { token } = await server.platform.devIdp!.issueToken({ email: address });
+      const signedIn = await fetch(`${server.url}/api/auth/session`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+      const { user } = await json(await call(cookie, 'GET', '/api/user/me'), 200);
+      return {
+        cookie,
+        userId: user.id as string,
+        email: address,
+        ownTenantId: user.currentTenantId as string,
+      };
+    };
+    const invite = async (ws: SignedInOwner, address: string, role = 'member') =>
+      json(await call(ws.cookie, 'POST', '/api/tenants/me/invitations', { email: address, role }), 201);
+    /** The accept link on this server (the platform's base URL is not the test server's). */
+    const local = (acceptUrl: string) => {
+      const url = new URL(acceptUrl);
+      return `${server.url}${url.pathname}${url.search}`;
+    };
+    /** The CSRF token the accept page puts in its form for this session. */
+    const csrfFor = (cookie: string) => csrfTokenFor(cookie.split('=')[1]!, INVITATION_CSRF_PURPOSE);
+    /** Submits the accept page's form as `cookie`; answers the result page. */
+    const accept = async (cookie: string, acceptUrl: string) => {
+      const token = new URL(acceptUrl).searchParams.get('token')!;
+      return fetch(`${server.url}/invitations/accept`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+        body: new URLSearchParams({ token, csrf_token: csrfFor(cookie) }),
+      });
+    };
+    /** Puts a new user into `ws` with `role` through an invitation. */
+    const teammate = async (ws: SignedInOwner, role: string) => {
+      const user = await signIn(email(role));
+      const sent = await invite(ws, user.email, role);
+      expect((await accept(user.cookie, sent.acceptUrl)).status).toBe(200);
+      return user;
+    };
+
+    it('invites by email: shown once, stored hashed, mailed to the dev mailbox, accepted once by the invitee', async () => {
+      const ws = await owner();
+      const invitee = await signIn(email('Invitee'));
+      const sent = await invite(ws, invitee.email.toUpperCase(), 'viewer');
+      expect(sent).toEqual({
+        invitation: {
+          id: expect.any(String),
+          email: invitee.email.toLowerCase(),
+          role: 'viewer',
+          createdAt: expect.stringMatching(/Z$/),
+          expiresAt: expect.stringMatching(/Z$/),
+        },
+        acceptUrl: expect.stringMatching(/\/invitations\/accept\?token=[A-Za-z0-9_-]{43}$/),
+        mailed: true,
+      });
+      const token = new URL(sent.acceptUrl).searchParams.get('token')!;
+      const week = Date.parse(sent.invitation.expiresAt) - Date.parse(sent.invitation.createdAt);
+      expect(week).toBe(7 * 24 * 60 * 60 * 1000);
+      const row = await store.db
+        .selectFrom('invitations')
+        .selectAll()
+        .where('id', '=', sent.invitation.id)
+        .executeTakeFirstOrThrow();
+      expect(row.token_hash).toBe(hashSecret(token));
+      expect(JSON.stringify(row)).not.toContain(token);
+      const listed = await json(await call(ws.cookie, 'GET', '/api/tenants/me/invitations'), 200);
+      expect(JSON.stringify(listed)).not.toContain(token);
+      expect(listed.invitations.map((i: { id: string }) => i.id)).toContain(sent.invitation.id);
+
+      const mailbox = await fetch(`${server.url}/dev/mailbox`);
+      expect(mailbox.status).toBe(200);
+      expect(mailbox.headers.get('content-security-policy')).toContain("default-src 'none'");
+      const html = await mailbox.text();
+      expect(html).toContain(invitee.email.toLowerCase());
+      expect(html).toContain(`href="${sent.acceptUrl}"`);
+
+      const page = await fetch(local(sent.acceptUrl), { headers: { cookie: invitee.cookie } });
+      expect(page.status).toBe(200);
+      const form = await page.text();
+      expect(form).toContain('id="accept"');
+      expect(form).toContain(`name="csrf_token" value="${csrfFor(invitee.cookie)}"`);
+      expect(form).toContain('viewer');
+
+      const joined = await accept(invitee.cookie, sent.acceptUrl);
+      expect(joined.status).toBe(200);
+      expect(await joined.text()).toContain(`data-tenant-id="${ws.tenantId}"`);
+      // Joining makes the workspace current, with the invited role.
+      const current = await json(await call(invitee.cookie, 'GET', '/api/tenants/me'), 200);
+      expect(current.tenant).toMatchObject({ id: ws.tenantId, role: 'viewer' });
+      const members = await json(await call(ws.cookie, 'GET', '/api/tenants/me/members'), 200);
+      expect(members.members).toContainEqual({
+        userId: invitee.userId,
+        email: invitee.email.toLowerCase(),
+        name: null,
+        role: 'viewer',
+        joinedAt: expect.stringMatching(/Z$/),
+      });
+
+      // Single use: the link is spent, and no longer listed.
+      const again = await accept(invitee.cookie, sent.acceptUrl);
+      expect(again.status).toBe(404);
+      expect(await again.text()).toContain('not valid');
+      const after = await json(await call(ws.cookie, 'GET', '/api/tenants/me/invitations'), 200);
+      expect(after.invitations.map((i: { id: string }) => i.id)).not.toContain(sent.invitation.id);
+    });
+
+    it('lets only the invited email accept, and sends a signed-out browser to sign in and back', async () => {
+      const ws = await owner();
+      const intended = email('intended');
+      const sent = await invite(ws, intended);
+      const other = await signIn(email('other'));
+      const shown = await fetch(local(sent.acceptUrl), { headers: { cookie: other.cookie } });
+      expect(shown.status).toBe(200);
+      expect(await shown.text()).toContain(`This invitation is for <strong>${intended}</strong>`);
+      const refused = await accept(other.cookie, sent.acceptUrl);
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toContain(`This invitation is for ${intended}`);
+      expect((await json(await call(other.cookie, 'GET', '/api/tenants/me'), 200)).tenant.id).toBe(
+        other.ownTenantId,
+      );
+
+      const signedOut = await fetch(local(sent.acceptUrl), { redirect: 'manual' });
+      expect(signedOut.status).toBe(303);
+      const location = new URL(signedOut.headers.get('location')!, server.url);
+      expect(location.pathname).toBe('/auth/v1/sign-in');
+      expect(location.searchParams.get('return_to')).toBe(
+        new URL(sent.acceptUrl).pathname + new URL(sent.acceptUrl).search,
+      );
+
+      // Still good for the right person.
+      const right = await signIn(intended);
+      expect((await accept(right.cookie, sent.acceptUrl)).status).toBe(200);
+    });
+
+    it('refuses an expired, withdrawn or replaced invitation, a forged form and a cross-site one', async () => {
+      const ws = await owner();
+      const invitee = await signIn(email('late'));
+      const expired = await invite(ws, invitee.email);
+      await store.db
+        .updateTable('invitations')
+        .set({ expires_at: new Date(Date.now() - 1000) })
+        .where('id', '=', expired.invitation.id)
+        .execute();
+      expect((await fetch(local(expired.acceptUrl), { headers: { cookie: invitee.cookie } })).status).toBe(
+        404,
+      );
+      expect((await accept(invitee.cookie, expired.acceptUrl)).status).toBe(404);
+
+      const first = await invite(ws, invitee.email);
+      const second = await invite(ws, invitee.email, 'viewer');
+      expect((await accept(invitee.cookie, first.acceptUrl)).status).toBe(404);
+      const withdrawn = await call(
+        ws.cookie,
+        'DELETE',
+        `/api/tenants/me/invitations/${second.invitation.id}`,
+      );
+      expect(await json(withdrawn, 200)).toEqual({ id: second.invitation.id, withdrawn: true });
+      expect((await accept(invitee.cookie, second.acceptUrl)).status).toBe(404);
+      expect(
+        (await call(ws.cookie, 'DELETE', `/api/tenants/me/invitations/${second.invitation.id}`)).status,
+      ).toBe(404);
+      expect((await call(ws.cookie, 'DELETE', '/api/tenants/me/invitations/not-an-id')).status).toBe(404);
+
+      const third = await invite(ws, invitee.email);
+      const token = new URL(third.acceptUrl).searchParams.get('token')!;
+      const forged = await fetch(`${server.url}/invitations/accept`, {
+        method: 'POST',
+        headers: { cookie: invitee.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, csrf_token: 'forged' }),
+      });
+      expect(forged.status).toBe(403);
+      const crossSite = await fetch(`${server.url}/invitations/accept`, {
+        method: 'POST',
+        headers: {
+          cookie: invitee.cookie,
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: 'https://evil.example',
+        },
+        body: new URLSearchParams({ token, csrf_token: 'x' }),
+      });
+      expect(crossSite.status).toBe(403);
+      expect((await fetch(`${server.url}/invitations/accept`)).status).toBe(400);
+      expect((await fetch(`${server.url}/invitations/accept?token=nope`)).status).toBe(404);
+      const members = await json(await call(ws.cookie, 'GET', '/api/tenants/me/members'), 200);
+      expect(members.members.map((m: { userId: string }) => m.userId)).not.toContain(invitee.userId);
+      // The third invitation is still good.
+      expect((await accept(invitee.cookie, third.acceptUrl)).status).toBe(200);
+      // And a member is not invited again.
+      const twice = await call(ws.cookie, 'POST', '/api/tenants/me/invitations', {
+        email: invitee.email,
+        role: 'member',
+      });
+      expect(twice.status).toBe(409);
+      expect(await twice.json()).toEqual({
+        message: `${invitee.email} is already a member of this workspace`,
+        code: 'CONFLICT',
+      });
+    });
+
+    it('changes roles and removes members, owners only, never leaving a workspace without an owner', async () => {
+      const ws = await owner();
+      const wsOwner = (await json(await call(ws.cookie, 'GET', '/api/user/me'), 200)).user.id as string;
+      const member = await teammate(ws, 'member');
+      const viewer = await teammate(ws, 'viewer');
+
+      const listed = await json(await call(viewer.cookie, 'GET', '/api/tenants/me/members'), 200);
+      expect(listed.members.map((m: { role: string }) => m.role)).toEqual(['owner', 'member', 'viewer']);
+
+      for (const who of [member, viewer]) {
+        const refused = await call(who.cookie, 'PATCH', `/api/tenants/me/members/${who.userId}`, {
+          role: 'owner',
+        });
+        expect(refused.status).toBe(403);
+        expect(await refused.json()).toEqual({
+          message: 'Forbidden: only workspace owners manage members',
+          code: 'FORBIDDEN',
+        });
+        expect((await call(who.cookie, 'DELETE', `/api/tenants/me/members/${wsOwner}`)).status).toBe(403);
+        expect(
+          (
+            await call(who.cookie, 'POST', '/api/tenants/me/invitations', {
+              email: 'x@example.test',
+              role: 'owner',
+            })
+          ).status,
+        ).toBe(403);
+        expect((await call(who.cookie, 'GET', '/api/tenants/me/invitations')).status).toBe(403);
+      }
+
+      const lastOwner = {
+        message: 'A workspace needs an owner: make someone else owner first',
+        code: 'CONFLICT',
+      };
+      const demote = await call(ws.cookie, 'PATCH', `/api/tenants/me/members/${wsOwner}`, { role: 'member' });
+      expect(demote.status).toBe(409);
+      expect(await demote.json()).toEqual(lastOwner);
+      const leave = await call(ws.cookie, 'DELETE', `/api/tenants/me/members/${wsOwner}`);
+      expect(leave.status).toBe(409);
+      expect(await leave.json()).toEqual(lastOwner);
+
+      const promoted = await json(
+        await call(ws.cookie, 'PATCH', `/api/tenants/me/members/${member.userId}`, { role: 'owner' }),
+        200,
+      );
+      expect(promoted.member).toMatchObject({ userId: member.userId, role: 'owner' });
+      // Two owners: either may now step down, but not both.
+      await json(
+        await call(member.cookie, 'PATCH', `/api/tenants/me/members/${wsOwner}`, { role: 'viewer' }),
+        200,
+      );
+      expect(
+        (await call(member.cookie, 'PATCH', `/api/tenants/me/members/${member.userId}`, { role: 'viewer' }))
+          .status,
+      ).toBe(409);
+      expect((await json(await call(ws.cookie, 'GET', '/api/tenants/me'), 200)).tenant.role).toBe('viewer');
+
+      for (const userId of ['not-an-id', '00000000-0000-4000-8000-000000000000', ws.tenantId]) {
+        const missing = await call(member.cookie, 'PATCH', `/api/tenants/me/members/${userId}`, {
+          role: 'viewer',
+        });
+        expect(missing.status).toBe(404);
+        expect(await missing.json()).toEqual({ message: 'Member not found', code: 'NOT_FOUND' });
+      }
+    });
+
+    it('keeps an owner when two owners step each other down at once, and spends a link once under a race', async () => {
+      const ws = await owner();
+      const first = (await json(await call(ws.cookie, 'GET', '/api/user/me'), 200)).user.id as string;
+      const second = await teammate(ws, 'owner');
+      const [a, b] = await Promise.all([
+        call(ws.cookie, 'PATCH', `/api/tenants/me/members/${second.userId}`, { role: 'member' }),
+        call(second.cookie, 'PATCH', `/api/tenants/me/members/${first}`, { role: 'member' }),
+      ]);
+      // The loser is refused as no longer an owner (403) or, when both checks ran first, as the last one (409).
+      const statuses = [a.status, b.status].sort();
+      expect(statuses[0]).toBe(200);
+      expect([403, 409]).toContain(statuses[1]);
+      const { members } = await json(await call(ws.cookie, 'GET', '/api/tenants/me/members'), 200);
+      expect(members.filter((m: { role: string }) => m.role === 'owner')).toHaveLength(1);
+
+      const invitee = await signIn(email('racer'));
+      // Whoever won is the owner left to invite.
+      const stillOwner = a.status === 200 ? ws : { ...ws, cookie: second.cookie };
+      const sent = await invite(stillOwner, invitee.email);
+      const answers = await Promise.all([
+        accept(invitee.cookie, sent.acceptUrl),
+        accept(invitee.cookie, sent.acceptUrl),
+      ]);
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 404]);
+    });
+
+    it('removing a member revokes their CLI keys there and moves them back to a workspace of theirs', async () => {
+      const ws = await owner();
+      const member = await teammate(ws, 'member');
+      const cliKey = await server.platform.context.keys.issue({
+        tenantId: ws.tenantId,
+        kind: 'cli',
+        userId: member.userId,
+      });
+      const balance = (key: string) =>
+        fetch(`${server.url}/api/cli/balance`, { headers: { authorization: `Bearer ${key}` } }).then(
+          (r) => r.status,
+        );
+      expect(await balance(cliKey.key)).toBe(200);
+
+      const removed = await call(ws.cookie, 'DELETE', `/api/tenants/me/members/${member.userId}`);
+      expect(await json(removed, 200)).toEqual({ userId: member.userId, removed: true });
+      expect(await balance(cliKey.key)).toBe(401);
+      const back = await json(await call(member.cookie, 'GET', '/api/tenants/me'), 200);
+      expect(back.tenant).toMatchObject({ id: member.ownTenantId, role: 'owner' });
+      expect((await call(ws.cookie, 'DELETE', `/api/tenants/me/members/${member.userId}`)).status).toBe(404);
+
+      // A member may leave on their own; one whose only workspace it was has none left.
+      const viewer = await teammate(ws, 'viewer');
+      await store.db.deleteFrom('memberships').where('tenant_id', '=', viewer.ownTenantId).execute();
+      await json(await call(viewer.cookie, 'DELETE', `/api/tenants/me/members/${viewer.userId}`), 200);
+      expect((await call(viewer.cookie, 'GET', '/api/tenants/me')).status).toBe(401);
+      const list = await json(await call(viewer.cookie, 'GET', '/api/tenants'), 200);
+      expect(list).toEqual({ tenants: [], currentTenantId: null });
+      const fresh = await json(
+        await call(viewer.cookie, 'POST', '/api/tenants', { name: 'Fresh start' }),
+        201,
+      );
+      expect((await json(await call(viewer.cookie, 'GET', '/api/tenants/me'), 200)).tenant.id).toBe(
+        fresh.tenant.id,
+      );
+    });
+
+    it('refuses bad input, signed-out callers and unsafe cookie writes with a clear 4xx', async () => {
+      const ws = await owner();
+      const bad: Array<[string, string, unknown, string]> = [
+        ['POST', '/api/tenants/me/invitations', { email: 'not-an-email', role: 'member' }, 'email'],
+        ['POST', '/api/tenants/me/invitations', { email: 'a@example.test', role: 'admin' }, 'role'],
+        ['POST', '/api/tenants/me/invitations', { email: 'a@example.test' }, 'role'],
+        [
+          'POST',
+          '/api/tenants/me/invitations',
+          { email: `${'a'.repeat(250)}@example.test`, role: 'member' },
+          'email',
+        ],
+        ['PATCH', `/api/tenants/me/members/${ws.tenantId}`, { role: 'boss' }, 'role'],
+      ];
+      for (const [method, path, body, field] of bad) {
+        const response = await call(ws.cookie, method, path, body);
+        expect(response.status, JSON.stringify(body)).toBe(400);
+        const answer = await response.json();
+        expect(answer.code).toBe('INVALID_REQUEST');
+        expect(answer.message).toContain(field);
+      }
+      const routes: Array<[string, string]> = [
+        ['GET', '/api/tenants/me/members'],
+        ['PATCH', '/api/tenants/me/members/x'],
+        ['DELETE', '/api/tenants/me/members/x'],
+        ['GET', '/api/tenants/me/invitations'],
+        ['POST', '/api/tenants/me/invitations'],
+        ['DELETE', '/api/tenants/me/invitations/x'],
+      ];
+      for (const [method, path] of routes) {
+        const response = await call('', method, path, method === 'GET' ? undefined : {});
+        expect(response.status, `${method} ${path}`).toBe(401);
+        expect(await response.json()).toEqual({ message: 'Unauthorized' });
+      }
+      const crossSite = await call(
+        ws.cookie,
+        'POST',
+        '/api/tenants/me/invitations',
+        { email: 'a@example.test', role: 'member' },
+        { origin: 'https://evil.example' },
+      );
+      expect(crossSite.status).toBe(403);
+      const notJson = await call(ws.cookie, 'POST', '/api/tenants/me/invitations', 'email=a', {
+        'content-type': 'application/x-www-form-urlencoded',
+      });
+      expect(notJson.status).toBe(415);
+      expect(
+        (await json(await call(ws.cookie, 'GET', '/api/tenants/me/invitations'), 200)).invitations,
+      ).toEqual([]);
+    });
+  });
+}
+
+describe('invitation rate limit', () => {
+  let store: TestStore;
+  let server: RunningPlatform;
+  beforeAll(async () => {
+    store = await openTestStore();
+    server = await startPlatform(store, { rateLimits: { invitations: { limit: 2, windowMs: 60_000 } } });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await store?.dispose();
+  });
+
+  it('counts invitations per workspace and answers 429 with Retry-After past the limit', async () => {
+    const invite = (ws: SignedInOwner, n: number) =>
+      fetch(`${server.url}/api/tenants/me/invitations`, {
+        method: 'POST',
+        headers: { cookie: ws.cookie, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: `limited-${n}@example.test`, role: 'member' }),
+      });
+    const busy = await signedInOwner(server, 'busy-owner@example.test');
+    expect((await invite(busy, 1)).status).toBe(201);
+    expect((await invite(busy, 2)).status).toBe(201);
+    const refused = await invite(busy, 3);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await refused.json()).toEqual({ message: 'Rate limit exceeded' });
+    // Another workspace has its own count.
+    const calm = await signedInOwner(server, 'calm-owner@example.test');
+    expect((await invite(calm, 4)).status).toBe(201);
+  });
+});
+
+describe('mail in production', () => {
+  let store: TestStore;
+  let server: RunningPlatform;
+  beforeAll(async () => {
+    store = await openTestStore();
+    // Production refuses the development IdP: sessions are made here with the store's own helpers.
+    server = await startPlatform(store, { production: true, identity: { verify: async () => null } });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await store?.dispose();
+  });
+
+  it('has no dev mailbox, and without a mailer hands the link to the owner only', async () => {
+    expect((await fetch(`${server.url}/dev/mailbox`)).status).toBe(404);
+    const { userId } = await server.platform.context.accounts.ensure({
+      subject: 'prod-owner',
+      email: 'p@example.test',
+    });
+    const { token } = await server.platform.context.sessions.create(userId);
+    const response = await fetch(`${server.url}/api/tenants/me/invitations`, {
+      method: 'POST',
+      headers: { cookie: `service_session=${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'new@example.test', role: 'member' }),
+    });
+    expect(response.status).toBe(201);
+    const sent = await response.json();
+    expect(sent.mailed).toBe(false);
+    expect(sent.acceptUrl).toMatch(/\/invitations\/accept\?token=/);
+  });
+});
+
+describe('invitation in a browser', () => {
+  let store: TestStore;
+  let server: RunningPlatform;
+  let browser: Browser;
+  beforeAll(async () => {
+    store = await openTestStore();
+    server = await startPlatform(store);
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await store?.dispose();
+  });
+
+  it('goes from the dev mailbox through sign-in to a joined workspace', async () => {
+    const ws = await signedInOwner(server, 'browser-owner@example.test');
+    const invited = await fetch(`${server.url}/api/tenants/me/invitations`, {
+      method: 'POST',
+      headers: { cookie: ws.cookie, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'browser-invitee@example.test', role: 'member' }),
+    });
+    expect(invited.status).toBe(201);
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${server.url}/dev/mailbox`);
+    const href = await page.locator('#mail a').first().getAttribute('href');
+    const link = new URL(href!);
+    // The platform's base URL is the default one; the test server listens elsewhere.
+    await page.goto(`${server.url}${link.pathname}${link.search}`);
+    expect(new URL(page.url()).pathname).toBe('/auth/v1/sign-in');
+    await page.fill('#email', 'browser-invitee@example.test');
+    await Promise.all([page.waitForURL(/\/invitations\/accept\?token=/), page.click('button[type=submit]')]);
+    expect(await page.textContent('#role')).toBe('member');
+    await Promise.all([page.waitForSelector('#joined'), page.click('#accept')]);
+    expect(await page.getAttribute('#joined', 'data-tenant-id')).toBe(ws.tenantId);
+    await context.close();
+  });
+});
