@@ -67,6 +67,16 @@ const NOT_DASHBOARD = new Set([
   'GET /invitations/accept',
   'POST /invitations/accept',
   'GET /dev/mailbox',
+  // Platform admins' routes, not a workspace role's: admin.test.ts has their matrix.
+  'GET /api/admin/tenants',
+  'GET /api/admin/tenants/:id',
+  'POST /api/admin/tenants/:id/grants',
+  'POST /api/admin/tenants/:id/suspend',
+  'POST /api/admin/tenants/:id/resume',
+  // The billing pages' forms carry a session-bound CSRF token: payments.test.ts walks them.
+  'POST /billing/purchase',
+  'GET /billing/purchases/:id',
+  'POST /billing/purchases/:id',
 ]);
 
 let store: TestStore;
@@ -219,6 +229,25 @@ const ROWS: Row[] = [
       return send(fx.cookie, 'DELETE', `/api/tenants/me/invitations/${invitation.id}`);
     },
   },
+  {
+    method: 'POST',
+    route: '/api/billing/purchase',
+    allowed: OWNERS,
+    call: (fx) => send(fx.cookie, 'POST', '/api/billing/purchase', { pack: 5 }),
+  },
+  {
+    method: 'GET',
+    route: '/api/billing/transactions',
+    allowed: OWNERS,
+    call: (fx) => send(fx.cookie, 'GET', '/api/billing/transactions'),
+  },
+  {
+    method: 'POST',
+    route: '/api/billing/settle',
+    allowed: OWNERS,
+    call: (fx) => send(fx.cookie, 'POST', '/api/billing/settle', {}),
+  },
+  { method: 'GET', route: '/billing', allowed: OWNERS, call: (fx) => send(fx.cookie, 'GET', '/billing') },
   { method: 'GET', route: '/api/keys', allowed: OWNERS, call: (fx) => send(fx.cookie, 'GET', '/api/keys') },
   {
     method: 'POST',
