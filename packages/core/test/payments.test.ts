@@ -19,49 +19,12 @@ import type { Store } from '../src/store/index.js';
 import { launchChromium } from './support/chromium.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { seedProviders } from './support/metered.js';
-import { type RunningPlatform, signedInOwner, TEST_ENCRYPTION_KEY } from './support/platform.js';
+import { type RunningPlatform, signedInOwner, startPlatformAtOwnUrl } from './support/platform.js';
 import { openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
 
 /** A search costs 1000 micros plus the 20 % margin. */
 const SEARCH_COST = 1200;
 const USD = 1_000_000;
-
-/**
- * A platform whose base URL is its own loopback address, so the URLs it hands out (purchase
- * pages, their return URL) are the ones a browser can open.
- */
-async function startPlatformAtOwnUrl(
-  store: Store,
-  options: Omit<PlatformOptions, 'store' | 'baseUrl'> = {},
-): Promise<RunningPlatform> {
-  let platform: Platform | undefined;
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve(
-      { fetch: (request, env) => platform!.fetch(request, env), port: 0, hostname: '127.0.0.1' },
-      () => resolve(s),
-    );
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  platform = await createPlatform({
-    logger: silentLogger,
-    env: {},
-    encryptionKey: TEST_ENCRYPTION_KEY,
-    ...options,
-    baseUrl: url,
-    store,
-  });
-  return {
-    platform,
-    url,
-    close: async () => {
-      await new Promise<void>((resolve) => {
-        if ('closeAllConnections' in server) server.closeAllConnections();
-        server.close(() => resolve());
-      });
-      await platform!.close();
-    },
-  };
-}
 
 for (const kind of STORE_KINDS) {
   describe(`payments, dev processor (${kind})`, () => {

@@ -63,6 +63,7 @@ import { billingRoutes } from './routes/billing.js';
 import { billingPageRoutes } from './routes/billing-pages.js';
 import { connectionRoutes } from './routes/connections.js';
 import { devMailboxRoutes } from './routes/dev-mailbox.js';
+import { integrationPageRoutes } from './routes/integration-pages.js';
 import { invitationPageRoutes } from './routes/invitation-page.js';
 import { keyRoutes } from './routes/keys.js';
 import { memberRoutes } from './routes/members.js';
@@ -347,6 +348,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', adminRoutes(context));
   app.route('/', billingRoutes(context));
   app.route('/', billingPageRoutes(context, { devSignIn: devIdp !== null }));
+  app.route('/', integrationPageRoutes(context, { devSignIn: devIdp !== null }));
   app.route('/', workspaceRoutes(context));
   app.route('/', memberRoutes(context));
   app.route('/', invitationPageRoutes(context, { devSignIn: devIdp !== null }));

@@ -106,6 +106,43 @@ export async function createTenantFixture(platform: Platform, creditMicros = 0):
   };
 }
 
+/**
+ * A platform whose base URL is its own loopback address, so the URLs it hands out (purchase
+ * pages, their return URL) are the ones a browser can open.
+ */
+export async function startPlatformAtOwnUrl(
+  store: Store,
+  options: Omit<PlatformOptions, 'store' | 'baseUrl'> = {},
+): Promise<RunningPlatform> {
+  let platform: Platform | undefined;
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve(
+      { fetch: (request, env) => platform!.fetch(request, env), port: 0, hostname: '127.0.0.1' },
+      () => resolve(s),
+    );
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  platform = await createPlatform({
+    logger: silentLogger,
+    env: {},
+    encryptionKey: TEST_ENCRYPTION_KEY,
+    ...options,
+    baseUrl: url,
+    store,
+  });
+  return {
+    platform,
+    url,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        if ('closeAllConnections' in server) server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      await platform!.close();
+    },
+  };
+}
+
 /** A workspace owner signed in through the development IdP, with an app and its App Key. */
 export interface SignedInOwner {
   /** The session cookie (`name=value`). */

@@ -9,12 +9,7 @@ import { csrfTokenFor } from '../cli/bootstrap.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { requireSession, type SessionCaller } from '../internal/session.js';
-import {
-  billingMessagePage,
-  billingPage,
-  billingPageHeaders,
-  confirmPurchasePage,
-} from './billing-page-html.js';
+import { billingPage, confirmPurchasePage, messagePage, pageHeaders, signInAction } from './page-html.js';
 
 /** The billing forms' CSRF token: bound to the session, and to these forms only. */
 const billingCsrfToken = (sessionCookie: string) => csrfTokenFor(sessionCookie, 'service-billing');
@@ -42,14 +37,9 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
   const app = new Hono<PlatformEnv>();
   const basePath = new URL(ctx.baseUrl).pathname.replace(/\/+$/, '');
   const billingPath = `${basePath}/billing`;
-  const page = (c: Context, status: PageStatus, html: string) => c.body(html, status, billingPageHeaders);
+  const page = (c: Context, status: PageStatus, html: string) => c.body(html, status, pageHeaders);
   const signIn = (returnTo: string) =>
-    options.devSignIn
-      ? {
-          href: `${basePath}/auth/v1/sign-in?${new URLSearchParams({ return_to: returnTo })}`,
-          text: 'Sign in',
-        }
-      : { href: returnTo, text: `Sign in to ${ctx.baseUrl} in this browser, then open this page again` };
+    signInAction({ basePath, baseUrl: ctx.baseUrl, devSignIn: options.devSignIn }, returnTo);
 
   /** The signed-in owner, or the page to answer anyone else. */
   const ownerOrPage = async (
@@ -65,14 +55,14 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
       return page(
         c,
         401,
-        billingMessagePage('Sign in', 'Sign in as a workspace owner to add credit.', signIn(returnTo)),
+        messagePage('Sign in', 'Sign in as a workspace owner to add credit.', signIn(returnTo)),
       );
     }
     if (user.role === 'owner') return user;
     return page(
       c,
       403,
-      billingMessagePage(
+      messagePage(
         'Owners only',
         'Only owners of this workspace add credit. Sign in as an owner.',
         signIn(returnTo),
@@ -87,7 +77,7 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
       form = await readFormFields(c.req.raw, { maxBytes: MAX_FORM_BYTES });
     } catch (error) {
       if (!(error instanceof BodyTooLargeError)) throw error;
-      return page(c, 413, billingMessagePage('Request too large', 'The form sent too much data.'));
+      return page(c, 413, messagePage('Request too large', 'The form sent too much data.'));
     }
     const cookie = getCookie(c, SESSION_COOKIE) ?? '';
     const token = typeof form.csrf_token === 'string' ? form.csrf_token : '';
@@ -98,7 +88,7 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
       return page(
         c,
         403,
-        billingMessagePage('Request refused', 'This form did not come from this page, or it has expired.', {
+        messagePage('Request refused', 'This form did not come from this page, or it has expired.', {
           href: again,
           text: 'Start again',
         }),
@@ -139,7 +129,7 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
       return page(
         c,
         400,
-        billingMessagePage('Cannot buy credit', message, { href: billingPath, text: 'Back to billing' }),
+        messagePage('Cannot buy credit', message, { href: billingPath, text: 'Back to billing' }),
       );
     }
     const { url } = await ctx.payments.startPurchase({
@@ -158,7 +148,7 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
     page(
       c,
       404,
-      billingMessagePage('Purchase not found', 'This purchase link is not valid.', {
+      messagePage('Purchase not found', 'This purchase link is not valid.', {
         href: billingPath,
         text: 'Back to billing',
       }),
