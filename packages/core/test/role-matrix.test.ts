@@ -77,6 +77,8 @@ const NOT_DASHBOARD = new Set([
   'POST /billing/purchase',
   'GET /billing/purchases/:id',
   'POST /billing/purchases/:id',
+  // A page any member reads (the integration's connection status): links.test.ts opens it.
+  'GET /integrations/:slug',
 ]);
 
 let store: TestStore;
