@@ -1,11 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { BodyTooLargeError, type FormFields, readFormFields } from '../../http/body.js';
 import { safeEqual } from '../../identity/keys.js';
-import { isCrossOrigin } from '../../identity/session-cookie.js';
 import { SESSION_COOKIE, type SessionUser } from '../../identity/sessions.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
+import { readPageForm } from '../internal/page-form.js';
 import { consentPage, deliveryPage, messagePage, pageHeaders } from './bootstrap-page.js';
 import { parseLoopbackCallback } from './loopback-callback.js';
 import type { CliRoutesOptions } from './options.js';
@@ -99,17 +98,10 @@ export function bootstrapRoutes(ctx: PlatformContext, options: CliRoutesOptions)
 
   app.post('/dev/cli-bootstrap', async (c) => {
     c.set('errorShape', 'flat');
-    let form: FormFields;
-    try {
-      form = await readFormFields(c.req.raw, { maxBytes: MAX_FORM_BYTES });
-    } catch (error) {
-      if (!(error instanceof BodyTooLargeError)) throw error;
-      return page(c, 413, messagePage('Request too large', 'The form sent too much data.'));
-    }
     // A cross-site form must not mint keys for the signed-in user.
-    if (isCrossOrigin(c.req.header('origin'), ctx.baseUrl, c.req.url)) {
-      return page(c, 403, messagePage('Request refused', 'Cross-origin request refused.'));
-    }
+    const posted = await readPageForm(ctx, c, MAX_FORM_BYTES);
+    if (!posted.ok) return page(c, posted.status, messagePage(posted.title, posted.message));
+    const form = posted.fields;
     const callback = parseLoopbackCallback(form.cb);
     if (!callback) return badLink(c, BAD_CALLBACK);
     const mode = typeof form.mode === 'string' ? form.mode : MODE;

@@ -1,13 +1,13 @@
 import { type Context, Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { CREDIT_PACKS_USD, MICROS_PER_USD } from '../../billing/payments/processor.js';
-import { BodyTooLargeError, type FormFields, readFormFields } from '../../http/body.js';
+import type { FormFields } from '../../http/body.js';
 import { safeEqual } from '../../identity/keys.js';
-import { isCrossOrigin } from '../../identity/session-cookie.js';
 import { SESSION_COOKIE } from '../../identity/sessions.js';
 import { csrfTokenFor } from '../cli/bootstrap.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
+import { readPageForm } from '../internal/page-form.js';
 import { requireSession, type SessionCaller } from '../internal/session.js';
 import { billingPage, confirmPurchasePage, messagePage, pageHeaders, signInAction } from './page-html.js';
 
@@ -72,19 +72,12 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
 
   /** The form's fields once it is same-origin and carries the session's CSRF token; else the refusal page. */
   const checkedForm = async (c: Context<PlatformEnv>, again: string): Promise<FormFields | Response> => {
-    let form: FormFields;
-    try {
-      form = await readFormFields(c.req.raw, { maxBytes: MAX_FORM_BYTES });
-    } catch (error) {
-      if (!(error instanceof BodyTooLargeError)) throw error;
-      return page(c, 413, messagePage('Request too large', 'The form sent too much data.'));
-    }
+    const posted = await readPageForm(ctx, c, MAX_FORM_BYTES);
+    if (!posted.ok) return page(c, posted.status, messagePage(posted.title, posted.message));
+    const form = posted.fields;
     const cookie = getCookie(c, SESSION_COOKIE) ?? '';
     const token = typeof form.csrf_token === 'string' ? form.csrf_token : '';
-    if (
-      isCrossOrigin(c.req.header('origin'), ctx.baseUrl, c.req.url) ||
-      !safeEqual(token, billingCsrfToken(cookie))
-    ) {
+    if (!safeEqual(token, billingCsrfToken(cookie))) {
       return page(
         c,
         403,

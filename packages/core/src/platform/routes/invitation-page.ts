@@ -1,15 +1,14 @@
 import { type Context, Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { BodyTooLargeError, type FormFields, readFormFields } from '../../http/body.js';
 import { escapeHtml } from '../../http/html.js';
 import type { Invitation, InvitationPreview } from '../../identity/invitations.js';
 import { safeEqual } from '../../identity/keys.js';
-import { isCrossOrigin } from '../../identity/session-cookie.js';
 import { SESSION_COOKIE, type SessionUser } from '../../identity/sessions.js';
 import { WorkspaceError } from '../../identity/workspaces.js';
 import { csrfTokenFor } from '../cli/bootstrap.js';
 import { layout, messagePage, pageHeaders } from '../cli/bootstrap-page.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
+import { readPageForm } from '../internal/page-form.js';
 import type { MailMessage } from '../mailer.js';
 
 /** What the accept form's CSRF token is bound to (with the session). */
@@ -89,17 +88,10 @@ export function invitationPageRoutes(
 
   app.post('/invitations/accept', async (c) => {
     c.set('errorShape', 'flat');
-    let form: FormFields;
-    try {
-      form = await readFormFields(c.req.raw, { maxBytes: MAX_FORM_BYTES });
-    } catch (error) {
-      if (!(error instanceof BodyTooLargeError)) throw error;
-      return page(c, 413, messagePage('Request too large', 'The form sent too much data.'));
-    }
     // A cross-site form must not make the signed-in user join a workspace.
-    if (isCrossOrigin(c.req.header('origin'), ctx.baseUrl, c.req.url)) {
-      return page(c, 403, messagePage('Request refused', 'Cross-origin request refused.'));
-    }
+    const posted = await readPageForm(ctx, c, MAX_FORM_BYTES);
+    if (!posted.ok) return page(c, posted.status, messagePage(posted.title, posted.message));
+    const form = posted.fields;
     const token = typeof form.token === 'string' ? form.token : '';
     if (!token || token.length > 256) {
       return page(
