@@ -4,6 +4,7 @@ import { openSettlementJournal } from '../billing/journal.js';
 import { createMeteringEngine } from '../billing/metering.js';
 import { Operators } from '../billing/operators.js';
 import { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
+import { StripePaymentProcessor, type StripeSettings } from '../billing/payments/stripe-processor.js';
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
@@ -115,6 +116,8 @@ export interface PlatformOptions {
   journalDir?: string;
   /** Emails of platform admins (case-insensitive). Default `SERVICE_ADMIN_EMAILS`, else none. */
   adminEmails?: string[];
+  /** The Stripe processor. Default from `STRIPE_SECRET_KEY` and `STRIPE_WEBHOOK_SECRET`, else none. */
+  stripe?: StripeSettings;
 }
 
 export interface PlatformCloseOptions {
@@ -256,6 +259,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const devPayments = production
     ? null
     : new DevPaymentProcessor(db, (id) => `${baseUrl}/billing/purchases/${id}`);
+  const stripeSettings = options.stripe ?? env.stripe;
+  const stripe = stripeSettings ? new StripePaymentProcessor(db, stripeSettings) : null;
   const context: PlatformContext = {
     keys,
     balances,
@@ -286,8 +291,10 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     tenantStatuses,
     operators: new Operators(db, tenantStatuses),
     adminEmails: new Set((options.adminEmails ?? env.adminEmails ?? []).map((email) => email.toLowerCase())),
-    payments: devPayments,
+    // Stripe, when configured, takes the purchases; the dev pages stay for purchases made before.
+    payments: stripe ?? devPayments,
     devPayments,
+    stripe,
   };
 
   const app = new Hono<PlatformEnv>();

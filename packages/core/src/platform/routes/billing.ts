@@ -6,6 +6,8 @@ import {
   MIN_PURCHASE_USD,
   purchaseMicros,
 } from '../../billing/payments/processor.js';
+import { StripeSignatureError } from '../../billing/payments/stripe-processor.js';
+import { BodyTooLargeError, readBody } from '../../http/body.js';
 import { NO_STORE } from '../../http/errors.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
@@ -25,6 +27,9 @@ const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
 /** A cursor is the id of the last entry of the page before: a positive whole number. */
 const CURSOR = /^[1-9]\d{0,15}$/;
+
+/** Stripe's events are a few KiB; a body past this is not one. */
+const MAX_WEBHOOK_BYTES = 256 * 1024;
 
 /** How long a manual settle waits for this instance's unsettled calls to reach the store. */
 const SETTLE_WAIT_MS = 5000;
@@ -98,6 +103,27 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     ctx.balances.invalidate(owner.tenantId);
     const balanceMicros = await ctx.balances.micros(owner.tenantId);
     return c.json({ ...settled, balanceMicros }, 200, NO_STORE);
+  });
+
+  // Stripe's deliveries: no session, the signature over the raw body is the credential.
+  app.post('/api/billing/webhook', async (c) => {
+    c.set('errorShape', 'flat');
+    const stripe = ctx.stripe;
+    if (!stripe) throw new PlatformError(404, 'Not found', { code: 'NOT_FOUND' });
+    let body: Uint8Array;
+    try {
+      body = await readBody(c.req.raw, { maxBytes: MAX_WEBHOOK_BYTES });
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
+      throw new PlatformError(413, 'Request body too large', { code: 'INVALID_REQUEST' });
+    }
+    try {
+      const outcome = await stripe.receiveWebhook(body, c.req.header('stripe-signature'));
+      return c.json({ received: true, ...outcome }, 200, NO_STORE);
+    } catch (error) {
+      if (!(error instanceof StripeSignatureError)) throw error;
+      throw new PlatformError(400, error.message, { code: 'INVALID_SIGNATURE' });
+    }
   });
 
   return app;

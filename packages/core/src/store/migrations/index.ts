@@ -9,6 +9,7 @@ import * as doorTokens from './0007-door-tokens.js';
 import * as keyRotation from './0008-key-rotation.js';
 import * as purchases from './0009-purchases.js';
 import * as operators from './0010-operators.js';
+import * as stripe from './0012-stripe.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008-key-rotation': keyRotation,
   '0009-purchases': purchases,
   '0010-operators': operators,
+  '0012-stripe': stripe,
 };

@@ -1,0 +1,235 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import Stripe from 'stripe';
+import { isUuid } from '../../internal/uuid.js';
+import type { Database } from '../../store/database.js';
+import { postPayment } from './post-payment.js';
+import type { PaymentProcessor, PurchaseRequest } from './processor.js';
+
+export interface StripeSettings {
+  secretKey: string;
+  webhookSecret: string;
+  /** Where the Stripe API is reached. Default Stripe's own; tests point it at a local stand-in. */
+  api?: { host: string; port: number; protocol: 'http' | 'https' };
+}
+
+/** A webhook delivery whose signature does not check out (answered 400). */
+export class StripeSignatureError extends Error {
+  override name = 'StripeSignatureError';
+}
+
+/** What a verified webhook delivery did: `applied` is false for a replay or an event not ours. */
+export interface WebhookOutcome {
+  type: string;
+  applied: boolean;
+}
+
+const MICROS_PER_CENT = 10_000;
+
+/**
+ * The Stripe processor. A purchase is a Checkout Session of the tenant's Stripe customer (one per
+ * tenant, created at its first purchase); credit lands only from the signed webhook:
+ * `checkout.session.completed` credits the purchase keyed by its payment intent, each refund of a
+ * `charge.refunded` debits keyed by the refund id, `charge.dispute.created` debits keyed by the
+ * dispute id. Each event posts on its own through `postPayment`, so a replay posts nothing and the
+ * order of deliveries does not change the final balance.
+ */
+export class StripePaymentProcessor implements PaymentProcessor {
+  readonly name = 'stripe';
+  private readonly stripe: Stripe;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly settings: StripeSettings,
+  ) {
+    this.stripe = new Stripe(settings.secretKey, { ...settings.api, telemetry: false });
+  }
+
+  async startPurchase(request: PurchaseRequest): Promise<{ url: string }> {
+    const customer = await this.customerOf(request.tenantId);
+    const id = randomUUID();
+    await this.db
+      .insertInto('purchases')
+      .values({
+        id,
+        tenant_id: request.tenantId,
+        processor: this.name,
+        amount_micros: request.amountMicros,
+        created_by: request.userId ?? null,
+        return_url: request.returnUrl,
+      })
+      .execute();
+    // Both carry the ids: the session's for its completion, the payment intent's for its charges.
+    const metadata = { tenantId: request.tenantId, purchaseId: id };
+    const session = await this.stripe.checkout.sessions.create(
+      {
+        mode: 'payment',
+        customer,
+        client_reference_id: id,
+        line_items: [
+          {
+            quantity: 1,
+            price_data: {
+              currency: 'usd',
+              unit_amount: request.amountMicros / MICROS_PER_CENT,
+              product_data: { name: 'Workspace credit' },
+            },
+          },
+        ],
+        metadata,
+        payment_intent_data: { metadata },
+        success_url: request.returnUrl,
+        cancel_url: request.returnUrl,
+      },
+      { idempotencyKey: `purchase-${id}` },
+    );
+    if (!session.url) throw new Error('Stripe answered a Checkout Session without a url');
+    return { url: session.url };
+  }
+
+  /** The tenant's Stripe customer id, created (once, even when raced) on first use. */
+  async customerOf(tenantId: string): Promise<string> {
+    const known = await this.storedCustomer(tenantId);
+    if (known) return known;
+    // The idempotency key makes racing creations answer the one customer.
+    const customer = await this.stripe.customers.create(
+      { metadata: { tenantId } },
+      { idempotencyKey: `customer-${tenantId}` },
+    );
+    await this.db
+      .insertInto('stripe_customers')
+      .values({ tenant_id: tenantId, customer_id: customer.id })
+      .onConflict((oc) => oc.column('tenant_id').doNothing())
+      .execute();
+    return (await this.storedCustomer(tenantId))!;
+  }
+
+  async storedCustomer(tenantId: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('stripe_customers')
+      .select('customer_id')
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+    return row?.customer_id ?? null;
+  }
+
+  /** Verifies a webhook delivery's signature, then posts what it reports. */
+  async receiveWebhook(rawBody: Uint8Array, signature: string | undefined): Promise<WebhookOutcome> {
+    let event: Stripe.Event;
+    try {
+      event = this.stripe.webhooks.constructEvent(
+        Buffer.from(rawBody),
+        signature ?? '',
+        this.settings.webhookSecret,
+      );
+    } catch {
+      throw new StripeSignatureError('The Stripe-Signature header does not match the body');
+    }
+    const applied = await this.apply(event);
+    return { type: event.type, applied };
+  }
+
+  private async apply(event: Stripe.Event): Promise<boolean> {
+    switch (event.type) {
+      case 'checkout.session.completed':
+        return this.completed(event.data.object);
+      case 'charge.refunded':
+        return this.refunded(event.data.object);
+      case 'charge.dispute.created':
+        return this.disputed(event.data.object);
+      default:
+        return false;
+    }
+  }
+
+  private async completed(session: Stripe.Checkout.Session): Promise<boolean> {
+    // An asynchronous payment method completes unpaid; only a paid session credits.
+    if (session.payment_status !== 'paid') return false;
+    const purchaseId = session.metadata?.purchaseId ?? '';
+    const tenantId = session.metadata?.tenantId ?? '';
+    if (!isUuid(purchaseId) || !isUuid(tenantId)) return false;
+    const purchase = await this.db
+      .selectFrom('purchases')
+      .select(['amount_micros'])
+      .where('id', '=', purchaseId)
+      .where('tenant_id', '=', tenantId)
+      .where('processor', '=', this.name)
+      .executeTakeFirst();
+    if (!purchase) return false;
+    const paymentIntent = idOf(session.payment_intent);
+    const result = await postPayment(
+      this.db,
+      {
+        tenantId,
+        processor: this.name,
+        eventId: paymentIntent ?? session.id,
+        kind: 'purchase',
+        amountMicros: purchase.amount_micros,
+        description: 'Credit purchase (Stripe)',
+      },
+      async (trx, posted) => {
+        if (!posted.applied) return;
+        await trx
+          .updateTable('purchases')
+          .set({ ledger_entry_id: posted.entryId, completed_at: new Date() })
+          .where('id', '=', purchaseId)
+          .execute();
+      },
+    );
+    return result.applied;
+  }
+
+  private async refunded(charge: Stripe.Charge): Promise<boolean> {
+    const tenantId = await this.tenantOfCustomer(idOf(charge.customer));
+    if (!tenantId) return false;
+    // The event's charge does not list its refunds; each refund posts once under its own id.
+    const refunds = await this.stripe.refunds.list({ charge: charge.id, limit: 100 });
+    let applied = false;
+    for (const refund of refunds.data) {
+      if (refund.status === 'failed' || refund.status === 'canceled' || refund.amount <= 0) continue;
+      const result = await postPayment(this.db, {
+        tenantId,
+        processor: this.name,
+        eventId: refund.id,
+        kind: 'refund',
+        amountMicros: -refund.amount * MICROS_PER_CENT,
+        description: 'Refund (Stripe)',
+      });
+      applied ||= result.applied;
+    }
+    return applied;
+  }
+
+  private async disputed(dispute: Stripe.Dispute): Promise<boolean> {
+    const chargeId = idOf(dispute.charge);
+    if (!chargeId || dispute.amount <= 0) return false;
+    const charge = await this.stripe.charges.retrieve(chargeId);
+    const tenantId = await this.tenantOfCustomer(idOf(charge.customer));
+    if (!tenantId) return false;
+    const result = await postPayment(this.db, {
+      tenantId,
+      processor: this.name,
+      eventId: dispute.id,
+      kind: 'adjustment',
+      amountMicros: -dispute.amount * MICROS_PER_CENT,
+      description: 'Disputed payment (Stripe)',
+    });
+    return result.applied;
+  }
+
+  private async tenantOfCustomer(customerId: string | null): Promise<string | null> {
+    if (!customerId) return null;
+    const row = await this.db
+      .selectFrom('stripe_customers')
+      .select('tenant_id')
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+    return row?.tenant_id ?? null;
+  }
+}
+
+/** The id of a Stripe reference, whether Stripe sent it as an id or as the expanded object. */
+function idOf(ref: string | { id: string } | null | undefined): string | null {
+  if (!ref) return null;
+  return typeof ref === 'string' ? ref : ref.id;
+}

@@ -1,0 +1,308 @@
+/**
+ * The Stripe processor over real HTTP (on PGlite, and Postgres when `DATABASE_URL` is set): the
+ * real `stripe` client talks to a local stand-in of the Stripe API (no network), and webhooks are
+ * signed with the library's own test header helper. A completed checkout credits exactly once
+ * under duplicate, concurrent and out-of-order delivery; refunds and disputes debit once; a bad
+ * signature is refused with 400.
+ *
+ * @see docs/api/payments.md
+ */
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
+import { openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
+import { type StripeStandIn, startStripeStandIn } from './support/stripe-stand-in.js';
+
+const WEBHOOK_SECRET = 'whsec_test_stand_in';
+const USD = 1_000_000;
+/** The library, used here only for its webhook signing helper. */
+const signer = new Stripe('sk_test_unused');
+
+for (const kind of STORE_KINDS) {
+  describe(`payments, Stripe processor (${kind})`, () => {
+    let store: TestStore;
+    let stripeApi: StripeStandIn;
+    let server: RunningPlatform;
+    let emails = 0;
+    let events = 0;
+
+    beforeAll(async () => {
+      store = await openTestStore(kind);
+      stripeApi = await startStripeStandIn();
+      server = await startPlatform(store, {
+        stripe: { secretKey: 'sk_test_stand_in', webhookSecret: WEBHOOK_SECRET, api: stripeApi.api },
+      });
+    });
+    afterAll(async () => {
+      await server?.close();
+      await stripeApi?.close();
+      await store?.dispose();
+    });
+
+    const owner = () => signedInOwner(server, `stripe-${++emails}-${kind}@example.test`);
+    const balanceOf = async (tenantId: string) =>
+      (
+        await store.db
+          .selectFrom('wallets')
+          .select('balance_micros')
+          .where('tenant_id', '=', tenantId)
+          .executeTakeFirst()
+      )?.balance_micros ?? 0;
+    const ledgerOf = (tenantId: string) =>
+      store.db
+        .selectFrom('ledger_entries')
+        .select(['kind', 'amount_micros', 'idempotency_key'])
+        .where('tenant_id', '=', tenantId)
+        .orderBy('id')
+        .execute();
+
+    /** Buys through the API; answers the Checkout Session the platform created. */
+    const purchase = async (cookie: string, body: unknown) => {
+      const response = await fetch(`${server.url}/api/billing/purchase`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(200);
+      const { url } = (await response.json()) as { url: string };
+      const sessionId = url.split('/').pop()!;
+      const created = stripeApi.requests.findLast((r) => r.path === '/v1/checkout/sessions')!;
+      return { url, sessionId, form: created.form };
+    };
+    const event = (type: string, object: Record<string, unknown>) => ({
+      id: `evt_${++events}`,
+      object: 'event',
+      type,
+      api_version: '2025-10-29.clover',
+      created: Math.floor(Date.now() / 1000),
+      livemode: false,
+      data: { object },
+    });
+    const completedEvent = (
+      sessionId: string,
+      form: Record<string, string>,
+      paymentIntent: string | null,
+      paymentStatus = 'paid',
+    ) =>
+      event('checkout.session.completed', {
+        id: sessionId,
+        object: 'checkout.session',
+        customer: form.customer,
+        payment_intent: paymentIntent,
+        payment_status: paymentStatus,
+        status: 'complete',
+        amount_total: Number(form['line_items[0][price_data][unit_amount]']),
+        currency: 'usd',
+        metadata: { tenantId: form['metadata[tenantId]'], purchaseId: form['metadata[purchaseId]'] },
+      });
+    /** Makes the stand-in know a paid charge of the customer, and answers it. */
+    const charge = (customer: string, amountCents: number, paymentIntent: string) => {
+      const id = `ch_${++events}`;
+      const object = {
+        id,
+        object: 'charge',
+        customer,
+        amount: amountCents,
+        amount_refunded: 0,
+        payment_intent: paymentIntent,
+        paid: true,
+      };
+      stripeApi.charges.set(id, object);
+      return object;
+    };
+    const refund = (chargeObject: { id: string; amount_refunded: number }, amountCents: number) => {
+      const id = `re_${++events}`;
+      stripeApi.refunds.push({
+        id,
+        object: 'refund',
+        charge: chargeObject.id,
+        amount: amountCents,
+        status: 'succeeded',
+      });
+      chargeObject.amount_refunded += amountCents;
+      return event('charge.refunded', { ...chargeObject, refunded: true });
+    };
+    const deliver = (payload: unknown, signature?: string) => {
+      const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+      return fetch(`${server.url}/api/billing/webhook`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'stripe-signature':
+            signature ?? signer.webhooks.generateTestHeaderString({ payload: body, secret: WEBHOOK_SECRET }),
+        },
+        body,
+      });
+    };
+
+    it('a purchase creates the workspace customer once and a Checkout Session carrying the purchase', async () => {
+      const buyer = await owner();
+      const first = await purchase(buyer.cookie, { pack: 25 });
+      const second = await purchase(buyer.cookie, { amountUsd: 12.5 });
+      expect(first.url).toBe(`http://127.0.0.1:${stripeApi.api.port}/pay/${first.sessionId}`);
+      expect(first.form).toMatchObject({
+        mode: 'payment',
+        'line_items[0][price_data][currency]': 'usd',
+        'line_items[0][price_data][unit_amount]': '2500',
+        'metadata[tenantId]': buyer.tenantId,
+        'payment_intent_data[metadata][tenantId]': buyer.tenantId,
+        success_url: `${server.platform.context.baseUrl}/billing`,
+      });
+      expect(first.form['metadata[purchaseId]']).toBe(
+        first.form['payment_intent_data[metadata][purchaseId]'],
+      );
+      expect(second.form['line_items[0][price_data][unit_amount]']).toBe('1250');
+      expect(second.form.customer).toBe(first.form.customer);
+      const customers = await store.db
+        .selectFrom('stripe_customers')
+        .select('customer_id')
+        .where('tenant_id', '=', buyer.tenantId)
+        .execute();
+      expect(customers).toEqual([{ customer_id: first.form.customer }]);
+      // Starting a purchase moves no money.
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+    });
+
+    it('a completed checkout credits once: delivered twice, then ten times at once, under new event ids', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 5 });
+      const first = await deliver(completedEvent(sessionId, form, 'pi_dup'));
+      expect(first.status).toBe(200);
+      expect(await first.json()).toEqual({
+        received: true,
+        type: 'checkout.session.completed',
+        applied: true,
+      });
+      const replay = await deliver(completedEvent(sessionId, form, 'pi_dup'));
+      expect(await replay.json()).toMatchObject({ applied: false });
+      const raced = await Promise.all(
+        Array.from({ length: 10 }, () => deliver(completedEvent(sessionId, form, 'pi_dup'))),
+      );
+      expect(raced.map((r) => r.status)).toEqual(Array(10).fill(200));
+      expect(await balanceOf(buyer.tenantId)).toBe(5 * USD);
+      expect(await ledgerOf(buyer.tenantId)).toEqual([
+        { kind: 'purchase', amount_micros: 5 * USD, idempotency_key: 'payment:stripe:pi_dup' },
+      ]);
+      const row = await store.db
+        .selectFrom('purchases')
+        .select(['completed_at', 'ledger_entry_id'])
+        .where('id', '=', form['metadata[purchaseId]']!)
+        .executeTakeFirstOrThrow();
+      expect(row.completed_at).not.toBeNull();
+      expect(row.ledger_entry_id).not.toBeNull();
+    });
+
+    it('an unpaid completion, another tenant named in the metadata, or an unknown event credit nothing', async () => {
+      const buyer = await owner();
+      const other = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 5 });
+      const unpaid = await deliver(completedEvent(sessionId, form, 'pi_unpaid', 'unpaid'));
+      expect(await unpaid.json()).toMatchObject({ applied: false });
+      const forged = await deliver(
+        completedEvent(sessionId, { ...form, 'metadata[tenantId]': other.tenantId }, 'pi_forged'),
+      );
+      expect(await forged.json()).toMatchObject({ applied: false });
+      const unknown = await deliver(event('customer.created', { id: 'cus_x', object: 'customer' }));
+      expect(await unknown.json()).toEqual({ received: true, type: 'customer.created', applied: false });
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+      expect(await balanceOf(other.tenantId)).toBe(0);
+    });
+
+    it('a bad signature is 400 and posts nothing', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 5 });
+      const payload = JSON.stringify(completedEvent(sessionId, form, 'pi_forged_sig'));
+      const signedByOther = signer.webhooks.generateTestHeaderString({ payload, secret: 'whsec_other' });
+      const signedOther = signer.webhooks.generateTestHeaderString({
+        payload: `${payload} `,
+        secret: WEBHOOK_SECRET,
+      });
+      const stale = signer.webhooks.generateTestHeaderString({
+        payload,
+        secret: WEBHOOK_SECRET,
+        timestamp: Math.floor(Date.now() / 1000) - 3600,
+      });
+      for (const signature of [signedByOther, signedOther, stale, 'garbage', '']) {
+        const response = await deliver(payload, signature);
+        expect(response.status, signature).toBe(400);
+        expect(await response.json()).toEqual({
+          message: 'The Stripe-Signature header does not match the body',
+          code: 'INVALID_SIGNATURE',
+        });
+      }
+      const tooLarge = await deliver('x'.repeat(300 * 1024));
+      expect(tooLarge.status).toBe(413);
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+    });
+
+    it('refunds debit once each: a replay posts nothing, a later partial refund posts only itself', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 25 });
+      await deliver(completedEvent(sessionId, form, 'pi_refund'));
+      const paid = charge(form.customer!, 2500, 'pi_refund');
+      const firstRefund = refund(paid, 1000);
+      expect(await (await deliver(firstRefund)).json()).toMatchObject({
+        type: 'charge.refunded',
+        applied: true,
+      });
+      expect(await (await deliver(firstRefund)).json()).toMatchObject({ applied: false });
+      await deliver(refund(paid, 500));
+      expect(await balanceOf(buyer.tenantId)).toBe(10 * USD);
+      expect((await ledgerOf(buyer.tenantId)).map((e) => [e.kind, e.amount_micros])).toEqual([
+        ['purchase', 25 * USD],
+        ['refund', -10 * USD],
+        ['refund', -5 * USD],
+      ]);
+    });
+
+    it('out of order, a refund before its completion debits first and the credit lands after: the same total', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 100 });
+      const paid = charge(form.customer!, 10_000, 'pi_early');
+      const refunded = refund(paid, 10_000);
+      await deliver(refunded);
+      expect(await balanceOf(buyer.tenantId)).toBe(-100 * USD);
+      await deliver(completedEvent(sessionId, form, 'pi_early'));
+      await deliver(refunded);
+      await deliver(completedEvent(sessionId, form, 'pi_early'));
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+      expect((await ledgerOf(buyer.tenantId)).map((e) => e.kind)).toEqual(['refund', 'purchase']);
+    });
+
+    it('a dispute debits its amount once as an adjustment', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 25 });
+      await deliver(completedEvent(sessionId, form, 'pi_dispute'));
+      const paid = charge(form.customer!, 2500, 'pi_dispute');
+      const dispute = event('charge.dispute.created', {
+        id: `dp_${++events}`,
+        object: 'dispute',
+        charge: paid.id,
+        payment_intent: 'pi_dispute',
+        amount: 2500,
+        status: 'needs_response',
+      });
+      expect(await (await deliver(dispute)).json()).toMatchObject({ applied: true });
+      expect(await (await deliver(dispute)).json()).toMatchObject({ applied: false });
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+      expect((await ledgerOf(buyer.tenantId)).map((e) => [e.kind, e.amount_micros])).toEqual([
+        ['purchase', 25 * USD],
+        ['adjustment', -25 * USD],
+      ]);
+    });
+  });
+}
+
+describe('payments, no Stripe configured', () => {
+  it('has no webhook route', async () => {
+    const store = await openTestStore('pglite');
+    const server = await startPlatform(store);
+    try {
+      const response = await fetch(`${server.url}/api/billing/webhook`, { method: 'POST', body: '{}' });
+      expect(response.status).toBe(404);
+    } finally {
+      await server.close();
+      await store.dispose();
+    }
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * A local stand-in for the few Stripe API endpoints the Stripe processor calls, so tests run the
+ * real `stripe` client with no network: customers, Checkout Sessions, a charge's refunds and a
+ * charge. Answers are shaped as Stripe's (ids with their prefixes, `object`, list envelopes);
+ * a repeated `Idempotency-Key` answers the first answer, as Stripe does.
+ */
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface StripeRequest {
+  method: string;
+  path: string;
+  /** The form fields of a POST, bracket keys kept as sent (`metadata[tenantId]`). */
+  form: Record<string, string>;
+}
+
+type StripeObject = Record<string, unknown> & { id: string };
+
+export interface StripeStandIn {
+  api: { host: string; port: number; protocol: 'http' };
+  requests: StripeRequest[];
+  /** Charges and refunds the tests make Stripe know (a payment, its refunds). */
+  charges: Map<string, StripeObject>;
+  refunds: StripeObject[];
+  close(): Promise<void>;
+}
+
+export async function startStripeStandIn(): Promise<StripeStandIn> {
+  const requests: StripeRequest[] = [];
+  const charges = new Map<string, StripeObject>();
+  const refunds: StripeObject[] = [];
+  const byIdempotencyKey = new Map<string, unknown>();
+  let next = 0;
+  const id = (prefix: string) => `${prefix}_standin${++next}`;
+
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://stand-in');
+    const form = Object.fromEntries(new URLSearchParams(await readAll(req)));
+    requests.push({ method: req.method ?? '', path: url.pathname, form });
+    const answer = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req') });
+      res.end(JSON.stringify(body));
+    };
+    const key = req.headers['idempotency-key'];
+    if (typeof key === 'string' && byIdempotencyKey.has(key)) return answer(200, byIdempotencyKey.get(key));
+    const created = (body: StripeObject) => {
+      if (typeof key === 'string') byIdempotencyKey.set(key, body);
+      answer(200, body);
+    };
+    const port = (server.address() as AddressInfo).port;
+
+    if (req.method === 'POST' && url.pathname === '/v1/customers') {
+      return created({
+        id: id('cus'),
+        object: 'customer',
+        metadata: fieldsUnder(form, 'metadata'),
+        invoice_settings: { default_payment_method: null },
+        livemode: false,
+      });
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/checkout/sessions') {
+      const sessionId = id('cs_test');
+      return created({
+        id: sessionId,
+        object: 'checkout.session',
+        mode: form.mode,
+        customer: form.customer,
+        client_reference_id: form.client_reference_id ?? null,
+        amount_total: Number(form['line_items[0][price_data][unit_amount]']),
+        currency: form['line_items[0][price_data][currency]'],
+        metadata: fieldsUnder(form, 'metadata'),
+        payment_status: 'unpaid',
+        status: 'open',
+        payment_intent: null,
+        success_url: form.success_url,
+        cancel_url: form.cancel_url,
+        url: `http://127.0.0.1:${port}/pay/${sessionId}`,
+        livemode: false,
+      });
+    }
+    if (req.method === 'GET' && url.pathname === '/v1/refunds') {
+      const charge = url.searchParams.get('charge');
+      return answer(200, {
+        object: 'list',
+        url: '/v1/refunds',
+        has_more: false,
+        data: refunds.filter((r) => r.charge === charge),
+      });
+    }
+    const chargeId = /^\/v1\/charges\/([^/]+)$/.exec(url.pathname)?.[1];
+    if (req.method === 'GET' && chargeId && charges.has(chargeId)) return answer(200, charges.get(chargeId));
+    answer(404, {
+      error: {
+        type: 'invalid_request_error',
+        message: `Unrecognized request URL (${req.method}: ${url.pathname})`,
+      },
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    api: { host: '127.0.0.1', port: (server.address() as AddressInfo).port, protocol: 'http' },
+    requests,
+    charges,
+    refunds,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function readAll(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** `{ a: '1' }` of the form fields `name[a]=1`. */
+function fieldsUnder(form: Record<string, string>, name: string): Record<string, string> {
+  const prefix = `${name}[`;
+  return Object.fromEntries(
+    Object.entries(form)
+      .filter(([k]) => k.startsWith(prefix) && k.endsWith(']') && !k.slice(prefix.length).includes('['))
+      .map(([k, v]) => [k.slice(prefix.length, -1), v]),
+  );
+}
