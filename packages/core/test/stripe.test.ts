@@ -9,6 +9,7 @@
  */
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MembershipRole } from '../src/store/database.js';
 import { type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
 import { openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
 import { type StripeStandIn, startStripeStandIn } from './support/stripe-stand-in.js';
@@ -122,6 +123,31 @@ for (const kind of STORE_KINDS) {
       chargeObject.amount_refunded += amountCents;
       return event('charge.refunded', { ...chargeObject, refunded: true });
     };
+    /** A user of the workspace with the role, signed in: answers the session cookie. */
+    const teammate = async (tenantId: string, role: MembershipRole) => {
+      const email = `${role}-${++emails}-${kind}@example.test`;
+      const { token } = await server.platform.devIdp!.issueToken({ email });
+      const signedIn = await fetch(`${server.url}/api/auth/session`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+      const user = await store.db
+        .selectFrom('users')
+        .select('id')
+        .where('email', '=', email)
+        .executeTakeFirstOrThrow();
+      await store.db
+        .insertInto('memberships')
+        .values({ tenant_id: tenantId, user_id: user.id, role })
+        .execute();
+      await store.db
+        .updateTable('users')
+        .set({ default_tenant_id: tenantId })
+        .where('id', '=', user.id)
+        .execute();
+      return cookie;
+    };
     const deliver = (payload: unknown, signature?: string) => {
       const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
       return fetch(`${server.url}/api/billing/webhook`, {
@@ -161,6 +187,35 @@ for (const kind of STORE_KINDS) {
       expect(customers).toEqual([{ customer_id: first.form.customer }]);
       // Starting a purchase moves no money.
       expect(await balanceOf(buyer.tenantId)).toBe(0);
+    });
+
+    it('the customer snapshot: none before a purchase, then the customer and its saved card; owners only', async () => {
+      const buyer = await owner();
+      const snapshot = () =>
+        fetch(`${server.url}/api/billing/customer`, { headers: { cookie: buyer.cookie } }).then(async (r) => {
+          expect(r.status).toBe(200);
+          expect(r.headers.get('cache-control')).toBe('no-store');
+          return r.json();
+        });
+      const asked = stripeApi.requests.length;
+      expect(await snapshot()).toEqual({ processor: 'stripe', customerId: null, card: null });
+      expect(stripeApi.requests.length).toBe(asked);
+      const { form } = await purchase(buyer.cookie, { pack: 5 });
+      expect(await snapshot()).toEqual({ processor: 'stripe', customerId: form.customer, card: null });
+      stripeApi.cards.set(form.customer!, { brand: 'visa', last4: '4242' });
+      expect(await snapshot()).toEqual({
+        processor: 'stripe',
+        customerId: form.customer,
+        card: { brand: 'visa', last4: '4242' },
+      });
+      expect((await fetch(`${server.url}/api/billing/customer`)).status).toBe(401);
+      const viewer = await teammate(buyer.tenantId, 'viewer');
+      const refused = await fetch(`${server.url}/api/billing/customer`, { headers: { cookie: viewer } });
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toEqual({
+        message: 'Forbidden: only workspace owners manage billing',
+        code: 'FORBIDDEN',
+      });
     });
 
     it('a completed checkout credits once: delivered twice, then ten times at once, under new event ids', async () => {
@@ -294,12 +349,21 @@ for (const kind of STORE_KINDS) {
 }
 
 describe('payments, no Stripe configured', () => {
-  it('has no webhook route', async () => {
+  it('has no webhook route and no customer', async () => {
     const store = await openTestStore('pglite');
     const server = await startPlatform(store);
     try {
       const response = await fetch(`${server.url}/api/billing/webhook`, { method: 'POST', body: '{}' });
       expect(response.status).toBe(404);
+      const buyer = await signedInOwner(server, 'no-stripe@example.test');
+      const customer = await fetch(`${server.url}/api/billing/customer`, {
+        headers: { cookie: buyer.cookie },
+      });
+      expect(customer.status).toBe(404);
+      expect(await customer.json()).toEqual({
+        message: 'No payment processor with customers is configured',
+        code: 'NOT_FOUND',
+      });
     } finally {
       await server.close();
       await store.dispose();

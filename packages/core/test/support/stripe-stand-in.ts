@@ -22,6 +22,8 @@ export interface StripeStandIn {
   /** Charges and refunds the tests make Stripe know (a payment, its refunds). */
   charges: Map<string, StripeObject>;
   refunds: StripeObject[];
+  /** Cards saved on customers, by customer id. */
+  cards: Map<string, { brand: string; last4: string }>;
   close(): Promise<void>;
 }
 
@@ -29,6 +31,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
   const requests: StripeRequest[] = [];
   const charges = new Map<string, StripeObject>();
   const refunds: StripeObject[] = [];
+  const cards = new Map<string, { brand: string; last4: string }>();
   const byIdempotencyKey = new Map<string, unknown>();
   let next = 0;
   const id = (prefix: string) => `${prefix}_standin${++next}`;
@@ -87,6 +90,26 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
         data: refunds.filter((r) => r.charge === charge),
       });
     }
+    const cardsOf = /^\/v1\/customers\/([^/]+)\/payment_methods$/.exec(url.pathname)?.[1];
+    if (req.method === 'GET' && cardsOf) {
+      const card = cards.get(cardsOf);
+      return answer(200, {
+        object: 'list',
+        url: url.pathname,
+        has_more: false,
+        data: card
+          ? [
+              {
+                id: id('pm'),
+                object: 'payment_method',
+                type: 'card',
+                customer: cardsOf,
+                card: { ...card, exp_month: 12, exp_year: 2030 },
+              },
+            ]
+          : [],
+      });
+    }
     const chargeId = /^\/v1\/charges\/([^/]+)$/.exec(url.pathname)?.[1];
     if (req.method === 'GET' && chargeId && charges.has(chargeId)) return answer(200, charges.get(chargeId));
     answer(404, {
@@ -102,6 +125,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     requests,
     charges,
     refunds,
+    cards,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

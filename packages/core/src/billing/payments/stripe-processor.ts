@@ -24,6 +24,14 @@ export interface WebhookOutcome {
   applied: boolean;
 }
 
+/** What `GET /api/billing/customer` shows of a workspace's Stripe customer. */
+export interface CustomerSnapshot {
+  /** Null until the workspace's first purchase. */
+  customerId: string | null;
+  /** The card saved on the customer (most recent first), if any. */
+  card: { brand: string; last4: string } | null;
+}
+
 const MICROS_PER_CENT = 10_000;
 
 /**
@@ -102,6 +110,15 @@ export class StripePaymentProcessor implements PaymentProcessor {
       .onConflict((oc) => oc.column('tenant_id').doNothing())
       .execute();
     return (await this.storedCustomer(tenantId))!;
+  }
+
+  /** The workspace's customer and saved card; asks Stripe only once a customer exists. */
+  async snapshot(tenantId: string): Promise<CustomerSnapshot> {
+    const customerId = await this.storedCustomer(tenantId);
+    if (!customerId) return { customerId: null, card: null };
+    const methods = await this.stripe.customers.listPaymentMethods(customerId, { type: 'card', limit: 1 });
+    const card = methods.data[0]?.card;
+    return { customerId, card: card ? { brand: card.brand, last4: card.last4 } : null };
   }
 
   async storedCustomer(tenantId: string): Promise<string | null> {

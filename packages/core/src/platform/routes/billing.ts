@@ -105,6 +105,20 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     return c.json({ ...settled, balanceMicros }, 200, NO_STORE);
   });
 
+  app.get('/api/billing/customer', async (c) => {
+    const owner = await ownerOf(c, false);
+    if (!ctx.stripe) {
+      throw new PlatformError(404, 'No payment processor with customers is configured', {
+        code: 'NOT_FOUND',
+      });
+    }
+    return c.json(
+      { processor: ctx.stripe.name, ...(await ctx.stripe.snapshot(owner.tenantId)) },
+      200,
+      NO_STORE,
+    );
+  });
+
   // Stripe's deliveries: no session, the signature over the raw body is the credential.
   app.post('/api/billing/webhook', async (c) => {
     c.set('errorShape', 'flat');
