@@ -218,6 +218,51 @@ for (const kind of STORE_KINDS) {
       });
     });
 
+    it('a setup intent and a portal session, for the one customer of the workspace; owners only', async () => {
+      const buyer = await owner();
+      const post = (cookie: string, path: string, body: unknown = {}) =>
+        fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { cookie, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const setup = await post(buyer.cookie, '/api/billing/setup-intent');
+      expect(setup.status).toBe(200);
+      expect(setup.headers.get('cache-control')).toBe('no-store');
+      const intent = (await setup.json()) as {
+        setupIntentId: string;
+        clientSecret: string;
+        customerId: string;
+      };
+      expect(intent.clientSecret).toBe(`${intent.setupIntentId}_secret_standin`);
+      expect(stripeApi.requests.findLast((r) => r.path === '/v1/setup_intents')!.form).toMatchObject({
+        customer: intent.customerId,
+        usage: 'off_session',
+        'metadata[tenantId]': buyer.tenantId,
+      });
+      const portal = await post(buyer.cookie, '/api/billing/portal');
+      expect(portal.status).toBe(200);
+      const { url } = (await portal.json()) as { url: string };
+      expect(url.startsWith(`http://127.0.0.1:${stripeApi.api.port}/portal/bps_`)).toBe(true);
+      expect(stripeApi.requests.findLast((r) => r.path === '/v1/billing_portal/sessions')!.form).toEqual({
+        customer: intent.customerId,
+        return_url: `${server.platform.context.baseUrl}/billing`,
+      });
+      // One customer for both; unknown fields are refused before Stripe is asked; members may not.
+      expect(
+        stripeApi.requests.filter(
+          (r) => r.path === '/v1/customers' && r.form['metadata[tenantId]'] === buyer.tenantId,
+        ),
+      ).toHaveLength(1);
+      const asked = stripeApi.requests.length;
+      const bad = await post(buyer.cookie, '/api/billing/portal', { returnUrl: 'https://elsewhere.example' });
+      expect(bad.status).toBe(400);
+      const member = await teammate(buyer.tenantId, 'member');
+      expect((await post(member, '/api/billing/setup-intent')).status).toBe(403);
+      expect((await post(member, '/api/billing/portal')).status).toBe(403);
+      expect(stripeApi.requests.length).toBe(asked);
+    });
+
     it('a completed checkout credits once: delivered twice, then ten times at once, under new event ids', async () => {
       const buyer = await owner();
       const { sessionId, form } = await purchase(buyer.cookie, { pack: 5 });
@@ -349,7 +394,7 @@ for (const kind of STORE_KINDS) {
 }
 
 describe('payments, no Stripe configured', () => {
-  it('has no webhook route and no customer', async () => {
+  it('has no webhook route, no customer, no setup intent and no portal', async () => {
     const store = await openTestStore('pglite');
     const server = await startPlatform(store);
     try {
@@ -364,6 +409,14 @@ describe('payments, no Stripe configured', () => {
         message: 'No payment processor with customers is configured',
         code: 'NOT_FOUND',
       });
+      for (const path of ['/api/billing/setup-intent', '/api/billing/portal']) {
+        const response = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { cookie: buyer.cookie, 'content-type': 'application/json' },
+          body: '{}',
+        });
+        expect(response.status, path).toBe(404);
+      }
     } finally {
       await server.close();
       await store.dispose();

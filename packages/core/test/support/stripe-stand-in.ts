@@ -81,6 +81,30 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
         livemode: false,
       });
     }
+    if (req.method === 'POST' && url.pathname === '/v1/setup_intents') {
+      const intentId = id('seti');
+      return created({
+        id: intentId,
+        object: 'setup_intent',
+        customer: form.customer,
+        usage: form.usage,
+        metadata: fieldsUnder(form, 'metadata'),
+        client_secret: `${intentId}_secret_standin`,
+        status: 'requires_payment_method',
+        livemode: false,
+      });
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/billing_portal/sessions') {
+      const sessionId = id('bps');
+      return created({
+        id: sessionId,
+        object: 'billing_portal.session',
+        customer: form.customer,
+        return_url: form.return_url,
+        url: `http://127.0.0.1:${port}/portal/${sessionId}`,
+        livemode: false,
+      });
+    }
     if (req.method === 'GET' && url.pathname === '/v1/refunds') {
       const charge = url.searchParams.get('charge');
       return answer(200, {

@@ -112,6 +112,30 @@ export class StripePaymentProcessor implements PaymentProcessor {
     return (await this.storedCustomer(tenantId))!;
   }
 
+  /**
+   * A SetupIntent saving a card on the workspace's customer for later off-session charges: its
+   * client secret is for Stripe.js on the dashboard to collect the card.
+   */
+  async setupIntent(
+    tenantId: string,
+  ): Promise<{ setupIntentId: string; clientSecret: string; customerId: string }> {
+    const customerId = await this.customerOf(tenantId);
+    const intent = await this.stripe.setupIntents.create({
+      customer: customerId,
+      usage: 'off_session',
+      metadata: { tenantId },
+    });
+    if (!intent.client_secret) throw new Error('Stripe answered a SetupIntent without a client secret');
+    return { setupIntentId: intent.id, clientSecret: intent.client_secret, customerId };
+  }
+
+  /** A customer portal session of the workspace's customer (its cards, its receipts): its URL. */
+  async portal(tenantId: string, returnUrl: string): Promise<{ url: string }> {
+    const customer = await this.customerOf(tenantId);
+    const session = await this.stripe.billingPortal.sessions.create({ customer, return_url: returnUrl });
+    return { url: session.url };
+  }
+
   /** The workspace's customer and saved card; asks Stripe only once a customer exists. */
   async snapshot(tenantId: string): Promise<CustomerSnapshot> {
     const customerId = await this.storedCustomer(tenantId);

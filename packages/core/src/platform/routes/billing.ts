@@ -105,18 +105,32 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     return c.json({ ...settled, balanceMicros }, 200, NO_STORE);
   });
 
-  app.get('/api/billing/customer', async (c) => {
-    const owner = await ownerOf(c, false);
+  // Customers, saved cards and the portal are Stripe's; with no Stripe they do not exist.
+  const stripeOf = () => {
     if (!ctx.stripe) {
       throw new PlatformError(404, 'No payment processor with customers is configured', {
         code: 'NOT_FOUND',
       });
     }
-    return c.json(
-      { processor: ctx.stripe.name, ...(await ctx.stripe.snapshot(owner.tenantId)) },
-      200,
-      NO_STORE,
-    );
+    return ctx.stripe;
+  };
+
+  app.get('/api/billing/customer', async (c) => {
+    const owner = await ownerOf(c, false);
+    const stripe = stripeOf();
+    return c.json({ processor: stripe.name, ...(await stripe.snapshot(owner.tenantId)) }, 200, NO_STORE);
+  });
+
+  app.post('/api/billing/setup-intent', async (c) => {
+    const owner = await ownerOf(c, true);
+    await readJsonBody(c, z.strictObject({}));
+    return c.json(await stripeOf().setupIntent(owner.tenantId), 200, NO_STORE);
+  });
+
+  app.post('/api/billing/portal', async (c) => {
+    const owner = await ownerOf(c, true);
+    await readJsonBody(c, z.strictObject({}));
+    return c.json(await stripeOf().portal(owner.tenantId, `${ctx.baseUrl}/billing`), 200, NO_STORE);
   });
 
   // Stripe's deliveries: no session, the signature over the raw body is the credential.
