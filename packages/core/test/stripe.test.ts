@@ -263,6 +263,78 @@ for (const kind of STORE_KINDS) {
       expect(stripeApi.requests.length).toBe(asked);
     });
 
+    it('a manual top-up charges the saved card off-session and credits once from the webhook', async () => {
+      const buyer = await owner();
+      const reload = (cookie: string, body: unknown) =>
+        fetch(`${server.url}/api/billing/reload`, {
+          method: 'POST',
+          headers: { cookie, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const noCard = await reload(buyer.cookie, { pack: 25 });
+      expect(noCard.status).toBe(409);
+      expect(await noCard.json()).toEqual({
+        message: 'No card is saved: save one with a setup intent first',
+        code: 'NO_SAVED_CARD',
+      });
+      const { form } = await purchase(buyer.cookie, { pack: 5 });
+      stripeApi.cards.set(form.customer!, { brand: 'visa', last4: '4242' });
+      const started = await reload(buyer.cookie, { pack: 25 });
+      expect(started.status).toBe(200);
+      const body = (await started.json()) as { purchaseId: string; paymentIntentId: string; status: string };
+      expect(body.status).toBe('succeeded');
+      expect(stripeApi.requests.findLast((r) => r.path === '/v1/payment_intents')!.form).toMatchObject({
+        amount: '2500',
+        currency: 'usd',
+        customer: form.customer,
+        off_session: 'true',
+        confirm: 'true',
+        'metadata[purchaseId]': body.purchaseId,
+      });
+      // The charge alone moves no credit: the webhook does, once.
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+      const succeeded = event('payment_intent.succeeded', {
+        id: body.paymentIntentId,
+        object: 'payment_intent',
+        amount: 2500,
+        status: 'succeeded',
+        metadata: { tenantId: buyer.tenantId, purchaseId: body.purchaseId },
+      });
+      expect(await (await deliver(succeeded)).json()).toMatchObject({ applied: true });
+      expect(await (await deliver(succeeded)).json()).toMatchObject({ applied: false });
+      expect(await balanceOf(buyer.tenantId)).toBe(25 * USD);
+
+      stripeApi.cards.set(form.customer!, { brand: 'visa', last4: '0002' });
+      const declined = await reload(buyer.cookie, { amountUsd: 10 });
+      expect(declined.status).toBe(402);
+      expect(await declined.json()).toEqual({
+        message: 'The saved card was declined: Your card was declined.',
+        code: 'CARD_DECLINED',
+      });
+      const member = await teammate(buyer.tenantId, 'member');
+      expect((await reload(member, { pack: 5 })).status).toBe(403);
+      expect((await reload(buyer.cookie, { pack: 7 })).status).toBe(400);
+      expect(await balanceOf(buyer.tenantId)).toBe(25 * USD);
+    });
+
+    it('a checkout reports its payment twice (completion and payment intent): one credit', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 5 });
+      const metadata = { tenantId: buyer.tenantId, purchaseId: form['metadata[purchaseId]'] };
+      const succeeded = event('payment_intent.succeeded', {
+        id: 'pi_both',
+        object: 'payment_intent',
+        metadata,
+      });
+      expect(await (await deliver(succeeded)).json()).toMatchObject({ applied: true });
+      expect(await (await deliver(completedEvent(sessionId, form, 'pi_both'))).json()).toMatchObject({
+        applied: false,
+      });
+      expect(await ledgerOf(buyer.tenantId)).toEqual([
+        { kind: 'purchase', amount_micros: 5 * USD, idempotency_key: 'payment:stripe:pi_both' },
+      ]);
+    });
+
     it('a completed checkout credits once: delivered twice, then ten times at once, under new event ids', async () => {
       const buyer = await owner();
       const { sessionId, form } = await purchase(buyer.cookie, { pack: 5 });
@@ -394,7 +466,7 @@ for (const kind of STORE_KINDS) {
 }
 
 describe('payments, no Stripe configured', () => {
-  it('has no webhook route, no customer, no setup intent and no portal', async () => {
+  it('has no webhook route, no customer, no setup intent, no portal and no top-up', async () => {
     const store = await openTestStore('pglite');
     const server = await startPlatform(store);
     try {
@@ -409,11 +481,11 @@ describe('payments, no Stripe configured', () => {
         message: 'No payment processor with customers is configured',
         code: 'NOT_FOUND',
       });
-      for (const path of ['/api/billing/setup-intent', '/api/billing/portal']) {
+      for (const path of ['/api/billing/setup-intent', '/api/billing/portal', '/api/billing/reload']) {
         const response = await fetch(`${server.url}${path}`, {
           method: 'POST',
           headers: { cookie: buyer.cookie, 'content-type': 'application/json' },
-          body: '{}',
+          body: path.endsWith('reload') ? '{"pack":5}' : '{}',
         });
         expect(response.status, path).toBe(404);
       }

@@ -4,6 +4,7 @@
  * route's error body shape, so handlers read as their business.
  */
 import { OperatorError } from '../billing/operators.js';
+import { PaymentError } from '../billing/payments/stripe-processor.js';
 import { ConnectionError } from '../connections/errors.js';
 import type { ErrorShape } from '../http/errors.js';
 import { canonicalError, flatError, nestedError } from '../http/errors.js';
@@ -33,7 +34,12 @@ export class PlatformError extends Error {
 /** The refusal a thrown value stands for, domain errors translated; null for an unexpected fault. */
 export function refusalOf(error: unknown): PlatformError | null {
   if (error instanceof PlatformError) return error;
-  if (error instanceof ConnectionError || error instanceof KeyError || error instanceof OperatorError) {
+  if (
+    error instanceof ConnectionError ||
+    error instanceof KeyError ||
+    error instanceof OperatorError ||
+    error instanceof PaymentError
+  ) {
     return new PlatformError(error.status, error.message, { code: error.code });
   }
   return null;

@@ -105,6 +105,30 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
         livemode: false,
       });
     }
+    if (req.method === 'POST' && url.pathname === '/v1/payment_intents') {
+      // A saved card ending in 0002 is declined, as Stripe's test card of that number is.
+      if (cards.get(form.customer ?? '')?.last4 === '0002') {
+        return answer(402, {
+          error: {
+            type: 'card_error',
+            code: 'card_declined',
+            decline_code: 'generic_decline',
+            message: 'Your card was declined.',
+          },
+        });
+      }
+      return created({
+        id: id('pi'),
+        object: 'payment_intent',
+        amount: Number(form.amount),
+        currency: form.currency,
+        customer: form.customer,
+        payment_method: form.payment_method,
+        metadata: fieldsUnder(form, 'metadata'),
+        status: 'succeeded',
+        livemode: false,
+      });
+    }
     if (req.method === 'GET' && url.pathname === '/v1/refunds') {
       const charge = url.searchParams.get('charge');
       return answer(200, {

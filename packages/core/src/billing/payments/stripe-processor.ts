@@ -13,9 +13,24 @@ export interface StripeSettings {
   api?: { host: string; port: number; protocol: 'http' | 'https' };
 }
 
-/** A webhook delivery whose signature does not check out (answered 400). */
-export class StripeSignatureError extends Error {
-  override name = 'StripeSignatureError';
+/** A refusal of the Stripe processor, with the status and code the platform answers. */
+export class PaymentError extends Error {
+  override name = 'PaymentError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What a manual top-up started: its credit lands from the webhook, as a purchase's does. */
+export interface ReloadStarted {
+  purchaseId: string;
+  paymentIntentId: string;
+  /** Stripe's status of the charge: `succeeded`, or `processing` while it settles. */
+  status: string;
 }
 
 /** What a verified webhook delivery did: `applied` is false for a replay or an event not ours. */
@@ -37,7 +52,8 @@ const MICROS_PER_CENT = 10_000;
 /**
  * The Stripe processor. A purchase is a Checkout Session of the tenant's Stripe customer (one per
  * tenant, created at its first purchase); credit lands only from the signed webhook:
- * `checkout.session.completed` credits the purchase keyed by its payment intent, each refund of a
+ * `checkout.session.completed` and `payment_intent.succeeded` credit the purchase keyed by its
+ * payment intent (a checkout reports both: one credit), each refund of a
  * `charge.refunded` debits keyed by the refund id, `charge.dispute.created` debits keyed by the
  * dispute id. Each event posts on its own through `postPayment`, so a replay posts nothing and the
  * order of deliveries does not change the final balance.
@@ -55,18 +71,7 @@ export class StripePaymentProcessor implements PaymentProcessor {
 
   async startPurchase(request: PurchaseRequest): Promise<{ url: string }> {
     const customer = await this.customerOf(request.tenantId);
-    const id = randomUUID();
-    await this.db
-      .insertInto('purchases')
-      .values({
-        id,
-        tenant_id: request.tenantId,
-        processor: this.name,
-        amount_micros: request.amountMicros,
-        created_by: request.userId ?? null,
-        return_url: request.returnUrl,
-      })
-      .execute();
+    const id = await this.recordPurchase(request);
     // Both carry the ids: the session's for its completion, the payment intent's for its charges.
     const metadata = { tenantId: request.tenantId, purchaseId: id };
     const session = await this.stripe.checkout.sessions.create(
@@ -93,6 +98,55 @@ export class StripePaymentProcessor implements PaymentProcessor {
     );
     if (!session.url) throw new Error('Stripe answered a Checkout Session without a url');
     return { url: session.url };
+  }
+
+  /**
+   * Charges the workspace's saved card, off-session, for `amountMicros` of credit (a manual
+   * top-up). The credit lands from the webhook's `payment_intent.succeeded`.
+   */
+  async reload(request: PurchaseRequest): Promise<ReloadStarted> {
+    const customer = await this.storedCustomer(request.tenantId);
+    const method = customer
+      ? (await this.stripe.customers.listPaymentMethods(customer, { type: 'card', limit: 1 })).data[0]
+      : undefined;
+    if (!customer || !method) {
+      throw new PaymentError(409, 'NO_SAVED_CARD', 'No card is saved: save one with a setup intent first');
+    }
+    const id = await this.recordPurchase(request);
+    try {
+      const intent = await this.stripe.paymentIntents.create(
+        {
+          amount: request.amountMicros / MICROS_PER_CENT,
+          currency: 'usd',
+          customer,
+          payment_method: method.id,
+          off_session: true,
+          confirm: true,
+          metadata: { tenantId: request.tenantId, purchaseId: id },
+        },
+        { idempotencyKey: `reload-${id}` },
+      );
+      return { purchaseId: id, paymentIntentId: intent.id, status: intent.status };
+    } catch (error) {
+      if (!(error instanceof Stripe.errors.StripeCardError)) throw error;
+      throw new PaymentError(402, 'CARD_DECLINED', `The saved card was declined: ${error.message}`);
+    }
+  }
+
+  private async recordPurchase(request: PurchaseRequest): Promise<string> {
+    const id = randomUUID();
+    await this.db
+      .insertInto('purchases')
+      .values({
+        id,
+        tenant_id: request.tenantId,
+        processor: this.name,
+        amount_micros: request.amountMicros,
+        created_by: request.userId ?? null,
+        return_url: request.returnUrl,
+      })
+      .execute();
+    return id;
   }
 
   /** The tenant's Stripe customer id, created (once, even when raced) on first use. */
@@ -164,7 +218,7 @@ export class StripePaymentProcessor implements PaymentProcessor {
         this.settings.webhookSecret,
       );
     } catch {
-      throw new StripeSignatureError('The Stripe-Signature header does not match the body');
+      throw new PaymentError(400, 'INVALID_SIGNATURE', 'The Stripe-Signature header does not match the body');
     }
     const applied = await this.apply(event);
     return { type: event.type, applied };
@@ -174,6 +228,8 @@ export class StripePaymentProcessor implements PaymentProcessor {
     switch (event.type) {
       case 'checkout.session.completed':
         return this.completed(event.data.object);
+      case 'payment_intent.succeeded':
+        return this.paymentSucceeded(event.data.object);
       case 'charge.refunded':
         return this.refunded(event.data.object);
       case 'charge.dispute.created':
@@ -186,8 +242,18 @@ export class StripePaymentProcessor implements PaymentProcessor {
   private async completed(session: Stripe.Checkout.Session): Promise<boolean> {
     // An asynchronous payment method completes unpaid; only a paid session credits.
     if (session.payment_status !== 'paid') return false;
-    const purchaseId = session.metadata?.purchaseId ?? '';
-    const tenantId = session.metadata?.tenantId ?? '';
+    return this.creditPurchase(session.metadata, idOf(session.payment_intent) ?? session.id);
+  }
+
+  /** A top-up's charge, or a checkout's: keyed by the payment intent as a completion is, so both post once. */
+  private async paymentSucceeded(intent: Stripe.PaymentIntent): Promise<boolean> {
+    return this.creditPurchase(intent.metadata, intent.id);
+  }
+
+  /** Credits the Stripe purchase the metadata names, at the amount the platform asked for. */
+  private async creditPurchase(metadata: Stripe.Metadata | null, eventId: string): Promise<boolean> {
+    const purchaseId = metadata?.purchaseId ?? '';
+    const tenantId = metadata?.tenantId ?? '';
     if (!isUuid(purchaseId) || !isUuid(tenantId)) return false;
     const purchase = await this.db
       .selectFrom('purchases')
@@ -197,13 +263,12 @@ export class StripePaymentProcessor implements PaymentProcessor {
       .where('processor', '=', this.name)
       .executeTakeFirst();
     if (!purchase) return false;
-    const paymentIntent = idOf(session.payment_intent);
     const result = await postPayment(
       this.db,
       {
         tenantId,
         processor: this.name,
-        eventId: paymentIntent ?? session.id,
+        eventId,
         kind: 'purchase',
         amountMicros: purchase.amount_micros,
         description: 'Credit purchase (Stripe)',

@@ -6,7 +6,6 @@ import {
   MIN_PURCHASE_USD,
   purchaseMicros,
 } from '../../billing/payments/processor.js';
-import { StripeSignatureError } from '../../billing/payments/stripe-processor.js';
 import { BodyTooLargeError, readBody } from '../../http/body.js';
 import { NO_STORE } from '../../http/errors.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
@@ -133,6 +132,20 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     return c.json(await stripeOf().portal(owner.tenantId, `${ctx.baseUrl}/billing`), 200, NO_STORE);
   });
 
+  app.post('/api/billing/reload', async (c) => {
+    const owner = await ownerOf(c, true);
+    const body = await readJsonBody(c, purchaseSchema);
+    const stripe = stripeOf();
+    const usd = 'pack' in body ? body.pack : body.amountUsd;
+    const started = await stripe.reload({
+      tenantId: owner.tenantId,
+      amountMicros: purchaseMicros(usd)!,
+      returnUrl: `${ctx.baseUrl}/billing`,
+      userId: owner.userId,
+    });
+    return c.json(started, 200, NO_STORE);
+  });
+
   // Stripe's deliveries: no session, the signature over the raw body is the credential.
   app.post('/api/billing/webhook', async (c) => {
     c.set('errorShape', 'flat');
@@ -145,13 +158,8 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
       if (!(error instanceof BodyTooLargeError)) throw error;
       throw new PlatformError(413, 'Request body too large', { code: 'INVALID_REQUEST' });
     }
-    try {
-      const outcome = await stripe.receiveWebhook(body, c.req.header('stripe-signature'));
-      return c.json({ received: true, ...outcome }, 200, NO_STORE);
-    } catch (error) {
-      if (!(error instanceof StripeSignatureError)) throw error;
-      throw new PlatformError(400, error.message, { code: 'INVALID_SIGNATURE' });
-    }
+    const outcome = await stripe.receiveWebhook(body, c.req.header('stripe-signature'));
+    return c.json({ received: true, ...outcome }, 200, NO_STORE);
   });
 
   return app;
