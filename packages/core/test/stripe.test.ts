@@ -9,6 +9,7 @@
  */
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post } from '../src/billing/ledger.js';
 import type { MembershipRole } from '../src/store/database.js';
 import { type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
 import { openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
@@ -198,15 +199,26 @@ for (const kind of STORE_KINDS) {
           return r.json();
         });
       const asked = stripeApi.requests.length;
-      expect(await snapshot()).toEqual({ processor: 'stripe', customerId: null, card: null });
+      expect(await snapshot()).toEqual({
+        processor: 'stripe',
+        customerId: null,
+        card: null,
+        autoReload: null,
+      });
       expect(stripeApi.requests.length).toBe(asked);
       const { form } = await purchase(buyer.cookie, { pack: 5 });
-      expect(await snapshot()).toEqual({ processor: 'stripe', customerId: form.customer, card: null });
+      expect(await snapshot()).toEqual({
+        processor: 'stripe',
+        customerId: form.customer,
+        card: null,
+        autoReload: null,
+      });
       stripeApi.cards.set(form.customer!, { brand: 'visa', last4: '4242' });
       expect(await snapshot()).toEqual({
         processor: 'stripe',
         customerId: form.customer,
         card: { brand: 'visa', last4: '4242' },
+        autoReload: null,
       });
       expect((await fetch(`${server.url}/api/billing/customer`)).status).toBe(401);
       const viewer = await teammate(buyer.tenantId, 'viewer');
@@ -333,6 +345,80 @@ for (const kind of STORE_KINDS) {
       expect(await ledgerOf(buyer.tenantId)).toEqual([
         { kind: 'purchase', amount_micros: 5 * USD, idempotency_key: 'payment:stripe:pi_both' },
       ]);
+    });
+
+    it('auto-reload: a posting below the threshold charges the saved card, one in flight at a time', async () => {
+      const buyer = await owner();
+      const patch = (cookie: string, body: unknown) =>
+        fetch(`${server.url}/api/billing/customer`, {
+          method: 'PATCH',
+          headers: { cookie, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 25 });
+      await deliver(completedEvent(sessionId, form, `pi_auto_${kind}`));
+      stripeApi.cards.set(form.customer!, { brand: 'visa', last4: '4242' });
+      const set = await patch(buyer.cookie, { autoReload: { thresholdUsd: 10, pack: 25 } });
+      expect(set.status).toBe(200);
+      expect(await set.json()).toMatchObject({
+        autoReload: { thresholdMicros: 10 * USD, amountMicros: 25 * USD },
+      });
+      for (const bad of [
+        { autoReload: { thresholdUsd: 0.5, pack: 25 } },
+        { autoReload: { thresholdUsd: 10, pack: 7 } },
+        {},
+      ]) {
+        expect((await patch(buyer.cookie, bad)).status, JSON.stringify(bad)).toBe(400);
+      }
+      expect((await patch(await teammate(buyer.tenantId, 'member'), { autoReload: null })).status).toBe(403);
+
+      const reloads = () =>
+        stripeApi.requests.filter(
+          (r) => r.path === '/v1/payment_intents' && r.form['metadata[tenantId]'] === buyer.tenantId,
+        );
+      const use = (usd: number) =>
+        post(store.db, {
+          tenantId: buyer.tenantId,
+          kind: 'usage',
+          amountMicros: -usd * USD,
+          idempotencyKey: `usage-${++events}`,
+        });
+      await use(10);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(reloads()).toHaveLength(0); // 15 left: above the threshold
+      await use(8);
+      await expect.poll(() => reloads().length, { timeout: 5000 }).toBe(1);
+      expect(reloads()[0]!.form).toMatchObject({ amount: '2500', off_session: 'true' });
+      // Still below while the first is in flight: no second charge.
+      await use(1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(reloads()).toHaveLength(1);
+      // Its credit lands; the next fall below starts another.
+      const first = reloads()[0]!.form;
+      await deliver(
+        event('payment_intent.succeeded', {
+          id: `pi_auto_credit_${kind}`,
+          object: 'payment_intent',
+          metadata: { tenantId: first['metadata[tenantId]'], purchaseId: first['metadata[purchaseId]'] },
+        }),
+      );
+      expect(await balanceOf(buyer.tenantId)).toBe(31 * USD);
+      await use(25);
+      await expect.poll(() => reloads().length, { timeout: 5000 }).toBe(2);
+      // Turned off: no more.
+      expect(await (await patch(buyer.cookie, { autoReload: null })).json()).toMatchObject({
+        autoReload: null,
+      });
+      await deliver(
+        event('payment_intent.succeeded', {
+          id: `pi_auto_credit2_${kind}`,
+          object: 'payment_intent',
+          metadata: { tenantId: buyer.tenantId, purchaseId: reloads()[1]!.form['metadata[purchaseId]'] },
+        }),
+      );
+      await use(30);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(reloads()).toHaveLength(2);
     });
 
     it('a completed checkout credits once: delivered twice, then ten times at once, under new event ids', async () => {

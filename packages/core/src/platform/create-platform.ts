@@ -261,6 +261,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     : new DevPaymentProcessor(db, (id) => `${baseUrl}/billing/purchases/${id}`);
   const stripeSettings = options.stripe ?? env.stripe;
   const stripe = stripeSettings ? new StripePaymentProcessor(db, stripeSettings) : null;
+  const stopFollowingAutoReloads = stripe
+    ? await stripe.followAutoReloads(options.store, logger, `${baseUrl}/billing`)
+    : null;
   const context: PlatformContext = {
     keys,
     balances,
@@ -399,6 +402,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     await stopFollowingBalances().catch(logged('balance notices not unfollowed'));
     await stopFollowingKeys().catch(logged('key notices not unfollowed'));
     await stopFollowingTenantStatuses().catch(logged('tenant status notices not unfollowed'));
+    await stopFollowingAutoReloads?.().catch(logged('auto-reload notices not unfollowed'));
     await metering.close().catch(logged('metering not closed cleanly'));
     await instance.stop().catch(logged('instance row not removed'));
   }

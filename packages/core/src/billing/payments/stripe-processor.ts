@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import Stripe from 'stripe';
+import type { Logger } from '../../http/logger.js';
 import { isUuid } from '../../internal/uuid.js';
 import type { Database } from '../../store/database.js';
+import type { Store } from '../../store/index.js';
+import { parseWalletNotice, WALLETS_CHANNEL } from '../ledger.js';
 import { postPayment } from './post-payment.js';
 import type { PaymentProcessor, PurchaseRequest } from './processor.js';
 
@@ -45,7 +48,17 @@ export interface CustomerSnapshot {
   customerId: string | null;
   /** The card saved on the customer (most recent first), if any. */
   card: { brand: string; last4: string } | null;
+  autoReload: AutoReload | null;
 }
+
+/** Auto-reload: when the balance falls below `thresholdMicros`, buy `amountMicros` with the saved card. */
+export interface AutoReload {
+  thresholdMicros: number;
+  amountMicros: number;
+}
+
+/** An auto-reload started this long ago and not yet credited is taken as failed and may start again. */
+export const AUTO_RELOAD_RETRY_MS = 10 * 60_000;
 
 const MICROS_PER_CENT = 10_000;
 
@@ -193,10 +206,85 @@ export class StripePaymentProcessor implements PaymentProcessor {
   /** The workspace's customer and saved card; asks Stripe only once a customer exists. */
   async snapshot(tenantId: string): Promise<CustomerSnapshot> {
     const customerId = await this.storedCustomer(tenantId);
-    if (!customerId) return { customerId: null, card: null };
+    if (!customerId) return { customerId: null, card: null, autoReload: null };
     const methods = await this.stripe.customers.listPaymentMethods(customerId, { type: 'card', limit: 1 });
     const card = methods.data[0]?.card;
-    return { customerId, card: card ? { brand: card.brand, last4: card.last4 } : null };
+    return {
+      customerId,
+      card: card ? { brand: card.brand, last4: card.last4 } : null,
+      autoReload: await this.autoReloadOf(tenantId),
+    };
+  }
+
+  /** Sets (or with null, turns off) the workspace's auto-reload; creates its customer if need be. */
+  async setAutoReload(tenantId: string, autoReload: AutoReload | null): Promise<void> {
+    await this.customerOf(tenantId);
+    await this.db
+      .updateTable('stripe_customers')
+      .set({
+        auto_reload_threshold_micros: autoReload?.thresholdMicros ?? null,
+        auto_reload_amount_micros: autoReload?.amountMicros ?? null,
+      })
+      .where('tenant_id', '=', tenantId)
+      .execute();
+  }
+
+  private async autoReloadOf(tenantId: string): Promise<AutoReload | null> {
+    const row = await this.db
+      .selectFrom('stripe_customers')
+      .select(['auto_reload_threshold_micros', 'auto_reload_amount_micros'])
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+    return row?.auto_reload_threshold_micros && row.auto_reload_amount_micros
+      ? {
+          thresholdMicros: Number(row.auto_reload_threshold_micros),
+          amountMicros: Number(row.auto_reload_amount_micros),
+        }
+      : null;
+  }
+
+  /**
+   * Watches every wallet posting (the ledger's notices, from any instance) and starts an
+   * auto-reload when one leaves a balance below its workspace's threshold.
+   */
+  followAutoReloads(
+    store: Pick<Store, 'listen'>,
+    logger: Logger,
+    /** The billing page, recorded as the top-ups' return URL. */
+    returnUrl: string,
+  ): Promise<() => Promise<void>> {
+    return store.listen(WALLETS_CHANNEL, (payload) => {
+      if (payload === null) return;
+      for (const { tenantId, balanceMicros } of parseWalletNotice(payload)) {
+        this.autoReloadIfLow(tenantId, balanceMicros, returnUrl).catch((error: unknown) =>
+          logger.warn('auto-reload not started', { tenant_id: tenantId, error: String(error) }),
+        );
+      }
+    });
+  }
+
+  /**
+   * Starts the workspace's auto-reload when `balanceMicros` is below its threshold and none is in
+   * flight: the claim is one conditional update, so of all instances seeing the notice one charges.
+   * A failed charge is retried only after `AUTO_RELOAD_RETRY_MS`, so a declined card is not hammered.
+   */
+  async autoReloadIfLow(tenantId: string, balanceMicros: number, returnUrl: string): Promise<boolean> {
+    const claimed = await this.db
+      .updateTable('stripe_customers')
+      .set({ auto_reload_started_at: new Date() })
+      .where('tenant_id', '=', tenantId)
+      .where('auto_reload_threshold_micros', '>', balanceMicros)
+      .where((eb) =>
+        eb.or([
+          eb('auto_reload_started_at', 'is', null),
+          eb('auto_reload_started_at', '<', new Date(Date.now() - AUTO_RELOAD_RETRY_MS)),
+        ]),
+      )
+      .returning('auto_reload_amount_micros')
+      .executeTakeFirst();
+    if (!claimed?.auto_reload_amount_micros) return false;
+    await this.reload({ tenantId, amountMicros: Number(claimed.auto_reload_amount_micros), returnUrl });
+    return true;
   }
 
   async storedCustomer(tenantId: string): Promise<string | null> {
@@ -279,6 +367,12 @@ export class StripePaymentProcessor implements PaymentProcessor {
           .updateTable('purchases')
           .set({ ledger_entry_id: posted.entryId, completed_at: new Date() })
           .where('id', '=', purchaseId)
+          .execute();
+        // Credit landed: an auto-reload in flight is done, the next low balance may start one.
+        await trx
+          .updateTable('stripe_customers')
+          .set({ auto_reload_started_at: null })
+          .where('tenant_id', '=', tenantId)
           .execute();
       },
     );

@@ -22,6 +22,18 @@ const purchaseSchema = z.union([
   }),
 ]);
 
+const customerPatchSchema = z.strictObject({
+  autoReload: z.union([
+    z.null(),
+    z.strictObject({
+      thresholdUsd: z.number().refine((usd) => purchaseMicros(usd) !== null, {
+        message: `thresholdUsd must be from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD} USD in whole cents`,
+      }),
+      pack: z.union(CREDIT_PACKS_USD.map((usd) => z.literal(usd))),
+    }),
+  ]),
+});
+
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
 /** A cursor is the id of the last entry of the page before: a positive whole number. */
@@ -117,6 +129,20 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   app.get('/api/billing/customer', async (c) => {
     const owner = await ownerOf(c, false);
     const stripe = stripeOf();
+    return c.json({ processor: stripe.name, ...(await stripe.snapshot(owner.tenantId)) }, 200, NO_STORE);
+  });
+
+  app.patch('/api/billing/customer', async (c) => {
+    const owner = await ownerOf(c, true);
+    const { autoReload } = await readJsonBody(c, customerPatchSchema);
+    const stripe = stripeOf();
+    await stripe.setAutoReload(
+      owner.tenantId,
+      autoReload && {
+        thresholdMicros: purchaseMicros(autoReload.thresholdUsd)!,
+        amountMicros: purchaseMicros(autoReload.pack)!,
+      },
+    );
     return c.json({ processor: stripe.name, ...(await stripe.snapshot(owner.tenantId)) }, 200, NO_STORE);
   });
 
