@@ -178,6 +178,12 @@ const PLATFORM_ROUTES: RouteCase[] = [
   { method: 'POST', path: '/api/admin/tenants/:id/grants', shape: 'flat' },
   { method: 'POST', path: '/api/admin/tenants/:id/suspend', shape: 'flat' },
   { method: 'POST', path: '/api/admin/tenants/:id/resume', shape: 'flat' },
+  { method: 'GET', path: '/api/billing/customer', shape: 'flat' },
+  { method: 'PATCH', path: '/api/billing/customer', shape: 'flat' },
+  { method: 'POST', path: '/api/billing/setup-intent', shape: 'flat' },
+  { method: 'POST', path: '/api/billing/portal', shape: 'flat' },
+  { method: 'POST', path: '/api/billing/reload', shape: 'flat' },
+  { method: 'POST', path: '/api/billing/webhook', shape: 'flat' },
   { method: 'GET', path: '/no/such/route', shape: 'flat' },
 ];
 

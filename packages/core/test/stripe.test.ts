@@ -7,6 +7,7 @@
  *
  * @see docs/api/payments.md
  */
+import fc from 'fast-check';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
@@ -491,6 +492,26 @@ for (const kind of STORE_KINDS) {
       const tooLarge = await deliver('x'.repeat(300 * 1024));
       expect(tooLarge.status).toBe(413);
       expect(await balanceOf(buyer.tenantId)).toBe(0);
+    });
+
+    it('whatever a webhook body and signature hold, an unsigned delivery is 400 (or 413), never a 5xx', async () => {
+      const asked = stripeApi.requests.length;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(fc.string({ maxLength: 300 }), fc.json(), fc.constantFrom('', '{', '\u0000', '[]')),
+          fc.oneof(
+            fc.string({ maxLength: 100 }),
+            fc.constantFrom('t=1,v1=00', 't=,v1=', `t=${Math.floor(Date.now() / 1000)},v1=${'a'.repeat(64)}`),
+          ),
+          async (body, signature) => {
+            const response = await deliver(body, signature);
+            expect(response.status).toBe(400);
+            expect(await response.json()).toMatchObject({ code: 'INVALID_SIGNATURE' });
+          },
+        ),
+        { numRuns: 60 },
+      );
+      expect(stripeApi.requests.length).toBe(asked);
     });
 
     it('refunds debit once each: a replay posts nothing, a later partial refund posts only itself', async () => {
