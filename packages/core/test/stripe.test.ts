@@ -572,6 +572,35 @@ for (const kind of STORE_KINDS) {
   });
 }
 
+describe('payments, Stripe not answering', () => {
+  it('answers 503 PAYMENTS_UNAVAILABLE and records no customer', async () => {
+    const store = await openTestStore('pglite');
+    const gone = await startStripeStandIn();
+    const api = gone.api;
+    await gone.close();
+    const server = await startPlatform(store, {
+      stripe: { secretKey: 'sk_test_stand_in', webhookSecret: WEBHOOK_SECRET, api },
+    });
+    try {
+      const buyer = await signedInOwner(server, 'stripe-away@example.test');
+      const response = await fetch(`${server.url}/api/billing/purchase`, {
+        method: 'POST',
+        headers: { cookie: buyer.cookie, 'content-type': 'application/json' },
+        body: JSON.stringify({ pack: 5 }),
+      });
+      expect(response.status).toBe(503);
+      expect(await response.json()).toEqual({
+        message: 'Stripe is not answering; try again shortly',
+        code: 'PAYMENTS_UNAVAILABLE',
+      });
+      expect(await store.db.selectFrom('stripe_customers').selectAll().execute()).toEqual([]);
+    } finally {
+      await server.close();
+      await store.dispose();
+    }
+  });
+});
+
 describe('payments, no Stripe configured', () => {
   it('has no webhook route, no customer, no setup intent, no portal and no top-up', async () => {
     const store = await openTestStore('pglite');

@@ -79,7 +79,24 @@ export class StripePaymentProcessor implements PaymentProcessor {
     private readonly db: Kysely<Database>,
     private readonly settings: StripeSettings,
   ) {
-    this.stripe = new Stripe(settings.secretKey, { ...settings.api, telemetry: false });
+    // Retries are safe: every creation carries an idempotency key (the library's own, or ours).
+    this.stripe = new Stripe(settings.secretKey, { ...settings.api, telemetry: false, maxNetworkRetries: 2 });
+  }
+
+  /** Calls Stripe; Stripe away or failing is the platform's 503, not a fault of the request. */
+  private async ask<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      if (
+        error instanceof Stripe.errors.StripeConnectionError ||
+        error instanceof Stripe.errors.StripeAPIError ||
+        error instanceof Stripe.errors.StripeRateLimitError
+      ) {
+        throw new PaymentError(503, 'PAYMENTS_UNAVAILABLE', 'Stripe is not answering; try again shortly');
+      }
+      throw error;
+    }
   }
 
   async startPurchase(request: PurchaseRequest): Promise<{ url: string }> {
@@ -87,27 +104,29 @@ export class StripePaymentProcessor implements PaymentProcessor {
     const id = await this.recordPurchase(request);
     // Both carry the ids: the session's for its completion, the payment intent's for its charges.
     const metadata = { tenantId: request.tenantId, purchaseId: id };
-    const session = await this.stripe.checkout.sessions.create(
-      {
-        mode: 'payment',
-        customer,
-        client_reference_id: id,
-        line_items: [
-          {
-            quantity: 1,
-            price_data: {
-              currency: 'usd',
-              unit_amount: request.amountMicros / MICROS_PER_CENT,
-              product_data: { name: 'Workspace credit' },
+    const session = await this.ask(() =>
+      this.stripe.checkout.sessions.create(
+        {
+          mode: 'payment',
+          customer,
+          client_reference_id: id,
+          line_items: [
+            {
+              quantity: 1,
+              price_data: {
+                currency: 'usd',
+                unit_amount: request.amountMicros / MICROS_PER_CENT,
+                product_data: { name: 'Workspace credit' },
+              },
             },
-          },
-        ],
-        metadata,
-        payment_intent_data: { metadata },
-        success_url: request.returnUrl,
-        cancel_url: request.returnUrl,
-      },
-      { idempotencyKey: `purchase-${id}` },
+          ],
+          metadata,
+          payment_intent_data: { metadata },
+          success_url: request.returnUrl,
+          cancel_url: request.returnUrl,
+        },
+        { idempotencyKey: `purchase-${id}` },
+      ),
     );
     if (!session.url) throw new Error('Stripe answered a Checkout Session without a url');
     return { url: session.url };
@@ -120,24 +139,27 @@ export class StripePaymentProcessor implements PaymentProcessor {
   async reload(request: PurchaseRequest): Promise<ReloadStarted> {
     const customer = await this.storedCustomer(request.tenantId);
     const method = customer
-      ? (await this.stripe.customers.listPaymentMethods(customer, { type: 'card', limit: 1 })).data[0]
+      ? (await this.ask(() => this.stripe.customers.listPaymentMethods(customer, { type: 'card', limit: 1 })))
+          .data[0]
       : undefined;
     if (!customer || !method) {
       throw new PaymentError(409, 'NO_SAVED_CARD', 'No card is saved: save one with a setup intent first');
     }
     const id = await this.recordPurchase(request);
     try {
-      const intent = await this.stripe.paymentIntents.create(
-        {
-          amount: request.amountMicros / MICROS_PER_CENT,
-          currency: 'usd',
-          customer,
-          payment_method: method.id,
-          off_session: true,
-          confirm: true,
-          metadata: { tenantId: request.tenantId, purchaseId: id },
-        },
-        { idempotencyKey: `reload-${id}` },
+      const intent = await this.ask(() =>
+        this.stripe.paymentIntents.create(
+          {
+            amount: request.amountMicros / MICROS_PER_CENT,
+            currency: 'usd',
+            customer,
+            payment_method: method.id,
+            off_session: true,
+            confirm: true,
+            metadata: { tenantId: request.tenantId, purchaseId: id },
+          },
+          { idempotencyKey: `reload-${id}` },
+        ),
       );
       return { purchaseId: id, paymentIntentId: intent.id, status: intent.status };
     } catch (error) {
@@ -167,9 +189,8 @@ export class StripePaymentProcessor implements PaymentProcessor {
     const known = await this.storedCustomer(tenantId);
     if (known) return known;
     // The idempotency key makes racing creations answer the one customer.
-    const customer = await this.stripe.customers.create(
-      { metadata: { tenantId } },
-      { idempotencyKey: `customer-${tenantId}` },
+    const customer = await this.ask(() =>
+      this.stripe.customers.create({ metadata: { tenantId } }, { idempotencyKey: `customer-${tenantId}` }),
     );
     await this.db
       .insertInto('stripe_customers')
@@ -187,11 +208,13 @@ export class StripePaymentProcessor implements PaymentProcessor {
     tenantId: string,
   ): Promise<{ setupIntentId: string; clientSecret: string; customerId: string }> {
     const customerId = await this.customerOf(tenantId);
-    const intent = await this.stripe.setupIntents.create({
-      customer: customerId,
-      usage: 'off_session',
-      metadata: { tenantId },
-    });
+    const intent = await this.ask(() =>
+      this.stripe.setupIntents.create({
+        customer: customerId,
+        usage: 'off_session',
+        metadata: { tenantId },
+      }),
+    );
     if (!intent.client_secret) throw new Error('Stripe answered a SetupIntent without a client secret');
     return { setupIntentId: intent.id, clientSecret: intent.client_secret, customerId };
   }
@@ -199,7 +222,9 @@ export class StripePaymentProcessor implements PaymentProcessor {
   /** A customer portal session of the workspace's customer (its cards, its receipts): its URL. */
   async portal(tenantId: string, returnUrl: string): Promise<{ url: string }> {
     const customer = await this.customerOf(tenantId);
-    const session = await this.stripe.billingPortal.sessions.create({ customer, return_url: returnUrl });
+    const session = await this.ask(() =>
+      this.stripe.billingPortal.sessions.create({ customer, return_url: returnUrl }),
+    );
     return { url: session.url };
   }
 
@@ -207,7 +232,9 @@ export class StripePaymentProcessor implements PaymentProcessor {
   async snapshot(tenantId: string): Promise<CustomerSnapshot> {
     const customerId = await this.storedCustomer(tenantId);
     if (!customerId) return { customerId: null, card: null, autoReload: null };
-    const methods = await this.stripe.customers.listPaymentMethods(customerId, { type: 'card', limit: 1 });
+    const methods = await this.ask(() =>
+      this.stripe.customers.listPaymentMethods(customerId, { type: 'card', limit: 1 }),
+    );
     const card = methods.data[0]?.card;
     return {
       customerId,
@@ -383,7 +410,7 @@ export class StripePaymentProcessor implements PaymentProcessor {
     const tenantId = await this.tenantOfCustomer(idOf(charge.customer));
     if (!tenantId) return false;
     // The event's charge does not list its refunds; each refund posts once under its own id.
-    const refunds = await this.stripe.refunds.list({ charge: charge.id, limit: 100 });
+    const refunds = await this.ask(() => this.stripe.refunds.list({ charge: charge.id, limit: 100 }));
     let applied = false;
     for (const refund of refunds.data) {
       if (refund.status === 'failed' || refund.status === 'canceled' || refund.amount <= 0) continue;
@@ -403,7 +430,7 @@ export class StripePaymentProcessor implements PaymentProcessor {
   private async disputed(dispute: Stripe.Dispute): Promise<boolean> {
     const chargeId = idOf(dispute.charge);
     if (!chargeId || dispute.amount <= 0) return false;
-    const charge = await this.stripe.charges.retrieve(chargeId);
+    const charge = await this.ask(() => this.stripe.charges.retrieve(chargeId));
     const tenantId = await this.tenantOfCustomer(idOf(charge.customer));
     if (!tenantId) return false;
     const result = await postPayment(this.db, {
