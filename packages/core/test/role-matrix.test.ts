@@ -79,6 +79,14 @@ const NOT_DASHBOARD = new Set([
   'POST /billing/purchases/:id',
   // A page any member reads (the integration's connection status): links.test.ts opens it.
   'GET /integrations/:slug',
+  // Stripe's routes, 404 unless Stripe is configured: stripe.test.ts checks their roles.
+  'GET /api/billing/customer',
+  'PATCH /api/billing/customer',
+  'POST /api/billing/setup-intent',
+  'POST /api/billing/portal',
+  'POST /api/billing/reload',
+  // Signed by Stripe, not a session.
+  'POST /api/billing/webhook',
 ]);
 
 let store: TestStore;

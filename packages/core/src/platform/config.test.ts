@@ -31,4 +31,22 @@ describe('readPlatformEnv', () => {
       /SERVICE_ADMIN_EMAILS/,
     );
   });
+
+  it('takes the Stripe keys together, and refuses one without the other', () => {
+    expect(
+      readPlatformEnv({ STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'whsec_1' }).stripe,
+    ).toEqual({
+      secretKey: 'sk_test_1',
+      webhookSecret: 'whsec_1',
+    });
+    expect(readPlatformEnv({}).stripe).toBeUndefined();
+    for (const env of [
+      { STRIPE_SECRET_KEY: 'sk_test_1' },
+      { STRIPE_WEBHOOK_SECRET: 'whsec_1', STRIPE_SECRET_KEY: ' ' },
+    ]) {
+      expect(() => readPlatformEnv(env)).toThrow(
+        /STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET must be set together/,
+      );
+    }
+  });
 });

@@ -43,6 +43,8 @@ const envSchema = z.object({
     .transform((v) => v.split(',').map((email) => email.trim().toLowerCase()))
     .pipe(z.array(z.email('must be comma-separated email addresses')).max(100))
     .optional(),
+  STRIPE_SECRET_KEY: z.string().trim().max(2048).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().trim().max(2048).optional(),
   NODE_ENV: z.string().optional(),
 });
 
@@ -59,6 +61,8 @@ export interface PlatformEnvConfig {
   marginPercent?: string;
   /** Emails of platform admins, lowercased (`SERVICE_ADMIN_EMAILS`). */
   adminEmails?: string[];
+  /** The Stripe processor's keys (`STRIPE_SECRET_KEY`, `STRIPE_WEBHOOK_SECRET`): both or neither. */
+  stripe?: { secretKey: string; webhookSecret: string };
   production: boolean;
 }
 
@@ -77,6 +81,12 @@ export function readPlatformEnv(env: Record<string, string | undefined>): Platfo
     throw new ConfigError(`Invalid configuration: ${describeIssues(parsed.error)}`);
   }
   const v = parsed.data;
+  // One without the other would take payments whose credit never lands, or verify nothing.
+  if (!v.STRIPE_SECRET_KEY !== !v.STRIPE_WEBHOOK_SECRET) {
+    throw new ConfigError(
+      'Invalid configuration: STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET must be set together',
+    );
+  }
   return {
     ...(v.SERVICE_BASE_URL ? { baseUrl: v.SERVICE_BASE_URL } : {}),
     ...(v.SERVICE_IDP_URL ? { idpUrl: v.SERVICE_IDP_URL } : {}),
@@ -87,6 +97,9 @@ export function readPlatformEnv(env: Record<string, string | undefined>): Platfo
     ...(v.SERVICE_STORE_ENCRYPTION_KEY ? { encryptionKey: v.SERVICE_STORE_ENCRYPTION_KEY } : {}),
     ...(v.MARGIN_PERCENT ? { marginPercent: v.MARGIN_PERCENT } : {}),
     ...(v.SERVICE_ADMIN_EMAILS ? { adminEmails: v.SERVICE_ADMIN_EMAILS } : {}),
+    ...(v.STRIPE_SECRET_KEY && v.STRIPE_WEBHOOK_SECRET
+      ? { stripe: { secretKey: v.STRIPE_SECRET_KEY, webhookSecret: v.STRIPE_WEBHOOK_SECRET } }
+      : {}),
     production: v.NODE_ENV === 'production',
   };
 }

@@ -3,6 +3,7 @@ import type { MeteringEngine } from '../billing/metering.js';
 import type { Operators } from '../billing/operators.js';
 import type { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
 import type { PaymentProcessor } from '../billing/payments/processor.js';
+import type { StripePaymentProcessor } from '../billing/payments/stripe-processor.js';
 import type { BillingReports } from '../billing/reports.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { EventStreamHub } from '../events/streams.js';
@@ -104,6 +105,8 @@ export interface PlatformContext {
   invitations: Invitations;
   /** Sends invitations; null when none is configured (production without a `mailer`). */
   mailer: Mailer | null;
+  /** The Stripe processor (its webhook, its customers), when configured. */
+  stripe: StripePaymentProcessor | null;
 }
 
 /** Hono environment of platform routes. */

@@ -4,6 +4,7 @@ import { openSettlementJournal } from '../billing/journal.js';
 import { createMeteringEngine } from '../billing/metering.js';
 import { Operators } from '../billing/operators.js';
 import { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
+import { StripePaymentProcessor, type StripeSettings } from '../billing/payments/stripe-processor.js';
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
@@ -130,6 +131,8 @@ export interface PlatformOptions {
    * handed to the inviting owner only.
    */
   mailer?: Mailer;
+  /** The Stripe processor. Default from `STRIPE_SECRET_KEY` and `STRIPE_WEBHOOK_SECRET`, else none. */
+  stripe?: StripeSettings;
 }
 
 export interface PlatformCloseOptions {
@@ -272,6 +275,11 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     ? null
     : new DevPaymentProcessor(db, (id) => `${baseUrl}/billing/purchases/${id}`);
   const devMailbox = options.mailer || production ? null : new DevMailbox();
+  const stripeSettings = options.stripe ?? env.stripe;
+  const stripe = stripeSettings ? new StripePaymentProcessor(db, stripeSettings) : null;
+  const stopFollowingAutoReloads = stripe
+    ? await stripe.followAutoReloads(options.store, logger, `${baseUrl}/billing`)
+    : null;
   const context: PlatformContext = {
     keys,
     balances,
@@ -302,12 +310,14 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     tenantStatuses,
     operators: new Operators(db, tenantStatuses),
     adminEmails: new Set((options.adminEmails ?? env.adminEmails ?? []).map((email) => email.toLowerCase())),
-    payments: devPayments,
+    // Stripe, when configured, takes the purchases; the dev pages stay for purchases made before.
+    payments: stripe ?? devPayments,
     devPayments,
     workspaces: new Workspaces(db),
     members: new Members(db, keys),
     invitations: new Invitations(db),
     mailer: options.mailer ?? devMailbox,
+    stripe,
   };
 
   const app = new Hono<PlatformEnv>();
@@ -417,6 +427,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     await stopFollowingBalances().catch(logged('balance notices not unfollowed'));
     await stopFollowingKeys().catch(logged('key notices not unfollowed'));
     await stopFollowingTenantStatuses().catch(logged('tenant status notices not unfollowed'));
+    await stopFollowingAutoReloads?.().catch(logged('auto-reload notices not unfollowed'));
     await metering.close().catch(logged('metering not closed cleanly'));
     await instance.stop().catch(logged('instance row not removed'));
   }

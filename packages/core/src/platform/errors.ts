@@ -4,6 +4,7 @@
  * route's error body shape, so handlers read as their business.
  */
 import { OperatorError } from '../billing/operators.js';
+import { PaymentError } from '../billing/payments/stripe-processor.js';
 import { ConnectionError } from '../connections/errors.js';
 import type { ErrorShape } from '../http/errors.js';
 import { canonicalError, flatError, nestedError } from '../http/errors.js';
@@ -38,7 +39,8 @@ export function refusalOf(error: unknown): PlatformError | null {
     error instanceof ConnectionError ||
     error instanceof KeyError ||
     error instanceof OperatorError ||
-    error instanceof WorkspaceError
+    error instanceof WorkspaceError ||
+    error instanceof PaymentError
   ) {
     return new PlatformError(error.status, error.message, { code: error.code });
   }

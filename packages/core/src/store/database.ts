@@ -34,14 +34,16 @@ import type {
   UsersTable,
   WalletsTable,
 } from './tables/platform.js';
+import type { StripeTables } from './tables/stripe.js';
 import type { WireTables } from './tables/wire.js';
 
 export type * from './tables/door.js';
 export type * from './tables/operators.js';
 export type * from './tables/platform.js';
+export type * from './tables/stripe.js';
 export type * from './tables/wire.js';
 
-export interface Database extends WireTables, DoorTables, OperatorTables {
+export interface Database extends WireTables, DoorTables, OperatorTables, StripeTables {
   tenants: TenantsTable;
   users: UsersTable;
   memberships: MembershipsTable;

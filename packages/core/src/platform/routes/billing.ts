@@ -6,6 +6,7 @@ import {
   MIN_PURCHASE_USD,
   purchaseMicros,
 } from '../../billing/payments/processor.js';
+import { BodyTooLargeError, readBody } from '../../http/body.js';
 import { NO_STORE } from '../../http/errors.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
@@ -21,10 +22,25 @@ const purchaseSchema = z.union([
   }),
 ]);
 
+const customerPatchSchema = z.strictObject({
+  autoReload: z.union([
+    z.null(),
+    z.strictObject({
+      thresholdUsd: z.number().refine((usd) => purchaseMicros(usd) !== null, {
+        message: `thresholdUsd must be from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD} USD in whole cents`,
+      }),
+      pack: z.union(CREDIT_PACKS_USD.map((usd) => z.literal(usd))),
+    }),
+  ]),
+});
+
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
 /** A cursor is the id of the last entry of the page before: a positive whole number. */
 const CURSOR = /^[1-9]\d{0,15}$/;
+
+/** Stripe's events are a few KiB; a body past this is not one. */
+const MAX_WEBHOOK_BYTES = 256 * 1024;
 
 /** How long a manual settle waits for this instance's unsettled calls to reach the store. */
 const SETTLE_WAIT_MS = 5000;
@@ -98,6 +114,78 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     ctx.balances.invalidate(owner.tenantId);
     const balanceMicros = await ctx.balances.micros(owner.tenantId);
     return c.json({ ...settled, balanceMicros }, 200, NO_STORE);
+  });
+
+  // Customers, saved cards and the portal are Stripe's; with no Stripe they do not exist.
+  const stripeOf = () => {
+    if (!ctx.stripe) {
+      throw new PlatformError(404, 'No payment processor with customers is configured', {
+        code: 'NOT_FOUND',
+      });
+    }
+    return ctx.stripe;
+  };
+
+  app.get('/api/billing/customer', async (c) => {
+    const owner = await ownerOf(c, false);
+    const stripe = stripeOf();
+    return c.json({ processor: stripe.name, ...(await stripe.snapshot(owner.tenantId)) }, 200, NO_STORE);
+  });
+
+  app.patch('/api/billing/customer', async (c) => {
+    const owner = await ownerOf(c, true);
+    const { autoReload } = await readJsonBody(c, customerPatchSchema);
+    const stripe = stripeOf();
+    await stripe.setAutoReload(
+      owner.tenantId,
+      autoReload && {
+        thresholdMicros: purchaseMicros(autoReload.thresholdUsd)!,
+        amountMicros: purchaseMicros(autoReload.pack)!,
+      },
+    );
+    return c.json({ processor: stripe.name, ...(await stripe.snapshot(owner.tenantId)) }, 200, NO_STORE);
+  });
+
+  app.post('/api/billing/setup-intent', async (c) => {
+    const owner = await ownerOf(c, true);
+    await readJsonBody(c, z.strictObject({}));
+    return c.json(await stripeOf().setupIntent(owner.tenantId), 200, NO_STORE);
+  });
+
+  app.post('/api/billing/portal', async (c) => {
+    const owner = await ownerOf(c, true);
+    await readJsonBody(c, z.strictObject({}));
+    return c.json(await stripeOf().portal(owner.tenantId, `${ctx.baseUrl}/billing`), 200, NO_STORE);
+  });
+
+  app.post('/api/billing/reload', async (c) => {
+    const owner = await ownerOf(c, true);
+    const body = await readJsonBody(c, purchaseSchema);
+    const stripe = stripeOf();
+    const usd = 'pack' in body ? body.pack : body.amountUsd;
+    const started = await stripe.reload({
+      tenantId: owner.tenantId,
+      amountMicros: purchaseMicros(usd)!,
+      returnUrl: `${ctx.baseUrl}/billing`,
+      userId: owner.userId,
+    });
+    return c.json(started, 200, NO_STORE);
+  });
+
+  // Stripe's deliveries: no session, the signature over the raw body is the credential.
+  app.post('/api/billing/webhook', async (c) => {
+    c.set('errorShape', 'flat');
+    const stripe = ctx.stripe;
+    if (!stripe) throw new PlatformError(404, 'Not found', { code: 'NOT_FOUND' });
+    let body: Uint8Array;
+    try {
+      body = await readBody(c.req.raw, { maxBytes: MAX_WEBHOOK_BYTES });
+    } catch (error) {
+      if (!(error instanceof BodyTooLargeError)) throw error;
+      throw new PlatformError(413, 'Request body too large', { code: 'INVALID_REQUEST' });
+    }
+    const outcome = await stripe.receiveWebhook(body, c.req.header('stripe-signature'));
+    return c.json({ received: true, ...outcome }, 200, NO_STORE);
   });
 
   return app;

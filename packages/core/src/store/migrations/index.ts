@@ -10,6 +10,7 @@ import * as keyRotation from './0008-key-rotation.js';
 import * as purchases from './0009-purchases.js';
 import * as operators from './0010-operators.js';
 import * as workspaces from './0011-workspaces.js';
+import * as stripe from './0012-stripe.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009-purchases': purchases,
   '0010-operators': operators,
   '0011-workspaces': workspaces,
+  '0012-stripe': stripe,
 };

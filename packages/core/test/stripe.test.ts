@@ -1,0 +1,633 @@
+/**
+ * The Stripe processor over real HTTP (on PGlite, and Postgres when `DATABASE_URL` is set): the
+ * real `stripe` client talks to a local stand-in of the Stripe API (no network), and webhooks are
+ * signed with the library's own test header helper. A completed checkout credits exactly once
+ * under duplicate, concurrent and out-of-order delivery; refunds and disputes debit once; a bad
+ * signature is refused with 400.
+ *
+ * @see docs/api/payments.md
+ */
+import fc from 'fast-check';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post } from '../src/billing/ledger.js';
+import type { MembershipRole } from '../src/store/database.js';
+import { type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
+import { openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
+import { type StripeStandIn, startStripeStandIn } from './support/stripe-stand-in.js';
+
+const WEBHOOK_SECRET = 'whsec_test_stand_in';
+const USD = 1_000_000;
+/** The library, used here only for its webhook signing helper. */
+const signer = new Stripe('sk_test_unused');
+
+for (const kind of STORE_KINDS) {
+  describe(`payments, Stripe processor (${kind})`, () => {
+    let store: TestStore;
+    let stripeApi: StripeStandIn;
+    let server: RunningPlatform;
+    let emails = 0;
+    let events = 0;
+
+    beforeAll(async () => {
+      store = await openTestStore(kind);
+      stripeApi = await startStripeStandIn();
+      server = await startPlatform(store, {
+        stripe: { secretKey: 'sk_test_stand_in', webhookSecret: WEBHOOK_SECRET, api: stripeApi.api },
+      });
+    });
+    afterAll(async () => {
+      await server?.close();
+      await stripeApi?.close();
+      await store?.dispose();
+    });
+
+    const owner = () => signedInOwner(server, `stripe-${++emails}-${kind}@example.test`);
+    const balanceOf = async (tenantId: string) =>
+      (
+        await store.db
+          .selectFrom('wallets')
+          .select('balance_micros')
+          .where('tenant_id', '=', tenantId)
+          .executeTakeFirst()
+      )?.balance_micros ?? 0;
+    const ledgerOf = (tenantId: string) =>
+      store.db
+        .selectFrom('ledger_entries')
+        .select(['kind', 'amount_micros', 'idempotency_key'])
+        .where('tenant_id', '=', tenantId)
+        .orderBy('id')
+        .execute();
+
+    /** Buys through the API; answers the Checkout Session the platform created. */
+    const purchase = async (cookie: string, body: unknown) => {
+      const response = await fetch(`${server.url}/api/billing/purchase`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(200);
+      const { url } = (await response.json()) as { url: string };
+      const sessionId = url.split('/').pop()!;
+      const created = stripeApi.requests.findLast((r) => r.path === '/v1/checkout/sessions')!;
+      return { url, sessionId, form: created.form };
+    };
+    const event = (type: string, object: Record<string, unknown>) => ({
+      id: `evt_${++events}`,
+      object: 'event',
+      type,
+      api_version: '2025-10-29.clover',
+      created: Math.floor(Date.now() / 1000),
+      livemode: false,
+      data: { object },
+    });
+    const completedEvent = (
+      sessionId: string,
+      form: Record<string, string>,
+      paymentIntent: string | null,
+      paymentStatus = 'paid',
+    ) =>
+      event('checkout.session.completed', {
+        id: sessionId,
+        object: 'checkout.session',
+        customer: form.customer,
+        payment_intent: paymentIntent,
+        payment_status: paymentStatus,
+        status: 'complete',
+        amount_total: Number(form['line_items[0][price_data][unit_amount]']),
+        currency: 'usd',
+        metadata: { tenantId: form['metadata[tenantId]'], purchaseId: form['metadata[purchaseId]'] },
+      });
+    /** Makes the stand-in know a paid charge of the customer, and answers it. */
+    const charge = (customer: string, amountCents: number, paymentIntent: string) => {
+      const id = `ch_${++events}`;
+      const object = {
+        id,
+        object: 'charge',
+        customer,
+        amount: amountCents,
+        amount_refunded: 0,
+        payment_intent: paymentIntent,
+        paid: true,
+      };
+      stripeApi.charges.set(id, object);
+      return object;
+    };
+    const refund = (chargeObject: { id: string; amount_refunded: number }, amountCents: number) => {
+      const id = `re_${++events}`;
+      stripeApi.refunds.push({
+        id,
+        object: 'refund',
+        charge: chargeObject.id,
+        amount: amountCents,
+        status: 'succeeded',
+      });
+      chargeObject.amount_refunded += amountCents;
+      return event('charge.refunded', { ...chargeObject, refunded: true });
+    };
+    /** A user of the workspace with the role, signed in: answers the session cookie. */
+    const teammate = async (tenantId: string, role: MembershipRole) => {
+      const email = `${role}-${++emails}-${kind}@example.test`;
+      const { token } = await server.platform.devIdp!.issueToken({ email });
+      const signedIn = await fetch(`${server.url}/api/auth/session`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+      const user = await store.db
+        .selectFrom('users')
+        .select('id')
+        .where('email', '=', email)
+        .executeTakeFirstOrThrow();
+      await store.db
+        .insertInto('memberships')
+        .values({ tenant_id: tenantId, user_id: user.id, role })
+        .execute();
+      await store.db
+        .updateTable('users')
+        .set({ default_tenant_id: tenantId })
+        .where('id', '=', user.id)
+        .execute();
+      return cookie;
+    };
+    const deliver = (payload: unknown, signature?: string) => {
+      const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+      return fetch(`${server.url}/api/billing/webhook`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'stripe-signature':
+            signature ?? signer.webhooks.generateTestHeaderString({ payload: body, secret: WEBHOOK_SECRET }),
+        },
+        body,
+      });
+    };
+
+    it('a purchase creates the workspace customer once and a Checkout Session carrying the purchase', async () => {
+      const buyer = await owner();
+      const first = await purchase(buyer.cookie, { pack: 25 });
+      const second = await purchase(buyer.cookie, { amountUsd: 12.5 });
+      expect(first.url).toBe(`http://127.0.0.1:${stripeApi.api.port}/pay/${first.sessionId}`);
+      expect(first.form).toMatchObject({
+        mode: 'payment',
+        'line_items[0][price_data][currency]': 'usd',
+        'line_items[0][price_data][unit_amount]': '2500',
+        'metadata[tenantId]': buyer.tenantId,
+        'payment_intent_data[metadata][tenantId]': buyer.tenantId,
+        success_url: `${server.platform.context.baseUrl}/billing`,
+      });
+      expect(first.form['metadata[purchaseId]']).toBe(
+        first.form['payment_intent_data[metadata][purchaseId]'],
+      );
+      expect(second.form['line_items[0][price_data][unit_amount]']).toBe('1250');
+      expect(second.form.customer).toBe(first.form.customer);
+      const customers = await store.db
+        .selectFrom('stripe_customers')
+        .select('customer_id')
+        .where('tenant_id', '=', buyer.tenantId)
+        .execute();
+      expect(customers).toEqual([{ customer_id: first.form.customer }]);
+      // Starting a purchase moves no money.
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+    });
+
+    it('the customer snapshot: none before a purchase, then the customer and its saved card; owners only', async () => {
+      const buyer = await owner();
+      const snapshot = () =>
+        fetch(`${server.url}/api/billing/customer`, { headers: { cookie: buyer.cookie } }).then(async (r) => {
+          expect(r.status).toBe(200);
+          expect(r.headers.get('cache-control')).toBe('no-store');
+          return r.json();
+        });
+      const asked = stripeApi.requests.length;
+      expect(await snapshot()).toEqual({
+        processor: 'stripe',
+        customerId: null,
+        card: null,
+        autoReload: null,
+      });
+      expect(stripeApi.requests.length).toBe(asked);
+      const { form } = await purchase(buyer.cookie, { pack: 5 });
+      expect(await snapshot()).toEqual({
+        processor: 'stripe',
+        customerId: form.customer,
+        card: null,
+        autoReload: null,
+      });
+      stripeApi.cards.set(form.customer!, { brand: 'visa', last4: '4242' });
+      expect(await snapshot()).toEqual({
+        processor: 'stripe',
+        customerId: form.customer,
+        card: { brand: 'visa', last4: '4242' },
+        autoReload: null,
+      });
+      expect((await fetch(`${server.url}/api/billing/customer`)).status).toBe(401);
+      const viewer = await teammate(buyer.tenantId, 'viewer');
+      const refused = await fetch(`${server.url}/api/billing/customer`, { headers: { cookie: viewer } });
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toEqual({
+        message: 'Forbidden: only workspace owners manage billing',
+        code: 'FORBIDDEN',
+      });
+    });
+
+    it('a setup intent and a portal session, for the one customer of the workspace; owners only', async () => {
+      const buyer = await owner();
+      const post = (cookie: string, path: string, body: unknown = {}) =>
+        fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { cookie, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const setup = await post(buyer.cookie, '/api/billing/setup-intent');
+      expect(setup.status).toBe(200);
+      expect(setup.headers.get('cache-control')).toBe('no-store');
+      const intent = (await setup.json()) as {
+        setupIntentId: string;
+        clientSecret: string;
+        customerId: string;
+      };
+      expect(intent.clientSecret).toBe(`${intent.setupIntentId}_secret_standin`);
+      expect(stripeApi.requests.findLast((r) => r.path === '/v1/setup_intents')!.form).toMatchObject({
+        customer: intent.customerId,
+        usage: 'off_session',
+        'metadata[tenantId]': buyer.tenantId,
+      });
+      const portal = await post(buyer.cookie, '/api/billing/portal');
+      expect(portal.status).toBe(200);
+      const { url } = (await portal.json()) as { url: string };
+      expect(url.startsWith(`http://127.0.0.1:${stripeApi.api.port}/portal/bps_`)).toBe(true);
+      expect(stripeApi.requests.findLast((r) => r.path === '/v1/billing_portal/sessions')!.form).toEqual({
+        customer: intent.customerId,
+        return_url: `${server.platform.context.baseUrl}/billing`,
+      });
+      // One customer for both; unknown fields are refused before Stripe is asked; members may not.
+      expect(
+        stripeApi.requests.filter(
+          (r) => r.path === '/v1/customers' && r.form['metadata[tenantId]'] === buyer.tenantId,
+        ),
+      ).toHaveLength(1);
+      const asked = stripeApi.requests.length;
+      const bad = await post(buyer.cookie, '/api/billing/portal', { returnUrl: 'https://elsewhere.example' });
+      expect(bad.status).toBe(400);
+      const member = await teammate(buyer.tenantId, 'member');
+      expect((await post(member, '/api/billing/setup-intent')).status).toBe(403);
+      expect((await post(member, '/api/billing/portal')).status).toBe(403);
+      expect(stripeApi.requests.length).toBe(asked);
+    });
+
+    it('a manual top-up charges the saved card off-session and credits once from the webhook', async () => {
+      const buyer = await owner();
+      const reload = (cookie: string, body: unknown) =>
+        fetch(`${server.url}/api/billing/reload`, {
+          method: 'POST',
+          headers: { cookie, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const noCard = await reload(buyer.cookie, { pack: 25 });
+      expect(noCard.status).toBe(409);
+      expect(await noCard.json()).toEqual({
+        message: 'No card is saved: save one with a setup intent first',
+        code: 'NO_SAVED_CARD',
+      });
+      const { form } = await purchase(buyer.cookie, { pack: 5 });
+      stripeApi.cards.set(form.customer!, { brand: 'visa', last4: '4242' });
+      const started = await reload(buyer.cookie, { pack: 25 });
+      expect(started.status).toBe(200);
+      const body = (await started.json()) as { purchaseId: string; paymentIntentId: string; status: string };
+      expect(body.status).toBe('succeeded');
+      expect(stripeApi.requests.findLast((r) => r.path === '/v1/payment_intents')!.form).toMatchObject({
+        amount: '2500',
+        currency: 'usd',
+        customer: form.customer,
+        off_session: 'true',
+        confirm: 'true',
+        'metadata[purchaseId]': body.purchaseId,
+      });
+      // The charge alone moves no credit: the webhook does, once.
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+      const succeeded = event('payment_intent.succeeded', {
+        id: body.paymentIntentId,
+        object: 'payment_intent',
+        amount: 2500,
+        status: 'succeeded',
+        metadata: { tenantId: buyer.tenantId, purchaseId: body.purchaseId },
+      });
+      expect(await (await deliver(succeeded)).json()).toMatchObject({ applied: true });
+      expect(await (await deliver(succeeded)).json()).toMatchObject({ applied: false });
+      expect(await balanceOf(buyer.tenantId)).toBe(25 * USD);
+
+      stripeApi.cards.set(form.customer!, { brand: 'visa', last4: '0002' });
+      const declined = await reload(buyer.cookie, { amountUsd: 10 });
+      expect(declined.status).toBe(402);
+      expect(await declined.json()).toEqual({
+        message: 'The saved card was declined: Your card was declined.',
+        code: 'CARD_DECLINED',
+      });
+      const member = await teammate(buyer.tenantId, 'member');
+      expect((await reload(member, { pack: 5 })).status).toBe(403);
+      expect((await reload(buyer.cookie, { pack: 7 })).status).toBe(400);
+      expect(await balanceOf(buyer.tenantId)).toBe(25 * USD);
+    });
+
+    it('a checkout reports its payment twice (completion and payment intent): one credit', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 5 });
+      const metadata = { tenantId: buyer.tenantId, purchaseId: form['metadata[purchaseId]'] };
+      const succeeded = event('payment_intent.succeeded', {
+        id: 'pi_both',
+        object: 'payment_intent',
+        metadata,
+      });
+      expect(await (await deliver(succeeded)).json()).toMatchObject({ applied: true });
+      expect(await (await deliver(completedEvent(sessionId, form, 'pi_both'))).json()).toMatchObject({
+        applied: false,
+      });
+      expect(await ledgerOf(buyer.tenantId)).toEqual([
+        { kind: 'purchase', amount_micros: 5 * USD, idempotency_key: 'payment:stripe:pi_both' },
+      ]);
+    });
+
+    it('auto-reload: a posting below the threshold charges the saved card, one in flight at a time', async () => {
+      const buyer = await owner();
+      const patch = (cookie: string, body: unknown) =>
+        fetch(`${server.url}/api/billing/customer`, {
+          method: 'PATCH',
+          headers: { cookie, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 25 });
+      await deliver(completedEvent(sessionId, form, `pi_auto_${kind}`));
+      stripeApi.cards.set(form.customer!, { brand: 'visa', last4: '4242' });
+      const set = await patch(buyer.cookie, { autoReload: { thresholdUsd: 10, pack: 25 } });
+      expect(set.status).toBe(200);
+      expect(await set.json()).toMatchObject({
+        autoReload: { thresholdMicros: 10 * USD, amountMicros: 25 * USD },
+      });
+      for (const bad of [
+        { autoReload: { thresholdUsd: 0.5, pack: 25 } },
+        { autoReload: { thresholdUsd: 10, pack: 7 } },
+        {},
+      ]) {
+        expect((await patch(buyer.cookie, bad)).status, JSON.stringify(bad)).toBe(400);
+      }
+      expect((await patch(await teammate(buyer.tenantId, 'member'), { autoReload: null })).status).toBe(403);
+
+      const reloads = () =>
+        stripeApi.requests.filter(
+          (r) => r.path === '/v1/payment_intents' && r.form['metadata[tenantId]'] === buyer.tenantId,
+        );
+      const use = (usd: number) =>
+        post(store.db, {
+          tenantId: buyer.tenantId,
+          kind: 'usage',
+          amountMicros: -usd * USD,
+          idempotencyKey: `usage-${++events}`,
+        });
+      await use(10);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(reloads()).toHaveLength(0); // 15 left: above the threshold
+      await use(8);
+      await expect.poll(() => reloads().length, { timeout: 5000 }).toBe(1);
+      expect(reloads()[0]!.form).toMatchObject({ amount: '2500', off_session: 'true' });
+      // Still below while the first is in flight: no second charge.
+      await use(1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(reloads()).toHaveLength(1);
+      // Its credit lands; the next fall below starts another.
+      const first = reloads()[0]!.form;
+      await deliver(
+        event('payment_intent.succeeded', {
+          id: `pi_auto_credit_${kind}`,
+          object: 'payment_intent',
+          metadata: { tenantId: first['metadata[tenantId]'], purchaseId: first['metadata[purchaseId]'] },
+        }),
+      );
+      expect(await balanceOf(buyer.tenantId)).toBe(31 * USD);
+      await use(25);
+      await expect.poll(() => reloads().length, { timeout: 5000 }).toBe(2);
+      // Turned off: no more.
+      expect(await (await patch(buyer.cookie, { autoReload: null })).json()).toMatchObject({
+        autoReload: null,
+      });
+      await deliver(
+        event('payment_intent.succeeded', {
+          id: `pi_auto_credit2_${kind}`,
+          object: 'payment_intent',
+          metadata: { tenantId: buyer.tenantId, purchaseId: reloads()[1]!.form['metadata[purchaseId]'] },
+        }),
+      );
+      await use(30);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(reloads()).toHaveLength(2);
+    });
+
+    it('a completed checkout credits once: delivered twice, then ten times at once, under new event ids', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 5 });
+      const first = await deliver(completedEvent(sessionId, form, 'pi_dup'));
+      expect(first.status).toBe(200);
+      expect(await first.json()).toEqual({
+        received: true,
+        type: 'checkout.session.completed',
+        applied: true,
+      });
+      const replay = await deliver(completedEvent(sessionId, form, 'pi_dup'));
+      expect(await replay.json()).toMatchObject({ applied: false });
+      const raced = await Promise.all(
+        Array.from({ length: 10 }, () => deliver(completedEvent(sessionId, form, 'pi_dup'))),
+      );
+      expect(raced.map((r) => r.status)).toEqual(Array(10).fill(200));
+      expect(await balanceOf(buyer.tenantId)).toBe(5 * USD);
+      expect(await ledgerOf(buyer.tenantId)).toEqual([
+        { kind: 'purchase', amount_micros: 5 * USD, idempotency_key: 'payment:stripe:pi_dup' },
+      ]);
+      const row = await store.db
+        .selectFrom('purchases')
+        .select(['completed_at', 'ledger_entry_id'])
+        .where('id', '=', form['metadata[purchaseId]']!)
+        .executeTakeFirstOrThrow();
+      expect(row.completed_at).not.toBeNull();
+      expect(row.ledger_entry_id).not.toBeNull();
+    });
+
+    it('an unpaid completion, another tenant named in the metadata, or an unknown event credit nothing', async () => {
+      const buyer = await owner();
+      const other = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 5 });
+      const unpaid = await deliver(completedEvent(sessionId, form, 'pi_unpaid', 'unpaid'));
+      expect(await unpaid.json()).toMatchObject({ applied: false });
+      const forged = await deliver(
+        completedEvent(sessionId, { ...form, 'metadata[tenantId]': other.tenantId }, 'pi_forged'),
+      );
+      expect(await forged.json()).toMatchObject({ applied: false });
+      const unknown = await deliver(event('customer.created', { id: 'cus_x', object: 'customer' }));
+      expect(await unknown.json()).toEqual({ received: true, type: 'customer.created', applied: false });
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+      expect(await balanceOf(other.tenantId)).toBe(0);
+    });
+
+    it('a bad signature is 400 and posts nothing', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 5 });
+      const payload = JSON.stringify(completedEvent(sessionId, form, 'pi_forged_sig'));
+      const signedByOther = signer.webhooks.generateTestHeaderString({ payload, secret: 'whsec_other' });
+      const signedOther = signer.webhooks.generateTestHeaderString({
+        payload: `${payload} `,
+        secret: WEBHOOK_SECRET,
+      });
+      const stale = signer.webhooks.generateTestHeaderString({
+        payload,
+        secret: WEBHOOK_SECRET,
+        timestamp: Math.floor(Date.now() / 1000) - 3600,
+      });
+      for (const signature of [signedByOther, signedOther, stale, 'garbage', '']) {
+        const response = await deliver(payload, signature);
+        expect(response.status, signature).toBe(400);
+        expect(await response.json()).toEqual({
+          message: 'The Stripe-Signature header does not match the body',
+          code: 'INVALID_SIGNATURE',
+        });
+      }
+      const tooLarge = await deliver('x'.repeat(300 * 1024));
+      expect(tooLarge.status).toBe(413);
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+    });
+
+    it('whatever a webhook body and signature hold, an unsigned delivery is 400 (or 413), never a 5xx', async () => {
+      const asked = stripeApi.requests.length;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(fc.string({ maxLength: 300 }), fc.json(), fc.constantFrom('', '{', '\u0000', '[]')),
+          fc.oneof(
+            fc.string({ maxLength: 100 }),
+            fc.constantFrom('t=1,v1=00', 't=,v1=', `t=${Math.floor(Date.now() / 1000)},v1=${'a'.repeat(64)}`),
+          ),
+          async (body, signature) => {
+            const response = await deliver(body, signature);
+            expect(response.status).toBe(400);
+            expect(await response.json()).toMatchObject({ code: 'INVALID_SIGNATURE' });
+          },
+        ),
+        { numRuns: 60 },
+      );
+      expect(stripeApi.requests.length).toBe(asked);
+    });
+
+    it('refunds debit once each: a replay posts nothing, a later partial refund posts only itself', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 25 });
+      await deliver(completedEvent(sessionId, form, 'pi_refund'));
+      const paid = charge(form.customer!, 2500, 'pi_refund');
+      const firstRefund = refund(paid, 1000);
+      expect(await (await deliver(firstRefund)).json()).toMatchObject({
+        type: 'charge.refunded',
+        applied: true,
+      });
+      expect(await (await deliver(firstRefund)).json()).toMatchObject({ applied: false });
+      await deliver(refund(paid, 500));
+      expect(await balanceOf(buyer.tenantId)).toBe(10 * USD);
+      expect((await ledgerOf(buyer.tenantId)).map((e) => [e.kind, e.amount_micros])).toEqual([
+        ['purchase', 25 * USD],
+        ['refund', -10 * USD],
+        ['refund', -5 * USD],
+      ]);
+    });
+
+    it('out of order, a refund before its completion debits first and the credit lands after: the same total', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 100 });
+      const paid = charge(form.customer!, 10_000, 'pi_early');
+      const refunded = refund(paid, 10_000);
+      await deliver(refunded);
+      expect(await balanceOf(buyer.tenantId)).toBe(-100 * USD);
+      await deliver(completedEvent(sessionId, form, 'pi_early'));
+      await deliver(refunded);
+      await deliver(completedEvent(sessionId, form, 'pi_early'));
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+      expect((await ledgerOf(buyer.tenantId)).map((e) => e.kind)).toEqual(['refund', 'purchase']);
+    });
+
+    it('a dispute debits its amount once as an adjustment', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 25 });
+      await deliver(completedEvent(sessionId, form, 'pi_dispute'));
+      const paid = charge(form.customer!, 2500, 'pi_dispute');
+      const dispute = event('charge.dispute.created', {
+        id: `dp_${++events}`,
+        object: 'dispute',
+        charge: paid.id,
+        payment_intent: 'pi_dispute',
+        amount: 2500,
+        status: 'needs_response',
+      });
+      expect(await (await deliver(dispute)).json()).toMatchObject({ applied: true });
+      expect(await (await deliver(dispute)).json()).toMatchObject({ applied: false });
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
+      expect((await ledgerOf(buyer.tenantId)).map((e) => [e.kind, e.amount_micros])).toEqual([
+        ['purchase', 25 * USD],
+        ['adjustment', -25 * USD],
+      ]);
+    });
+  });
+}
+
+describe('payments, Stripe not answering', () => {
+  it('answers 503 PAYMENTS_UNAVAILABLE and records no customer', async () => {
+    const store = await openTestStore('pglite');
+    const gone = await startStripeStandIn();
+    const api = gone.api;
+    await gone.close();
+    const server = await startPlatform(store, {
+      stripe: { secretKey: 'sk_test_stand_in', webhookSecret: WEBHOOK_SECRET, api },
+    });
+    try {
+      const buyer = await signedInOwner(server, 'stripe-away@example.test');
+      const response = await fetch(`${server.url}/api/billing/purchase`, {
+        method: 'POST',
+        headers: { cookie: buyer.cookie, 'content-type': 'application/json' },
+        body: JSON.stringify({ pack: 5 }),
+      });
+      expect(response.status).toBe(503);
+      expect(await response.json()).toEqual({
+        message: 'Stripe is not answering; try again shortly',
+        code: 'PAYMENTS_UNAVAILABLE',
+      });
+      expect(await store.db.selectFrom('stripe_customers').selectAll().execute()).toEqual([]);
+    } finally {
+      await server.close();
+      await store.dispose();
+    }
+  });
+});
+
+describe('payments, no Stripe configured', () => {
+  it('has no webhook route, no customer, no setup intent, no portal and no top-up', async () => {
+    const store = await openTestStore('pglite');
+    const server = await startPlatform(store);
+    try {
+      const response = await fetch(`${server.url}/api/billing/webhook`, { method: 'POST', body: '{}' });
+      expect(response.status).toBe(404);
+      const buyer = await signedInOwner(server, 'no-stripe@example.test');
+      const customer = await fetch(`${server.url}/api/billing/customer`, {
+        headers: { cookie: buyer.cookie },
+      });
+      expect(customer.status).toBe(404);
+      expect(await customer.json()).toEqual({
+        message: 'No payment processor with customers is configured',
+        code: 'NOT_FOUND',
+      });
+      for (const path of ['/api/billing/setup-intent', '/api/billing/portal', '/api/billing/reload']) {
+        const response = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { cookie: buyer.cookie, 'content-type': 'application/json' },
+          body: path.endsWith('reload') ? '{"pack":5}' : '{}',
+        });
+        expect(response.status, path).toBe(404);
+      }
+    } finally {
+      await server.close();
+      await store.dispose();
+    }
+  });
+});
