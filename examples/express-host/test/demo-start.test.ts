@@ -79,6 +79,18 @@ describe('pnpm start demo host', () => {
     expect(answer.headers.get('location')).toBe('/login?return_to=%2F');
   });
 
+  it('prints where to add credit: a page that sends a signed-out browser to sign in and back', async () => {
+    const billing = /^Add credit \(sign in with any email\): (\S+)$/m.exec(platform.output())?.[1];
+    expect(billing).toMatch(/\/billing$/);
+    const answer = await fetch(billing!);
+    expect(answer.status).toBe(401);
+    const signIn = /<a href="([^"]+)">Sign in<\/a>/.exec(await answer.text())?.[1]?.replaceAll('&amp;', '&');
+    expect(signIn).toContain('/auth/v1/sign-in?return_to=');
+    const page = await fetch(new URL(signIn!, billing).toString());
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+  });
+
   it('drives a turn with the curl lines of docs/wire.md', () => {
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('docs/wire.md', 'demo-turn')], {
       cwd,

@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   });
   if (seed.tenantId) {
     process.stdout.write(
-      `\nPlatform ready at ${platform.context.baseUrl}\nChat page of the demo host: ${demoHost.url}/\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
+      `\nPlatform ready at ${platform.context.baseUrl}\nAdd credit (sign in with any email): ${platform.context.baseUrl}/billing\nChat page of the demo host: ${demoHost.url}/\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
     );
   }
 
