@@ -50,9 +50,12 @@ function admin(...args: string[]): Promise<{ code: number | null; stdout: string
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-/** Opens the data folder (the script must have exited: one process at a time). */
+/**
+ * Opens the data folder (the script must have exited: one process at a time); `url: ''` keeps it
+ * the embedded store when the environment names a Postgres server (as CI does).
+ */
 async function withStore<T>(read: (store: Store) => Promise<T>): Promise<T> {
-  const store = await createStore({ dataDir });
+  const store = await createStore({ dataDir, url: '' });
   try {
     return await read(store);
   } finally {
@@ -165,7 +168,7 @@ describe('pnpm admin', () => {
   );
 
   it('exits 3 while another process holds the embedded store', async () => {
-    const store = await createStore({ dataDir });
+    const store = await createStore({ dataDir, url: '' });
     try {
       const result = await admin('tenants');
       expect(result.code).toBe(3);
