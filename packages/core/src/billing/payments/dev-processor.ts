@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { isUuid } from '../../internal/uuid.js';
 import type { Database } from '../../store/database.js';
 import { postPayment } from './post-payment.js';
 import type { PaymentProcessor, PurchaseRequest } from './processor.js';
+import { recordPurchase } from './purchases.js';
 
 /** A purchase as its confirmation and result pages show it. */
 export interface DevPurchase {
@@ -37,18 +37,7 @@ export class DevPaymentProcessor implements PaymentProcessor {
   ) {}
 
   async startPurchase(request: PurchaseRequest): Promise<{ url: string }> {
-    const id = randomUUID();
-    await this.db
-      .insertInto('purchases')
-      .values({
-        id,
-        tenant_id: request.tenantId,
-        processor: this.name,
-        amount_micros: request.amountMicros,
-        created_by: request.userId ?? null,
-        return_url: request.returnUrl,
-      })
-      .execute();
+    const id = await recordPurchase(this.db, this.name, request);
     return { url: this.pageUrl(id) };
   }
 

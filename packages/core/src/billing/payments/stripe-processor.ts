@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import Stripe from 'stripe';
 import type { Logger } from '../../http/logger.js';
@@ -8,6 +7,7 @@ import type { Store } from '../../store/index.js';
 import { parseWalletNotice, WALLETS_CHANNEL } from '../ledger.js';
 import { postPayment } from './post-payment.js';
 import type { PaymentProcessor, PurchaseRequest } from './processor.js';
+import { recordPurchase } from './purchases.js';
 
 export interface StripeSettings {
   secretKey: string;
@@ -101,7 +101,7 @@ export class StripePaymentProcessor implements PaymentProcessor {
 
   async startPurchase(request: PurchaseRequest): Promise<{ url: string }> {
     const customer = await this.customerOf(request.tenantId);
-    const id = await this.recordPurchase(request);
+    const id = await recordPurchase(this.db, this.name, request);
     // Both carry the ids: the session's for its completion, the payment intent's for its charges.
     const metadata = { tenantId: request.tenantId, purchaseId: id };
     const session = await this.ask(() =>
@@ -145,7 +145,7 @@ export class StripePaymentProcessor implements PaymentProcessor {
     if (!customer || !method) {
       throw new PaymentError(409, 'NO_SAVED_CARD', 'No card is saved: save one with a setup intent first');
     }
-    const id = await this.recordPurchase(request);
+    const id = await recordPurchase(this.db, this.name, request);
     try {
       const intent = await this.ask(() =>
         this.stripe.paymentIntents.create(
@@ -166,22 +166,6 @@ export class StripePaymentProcessor implements PaymentProcessor {
       if (!(error instanceof Stripe.errors.StripeCardError)) throw error;
       throw new PaymentError(402, 'CARD_DECLINED', `The saved card was declined: ${error.message}`);
     }
-  }
-
-  private async recordPurchase(request: PurchaseRequest): Promise<string> {
-    const id = randomUUID();
-    await this.db
-      .insertInto('purchases')
-      .values({
-        id,
-        tenant_id: request.tenantId,
-        processor: this.name,
-        amount_micros: request.amountMicros,
-        created_by: request.userId ?? null,
-        return_url: request.returnUrl,
-      })
-      .execute();
-    return id;
   }
 
   /** The tenant's Stripe customer id, created (once, even when raced) on first use. */
