@@ -1,21 +1,17 @@
 /**
- * Adding credit without Stripe, over real HTTP (on PGlite, and Postgres when `DATABASE_URL` is set): a new user signs in and buys a pack
- * through the development processor in headless Chromium, spends some of it on a metered call,
- * and sees both in the billing history; confirmations replayed or raced post once; production
- * refuses the development processor; bad input gets a 4xx.
+ * Adding credit without Stripe, over real HTTP (on PGlite, and Postgres when `DATABASE_URL` is
+ * set): a new user signs in and buys a pack through the development processor in headless
+ * Chromium, spends some of it on a metered call, and sees both in the billing history;
+ * confirmations replayed or raced post once; production refuses the development processor; bad
+ * input gets a 4xx.
  *
  * @see docs/api/payments.md
  */
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../src/connections/service.js';
-import { silentLogger } from '../src/http/logger.js';
 import { csrfTokenFor } from '../src/platform/cli/bootstrap.js';
-import { createPlatform, type Platform, type PlatformOptions } from '../src/platform/create-platform.js';
 import type { MembershipRole } from '../src/store/database.js';
-import type { Store } from '../src/store/index.js';
 import { launchChromium } from './support/chromium.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { seedProviders } from './support/metered.js';
