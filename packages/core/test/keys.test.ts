@@ -15,6 +15,7 @@ import {
   type RunningPlatform,
   type SignedInOwner,
   signedInOwner,
+  signedInTeammate,
   startPlatform,
 } from './support/platform.js';
 import { openSecondHandle, openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
@@ -75,30 +76,8 @@ for (const kind of STORE_KINDS) {
       return response.json();
     };
     /** Another user signed in and moved into the owner's workspace with `role`. */
-    const teammate = async (ws: SignedInOwner, role: MembershipRole) => {
-      const email = `${role}-${++emails}-${kind}@example.test`;
-      const { token } = await a.platform.devIdp!.issueToken({ email });
-      const signedIn = await fetch(`${a.url}/api/auth/session`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
-      });
-      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
-      const user = await store.db
-        .selectFrom('users')
-        .select('id')
-        .where('email', '=', email)
-        .executeTakeFirstOrThrow();
-      await store.db
-        .insertInto('memberships')
-        .values({ tenant_id: ws.tenantId, user_id: user.id, role })
-        .execute();
-      await store.db
-        .updateTable('users')
-        .set({ default_tenant_id: ws.tenantId })
-        .where('id', '=', user.id)
-        .execute();
-      return cookie;
-    };
+    const teammate = (ws: SignedInOwner, role: MembershipRole) =>
+      signedInTeammate(a, ws.tenantId, role, `${role}-${++emails}-${kind}@example.test`);
     /** Polls until `server` refuses `key`; resolves to the milliseconds that took. */
     const refusedWithin = async (server: RunningPlatform, key: string, limitMs: number) => {
       const started = performance.now();

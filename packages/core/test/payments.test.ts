@@ -15,7 +15,12 @@ import type { MembershipRole } from '../src/store/database.js';
 import { launchChromium } from './support/chromium.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { seedProviders } from './support/metered.js';
-import { type RunningPlatform, signedInOwner, startPlatformAtOwnUrl } from './support/platform.js';
+import {
+  type RunningPlatform,
+  signedInOwner,
+  signedInTeammate,
+  startPlatformAtOwnUrl,
+} from './support/platform.js';
 import { openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
 
 /** A search costs 1000 micros plus the 20 % margin. */
@@ -88,30 +93,8 @@ for (const kind of STORE_KINDS) {
       expect(url.startsWith(`${server.url}/billing/purchases/`)).toBe(true);
       return new URL(url).pathname;
     };
-    const teammate = async (tenantId: string, role: MembershipRole) => {
-      const email = `${role}-${++emails}-${kind}@example.test`;
-      const { token } = await server.platform.devIdp!.issueToken({ email });
-      const signedIn = await fetch(`${server.url}/api/auth/session`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
-      });
-      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
-      const user = await store.db
-        .selectFrom('users')
-        .select('id')
-        .where('email', '=', email)
-        .executeTakeFirstOrThrow();
-      await store.db
-        .insertInto('memberships')
-        .values({ tenant_id: tenantId, user_id: user.id, role })
-        .execute();
-      await store.db
-        .updateTable('users')
-        .set({ default_tenant_id: tenantId })
-        .where('id', '=', user.id)
-        .execute();
-      return cookie;
-    };
+    const teammate = (tenantId: string, role: MembershipRole) =>
+      signedInTeammate(server, tenantId, role, `${role}-${++emails}-${kind}@example.test`);
 
     it('a new user signs in, buys a pack in the browser, makes a metered call and sees both in transactions', async () => {
       const context = await browser.newContext();

@@ -12,7 +12,7 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import type { MembershipRole } from '../src/store/database.js';
-import { type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
+import { type RunningPlatform, signedInOwner, signedInTeammate, startPlatform } from './support/platform.js';
 import { openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
 import { type StripeStandIn, startStripeStandIn } from './support/stripe-stand-in.js';
 
@@ -126,30 +126,8 @@ for (const kind of STORE_KINDS) {
       return event('charge.refunded', { ...chargeObject, refunded: true });
     };
     /** A user of the workspace with the role, signed in: answers the session cookie. */
-    const teammate = async (tenantId: string, role: MembershipRole) => {
-      const email = `${role}-${++emails}-${kind}@example.test`;
-      const { token } = await server.platform.devIdp!.issueToken({ email });
-      const signedIn = await fetch(`${server.url}/api/auth/session`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}` },
-      });
-      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
-      const user = await store.db
-        .selectFrom('users')
-        .select('id')
-        .where('email', '=', email)
-        .executeTakeFirstOrThrow();
-      await store.db
-        .insertInto('memberships')
-        .values({ tenant_id: tenantId, user_id: user.id, role })
-        .execute();
-      await store.db
-        .updateTable('users')
-        .set({ default_tenant_id: tenantId })
-        .where('id', '=', user.id)
-        .execute();
-      return cookie;
-    };
+    const teammate = (tenantId: string, role: MembershipRole) =>
+      signedInTeammate(server, tenantId, role, `${role}-${++emails}-${kind}@example.test`);
     const deliver = (payload: unknown, signature?: string) => {
       const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
       return fetch(`${server.url}/api/billing/webhook`, {

@@ -4,6 +4,7 @@ import { post } from '../../src/billing/ledger.js';
 import { silentLogger } from '../../src/http/logger.js';
 import { ensureAccount } from '../../src/identity/accounts.js';
 import { createPlatform, type Platform, type PlatformOptions } from '../../src/platform/create-platform.js';
+import type { MembershipRole } from '../../src/store/database.js';
 import type { Store } from '../../src/store/index.js';
 import { generateEncryptionKey } from '../../src/store/sealing.js';
 
@@ -153,12 +154,7 @@ export interface SignedInOwner {
 }
 
 export async function signedInOwner(server: RunningPlatform, email: string): Promise<SignedInOwner> {
-  const { token } = await server.platform.devIdp!.issueToken({ email });
-  const signedIn = await fetch(`${server.url}/api/auth/session`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}` },
-  });
-  const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+  const cookie = await devSignIn(server, email);
   const db = server.platform.store.db;
   const user = await db
     .selectFrom('users')
@@ -173,4 +169,32 @@ export async function signedInOwner(server: RunningPlatform, email: string): Pro
     .executeTakeFirstOrThrow();
   const appKey = await server.platform.context.keys.issue({ tenantId, kind: 'app', appId: app.id });
   return { cookie, tenantId, appId: app.id, appKey: appKey.key };
+}
+
+/** Signs `email` in through the development IdP: the session cookie (`name=value`). */
+export async function devSignIn(server: RunningPlatform, email: string): Promise<string> {
+  const { token } = await server.platform.devIdp!.issueToken({ email });
+  const signedIn = await fetch(`${server.url}/api/auth/session`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return signedIn.headers.get('set-cookie')!.split(';')[0]!;
+}
+
+/**
+ * Signs `email` in and makes them `role` in the workspace, which becomes their current one:
+ * their session cookie.
+ */
+export async function signedInTeammate(
+  server: RunningPlatform,
+  tenantId: string,
+  role: MembershipRole,
+  email: string,
+): Promise<string> {
+  const cookie = await devSignIn(server, email);
+  const { db } = server.platform.store;
+  const user = await db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow();
+  await db.insertInto('memberships').values({ tenant_id: tenantId, user_id: user.id, role }).execute();
+  await db.updateTable('users').set({ default_tenant_id: tenantId }).where('id', '=', user.id).execute();
+  return cookie;
 }
