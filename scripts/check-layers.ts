@@ -28,12 +28,13 @@ export const LAYERS: Record<string, string[]> = {
   events: FOUNDATION,
   billing: DOMAIN,
   connections: DOMAIN,
+  catalog: SERVICES,
   proxy: SERVICES,
   agent: SERVICES,
   automations: ['agent', ...SERVICES],
   door: ['agent', ...DOMAIN],
   wire: ['door', 'automations', 'agent', ...SERVICES],
-  platform: ['proxy', ...SERVICES],
+  platform: ['proxy', 'catalog', ...SERVICES],
 };
 
 /** Files that answer HTTP requests directly: they get domain services, never SQL. */

@@ -11,6 +11,7 @@ export default defineConfig({
     'schemas/index': 'src/schemas/index.ts',
     'proxy/index': 'src/proxy/index.ts',
     'connections/index': 'src/connections/index.ts',
+    'catalog/index': 'src/catalog/index.ts',
     'wire/index': 'src/wire/index.ts',
     'agent/index': 'src/agent/index.ts',
     'door/index': 'src/door/index.ts',

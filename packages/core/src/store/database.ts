@@ -3,6 +3,7 @@
  * `tables/`, one file per concern, so the store depends on nothing above it.
  */
 import type { Insertable, Selectable } from 'kysely';
+import type { CatalogTables } from './tables/catalog.js';
 import type { DoorTables } from './tables/door.js';
 import type { OperatorTables } from './tables/operators.js';
 import type {
@@ -37,13 +38,14 @@ import type {
 import type { StripeTables } from './tables/stripe.js';
 import type { WireTables } from './tables/wire.js';
 
+export type * from './tables/catalog.js';
 export type * from './tables/door.js';
 export type * from './tables/operators.js';
 export type * from './tables/platform.js';
 export type * from './tables/stripe.js';
 export type * from './tables/wire.js';
 
-export interface Database extends WireTables, DoorTables, OperatorTables, StripeTables {
+export interface Database extends WireTables, DoorTables, OperatorTables, StripeTables, CatalogTables {
   tenants: TenantsTable;
   users: UsersTable;
   memberships: MembershipsTable;

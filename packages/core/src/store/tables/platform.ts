@@ -1,5 +1,6 @@
 /** Tables of the platform: tenants and people, keys, wallets and the ledger, providers and metering, connections, events. */
 import type { ColumnType, Generated } from 'kysely';
+import type { IntegrationKind } from './catalog.js';
 import type {
   CreatedAt,
   Defaulted,
@@ -67,6 +68,9 @@ export interface AppsTable {
   name: string;
   /** The app's last event sequence number; bumped under a row lock by each emitter. */
   event_seq: Defaulted<number>;
+  /** The catalog tool the app runs, and which of its releases; null for an app made by hand. */
+  tool_id: ColumnType<string | null, string | null | undefined, string | null>;
+  release_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
 }
 
@@ -83,7 +87,9 @@ export interface IntegrationsTable {
   docs_url: Defaulted<string>;
   icon_name: string | null;
   env_bootstrap: DefaultedJson<{ vars: Array<{ name: string; value_from: string }>; restart: string }>;
+  kind: Defaulted<IntegrationKind>;
   created_at: CreatedAt;
+  updated_at: Touched;
 }
 
 export interface ConnectionsTable {
