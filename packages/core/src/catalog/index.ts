@@ -5,3 +5,8 @@ export {
   followCatalogChanges,
   notifyCatalogChanged,
 } from './changes.js';
+export {
+  BYOK_STATIC_PROFILE,
+  type TenantIntegrationState,
+  tenantIntegrationStates,
+} from './tenant-integrations.js';
