@@ -10,7 +10,7 @@ describe('tenantIntegrationStates', () => {
   let otherTenant: string;
 
   beforeAll(async () => {
-    store = await createStore({ url: '' });
+    store = await createStore({ url: 'memory://' });
     const { db } = store;
     for (const [provider, kind] of [
       ['gw', 'llm_gateway'],
