@@ -64,7 +64,8 @@ function jsonResponse(body: unknown, status: number, headers: Headers): Response
 }
 
 /** The spec's three error body shapes; each route answers in exactly one. */
-export type ErrorShape = 'canonical' | 'nested' | 'flat';
+/** The body shapes of the spec: canonical, nested, flat, and `{ error: <string> }` (`string`). */
+export type ErrorShape = 'canonical' | 'nested' | 'flat' | 'string';
 
 /** Answers that must never be cached: credentials, balances, anything per caller. */
 export const NO_STORE = { 'cache-control': 'no-store' } as const;

@@ -107,6 +107,8 @@ export interface PlatformContext {
   mailer: Mailer | null;
   /** The Stripe processor (its webhook, its customers), when configured. */
   stripe: StripePaymentProcessor | null;
+  /** Milliseconds since the epoch: the clock of the catalog's caches (injectable in tests). */
+  now: () => number;
 }
 
 /** Hono environment of platform routes. */

@@ -133,6 +133,8 @@ export interface PlatformOptions {
   mailer?: Mailer;
   /** The Stripe processor. Default from `STRIPE_SECRET_KEY` and `STRIPE_WEBHOOK_SECRET`, else none. */
   stripe?: StripeSettings;
+  /** Milliseconds since the epoch, for the catalog's caches; injectable for tests. Default `Date.now`. */
+  now?: () => number;
 }
 
 export interface PlatformCloseOptions {
@@ -318,6 +320,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     invitations: new Invitations(db),
     mailer: options.mailer ?? devMailbox,
     stripe,
+    now: options.now ?? Date.now,
   };
 
   const app = new Hono<PlatformEnv>();

@@ -7,7 +7,7 @@ import { OperatorError } from '../billing/operators.js';
 import { PaymentError } from '../billing/payments/stripe-processor.js';
 import { ConnectionError } from '../connections/errors.js';
 import type { ErrorShape } from '../http/errors.js';
-import { canonicalError, flatError, nestedError } from '../http/errors.js';
+import { canonicalError, flatError, nestedError, stringError } from '../http/errors.js';
 import { KeyError } from '../identity/tenant-keys.js';
 import { WorkspaceError } from '../identity/workspaces.js';
 import { STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
@@ -55,6 +55,8 @@ export function refusalResponse(refusal: PlatformError, routeShape: ErrorShape):
       return nestedError(refusal.status, refusal.message, headers);
     case 'canonical':
       return canonicalError(refusal.status, code ?? 'error', refusal.message, {}, headers);
+    case 'string':
+      return stringError(refusal.status, refusal.message, headers);
     default:
       return flatError(refusal.status, refusal.message, code ? { code } : {}, headers);
   }
@@ -67,6 +69,8 @@ export function faultResponse(routeShape: ErrorShape, headers: Record<string, st
       return nestedError(500, 'Internal server error', headers);
     case 'canonical':
       return canonicalError(500, 'internal_error', 'Internal server error', {}, headers);
+    case 'string':
+      return stringError(500, 'Internal error', headers);
     default:
       return flatError(500, 'Internal server error', {}, headers);
   }
@@ -93,6 +97,8 @@ export function unavailableResponse(routeShape: ErrorShape, headers: Record<stri
         { retry_after: STORE_RETRY_AFTER_SECONDS },
         all,
       );
+    case 'string':
+      return stringError(503, message, all);
     default:
       return flatError(503, message, { code: 'SERVICE_UNAVAILABLE' }, all);
   }
