@@ -1,48 +1,81 @@
 #!/usr/bin/env node
 /**
- * `pnpm test`: every test through vitest, then one summary line `N passed, N failed`.
+ * `pnpm test`: the whole suite on a fresh machine, ending with one line `N passed, N failed`.
+ *
+ * Without arguments it first gets what the suite needs: the packages and the Next.js example
+ * built, a Chromium for the page tests and a throwaway PostgreSQL cluster for the store suites'
+ * second run (each found, else installed when this process may, else skipped with a notice and
+ * counted as skipped, never failed; `SERVICE_TEST_SKIP_BUILD=1` keeps the build there is). With arguments it runs only vitest, passing them on (a file
+ * filter, say), on the machine as it is.
  *
  * A test file that fails to load has no test results of its own; it counts as one failure so a
- * broken import can never pass as "0 failed". Extra arguments go to vitest (a file filter, say).
+ * broken import can never pass as "0 failed". A failed build counts as one failure too.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { prepareChromium, startThrowawayPostgres } from './test-system.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const results = join(root, '.test-results.json');
-rmSync(results, { force: true });
+const args = process.argv.slice(2);
+const whole = args.length === 0;
+// A second run of the whole suite on another Node version reuses the first run's build.
+const build = whole && process.env.SERVICE_TEST_SKIP_BUILD !== '1';
 
+let failed = 0;
+const env = { ...process.env };
+let postgres = null;
+if (build) {
+  for (const [name, command] of [
+    ['build', ['build']],
+    ['Next.js example build', ['--filter', '@service/example-next-host', 'build']],
+  ]) {
+    console.log(`\ntest: ${name}`);
+    const step = spawnSync('pnpm', command, { cwd: root, stdio: 'inherit' });
+    if (step.status !== 0) {
+      console.log(`test: !!! ${name} failed`);
+      failed += 1;
+    }
+  }
+}
+if (whole) {
+  const chromium = prepareChromium();
+  if (chromium) env.CHROMIUM_PATH = chromium;
+  if (!env.DATABASE_URL) {
+    postgres = await startThrowawayPostgres();
+    if (postgres?.url) env.DATABASE_URL = postgres.url;
+    if (postgres?.failed) failed += 1;
+  }
+}
+
+rmSync(results, { force: true });
 const vitest = createRequire(join(root, 'package.json')).resolve('vitest/vitest.mjs');
 const run = spawnSync(
   process.execPath,
-  [
-    vitest,
-    'run',
-    '--reporter=default',
-    '--reporter=json',
-    `--outputFile.json=${results}`,
-    ...process.argv.slice(2),
-  ],
-  { cwd: root, stdio: 'inherit' },
+  [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${results}`, ...args],
+  { cwd: root, stdio: 'inherit', env },
 );
+postgres?.stop();
 
 let passed = 0;
-let failed = 0;
+let skipped = 0;
 if (existsSync(results)) {
   const report = JSON.parse(readFileSync(results, 'utf8'));
   passed = report.numPassedTests;
-  failed = report.numFailedTests;
+  failed += report.numFailedTests;
+  skipped = report.numPendingTests + report.numTodoTests;
   for (const file of report.testResults ?? []) {
     const failedTests = (file.assertionResults ?? []).filter((t) => t.status === 'failed').length;
     if (file.status === 'failed' && failedTests === 0) failed += 1;
   }
 } else {
-  failed = 1;
+  failed += 1;
 }
 if (run.status !== 0 && failed === 0) failed = 1;
 
+if (skipped > 0) console.log(`${skipped} skipped`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);

@@ -7,7 +7,7 @@
  *
  * A screenshot of the page after an approval lands in `examples/express-host/test-results/`.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,11 +16,14 @@ import { createStore, type Store } from '@service/core/store';
 import { bundleChatUi } from '@service/example-chat-ui/bundle';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_PATH, launchChromium } from '../../../packages/core/test/support/chromium.js';
+import {
+  CHROMIUM_PATH,
+  describeInBrowser,
+  launchChromium,
+} from '../../../packages/core/test/support/chromium.js';
 import { type RunningHost, startExpressHost } from '../src/host.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../test-results/', import.meta.url));
-const hasChromium = existsSync(CHROMIUM_PATH);
 
 let store: Store;
 let assetsDir: string;
@@ -104,7 +107,7 @@ describe('the chat page over HTTP', () => {
   });
 });
 
-describe.skipIf(!hasChromium)(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`, () => {
+describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`, () => {
   let browser: Browser;
   let page: Page;
 

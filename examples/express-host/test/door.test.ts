@@ -15,7 +15,7 @@ import { silentLogger } from '@service/core/http';
 import { createStore, type Store } from '@service/core/store';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../packages/core/test/support/chromium.js';
+import { describeInBrowser, launchChromium } from '../../../packages/core/test/support/chromium.js';
 import { type RunningHost, startExpressHost } from '../src/host.js';
 import {
   connectWithBearer,
@@ -265,7 +265,7 @@ describe('the sign-in stand-in’s page', () => {
   });
 });
 
-describe('the OAuth flow in headless Chromium', () => {
+describeInBrowser('the OAuth flow in headless Chromium', () => {
   let browser: Browser;
   let callbackServer: Server;
   let callbackUrl: string;

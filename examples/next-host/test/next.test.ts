@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../packages/core/test/support/chromium.js';
+import { describeInBrowser, launchChromium } from '../../../packages/core/test/support/chromium.js';
 import { freePort } from '../../platform/test/support/boot.js';
 
 const APP = fileURLToPath(new URL('..', import.meta.url));
@@ -134,7 +134,7 @@ describe.skipIf(!BUILT)('the Next.js example, built and started', () => {
     expect(badLogin.status).toBe(400);
   });
 
-  describe('the page in Chromium', () => {
+  describeInBrowser('the page in Chromium', () => {
     let browser: Browser;
     beforeAll(async () => {
       browser = await launchChromium();

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchChromium } from './support/chromium.js';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { describeInBrowser, HAS_CHROMIUM, launchChromium } from './support/chromium.js';
 import { type RunningPlatform, startPlatform } from './support/platform.js';
 import { openTestStore, type TestStore } from './support/stores.js';
 
@@ -17,7 +17,7 @@ let context: BrowserContext;
 beforeAll(async () => {
   store = await openTestStore();
   running = await startPlatform(store);
-  browser = await launchChromium();
+  if (HAS_CHROMIUM) browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -25,7 +25,7 @@ afterAll(async () => {
   await store?.dispose();
 });
 beforeEach(async () => {
-  context = await browser.newContext();
+  if (HAS_CHROMIUM) context = await browser.newContext();
 });
 afterEach(async () => context?.close());
 
@@ -39,7 +39,7 @@ async function subjectOf(email: string): Promise<string> {
   return ((await response.json()) as { user: { id: string } }).user.id;
 }
 
-describe('development sign-in page', () => {
+describeInBrowser('development sign-in page', () => {
   it('signs the browser in and lands on the return path, which then shows loggedIn true', async () => {
     const page = await context.newPage();
     const response = await page.goto(`${running.url}/auth/v1/sign-in?return_to=/api/auth/me`);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../src/identity/keys.js';
 import { csrfTokenFor } from '../src/platform/cli/bootstrap.js';
 import { INVITATION_CSRF_PURPOSE } from '../src/platform/routes/invitation-page.js';
-import { launchChromium } from './support/chromium.js';
+import { describeInBrowser, launchChromium } from './support/chromium.js';
 import {
   type RunningPlatform,
   type SignedInOwner,
@@ -500,7 +500,7 @@ describe('mail in production', () => {
   });
 });
 
-describe('invitation in a browser', () => {
+describeInBrowser('invitation in a browser', () => {
   let store: TestStore;
   let server: RunningPlatform;
   let browser: Browser;

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../src/connections/service.js';
 import { csrfTokenFor } from '../src/platform/cli/bootstrap.js';
 import type { MembershipRole } from '../src/store/database.js';
-import { launchChromium } from './support/chromium.js';
+import { HAS_CHROMIUM, itInBrowser, launchChromium } from './support/chromium.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { seedProviders } from './support/metered.js';
 import {
@@ -40,7 +40,7 @@ for (const kind of STORE_KINDS) {
       upstream = await startFakeUpstream();
       server = await startPlatformAtOwnUrl(store);
       await seedProviders(server.platform, upstream.url);
-      browser = await launchChromium();
+      if (HAS_CHROMIUM) browser = await launchChromium();
     });
     afterAll(async () => {
       await browser?.close();
@@ -96,81 +96,84 @@ for (const kind of STORE_KINDS) {
     const teammate = (tenantId: string, role: MembershipRole) =>
       signedInTeammate(server, tenantId, role, `${role}-${++emails}-${kind}@example.test`);
 
-    it('a new user signs in, buys a pack in the browser, makes a metered call and sees both in transactions', async () => {
-      const context = await browser.newContext();
-      try {
-        const page = await context.newPage();
-        // top_up_url is a page: signed out, it offers the sign-in page, which comes back to it.
-        const balance = await fetch(`${server.url}/api/billing/balance`, {
-          headers: { authorization: `Bearer ${(await owner()).appKey}` },
-        });
-        const topUpUrl = ((await balance.json()) as { top_up_url: string }).top_up_url;
-        expect(topUpUrl).toBe(`${server.url}/billing`);
-        const signedOut = await page.goto(topUpUrl);
-        expect(signedOut?.status()).toBe(401);
-        await Promise.all([page.waitForURL(/\/auth\/v1\/sign-in/), page.click('a:has-text("Sign in")')]);
-        await page.fill('#email', `new-buyer-${kind}@example.test`);
-        await Promise.all([page.waitForURL(topUpUrl), page.click('button[type=submit]')]);
-        expect(await page.textContent('#balance')).toBe('USD 0.00');
+    itInBrowser(
+      'a new user signs in, buys a pack in the browser, makes a metered call and sees both in transactions',
+      async () => {
+        const context = await browser.newContext();
+        try {
+          const page = await context.newPage();
+          // top_up_url is a page: signed out, it offers the sign-in page, which comes back to it.
+          const balance = await fetch(`${server.url}/api/billing/balance`, {
+            headers: { authorization: `Bearer ${(await owner()).appKey}` },
+          });
+          const topUpUrl = ((await balance.json()) as { top_up_url: string }).top_up_url;
+          expect(topUpUrl).toBe(`${server.url}/billing`);
+          const signedOut = await page.goto(topUpUrl);
+          expect(signedOut?.status()).toBe(401);
+          await Promise.all([page.waitForURL(/\/auth\/v1\/sign-in/), page.click('a:has-text("Sign in")')]);
+          await page.fill('#email', `new-buyer-${kind}@example.test`);
+          await Promise.all([page.waitForURL(topUpUrl), page.click('button[type=submit]')]);
+          expect(await page.textContent('#balance')).toBe('USD 0.00');
 
-        await Promise.all([page.waitForURL(/\/billing\/purchases\//), page.click('#pack-25')]);
-        expect(await page.textContent('#amount')).toBe('USD 25.00');
-        await Promise.all([page.waitForURL(/\/billing\?purchase=/), page.click('#confirm')]);
-        expect(await page.textContent('#completed')).toBe('Added USD 25.00 of credit.');
-        expect(await page.textContent('#balance')).toBe('USD 25.00');
+          await Promise.all([page.waitForURL(/\/billing\/purchases\//), page.click('#pack-25')]);
+          expect(await page.textContent('#amount')).toBe('USD 25.00');
+          await Promise.all([page.waitForURL(/\/billing\?purchase=/), page.click('#confirm')]);
+          expect(await page.textContent('#completed')).toBe('Added USD 25.00 of credit.');
+          expect(await page.textContent('#balance')).toBe('USD 25.00');
 
-        // The workspace the browser signed in to makes a metered call with an App Key of its app.
-        const cookie = (await context.cookies(server.url)).map((c) => `${c.name}=${c.value}`).join('; ');
-        const user = await store.db
-          .selectFrom('users')
-          .select('default_tenant_id')
-          .where('email', '=', `new-buyer-${kind}@example.test`)
-          .executeTakeFirstOrThrow();
-        const tenantId = user.default_tenant_id!;
-        const app = await store.db
-          .insertInto('apps')
-          .values({ tenant_id: tenantId, slug: 'tool', name: 'Tool' })
-          .returning('id')
-          .executeTakeFirstOrThrow();
-        const { db, context: services } = { db: store.db, context: server.platform.context };
-        await createConnection(
-          { db, sealer: services.sealer, keys: services.keys },
-          { tenantId, provider: 'search', appId: app.id },
-        );
-        const appKey = await services.keys.issue({ tenantId, kind: 'app', appId: app.id });
-        const search = await fetch(`${server.url}/proxy/search/search?q=x`, {
-          headers: { 'x-api-key': appKey.key },
-        });
-        expect(search.status).toBe(200);
+          // The workspace the browser signed in to makes a metered call with an App Key of its app.
+          const cookie = (await context.cookies(server.url)).map((c) => `${c.name}=${c.value}`).join('; ');
+          const user = await store.db
+            .selectFrom('users')
+            .select('default_tenant_id')
+            .where('email', '=', `new-buyer-${kind}@example.test`)
+            .executeTakeFirstOrThrow();
+          const tenantId = user.default_tenant_id!;
+          const app = await store.db
+            .insertInto('apps')
+            .values({ tenant_id: tenantId, slug: 'tool', name: 'Tool' })
+            .returning('id')
+            .executeTakeFirstOrThrow();
+          const { db, context: services } = { db: store.db, context: server.platform.context };
+          await createConnection(
+            { db, sealer: services.sealer, keys: services.keys },
+            { tenantId, provider: 'search', appId: app.id },
+          );
+          const appKey = await services.keys.issue({ tenantId, kind: 'app', appId: app.id });
+          const search = await fetch(`${server.url}/proxy/search/search?q=x`, {
+            headers: { 'x-api-key': appKey.key },
+          });
+          expect(search.status).toBe(200);
 
-        const listed = await api(cookie, 'GET', '/api/billing/transactions');
-        expect(listed.status).toBe(200);
-        expect(listed.headers.get('cache-control')).toBe('no-store');
-        const { transactions, nextCursor } = (await listed.json()) as {
-          transactions: Array<{
-            kind: string;
-            amountMicros: number;
-            balanceAfterMicros: number;
-            createdAt: string;
-          }>;
-          nextCursor: string | null;
-        };
-        expect(
-          transactions.map(({ kind, amountMicros, balanceAfterMicros }) => ({
-            kind,
-            amountMicros,
-            balanceAfterMicros,
-          })),
-        ).toEqual([
-          { kind: 'usage', amountMicros: -SEARCH_COST, balanceAfterMicros: 25 * USD - SEARCH_COST },
-          { kind: 'purchase', amountMicros: 25 * USD, balanceAfterMicros: 25 * USD },
-        ]);
-        expect(Date.parse(transactions[0]!.createdAt)).not.toBeNaN();
-        expect(nextCursor).toBeNull();
-      } finally {
-        await context.close();
-      }
-    });
+          const listed = await api(cookie, 'GET', '/api/billing/transactions');
+          expect(listed.status).toBe(200);
+          expect(listed.headers.get('cache-control')).toBe('no-store');
+          const { transactions, nextCursor } = (await listed.json()) as {
+            transactions: Array<{
+              kind: string;
+              amountMicros: number;
+              balanceAfterMicros: number;
+              createdAt: string;
+            }>;
+            nextCursor: string | null;
+          };
+          expect(
+            transactions.map(({ kind, amountMicros, balanceAfterMicros }) => ({
+              kind,
+              amountMicros,
+              balanceAfterMicros,
+            })),
+          ).toEqual([
+            { kind: 'usage', amountMicros: -SEARCH_COST, balanceAfterMicros: 25 * USD - SEARCH_COST },
+            { kind: 'purchase', amountMicros: 25 * USD, balanceAfterMicros: 25 * USD },
+          ]);
+          expect(Date.parse(transactions[0]!.createdAt)).not.toBeNaN();
+          expect(nextCursor).toBeNull();
+        } finally {
+          await context.close();
+        }
+      },
+    );
 
     it('posts a replayed confirmation once, and a confirmed purchase page leads to its result', async () => {
       const ws = await owner();
@@ -325,39 +328,42 @@ for (const kind of STORE_KINDS) {
       expect(await ledgerOf(ws.tenantId)).toEqual([]);
     });
 
-    it('renders a hostile workspace name as text, with the strict page headers, and refuses an oversized form', async () => {
-      const ws = await owner();
-      const hostile = '<b id="injected">x</b><img src=x>';
-      await store.db.updateTable('tenants').set({ name: hostile }).where('id', '=', ws.tenantId).execute();
-      const path = await startPurchase(ws.cookie, { pack: 5 });
-      const context = await browser.newContext();
-      try {
-        const [name, value] = ws.cookie.split('=') as [string, string];
-        await context.addCookies([{ name, value, url: server.url }]);
-        const page = await context.newPage();
-        for (const target of ['/billing', path]) {
-          const response = await page.goto(`${server.url}${target}`);
-          expect(response?.status()).toBe(200);
-          expect(response?.headers()['content-security-policy']).toContain("form-action 'self'");
-          expect(response?.headers()['x-frame-options']).toBe('DENY');
-          expect(await page.textContent('#workspace')).toBe(hostile);
-          expect(await page.locator('#injected, img').count()).toBe(0);
+    itInBrowser(
+      'renders a hostile workspace name as text, with the strict page headers, and refuses an oversized form',
+      async () => {
+        const ws = await owner();
+        const hostile = '<b id="injected">x</b><img src=x>';
+        await store.db.updateTable('tenants').set({ name: hostile }).where('id', '=', ws.tenantId).execute();
+        const path = await startPurchase(ws.cookie, { pack: 5 });
+        const context = await browser.newContext();
+        try {
+          const [name, value] = ws.cookie.split('=') as [string, string];
+          await context.addCookies([{ name, value, url: server.url }]);
+          const page = await context.newPage();
+          for (const target of ['/billing', path]) {
+            const response = await page.goto(`${server.url}${target}`);
+            expect(response?.status()).toBe(200);
+            expect(response?.headers()['content-security-policy']).toContain("form-action 'self'");
+            expect(response?.headers()['x-frame-options']).toBe('DENY');
+            expect(await page.textContent('#workspace')).toBe(hostile);
+            expect(await page.locator('#injected, img').count()).toBe(0);
+          }
+        } finally {
+          await context.close();
         }
-      } finally {
-        await context.close();
-      }
-      const big = await fetch(`${server.url}${path}`, {
-        method: 'POST',
-        headers: {
-          cookie: ws.cookie,
-          origin: server.url,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: `csrf_token=${'x'.repeat(10_000)}`,
-      });
-      expect(big.status).toBe(413);
-      expect(await balanceOf(ws.tenantId)).toBe(0);
-    });
+        const big = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: {
+            cookie: ws.cookie,
+            origin: server.url,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: `csrf_token=${'x'.repeat(10_000)}`,
+        });
+        expect(big.status).toBe(413);
+        expect(await balanceOf(ws.tenantId)).toBe(0);
+      },
+    );
 
     it('pages the history newest first with a cursor', async () => {
       const ws = await owner();

@@ -9,7 +9,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../../core/src/billing/ledger.js';
 import { deliveredLogin, formFields, signIn } from '../../core/test/cli/support.js';
-import { launchChromium } from '../../core/test/support/chromium.js';
+import { describeInBrowser, HAS_CHROMIUM, launchChromium } from '../../core/test/support/chromium.js';
 import { type RunningPlatform, startPlatform } from '../../core/test/support/platform.js';
 import { openTestStore, type TestStore } from '../../core/test/support/stores.js';
 import { run } from '../src/index.js';
@@ -24,7 +24,7 @@ const ios: TestIo[] = [];
 beforeAll(async () => {
   store = await openTestStore();
   running = await startPlatform(store);
-  browser = await launchChromium();
+  if (HAS_CHROMIUM) browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -82,7 +82,7 @@ async function readConfigOf(io: TestIo) {
   return JSON.parse(await readFile(`${io.home}/.service/config.json`, 'utf8'));
 }
 
-describe('service login in a browser', () => {
+describeInBrowser('service login in a browser', () => {
   it('waits, receives the key from the page, and writes the config with modes 0600/0700', async () => {
     const io = await newIo();
     const { exit, url } = startLogin(io);

@@ -3,8 +3,8 @@
  * `client_name` shown inert, the CSP present, no script on `/connect`.
  */
 import type { Browser, BrowserContext } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium.js';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { describeInBrowser, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { type DoorHost, startDoorHost } from './support/door-host.js';
 import { authorizeUrl, exchange, pkce, register } from './support/oauth-flow.js';
@@ -19,7 +19,7 @@ let context: BrowserContext;
 beforeAll(async () => {
   store = await openTestStore();
   host = await startDoorHost(store, { mcp: { productName: 'Notes', theme: { accent: '#0a7d45' } } });
-  browser = await launchChromium();
+  if (HAS_CHROMIUM) browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -27,7 +27,7 @@ afterAll(async () => {
   await store?.dispose();
 });
 beforeEach(async () => {
-  context = await browser.newContext();
+  if (HAS_CHROMIUM) context = await browser.newContext();
 });
 afterEach(async () => context?.close());
 
@@ -46,7 +46,7 @@ async function reachConsent(url: string, subject: string) {
   return { page, consentResponse };
 }
 
-describe('consent page in Chromium', () => {
+describeInBrowser('consent page in Chromium', () => {
   it('approves by clicking, landing on the client with a code that exchanges for tokens', async () => {
     const client = await register(host, { client_name: 'Browser client' });
     const pair = pkce();
@@ -134,7 +134,7 @@ describe('consent page in Chromium', () => {
   });
 });
 
-describe('connect page in Chromium', () => {
+describeInBrowser('connect page in Chromium', () => {
   it('is themed, names the product and the MCP URL, gives per-client steps and ships no script', async () => {
     const page = await context.newPage();
     const response = await page.goto(`${host.url}/api/service/mcp/connect`);

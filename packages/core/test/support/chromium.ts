@@ -1,7 +1,24 @@
+import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
+import { describe, it } from 'vitest';
 
 /** The system Chromium (`CHROMIUM_PATH` overrides); playwright downloads no browser here. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * Whether this machine has the browser. `pnpm test` installs one when it may; where none could be
+ * installed the browser suites are skipped (and counted as skipped), never failed.
+ */
+export const HAS_CHROMIUM = existsSync(CHROMIUM_PATH);
+/** `describe` for tests that drive the browser: skipped without one. */
+export function describeInBrowser(name: string, body: () => void): void {
+  describe.skipIf(!HAS_CHROMIUM)(name, body);
+}
+
+/** `it` for a test that drives the browser: skipped without one. */
+export function itInBrowser(name: string, body: () => Promise<void>, timeoutMs?: number): void {
+  it.skipIf(!HAS_CHROMIUM)(name, body, timeoutMs);
+}
 
 /**
  * Headless Chromium for page tests, with the flags every browser suite here uses: no sandbox (CI

@@ -6,7 +6,7 @@
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../support/chromium.js';
+import { describeInBrowser, launchChromium } from '../../../support/chromium.js';
 import { openTestStore, type TestStore } from '../../../support/stores.js';
 import { type DoorHost, startDoorHost } from '../../support/door-host.js';
 import { INITIALIZE_PARAMS, rpc, tokensFor } from '../../support/oauth-flow.js';
@@ -96,7 +96,7 @@ describe('MCP 2025-11-25 Origin validation', () => {
   });
 });
 
-describe('MCP 2025-11-25 Origin validation in a browser', () => {
+describeInBrowser('MCP 2025-11-25 Origin validation in a browser', () => {
   let browser: Browser;
   beforeAll(async () => {
     browser = await launchChromium();
