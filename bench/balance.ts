@@ -1,7 +1,7 @@
 /**
  * `pnpm bench balance`: `GET /api/billing/balance` with an App Key (rate-limit upsert, key lookup,
  * wallet read on the embedded store) against a bare Hono route answering the same JSON.
- * Target (issue 2): at least 0.3 of the bare route's throughput.
+ * Target: at least 0.3 of the bare route's throughput.
  */
 import { post } from '@service/core/billing';
 import { silentLogger } from '@service/core/http';

@@ -1,6 +1,6 @@
 /**
  * `pnpm bench cli`: wall time of the built `service --version` and `service --help` against
- * `node -e 0` (a bare Node start), measured alternately in one run. Target (issue 6): at most 2x,
+ * `node -e 0` (a bare Node start), measured alternately in one run. Target: at most 2x,
  * reported as the baseline's speed over the subject's (so the ratio must be >= 0.5).
  */
 import { execFileSync, spawnSync } from 'node:child_process';

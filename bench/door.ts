@@ -2,7 +2,7 @@
  * `pnpm bench door`: authenticated `tools/call` through the MCP door (bearer lookup, principal
  * re-resolved, consent check, actAs, input parsing, audit log, the SDK's Streamable HTTP
  * transport) against a bare MCP SDK server without authentication serving the same tool the same
- * way (a stateless SDK server and web-standard transport per request). Target (issue 5): at least
+ * way (a stateless SDK server and web-standard transport per request). Target: at least
  * 0.7 of the bare server's throughput.
  */
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,7 +1,7 @@
 /**
  * `pnpm bench events`: latency from a committed debit to its `billing.balance_changed` on 100
  * open event streams (20 apps of one tenant, 5 streams each, over HTTP on loopback), measured on
- * the embedded store. Target (issue 3): p99 under 50 ms.
+ * the embedded store. Target: p99 under 50 ms.
  */
 import { post } from '@service/core/billing';
 import { silentLogger } from '@service/core/http';

@@ -1,5 +1,5 @@
 /**
- * `pnpm bench wire` (issue 4), two measurements:
+ * `pnpm bench wire`, two measurements:
  *
  * 1. Time to the first text delta of a turn through the wire — via `service.fetch`, via a real
  *    Express server on loopback and (for scale) via Hono's own Node server — against the same mock model streamed directly through the AI

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 
-/** One-time tokens the developer CLI presents to the ssh broker (issue 6). */
+/** One-time tokens the developer CLI presents to the ssh broker. */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     create table ssh_sessions (

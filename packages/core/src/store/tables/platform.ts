@@ -285,8 +285,7 @@ export interface DevIdpKeysTable {
   created_at: CreatedAt;
 }
 
-/** Every table. The wire's tables are declared beside the wire (`wire/tables.ts`). */
-/** One-time tokens the developer CLI presents to the ssh broker (issue 6). */
+/** One-time tokens the developer CLI presents to the ssh broker. */
 export interface SshSessionsTable {
   id: Generated<string>;
   tenant_id: string;
