@@ -1,8 +1,6 @@
 /**
  * The runnable platform as a user meets it: boot on an empty embedded store, seed the demo,
  * answer the README's curl example, restart without crediting again, stop cleanly.
- *
- * @see DESIGN.md "Runtime contracts"
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -55,7 +53,8 @@ function readmeCurl(): string {
   return line.replaceAll('localhost:8787', `localhost:${port}`);
 }
 
-describe('pnpm start', () => {
+// Each test boots the platform (up to a minute on a busy 2-core machine) once or twice.
+describe('pnpm start', { timeout: 180_000 }, () => {
   it('boots on an empty store, seeds the demo and writes .service/demo.json with mode 0600', async () => {
     const booted = await bootPlatform(cwd, { PORT: String(port) });
     try {

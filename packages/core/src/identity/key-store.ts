@@ -54,8 +54,6 @@ export function keyNotices(keyIds: readonly string[]): Notice[] {
 
 /**
  * API keys: minted, stored as SHA-256 hashes, authenticated by one indexed lookup, cached briefly.
- *
- * @see DESIGN.md "Performance habits"
  */
 export class KeyStore {
   /** Principals by key hash. */

@@ -3,7 +3,7 @@
  * memory): a turn resumed, stopped or approved through another instance, abandoned when nobody
  * reads it, and taken over when its instance died.
  *
- * @see DESIGN.md "Multi-instance"; docs/wire.md "Resume", "Runs"
+ * @see docs/wire.md "Resume", "Runs"
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
