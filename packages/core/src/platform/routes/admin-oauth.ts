@@ -63,7 +63,6 @@ const clientSchema = z.strictObject({
 export function adminOAuthRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
   const clients = ctx.oauthClients;
-  const path = '/api/admin/integrations/:slug/oauth';
 
   const adminOf = async (c: Context<PlatformEnv>): Promise<SessionCaller> => {
     const user = await requireSession(ctx, c);
@@ -75,14 +74,14 @@ export function adminOAuthRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const notConfigured = () =>
     new PlatformError(404, 'No OAuth client is configured for this integration', { code: 'NOT_FOUND' });
 
-  app.get(path, async (c) => {
+  app.get('/api/admin/integrations/:slug/oauth', async (c) => {
     await adminOf(c);
     const client = await clients.view(c.req.param('slug'));
     if (!client) throw notConfigured();
     return c.json({ client }, 200, NO_STORE);
   });
 
-  app.put(path, async (c) => {
+  app.put('/api/admin/integrations/:slug/oauth', async (c) => {
     const admin = await adminOf(c);
     requireSafeCookieWrite(ctx, c);
     const body = await readJsonBody(c, clientSchema);
@@ -90,7 +89,7 @@ export function adminOAuthRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     return c.json({ client }, 200, NO_STORE);
   });
 
-  app.delete(path, async (c) => {
+  app.delete('/api/admin/integrations/:slug/oauth', async (c) => {
     await adminOf(c);
     requireSafeCookieWrite(ctx, c);
     if (!(await clients.remove(c.req.param('slug')))) throw notConfigured();
