@@ -17,6 +17,8 @@ import {
 } from 'oauth2-mock-server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openCredential } from '../src/connections/credentials.js';
+import { ConfigError } from '../src/platform/config.js';
+import { createPlatform } from '../src/platform/create-platform.js';
 import { runtimeConnectionsSchema } from '../src/schemas/connections.js';
 import { createSealer, parseEncryptionKeys } from '../src/store/sealing.js';
 import { launchChromium } from './support/chromium.js';
@@ -261,6 +263,93 @@ describe('connector OAuth', () => {
         (await asUser(adminCookie, 'PUT', `/api/admin/integrations/${PROVIDER}/oauth`, '{"authorizeUrl":'))
           .status,
       ).toBe(400);
+    });
+  });
+
+  describe('clients from the environment', () => {
+    it('connects with a client from SERVICE_OAUTH_CLIENTS, which the admin API shows but does not change', async () => {
+      await store.db
+        .insertInto('integrations')
+        .values({ provider: 'env-crm', name: 'Env CRM', kind: 'connector' })
+        .execute();
+      const env = await startPlatformAtOwnUrl(store, {
+        adminEmails: [ADMIN],
+        connectorOAuth: { refreshEveryMs: 0 },
+        env: {
+          SERVICE_OAUTH_CLIENTS: JSON.stringify({
+            'env-crm': {
+              authorizeUrl: `${providerUrl}/authorize`,
+              tokenUrl: `${providerUrl}/token`,
+              clientId: 'env-client',
+              clientSecret: 'env-secret-value',
+              tokenAuthMethod: 'client_secret_post',
+            },
+          }),
+        },
+      });
+      try {
+        const started = await fetch(`${env.url}/api/oauth/env-crm/start`, {
+          redirect: 'manual',
+          headers: { cookie: owner.cookie },
+        });
+        expect(started.status).toBe(302);
+        const authorizeUrl = new URL(started.headers.get('location')!);
+        expect(authorizeUrl.searchParams.get('client_id')).toBe('env-client');
+        const atProvider = await fetch(authorizeUrl, { redirect: 'manual' });
+        const page = await callback(owner.cookie, atProvider.headers.get('location')!);
+        expect(page.message).toMatchObject({ status: 'connected', provider: 'env-crm' });
+        expect(tokenRequests[0]!.body).toMatchObject({
+          client_id: 'env-client',
+          client_secret: 'env-secret-value',
+        });
+        expect(tokenRequests[0]!.authorization).toBeUndefined();
+
+        const read = await fetch(`${env.url}/api/admin/integrations/env-crm/oauth`, {
+          headers: { cookie: adminCookie },
+        });
+        const text = await read.text();
+        expect(text).not.toContain('env-secret-value');
+        expect(JSON.parse(text).client).toMatchObject({
+          source: 'environment',
+          clientId: 'env-client',
+          hasClientSecret: true,
+        });
+        const change = await fetch(`${env.url}/api/admin/integrations/env-crm/oauth`, {
+          method: 'PUT',
+          headers: { cookie: adminCookie, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            authorizeUrl: `${providerUrl}/authorize`,
+            tokenUrl: `${providerUrl}/token`,
+            clientId: 'x',
+          }),
+        });
+        expect(change.status).toBe(409);
+        expect((await change.json()).code).toBe('CONFIGURED_BY_ENVIRONMENT');
+        expect(
+          await store.db
+            .selectFrom('integration_oauth_clients')
+            .selectAll()
+            .where('provider', '=', 'env-crm')
+            .execute(),
+        ).toEqual([]);
+      } finally {
+        await env.close();
+      }
+    });
+
+    it('refuses to start with a malformed SERVICE_OAUTH_CLIENTS, naming the variable but no value', async () => {
+      for (const value of [
+        '{not json',
+        JSON.stringify({ 'env-crm': { clientId: 'x', clientSecret: 'leak-me' } }),
+      ]) {
+        const failed = await createPlatform({ store, env: { SERVICE_OAUTH_CLIENTS: value } }).then(
+          () => null,
+          (error: Error) => error,
+        );
+        expect(failed).toBeInstanceOf(ConfigError);
+        expect(failed?.message).toMatch(/SERVICE_OAUTH_CLIENTS/);
+        expect(failed?.message).not.toContain('leak-me');
+      }
     });
   });
 

@@ -1,28 +1,70 @@
 import type { Kysely, Selectable } from 'kysely';
+import { z } from 'zod';
 import type { Database, IntegrationOAuthClientsTable, TokenAuthMethod } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
 import { ConnectorOAuthError } from './oauth-errors.js';
 import type { TokenClient } from './oauth-token-endpoint.js';
+
+/** https anywhere; plain http only to this machine (local providers, tests). */
+const endpoint = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .refine((value) => {
+    const url = new URL(value);
+    return (
+      url.protocol === 'https:' ||
+      url.hostname === 'localhost' ||
+      url.hostname === '127.0.0.1' ||
+      url.hostname === '[::1]'
+    );
+  }, 'must be an https URL (plain http only on localhost)')
+  .refine((value) => !new URL(value).hash && !new URL(value).username, 'must have no fragment or userinfo');
+
+const RESERVED_PARAMS = new Set([
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'state',
+  'scope',
+  'code_challenge',
+  'code_challenge_method',
+]);
+
+/** A client as an admin sets it (`PUT`) or `SERVICE_OAUTH_CLIENTS` names it. */
+export const oauthClientInputSchema = z.strictObject({
+  authorizeUrl: endpoint,
+  tokenUrl: endpoint,
+  revocationUrl: endpoint.nullable().optional(),
+  clientId: z.string().min(1).max(512),
+  clientSecret: z.string().min(1).max(4096).nullable().optional(),
+  scopes: z
+    .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,256}$/, 'must be an OAuth scope token'))
+    .max(100)
+    .optional(),
+  authorizeParams: z
+    .record(z.string().min(1).max(100), z.string().max(1000))
+    .refine((params) => Object.keys(params).length <= 20, 'must have at most 20 parameters')
+    .refine(
+      (params) => Object.keys(params).every((name) => !RESERVED_PARAMS.has(name)),
+      'must not set a parameter the flow sets itself (state, redirect_uri, ...)',
+    )
+    .optional(),
+  pkce: z.boolean().optional(),
+  tokenAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none']).optional(),
+});
 
 /**
  * Each connector integration's OAuth client: where the platform sends users to authorize, where it
  * exchanges and refreshes tokens, and with which client id and secret. The secret is sealed under
  * `oauth-client:<provider>` and never leaves this module except to the token endpoint.
  *
+ * Clients named in the environment (`SERVICE_OAUTH_CLIENTS`) take precedence over stored ones and
+ * are not changed through the admin API (409): their secret stays in the environment only.
+ *
  * @see docs/api/oauth.md "Client configuration"
  */
-export interface OAuthClientInput {
-  authorizeUrl: string;
-  tokenUrl: string;
-  revocationUrl?: string | null;
-  clientId: string;
-  /** Omitted: keep the stored secret. Null: none (a public client). */
-  clientSecret?: string | null;
-  scopes?: string[];
-  authorizeParams?: Record<string, string>;
-  pkce?: boolean;
-  tokenAuthMethod?: TokenAuthMethod;
-}
+/** Omitted `clientSecret`: keep the stored secret. Null: none (a public client). */
+export type OAuthClientInput = z.infer<typeof oauthClientInputSchema>;
 
 /** What an admin reads back: everything but the secret. */
 export interface OAuthClientView {
@@ -36,7 +78,10 @@ export interface OAuthClientView {
   authorizeParams: Record<string, string>;
   pkce: boolean;
   tokenAuthMethod: TokenAuthMethod;
-  updatedAt: string;
+  /** Who set it: an admin (through the API) or the environment. */
+  source: 'admin' | 'environment';
+  /** Null for a client from the environment. */
+  updatedAt: string | null;
 }
 
 /** A connector's client as the flow uses it, its secret opened. */
@@ -56,11 +101,14 @@ export class OAuthClients {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly sealer: Sealer | null,
+    /** Clients from the environment, by provider slug. */
+    private readonly fromEnv: ReadonlyMap<string, OAuthClientInput> = new Map(),
   ) {}
 
   /** Sets a connector's client (400 for an integration that is not a connector, 404 for none). */
   async put(provider: string, input: OAuthClientInput, updatedBy: string | null): Promise<OAuthClientView> {
     await requireConnector(this.db, provider);
+    this.refuseEnvironmentClient(provider);
     if (input.clientSecret && !this.sealer) {
       throw new ConnectorOAuthError(
         400,
@@ -101,11 +149,30 @@ export class OAuthClients {
   }
 
   async view(provider: string): Promise<OAuthClientView | null> {
+    const env = this.fromEnv.get(provider);
+    if (env) {
+      const { clientSecret: _secret, ...client } = clientOfInput(provider, env);
+      return {
+        provider,
+        authorizeUrl: client.authorizeUrl,
+        tokenUrl: client.tokenUrl,
+        revocationUrl: client.revocationUrl,
+        clientId: client.clientId,
+        hasClientSecret: !!env.clientSecret,
+        scopes: client.scopes,
+        authorizeParams: client.authorizeParams,
+        pkce: client.pkce,
+        tokenAuthMethod: client.authMethod,
+        source: 'environment',
+        updatedAt: null,
+      };
+    }
     const row = await this.row(provider);
     return row ? viewOf(row) : null;
   }
 
   async remove(provider: string): Promise<boolean> {
+    this.refuseEnvironmentClient(provider);
     const removed = await this.db
       .deleteFrom('integration_oauth_clients')
       .where('provider', '=', provider)
@@ -119,6 +186,8 @@ export class OAuthClients {
    */
   async forFlow(provider: string): Promise<OAuthClient> {
     await requireConnector(this.db, provider);
+    const env = this.fromEnv.get(provider);
+    if (env) return clientOfInput(provider, env);
     const row = await this.row(provider);
     if (!row) {
       throw new ConnectorOAuthError(
@@ -132,8 +201,20 @@ export class OAuthClients {
 
   /** The client of a provider whose connections already exist, or null when it was removed. */
   async find(provider: string): Promise<OAuthClient | null> {
+    const env = this.fromEnv.get(provider);
+    if (env) return clientOfInput(provider, env);
     const row = await this.row(provider);
     return row ? this.clientOf(row) : null;
+  }
+
+  private refuseEnvironmentClient(provider: string): void {
+    if (this.fromEnv.has(provider)) {
+      throw new ConnectorOAuthError(
+        409,
+        'CONFIGURED_BY_ENVIRONMENT',
+        `The ${provider} client is set by SERVICE_OAUTH_CLIENTS; change it there`,
+      );
+    }
   }
 
   private row(provider: string): Promise<ClientRow | undefined> {
@@ -197,6 +278,22 @@ function viewOf(row: ClientRow): OAuthClientView {
     authorizeParams: row.authorize_params,
     pkce: row.pkce,
     tokenAuthMethod: row.token_auth_method,
+    source: 'admin',
     updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
+function clientOfInput(provider: string, input: OAuthClientInput): OAuthClient {
+  return {
+    provider,
+    authorizeUrl: input.authorizeUrl,
+    tokenUrl: input.tokenUrl,
+    revocationUrl: input.revocationUrl ?? null,
+    clientId: input.clientId,
+    clientSecret: input.clientSecret ?? null,
+    authMethod: input.tokenAuthMethod ?? 'client_secret_basic',
+    scopes: input.scopes ?? [],
+    authorizeParams: input.authorizeParams ?? {},
+    pkce: input.pkce ?? true,
   };
 }

@@ -8,7 +8,7 @@ import { StripePaymentProcessor, type StripeSettings } from '../billing/payments
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
 import { ConnectorOAuth } from '../connections/connector-oauth.js';
-import { OAuthClients } from '../connections/oauth-clients.js';
+import { type OAuthClientInput, OAuthClients } from '../connections/oauth-clients.js';
 import { TokenRefresher } from '../connections/oauth-refresh.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
 import { EventStreamHub } from '../events/streams.js';
@@ -60,6 +60,7 @@ import {
 import { faultResponse, refusalOf, refusalResponse, unavailableResponse } from './errors.js';
 import { guardUrl } from './internal/input-guard.js';
 import { DevMailbox, type Mailer } from './mailer.js';
+import { oauthClientsFromEnv } from './oauth-env.js';
 import { adminRoutes } from './routes/admin.js';
 import { adminOAuthRoutes } from './routes/admin-oauth.js';
 import { authRoutes } from './routes/auth.js';
@@ -146,6 +147,8 @@ export interface PlatformOptions {
    * providers' token endpoints (default the global fetch).
    */
   connectorOAuth?: { refreshEveryMs?: number; refreshWindowMs?: number; fetch?: typeof fetch };
+  /** Connectors' OAuth clients by provider slug. Default `SERVICE_OAUTH_CLIENTS`, else none. */
+  oauthClients?: Record<string, OAuthClientInput>;
 }
 
 export interface PlatformCloseOptions {
@@ -210,6 +213,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     );
   }
   const sealer = encryptionKey ? createSealer(parseEncryptionKeys(encryptionKey)) : null;
+  const envOAuthClients = options.oauthClients
+    ? new Map(Object.entries(options.oauthClients))
+    : oauthClientsFromEnv((options.env ?? process.env).SERVICE_OAUTH_CLIENTS);
   const marginPercent = options.marginPercent ?? env.marginPercent ?? DEFAULT_MARGIN_PERCENT;
   const devIdp = idpUrl || options.identity ? null : await createDevIdentityProvider(db, { baseUrl });
   // Tokens must name their issuer and audience, so a token the IdP signed for another service
@@ -293,7 +299,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const stopFollowingAutoReloads = stripe
     ? await stripe.followAutoReloads(options.store, logger, `${baseUrl}/billing`)
     : null;
-  const oauthClients = new OAuthClients(db, sealer);
+  const oauthClients = new OAuthClients(db, sealer, envOAuthClients);
   const providerFetch = options.connectorOAuth?.fetch ?? fetch;
   const refresher = new TokenRefresher({
     db,
