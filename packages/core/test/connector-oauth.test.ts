@@ -584,6 +584,22 @@ describe('connector OAuth', () => {
       expect((await storedCredential(theirId)).row.status).toBe('connected');
     });
 
+    it('refuses a user more than 20 authorizations in flight', async () => {
+      const busy = await signedInOwner(server, 'busy@example.test');
+      for (let i = 0; i < 20; i++) {
+        expect((await asUser(busy.cookie, 'POST', startPath(), {})).status).toBe(201);
+      }
+      const refused = await asUser(busy.cookie, 'POST', startPath(), {});
+      expect(refused.status).toBe(429);
+      expect((await refused.json()).code).toBe('TOO_MANY_AUTHORIZATIONS');
+      // Lapsed ones no longer count.
+      await store.db
+        .updateTable('oauth_states')
+        .set({ expires_at: new Date(Date.now() - 1000) })
+        .execute();
+      expect((await asUser(busy.cookie, 'POST', startPath(), {})).status).toBe(201);
+    });
+
     it('answers the authorize URL as JSON to a same-origin POST', async () => {
       const response = await asUser(
         owner.cookie,
@@ -718,6 +734,20 @@ describe('connector OAuth', () => {
       expect(row.refresh_claimed_until).toBeNull();
     });
 
+    it("leaves the connection connected when the provider refuses the platform's client", async () => {
+      const { message } = await connect(owner.cookie, { appId: owner.appId });
+      const id = message!.connectionId!;
+      const { refresh_token } = (await storedCredential(id)).credential as { refresh_token: string };
+      tokenAnswer = () => ({ status: 401, body: { error: 'invalid_client' } });
+      await expireToken(id);
+      await runtime(owner.appKey);
+      expect(tokenRequests.filter((r) => r.body.refresh_token === refresh_token)).toHaveLength(1);
+      expect((await storedCredential(id)).row).toMatchObject({
+        status: 'connected',
+        refresh_claimed_until: null,
+      });
+    });
+
     it('renews tokens on the timer without any read', async () => {
       const { message } = await connect(owner.cookie);
       const id = message!.connectionId!;
@@ -733,6 +763,52 @@ describe('connector OAuth', () => {
         await timed.close();
       }
     });
+  });
+
+  it('sweeps past a full batch of tokens that cannot be renewed yet', async () => {
+    const sweeper = await signedInOwner(server, 'sweeper@example.test');
+    // 50 tokens due within the window but without a refresh token (not yet expired: nothing to do).
+    const soon = new Date(Date.now() + 60_000);
+    for (let i = 0; i < 50; i++) {
+      const id = randomUUID();
+      const credential = { type: 'oauth', access_token: `a-${i}`, expires_at: soon.toISOString() };
+      await store.db
+        .insertInto('connections')
+        .values({
+          id,
+          tenant_id: sweeper.tenantId,
+          provider: PROVIDER,
+          profile: 'user_oauth',
+          status: 'connected',
+          display_name: 'No refresh',
+          credential_ciphertext: sealer.seal(JSON.stringify(credential), `connection:${id}`),
+          token_expires_at: soon,
+        })
+        .execute();
+    }
+    const { message } = await connect(sweeper.cookie);
+    const id = message!.connectionId!;
+    await store.db
+      .updateTable('connections')
+      .set({ token_expires_at: new Date(Date.now() + 120_000) })
+      .where('id', '=', id)
+      .execute();
+    const timed = await startPlatformAtOwnUrl(store, { connectorOAuth: { refreshEveryMs: 50 } });
+    try {
+      await waitFor(
+        async () => (await storedCredential(id)).row.token_expires_at!.getTime() > Date.now() + 600_000,
+      );
+    } finally {
+      await timed.close();
+    }
+    const untouched = await store.db
+      .selectFrom('connections')
+      .select('status')
+      .where('tenant_id', '=', sweeper.tenantId)
+      .where('id', '<>', id)
+      .execute();
+    expect(untouched).toHaveLength(50);
+    expect(untouched.every((row) => row.status === 'connected')).toBe(true);
   });
 
   describe('disconnecting', () => {

@@ -37,6 +37,8 @@ export interface ConnectorOAuthDeps {
 }
 
 export const STATE_TTL_MS = 10 * 60_000;
+/** Authorizations one user may have in flight at once; each is a row until it is used or lapses. */
+export const MAX_STATES_PER_USER = 20;
 
 export interface StartInput {
   tenantId: string;
@@ -99,12 +101,24 @@ export class ConnectorOAuth {
         throw new ConnectorOAuthError(400, 'INVALID_REQUEST', 'A revoked connection cannot be reconnected');
       }
     }
+    // Lapsed states are cleared by whoever starts the next authorization.
+    await db.deleteFrom('oauth_states').where('expires_at', '<', new Date(this.now())).execute();
+    const inFlight = await db
+      .selectFrom('oauth_states')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('user_id', '=', input.userId)
+      .executeTakeFirstOrThrow();
+    if (Number(inFlight.n) >= MAX_STATES_PER_USER) {
+      throw new ConnectorOAuthError(
+        429,
+        'TOO_MANY_AUTHORIZATIONS',
+        'Too many authorizations in flight; finish one or wait ten minutes',
+      );
+    }
     const state = randomBytes(32).toString('base64url');
     const stateHash = stateHashOf(state);
     const verifier = client.pkce ? randomBytes(32).toString('base64url') : null;
     const expiresAt = new Date(this.now() + STATE_TTL_MS);
-    // Lapsed states are cleared by whoever starts the next authorization.
-    await db.deleteFrom('oauth_states').where('expires_at', '<', new Date(this.now())).execute();
     await db
       .insertInto('oauth_states')
       .values({

@@ -18,7 +18,8 @@ import { boundApps } from './service.js';
  * refresh token is presented once, and a rotated one replaces it in the same write. A provider
  * that refuses the refresh token (`invalid_grant`: revoked, expired, consent withdrawn) moves the
  * connection to `needs_reauth` and tells its apps (`connection.status_changed`); a provider that is
- * away leaves the connection as it is, to be tried again.
+ * away, or that refuses the platform's client (`invalid_client`), leaves the connection as it is,
+ * to be tried again.
  *
  * @see docs/api/oauth.md "Refresh"
  */
@@ -39,6 +40,11 @@ export const DEFAULT_REFRESH_WINDOW_MS = 5 * 60_000;
 /** Longer than a token request may take, so a live claim never lapses under its holder. */
 const CLAIM_MS = TOKEN_TIMEOUT_MS * 3;
 const SWEEP_BATCH = 50;
+/**
+ * Refusals that are about the platform's client, not the user's grant (a wrong secret, a client
+ * the provider disabled): the operator fixes those, so connections stay as they are.
+ */
+const CLIENT_ERRORS = new Set(['invalid_client', 'unauthorized_client']);
 
 export class TokenRefresher {
   readonly windowMs: number;
@@ -145,7 +151,11 @@ export class TokenRefresher {
       }
       return 'refreshed';
     } catch (error) {
-      if (error instanceof TokenEndpointError && error.kind === 'rejected') {
+      if (
+        error instanceof TokenEndpointError &&
+        error.kind === 'rejected' &&
+        !CLIENT_ERRORS.has(error.oauthError ?? '')
+      ) {
         await this.needsReauth(
           connectionId,
           until,
@@ -162,22 +172,39 @@ export class TokenRefresher {
     }
   }
 
-  /** Renews every connection that is due, a batch at a time; the number renewed. */
+  /**
+   * Renews every connection that is due, a batch at a time in order of expiry (so connections
+   * that cannot be renewed yet never hold the others back); the number renewed.
+   */
   async sweep(): Promise<number> {
     const now = new Date(this.now());
-    const due = await this.deps.db
-      .selectFrom('connections')
-      .select('id')
-      .where('status', '=', 'connected')
-      .where('profile', '=', USER_OAUTH_PROFILE)
-      .where('token_expires_at', '<', new Date(now.getTime() + this.windowMs))
-      .where((eb) => eb.or([eb('refresh_claimed_until', 'is', null), eb('refresh_claimed_until', '<', now)]))
-      .orderBy('token_expires_at')
-      .limit(SWEEP_BATCH)
-      .execute();
     let renewed = 0;
-    for (const { id } of due) if ((await this.refresh(id)) === 'refreshed') renewed++;
-    return renewed;
+    let after: { expiresAt: Date; id: string } | null = null;
+    for (;;) {
+      let query = this.deps.db
+        .selectFrom('connections')
+        .select(['id', 'token_expires_at'])
+        .where('status', '=', 'connected')
+        .where('profile', '=', USER_OAUTH_PROFILE)
+        .where('token_expires_at', '<', new Date(now.getTime() + this.windowMs))
+        .where((eb) =>
+          eb.or([eb('refresh_claimed_until', 'is', null), eb('refresh_claimed_until', '<', now)]),
+        );
+      if (after) {
+        const { expiresAt, id } = after;
+        query = query.where((eb) =>
+          eb.or([
+            eb('token_expires_at', '>', expiresAt),
+            eb.and([eb('token_expires_at', '=', expiresAt), eb('id', '>', id)]),
+          ]),
+        );
+      }
+      const due = await query.orderBy('token_expires_at').orderBy('id').limit(SWEEP_BATCH).execute();
+      for (const { id } of due) if ((await this.refresh(id)) === 'refreshed') renewed++;
+      if (due.length < SWEEP_BATCH) return renewed;
+      const last = due[due.length - 1]!;
+      after = { expiresAt: last.token_expires_at!, id: last.id };
+    }
   }
 
   /** Sweeps every `intervalMs` until the returned stop is called (one sweep at a time). */
