@@ -389,7 +389,10 @@ describe('connector OAuth', () => {
       expect(result.html).toContain(`href="${server.url}/integrations/acme-crm"`);
       const csp = result.headers.get('content-security-policy')!;
       expect(csp).toMatch(/script-src 'nonce-[A-Za-z0-9+/=]+'/);
-      expect(csp).not.toContain("unsafe-inline' 'nonce");
+      // Scripts: only the nonce's; no inline or outside script, and nothing to connect to.
+      expect(csp.split('; ').find((d) => d.startsWith('script-src'))).toMatch(/^script-src 'nonce-[^']+'$/);
+      expect(csp).not.toContain('connect-src');
+      expect(csp).toContain("frame-ancestors 'none'");
       expect(csp).toContain("default-src 'none'");
       const nonce = /'nonce-([^']+)'/.exec(csp)![1]!;
       expect(result.html).toContain(`<script nonce="${nonce}">`);
