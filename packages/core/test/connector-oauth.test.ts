@@ -449,6 +449,23 @@ describe('connector OAuth', () => {
       expect(anonymous.message?.status).toBe('error');
     });
 
+    it('refuses a state started in another workspace of the same user', async () => {
+      const traveller = await signedInOwner(server, 'traveller@example.test');
+      const { callbackUrl } = await authorize(traveller.cookie);
+      const made = await asUser(
+        traveller.cookie,
+        'POST',
+        '/api/tenants',
+        { name: 'Second' },
+        { origin: server.url },
+      );
+      expect(made.status).toBe(201);
+      const page = await callback(traveller.cookie, callbackUrl);
+      expect(page.status).toBe(403);
+      expect(await connectionCount(traveller.tenantId)).toBe(0);
+      expect(tokenRequests).toEqual([]);
+    });
+
     it('refuses an expired state', async () => {
       const { callbackUrl } = await authorize(owner.cookie);
       await store.db
