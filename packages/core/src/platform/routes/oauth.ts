@@ -58,13 +58,8 @@ export function oauthRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   /** `returnTo` on the platform's own origin only, as an absolute URL; anything else is a 400. */
   const returnToOf = (value: string | undefined): string | null => {
     if (value === undefined) return null;
-    let url: URL;
-    try {
-      url = new URL(value, ctx.baseUrl);
-    } catch {
-      url = new URL('invalid:');
-    }
-    if (url.origin !== origin) {
+    const url = URL.canParse(value, ctx.baseUrl) ? new URL(value, ctx.baseUrl) : null;
+    if (url?.origin !== origin) {
       throw new PlatformError(400, 'returnTo must be a URL on this platform', { code: 'INVALID_REQUEST' });
     }
     return url.href;
