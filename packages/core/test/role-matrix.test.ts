@@ -73,6 +73,13 @@ const NOT_DASHBOARD = new Set([
   'POST /api/admin/tenants/:id/grants',
   'POST /api/admin/tenants/:id/suspend',
   'POST /api/admin/tenants/:id/resume',
+  'GET /api/admin/integrations/:slug/oauth',
+  'PUT /api/admin/integrations/:slug/oauth',
+  'DELETE /api/admin/integrations/:slug/oauth',
+  // A browser's redirect to the provider and the provider's redirect back (an HTML page):
+  // connector-oauth.test.ts walks them (owner, viewer, signed out, another user).
+  'GET /api/oauth/:provider/start',
+  'GET /api/oauth/:provider/callback',
   // The billing pages' forms carry a session-bound CSRF token: payments.test.ts walks them.
   'POST /billing/purchase',
   'GET /billing/purchases/:id',
@@ -117,6 +124,21 @@ const make = async (method: string, path: string, body?: unknown) => {
 };
 const newConnection = async () =>
   (await make('POST', '/api/connections', { provider: 'search' })).connection.id as string;
+/** A connector OAuth connection of the workspace (no provider revocation endpoint configured). */
+const newOAuthConnection = async () =>
+  (
+    await store.db
+      .insertInto('connections')
+      .values({
+        tenant_id: ws.tenantId,
+        provider: 'matrix-connector',
+        profile: 'user_oauth',
+        status: 'connected',
+        display_name: 'Matrix connector',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
 const newKey = async () =>
   (await make('POST', '/api/keys', { kind: 'app', appId: ws.appId })).key.id as string;
 const signIn = async (email: string) => {
@@ -323,6 +345,21 @@ const ROWS: Row[] = [
   },
   {
     method: 'POST',
+    route: '/api/oauth/:provider/start',
+    allowed: WRITERS,
+    call: (fx) => send(fx.cookie, 'POST', '/api/oauth/matrix-connector/start', { appId: fx.appId }),
+    byId: true,
+  },
+  {
+    method: 'DELETE',
+    route: '/api/oauth/:provider/connections/:id',
+    allowed: WRITERS,
+    byId: true,
+    call: async (fx) =>
+      send(fx.cookie, 'DELETE', `/api/oauth/matrix-connector/connections/${await newOAuthConnection()}`),
+  },
+  {
+    method: 'POST',
     route: '/api/connections/:id/keys',
     allowed: WRITERS,
     byId: true,
@@ -440,6 +477,19 @@ beforeAll(async () => {
     rateLimits: { failedCredentials: { limit: 100_000, windowMs: 60_000 } },
   });
   await seedProviders(server.platform, 'http://127.0.0.1:9');
+  await store.db
+    .insertInto('integrations')
+    .values({ provider: 'matrix-connector', name: 'Matrix connector', kind: 'connector' })
+    .execute();
+  await server.platform.context.oauthClients.put(
+    'matrix-connector',
+    {
+      authorizeUrl: 'https://provider.example/authorize',
+      tokenUrl: 'https://provider.example/token',
+      clientId: 'c',
+    },
+    null,
+  );
   ws = await signedInOwner(server, 'matrix-owner@example.test');
   other = await signedInOwner(server, 'matrix-other@example.test');
   cookies.owner = ws.cookie;

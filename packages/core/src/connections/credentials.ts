@@ -12,7 +12,18 @@ export const MANAGED_PROFILE = 'vendo_managed_pool';
 
 export type StoredCredential =
   | { type: 'api_key'; api_key: string }
-  | { type: 'oauth'; access_token: string; expires_at: string | null };
+  | {
+      type: 'oauth';
+      access_token: string;
+      expires_at: string | null;
+      /** Kept by connector OAuth to renew the access token; never handed to a tool. */
+      refresh_token?: string | null;
+      token_type?: string;
+      scope?: string | null;
+    };
+
+/** The profile of connections made through connector OAuth (`/api/oauth/*`). */
+export const USER_OAUTH_PROFILE = 'user_oauth';
 
 export const connectionCredentialAad = (connectionId: string) => `connection:${connectionId}`;
 

@@ -3,7 +3,8 @@ import { appendEvents } from '../events/log.js';
 import type { ConnectionCredential, RuntimeConnection } from '../schemas/connections.js';
 import type { Database } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
-import { openCredential } from './credentials.js';
+import { openCredential, type StoredCredential, USER_OAUTH_PROFILE } from './credentials.js';
+import type { TokenRefresher } from './oauth-refresh.js';
 
 /**
  * What a deployed tool reads about its connections (`GET /api/deployments/me/connections`): the
@@ -15,6 +16,9 @@ import { openCredential } from './credentials.js';
  * credential and an `error_message` saying to connect again, and is marked so in the store (its
  * bound apps hear `connection.status_changed` once, whichever instance noticed first).
  *
+ * Connector OAuth tokens about to expire are renewed first (by `refresher`), so a tool never
+ * reads an access token that lapses within the refresh window while a refresh token could renew it.
+ *
  * @see docs/api/runtime.md
  */
 export async function runtimeConnections(
@@ -22,39 +26,28 @@ export async function runtimeConnections(
   sealer: Sealer | null,
   baseUrl: string,
   appId: string,
+  refresher: TokenRefresher | null = null,
 ): Promise<RuntimeConnection[]> {
-  const rows = await db
-    .selectFrom('app_connections')
-    .innerJoin('connections', 'connections.id', 'app_connections.connection_id')
-    .leftJoin('integrations', 'integrations.provider', 'connections.provider')
-    .select([
-      'connections.id',
-      'connections.provider',
-      'connections.display_name',
-      'connections.profile',
-      'connections.status',
-      'connections.metadata',
-      'connections.credential_ciphertext',
-      'connections.error_message',
-      'connections.setup_url',
-      'connections.connected_at',
-      'integrations.category',
-      'integrations.env_bootstrap',
-      'integrations.logo_url',
-      'integrations.docs_url',
-    ])
-    .where('app_connections.app_id', '=', appId)
-    .where('connections.status', '<>', 'revoked')
-    .orderBy('connections.created_at')
-    .orderBy('connections.id')
-    .execute();
+  let rows = await boundConnections(db, appId);
+  const due = refresher
+    ? rows.filter(
+        (row) =>
+          row.profile === USER_OAUTH_PROFILE &&
+          row.status === 'connected' &&
+          refresher.isDue(row.token_expires_at),
+      )
+    : [];
+  if (due.length > 0) {
+    await refresher!.refreshDue(due.map((row) => row.id));
+    rows = await boundConnections(db, appId);
+  }
   const unreadable: string[] = [];
   const connections = rows.map((row) => {
     const proxyUrl = `${baseUrl}/proxy/${row.provider}`;
     let credential: ConnectionCredential | null = { type: 'proxy', base_url: proxyUrl };
     if (row.credential_ciphertext) {
       try {
-        credential = openCredential(sealer, row.id, row.credential_ciphertext);
+        credential = toolCredential(openCredential(sealer, row.id, row.credential_ciphertext));
       } catch {
         // The cause (which key, what failed) is for the operator, never for the tool.
         credential = null;
@@ -90,6 +83,42 @@ export async function runtimeConnections(
   });
   if (unreadable.length > 0) await markUnreadable(db, unreadable);
   return connections;
+}
+
+/** What a tool is handed of a stored credential: never the refresh token, which stays here. */
+function toolCredential(stored: StoredCredential): ConnectionCredential {
+  return stored.type === 'oauth'
+    ? { type: 'oauth', access_token: stored.access_token, expires_at: stored.expires_at }
+    : { type: 'api_key', api_key: stored.api_key };
+}
+
+function boundConnections(db: Kysely<Database>, appId: string) {
+  return db
+    .selectFrom('app_connections')
+    .innerJoin('connections', 'connections.id', 'app_connections.connection_id')
+    .leftJoin('integrations', 'integrations.provider', 'connections.provider')
+    .select([
+      'connections.id',
+      'connections.provider',
+      'connections.display_name',
+      'connections.profile',
+      'connections.status',
+      'connections.metadata',
+      'connections.credential_ciphertext',
+      'connections.error_message',
+      'connections.setup_url',
+      'connections.connected_at',
+      'connections.token_expires_at',
+      'integrations.category',
+      'integrations.env_bootstrap',
+      'integrations.logo_url',
+      'integrations.docs_url',
+    ])
+    .where('app_connections.app_id', '=', appId)
+    .where('connections.status', '<>', 'revoked')
+    .orderBy('connections.created_at')
+    .orderBy('connections.id')
+    .execute();
 }
 
 /** What a tool reads about a connection whose stored credential does not open. */

@@ -169,7 +169,7 @@ export async function updateConnection(
   });
 }
 
-/** Revokes a connection: its status becomes `revoked`, its bindings and keys go. */
+/** Revokes a connection: its status becomes `revoked`, its credential, bindings and keys go. */
 export async function revokeConnection(
   deps: ConnectionsDeps,
   tenantId: string,
@@ -180,7 +180,14 @@ export async function revokeConnection(
   const row = await deps.db.transaction().execute(async (trx) => {
     const updated = await trx
       .updateTable('connections')
-      .set({ status: 'revoked', updated_at: new Date() })
+      // The tokens or key go with the connection: nothing can be read back from a revoked one.
+      .set({
+        status: 'revoked',
+        credential_ciphertext: null,
+        token_expires_at: null,
+        refresh_claimed_until: null,
+        updated_at: new Date(),
+      })
       .where('id', '=', id)
       .where('tenant_id', '=', tenantId)
       .returningAll()
@@ -284,7 +291,8 @@ export async function revokeConnectionKey(
   if (!key || !(await deps.keys.revoke(key.id, tenantId))) throw notFound('Connection Key');
 }
 
-async function bindWithin(
+/** Binds within a transaction (the connection row locked), telling the app. */
+export async function bindWithin(
   trx: Transaction<Database>,
   tenantId: string,
   appId: string,
@@ -310,7 +318,7 @@ async function bindWithin(
   ]);
 }
 
-async function boundApps(trx: Transaction<Database>, connectionId: string): Promise<string[]> {
+export async function boundApps(trx: Kysely<Database>, connectionId: string): Promise<string[]> {
   const rows = await trx
     .selectFrom('app_connections')
     .select('app_id')

@@ -1,4 +1,5 @@
 import type { RuntimeConnection } from '../schemas/connections.js';
+import type { TokenRefresher } from './oauth-refresh.js';
 import { runtimeConnections } from './runtime.js';
 import {
   bindConnection,
@@ -21,7 +22,11 @@ import {
  * platform's routes are given instead of the database. Failures are `ConnectionError`s.
  */
 export class TenantConnections {
-  constructor(private readonly deps: ConnectionsDeps) {}
+  constructor(
+    private readonly deps: ConnectionsDeps,
+    /** Renews connector OAuth tokens a tool is about to read when they are about to expire. */
+    private readonly refresher: TokenRefresher | null = null,
+  ) {}
 
   create(input: CreateConnectionInput): Promise<ConnectionRow> {
     return createConnection(this.deps, input);
@@ -63,6 +68,6 @@ export class TenantConnections {
 
   /** What the deployed tool of `appId` reads about its connections (proxy URLs under `baseUrl`). */
   forRuntime(baseUrl: string, appId: string): Promise<RuntimeConnection[]> {
-    return runtimeConnections(this.deps.db, this.deps.sealer, baseUrl, appId);
+    return runtimeConnections(this.deps.db, this.deps.sealer, baseUrl, appId, this.refresher);
   }
 }

@@ -5,6 +5,8 @@ import type { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
 import type { PaymentProcessor } from '../billing/payments/processor.js';
 import type { StripePaymentProcessor } from '../billing/payments/stripe-processor.js';
 import type { BillingReports } from '../billing/reports.js';
+import type { ConnectorOAuth } from '../connections/connector-oauth.js';
+import type { OAuthClients } from '../connections/oauth-clients.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { EventStreamHub } from '../events/streams.js';
 import type { CorsPolicy } from '../http/cors.js';
@@ -66,6 +68,10 @@ export interface PlatformContext {
   tenantKeys: TenantKeys;
   sshSessions: SshSessionStore;
   connections: TenantConnections;
+  /** Connecting connectors by OAuth (`/api/oauth/*`). */
+  connectorOAuth: ConnectorOAuth;
+  /** Each connector's OAuth client (`/api/admin/integrations/{slug}/oauth`). */
+  oauthClients: OAuthClients;
   billing: BillingReports;
   idempotency: IdempotencyRecords;
   limiter: RateLimiter;

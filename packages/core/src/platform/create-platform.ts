@@ -7,6 +7,9 @@ import { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
 import { StripePaymentProcessor, type StripeSettings } from '../billing/payments/stripe-processor.js';
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
+import { ConnectorOAuth } from '../connections/connector-oauth.js';
+import { type OAuthClientInput, OAuthClients } from '../connections/oauth-clients.js';
+import { TokenRefresher } from '../connections/oauth-refresh.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
 import { EventStreamHub } from '../events/streams.js';
 import { ownDomainOf } from '../http/cors.js';
@@ -57,7 +60,9 @@ import {
 import { faultResponse, refusalOf, refusalResponse, unavailableResponse } from './errors.js';
 import { guardUrl } from './internal/input-guard.js';
 import { DevMailbox, type Mailer } from './mailer.js';
+import { oauthClientsFromEnv } from './oauth-env.js';
 import { adminRoutes } from './routes/admin.js';
+import { adminOAuthRoutes } from './routes/admin-oauth.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
 import { billingRoutes } from './routes/billing.js';
@@ -68,6 +73,7 @@ import { integrationPageRoutes } from './routes/integration-pages.js';
 import { invitationPageRoutes } from './routes/invitation-page.js';
 import { keyRoutes } from './routes/keys.js';
 import { memberRoutes } from './routes/members.js';
+import { oauthRoutes } from './routes/oauth.js';
 import { runtimeRoutes } from './routes/runtime.js';
 import { spendRoutes } from './routes/spend.js';
 import { usageRoutes } from './routes/usage.js';
@@ -135,6 +141,14 @@ export interface PlatformOptions {
   stripe?: StripeSettings;
   /** Milliseconds since the epoch, for the catalog's caches; injectable for tests. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Connector OAuth: how often this instance renews tokens about to expire (default 60 s; 0 never),
+   * how close to expiry a token is renewed (default 5 minutes), and the fetch that reaches
+   * providers' token endpoints (default the global fetch).
+   */
+  connectorOAuth?: { refreshEveryMs?: number; refreshWindowMs?: number; fetch?: typeof fetch };
+  /** Connectors' OAuth clients by provider slug. Default `SERVICE_OAUTH_CLIENTS`, else none. */
+  oauthClients?: Record<string, OAuthClientInput>;
 }
 
 export interface PlatformCloseOptions {
@@ -199,6 +213,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     );
   }
   const sealer = encryptionKey ? createSealer(parseEncryptionKeys(encryptionKey)) : null;
+  const envOAuthClients = options.oauthClients
+    ? new Map(Object.entries(options.oauthClients))
+    : oauthClientsFromEnv((options.env ?? process.env).SERVICE_OAUTH_CLIENTS);
   const marginPercent = options.marginPercent ?? env.marginPercent ?? DEFAULT_MARGIN_PERCENT;
   const devIdp = idpUrl || options.identity ? null : await createDevIdentityProvider(db, { baseUrl });
   // Tokens must name their issuer and audience, so a token the IdP signed for another service
@@ -282,6 +299,20 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const stopFollowingAutoReloads = stripe
     ? await stripe.followAutoReloads(options.store, logger, `${baseUrl}/billing`)
     : null;
+  const oauthClients = new OAuthClients(db, sealer, envOAuthClients);
+  const providerFetch = options.connectorOAuth?.fetch ?? fetch;
+  const refresher = new TokenRefresher({
+    db,
+    sealer,
+    clients: oauthClients,
+    fetch: providerFetch,
+    logger,
+    ...(options.connectorOAuth?.refreshWindowMs !== undefined
+      ? { windowMs: options.connectorOAuth.refreshWindowMs }
+      : {}),
+  });
+  const refreshEveryMs = options.connectorOAuth?.refreshEveryMs ?? 60_000;
+  const stopRefreshing = refreshEveryMs > 0 ? refresher.start(refreshEveryMs) : null;
   const context: PlatformContext = {
     keys,
     balances,
@@ -291,7 +322,16 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     cliKeys: new CliKeys(db, keys),
     tenantKeys: new TenantKeys(db, keys),
     sshSessions: new SshSessionStore(db),
-    connections: new TenantConnections({ db, sealer, keys }),
+    connections: new TenantConnections({ db, sealer, keys }, refresher),
+    connectorOAuth: new ConnectorOAuth({
+      db,
+      sealer,
+      keys,
+      clients: oauthClients,
+      baseUrl,
+      fetch: providerFetch,
+    }),
+    oauthClients,
     billing: new BillingReports(db),
     idempotency: new IdempotencyRecords(db),
     limiter,
@@ -359,6 +399,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', spendRoutes(context));
   app.route('/', usageRoutes(context));
   app.route('/', adminRoutes(context));
+  app.route('/', adminOAuthRoutes(context));
+  app.route('/', oauthRoutes(context));
   app.route('/', billingRoutes(context));
   app.route('/', billingPageRoutes(context, { devSignIn: devIdp !== null }));
   app.route('/', integrationPageRoutes(context, { devSignIn: devIdp !== null }));
@@ -415,6 +457,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     const logged = (what: string) => (error: unknown) =>
       logger.warn(`stopping: ${what}`, describeError(error));
     await events.close().catch(logged('event streams not closed cleanly'));
+    await stopRefreshing?.().catch(logged('oauth refreshes not stopped cleanly'));
     let left = await metering.drain(deadline);
     if (left.inFlight > 0 && closeOptions.cutConnections) {
       closeOptions.cutConnections();

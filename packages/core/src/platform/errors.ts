@@ -6,6 +6,7 @@
 import { OperatorError } from '../billing/operators.js';
 import { PaymentError } from '../billing/payments/stripe-processor.js';
 import { ConnectionError } from '../connections/errors.js';
+import { ConnectorOAuthError } from '../connections/oauth-errors.js';
 import type { ErrorShape } from '../http/errors.js';
 import { canonicalError, flatError, nestedError, stringError } from '../http/errors.js';
 import { KeyError } from '../identity/tenant-keys.js';
@@ -37,6 +38,7 @@ export function refusalOf(error: unknown): PlatformError | null {
   if (error instanceof PlatformError) return error;
   if (
     error instanceof ConnectionError ||
+    error instanceof ConnectorOAuthError ||
     error instanceof KeyError ||
     error instanceof OperatorError ||
     error instanceof WorkspaceError ||

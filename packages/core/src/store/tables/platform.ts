@@ -107,6 +107,10 @@ export interface ConnectionsTable {
   connected_at: NullableTimestamp;
   /** An exclusive connection may be bound to one app only. */
   exclusive: Defaulted<boolean>;
+  /** When an OAuth connection's access token expires (null: no expiry known, or no token). */
+  token_expires_at: NullableTimestamp;
+  /** A refresh in progress holds the connection until then, so a refresh token is used once. */
+  refresh_claimed_until: NullableTimestamp;
   created_at: CreatedAt;
   updated_at: Touched;
 }
