@@ -318,6 +318,7 @@ async function runHostTool(
       threadId: run.threadId,
       runId: run.id,
       toolCallId,
+      run: run.origin,
       ...(run.credentials ? { credentials: run.credentials } : {}),
     },
     audit: {

@@ -1,6 +1,7 @@
 /**
- * Webhook deliveries as standard-webhooks signs them: HMAC-SHA256 over `id.timestamp.body`,
- * accepted within five minutes of their timestamp.
+ * Webhook deliveries and their signature schemes: self-minted ones as standard-webhooks signs
+ * them (HMAC-SHA256 over `id.timestamp.body`, accepted within five minutes of their timestamp),
+ * and connector sources with their own signed headers (GitHub's `X-Hub-Signature-256`).
  */
 import { createHmac } from 'node:crypto';
 import { safeEqual } from '../identity/keys.js';
@@ -54,4 +55,32 @@ export function signWebhook(
     : Buffer.from(secret, 'utf8');
   const mac = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
   return `v1,${mac}`;
+}
+
+/**
+ * A source's verification, as the composition registers it: a secret alone is a self-minted
+ * (standard-webhooks) source; `{ scheme: 'github', secret }` verifies GitHub's own headers.
+ */
+export type WebhookSource = string | { scheme: 'standard-webhooks' | 'github'; secret: string };
+
+/** A GitHub delivery: `X-GitHub-Delivery`, `X-Hub-Signature-256` and the body. */
+export interface GithubDelivery {
+  id: string | undefined;
+  signature: string | undefined;
+  body: Uint8Array;
+}
+
+/**
+ * Null when `X-Hub-Signature-256` is `sha256=<hex HMAC-SHA256 of the body>` under `secret`.
+ * GitHub signs no timestamp, so there is no clock window: a replay is caught by its delivery id.
+ */
+export function checkGithubWebhook(secret: string, delivery: GithubDelivery): WebhookRejection | null {
+  const { id, signature } = delivery;
+  if (!id || !signature || id.length > 256) return 'missing_headers';
+  return safeEqual(signature.trim(), signGithubWebhook(secret, delivery.body)) ? null : 'bad_signature';
+}
+
+/** GitHub's `X-Hub-Signature-256` value for `body`. */
+export function signGithubWebhook(secret: string, body: Uint8Array | string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }

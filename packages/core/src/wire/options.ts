@@ -8,6 +8,7 @@ import type { LanguageModel } from 'ai';
 import { z } from 'zod';
 import type { Overrides } from '../agent/overrides.js';
 import type { ActAs, AnyHostTool, Principal } from '../agent/tools.js';
+import type { WebhookSource } from '../automations/index.js';
 import { describeIssues } from '../http/issues.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
@@ -21,9 +22,19 @@ export type PrincipalResolver = (request: Request) => Principal | null | Promise
 export interface AutomationsOptions {
   /** Bearer secret of `POST /tick`. Default `SERVICE_TICK_SECRET`; unset refuses every tick. */
   tickSecret?: string;
-  /** Webhook sources and their signing secrets (standard-webhooks, HMAC-SHA256). */
-  webhooks?: Record<string, string>;
+  /**
+   * Webhook sources and their verification: a secret (standard-webhooks, HMAC-SHA256 over
+   * `id.timestamp.body`), or `{ scheme: 'github', secret }` (GitHub's `X-Hub-Signature-256`).
+   */
+  webhooks?: Record<string, WebhookSource>;
+  /**
+   * The built-in scheduler for single-process hosts: `true` fires due schedules every 30 s, or
+   * `{ intervalMs }` (1 s to 1 hour). Off by default: an outside scheduler calls `POST /tick`.
+   */
+  scheduler?: boolean | { intervalMs: number };
 }
+
+export const DEFAULT_SCHEDULER_INTERVAL_MS = 30_000;
 
 export interface ServiceOptions {
   /** The shared store. Default: `createStore()` (PGlite at `.service/data`, or `DATABASE_URL`). */
@@ -127,7 +138,18 @@ const optionsSchema = z.object({
           .string()
           .min(MIN_TICK_SECRET_LENGTH, `must be at least ${MIN_TICK_SECRET_LENGTH} characters`)
           .optional(),
-        webhooks: z.record(z.string().regex(/^[a-z0-9-]{1,64}$/), z.string().min(16)).optional(),
+        webhooks: z
+          .record(
+            z.string().regex(/^[a-z0-9-]{1,64}$/),
+            z.union([
+              z.string().min(16),
+              z.object({ scheme: z.enum(['standard-webhooks', 'github']), secret: z.string().min(16) }),
+            ]),
+          )
+          .optional(),
+        scheduler: z
+          .union([z.boolean(), z.object({ intervalMs: z.number().int().min(1000).max(3_600_000) })])
+          .optional(),
       }),
     ])
     .optional(),

@@ -11,6 +11,7 @@ import * as purchases from './0009-purchases.js';
 import * as operators from './0010-operators.js';
 import * as workspaces from './0011-workspaces.js';
 import * as stripe from './0012-stripe.js';
+import * as automations from './0014-automations.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0010-operators': operators,
   '0011-workspaces': workspaces,
   '0012-stripe': stripe,
+  '0014-automations': automations,
 };
