@@ -23,13 +23,17 @@ interface Seen {
   run: unknown;
 }
 
-/** Every run calls `observe` once (which records who it ran as and its RunContext), then answers. */
+/**
+ * Every run calls one tool, then answers: `purge` (destructive: it parks for an approval) when
+ * its prompt says so, else `observe` (which records who the run ran as and its RunContext).
+ */
 function automationModel() {
-  return reactiveModel((options: LanguageModelV3CallOptions) =>
-    options.prompt.at(-1)?.role === 'tool'
-      ? { text: ['done'] }
-      : { toolCalls: [{ id: 'c1', name: 'observe', input: {} }] },
-  );
+  return reactiveModel((options: LanguageModelV3CallOptions) => {
+    if (options.prompt.at(-1)?.role === 'tool') return { text: ['done'] };
+    const prompt = JSON.stringify(options.prompt.find((m) => m.role === 'user')?.content ?? '');
+    const tool = prompt.includes('Purge') ? 'purge' : 'observe';
+    return { toolCalls: [{ id: 'c1', name: tool, input: {} }] };
+  });
 }
 
 for (const kind of STORE_KINDS) {
@@ -52,6 +56,17 @@ for (const kind of STORE_KINDS) {
         return { ok: true };
       },
     };
+    const purged: string[] = [];
+    const purge = {
+      name: 'purge',
+      description: 'Purges old records',
+      input: z.object({}),
+      risk: 'destructive' as const,
+      execute: (_input: unknown, context: { runId?: string }) => {
+        purged.push(context.runId ?? '');
+        return { purged: true };
+      },
+    };
     const settings = {
       tickSecret: TICK_SECRET,
       webhooks: {
@@ -64,10 +79,14 @@ for (const kind of STORE_KINDS) {
       store = await openTestStore(kind);
       // On Postgres the second instance has its own pool, as a second process would.
       secondStore = kind === 'postgres' ? await openSecondHandle(store) : store;
-      one = await testService(store, { model: automationModel(), tools: [observe], automations: settings });
+      one = await testService(store, {
+        model: automationModel(),
+        tools: [observe, purge],
+        automations: settings,
+      });
       two = await testService(secondStore, {
         model: automationModel(),
-        tools: [observe],
+        tools: [observe, purge],
         automations: settings,
       });
     });
@@ -400,6 +419,34 @@ for (const kind of STORE_KINDS) {
         expect((await (await as('mallory')('/runs?owner=service:webhook:hooks')).json()).runs).toEqual([]);
       });
 
+      it("asks the automation's owner to approve what a delivery's run wants to do", async () => {
+        const response = await create('olga', {
+          name: 'cleanup',
+          prompt: 'Purge what this event names',
+          trigger: { type: 'webhook', source: 'hooks' },
+        });
+        const id = (await response.json()).automation.id;
+        const delivered = await standard(one, 'msg_purge', '{"older_than":"30d"}');
+        const runId: string = (await delivered.json()).runs.at(-1);
+        const approval = await eventually(async () => {
+          const { approvals } = await (await as('olga')('/approvals?status=pending')).json();
+          return approvals.find((a: { request?: { tool: string } }) => a.request?.tool === 'purge');
+        });
+        expect((await (await as('olga')(`/runs/${runId}`)).json()).run).toMatchObject({
+          status: 'awaiting_approval',
+          owner: 'service:webhook:hooks',
+          automationId: id,
+        });
+        expect(purged).not.toContain(runId);
+        const decided = await as('olga')(`/approvals/${approval.id}/decide`, {
+          method: 'POST',
+          json: { decision: 'approve' },
+        });
+        expect(decided.status).toBe(200);
+        await finished('olga', runId);
+        expect(purged).toContain(runId);
+      });
+
       it('deduplicates one delivery sent to two instances at once', async () => {
         const id = await onSource('dora', 'hooks');
         const payload = '{"event":"twice"}';
@@ -526,7 +573,7 @@ for (const kind of STORE_KINDS) {
   });
 }
 
-describe('the built-in scheduler', () => {
+describe('automations in compositions of their own', () => {
   let store: TestStore;
   beforeAll(async () => {
     store = await openTestStore();
@@ -573,5 +620,38 @@ describe('the built-in scheduler', () => {
       .where('automation_id', '=', id)
       .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
+  });
+
+  it("never cancels an automation's run as abandoned: nobody reads it by design", async () => {
+    const service = await testService(store, {
+      model: reactiveModel(() => ({ chunkDelayMs: 500, text: ['slow', ' but', ' sure', '.'] })),
+      resumeWindowMs: 300,
+      automations: { tickSecret: TICK_SECRET },
+    });
+    try {
+      const as = callerFor(service.fetch, 'nora');
+      const created = await as('/automations', {
+        method: 'POST',
+        json: { name: 'slow', prompt: 'Take your time', trigger: { type: 'schedule', cron: '0 * * * *' } },
+      });
+      const id = (await created.json()).automation.id;
+      await store.db
+        .updateTable('wire_automations')
+        .set({ next_run_at: new Date(Date.now() - 1000) })
+        .where('id', '=', id)
+        .execute();
+      const fired = await callerFor(service.fetch, null)('/tick', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TICK_SECRET}` },
+      });
+      const runId = (await fired.json()).runs[0].run;
+      const run = await eventually(async () => {
+        const body = await (await as(`/runs/${runId}`)).json();
+        return body.run.status === 'running' ? undefined : body.run;
+      }, 8000);
+      expect(run).toMatchObject({ status: 'completed', stopReason: null });
+    } finally {
+      await service.close();
+    }
   });
 });
