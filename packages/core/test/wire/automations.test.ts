@@ -5,6 +5,7 @@
  * signatures, deduplicated across instances), and the runs routes (filters, cursor, rerun).
  */
 import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { signGithubWebhook, signWebhook } from '../../src/automations/webhooks.js';
@@ -277,6 +278,53 @@ for (const kind of STORE_KINDS) {
         });
         expect(huge.status).toBe(413);
       });
+    });
+
+    it('answers any cron and time zone text with 201 or 400, never a 5xx', async () => {
+      const cronText = fc.oneof(
+        fc.string({ maxLength: 40 }),
+        fc
+          .array(
+            fc.constantFrom(
+              '*',
+              '*/0',
+              '0',
+              '59',
+              '60',
+              '1-5',
+              '5-1',
+              'L',
+              'W',
+              '#',
+              '?',
+              'MON',
+              'JAN',
+              '-1',
+              ',',
+            ),
+            {
+              minLength: 4,
+              maxLength: 7,
+            },
+          )
+          .map((parts) => parts.join(' ')),
+      );
+      const zone = fc.constantFrom('UTC', 'Europe/Paris', 'Etc/GMT+14', '', 'Mars/Base', '+05:00', 'utc');
+      await fc.assert(
+        fc.asyncProperty(cronText, zone, async (cron, timezone) => {
+          const response = await create('fuzzer', {
+            name: 'f',
+            prompt: 'p',
+            trigger: { type: 'schedule', cron, timezone },
+          });
+          expect([201, 400]).toContain(response.status);
+          const body = await response.json();
+          if (response.status === 201)
+            expect(Date.parse(body.automation.nextRunAt)).toBeGreaterThan(Date.now());
+          else expect(body.error.code).toBe('validation_failed');
+        }),
+        { numRuns: 150 },
+      );
     });
 
     describe('tick', () => {
