@@ -13,6 +13,7 @@ import type { Store } from '../../src/store/index.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openSecondHandle, openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { reactiveModel } from './support/models.js';
+import { connect, type Transport } from './support/transports.js';
 import { type Caller, callerFor, eventually, testService } from './support/wire.js';
 
 const TICK_SECRET = 'tick-secret-0123456789';
@@ -43,6 +44,9 @@ for (const kind of STORE_KINDS) {
     let secondStore: Store;
     let one: Service;
     let two: Service;
+    // Deliveries reach the instances over real sockets, through the Express adapter.
+    let httpOne: Transport;
+    let httpTwo: Transport;
     const seen = new Map<string, Seen>();
     const observe = {
       name: 'observe',
@@ -90,8 +94,12 @@ for (const kind of STORE_KINDS) {
         tools: [observe, purge],
         automations: settings,
       });
+      httpOne = await connect('express', one);
+      httpTwo = await connect('express-fast', two);
     });
     afterAll(async () => {
+      await httpOne?.close();
+      await httpTwo?.close();
       await one?.close();
       await two?.close();
       if (secondStore !== store) await secondStore?.close();
@@ -392,9 +400,13 @@ for (const kind of STORE_KINDS) {
 
     describe('webhook deliveries', () => {
       const encoder = new TextEncoder();
-      function standard(service: Service, id: string, payload: string, secret = HOOKS_SECRET) {
+      function standard(http: Transport, id: string, payload: string, secret = HOOKS_SECRET) {
         const at = Math.floor(Date.now() / 1000);
-        return callerFor(service.fetch, null)('/webhooks/hooks', {
+        return callerFor(
+          http.fetch,
+          null,
+          http.url,
+        )('/webhooks/hooks', {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -405,8 +417,12 @@ for (const kind of STORE_KINDS) {
           body: payload,
         });
       }
-      function github(service: Service, id: string, payload: string, secret = GITHUB_SECRET) {
-        return callerFor(service.fetch, null)('/webhooks/github', {
+      function github(http: Transport, id: string, payload: string, secret = GITHUB_SECRET) {
+        return callerFor(
+          http.fetch,
+          null,
+          http.url,
+        )('/webhooks/github', {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -429,7 +445,7 @@ for (const kind of STORE_KINDS) {
       it('starts a run as service:webhook:<source> that answers to the automation owner, once per delivery id', async () => {
         const id = await onSource('wendy', 'hooks');
         const payload = '{"event":"order.created","order":"A-7"}';
-        const response = await standard(one, 'msg_first', payload);
+        const response = await standard(httpOne, 'msg_first', payload);
         expect(response.status).toBe(202);
         const body = await response.json();
         expect(body).toMatchObject({ accepted: true, duplicate: false, id: 'msg_first' });
@@ -457,7 +473,7 @@ for (const kind of STORE_KINDS) {
         expect(JSON.stringify(messages[0]?.message)).toContain('Triage this hooks event');
         expect(JSON.stringify(messages[0]?.message)).toContain('order.created');
 
-        const again = await standard(two, 'msg_first', payload);
+        const again = await standard(httpTwo, 'msg_first', payload);
         expect(again.status).toBe(200);
         expect(await again.json()).toMatchObject({ duplicate: true, runs: [] });
         const { runs } = await (await as('wendy')(`/runs?automation=${id}`)).json();
@@ -474,7 +490,7 @@ for (const kind of STORE_KINDS) {
           trigger: { type: 'webhook', source: 'hooks' },
         });
         const id = (await response.json()).automation.id;
-        const delivered = await standard(one, 'msg_purge', '{"older_than":"30d"}');
+        const delivered = await standard(httpOne, 'msg_purge', '{"older_than":"30d"}');
         const runId: string = (await delivered.json()).runs.at(-1);
         const approval = await eventually(async () => {
           const { approvals } = await (await as('olga')('/approvals?status=pending')).json();
@@ -499,8 +515,8 @@ for (const kind of STORE_KINDS) {
         const id = await onSource('dora', 'hooks');
         const payload = '{"event":"twice"}';
         const answers = await Promise.all([
-          standard(one, 'msg_race', payload),
-          standard(two, 'msg_race', payload),
+          standard(httpOne, 'msg_race', payload),
+          standard(httpTwo, 'msg_race', payload),
         ]);
         expect(answers.map((r) => r.status).sort()).toEqual([200, 202]);
         await eventually(async () => {
@@ -512,13 +528,13 @@ for (const kind of STORE_KINDS) {
       it("verifies GitHub's X-Hub-Signature-256 over the raw body", async () => {
         const id = await onSource('gil', 'github');
         const payload = '{ "action": "opened",\n  "number": 42 }';
-        const response = await github(one, '5f1c-delivery', payload);
+        const response = await github(httpOne, '5f1c-delivery', payload);
         expect(response.status).toBe(202);
         const { runs } = await response.json();
         const run = await finished('gil', runs[0]);
         expect(run).toMatchObject({ owner: 'service:webhook:github', actor: 'gil', automationId: id });
 
-        const forged = await github(one, '5f1c-other', payload, 'not-the-github-secret');
+        const forged = await github(httpOne, '5f1c-other', payload, 'not-the-github-secret');
         expect(forged.status).toBe(401);
         const unsigned = await callerFor(one.fetch, null)('/webhooks/github', {
           method: 'POST',
@@ -544,11 +560,11 @@ for (const kind of STORE_KINDS) {
       it('starts nothing for a paused automation, and refuses a bad signature without a run', async () => {
         const id = await onSource('paula', 'hooks');
         await as('paula')(`/automations/${id}/pause`, { method: 'POST', json: {} });
-        const response = await standard(one, 'msg_paused', '{}');
+        const response = await standard(httpOne, 'msg_paused', '{}');
         expect(response.status).toBe(202);
         expect((await (await as('paula')(`/runs?automation=${id}`)).json()).runs).toEqual([]);
         await as('paula')(`/automations/${id}/resume`, { method: 'POST', json: {} });
-        const forged = await standard(one, 'msg_forged', '{}', 'whsec_bm90LXRoZS1zZWNyZXQtYXQtYWxs');
+        const forged = await standard(httpOne, 'msg_forged', '{}', 'whsec_bm90LXRoZS1zZWNyZXQtYXQtYWxs');
         expect(forged.status).toBe(401);
         expect((await (await as('paula')(`/runs?automation=${id}`)).json()).runs).toEqual([]);
       });
@@ -692,7 +708,7 @@ describe('automations in compositions of their own', () => {
         method: 'POST',
         headers: { authorization: `Bearer ${TICK_SECRET}` },
       });
-      const runId = (await fired.json()).runs[0].run;
+      const runId = (await fired.json()).runs.find((r: { automation: string }) => r.automation === id).run;
       const run = await eventually(async () => {
         const body = await (await as(`/runs/${runId}`)).json();
         return body.run.status === 'running' ? undefined : body.run;
