@@ -21,7 +21,13 @@ import { describeError, type Logger } from '../http/logger.js';
 import { safeEqual } from '../identity/keys.js';
 import type { Database } from '../store/database.js';
 import { type AutomationRow, AutomationStore } from './records.js';
-import { checkGithubWebhook, checkWebhook, type WebhookRejection, type WebhookSource } from './webhooks.js';
+import {
+  checkGithubWebhook,
+  checkStripeWebhook,
+  checkWebhook,
+  type WebhookRejection,
+  type WebhookSource,
+} from './webhooks.js';
 
 export interface AutomationSettings {
   /** Bearer secret of the tick; unset refuses every tick. */
@@ -247,6 +253,8 @@ function verify(
   const { headers, body } = delivery;
   const { scheme, secret } =
     typeof source === 'string' ? { scheme: 'standard-webhooks', secret: source } : source;
+  if (scheme === 'stripe')
+    return checkStripeWebhook(secret, { signature: headers['stripe-signature'], body });
   if (scheme === 'github') {
     const id = headers['x-github-delivery'];
     const rejection = checkGithubWebhook(secret, { id, signature: headers['x-hub-signature-256'], body });

@@ -14,12 +14,16 @@ export type { AutomationInput, AutomationTrigger, AutomationView } from './recor
 export { nextOccurrence, type Schedule, scheduleProblem } from './schedule.js';
 export {
   checkGithubWebhook,
+  checkStripeWebhook,
   checkWebhook,
   signGithubWebhook,
+  signStripeWebhook,
   signWebhook,
   WEBHOOK_BODY_CAP,
+  WEBHOOK_SCHEMES,
   WEBHOOK_WINDOW_SECONDS,
   type WebhookDelivery,
   type WebhookRejection,
+  type WebhookScheme,
   type WebhookSource,
 } from './webhooks.js';

@@ -8,7 +8,7 @@ import type { LanguageModel } from 'ai';
 import { z } from 'zod';
 import type { Overrides } from '../agent/overrides.js';
 import type { ActAs, AnyHostTool, Principal } from '../agent/tools.js';
-import type { WebhookSource } from '../automations/index.js';
+import { WEBHOOK_SCHEMES, type WebhookSource } from '../automations/index.js';
 import { describeIssues } from '../http/issues.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
@@ -24,7 +24,8 @@ export interface AutomationsOptions {
   tickSecret?: string;
   /**
    * Webhook sources and their verification: a secret (standard-webhooks, HMAC-SHA256 over
-   * `id.timestamp.body`), or `{ scheme: 'github', secret }` (GitHub's `X-Hub-Signature-256`).
+   * `id.timestamp.body`), or `{ scheme: 'github' | 'stripe', secret }` (GitHub's
+   * `X-Hub-Signature-256`, Stripe's `Stripe-Signature`).
    */
   webhooks?: Record<string, WebhookSource>;
   /**
@@ -143,7 +144,7 @@ const optionsSchema = z.object({
             z.string().regex(/^[a-z0-9-]{1,64}$/),
             z.union([
               z.string().min(16),
-              z.object({ scheme: z.enum(['standard-webhooks', 'github']), secret: z.string().min(16) }),
+              z.object({ scheme: z.enum(WEBHOOK_SCHEMES), secret: z.string().min(16) }),
             ]),
           )
           .optional(),

@@ -8,7 +8,7 @@ import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { signGithubWebhook, signWebhook } from '../../src/automations/webhooks.js';
+import { signGithubWebhook, signStripeWebhook, signWebhook } from '../../src/automations/webhooks.js';
 import type { Store } from '../../src/store/index.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openSecondHandle, openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
@@ -19,6 +19,7 @@ import { type Caller, callerFor, eventually, testService } from './support/wire.
 const TICK_SECRET = 'tick-secret-0123456789';
 const HOOKS_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const GITHUB_SECRET = 'github-secret-0123456789';
+const STRIPE_SECRET = 'whsec_stripe_0123456789';
 
 interface Seen {
   subject: string;
@@ -77,6 +78,7 @@ for (const kind of STORE_KINDS) {
       webhooks: {
         hooks: HOOKS_SECRET,
         github: { scheme: 'github' as const, secret: GITHUB_SECRET },
+        stripe: { scheme: 'stripe' as const, secret: STRIPE_SECRET },
       },
     };
 
@@ -245,7 +247,10 @@ for (const kind of STORE_KINDS) {
             },
             'body.trigger.timezone',
           ],
-          [{ name: 'x', prompt: 'y', trigger: { type: 'webhook', source: 'stripe' } }, 'body.trigger.source'],
+          [
+            { name: 'x', prompt: 'y', trigger: { type: 'webhook', source: 'shopify' } },
+            'body.trigger.source',
+          ],
           [{ name: 'x', prompt: 'y', trigger: { type: 'email' } }, 'body.trigger'],
           [{ name: '', prompt: 'y', trigger: { type: 'webhook', source: 'hooks' } }, 'body.name'],
           [{ name: 'x', trigger: { type: 'webhook', source: 'hooks' } }, 'body.prompt'],
@@ -557,6 +562,37 @@ for (const kind of STORE_KINDS) {
         expect((await (await as('gil')(`/runs?automation=${id}`)).json()).runs).toHaveLength(1);
       });
 
+      it("verifies Stripe's Stripe-Signature and deduplicates by the event id", async () => {
+        const id = await onSource('stan', 'stripe');
+        const payload = '{"id":"evt_1Abc","type":"invoice.paid","data":{"object":{"amount_paid":900}}}';
+        const send = (http: Transport, signature: string) =>
+          callerFor(
+            http.fetch,
+            null,
+            http.url,
+          )('/webhooks/stripe', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+            body: payload,
+          });
+        const at = Math.floor(Date.now() / 1000);
+        const first = await send(httpOne, signStripeWebhook(STRIPE_SECRET, at, payload));
+        expect(first.status).toBe(202);
+        const body = await first.json();
+        expect(body).toMatchObject({ id: 'evt_1Abc', duplicate: false });
+        const run = await finished('stan', body.runs[0]);
+        expect(run).toMatchObject({ owner: 'service:webhook:stripe', actor: 'stan', automationId: id });
+        // Stripe retries the same event with a new timestamp: still the same delivery.
+        const retry = await send(httpTwo, signStripeWebhook(STRIPE_SECRET, at + 5, payload));
+        expect(retry.status).toBe(200);
+        expect((await retry.json()).duplicate).toBe(true);
+        const stale = await send(httpOne, signStripeWebhook(STRIPE_SECRET, at - 600, payload));
+        expect(stale.status).toBe(401);
+        const forged = await send(httpOne, signStripeWebhook('whsec_not_the_secret_0', at, payload));
+        expect(forged.status).toBe(401);
+        expect((await (await as('stan')(`/runs?automation=${id}`)).json()).runs).toHaveLength(1);
+      });
+
       it('starts nothing for a paused automation, and refuses a bad signature without a run', async () => {
         const id = await onSource('paula', 'hooks');
         await as('paula')(`/automations/${id}/pause`, { method: 'POST', json: {} });
@@ -632,7 +668,7 @@ for (const kind of STORE_KINDS) {
 
     it('reports the automations block truthfully', async () => {
       const status = await (await as('ada')('/status')).json();
-      expect(status.blocks.automations).toEqual({ tick: true, scheduler: false, webhookSources: 2 });
+      expect(status.blocks.automations).toEqual({ tick: true, scheduler: false, webhookSources: 3 });
     });
   });
 }

@@ -27,6 +27,7 @@ const DELIVERY_HEADERS = [
   'webhook-signature',
   'x-github-delivery',
   'x-hub-signature-256',
+  'stripe-signature',
 ] as const;
 
 const trigger = z.discriminatedUnion('type', [
