@@ -213,6 +213,7 @@ const WIRE_ROUTES: RouteCase[] = [
   ['GET', '/runs/:id'],
   ['POST', '/runs/:id/stop'],
   ['POST', '/runs/:id/rerun'],
+  ['GET', '/runs/:id/stream'],
   ['GET', '/automations'],
   ['POST', '/automations'],
   ['GET', '/automations/:id'],

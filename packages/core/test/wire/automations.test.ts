@@ -14,7 +14,7 @@ import type { Service } from '../../src/wire/create-service.js';
 import { openSecondHandle, openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { reactiveModel } from './support/models.js';
 import { connect, type Transport } from './support/transports.js';
-import { type Caller, callerFor, eventually, testService } from './support/wire.js';
+import { type Caller, callerFor, eventually, readTurn, testService, textOf } from './support/wire.js';
 
 const TICK_SECRET = 'tick-secret-0123456789';
 const HOOKS_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -483,7 +483,15 @@ for (const kind of STORE_KINDS) {
         expect(await again.json()).toMatchObject({ duplicate: true, runs: [] });
         const { runs } = await (await as('wendy')(`/runs?automation=${id}`)).json();
         expect(runs).toHaveLength(1);
+        // The owner reads what the run said, though it ran as the service.
+        const streamed = await readTurn(await as('wendy')(`/runs/${run.id}/stream`));
+        expect(textOf(streamed.message)).toBe('done');
+        expect(streamed.chunks.some((c) => c.type === 'tool-output-available')).toBe(true);
+        const rest = await readTurn(await as('wendy')(`/runs/${run.id}/stream?after=${streamed.ids.at(-2)}`));
+        expect(rest.ids).toEqual([streamed.ids.at(-1)]);
+        expect((await as('wendy')(`/runs/${run.id}/stream?after=soon`)).status).toBe(400);
         // Another user sees none of it.
+        expect((await as('mallory')(`/runs/${run.id}/stream`)).status).toBe(404);
         expect((await as('mallory')(`/runs/${run.id}`)).status).toBe(404);
         expect((await (await as('mallory')('/runs?owner=service:webhook:hooks')).json()).runs).toEqual([]);
       });

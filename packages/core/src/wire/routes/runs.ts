@@ -1,6 +1,7 @@
 /**
  * Runs: `GET /runs` (those the caller may see, newest first; filters `thread`, `automation`,
- * `owner`, `status`; cursor pagination), `GET /runs/:id`, `POST /runs/:id/stop` (the
+ * `owner`, `status`; cursor pagination), `GET /runs/:id`, `GET /runs/:id/stream` (what it
+ * streamed, from any point), `POST /runs/:id/stop` (the
  * cooperative, idempotent stop) and `POST /runs/:id/rerun` (an automation's run again). A caller
  * sees the runs that ran as them and those that answer to them (an automation's runs, also the
  * ones a webhook delivery ran as `service:webhook:<source>`); any other is a 404. Mounted with
@@ -12,6 +13,7 @@ import { z } from 'zod';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { principalOf, queryOf, validate } from '../request.js';
+import { cursorSchema, follow } from './chat.js';
 
 const listQuery = z.object({
   thread: z.string().max(64).optional(),
@@ -47,6 +49,17 @@ export function runRoutes(ctx: WireContext): Hono<WireEnv> {
     const run = await ctx.runs.getRun(principal.subject, c.req.param('id'));
     if (!run) throw notFound();
     return c.json({ run });
+  });
+
+  // Any run the caller may see, from its start or a cursor, finished or not: how the owner of a
+  // webhook automation reads what its run (which ran as the service) said.
+  app.get('/runs/:id/stream', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const raw = c.req.header('last-event-id') ?? queryOf(c).after;
+    const after = raw === undefined ? 0 : validate(cursorSchema, raw, 'after');
+    const run = await ctx.runs.getRun(principal.subject, c.req.param('id'));
+    if (!run) throw notFound();
+    return follow(ctx, c, run.id, run.threadId, after);
   });
 
   app.post('/runs/:id/stop', async (c) => {
