@@ -86,13 +86,17 @@ export class AutomationStore {
     return row ? viewOf(row) : null;
   }
 
-  /** Changes what is given; a new trigger (or a change to it) starts its schedule from now. */
+  /**
+   * Changes what is given; a new trigger (or a change to it) starts its schedule from now. The
+   * owner's principal is taken afresh, so later runs see the user as the host resolves them now.
+   */
   async update(
-    owner: string,
+    principal: Principal,
     id: string,
     patch: Partial<AutomationInput>,
     now = new Date(),
   ): Promise<AutomationView | null> {
+    const owner = principal.subject;
     return this.db.transaction().execute(async (trx) => {
       const current = await trx
         .selectFrom('wire_automations')
@@ -108,6 +112,7 @@ export class AutomationStore {
           ...(patch.name !== undefined ? { name: patch.name } : {}),
           ...(patch.prompt !== undefined ? { prompt: patch.prompt } : {}),
           ...(patch.trigger ? triggerColumns(patch.trigger, current.status, now) : {}),
+          principal: JSON.stringify(principal),
           updated_at: now,
         })
         .where('owner', '=', owner)

@@ -8,6 +8,7 @@ import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { ToolContext } from '../../src/agent/tools.js';
 import { signGithubWebhook, signStripeWebhook, signWebhook } from '../../src/automations/webhooks.js';
 import type { Store } from '../../src/store/index.js';
 import type { Service } from '../../src/wire/create-service.js';
@@ -728,6 +729,61 @@ describe('automations in compositions of their own', () => {
       .where('automation_id', '=', id)
       .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(1);
+  });
+
+  it("runs a schedule as its owner's principal, as the host resolved it at the last save", async () => {
+    const roles: unknown[] = [];
+    const service = await testService(store, {
+      principal: (request) => {
+        const subject = request.headers.get('x-test-user');
+        return subject ? { subject, role: request.headers.get('x-test-role') } : null;
+      },
+      model: reactiveModel((options) =>
+        options.prompt.at(-1)?.role === 'tool'
+          ? { text: ['ok'] }
+          : { toolCalls: [{ id: 'c1', name: 'whoami', input: {} }] },
+      ),
+      tools: [
+        {
+          name: 'whoami',
+          description: 'Reads the principal',
+          input: z.object({}),
+          risk: 'read' as const,
+          execute: (_input: unknown, context: ToolContext) => {
+            // Other schedules of this shared store may fire on the same tick.
+            if (context.principal.subject === 'rolf') roles.push(context.principal.role);
+            return {};
+          },
+        },
+      ],
+      automations: { tickSecret: TICK_SECRET },
+    });
+    try {
+      const rolf = callerFor(service.fetch, 'rolf');
+      const as =
+        (role: string): Caller =>
+        (path, init = {}) =>
+          rolf(path, { ...init, headers: { 'x-test-role': role } });
+      const created = await as('viewer')('/automations', {
+        method: 'POST',
+        json: { name: 'audit', prompt: 'Check access', trigger: { type: 'schedule', cron: '0 3 * * *' } },
+      });
+      const id = (await created.json()).automation.id;
+      await as('admin')(`/automations/${id}`, { method: 'PATCH', json: { name: 'audit (nightly)' } });
+      await store.db
+        .updateTable('wire_automations')
+        .set({ next_run_at: new Date(Date.now() - 1000) })
+        .where('id', '=', id)
+        .execute();
+      await callerFor(service.fetch, null)('/tick', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TICK_SECRET}` },
+      });
+      await eventually(async () => (roles.length > 0 ? roles : undefined));
+      expect(roles).toEqual(['admin']);
+    } finally {
+      await service.close();
+    }
   });
 
   it("never cancels an automation's run as abandoned: nobody reads it by design", async () => {

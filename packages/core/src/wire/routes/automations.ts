@@ -85,7 +85,7 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
     const principal = await principalOf(ctx, c);
     const body = await jsonBody(ctx, c, updateBody);
     if (body.trigger) checkTrigger(automations, body.trigger);
-    const automation = await automations.records.update(principal.subject, c.req.param('id'), body);
+    const automation = await automations.records.update(principal, c.req.param('id'), body);
     if (!automation) throw notFound();
     return c.json({ automation });
   });
