@@ -189,7 +189,8 @@ export class Automations {
         runs.push(run.id);
       }
     } catch (error) {
-      // Nothing started for some automations: forget the id, so the sender's retry is not a duplicate.
+      // With no run started, the id is forgotten so the sender's retry is not taken for a
+      // duplicate; once one has started, a retry would start it twice, so the id stays.
       if (runs.length === 0) {
         await this.db
           .deleteFrom('wire_webhook_deliveries')

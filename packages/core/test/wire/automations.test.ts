@@ -786,6 +786,53 @@ describe('automations in compositions of their own', () => {
     }
   });
 
+  it('a closing instance claims no schedule and refuses deliveries with 503, so another instance takes them', async () => {
+    const service = await testService(store, {
+      model: reactiveModel(() => ({ text: ['ok'] })),
+      automations: { tickSecret: TICK_SECRET, webhooks: { hooks: HOOKS_SECRET } },
+    });
+    const created = await callerFor(service.fetch, 'cleo')('/automations', {
+      method: 'POST',
+      json: { name: 'nightly', prompt: 'Tidy', trigger: { type: 'schedule', cron: '0 2 * * *' } },
+    });
+    const id = (await created.json()).automation.id;
+    const due = new Date(Date.now() - 1000);
+    await store.db.updateTable('wire_automations').set({ next_run_at: due }).where('id', '=', id).execute();
+    await service.close();
+
+    const ticked = await callerFor(service.fetch, null)('/tick', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TICK_SECRET}` },
+    });
+    expect(await ticked.json()).toEqual({ fired: 0, runs: [] });
+    const row = await store.db
+      .selectFrom('wire_automations')
+      .select('next_run_at')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(row.next_run_at?.getTime()).toBe(due.getTime());
+
+    const at = Math.floor(Date.now() / 1000);
+    const payload = '{}';
+    const delivered = await callerFor(service.fetch, null)('/webhooks/hooks', {
+      method: 'POST',
+      headers: {
+        'webhook-id': 'msg_closing',
+        'webhook-timestamp': String(at),
+        'webhook-signature': signWebhook(HOOKS_SECRET, 'msg_closing', at, payload),
+      },
+      body: payload,
+    });
+    expect(delivered.status).toBe(503);
+    expect(delivered.headers.get('retry-after')).toBe('2');
+    const remembered = await store.db
+      .selectFrom('wire_webhook_deliveries')
+      .select('delivery_id')
+      .where('delivery_id', '=', 'msg_closing')
+      .execute();
+    expect(remembered).toEqual([]);
+  });
+
   it("never cancels an automation's run as abandoned: nobody reads it by design", async () => {
     const service = await testService(store, {
       model: reactiveModel(() => ({ chunkDelayMs: 500, text: ['slow', ' but', ' sure', '.'] })),
