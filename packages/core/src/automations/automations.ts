@@ -241,6 +241,7 @@ export class Automations {
     const message: UIMessage = { id: newId('msg'), role: 'user', parts: [{ type: 'text', text }] };
     const origin: RunContext = { actor, automationId: row.id, trigger };
     const run = await this.runs.startTurn(principal, newId('thr'), message, null, origin);
+    // A schedule's claim already wrote its last_run_at.
     if (trigger === 'webhook') await this.records.markRan(row.id, new Date());
     this.audit.record(actor, 'automation.fired', { automationId: row.id, runId: run.id, trigger });
     return run;

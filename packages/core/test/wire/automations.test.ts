@@ -479,11 +479,13 @@ for (const kind of STORE_KINDS) {
         expect(JSON.stringify(messages[0]?.message)).toContain('Triage this hooks event');
         expect(JSON.stringify(messages[0]?.message)).toContain('order.created');
 
-        const again = await standard(httpTwo, 'msg_first', payload);
-        expect(again.status).toBe(200);
-        expect(await again.json()).toMatchObject({ duplicate: true, runs: [] });
-        const { runs } = await (await as('wendy')(`/runs?automation=${id}`)).json();
-        expect(runs).toHaveLength(1);
+        const repeated = await standard(httpTwo, 'msg_first', payload);
+        expect(repeated.status).toBe(200);
+        expect(await repeated.json()).toMatchObject({ duplicate: true, runs: [] });
+        const { runs } = await (
+          await as('wendy')(`/runs?automation=${id}&owner=service:webhook:hooks`)
+        ).json();
+        expect(runs.filter((r: { trigger: string }) => r.trigger === 'webhook')).toHaveLength(1);
         // The owner reads what the run said, though it ran as the service.
         const streamed = await readTurn(await as('wendy')(`/runs/${run.id}/stream`));
         expect(textOf(streamed.message)).toBe('done');
@@ -491,7 +493,17 @@ for (const kind of STORE_KINDS) {
         const rest = await readTurn(await as('wendy')(`/runs/${run.id}/stream?after=${streamed.ids.at(-2)}`));
         expect(rest.ids).toEqual([streamed.ids.at(-1)]);
         expect((await as('wendy')(`/runs/${run.id}/stream?after=soon`)).status).toBe(400);
+        // A rerun runs as the service again, answering to whoever asked.
+        const rerun = await as('wendy')(`/runs/${run.id}/rerun`, { method: 'POST', json: {} });
+        expect(rerun.status).toBe(202);
+        const again = (await rerun.json()).run;
+        expect(again).toMatchObject({ owner: 'service:webhook:hooks', actor: 'wendy', trigger: 'rerun' });
+        await finished('wendy', again.id);
+        expect(seen.get(again.id)).toMatchObject({ subject: 'service:webhook:hooks' });
         // Another user sees none of it.
+        expect((await as('mallory')(`/runs/${again.id}/rerun`, { method: 'POST', json: {} })).status).toBe(
+          404,
+        );
         expect((await as('mallory')(`/runs/${run.id}/stream`)).status).toBe(404);
         expect((await as('mallory')(`/runs/${run.id}`)).status).toBe(404);
         expect((await (await as('mallory')('/runs?owner=service:webhook:hooks')).json()).runs).toEqual([]);
