@@ -106,6 +106,29 @@ const fn = (what: string) =>
   z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: `must be ${what}` });
 const positiveInt = z.number().int().positive();
 
+const automationsSchema = z.object({
+  tickSecret: z
+    .string()
+    .min(MIN_TICK_SECRET_LENGTH, `must be at least ${MIN_TICK_SECRET_LENGTH} characters`)
+    .optional(),
+  webhooks: z
+    .record(
+      z.string().regex(/^[a-z0-9-]{1,64}$/),
+      z.union(
+        [z.string().min(16), z.object({ scheme: z.enum(WEBHOOK_SCHEMES), secret: z.string().min(16) })],
+        {
+          message: `must be a secret of at least 16 characters, or { scheme: ${WEBHOOK_SCHEMES.map((s) => `'${s}'`).join(' | ')}, secret } with a secret of at least 16 characters`,
+        },
+      ),
+    )
+    .optional(),
+  scheduler: z
+    .union([z.boolean(), z.object({ intervalMs: z.number().int().min(1000).max(3_600_000) })], {
+      message: 'must be true, false or { intervalMs } between 1000 and 3600000',
+    })
+    .optional(),
+});
+
 const optionsSchema = z.object({
   store: z
     .custom<Store>(
@@ -131,28 +154,16 @@ const optionsSchema = z.object({
   historyWindow: positiveInt.optional(),
   maxSteps: positiveInt.max(100).optional(),
   apps: z.boolean().optional(),
+  // A union would fail as a whole ("Invalid input"); the object's own issues name the option.
   automations: z
-    .union([
-      z.boolean(),
-      z.object({
-        tickSecret: z
-          .string()
-          .min(MIN_TICK_SECRET_LENGTH, `must be at least ${MIN_TICK_SECRET_LENGTH} characters`)
-          .optional(),
-        webhooks: z
-          .record(
-            z.string().regex(/^[a-z0-9-]{1,64}$/),
-            z.union([
-              z.string().min(16),
-              z.object({ scheme: z.enum(WEBHOOK_SCHEMES), secret: z.string().min(16) }),
-            ]),
-          )
-          .optional(),
-        scheduler: z
-          .union([z.boolean(), z.object({ intervalMs: z.number().int().min(1000).max(3_600_000) })])
-          .optional(),
-      }),
-    ])
+    .custom<boolean | AutomationsOptions>()
+    .superRefine((value, ctx) => {
+      if (typeof value === 'boolean') return;
+      const parsed = automationsSchema.safeParse(value);
+      for (const issue of parsed.success ? [] : parsed.error.issues) {
+        ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+      }
+    })
     .optional(),
   mcp: z
     .union([z.literal(true), z.record(z.string(), z.unknown())], {

@@ -12,6 +12,7 @@ import type { ToolContext } from '../../src/agent/tools.js';
 import { signGithubWebhook, signStripeWebhook, signWebhook } from '../../src/automations/webhooks.js';
 import type { Store } from '../../src/store/index.js';
 import type { Service } from '../../src/wire/create-service.js';
+import type { ServiceOptions } from '../../src/wire/options.js';
 import { openSecondHandle, openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { reactiveModel } from './support/models.js';
 import { connect, type Transport } from './support/transports.js';
@@ -796,6 +797,24 @@ describe('automations in compositions of their own', () => {
     } finally {
       await service.close();
     }
+  });
+
+  it('refuses a malformed automations composition, naming the option', async () => {
+    const compose = (automations: unknown) =>
+      testService(store, { automations: automations as ServiceOptions['automations'] });
+    await expect(compose({ scheduler: { intervalMs: 10 } })).rejects.toThrow(
+      /automations\.scheduler\.intervalMs .*1000/,
+    );
+    await expect(
+      compose({ webhooks: { gitlab: { scheme: 'gitlab', secret: 'x'.repeat(20) } } }),
+    ).rejects.toThrow(/automations\.webhooks\.gitlab must be a secret .* 'github' \| 'stripe'/);
+    await expect(compose({ webhooks: { github: { scheme: 'github', secret: 'short' } } })).rejects.toThrow(
+      /automations\.webhooks\.github\.secret .*16/,
+    );
+    await expect(compose({ webhooks: { 'Bad Name': 'x'.repeat(20) } })).rejects.toThrow(
+      /automations\.webhooks\.Bad Name/,
+    );
+    await expect(compose('yes')).rejects.toThrow(/automations .*expected object/);
   });
 
   it('a closing instance claims no schedule and refuses deliveries with 503, so another instance takes them', async () => {
