@@ -213,14 +213,8 @@ export class Automations {
     if (!original.automationId) return { refused: 'not_rerunnable' };
     const message = await this.runs.firstUserMessage(original.owner, original.threadId);
     if (!message) return { refused: 'not_rerunnable' };
-    const automation = await this.db
-      .selectFrom('wire_automations')
-      .select('principal')
-      .where('id', '=', original.automationId)
-      .where('owner', '=', original.owner)
-      .executeTakeFirst();
     // A schedule's run ran as its owner (whose principal the record keeps); a delivery's as the service.
-    const principal = (automation?.principal as Principal | undefined) ?? {
+    const principal = (await this.records.savedPrincipal(original.owner, original.automationId)) ?? {
       subject: original.owner,
       ...(original.owner.startsWith('service:') ? { kind: 'service' } : {}),
     };

@@ -211,6 +211,17 @@ export class AutomationStore {
       .execute();
   }
 
+  /** The principal saved with `owner`'s automation `id`, or null when there is none. */
+  async savedPrincipal(owner: string, id: string): Promise<Principal | null> {
+    const row = await this.db
+      .selectFrom('wire_automations')
+      .select('principal')
+      .where('owner', '=', owner)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return (row?.principal as Principal | undefined) ?? null;
+  }
+
   async markRan(id: string, now: Date): Promise<void> {
     await this.db.updateTable('wire_automations').set({ last_run_at: now }).where('id', '=', id).execute();
   }

@@ -76,9 +76,9 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
 
   app.get('/automations/:id', async (c) => {
     const principal = await principalOf(ctx, c);
-    const row = await automations.records.get(principal.subject, c.req.param('id'));
-    if (!row) throw notFound();
-    return c.json({ automation: row });
+    const automation = await automations.records.get(principal.subject, c.req.param('id'));
+    if (!automation) throw notFound();
+    return c.json({ automation });
   });
 
   app.patch('/automations/:id', async (c) => {
