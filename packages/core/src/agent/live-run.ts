@@ -7,7 +7,7 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
 import type { Kysely } from 'kysely';
 import type { Database, RunStatus } from '../store/database.js';
-import type { Principal } from './tools.js';
+import { CHAT_RUN, type Principal, type RunContext } from './tools.js';
 
 /** How far behind the stream chunks reach the store. */
 const FLUSH_DELAY_MS = 20;
@@ -44,6 +44,8 @@ export class LiveRun {
   /** Readers attached on this instance right now, and when the last one left. */
   attached = 0;
   detachedAt = Date.now();
+  /** Where the run came from (a chat turn, or an automation's trigger). */
+  origin: RunContext = CHAT_RUN;
   /** The user's own credentials for host APIs (present mode), kept in memory only. */
   credentials: { headers: Record<string, string> } | null = null;
   /** The thread's messages when already known (a new thread), saving a read. */

@@ -11,7 +11,7 @@
  * @see docs/wire.md "Runs"
  */
 import type { UIMessage, UIMessageChunk } from 'ai';
-import { type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { describeError, type Logger } from '../http/logger.js';
 import type { Database, RunStatus } from '../store/database.js';
 import type { ApprovalStore } from './approvals.js';
@@ -20,8 +20,25 @@ import { isPauseMarker, LiveRun, type SequencedChunk } from './live-run.js';
 import { RunError } from './run-error.js';
 import { followStoredRun, type RunView, viewOf } from './run-rows.js';
 import { type ThreadStore, titleFrom } from './threads.js';
-import type { Principal } from './tools.js';
+import { CHAT_RUN, type Principal, type RunContext } from './tools.js';
 import { runTurn, type TurnDeps } from './turn.js';
+
+/** Which runs `GET /runs` lists. */
+export interface RunFilter {
+  limit: number;
+  threadId?: string;
+  automationId?: string;
+  /** The principal the run ran as (`service:webhook:github`, or a user's subject). */
+  owner?: string;
+  status?: RunStatus;
+  cursor?: string;
+}
+
+/** Runs a subject may see: those that ran as them, and those that answer to them. */
+function visibleTo(subject: string) {
+  return (eb: ExpressionBuilder<Database, 'wire_runs'>) =>
+    eb.or([eb('owner', '=', subject), eb('actor', '=', subject)]);
+}
 
 export interface RunHubOptions {
   resumeWindowMs: number;
@@ -59,14 +76,21 @@ export class RunHub {
     threadId: string,
     userMessage: UIMessage,
     credentials: { headers: Record<string, string> } | null = null,
+    origin: RunContext = CHAT_RUN,
   ): Promise<LiveRun> {
     this.#refuseWhileClosing();
     const runId = newId('run');
     const seq = await this.#claim(principal.subject, threadId, () =>
-      this.#begin(principal.subject, threadId, runId, userMessage),
+      this.#begin(principal.subject, threadId, runId, userMessage, origin),
     );
     // The first message of a thread is its whole history: no need to read it back.
-    return this.#launch(principal, threadId, runId, credentials, seq === 1 ? [userMessage] : null);
+    const history = seq === 1 ? [userMessage] : null;
+    return this.#launch(principal, threadId, runId, credentials, history, origin);
+  }
+
+  /** Whether new runs are refused (the service is closing). */
+  get closing(): boolean {
+    return this.#closing;
   }
 
   /**
@@ -130,7 +154,7 @@ export class RunHub {
           .execute();
       }),
     );
-    return this.#launch(principal, threadId, runId, credentials, null);
+    return this.#launch(principal, threadId, runId, credentials, null, CHAT_RUN);
   }
 
   #refuseWhileClosing(): void {
@@ -143,12 +167,14 @@ export class RunHub {
     runId: string,
     credentials: { headers: Record<string, string> } | null,
     knownHistory: UIMessage[] | null,
+    origin: RunContext,
   ): LiveRun {
     const run = new LiveRun(runId, principal, threadId, this.db, (error) =>
       this.logger.warn('run chunks not stored', { run_id: runId, ...describeError(error) }),
     );
     run.knownHistory = knownHistory;
     run.credentials = credentials;
+    run.origin = origin;
     this.#live.set(runId, run);
     this.turnDeps.audit.record(principal.subject, 'run.started', { runId, threadId });
     const task = this.#execute(run).finally(() => this.#running.delete(task));
@@ -156,14 +182,29 @@ export class RunHub {
     return run;
   }
 
-  async getRun(owner: string, runId: string): Promise<RunView | null> {
+  /** The run, when `subject` may see it: it ran as them, or answers to them (`actor`). */
+  async getRun(subject: string, runId: string): Promise<RunView | null> {
     const row = await this.db
       .selectFrom('wire_runs')
       .selectAll()
-      .where('owner', '=', owner)
+      .where(visibleTo(subject))
       .where('id', '=', runId)
       .executeTakeFirst();
     return row ? viewOf(row) : null;
+  }
+
+  /** The user message a run answered: the first of its thread (automation runs own theirs). */
+  async firstUserMessage(owner: string, threadId: string): Promise<UIMessage | null> {
+    const row = await this.db
+      .selectFrom('wire_messages')
+      .select('message')
+      .where('owner', '=', owner)
+      .where('thread_id', '=', threadId)
+      .where('role', '=', 'user')
+      .orderBy('seq')
+      .limit(1)
+      .executeTakeFirst();
+    return (row?.message as UIMessage | undefined) ?? null;
   }
 
   async latestRun(owner: string, threadId: string): Promise<RunView | null> {
@@ -202,14 +243,36 @@ export class RunHub {
     return Number(row?.last ?? 0);
   }
 
-  async listRuns(owner: string, options: { threadId?: string; limit: number }): Promise<RunView[]> {
+  /**
+   * The runs `subject` may see, newest first, narrowed by the filters; `cursor` is the id of the
+   * last run of the previous page.
+   */
+  async listRuns(subject: string, filter: RunFilter): Promise<RunView[]> {
     let query = this.db
       .selectFrom('wire_runs')
       .selectAll()
-      .where('owner', '=', owner)
+      .where(visibleTo(subject))
       .orderBy('created_at', 'desc')
-      .limit(options.limit);
-    if (options.threadId) query = query.where('thread_id', '=', options.threadId);
+      .orderBy('id', 'desc')
+      .limit(filter.limit);
+    if (filter.threadId) query = query.where('thread_id', '=', filter.threadId);
+    if (filter.automationId) query = query.where('automation_id', '=', filter.automationId);
+    if (filter.owner) query = query.where('owner', '=', filter.owner);
+    if (filter.status) query = query.where('status', '=', filter.status);
+    const cursor = filter.cursor;
+    if (cursor) {
+      query = query.where(({ eb, refTuple, selectFrom }) =>
+        eb(
+          refTuple('created_at', 'id'),
+          '<',
+          selectFrom('wire_runs')
+            .select(['created_at', 'id'])
+            .where(visibleTo(subject))
+            .where('id', '=', cursor)
+            .$asTuple('created_at', 'id'),
+        ),
+      );
+    }
     return (await query.execute()).map(viewOf);
   }
 
@@ -235,13 +298,13 @@ export class RunHub {
   /**
    * Asks a run to stop: the step in progress finishes, running tool calls drain, parked
    * approvals are dropped, and the run ends `cancelled`. Stopping a finished run changes
-   * nothing. Returns the run, or null when the owner has no such run.
+   * nothing. Returns the run, or null when `subject` may not see such a run.
    */
-  async stop(owner: string, runId: string, reason = 'user'): Promise<RunView | null> {
+  async stop(subject: string, runId: string, reason = 'user'): Promise<RunView | null> {
     const updated = await this.db
       .updateTable('wire_runs')
       .set({ stop_requested_at: new Date(), stop_reason: reason })
-      .where('owner', '=', owner)
+      .where(visibleTo(subject))
       .where('id', '=', runId)
       .where('status', 'in', ['running', 'awaiting_approval'])
       .where('stop_requested_at', 'is', null)
@@ -250,9 +313,9 @@ export class RunHub {
     if (updated) {
       this.#live.get(runId)?.requestStop(reason);
       await this.approvals.dropForRun(runId);
-      this.turnDeps.audit.record(owner, 'run.stop_requested', { runId, reason });
+      this.turnDeps.audit.record(subject, 'run.stop_requested', { runId, reason });
     }
-    return this.getRun(owner, runId);
+    return this.getRun(subject, runId);
   }
 
   /** Stops the thread's run in flight; returns it, or null when none was in flight. */
@@ -310,15 +373,22 @@ export class RunHub {
    * first store round trip is also its only one before the model is called. A run already in
    * flight on the thread fails it as a whole (unique index), leaving nothing behind.
    */
-  async #begin(owner: string, threadId: string, runId: string, message: UIMessage): Promise<number> {
+  async #begin(
+    owner: string,
+    threadId: string,
+    runId: string,
+    message: UIMessage,
+    origin: RunContext,
+  ): Promise<number> {
     const result = await sql<{ seq: number }>`
           with thread as (
             insert into wire_threads (owner, id, title) values (${owner}, ${threadId}, ${titleFrom(message)})
             on conflict (owner, id) do update set updated_at = now()
             returning owner, id
           ), run as (
-            insert into wire_runs (id, owner, thread_id, status)
-            select ${runId}, owner, id, 'running' from thread
+            insert into wire_runs (id, owner, thread_id, status, automation_id, actor, trigger)
+            select ${runId}, owner, id, 'running', ${origin.automationId}, ${origin.actor}, ${origin.trigger}
+            from thread
             returning id
           )
           insert into wire_messages (owner, thread_id, seq, id, role, message)
@@ -446,7 +516,9 @@ export class RunHub {
       }
       if (row.stop_requested_at) run.requestStop(row.stop_reason ?? 'user');
       const lastRead = Math.max(run.detachedAt, new Date(row.watched_at).getTime());
+      // Only a chat turn has a reader to lose; an automation's run has none by design.
       if (
+        run.origin.trigger === 'chat' &&
         run.attached === 0 &&
         run.parked === 0 &&
         Date.now() - lastRead > this.options.resumeWindowMs &&

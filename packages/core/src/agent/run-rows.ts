@@ -4,12 +4,18 @@
  */
 import type { UIMessageChunk } from 'ai';
 import type { Kysely } from 'kysely';
-import type { Database, RunStatus } from '../store/database.js';
+import type { Database, RunStatus, RunTrigger } from '../store/database.js';
 import { isPauseMarker, type SequencedChunk } from './live-run.js';
 
 export interface RunView {
   id: string;
   threadId: string;
+  /** The principal the run ran as: a user's subject, or `service:webhook:<source>`. */
+  owner: string;
+  /** The person an automation's run answers to (null for a chat turn). */
+  actor: string | null;
+  automationId: string | null;
+  trigger: RunTrigger;
   status: RunStatus;
   stopReason: string | null;
   error: { code: string; message: string } | null;
@@ -91,6 +97,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export function viewOf(row: {
   id: string;
   thread_id: string;
+  owner: string;
+  actor: string | null;
+  automation_id: string | null;
+  trigger: RunTrigger;
   status: RunStatus;
   stop_reason: string | null;
   error_code: string | null;
@@ -101,6 +111,10 @@ export function viewOf(row: {
   return {
     id: row.id,
     threadId: row.thread_id,
+    owner: row.owner,
+    actor: row.actor,
+    automationId: row.automation_id,
+    trigger: row.trigger,
     status: row.status,
     stopReason: row.stop_reason,
     error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,

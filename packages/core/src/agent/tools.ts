@@ -6,6 +6,7 @@
  */
 import type { JSONSchema7 } from 'ai';
 import { z } from 'zod';
+import type { RunTrigger } from '../store/database.js';
 
 /** How much a tool can change. Drives approvals (`destructive` parks by default) and MCP hints. */
 export type ToolRisk = 'read' | 'write' | 'destructive';
@@ -45,6 +46,20 @@ export interface Grant {
 /** `tool`: every call of the tool; `input`: only calls with exactly the approved input. */
 export type GrantScope = 'tool' | 'input';
 
+/**
+ * Where a run came from. A chat turn runs as the signed-in user (`actor` null); an automation's
+ * run runs as its owner (a schedule) or as `service:webhook:<source>` (a delivery), and `actor`
+ * names the person it answers to: the automation's owner, or whoever asked for a rerun.
+ */
+export interface RunContext {
+  actor: string | null;
+  automationId: string | null;
+  trigger: RunTrigger;
+}
+
+/** A chat turn's context. */
+export const CHAT_RUN: RunContext = Object.freeze({ actor: null, automationId: null, trigger: 'chat' });
+
 /** What a tool's `execute` receives besides its input. */
 export interface ToolContext {
   principal: Principal;
@@ -55,6 +70,8 @@ export interface ToolContext {
   threadId?: string;
   runId?: string;
   toolCallId?: string;
+  /** The run's origin (embedded agent only): its trigger, automation and `actor`. */
+  run?: RunContext;
   /** The grant that let this call through without asking, when one did. */
   grant?: Grant;
   /**

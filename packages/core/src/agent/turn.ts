@@ -318,6 +318,7 @@ async function runHostTool(
       threadId: run.threadId,
       runId: run.id,
       toolCallId,
+      run: run.origin,
       ...(run.credentials ? { credentials: run.credentials } : {}),
     },
     audit: {
@@ -355,8 +356,10 @@ async function park(
   input: unknown,
   toolCallId: string,
 ): Promise<string> {
+  // An automation's run asks the person it answers to: nobody signs in as service:webhook:<source>.
+  const approver = run.origin.actor ?? run.owner;
   const approvalId = await deps.approvals.create({
-    owner: run.owner,
+    owner: approver,
     runId: run.id,
     threadId: run.threadId,
     toolCallId,
@@ -366,7 +369,7 @@ async function park(
   });
   await run.toolInputSeen(toolCallId);
   run.emit({ type: 'tool-approval-request', approvalId, toolCallId });
-  deps.audit.record(run.owner, 'approval.requested', {
+  deps.audit.record(approver, 'approval.requested', {
     approvalId,
     tool: registered.name,
     runId: run.id,

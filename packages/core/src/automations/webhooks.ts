@@ -1,6 +1,8 @@
 /**
- * Webhook deliveries as standard-webhooks signs them: HMAC-SHA256 over `id.timestamp.body`,
- * accepted within five minutes of their timestamp.
+ * Webhook deliveries and their signature schemes: self-minted ones as standard-webhooks signs
+ * them (HMAC-SHA256 over `id.timestamp.body`, accepted within five minutes of their timestamp),
+ * and connector sources with their own signed headers (GitHub's `X-Hub-Signature-256`,
+ * Stripe's `Stripe-Signature`).
  */
 import { createHmac } from 'node:crypto';
 import { safeEqual } from '../identity/keys.js';
@@ -54,4 +56,75 @@ export function signWebhook(
     : Buffer.from(secret, 'utf8');
   const mac = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64');
   return `v1,${mac}`;
+}
+
+/**
+ * A source's verification, as the composition registers it: a secret alone is a self-minted
+ * (standard-webhooks) source; `{ scheme: 'github' | 'stripe', secret }` verifies that
+ * connector's own headers.
+ */
+export type WebhookSource = string | { scheme: WebhookScheme; secret: string };
+
+export const WEBHOOK_SCHEMES = ['standard-webhooks', 'github', 'stripe'] as const;
+export type WebhookScheme = (typeof WEBHOOK_SCHEMES)[number];
+
+/** A GitHub delivery: `X-GitHub-Delivery`, `X-Hub-Signature-256` and the body. */
+export interface GithubDelivery {
+  id: string | undefined;
+  signature: string | undefined;
+  body: Uint8Array;
+}
+
+/**
+ * Null when `X-Hub-Signature-256` is `sha256=<hex HMAC-SHA256 of the body>` under `secret`.
+ * GitHub signs no timestamp, so there is no clock window: a replay is caught by its delivery id.
+ */
+export function checkGithubWebhook(secret: string, delivery: GithubDelivery): WebhookRejection | null {
+  const { id, signature } = delivery;
+  if (!id || !signature || id.length > 256) return 'missing_headers';
+  return safeEqual(signature.trim(), signGithubWebhook(secret, delivery.body)) ? null : 'bad_signature';
+}
+
+/** GitHub's `X-Hub-Signature-256` value for `body`. */
+export function signGithubWebhook(secret: string, body: Uint8Array | string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}
+
+/**
+ * A Stripe delivery: `Stripe-Signature: t=<seconds>,v1=<hex HMAC-SHA256 of "t.body">[,v1=...]`
+ * under the endpoint secret (its text, `whsec_` included), within five minutes of `t`. The
+ * delivery id is the event's own `id` in the body, read once the signature holds.
+ */
+export function checkStripeWebhook(
+  secret: string,
+  delivery: { signature: string | undefined; body: Uint8Array },
+  nowMs: number = Date.now(),
+): { id: string } | { rejection: WebhookRejection } {
+  const fields = (delivery.signature ?? '').split(',').map((part) => part.trim().split('='));
+  const timestamp = fields.find(([key]) => key === 't')?.[1];
+  const presented = fields.filter(([key]) => key === 'v1').map(([, value]) => value ?? '');
+  if (!timestamp || presented.length === 0) return { rejection: 'missing_headers' };
+  const seconds = Number(timestamp);
+  if (!Number.isInteger(seconds) || Math.abs(nowMs / 1000 - seconds) > WEBHOOK_WINDOW_SECONDS) {
+    return { rejection: 'timestamp_out_of_window' };
+  }
+  const expected = signStripeWebhook(secret, seconds, delivery.body).split('v1=')[1] ?? '';
+  if (!presented.some((value) => safeEqual(value, expected))) return { rejection: 'bad_signature' };
+  const id = eventIdOf(delivery.body);
+  return id ? { id } : { rejection: 'missing_headers' };
+}
+
+/** Stripe's `Stripe-Signature` value for `body` at `timestamp` (seconds). */
+export function signStripeWebhook(secret: string, timestamp: number, body: Uint8Array | string): string {
+  const mac = createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
+  return `t=${timestamp},v1=${mac}`;
+}
+
+function eventIdOf(body: Uint8Array): string | null {
+  try {
+    const id = (JSON.parse(new TextDecoder().decode(body)) as { id?: unknown }).id;
+    return typeof id === 'string' && id.length > 0 && id.length <= 256 ? id : null;
+  } catch {
+    return null;
+  }
 }

@@ -17,7 +17,7 @@ import { RunHub } from '../agent/run-hub.js';
 import { ThreadStore } from '../agent/threads.js';
 import { createToolRegistry } from '../agent/tools.js';
 import { Automations } from '../automations/index.js';
-import { createJsonLogger, describeError } from '../http/logger.js';
+import { createJsonLogger, describeError, type Logger } from '../http/logger.js';
 import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
 import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
@@ -27,6 +27,7 @@ import {
   CompositionError,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CHAT_HISTORY_BYTES,
+  DEFAULT_SCHEDULER_INTERVAL_MS,
   MIN_TICK_SECRET_LENGTH,
   type ServiceOptions,
   validateServiceOptions,
@@ -96,7 +97,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const db = store.db;
   const baseUrl = options.baseUrl ?? blankToUndefined(env.SERVICE_BASE_URL) ?? null;
   const audit = new AuditLog(db, logger);
-  const automations = automationsOf(options, env, db, audit);
   const threads = new ThreadStore(db);
   const grants = new GrantStore(db);
   const approvals = new ApprovalStore(db, grants);
@@ -126,6 +126,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     logger,
     { resumeWindowMs: options.resumeWindowMs ?? DEFAULT_RESUME_WINDOW_MS },
   );
+
+  const automations = automationsOf(options, env, { db, audit, runs, logger });
 
   let door: WireDoor | null = null;
   if (options.mcp) {
@@ -179,6 +181,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     audit.record(null, 'present-credentials-not-forwarded', { reason: 'untrusted-host-origin' });
   }
 
+  automations?.startScheduler();
+
   const app = new Hono<WireEnv>().basePath(BASE_PATH);
   // The request id comes in the env the pipeline passes; make it a context variable.
   app.use(async (c, next) => {
@@ -228,6 +232,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     wellKnown: async (request) => (door ? door.wellKnown(request) : null),
     context,
     close: async (closeOptions = {}) => {
+      await automations?.close();
       await runs.close(closeOptions);
       await door?.close();
       await audit.flush();
@@ -290,8 +295,7 @@ function resolveModel(
 function automationsOf(
   options: ServiceOptions,
   env: Record<string, string | undefined>,
-  db: Store['db'],
-  audit: AuditLog,
+  deps: { db: Store['db']; audit: AuditLog; runs: RunHub; logger: Logger },
 ): Automations | null {
   if (options.automations === false) return null;
   const given = typeof options.automations === 'object' ? options.automations : {};
@@ -302,7 +306,14 @@ function automationsOf(
       `SERVICE_TICK_SECRET must be at least ${MIN_TICK_SECRET_LENGTH} characters: a short secret can be guessed`,
     );
   }
-  return new Automations(db, audit, { ...given, ...(tickSecret ? { tickSecret } : {}) });
+  const scheduler = given.scheduler;
+  const schedulerIntervalMs =
+    scheduler === true ? DEFAULT_SCHEDULER_INTERVAL_MS : scheduler ? scheduler.intervalMs : undefined;
+  return new Automations(deps.db, deps.audit, deps.runs, deps.logger, {
+    ...(given.webhooks ? { webhooks: given.webhooks } : {}),
+    ...(tickSecret ? { tickSecret } : {}),
+    ...(schedulerIntervalMs ? { schedulerIntervalMs } : {}),
+  });
 }
 
 function blankToUndefined(value: string | undefined): string | undefined {

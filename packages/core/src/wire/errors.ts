@@ -27,7 +27,7 @@ export const WIRE_ERROR_CODES = {
   principal_required: 403,
   /** 404: no such route. */
   route_not_found: 404,
-  /** 404: no such thread, run, approval or grant for this principal. */
+  /** 404: no such thread, run, automation, approval or grant for this principal. */
   not_found: 404,
   /** 409: the thread already has a run in flight (the body's `run_id` names it). */
   run_in_flight: 409,
@@ -35,6 +35,8 @@ export const WIRE_ERROR_CODES = {
   regenerate_not_last: 409,
   /** 409: an approval in the batch is no longer pending. */
   approval_not_pending: 409,
+  /** 409: a rerun of a run no automation started (a chat turn is regenerated instead). */
+  not_rerunnable: 409,
   /** 413: the body is over the limit. */
   payload_too_large: 413,
   /** 415: a state-changing request without `Content-Type: application/json` (CSRF gate). */

@@ -8,6 +8,7 @@ import type { LanguageModel } from 'ai';
 import { z } from 'zod';
 import type { Overrides } from '../agent/overrides.js';
 import type { ActAs, AnyHostTool, Principal } from '../agent/tools.js';
+import { WEBHOOK_SCHEMES, type WebhookSource } from '../automations/index.js';
 import { describeIssues } from '../http/issues.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
@@ -21,9 +22,20 @@ export type PrincipalResolver = (request: Request) => Principal | null | Promise
 export interface AutomationsOptions {
   /** Bearer secret of `POST /tick`. Default `SERVICE_TICK_SECRET`; unset refuses every tick. */
   tickSecret?: string;
-  /** Webhook sources and their signing secrets (standard-webhooks, HMAC-SHA256). */
-  webhooks?: Record<string, string>;
+  /**
+   * Webhook sources and their verification: a secret (standard-webhooks, HMAC-SHA256 over
+   * `id.timestamp.body`), or `{ scheme: 'github' | 'stripe', secret }` (GitHub's
+   * `X-Hub-Signature-256`, Stripe's `Stripe-Signature`).
+   */
+  webhooks?: Record<string, WebhookSource>;
+  /**
+   * The built-in scheduler for single-process hosts: `true` fires due schedules every 30 s, or
+   * `{ intervalMs }` (1 s to 1 hour). Off by default: an outside scheduler calls `POST /tick`.
+   */
+  scheduler?: boolean | { intervalMs: number };
 }
+
+export const DEFAULT_SCHEDULER_INTERVAL_MS = 30_000;
 
 export interface ServiceOptions {
   /** The shared store. Default: `createStore()` (PGlite at `.service/data`, or `DATABASE_URL`). */
@@ -94,6 +106,29 @@ const fn = (what: string) =>
   z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', { message: `must be ${what}` });
 const positiveInt = z.number().int().positive();
 
+const automationsSchema = z.object({
+  tickSecret: z
+    .string()
+    .min(MIN_TICK_SECRET_LENGTH, `must be at least ${MIN_TICK_SECRET_LENGTH} characters`)
+    .optional(),
+  webhooks: z
+    .record(
+      z.string().regex(/^[a-z0-9-]{1,64}$/),
+      z.union(
+        [z.string().min(16), z.object({ scheme: z.enum(WEBHOOK_SCHEMES), secret: z.string().min(16) })],
+        {
+          message: `must be a secret of at least 16 characters, or { scheme: ${WEBHOOK_SCHEMES.map((s) => `'${s}'`).join(' | ')}, secret } with a secret of at least 16 characters`,
+        },
+      ),
+    )
+    .optional(),
+  scheduler: z
+    .union([z.boolean(), z.object({ intervalMs: z.number().int().min(1000).max(3_600_000) })], {
+      message: 'must be true, false or { intervalMs } between 1000 and 3600000',
+    })
+    .optional(),
+});
+
 const optionsSchema = z.object({
   store: z
     .custom<Store>(
@@ -119,17 +154,16 @@ const optionsSchema = z.object({
   historyWindow: positiveInt.optional(),
   maxSteps: positiveInt.max(100).optional(),
   apps: z.boolean().optional(),
+  // A union would fail as a whole ("Invalid input"); the object's own issues name the option.
   automations: z
-    .union([
-      z.boolean(),
-      z.object({
-        tickSecret: z
-          .string()
-          .min(MIN_TICK_SECRET_LENGTH, `must be at least ${MIN_TICK_SECRET_LENGTH} characters`)
-          .optional(),
-        webhooks: z.record(z.string().regex(/^[a-z0-9-]{1,64}$/), z.string().min(16)).optional(),
-      }),
-    ])
+    .custom<boolean | AutomationsOptions>()
+    .superRefine((value, ctx) => {
+      if (typeof value === 'boolean') return;
+      const parsed = automationsSchema.safeParse(value);
+      for (const issue of parsed.success ? [] : parsed.error.issues) {
+        ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+      }
+    })
     .optional(),
   mcp: z
     .union([z.literal(true), z.record(z.string(), z.unknown())], {

@@ -191,7 +191,7 @@ for (const transportKind of TRANSPORTS) {
           headers: { authorization: `Bearer ${TICK_SECRET}` },
         });
         expect(tick.status).toBe(200);
-        expect(await tick.json()).toEqual({ fired: 0 });
+        expect(await tick.json()).toEqual({ fired: 0, runs: [] });
         await expectError(await request('/api/service/tick', { method: 'POST' }), 401, 'unauthorized');
         // 4. webhook: its signature, checked by the route.
         await expectError(

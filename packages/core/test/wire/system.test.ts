@@ -76,7 +76,7 @@ describe('status', () => {
       agent: { ready: true, toolOutputCap: 32000, historyWindow: null },
       actions: { tools: 4, read: 1, write: 1, destructive: 1, ungraded: 1, actAs: true },
       apps: false,
-      automations: true,
+      automations: { tick: false, scheduler: false, webhookSources: 1 },
       orgs: false,
       sandbox: false,
       model: 'custom',
@@ -161,7 +161,7 @@ describe('webhooks', () => {
     const body = '{"action":"opened"}';
     const first = await deliver(body, signed('msg_1', body));
     expect(first.status).toBe(202);
-    expect(await first.json()).toEqual({ accepted: true, duplicate: false, id: 'msg_1' });
+    expect(await first.json()).toEqual({ accepted: true, duplicate: false, id: 'msg_1', runs: [] });
     const again = await deliver(body, signed('msg_1', body));
     expect(again.status).toBe(200);
     expect((await again.json()).duplicate).toBe(true);
@@ -312,7 +312,11 @@ describe('composition switches', () => {
       expect((await call('/runs')).status).toBe(200);
       expect((await (await call(`/runs/${runId}`)).json()).run.status).toBe('completed');
       expect((await call(`/runs/${runId}/stop`, { method: 'POST', json: {} })).status).toBe(202);
-      expect((await (await call('/status')).json()).blocks.automations).toBe(true);
+      expect((await (await call('/status')).json()).blocks.automations).toEqual({
+        tick: false,
+        scheduler: false,
+        webhookSources: 0,
+      });
     } finally {
       await on.close();
     }

@@ -43,6 +43,33 @@ export interface WireRunsTable {
   created_at: CreatedAt;
   updated_at: Touched;
   ended_at: NullableTimestamp;
+  /** The automation that started the run (null for a chat turn). */
+  automation_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The person the run answers to: the automation's owner, or who asked for a rerun. */
+  actor: ColumnType<string | null, string | null | undefined, string | null>;
+  trigger: ColumnType<RunTrigger, RunTrigger | undefined, RunTrigger>;
+}
+
+/** What started a run: a chat message, a schedule, a webhook delivery, or a rerun. */
+export type RunTrigger = 'chat' | 'schedule' | 'webhook' | 'rerun';
+
+export interface WireAutomationsTable {
+  id: string;
+  owner: string;
+  /** The owner's principal as the host resolved it when the automation was saved. */
+  principal: Json<Record<string, unknown>>;
+  name: string;
+  prompt: string;
+  status: 'active' | 'paused';
+  trigger_type: 'schedule' | 'webhook';
+  cron: string | null;
+  timezone: string | null;
+  source: string | null;
+  /** The next occurrence of a schedule; null when paused or webhook-triggered. */
+  next_run_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  last_run_at: NullableTimestamp;
+  created_at: CreatedAt;
+  updated_at: Touched;
 }
 
 export interface WireRunChunksTable {
@@ -102,4 +129,5 @@ export interface WireTables {
   wire_grants: WireGrantsTable;
   wire_audit_events: WireAuditEventsTable;
   wire_webhook_deliveries: WireWebhookDeliveriesTable;
+  wire_automations: WireAutomationsTable;
 }

@@ -1,21 +1,115 @@
 /**
- * The two automation entry points that never call the host's `principal()`: `POST /tick` (the
- * scheduler, by bearer secret) and `POST /webhooks/:source` (standard-webhooks signatures, 1 MiB
+ * Automations: the records (`/automations*`, the signed-in user's own: another user's is a 404)
+ * and the two entry points that never call the host's `principal()`: `POST /tick` (the
+ * scheduler, by bearer secret) and `POST /webhooks/:source` (the source's own signature, 1 MiB
  * cap). The automations decide; this answers: 401 for a refusal (already on the audit record),
  * 202 for a new delivery, 200 for a duplicate, 500 `raw_body_unavailable` when the adapter says
  * the body is re-serialized (a host body parser ran first): a fault of the host, not the sender.
  */
 import { Hono } from 'hono';
-import { WEBHOOK_BODY_CAP } from '../../automations/index.js';
+import { z } from 'zod';
+import {
+  type Automations,
+  type AutomationTrigger,
+  scheduleProblem,
+  WEBHOOK_BODY_CAP,
+} from '../../automations/index.js';
 import { readBody } from '../../http/body.js';
 import { bearerToken } from '../../identity/bearer.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
+import { jsonBody, principalOf, queryOf, validate } from '../request.js';
+
+/** The headers a delivery's verification may read (each scheme picks its own). */
+const DELIVERY_HEADERS = [
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
+  'x-github-delivery',
+  'x-hub-signature-256',
+  'stripe-signature',
+] as const;
+
+const trigger = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('schedule'),
+    cron: z.string().min(1).max(200),
+    timezone: z.string().min(1).max(64).default('UTC'),
+  }),
+  z.strictObject({ type: z.literal('webhook'), source: z.string().min(1).max(64) }),
+]);
+const name = z.string().trim().min(1).max(200);
+const prompt = z.string().trim().min(1).max(8000);
+const createBody = z.strictObject({ name, prompt, trigger });
+const updateBody = z
+  .strictObject({ name: name.optional(), prompt: prompt.optional(), trigger: trigger.optional() })
+  .refine((b) => Object.keys(b).length > 0, 'name, prompt or trigger is required');
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().min(1).max(64).optional(),
+});
 
 export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
   const app = new Hono<WireEnv>();
   const automations = ctx.automations;
   if (!automations) return app;
+
+  app.post('/automations', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const body = await jsonBody(ctx, c, createBody);
+    checkTrigger(automations, body.trigger);
+    const automation = await automations.records.create(principal, body);
+    ctx.audit.record(principal.subject, 'automation.created', { automationId: automation.id });
+    return c.json({ automation }, 201);
+  });
+
+  app.get('/automations', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const query = validate(listQuery, queryOf(c), 'query');
+    const list = await automations.records.list(principal.subject, {
+      limit: query.limit,
+      ...(query.cursor ? { cursor: query.cursor } : {}),
+    });
+    const last = list.at(-1);
+    return c.json({ automations: list, nextCursor: list.length === query.limit && last ? last.id : null });
+  });
+
+  app.get('/automations/:id', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const automation = await automations.records.get(principal.subject, c.req.param('id'));
+    if (!automation) throw notFound();
+    return c.json({ automation });
+  });
+
+  app.patch('/automations/:id', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const body = await jsonBody(ctx, c, updateBody);
+    if (body.trigger) checkTrigger(automations, body.trigger);
+    const automation = await automations.records.update(principal, c.req.param('id'), body);
+    if (!automation) throw notFound();
+    return c.json({ automation });
+  });
+
+  for (const [action, status] of [
+    ['pause', 'paused'],
+    ['resume', 'active'],
+  ] as const) {
+    app.post(`/automations/:id/${action}`, async (c) => {
+      const principal = await principalOf(ctx, c);
+      const automation = await automations.records.setStatus(principal.subject, c.req.param('id'), status);
+      if (!automation) throw notFound();
+      ctx.audit.record(principal.subject, `automation.${action}d`, { automationId: automation.id });
+      return c.json({ automation });
+    });
+  }
+
+  app.delete('/automations/:id', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const id = c.req.param('id');
+    if (!(await automations.records.delete(principal.subject, id))) throw notFound();
+    ctx.audit.record(principal.subject, 'automation.deleted', { automationId: id });
+    return c.json({ deleted: true, id });
+  });
 
   app.post('/tick', async (c) => {
     const answer = await automations.tick(bearerToken(c.req.header('authorization')));
@@ -27,18 +121,35 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
     // A signature covers the sender's bytes; re-serialized JSON would fail it as if forged.
     if ((c.env as { bodyRewritten?: boolean } | undefined)?.bodyRewritten) throw rawBodyUnavailable();
     const body = await readBody(c.req.raw, { maxBytes: WEBHOOK_BODY_CAP, tooLarge });
-    const receipt = await automations.receiveWebhook(c.req.param('source'), {
-      id: c.req.header('webhook-id'),
-      timestamp: c.req.header('webhook-timestamp'),
-      signatures: c.req.header('webhook-signature'),
-      body,
-    });
+    const headers = Object.fromEntries(DELIVERY_HEADERS.map((name) => [name, c.req.header(name)]));
+    const receipt = await automations.receiveWebhook(c.req.param('source'), { headers, body });
     if (!receipt.accepted) throw new WireError('unauthorized', 'Webhook verification failed.');
-    const { id, duplicate } = receipt;
-    return c.json({ accepted: true, duplicate, id }, duplicate ? 200 : 202);
+    const { id, duplicate, runs } = receipt;
+    return c.json({ accepted: true, duplicate, id, runs }, duplicate ? 200 : 202);
   });
 
   return app;
+}
+
+/** A schedule croner can read in a real time zone; a webhook source the composition verifies. */
+function checkTrigger(automations: Automations, given: AutomationTrigger): void {
+  if (given.type === 'schedule') {
+    const problem = scheduleProblem(given);
+    if (problem)
+      throw new WireError('validation_failed', `body.trigger.${problem.field}: ${problem.message}`);
+    return;
+  }
+  if (!automations.webhookSources.includes(given.source)) {
+    throw new WireError(
+      'validation_failed',
+      `body.trigger.source: ${JSON.stringify(given.source)} is not a webhook source of this service ` +
+        '(the host names its sources in createService({ automations: { webhooks } }))',
+    );
+  }
+}
+
+function notFound(): WireError {
+  return new WireError('not_found', 'No such automation.');
 }
 
 function rawBodyUnavailable(): WireError {

@@ -65,7 +65,8 @@ const approvalResponseSchema = z.looseObject({
   }),
 });
 
-const cursorSchema = z.coerce.number().int().min(0).max(10_000_000);
+/** A stream cursor: the sequence number of the last chunk the client has. */
+export const cursorSchema = z.coerce.number().int().min(0).max(10_000_000);
 
 export function chatRoutes(ctx: WireContext): Hono<WireEnv> {
   const app = new Hono<WireEnv>();
@@ -116,7 +117,14 @@ export function chatRoutes(ctx: WireContext): Hono<WireEnv> {
   return app;
 }
 
-function follow(ctx: WireContext, c: WireCtx, runId: string, threadId: string, after: number): Response {
+/** The run's stream after `after`, as a turn streams it; shared with `GET /runs/:id/stream`. */
+export function follow(
+  ctx: WireContext,
+  c: WireCtx,
+  runId: string,
+  threadId: string,
+  after: number,
+): Response {
   const abort = new AbortController();
   const detach = ctx.runs.attach(runId);
   // A client that goes away only stops reading: the run goes on, to be resumed.

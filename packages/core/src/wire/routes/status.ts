@@ -44,7 +44,13 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
         guard: { jsonGate: true, approvals: true, grants: true },
         // Apps (service_make and friends) are not built yet: their routes answer 501 when mounted.
         apps: false,
-        automations: ctx.automations !== null,
+        automations: ctx.automations
+          ? {
+              tick: ctx.automations.tickConfigured,
+              scheduler: ctx.automations.schedulerIntervalMs ?? false,
+              webhookSources: ctx.automations.webhookSources.length,
+            }
+          : false,
         orgs: false,
         sandbox: false,
         model: ctx.model.source,
