@@ -134,6 +134,8 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
       );
     }
 
+    // The cluster runs alone with the upstream: the other servers go first.
+    for (const child of started) if (child !== upstream.child) child.kill('SIGTERM');
     const multiCore = await clusterFigure(started, upstream.url);
     return {
       ratio: rps('metered') / rps('metered (before)'),

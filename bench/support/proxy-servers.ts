@@ -307,4 +307,6 @@ async function main(): Promise<void> {
   if (ready) process.send!({ type: 'ready', ...ready });
 }
 
+// Stopped by the bench: exit at once (profilers write their output on exit).
+process.once('SIGTERM', () => process.exit(0));
 await main();

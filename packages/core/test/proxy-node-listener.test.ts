@@ -1,5 +1,9 @@
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConnection } from '../src/connections/service.js';
+import { upsertProvider } from '../src/proxy/providers.js';
 import {
   createMeteredTenant,
   type MeteredTenant,
@@ -218,6 +222,62 @@ describe('the proxy on the Node listener (pglite)', () => {
     });
     expect(status).toBe(200);
     expect(world.upstream.requests.length).toBe(sent);
+  });
+
+  it('decodes an upstream that compresses anyway, and bills the usage it read', async () => {
+    // An upstream that ignores `accept-encoding: identity` and answers gzip.
+    const gzipping = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const answer = gzipSync(
+          JSON.stringify({
+            id: 'c',
+            object: 'chat.completion',
+            choices: [],
+            usage: { prompt_tokens: 10, completion_tokens: 20 },
+          }),
+        );
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          'content-length': answer.byteLength,
+        });
+        res.end(answer);
+      });
+    });
+    await new Promise<void>((resolve) => gzipping.listen(0, '127.0.0.1', resolve));
+    try {
+      const { db } = world.server.platform.store;
+      const { sealer, keys } = world.server.platform.context;
+      await db.insertInto('integrations').values({ provider: 'gz', name: 'Gz' }).execute();
+      await upsertProvider(db, sealer, {
+        slug: 'gz',
+        upstreamUrl: `http://127.0.0.1:${(gzipping.address() as AddressInfo).port}`,
+        dialect: 'openai',
+        rates: [
+          { meter: 'input_tokens', unitPriceMicros: '0.5' },
+          { meter: 'output_tokens', unitPriceMicros: '1.5' },
+        ],
+      });
+      const tenant = await createMeteredTenant(world.server.platform, CREDIT);
+      await createConnection(
+        { db, sealer, keys },
+        { tenantId: tenant.tenantId, provider: 'gz', appId: tenant.appId },
+      );
+      const response = await fetch(`${world.server.url}/proxy/gz/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenant.appKey}`, 'content-type': 'application/json' },
+        body: body(),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-encoding')).toBeNull();
+      expect((await response.json()).usage).toEqual({ prompt_tokens: 10, completion_tokens: 20 });
+      const after = await books(tenant);
+      expect(after.usage).toEqual([{ cost_micros: COMPLETION_COST, estimated: false }]);
+    } finally {
+      gzipping.closeAllConnections();
+      await new Promise((resolve) => gzipping.close(resolve));
+    }
   });
 
   it('serves every other route through the same app', async () => {

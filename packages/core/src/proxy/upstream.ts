@@ -48,11 +48,12 @@ export function pooledUpstream(): UpstreamClient {
   const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
   return {
     async send(request) {
-      const url = new URL(request.url);
+      // The URL is the provider's upstream and the path as sent: split, not parsed again.
+      const pathStart = request.url.indexOf('/', request.url.indexOf('//') + 2);
       const body = request.body;
       const answer: Dispatcher.ResponseData = await agent.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
+        origin: pathStart < 0 ? request.url : request.url.slice(0, pathStart),
+        path: pathStart < 0 ? '/' : request.url.slice(pathStart),
         method: request.method as Dispatcher.HttpMethod,
         headers: request.headers,
         body: body === null || typeof body === 'string' ? body : Readable.from(body, { objectMode: false }),
