@@ -89,7 +89,11 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
       'metered SSE': post(`${metered.url}/proxy/bench-llm${PATH}`, bearer(metered.key), STREAM_REQUEST),
     };
     const load = await measure(targets);
-    const latency = await sequentialLatency({ direct: targets.direct!, metered: targets.metered! });
+    const latency = await sequentialLatency({
+      direct: targets.direct!,
+      raw: targets.raw!,
+      metered: targets.metered!,
+    });
     const billedBefore = (await before.ask<{ billed: number }>('billed')).billed;
     const billed = (await metered.ask<{ billed: number }>('billed')).billed;
 
@@ -101,9 +105,9 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
     );
     for (const [name, r] of Object.entries(load)) console.log(row(name, r));
     if (portkey instanceof Error) console.log(`  ${'portkey'.padEnd(18)} n/a: ${portkey.message}`);
-    console.log(
-      `  one call at a time: direct p50 ${latency.direct.p50Ms.toFixed(3)} ms p99 ${latency.direct.p99Ms.toFixed(3)} ms; metered p50 ${latency.metered.p50Ms.toFixed(3)} ms p99 ${latency.metered.p99Ms.toFixed(3)} ms`,
-    );
+    const one = (name: keyof typeof latency) =>
+      `${name} p50 ${latency[name].p50Ms.toFixed(3)} ms p99 ${latency[name].p99Ms.toFixed(3)} ms`;
+    console.log(`  one call at a time: ${one('direct')}; ${one('raw')}; ${one('metered')}`);
     console.log(`  metered calls billed: ${billed} (before: ${billedBefore})`);
 
     const rps = (name: string) => load[name]?.requestsPerSecond ?? Number.NaN;
