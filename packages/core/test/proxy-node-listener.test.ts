@@ -288,3 +288,33 @@ describe('the proxy on the Node listener (pglite)', () => {
     expect(missing.status).toBe(404);
   });
 });
+
+describe('the proxy on the Node listener when the store fails (pglite)', () => {
+  it('answers in the canonical error shape with its request id, and keeps serving', async () => {
+    const world = await startMeteredWorld('pglite', 'node');
+    try {
+      const tenant = await createMeteredTenant(world.server.platform, CREDIT);
+      // The store goes away under the platform: the key lookup throws.
+      await world.store.close();
+      const response = await fetch(`${world.server.url}/proxy/llm/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tenant.appKey}`,
+          'content-type': 'application/json',
+          'x-request-id': 'store-gone-1',
+        },
+        body: JSON.stringify({ model: 'demo-small', messages: [] }),
+      });
+      expect(response.status).toBeGreaterThanOrEqual(500);
+      expect(response.headers.get('x-request-id')).toBe('store-gone-1');
+      expect((await response.json()).error.code).toMatch(/^(internal_error|service_unavailable)$/);
+      const again = await fetch(`${world.server.url}/proxy/llm/v1/models`, {
+        headers: { authorization: 'Bearer not-a-service-key' },
+      });
+      expect(again.status).toBe(401);
+    } finally {
+      await world.server.close().catch(() => {});
+      await world.upstream.close();
+    }
+  });
+});
