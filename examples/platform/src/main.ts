@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
-import { type ServerType, serve } from '@hono/node-server';
 import { createJsonLogger, describeError } from '@service/core/http';
 import { createPlatform } from '@service/core/platform';
 import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
@@ -35,15 +35,14 @@ async function main(): Promise<void> {
     upstreamFetch: withDemoUpstream(),
   });
   let stopping = false;
-  const fetch = async (request: Request, env: unknown) => {
-    const response = await platform.fetch(request, env);
+  const listener: RequestListener = (req, res) => {
     // While stopping, each answer closes its connection, so keep-alive clients reconnect elsewhere.
-    if (stopping) closeConnectionAfter(response);
-    return response;
+    if (stopping) res.setHeader('connection', 'close');
+    platform.nodeListener(req, res);
   };
   // Listen before the demo seed writes anything: a port already taken (a second `pnpm start`)
   // is a startup failure that leaves `.service/demo.json` as it was.
-  const server = await listen(fetch);
+  const server = await listen(listener);
   const address = server.address() as AddressInfo;
 
   const seed = await seedDemo(platform, demoFile);
@@ -77,16 +76,14 @@ async function main(): Promise<void> {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Connections go as they fall idle (Node closes only those idle at close()).
     const sweep = setInterval(() => {
-      if ('closeIdleConnections' in server) server.closeIdleConnections();
+      server.closeIdleConnections();
     }, 50);
     try {
       // The demo host's turns in flight get the same grace as the platform's metered calls.
-      const cutConnections = () => {
-        if ('closeAllConnections' in server) server.closeAllConnections();
-      };
+      const cutConnections = () => server.closeAllConnections();
       await Promise.all([platform.close({ graceMs, cutConnections }), demoHost.close({ graceMs })]);
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
-      if ('closeAllConnections' in server) server.closeAllConnections();
+      server.closeAllConnections();
       clearInterval(sweep);
       await store.close();
       logger.info('stopped');
@@ -100,24 +97,16 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-/** Serves `fetch` on PORT; rejects (a startup failure) when the port cannot be had. */
-function listen(fetch: (request: Request, env: unknown) => Promise<Response>): Promise<ServerType> {
+/** Serves the platform on PORT; rejects (a startup failure) when the port cannot be had. */
+function listen(listener: RequestListener): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, port, hostname }, () => {
+    const server = createServer(listener);
+    server.once('error', reject);
+    server.listen(port, hostname, () => {
       server.off('error', reject);
       resolve(server);
     });
-    server.once('error', reject);
   });
-}
-
-/** Marks an answer to close its connection (an answer piped from another fetch keeps its headers). */
-function closeConnectionAfter(response: Response): void {
-  try {
-    response.headers.set('connection', 'close');
-  } catch {
-    // Immutable headers: the connection is closed by the idle sweep instead.
-  }
 }
 
 /**

@@ -48,6 +48,21 @@ export async function readBodyText(request: WithBody, limit: BodyLimit): Promise
   return new TextDecoder().decode(await readBody(request, limit));
 }
 
+/**
+ * Chunks (a request body as an async iterable) as UTF-8 text, at most `maxBytes` of them: past the
+ * cap reading stops (the iterable is returned early) and the error is thrown.
+ */
+export async function readChunksText(chunks: AsyncIterable<Uint8Array>, limit: BodyLimit): Promise<string> {
+  const held: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of chunks) {
+    size += chunk.byteLength;
+    if (size > limit.maxBytes) throw limit.tooLarge?.() ?? new BodyTooLargeError(limit.maxBytes);
+    held.push(chunk);
+  }
+  return new TextDecoder().decode(held.length === 1 ? held[0] : Buffer.concat(held, size));
+}
+
 export type FormFields = Record<string, FormDataEntryValue>;
 
 /**

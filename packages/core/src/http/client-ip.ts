@@ -27,10 +27,19 @@ export function socketAddress(env: unknown): string | undefined {
 }
 
 export function clientIp(request: Request, env: unknown, options: ClientIpOptions = {}): string {
-  const socket = socketAddress(env) ?? 'unknown';
+  return clientIpOf(socketAddress(env), request.headers.get('x-forwarded-for'), options);
+}
+
+/** `clientIp` from its two facts: the socket's peer address and the `X-Forwarded-For` value. */
+export function clientIpOf(
+  socket: string | undefined,
+  forwardedFor: string | null,
+  options: ClientIpOptions = {},
+): string {
+  const peer = socket ?? 'unknown';
   const hops = options.trustedProxies ?? 0;
-  if (hops <= 0) return normalize(socket);
-  const forwarded = (request.headers.get('x-forwarded-for') ?? '')
+  if (hops <= 0) return normalize(peer);
+  const forwarded = (forwardedFor ?? '')
     .split(',')
     .map((part) => part.trim())
     .filter(Boolean);
@@ -38,7 +47,7 @@ export function clientIp(request: Request, env: unknown, options: ClientIpOption
   const candidate = forwarded[forwarded.length - hops];
   // A header a client can write is only an address when it reads as one: anything else (say, a
   // kilobyte of junk meant to bloat a rate-limit key) counts as the socket's.
-  return normalize(candidate !== undefined && isIP(candidate) !== 0 ? candidate : socket);
+  return normalize(candidate !== undefined && isIP(candidate) !== 0 ? candidate : peer);
 }
 
 function normalize(address: string): string {

@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { BalanceReader } from '../billing/balances.js';
 import { openSettlementJournal } from '../billing/journal.js';
@@ -41,8 +43,11 @@ import { TenantKeys } from '../identity/tenant-keys.js';
 import { TenantStatuses } from '../identity/tenant-status.js';
 import { Workspaces } from '../identity/workspaces.js';
 import { ConnectionResolver } from '../proxy/access.js';
-import { createProviderProxy } from '../proxy/create-proxy.js';
+import { createProviderProxy, PROXY_PREFIX } from '../proxy/create-proxy.js';
+import { createProxyListener, isPlainProxyUrl } from '../proxy/node-listener.js';
 import { ProviderCatalog } from '../proxy/providers.js';
+import { createProxyCore } from '../proxy/proxy-core.js';
+import { fetchUpstream, pooledUpstream } from '../proxy/upstream.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
 import { IdempotencyRecords } from '../store/idempotency.js';
 import type { Store } from '../store/index.js';
@@ -57,7 +62,7 @@ import {
   type PlatformEnv,
   type PlatformRateLimits,
 } from './context.js';
-import { faultResponse, refusalOf, refusalResponse, unavailableResponse } from './errors.js';
+import { type ErrorShape, faultResponse, refusalOf, refusalResponse, unavailableResponse } from './errors.js';
 import { guardUrl } from './internal/input-guard.js';
 import { DevMailbox, type Mailer } from './mailer.js';
 import { oauthClientsFromEnv } from './oauth-env.js';
@@ -119,7 +124,10 @@ export interface PlatformOptions {
   instanceHeartbeat?: { beatMs?: number; ttlMs?: number };
   /** Event stream heartbeat, default 25 s; concurrent streams per app, default 5. */
   eventStreams?: { pingMs?: number; maxStreamsPerApp?: number };
-  /** The fetch the provider proxy calls upstreams with. Default the global fetch. */
+  /**
+   * The fetch the provider proxy calls upstreams with. Default: pooled keep-alive connections
+   * (undici), without `fetch`.
+   */
   upstreamFetch?: typeof fetch;
   /** Environment to read settings from. Default `process.env`. */
   env?: Record<string, string | undefined>;
@@ -170,6 +178,14 @@ const CUT_CALLS_RECORD_MS = 2000;
 export interface Platform {
   /** The web-standard handler. `env` may carry `{ remoteAddress }` of the connection. */
   fetch(request: Request, env?: unknown): Promise<Response>;
+  /**
+   * The platform as a `node:http` request listener, the way to serve it on Node: provider proxy
+   * calls are answered straight on the Node request and response (no `Request`/`Response` per
+   * call), everything else by the same app as `fetch`.
+   *
+   * @example createServer(platform.nodeListener).listen(8787);
+   */
+  nodeListener(req: IncomingMessage, res: ServerResponse): void;
   /** The services the routes are built on. */
   readonly context: PlatformContext;
   /** The store the platform runs on (as given in the options; its owner closes it). */
@@ -192,7 +208,7 @@ export interface Platform {
  * @example
  * const store = await createStore();
  * const platform = await createPlatform({ store });
- * serve({ fetch: platform.fetch, port: 8787 });
+ * createServer(platform.nodeListener).listen(8787);
  */
 export async function createPlatform(options: PlatformOptions): Promise<Platform> {
   const env = readPlatformEnv(options.env ?? process.env);
@@ -363,6 +379,19 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     now: options.now ?? Date.now,
   };
 
+  const upstream = options.upstreamFetch ? fetchUpstream(options.upstreamFetch) : pooledUpstream();
+  const proxyCore = createProxyCore({
+    keys: context.keys,
+    providers: context.providers,
+    connections: context.connectionResolver,
+    metering: context.metering,
+    tenantStatuses,
+    logger,
+    baseUrl,
+    credentials: { throttle: credentialThrottle, trustedProxies },
+    upstream,
+  });
+
   const app = new Hono<PlatformEnv>();
   app.use(async (c, next) => {
     const started = performance.now();
@@ -408,46 +437,41 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', memberRoutes(context));
   app.route('/', invitationPageRoutes(context, { devSignIn: devIdp !== null }));
   if (devMailbox) app.route('/', devMailboxRoutes(devMailbox));
-  app.route(
-    '/',
-    createProviderProxy({
-      keys: context.keys,
-      providers: context.providers,
-      connections: context.connectionResolver,
-      metering: context.metering,
-      tenantStatuses,
-      logger,
-      baseUrl,
-      credentials: { throttle: credentialThrottle, trustedProxies },
-      ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
-    }),
-  );
+  app.route('/', createProviderProxy(proxyCore));
   app.route('/', authRoutes(context));
   app.route('/', cliRoutes(context, { env: options.env ?? process.env, devSignIn: devIdp !== null }));
   if (devIdp) app.route('/auth/v1', devIdp.routes());
 
   app.notFound(() => flatError(404, 'Not found'));
   // The one place refusals become answers: helpers and handlers throw, this answers.
-  app.onError((error, c) => {
+  app.onError((error, c) => errorAnswer(error, c.get('errorShape'), c.get('requestId'), c.req.path));
+  function errorAnswer(
+    error: unknown,
+    shape: ErrorShape,
+    requestId: string | undefined,
+    path: string,
+  ): Response {
     const refusal = refusalOf(error);
-    if (refusal) return refusalResponse(refusal, c.get('errorShape'));
-    const requestId = c.get('requestId');
+    if (refusal) return refusalResponse(refusal, shape);
     if (isStoreUnavailable(error)) {
       // One line per refused request, without a stack: an outage is not a bug, and is loud enough.
       context.logger.warn('store unavailable', {
         request_id: requestId,
-        path: c.req.path,
+        path,
         error_message: error instanceof Error ? error.message : String(error),
       });
-      return unavailableResponse(c.get('errorShape'), { 'x-request-id': requestId ?? '' });
+      return unavailableResponse(shape, { 'x-request-id': requestId ?? '' });
     }
-    context.logger.error('unhandled error', {
-      request_id: requestId,
-      path: c.req.path,
-      ...describeError(error),
-    });
-    return faultResponse(c.get('errorShape'), { 'x-request-id': requestId ?? '' });
+    context.logger.error('unhandled error', { request_id: requestId, path, ...describeError(error) });
+    return faultResponse(shape, { 'x-request-id': requestId ?? '' });
+  }
+
+  const proxyListener = createProxyListener({
+    core: proxyCore,
+    logger,
+    answerError: (error, requestId) => errorAnswer(error, 'canonical', requestId, PROXY_PREFIX),
   });
+  const appListener = getRequestListener((request, connection) => app.fetch(request, connection));
 
   let closing: Promise<void> | undefined;
   async function stop(closeOptions: PlatformCloseOptions): Promise<void> {
@@ -475,11 +499,17 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     await stopFollowingTenantStatuses().catch(logged('tenant status notices not unfollowed'));
     await stopFollowingAutoReloads?.().catch(logged('auto-reload notices not unfollowed'));
     await metering.close().catch(logged('metering not closed cleanly'));
+    // Idle upstream connections close now, any still answering once done.
+    upstream.close();
     await instance.stop().catch(logged('instance row not removed'));
   }
 
   return {
     fetch: async (request, connection) => app.fetch(request, connection),
+    nodeListener: (req, res) => {
+      if (isPlainProxyUrl(req.url ?? '')) void proxyListener(req, res);
+      else void appListener(req, res);
+    },
     context,
     store: options.store,
     devIdp,

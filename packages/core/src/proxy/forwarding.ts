@@ -4,6 +4,7 @@
  *
  * @see docs/proxy.md "Forwarding"
  */
+import type { ChunkSource, UpstreamAnswer } from './upstream.js';
 
 /** Hop-by-hop headers (RFC 9110 7.6.1) and headers we set ourselves. */
 const DROPPED_REQUEST_HEADERS = new Set([
@@ -34,17 +35,17 @@ const DROPPED_REQUEST_HEADERS = new Set([
  * uncompressed body so usage can be read as it passes.
  */
 export function upstreamRequestHeaders(
-  incoming: Headers,
+  incoming: Iterable<[string, string]>,
   credential: { header: string; value: string } | null,
-): Headers {
-  const headers = new Headers();
+): Record<string, string> {
+  const headers: Record<string, string> = {};
   for (const [name, value] of incoming) {
     if (DROPPED_REQUEST_HEADERS.has(name) || name.startsWith('x-service-') || name.startsWith('x-tenant'))
       continue;
-    headers.set(name, value);
+    headers[name] = value;
   }
-  headers.set('accept-encoding', 'identity');
-  if (credential) headers.set(credential.header, credential.value);
+  headers['accept-encoding'] = 'identity';
+  if (credential) headers[credential.header] = credential.value;
   return headers;
 }
 
@@ -60,75 +61,97 @@ const DROPPED_RESPONSE_HEADERS = new Set([
   'set-cookie',
 ]);
 
-/** Upstream response headers for the caller (fetch has already decoded any content encoding). */
-export function callerResponseHeaders(upstream: Headers): Headers {
-  const headers = new Headers();
-  for (const [name, value] of upstream) {
+/** Upstream response headers for the caller; a body the client decoded loses its encoding and length. */
+export function callerResponseHeaders(upstream: UpstreamAnswer): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name in upstream.headers) {
     if (DROPPED_RESPONSE_HEADERS.has(name)) continue;
-    headers.set(name, value);
-  }
-  if (upstream.has('content-encoding')) {
-    headers.delete('content-encoding');
-    headers.delete('content-length');
+    if (upstream.decoded && (name === 'content-encoding' || name === 'content-length')) continue;
+    headers[name] = upstream.headers[name]!;
   }
   return headers;
 }
 
+/** What reads a metered answer's usage as it passes, and bills it at its end. */
+export interface MeterTap {
+  observe(chunk: Uint8Array): void;
+  /**
+   * Runs once, when the upstream finished (`true`) or the caller went away or the upstream broke
+   * off (`false`); a completed answer is complete for the caller only once this resolves.
+   */
+  end(completed: boolean): Promise<void> | undefined;
+  /** The answer's declared `Content-Length`, if any. */
+  contentLength: number | null;
+}
+
+/** An answer's body as the caller is given it, chunk by chunk, whichever surface writes it. */
+export interface AnswerBody {
+  /** The next chunk for the caller, or null at the end; rejects when the upstream broke off. */
+  next(): Promise<Uint8Array | null>;
+  /** The caller is gone: the upstream is let go and the call ends as cut. */
+  abandon(reason?: unknown): void;
+}
+
 /**
  * Passes the upstream body through chunk by chunk, pulling only as fast as the caller reads, and
- * shows each chunk to `observe`. `onEnd(true)` runs when the upstream finished, `onEnd(false)`
- * when the caller went away or the upstream broke off; once either way.
+ * shows each chunk to the tap (none for an answer passed through unbilled).
  *
- * A completed answer is not complete for the caller until `onEnd(true)` resolves (the bill is
- * durable): the stream's end waits for it, and with a declared `Content-Length` so does the chunk
- * that completes it (a client reading by length would otherwise be done before the bill is).
+ * A completed answer is not complete for the caller until `tap.end(true)` resolves (the bill is
+ * durable): the end waits for it, and with a declared `Content-Length` so does the chunk that
+ * completes it (a client reading by length would otherwise be done before the bill is).
  */
-export function observedBody(
-  upstream: ReadableStream<Uint8Array>,
-  observe: (chunk: Uint8Array) => void,
-  onEnd: (completed: boolean) => Promise<void> | void,
-  contentLength: number | null = null,
-  /** Aborted when no one will read the body (the caller is gone): the call ends as cut. */
-  abandoned?: AbortSignal,
-): ReadableStream<Uint8Array> {
-  const reader = upstream.getReader();
+export function answerBody(source: ChunkSource, tap: MeterTap | null): AnswerBody {
   let ended = false;
   let seen = 0;
   const end = async (completed: boolean) => {
-    if (ended) return;
+    if (ended || !tap) return;
     ended = true;
-    await onEnd(completed);
+    await tap.end(completed);
   };
-  const abandon = () => {
-    void reader.cancel(abandoned?.reason).catch(() => {});
-    void end(false);
+  return {
+    async next() {
+      let chunk: Uint8Array | null;
+      try {
+        chunk = await source.next();
+      } catch (error) {
+        void end(false);
+        throw error;
+      }
+      if (chunk === null) {
+        await end(true);
+        return null;
+      }
+      if (tap) {
+        tap.observe(chunk);
+        seen += chunk.byteLength;
+        if (tap.contentLength !== null && seen >= tap.contentLength) await end(true);
+      }
+      return chunk;
+    },
+    abandon(reason) {
+      source.cancel(reason);
+      void end(false);
+    },
   };
-  if (abandoned?.aborted) abandon();
-  else abandoned?.addEventListener('abort', abandon, { once: true });
+}
+
+/** An answer body as a WHATWG stream that pulls only as fast as the caller reads. */
+export function answerStream(body: AnswerBody): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        let result: ReadableStreamReadResult<Uint8Array>;
+        let chunk: Uint8Array | null;
         try {
-          result = await reader.read();
+          chunk = await body.next();
         } catch (error) {
-          void end(false);
           controller.error(error);
           return;
         }
-        if (result.done) {
-          await end(true);
-          controller.close();
-          return;
-        }
-        observe(result.value);
-        seen += result.value.byteLength;
-        if (contentLength !== null && seen >= contentLength) await end(true);
-        controller.enqueue(result.value);
+        if (chunk === null) controller.close();
+        else controller.enqueue(chunk);
       },
-      async cancel(reason) {
-        await reader.cancel(reason).catch(() => {});
-        void end(false);
+      cancel(reason) {
+        body.abandon(reason);
       },
     },
     { highWaterMark: 0 },

@@ -1,6 +1,5 @@
-import { BodyTooLargeError, readBodyText } from '../http/body.js';
+import { BodyTooLargeError, readChunksText } from '../http/body.js';
 import type { ProviderConfig } from './providers.js';
-import { tooLarge } from './refusals.js';
 
 /**
  * The caller's request as the proxy forwards it: where it goes upstream, and its body. Token-metered
@@ -16,7 +15,7 @@ export interface ForwardedRequest {
   /** Everything after `/proxy/{provider}`, as sent. */
   subPath: string;
   upstreamUrl: string;
-  body: BodyInit | null;
+  body: string | AsyncIterable<Uint8Array> | null;
   /** The `model` of a JSON body, which picks the rates; null without one. */
   model: string | null;
   /**
@@ -28,38 +27,70 @@ export interface ForwardedRequest {
   inputBytes: number;
 }
 
-/** The request to forward, or the 413 that refuses it. */
+/**
+ * A call to `/proxy/{provider}/...` as either surface hands it to the proxy (the Hono routes from
+ * a `Request`, the Node listener from an `IncomingMessage`): plain values and accessors, so the
+ * metered path is one and the same whichever way the call came in.
+ */
+export interface IncomingCall {
+  /** Upper-case method. */
+  method: string;
+  /** The provider segment of the path, decoded. */
+  provider: string;
+  /** Everything after `/proxy/{provider}`, as sent (at least `/`). */
+  subPath: string;
+  /** The query string with its `?`, or empty. */
+  search: string;
+  /** A request header by lower-case name. */
+  header(name: string): string | null;
+  /** Every request header, lower-case names. */
+  headers(): Iterable<[string, string]>;
+  /** The body's chunks; null when the request has none. */
+  body(): AsyncIterable<Uint8Array> | null;
+  /** The caller's address, with this many trusted proxies in front (see `clientIp`). */
+  clientAddress(trustedProxies: number): string;
+  /** Aborted when the caller goes away. */
+  signal: AbortSignal;
+  requestId: string | null;
+}
+
+/** The path after `/proxy/{provider}`: `/proxy/llm/v1/x` gives `/v1/x`, `/proxy/llm` gives `/`. */
+export function subPathOf(pathname: string): string {
+  const afterPrefix = pathname.indexOf('/', 1);
+  const afterProvider = afterPrefix < 0 ? -1 : pathname.indexOf('/', afterPrefix + 1);
+  return afterProvider < 0 ? '/' : pathname.slice(afterProvider);
+}
+
+/** The request to forward, or null when its body is larger than `maxBytes`. */
 export async function readRequest(
-  request: Request,
+  call: IncomingCall,
   provider: ProviderConfig,
   maxBytes: number,
-): Promise<ForwardedRequest | Response> {
-  const url = new URL(request.url);
-  // The provider segment may be percent-encoded: the rest of the path is forwarded as sent.
-  const subPath = `/${url.pathname.split('/').slice(3).join('/')}`;
+): Promise<ForwardedRequest | null> {
   const forwarded: ForwardedRequest = {
-    method: request.method.toUpperCase(),
-    subPath,
-    upstreamUrl: `${provider.upstreamUrl}${subPath}${url.search}`,
+    method: call.method,
+    subPath: call.subPath,
+    upstreamUrl: `${provider.upstreamUrl}${call.subPath}${call.search}`,
     body: null,
     model: null,
     maxOutputTokens: null,
     inputBytes: 0,
   };
-  if (!request.body) return forwarded;
-  const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > maxBytes) return tooLarge(maxBytes);
+  const body = call.body();
+  if (!body) return forwarded;
+  const declared = Number(call.header('content-length') ?? '0');
+  if (declared > maxBytes) return null;
   forwarded.inputBytes = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
-  const json = (request.headers.get('content-type') ?? '').includes('json');
+  const json = (call.header('content-type') ?? '').includes('json');
   if (provider.dialect === 'per_call' || !json) {
-    forwarded.body = limited(request.body, maxBytes);
+    forwarded.body = limited(body, maxBytes);
     return forwarded;
   }
   let text: string;
   try {
-    text = await readBodyText(request, { maxBytes });
+    text = await readChunksText(body, { maxBytes });
   } catch (error) {
-    if (error instanceof BodyTooLargeError) return tooLarge(maxBytes);
+    if (error instanceof BodyTooLargeError) return null;
     throw error;
   }
   forwarded.body = text;
@@ -68,7 +99,7 @@ export async function readRequest(
   if (!fields) return forwarded;
   forwarded.model = typeof fields.model === 'string' ? fields.model : null;
   forwarded.maxOutputTokens = outputBound(fields);
-  if (provider.dialect === 'openai' && fields.stream === true && subPath.endsWith('/chat/completions')) {
+  if (provider.dialect === 'openai' && fields.stream === true && call.subPath.endsWith('/chat/completions')) {
     const streamOptions = (fields.stream_options ?? {}) as Record<string, unknown>;
     if (streamOptions.include_usage !== true) {
       forwarded.body = JSON.stringify({
@@ -108,15 +139,11 @@ function jsonObject(text: string): Record<string, unknown> | null {
 }
 
 /** Passes a body through, cutting it off past `maxBytes` (the upstream sees a failed upload). */
-function limited(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
+async function* limited(body: AsyncIterable<Uint8Array>, maxBytes: number): AsyncIterable<Uint8Array> {
   let size = 0;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        size += chunk.byteLength;
-        if (size > maxBytes) controller.error(new Error('Request body too large'));
-        else controller.enqueue(chunk);
-      },
-    }),
-  );
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw new Error('Request body too large');
+    yield chunk;
+  }
 }

@@ -90,11 +90,17 @@ export interface MeteredWorld {
   close(): Promise<void>;
 }
 
-/** A fresh store, the fake upstream and a platform on loopback with both providers seeded. */
-export async function startMeteredWorld(kind: StoreKind = 'pglite'): Promise<MeteredWorld> {
+/**
+ * A fresh store, the fake upstream and a platform on loopback with both providers seeded, served
+ * through its `fetch` or its Node listener.
+ */
+export async function startMeteredWorld(
+  kind: StoreKind = 'pglite',
+  serving: 'fetch' | 'node' = 'fetch',
+): Promise<MeteredWorld> {
   const store = await openTestStore(kind);
   const upstream = await startFakeUpstream();
-  const server = await startPlatform(store);
+  const server = await startPlatform(store, {}, serving);
   await seedProviders(server.platform, upstream.url);
   return {
     store,

@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { post } from '../../src/billing/ledger.js';
@@ -18,10 +19,14 @@ export interface RunningPlatform {
 /** One sealing key for every platform of a test process, as instances of one deployment share theirs. */
 export const TEST_ENCRYPTION_KEY = generateEncryptionKey();
 
-/** Serves a platform over real HTTP on a free loopback port. */
+/**
+ * Serves a platform over real HTTP on a free loopback port: through its `fetch` on the Node
+ * adapter, or (`serving: 'node'`) as `pnpm start` serves it, through its Node listener.
+ */
 export async function startPlatform(
   store: Store,
   options: Omit<PlatformOptions, 'store'> = {},
+  serving: 'fetch' | 'node' = 'fetch',
 ): Promise<RunningPlatform> {
   const platform = await createPlatform({
     logger: silentLogger,
@@ -31,6 +36,10 @@ export async function startPlatform(
     store,
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    if (serving === 'node') {
+      const s = createServer(platform.nodeListener).listen(0, '127.0.0.1', () => resolve(s));
+      return;
+    }
     const s = serve({ fetch: platform.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;

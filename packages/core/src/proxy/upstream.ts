@@ -1,0 +1,186 @@
+import { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { Agent, type Dispatcher } from 'undici';
+
+/**
+ * How the proxy reaches a provider's upstream. The default keeps a pool of keep-alive
+ * connections per upstream origin (undici), one request at a time on each: no pipelining, as a
+ * non-idempotent call that failed behind another could not be told apart from one the upstream
+ * already ran. Given a `fetch` (tests, the demo's in-process stand-in), calls go through it.
+ *
+ * @see docs/proxy.md "Forwarding"
+ */
+export interface UpstreamClient {
+  send(request: UpstreamRequest): Promise<UpstreamAnswer>;
+  /** Closes pooled connections: idle ones now, busy ones once their answer is done. */
+  close(): void;
+}
+
+export interface UpstreamRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: string | AsyncIterable<Uint8Array> | null;
+  /** Aborted when the caller goes away: the upstream call stops with it. */
+  signal: AbortSignal;
+}
+
+export interface UpstreamAnswer {
+  status: number;
+  /** Lower-case names; values of a repeated header joined with `, ` (`set-cookie` left out). */
+  headers: Record<string, string>;
+  /** The body, decoded of any content encoding; null when there is none. */
+  body: ChunkSource | null;
+  /** True when a content encoding was decoded: the caller gets the decoded bytes. */
+  decoded: boolean;
+}
+
+/** A response body read chunk by chunk, only as fast as it is asked for. */
+export interface ChunkSource {
+  /** The next chunk, or null at the end; rejects when the upstream broke off. */
+  next(): Promise<Uint8Array | null>;
+  /** Stops reading: a pending `next()` settles, and the upstream connection is let go. */
+  cancel(reason?: unknown): void;
+}
+
+/** Keep-alive pools per upstream origin, one request at a time per connection. */
+export function pooledUpstream(): UpstreamClient {
+  const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 });
+  return {
+    async send(request) {
+      // The URL is the provider's upstream and the path as sent: split, not parsed again.
+      const pathStart = request.url.indexOf('/', request.url.indexOf('//') + 2);
+      const body = request.body;
+      const answer: Dispatcher.ResponseData = await agent.request({
+        origin: pathStart < 0 ? request.url : request.url.slice(0, pathStart),
+        path: pathStart < 0 ? '/' : request.url.slice(pathStart),
+        method: request.method as Dispatcher.HttpMethod,
+        headers: request.headers,
+        body: body === null || typeof body === 'string' ? body : Readable.from(body, { objectMode: false }),
+        signal: request.signal,
+      });
+      if (NO_BODY_STATUSES.has(answer.statusCode) || request.method === 'HEAD') {
+        answer.body.dump().catch(() => {});
+        return {
+          status: answer.statusCode,
+          headers: plainHeaders(answer.headers),
+          body: null,
+          decoded: false,
+        };
+      }
+      const headers = plainHeaders(answer.headers);
+      const encoding = headers['content-encoding'];
+      const decoder = encoding ? decoderFor(encoding) : null;
+      const decoded: Readable = decoder ? answer.body.pipe(decoder) : answer.body;
+      if (decoder) answer.body.on('error', (error: Error) => decoder.destroy(error));
+      return {
+        status: answer.statusCode,
+        headers,
+        body: readableSource(decoded, answer.body),
+        decoded: decoder !== null,
+      };
+    },
+    close: () => {
+      agent.close().catch(() => {});
+    },
+  };
+}
+
+/** Calls through a `fetch` (which decodes content encodings itself). */
+export function fetchUpstream(fetchImpl: typeof fetch): UpstreamClient {
+  return {
+    async send(request) {
+      const body = request.body;
+      const response = await fetchImpl(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: body === null || typeof body === 'string' ? body : streamOf(body),
+        redirect: 'manual',
+        signal: request.signal,
+        // biome-ignore lint/suspicious/noExplicitAny: `duplex` is required by Node for streamed bodies but missing from RequestInit
+        ...({ duplex: 'half' } as any),
+      });
+      const headers: Record<string, string> = {};
+      for (const [name, value] of response.headers) if (name !== 'set-cookie') headers[name] = value;
+      return {
+        status: response.status,
+        headers,
+        body: response.body ? streamSource(response.body) : null,
+        decoded: response.headers.has('content-encoding'),
+      };
+    },
+    close: () => {},
+  };
+}
+
+/** Chunks as a WHATWG stream, read as it is pulled. */
+function streamOf(chunks: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await iterator.next();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    async cancel(reason) {
+      await iterator.return?.(reason);
+    },
+  });
+}
+
+/** A WHATWG stream as a chunk source. */
+export function streamSource(stream: ReadableStream<Uint8Array>): ChunkSource {
+  const reader = stream.getReader();
+  return {
+    async next() {
+      const { done, value } = await reader.read();
+      return done ? null : value;
+    },
+    cancel(reason) {
+      void reader.cancel(reason).catch(() => {});
+    },
+  };
+}
+
+/** A Node stream as a chunk source; cancelling destroys `owner` (the upstream body) too. */
+function readableSource(body: Readable, owner: Readable): ChunkSource {
+  const chunks = body[Symbol.asyncIterator]();
+  return {
+    async next() {
+      const { done, value } = await chunks.next();
+      return done ? null : (value as Uint8Array);
+    },
+    cancel(reason) {
+      owner.destroy(reason instanceof Error ? reason : undefined);
+      body.destroy();
+    },
+  };
+}
+
+/** Statuses whose answer has no body (a `Response` refuses one). */
+const NO_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+function plainHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name in raw) {
+    const value = raw[name];
+    if (value === undefined || name === 'set-cookie') continue;
+    headers[name] = typeof value === 'string' ? value : value.join(', ');
+  }
+  return headers;
+}
+
+/** The decoder of a content encoding the caller would otherwise get encoded; null for identity. */
+function decoderFor(encoding: string) {
+  switch (encoding.trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip();
+    case 'deflate':
+      return createInflate();
+    case 'br':
+      return createBrotliDecompress();
+    default:
+      return null;
+  }
+}
