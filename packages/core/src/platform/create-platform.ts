@@ -8,6 +8,9 @@ import { StripePaymentProcessor, type StripeSettings } from '../billing/payments
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
+import type { Deployer } from '../deploy/deployer.js';
+import { Deployments } from '../deploy/deployments.js';
+import { LocalDeployer } from '../deploy/local-deployer.js';
 import { EventStreamHub } from '../events/streams.js';
 import { ownDomainOf } from '../http/cors.js';
 import { FailedCredentialThrottle } from '../http/credential-throttle.js';
@@ -46,6 +49,7 @@ import type { Store } from '../store/index.js';
 import { startInstanceHeartbeat } from '../store/instances.js';
 import { createRateLimitCounter } from '../store/rate-limit-hits.js';
 import { createSealer, parseEncryptionKeys } from '../store/sealing.js';
+import { appProxyRoutes, createUpgradeHandler, type UpgradeHandler } from './app-proxy.js';
 import { cliRoutes } from './cli/index.js';
 import { ConfigError, readPlatformEnv } from './config.js';
 import {
@@ -58,11 +62,13 @@ import { faultResponse, refusalOf, refusalResponse, unavailableResponse } from '
 import { guardUrl } from './internal/input-guard.js';
 import { DevMailbox, type Mailer } from './mailer.js';
 import { adminRoutes } from './routes/admin.js';
+import { appRoutes } from './routes/apps.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
 import { billingRoutes } from './routes/billing.js';
 import { billingPageRoutes } from './routes/billing-pages.js';
 import { connectionRoutes } from './routes/connections.js';
+import { deployRoutes } from './routes/deploy.js';
 import { devMailboxRoutes } from './routes/dev-mailbox.js';
 import { integrationPageRoutes } from './routes/integration-pages.js';
 import { invitationPageRoutes } from './routes/invitation-page.js';
@@ -135,6 +141,12 @@ export interface PlatformOptions {
   stripe?: StripeSettings;
   /** Milliseconds since the epoch, for the catalog's caches; injectable for tests. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Runs deployments. Default outside production: the local deployer (supervised child processes on
+   * this machine; not a sandbox). In production there is none (deploys answer 503) unless one is
+   * given here or `SERVICE_LOCAL_DEPLOYER=1` enables the local one. `false`: none.
+   */
+  deployer?: Deployer | false;
 }
 
 export interface PlatformCloseOptions {
@@ -162,6 +174,11 @@ export interface Platform {
   readonly store: Store;
   /** The built-in development identity provider, when it runs. */
   readonly devIdp: DevIdentityProvider | null;
+  /**
+   * The node-level `upgrade` handler of the app proxy (WebSocket to deployed apps): attach it with
+   * `server.on('upgrade', platform.handleUpgrade)`.
+   */
+  readonly handleUpgrade: UpgradeHandler;
   /**
    * Stops the platform for a shutdown: ends event streams (clients reconnect elsewhere), refuses
    * new metered calls (503 with `Retry-After`), waits for those in flight, settles every answered
@@ -282,6 +299,13 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const stopFollowingAutoReloads = stripe
     ? await stripe.followAutoReloads(options.store, logger, `${baseUrl}/billing`)
     : null;
+  const deployer =
+    options.deployer === false
+      ? null
+      : (options.deployer ??
+        (!production || (options.env ?? process.env).SERVICE_LOCAL_DEPLOYER === '1'
+          ? new LocalDeployer()
+          : null));
   const context: PlatformContext = {
     keys,
     balances,
@@ -321,7 +345,21 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     mailer: options.mailer ?? devMailbox,
     stripe,
     now: options.now ?? Date.now,
+    deployments: new Deployments({
+      db,
+      sealer,
+      keys,
+      connections: new TenantConnections({ db, sealer, keys }),
+      balances,
+      deployer,
+      baseUrl,
+      logger,
+    }),
   };
+  // Deployments that should run start again (in the background: a slow one must not hold the boot).
+  const resumed = context.deployments
+    .resume()
+    .catch((error: unknown) => logger.warn('deployments not resumed', describeError(error)));
 
   const app = new Hono<PlatformEnv>();
   app.use(async (c, next) => {
@@ -355,6 +393,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', balanceRoutes(context));
   app.route('/', runtimeRoutes(context));
   app.route('/', connectionRoutes(context));
+  app.route('/', deployRoutes(context));
+  app.route('/', appRoutes(context));
+  app.route('/', appProxyRoutes(context, { devSignIn: devIdp !== null }));
   app.route('/', keyRoutes(context));
   app.route('/', spendRoutes(context));
   app.route('/', usageRoutes(context));
@@ -432,6 +473,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     await stopFollowingTenantStatuses().catch(logged('tenant status notices not unfollowed'));
     await stopFollowingAutoReloads?.().catch(logged('auto-reload notices not unfollowed'));
     await metering.close().catch(logged('metering not closed cleanly'));
+    await resumed;
+    await deployer?.close().catch(logged('deployments not stopped cleanly'));
     await instance.stop().catch(logged('instance row not removed'));
   }
 
@@ -440,6 +483,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     context,
     store: options.store,
     devIdp,
+    handleUpgrade: createUpgradeHandler(context),
     // A second close (two signals, a test's teardown) waits for the first.
     close: (closeOptions = {}) => {
       closing ??= stop(closeOptions);

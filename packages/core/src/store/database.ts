@@ -4,6 +4,7 @@
  */
 import type { Insertable, Selectable } from 'kysely';
 import type { CatalogTables } from './tables/catalog.js';
+import type { DeployTables } from './tables/deploy.js';
 import type { DoorTables } from './tables/door.js';
 import type { OperatorTables } from './tables/operators.js';
 import type {
@@ -39,13 +40,20 @@ import type { StripeTables } from './tables/stripe.js';
 import type { WireTables } from './tables/wire.js';
 
 export type * from './tables/catalog.js';
+export type * from './tables/deploy.js';
 export type * from './tables/door.js';
 export type * from './tables/operators.js';
 export type * from './tables/platform.js';
 export type * from './tables/stripe.js';
 export type * from './tables/wire.js';
 
-export interface Database extends WireTables, DoorTables, OperatorTables, StripeTables, CatalogTables {
+export interface Database
+  extends WireTables,
+    DoorTables,
+    OperatorTables,
+    StripeTables,
+    CatalogTables,
+    DeployTables {
   tenants: TenantsTable;
   users: UsersTable;
   memberships: MembershipsTable;

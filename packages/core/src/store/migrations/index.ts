@@ -12,6 +12,7 @@ import * as operators from './0010-operators.js';
 import * as workspaces from './0011-workspaces.js';
 import * as stripe from './0012-stripe.js';
 import * as catalog from './0013-catalog.js';
+import * as deployments from './0017-deployments.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0011-workspaces': workspaces,
   '0012-stripe': stripe,
   '0013-catalog': catalog,
+  '0017-deployments': deployments,
 };
