@@ -502,7 +502,9 @@ describe('refusals of POST /api/deploy', () => {
     const viewer = await signedInTeammate(server, ws.tenantId, 'viewer', `viewer-${++emails}@example.test`);
     expect((await refusal(viewer, deployBody('app-v'))).status).toBe(403);
     expect((await refusal('', deployBody('app-v'))).status).toBe(401);
-    expect((await refusal(ws.cookie, deployBody('app-v'), { origin: 'http://evil.example' })).status).toBe(403);
+    expect((await refusal(ws.cookie, deployBody('app-v'), { origin: 'http://evil.example' })).status).toBe(
+      403,
+    );
   });
 });
 
