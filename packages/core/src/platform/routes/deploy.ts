@@ -35,7 +35,8 @@ export function deployRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const deployments = ctx.deployments;
 
   app.post('/api/deploy', async (c) => {
-    const user = await writerOf(ctx, c);
+    c.set('errorShape', 'flat');
+    // Counted before authentication, like every limit: a guessing client spends the same budget.
     const wait = await overLimit(ctx, c, 'deploy', ctx.rateLimits.deploy);
     if (wait !== null) {
       throw new PlatformError(429, 'Rate limit exceeded', {
@@ -43,6 +44,7 @@ export function deployRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
         headers: { 'retry-after': String(wait) },
       });
     }
+    const user = await writerOf(ctx, c);
     const body = await readJsonBody(c, deploySchema);
     return withIdempotency(
       ctx,
