@@ -1,4 +1,4 @@
-/** Deployments: the `Deployer` interface, the local supervised-process deployer, and the deploy domain. */
+/** Deployments: the `Deployer` interface a scheduler implements, and the local supervised-process deployer. */
 export {
   type Deployer,
   DeployerError,
@@ -7,6 +7,4 @@ export {
   type DeploymentStatus,
   type LogLine,
 } from './deployer.js';
-export { type AppView, type DeployInput, Deployments, type DeployResult } from './deployments.js';
-export { DeployError } from './errors.js';
 export { LocalDeployer, type LocalDeployerOptions } from './local-deployer.js';
