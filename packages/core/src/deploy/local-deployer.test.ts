@@ -98,6 +98,19 @@ describe('LocalDeployer', () => {
     ).rejects.toThrow(/does not exist/);
   });
 
+  it('takes two deploys of one app in turn: the second replaces the first, none is left behind', async () => {
+    deployer = new LocalDeployer();
+    const ports: string[] = [];
+    const first = deployer.deploy({ appId: 'r', tenantId: 't', artifact, env: { WHICH: 'first' } });
+    const second = deployer.deploy({ appId: 'r', tenantId: 't', artifact, env: { WHICH: 'second' } });
+    await first;
+    ports.push(deployer.endpoint('r') ?? '');
+    await second;
+    const endpoint = deployer.endpoint('r')!;
+    expect(await (await fetch(`${endpoint}/WHICH`)).text()).toBe('second');
+    if (ports[0] && ports[0] !== endpoint) await expect(fetch(`${ports[0]}/WHICH`)).rejects.toThrow();
+  });
+
   it('keeps only the newest log lines', async () => {
     deployer = new LocalDeployer({ logLines: 5 });
     await deployer.deploy({ appId: 'l', tenantId: 't', artifact, env: { EXTRA_LINES: '20' } });

@@ -65,6 +65,8 @@ interface Run {
  */
 export class LocalDeployer implements Deployer {
   readonly #runs = new Map<string, Run>();
+  /** The last deploy or stop of each app: the next waits for it, so two never interleave. */
+  readonly #pending = new Map<string, Promise<unknown>>();
   readonly #options: Required<LocalDeployerOptions>;
 
   constructor(options: LocalDeployerOptions = {}) {
@@ -82,8 +84,16 @@ export class LocalDeployer implements Deployer {
     };
   }
 
-  async deploy(spec: DeploymentSpec): Promise<void> {
-    await this.stop(spec.appId);
+  deploy(spec: DeploymentSpec): Promise<void> {
+    return this.#inTurn(spec.appId, () => this.#deploy(spec));
+  }
+
+  stop(appId: string): Promise<void> {
+    return this.#inTurn(appId, () => this.#stop(appId));
+  }
+
+  async #deploy(spec: DeploymentSpec): Promise<void> {
+    await this.#stop(spec.appId);
     if (!existsSync(spec.artifact.path)) {
       throw new DeployerError(`The release's directory does not exist on this machine`);
     }
@@ -108,13 +118,13 @@ export class LocalDeployer implements Deployer {
         .tail(5)
         .map((entry) => entry.line)
         .join('\n');
-      await this.stop(spec.appId);
+      await this.#stop(spec.appId);
       const reason = error instanceof Error ? error.message : String(error);
       throw new DeployerError(lastLines ? `${reason}. Last output:\n${lastLines}` : reason);
     }
   }
 
-  async stop(appId: string): Promise<void> {
+  async #stop(appId: string): Promise<void> {
     const run = this.#runs.get(appId);
     if (!run) return;
     this.#runs.delete(appId);
@@ -232,6 +242,18 @@ export class LocalDeployer implements Deployer {
         if (run.child) void this.#terminate(run);
       });
     });
+  }
+
+  /** Runs `action` after the app's previous deploy or stop has settled. */
+  #inTurn<T>(appId: string, action: () => Promise<T>): Promise<T> {
+    const previous = this.#pending.get(appId) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(action);
+    this.#pending.set(appId, next);
+    const forget = () => {
+      if (this.#pending.get(appId) === next) this.#pending.delete(appId);
+    };
+    next.then(forget, forget);
+    return next;
   }
 
   #later(run: Run, ms: number, action: () => void): void {
