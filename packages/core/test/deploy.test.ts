@@ -498,6 +498,24 @@ describe('refusals of POST /api/deploy', () => {
     expect(keys).toEqual([]);
   }, 30_000);
 
+  it("deploys a workspace's own tool for that workspace only", async () => {
+    const tiny =
+      "require('node:http').createServer((q, s) => s.end('own')).listen(process.env.PORT, '127.0.0.1')";
+    await publishTestRelease(server.platform, {
+      slug: 'own-tool',
+      ownerTenantId: ws.tenantId,
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', tiny] },
+    });
+    const stranger = await fundedWorkspace();
+    expect(await refusal(stranger.cookie, { toolSlug: 'own-tool', slug: 'theirs' })).toMatchObject({
+      status: 404,
+      body: { code: 'TOOL_NOT_FOUND' },
+    });
+    const own = await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: 'own-tool', slug: 'mine' });
+    expect(own.status).toBe(201);
+    expect(await (await api(ws.cookie, 'GET', '/apps/mine/')).text()).toBe('own');
+  });
+
   it('refuses viewers (403), signed-out callers (401) and cross-origin writes (403)', async () => {
     const viewer = await signedInTeammate(server, ws.tenantId, 'viewer', `viewer-${++emails}@example.test`);
     expect((await refusal(viewer, deployBody('app-v'))).status).toBe(403);
