@@ -21,7 +21,8 @@ export interface DeployedTool {
  * A deployed tool the way the platform expects one: it reads its balance and connections at
  * start, follows the event stream (re-reading connections on `connection.*`, taking balances from
  * `billing.balance_changed`), and serves over HTTP: `/healthz`; `/` (what it knows); `/whoami`
- * (the `X-Service-*` identity headers the app proxy sent); `/search?q=` (one metered call through
+ * (the `X-Service-*` identity headers the app proxy sent); `POST /echo` (the body back, as it
+ * streams in); `/search?q=` (one metered call through
  * the platform's proxy with its App Key); `/ticks` (three server-sent events, 200 ms apart); and a
  * WebSocket at `/ws` that sends the identity headers it was opened with.
  */
@@ -58,6 +59,10 @@ export async function startDeployedTool(client: ServiceClient, port = 0): Promis
       return void res
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify(identityOf(req)));
+    }
+    if (path === '/echo' && req.method === 'POST') {
+      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/octet-stream' });
+      return void req.pipe(res);
     }
     if (path === '/search') {
       const query = new URL(req.url ?? '/', 'http://tool.invalid').searchParams.get('q') ?? '';

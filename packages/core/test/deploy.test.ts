@@ -191,6 +191,18 @@ describe('deploying the example tool', () => {
     });
   });
 
+  it("forwards the method, query and body, and answers with the app's status and body", async () => {
+    const body = randomBytes(512 * 1024);
+    const echoed = await fetch(`${server.url}/apps/echo/echo?x=1`, {
+      method: 'POST',
+      headers: { cookie: ws.cookie, 'content-type': 'application/octet-stream' },
+      body,
+    });
+    expect(echoed.status).toBe(200);
+    expect(Buffer.from(await echoed.arrayBuffer()).equals(body)).toBe(true);
+    expect((await api(ws.cookie, 'GET', '/apps/echo/nothing-here')).status).toBe(404);
+  });
+
   it('streams server-sent events through the proxy as they are written', async () => {
     const started = Date.now();
     const response = await api(ws.cookie, 'GET', '/apps/echo/ticks');
