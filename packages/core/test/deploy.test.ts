@@ -203,6 +203,20 @@ describe('deploying the example tool', () => {
     expect((await api(ws.cookie, 'GET', '/apps/echo/nothing-here')).status).toBe(404);
   });
 
+  it('passes an answer the app compressed anyway, readable', async () => {
+    const gzipping =
+      "const zlib = require('node:zlib'); require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'text/plain' }); s.end(zlib.gzipSync('compressed hello')); }).listen(process.env.PORT, '127.0.0.1')";
+    await publishTestRelease(server.platform, {
+      slug: 'gzip-tool',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', gzipping] },
+    });
+    expect(
+      (await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: 'gzip-tool', slug: 'gzipped' })).status,
+    ).toBe(201);
+    const answer = await api(ws.cookie, 'GET', '/apps/gzipped/');
+    expect(await answer.text()).toBe('compressed hello');
+  });
+
   it('streams server-sent events through the proxy as they are written', async () => {
     const started = Date.now();
     const response = await api(ws.cookie, 'GET', '/apps/echo/ticks');

@@ -102,7 +102,8 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
     }
     const answer = new Headers();
     upstream.headers.forEach((value, name) => {
-      if (HOP_BY_HOP.has(name)) return;
+      // Node's fetch hands the body over decoded: its encoding no longer applies.
+      if (HOP_BY_HOP.has(name) || name === 'content-encoding') return;
       // An app must not set (or clear) the platform's own session cookie.
       if (name === 'set-cookie' && value.trimStart().startsWith(`${SESSION_COOKIE}=`)) return;
       answer.append(name, value);
