@@ -5,6 +5,8 @@ import type { Logger } from '../http/logger.js';
 import type { KeyStore } from '../identity/key-store.js';
 import type { Database, DesiredState, ReleaseArtifact, WizardInputRow } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
+import { type AppView, appRows, appView } from './app-views.js';
+import { billingGate, bindingsFor, findRelease, findTool } from './deploy-checks.js';
 import type { Deployer, DeploymentStatus, LogLine } from './deployer.js';
 import { DeployerError } from './deployer.js';
 import { checkInputs, isReservedName, SECRET_NAME } from './environment.js';
@@ -35,22 +37,6 @@ export interface DeployInput {
   connections: Record<string, string>;
 }
 
-/** An app as the dashboard shows it. */
-export interface AppView {
-  id: string;
-  slug: string;
-  name: string;
-  toolSlug: string | null;
-  version: string | null;
-  createdAt: string;
-  /** Null for an app that was never deployed (made by hand). */
-  deployment: (DeploymentStatus & { desiredState: DesiredState }) | null;
-  /** The deployment's usage (`GET`, owners). */
-  usageUrl: string;
-  /** The app through the app proxy, for the signed-in user's current workspace. */
-  openUrl: string;
-}
-
 export interface DeployResult {
   app: AppView;
   /** Shown once: stored only as its hash, and sealed for the deployment's restarts. */
@@ -63,9 +49,6 @@ export interface BoundConnection {
   status: string;
   displayName: string | null;
 }
-
-/** The billing gate's message when the workspace never added credit. */
-const NOT_SETUP = 'Add credit to this workspace before deploying';
 
 /**
  * Deployments of catalog tools: what runs (the `deployments` table, the source of truth) and
@@ -86,11 +69,11 @@ export class Deployments {
     const { db, keys, connections } = this.deps;
     const deployer = this.#deployer();
     const sealer = this.#sealer();
-    await this.#billingGate(input.tenantId);
-    const tool = await this.#tool(input.tenantId, input.toolSlug);
-    const release = await this.#release(tool.id, input.version);
+    await billingGate(this.deps.db, this.deps.balances, input.tenantId);
+    const tool = await findTool(this.deps.db, input.tenantId, input.toolSlug);
+    const release = await findRelease(this.deps.db, tool.id, input.version);
     const checked = checkInputs(release.wizard_inputs as WizardInputRow[], input.inputs);
-    const bindings = await this.#bindingsFor(input.tenantId, release, input.connections);
+    const bindings = await bindingsFor(this.deps.connections, input.tenantId, release, input.connections);
     const taken = await db
       .selectFrom('apps')
       .select('id')
@@ -175,10 +158,10 @@ export class Deployments {
   async redeploy(tenantId: string, appId: string, version?: string): Promise<AppView> {
     const deployer = this.#deployer();
     const row = await this.#deployment(tenantId, appId);
-    await this.#billingGate(tenantId);
+    await billingGate(this.deps.db, this.deps.balances, tenantId);
     const app = await this.#app(tenantId, appId);
     if (!app.tool_id) throw new DeployError(409, 'The app no longer has a tool to deploy', 'TOOL_NOT_FOUND');
-    const release = await this.#release(app.tool_id, version);
+    const release = await findRelease(this.deps.db, app.tool_id, version);
     try {
       await deployer.deploy({
         appId,
@@ -225,15 +208,18 @@ export class Deployments {
   }
 
   async list(tenantId: string): Promise<AppView[]> {
-    const rows = await this.#appRows(tenantId).orderBy('apps.created_at').orderBy('apps.id').execute();
-    return rows.map((row) => this.#view(row));
+    const rows = await appRows(this.deps.db, tenantId)
+      .orderBy('apps.created_at')
+      .orderBy('apps.id')
+      .execute();
+    return rows.map((row) => appView(row, this.deps.deployer?.status(row.id), this.deps.baseUrl));
   }
 
   async get(tenantId: string, appId: string): Promise<AppView> {
     if (!isUuid(appId)) throw appNotFound();
-    const row = await this.#appRows(tenantId).where('apps.id', '=', appId).executeTakeFirst();
+    const row = await appRows(this.deps.db, tenantId).where('apps.id', '=', appId).executeTakeFirst();
     if (!row) throw appNotFound();
-    return this.#view(row);
+    return appView(row, this.deps.deployer?.status(row.id), this.deps.baseUrl);
   }
 
   async rename(tenantId: string, appId: string, name: string): Promise<AppView> {
@@ -408,165 +394,6 @@ export class Deployments {
     env.SERVICE_API_KEY = sealer.open(deployment.app_key_sealed, keyAad(appId));
     env.SERVICE_BASE_URL = this.deps.baseUrl;
     return env;
-  }
-
-  /**
-   * 402 `BILLING_NOT_SETUP` when credit was never added to the workspace (no purchase, reload or
-   * grant in its ledger); 402 `INSUFFICIENT_CREDITS` when its balance is at or below zero.
-   */
-  async #billingGate(tenantId: string): Promise<void> {
-    const funded = await this.deps.db
-      .selectFrom('ledger_entries')
-      .select('id')
-      .where('tenant_id', '=', tenantId)
-      .where('kind', 'in', ['purchase', 'reload', 'grant'])
-      .limit(1)
-      .executeTakeFirst();
-    if (!funded) throw new DeployError(402, NOT_SETUP, 'BILLING_NOT_SETUP');
-    if ((await this.deps.balances.micros(tenantId)) <= 0) {
-      throw new DeployError(
-        402,
-        'The workspace is out of credit; add credit to deploy',
-        'INSUFFICIENT_CREDITS',
-      );
-    }
-  }
-
-  /** A catalog tool, or the tenant's own; enabled. */
-  async #tool(tenantId: string, slug: string) {
-    const tool = await this.deps.db
-      .selectFrom('tools')
-      .select(['id', 'name'])
-      .where('slug', '=', slug)
-      .where('enabled', '=', true)
-      .where((eb) => eb.or([eb('owner_tenant_id', 'is', null), eb('owner_tenant_id', '=', tenantId)]))
-      .executeTakeFirst();
-    if (!tool) throw new DeployError(404, `No tool "${slug}"`, 'TOOL_NOT_FOUND');
-    return tool;
-  }
-
-  /** The release of `version`, else the active one; never a withdrawn one, always runnable. */
-  async #release(toolId: string, version?: string) {
-    let query = this.deps.db
-      .selectFrom('tool_releases')
-      .select([
-        'id',
-        'version',
-        'wizard_inputs',
-        'required_integrations',
-        'optional_integrations',
-        'artifact',
-      ])
-      .where('tool_id', '=', toolId)
-      .where('status', '!=', 'withdrawn');
-    query =
-      version === undefined ? query.where('status', '=', 'active') : query.where('version', '=', version);
-    const release = await query.executeTakeFirst();
-    if (!release) {
-      throw version === undefined
-        ? new DeployError(403, 'The tool has no active release', 'TOOL_UNRELEASED')
-        : new DeployError(404, `No release "${version}" of the tool`, 'RELEASE_NOT_FOUND');
-    }
-    if (!release.artifact) {
-      throw new DeployError(409, 'The release has nothing this platform can run', 'RELEASE_NOT_RUNNABLE');
-    }
-    return release;
-  }
-
-  /**
-   * The connections a new deployment gets bound: for each required integration the one named, else
-   * the tenant's newest connected one (409 `INTEGRATION_REQUIRED` when there is none); optional
-   * ones only when named.
-   */
-  async #bindingsFor(
-    tenantId: string,
-    release: { required_integrations: string[]; optional_integrations: string[] },
-    named: Record<string, string>,
-  ): Promise<string[]> {
-    const required = new Set(release.required_integrations);
-    const optional = new Set(release.optional_integrations);
-    const own = await this.deps.connections.list(tenantId);
-    const chosen: string[] = [];
-    for (const [provider, connectionId] of Object.entries(named)) {
-      if (!required.has(provider) && !optional.has(provider)) {
-        throw new DeployError(
-          400,
-          `The tool does not use the integration "${provider}"`,
-          'UNKNOWN_INTEGRATION',
-        );
-      }
-      const connection = own.find((row) => row.id === connectionId);
-      if (!connection || connection.provider !== provider) {
-        throw new DeployError(
-          400,
-          `Connection ${connectionId} is not a ${provider} connection of this workspace`,
-          'INVALID_CONNECTION',
-        );
-      }
-      if (connection.status !== 'connected') {
-        throw new DeployError(
-          409,
-          `The ${provider} connection is ${connection.status}; reconnect it first`,
-          'CONNECTION_NOT_CONNECTED',
-        );
-      }
-      chosen.push(connection.id);
-    }
-    for (const provider of required) {
-      if (named[provider]) continue;
-      const newest = own.filter((row) => row.provider === provider && row.status === 'connected').at(-1);
-      if (!newest) {
-        throw new DeployError(
-          409,
-          `The tool needs a connected ${provider} integration; connect it first`,
-          'INTEGRATION_REQUIRED',
-        );
-      }
-      chosen.push(newest.id);
-    }
-    return chosen;
-  }
-
-  #appRows(tenantId: string) {
-    return this.deps.db
-      .selectFrom('apps')
-      .leftJoin('deployments', 'deployments.app_id', 'apps.id')
-      .leftJoin('tools', 'tools.id', 'apps.tool_id')
-      .leftJoin('tool_releases', 'tool_releases.id', 'apps.release_id')
-      .select([
-        'apps.id',
-        'apps.slug',
-        'apps.name',
-        'apps.created_at',
-        'tools.slug as tool_slug',
-        'tool_releases.version',
-        'deployments.desired_state',
-      ])
-      .where('apps.tenant_id', '=', tenantId);
-  }
-
-  #view(row: {
-    id: string;
-    slug: string;
-    name: string;
-    created_at: Date;
-    tool_slug: string | null;
-    version: string | null;
-    desired_state: DesiredState | null;
-  }): AppView {
-    const status = this.deps.deployer?.status(row.id);
-    const baseUrl = this.deps.baseUrl;
-    return {
-      id: row.id,
-      slug: row.slug,
-      name: row.name,
-      toolSlug: row.tool_slug,
-      version: row.version,
-      createdAt: new Date(row.created_at).toISOString(),
-      deployment: row.desired_state && status ? { ...status, desiredState: row.desired_state } : null,
-      usageUrl: `${baseUrl}/api/deployments/${row.id}/usage`,
-      openUrl: `${baseUrl}/apps/${row.slug}/`,
-    };
   }
 
   async #app(tenantId: string, appId: string) {
