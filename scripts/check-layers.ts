@@ -34,7 +34,8 @@ export const LAYERS: Record<string, string[]> = {
   automations: ['agent', ...SERVICES],
   door: ['agent', ...DOMAIN],
   wire: ['door', 'automations', 'agent', ...SERVICES],
-  platform: ['proxy', 'catalog', ...SERVICES],
+  deploy: ['catalog', ...SERVICES],
+  platform: ['proxy', 'deploy', 'catalog', ...SERVICES],
 };
 
 /** Files that answer HTTP requests directly: they get domain services, never SQL. */

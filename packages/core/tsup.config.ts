@@ -12,6 +12,7 @@ export default defineConfig({
     'proxy/index': 'src/proxy/index.ts',
     'connections/index': 'src/connections/index.ts',
     'catalog/index': 'src/catalog/index.ts',
+    'deploy/index': 'src/deploy/index.ts',
     'wire/index': 'src/wire/index.ts',
     'agent/index': 'src/agent/index.ts',
     'door/index': 'src/door/index.ts',

@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RuntimeConnection, ServiceClient, ServiceEvent } from '@service/sdk';
 
@@ -19,7 +20,11 @@ export interface DeployedTool {
 /**
  * A deployed tool the way the platform expects one: it reads its balance and connections at
  * start, follows the event stream (re-reading connections on `connection.*`, taking balances from
- * `billing.balance_changed`), and serves `/healthz` and `/` (what it knows) over HTTP.
+ * `billing.balance_changed`), and serves over HTTP: `/healthz`; `/` (what it knows); `/whoami`
+ * (the `X-Service-*` identity headers the app proxy sent); `POST /echo` (the body back, as it
+ * streams in); `/search?q=` (one metered call through
+ * the platform's proxy with its App Key); `/ticks` (three server-sent events, 200 ms apart); and a
+ * WebSocket at `/ws` that sends the identity headers it was opened with.
  */
 export async function startDeployedTool(client: ServiceClient, port = 0): Promise<DeployedTool> {
   const state: ToolState = { balanceMicros: null, connections: [], lastEvent: null };
@@ -48,8 +53,45 @@ export async function startDeployedTool(client: ServiceClient, port = 0): Promis
   });
 
   const server: Server = createServer((req, res) => {
-    if (req.url === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    if (req.url !== '/') return void res.writeHead(404).end();
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/healthz') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    if (path === '/whoami') {
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(identityOf(req)));
+    }
+    if (path === '/echo' && req.method === 'POST') {
+      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/octet-stream' });
+      return void req.pipe(res);
+    }
+    if (path === '/search') {
+      const query = new URL(req.url ?? '/', 'http://tool.invalid').searchParams.get('q') ?? '';
+      return void client.proxy
+        .fetch('search', `/search?${new URLSearchParams({ q: query })}`)
+        .then(async (answer) => {
+          res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+        })
+        .catch((error: unknown) => {
+          res
+            .writeHead(502, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ message: error instanceof Error ? error.message : String(error) }));
+        });
+    }
+    if (path === '/ticks') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+      let tick = 0;
+      const timer = setInterval(() => {
+        res.write(`data: ${++tick}\n\n`);
+        if (tick === 3) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 200);
+      res.write(`data: ${tick}\n\n`);
+      req.on('close', () => clearInterval(timer));
+      return;
+    }
+    if (path !== '/') return void res.writeHead(404).end();
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({
         balance_micros: state.balanceMicros,
@@ -57,6 +99,19 @@ export async function startDeployedTool(client: ServiceClient, port = 0): Promis
         last_event: state.lastEvent ? { id: state.lastEvent.id, kind: state.lastEvent.kind } : null,
       }),
     );
+  });
+  // A WebSocket just big enough to show what reached it: one text message, then a close.
+  server.on('upgrade', (req, socket) => {
+    const key = req.headers['sec-websocket-key'];
+    if (req.url !== '/ws' || typeof key !== 'string') return void socket.destroy();
+    const accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-accept: ${accept}\r\n\r\n`,
+    );
+    const payload = Buffer.from(JSON.stringify(identityOf(req)));
+    // Text frame (FIN + opcode 1), unmasked, 16-bit length; then a close frame.
+    const header = Buffer.from([0x81, 126, payload.length >> 8, payload.length & 0xff]);
+    socket.end(Buffer.concat([header, payload, Buffer.from([0x88, 0])]));
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
 
@@ -70,4 +125,13 @@ export async function startDeployedTool(client: ServiceClient, port = 0): Promis
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The identity headers a request carries (through the app proxy: the signed-in user's). */
+function identityOf(req: IncomingMessage): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(req.headers).flatMap(([name, value]) =>
+      name.startsWith('x-service-') && typeof value === 'string' ? [[name, value]] : [],
+    ),
+  );
 }

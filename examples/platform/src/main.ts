@@ -6,6 +6,7 @@ import { createJsonLogger, describeError } from '@service/core/http';
 import { createPlatform } from '@service/core/platform';
 import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
 import { startExpressHost } from '@service/example-express-host';
+import { seedDeployableDemoTool } from './demo-deploy.js';
 import { demoServiceKey, recordDemoHost, seedDemo } from './demo-seed.js';
 import { withDemoUpstream } from './demo-upstream.js';
 
@@ -43,9 +44,12 @@ async function main(): Promise<void> {
   // Listen before the demo seed writes anything: a port already taken (a second `pnpm start`)
   // is a startup failure that leaves `.service/demo.json` as it was.
   const server = await listen(listener);
+  // WebSocket upgrades to deployed apps go through the app proxy.
+  server.on('upgrade', platform.handleUpgrade);
   const address = server.address() as AddressInfo;
 
   const seed = await seedDemo(platform, demoFile);
+  if (seed.tenantId) await seedDeployableDemoTool(platform);
   // The demo host app (wire + tools + MCP door) on the same store: SERVICE_DEMO_HOST_PORT, else
   // PORT + 1. Its door's service key is kept in the demo file (the door stores only its hash).
   const serviceKey = demoServiceKey(demoFile);

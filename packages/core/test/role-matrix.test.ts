@@ -9,8 +9,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post } from '../src/billing/ledger.js';
 import { csrfTokenFor } from '../src/platform/cli/bootstrap.js';
 import type { MembershipRole } from '../src/store/database.js';
+import { publishTestRelease } from './support/deploy.js';
 import { seedProviders } from './support/metered.js';
 import {
   type RunningPlatform,
@@ -165,6 +167,21 @@ const newTeammate = async () => {
   return user.id;
 };
 const CALLBACK = 'http://127.0.0.1:9/done';
+/** An app of the workspace deployed in `beforeAll`, running a one-line server. */
+let deployedAppId = '';
+let deploys = 0;
+/** A release that runs a one-line HTTP server: deploying it is quick. */
+const TINY_SERVER =
+  "require('node:http').createServer((q, s) => s.end('ok')).listen(process.env.PORT, '127.0.0.1')";
+/** Another app of the workspace, to delete. */
+const newApp = async () =>
+  (
+    await store.db
+      .insertInto('apps')
+      .values({ tenant_id: ws.tenantId, slug: `doomed-${++deploys}`, name: 'Doomed' })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
 
 const ROWS: Row[] = [
   {
@@ -378,6 +395,98 @@ const ROWS: Row[] = [
   },
   {
     method: 'POST',
+    route: '/api/deploy',
+    allowed: WRITERS,
+    call: (fx) => send(fx.cookie, 'POST', '/api/deploy', { toolSlug: 'tiny', slug: `tiny-${++deploys}` }),
+  },
+  {
+    method: 'POST',
+    route: '/api/apps/:id/redeploy',
+    allowed: WRITERS,
+    byId: true,
+    call: (fx) => send(fx.cookie, 'POST', `/api/apps/${deployedAppId}/redeploy`, {}),
+  },
+  {
+    method: 'POST',
+    route: '/api/apps/:id/stop',
+    allowed: WRITERS,
+    byId: true,
+    call: (fx) => send(fx.cookie, 'POST', `/api/apps/${deployedAppId}/stop`),
+  },
+  {
+    method: 'GET',
+    route: '/api/apps',
+    allowed: ALL,
+    call: (fx) => send(fx.cookie, 'GET', '/api/apps'),
+  },
+  {
+    method: 'GET',
+    route: '/api/apps/:id',
+    allowed: ALL,
+    byId: true,
+    call: (fx) => send(fx.cookie, 'GET', `/api/apps/${fx.appId}`),
+  },
+  {
+    method: 'PATCH',
+    route: '/api/apps/:id',
+    allowed: WRITERS,
+    byId: true,
+    call: (fx) => send(fx.cookie, 'PATCH', `/api/apps/${fx.appId}`, { name: 'Renamed app' }),
+  },
+  {
+    method: 'DELETE',
+    route: '/api/apps/:id',
+    allowed: WRITERS,
+    byId: true,
+    call: async (fx) => send(fx.cookie, 'DELETE', `/api/apps/${await newApp()}`),
+  },
+  {
+    method: 'GET',
+    route: '/api/apps/:id/connections',
+    allowed: ALL,
+    byId: true,
+    call: (fx) => send(fx.cookie, 'GET', `/api/apps/${fx.appId}/connections`),
+  },
+  {
+    method: 'GET',
+    route: '/api/apps/:id/deployment',
+    allowed: ALL,
+    byId: true,
+    call: (fx) => send(fx.cookie, 'GET', `/api/apps/${deployedAppId}/deployment`),
+  },
+  {
+    method: 'GET',
+    route: '/api/apps/:id/logs',
+    allowed: WRITERS,
+    byId: true,
+    call: (fx) => send(fx.cookie, 'GET', `/api/apps/${deployedAppId}/logs?tail=10`),
+  },
+  {
+    method: 'GET',
+    route: '/api/apps/:id/secrets',
+    allowed: ALL,
+    byId: true,
+    call: (fx) => send(fx.cookie, 'GET', `/api/apps/${fx.appId}/secrets`),
+  },
+  {
+    method: 'PUT',
+    route: '/api/apps/:id/secrets/:name',
+    allowed: WRITERS,
+    byId: true,
+    call: (fx) => send(fx.cookie, 'PUT', `/api/apps/${fx.appId}/secrets/MATRIX`, { value: 'v' }),
+  },
+  {
+    method: 'DELETE',
+    route: '/api/apps/:id/secrets/:name',
+    allowed: WRITERS,
+    byId: true,
+    call: async (fx) => {
+      await server.platform.context.deployments.setSecret(ws.tenantId, ws.appId, 'GONE', 'v');
+      return send(fx.cookie, 'DELETE', `/api/apps/${fx.appId}/secrets/GONE`);
+    },
+  },
+  {
+    method: 'POST',
     route: '/api/apps/:appId/connections',
     allowed: WRITERS,
     byId: true,
@@ -474,7 +583,14 @@ const ROWS: Row[] = [
 beforeAll(async () => {
   store = await openTestStore();
   server = await startPlatform(store, {
-    rateLimits: { failedCredentials: { limit: 100_000, windowMs: 60_000 } },
+    rateLimits: {
+      failedCredentials: { limit: 100_000, windowMs: 60_000 },
+      deploy: { limit: 100_000, windowMs: 60_000 },
+    },
+  });
+  await publishTestRelease(server.platform, {
+    slug: 'tiny',
+    artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', TINY_SERVER] },
   });
   await seedProviders(server.platform, 'http://127.0.0.1:9');
   await store.db
@@ -492,6 +608,17 @@ beforeAll(async () => {
   );
   ws = await signedInOwner(server, 'matrix-owner@example.test');
   other = await signedInOwner(server, 'matrix-other@example.test');
+  for (const tenantId of [ws.tenantId, other.tenantId]) {
+    await post(store.db, {
+      tenantId,
+      amountMicros: 1_000_000,
+      kind: 'grant',
+      idempotencyKey: `matrix-${tenantId}`,
+    });
+  }
+  const deployed = await send(ws.cookie, 'POST', '/api/deploy', { toolSlug: 'tiny', slug: 'matrix-app' });
+  expect(deployed.status).toBe(201);
+  deployedAppId = (await deployed.json()).app.id;
   cookies.owner = ws.cookie;
   cookies.otherOwner = other.cookie;
   cookies.signedOut = '';

@@ -8,6 +8,7 @@ import type { BillingReports } from '../billing/reports.js';
 import type { ConnectorOAuth } from '../connections/connector-oauth.js';
 import type { OAuthClients } from '../connections/oauth-clients.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
+import type { Deployments } from '../deploy/deployments.js';
 import type { EventStreamHub } from '../events/streams.js';
 import type { CorsPolicy } from '../http/cors.js';
 import { FAILED_CREDENTIALS_RULE, type FailedCredentialThrottle } from '../http/credential-throttle.js';
@@ -43,6 +44,8 @@ export interface PlatformRateLimits {
   failedCredentials: RateLimitRule;
   /** `POST /api/tenants/me/invitations`: 30 per 10 minutes per workspace (each one sends mail). */
   invitations: RateLimitRule;
+  /** `POST /api/deploy`: 5 per hour per IP. */
+  deploy: RateLimitRule;
 }
 
 export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
@@ -51,6 +54,7 @@ export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
   cliBalance: { limit: 30, windowMs: 60_000 },
   failedCredentials: FAILED_CREDENTIALS_RULE,
   invitations: { limit: 30, windowMs: 10 * 60_000 },
+  deploy: { limit: 5, windowMs: 60 * 60_000 },
 };
 
 /**
@@ -115,6 +119,8 @@ export interface PlatformContext {
   stripe: StripePaymentProcessor | null;
   /** Milliseconds since the epoch: the clock of the catalog's caches (injectable in tests). */
   now: () => number;
+  /** Deployed apps: deploys, their run state, logs, secrets, and where the app proxy sends traffic. */
+  deployments: Deployments;
 }
 
 /** Hono environment of platform routes. */

@@ -13,6 +13,9 @@ import { ConnectorOAuth } from '../connections/connector-oauth.js';
 import { type OAuthClientInput, OAuthClients } from '../connections/oauth-clients.js';
 import { TokenRefresher } from '../connections/oauth-refresh.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
+import type { Deployer } from '../deploy/deployer.js';
+import { Deployments } from '../deploy/deployments.js';
+import { LocalDeployer } from '../deploy/local-deployer.js';
 import { EventStreamHub } from '../events/streams.js';
 import { ownDomainOf } from '../http/cors.js';
 import { FailedCredentialThrottle } from '../http/credential-throttle.js';
@@ -54,6 +57,7 @@ import type { Store } from '../store/index.js';
 import { startInstanceHeartbeat } from '../store/instances.js';
 import { createRateLimitCounter } from '../store/rate-limit-hits.js';
 import { createSealer, parseEncryptionKeys } from '../store/sealing.js';
+import { appProxyRoutes, createUpgradeHandler, type UpgradeHandler } from './app-proxy.js';
 import { cliRoutes } from './cli/index.js';
 import { ConfigError, readPlatformEnv } from './config.js';
 import {
@@ -68,11 +72,13 @@ import { DevMailbox, type Mailer } from './mailer.js';
 import { oauthClientsFromEnv } from './oauth-env.js';
 import { adminRoutes } from './routes/admin.js';
 import { adminOAuthRoutes } from './routes/admin-oauth.js';
+import { appRoutes } from './routes/apps.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
 import { billingRoutes } from './routes/billing.js';
 import { billingPageRoutes } from './routes/billing-pages.js';
 import { connectionRoutes } from './routes/connections.js';
+import { deployRoutes } from './routes/deploy.js';
 import { devMailboxRoutes } from './routes/dev-mailbox.js';
 import { integrationPageRoutes } from './routes/integration-pages.js';
 import { invitationPageRoutes } from './routes/invitation-page.js';
@@ -157,6 +163,12 @@ export interface PlatformOptions {
   connectorOAuth?: { refreshEveryMs?: number; refreshWindowMs?: number; fetch?: typeof fetch };
   /** Connectors' OAuth clients by provider slug. Default `SERVICE_OAUTH_CLIENTS`, else none. */
   oauthClients?: Record<string, OAuthClientInput>;
+  /**
+   * Runs deployments. Default outside production: the local deployer (supervised child processes on
+   * this machine; not a sandbox). In production there is none (deploys answer 503) unless one is
+   * given here or `SERVICE_LOCAL_DEPLOYER=1` enables the local one. `false`: none.
+   */
+  deployer?: Deployer | false;
 }
 
 export interface PlatformCloseOptions {
@@ -192,6 +204,11 @@ export interface Platform {
   readonly store: Store;
   /** The built-in development identity provider, when it runs. */
   readonly devIdp: DevIdentityProvider | null;
+  /**
+   * The node-level `upgrade` handler of the app proxy (WebSocket to deployed apps): attach it with
+   * `server.on('upgrade', platform.handleUpgrade)`.
+   */
+  readonly handleUpgrade: UpgradeHandler;
   /**
    * Stops the platform for a shutdown: ends event streams (clients reconnect elsewhere), refuses
    * new metered calls (503 with `Retry-After`), waits for those in flight, settles every answered
@@ -329,6 +346,13 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   });
   const refreshEveryMs = options.connectorOAuth?.refreshEveryMs ?? 60_000;
   const stopRefreshing = refreshEveryMs > 0 ? refresher.start(refreshEveryMs) : null;
+  const deployer =
+    options.deployer === false
+      ? null
+      : (options.deployer ??
+        (!production || (options.env ?? process.env).SERVICE_LOCAL_DEPLOYER === '1'
+          ? new LocalDeployer()
+          : null));
   const context: PlatformContext = {
     keys,
     balances,
@@ -377,7 +401,21 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     mailer: options.mailer ?? devMailbox,
     stripe,
     now: options.now ?? Date.now,
+    deployments: new Deployments({
+      db,
+      sealer,
+      keys,
+      connections: new TenantConnections({ db, sealer, keys }),
+      balances,
+      deployer,
+      baseUrl,
+      logger,
+    }),
   };
+  // Deployments that should run start again (in the background: a slow one must not hold the boot).
+  const resumed = context.deployments
+    .resume()
+    .catch((error: unknown) => logger.warn('deployments not resumed', describeError(error)));
 
   const upstream = options.upstreamFetch ? fetchUpstream(options.upstreamFetch) : pooledUpstream();
   const proxyCore = createProxyCore({
@@ -424,6 +462,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', balanceRoutes(context));
   app.route('/', runtimeRoutes(context));
   app.route('/', connectionRoutes(context));
+  app.route('/', deployRoutes(context));
+  app.route('/', appRoutes(context));
+  app.route('/', appProxyRoutes(context, { devSignIn: devIdp !== null }));
   app.route('/', keyRoutes(context));
   app.route('/', spendRoutes(context));
   app.route('/', usageRoutes(context));
@@ -501,6 +542,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     await metering.close().catch(logged('metering not closed cleanly'));
     // Idle upstream connections close now, any still answering once done.
     upstream.close();
+    await resumed;
+    await deployer?.close().catch(logged('deployments not stopped cleanly'));
     await instance.stop().catch(logged('instance row not removed'));
   }
 
@@ -513,6 +556,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     context,
     store: options.store,
     devIdp,
+    handleUpgrade: createUpgradeHandler(context),
     // A second close (two signals, a test's teardown) waits for the first.
     close: (closeOptions = {}) => {
       closing ??= stop(closeOptions);

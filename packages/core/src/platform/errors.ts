@@ -7,6 +7,7 @@ import { OperatorError } from '../billing/operators.js';
 import { PaymentError } from '../billing/payments/stripe-processor.js';
 import { ConnectionError } from '../connections/errors.js';
 import { ConnectorOAuthError } from '../connections/oauth-errors.js';
+import { DeployError } from '../deploy/errors.js';
 import type { ErrorShape } from '../http/errors.js';
 import { canonicalError, flatError, nestedError, stringError } from '../http/errors.js';
 import { KeyError } from '../identity/tenant-keys.js';
@@ -42,7 +43,8 @@ export function refusalOf(error: unknown): PlatformError | null {
     error instanceof KeyError ||
     error instanceof OperatorError ||
     error instanceof WorkspaceError ||
-    error instanceof PaymentError
+    error instanceof PaymentError ||
+    error instanceof DeployError
   ) {
     return new PlatformError(error.status, error.message, { code: error.code });
   }

@@ -5,6 +5,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { CatalogTables } from './tables/catalog.js';
 import type { ConnectorOAuthTables } from './tables/connector-oauth.js';
+import type { DeployTables } from './tables/deploy.js';
 import type { DoorTables } from './tables/door.js';
 import type { OperatorTables } from './tables/operators.js';
 import type {
@@ -41,6 +42,7 @@ import type { WireTables } from './tables/wire.js';
 
 export type * from './tables/catalog.js';
 export type * from './tables/connector-oauth.js';
+export type * from './tables/deploy.js';
 export type * from './tables/door.js';
 export type * from './tables/operators.js';
 export type * from './tables/platform.js';
@@ -53,7 +55,8 @@ export interface Database
     OperatorTables,
     StripeTables,
     CatalogTables,
-    ConnectorOAuthTables {
+    ConnectorOAuthTables,
+    DeployTables {
   tenants: TenantsTable;
   users: UsersTable;
   memberships: MembershipsTable;

@@ -42,6 +42,7 @@ export async function startPlatform(
     }
     const s = serve({ fetch: platform.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
+  server.on('upgrade', platform.handleUpgrade);
   const { port } = server.address() as AddressInfo;
   return {
     platform,
@@ -131,6 +132,7 @@ export async function startPlatformAtOwnUrl(
       () => resolve(s),
     );
   });
+  server.on('upgrade', (request, socket, head) => platform!.handleUpgrade(request, socket, head));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   platform = await createPlatform({
     logger: silentLogger,

@@ -20,6 +20,9 @@ export interface IdempotentResult {
  * two racing retries do not both create. A refusal `run` throws (a `ConnectionError`, say) is an
  * answer like any and is remembered; server faults are not, so they can be retried.
  *
+ * With `sealed`, the remembered answer is sealed at rest (it carries a secret shown once, such as
+ * an App Key); it needs the platform's sealer.
+ *
  * @see docs/decisions.md "Idempotency"
  */
 export async function withIdempotency(
@@ -29,6 +32,7 @@ export async function withIdempotency(
   scope: string,
   request: unknown,
   run: () => Promise<IdempotentResult>,
+  options: { sealed?: boolean } = {},
 ): Promise<Response> {
   const key = c.req.header('idempotency-key');
   if (key === undefined) return respond(c, await answerOf(run), false);
@@ -53,7 +57,8 @@ export async function withIdempotency(
         code: 'IDEMPOTENCY_CONFLICT',
       });
     }
-    return respond(c, { status: earlier.status, body: JSON.parse(earlier.body) }, true);
+    const stored = options.sealed ? openBody(ctx, id, earlier.body) : earlier.body;
+    return respond(c, { status: earlier.status, body: JSON.parse(stored) }, true);
   }
   let result: IdempotentResult;
   try {
@@ -63,8 +68,27 @@ export async function withIdempotency(
     throw error;
   }
   if (result.status >= 500) await records.forget(id);
-  else await records.complete(id, { status: result.status, body: JSON.stringify(result.body) });
+  else {
+    const body = JSON.stringify(result.body);
+    await records.complete(id, {
+      status: result.status,
+      body: options.sealed ? sealBody(ctx, id, body) : body,
+    });
+  }
   return respond(c, result, false);
+}
+
+type RecordId = { tenantId: string; scope: string; key: string };
+const bodyAad = (id: RecordId) => `idempotency:${id.tenantId}:${id.scope}:${id.key}`;
+
+function sealBody(ctx: PlatformContext, id: RecordId, body: string): string {
+  if (!ctx.sealer) throw new Error('A sealed idempotent answer needs the platform sealer');
+  return ctx.sealer.seal(body, bodyAad(id));
+}
+
+function openBody(ctx: PlatformContext, id: RecordId, stored: string): string {
+  if (!ctx.sealer) throw new Error('A sealed idempotent answer needs the platform sealer');
+  return ctx.sealer.open(stored, bodyAad(id));
 }
 
 /** What `run` answers, a refusal it throws included (as its flat body). */

@@ -13,6 +13,7 @@ import * as workspaces from './0011-workspaces.js';
 import * as stripe from './0012-stripe.js';
 import * as catalog from './0013-catalog.js';
 import * as automations from './0014-automations.js';
+import * as deployments from './0017-deployments.js';
 import * as connectorOAuth from './0018-connector-oauth.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
@@ -31,5 +32,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0012-stripe': stripe,
   '0013-catalog': catalog,
   '0014-automations': automations,
+  '0017-deployments': deployments,
   '0018-connector-oauth': connectorOAuth,
 };

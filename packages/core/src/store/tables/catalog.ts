@@ -1,6 +1,7 @@
 /** Tables of the catalog: tenants' integration toggles, the tools tenants deploy, and their releases. */
 import type { ColumnType, Generated } from 'kysely';
-import type { CreatedAt, Defaulted, DefaultedJson, Json, Touched } from './columns.js';
+import type { CreatedAt, Defaulted, DefaultedJson, Json, NullableJson, Touched } from './columns.js';
+import type { ReleaseArtifact } from './deploy.js';
 
 /**
  * What an integration is for, where the platform treats it specially: the LLM gateway (its usage
@@ -63,6 +64,8 @@ export interface ToolReleasesTable {
   required_integrations: DefaultedJson<string[]>;
   optional_integrations: DefaultedJson<string[]>;
   status: Defaulted<ReleaseStatus>;
+  /** What the release runs (added by the deployments migration); null: not deployable by the local deployer. */
+  artifact: NullableJson<ReleaseArtifact>;
   published_by: string | null;
   created_at: CreatedAt;
 }

@@ -1,0 +1,467 @@
+import type { Kysely } from 'kysely';
+import type { BalanceReader } from '../billing/balances.js';
+import type { TenantConnections } from '../connections/tenant-connections.js';
+import type { Logger } from '../http/logger.js';
+import type { KeyStore } from '../identity/key-store.js';
+import type { Database, DesiredState, ReleaseArtifact, WizardInputRow } from '../store/database.js';
+import type { Sealer } from '../store/sealing.js';
+import { type AppView, appRows, appView } from './app-views.js';
+import { billingGate, bindingsFor, findRelease, findTool } from './deploy-checks.js';
+import type { Deployer, DeploymentStatus, LogLine } from './deployer.js';
+import { DeployerError } from './deployer.js';
+import { checkInputs, isReservedName, SECRET_NAME } from './environment.js';
+import { DeployError } from './errors.js';
+
+export interface DeploymentsDeps {
+  db: Kysely<Database>;
+  /** Null without an encryption key: deployments are refused (their App Key and secrets are sealed). */
+  sealer: Sealer | null;
+  keys: KeyStore;
+  connections: TenantConnections;
+  balances: BalanceReader;
+  /** Null when no deployer is configured: deploys are refused (503). */
+  deployer: Deployer | null;
+  baseUrl: string;
+  logger: Logger;
+}
+
+export interface DeployInput {
+  tenantId: string;
+  userId: string;
+  toolSlug: string;
+  version?: string;
+  slug: string;
+  name?: string;
+  inputs: Record<string, unknown>;
+  /** Connection id by provider; a required provider left out binds the tenant's newest connected one. */
+  connections: Record<string, string>;
+}
+
+export interface DeployResult {
+  app: AppView;
+  /** Shown once: stored only as its hash, and sealed for the deployment's restarts. */
+  appKey: { id: string; key: string; prefix: string };
+}
+
+export interface BoundConnection {
+  id: string;
+  provider: string;
+  status: string;
+  displayName: string | null;
+}
+
+/**
+ * Deployments of catalog tools: what runs (the `deployments` table, the source of truth) and
+ * making it so through the `Deployer`. A deploy either completes (app, bindings, App Key,
+ * running deployment) or leaves nothing behind.
+ *
+ * @see docs/api/deploy.md
+ */
+export class Deployments {
+  constructor(private readonly deps: DeploymentsDeps) {}
+
+  /** Whether deploys can run here at all. */
+  get enabled(): boolean {
+    return this.deps.deployer !== null;
+  }
+
+  async deploy(input: DeployInput): Promise<DeployResult> {
+    const { db, keys, connections } = this.deps;
+    const deployer = this.#deployer();
+    const sealer = this.#sealer();
+    await billingGate(this.deps.db, this.deps.balances, input.tenantId);
+    const tool = await findTool(this.deps.db, input.tenantId, input.toolSlug);
+    const release = await findRelease(this.deps.db, tool.id, input.version);
+    const checked = checkInputs(release.wizard_inputs as WizardInputRow[], input.inputs);
+    const bindings = await bindingsFor(this.deps.connections, input.tenantId, release, input.connections);
+    const taken = await db
+      .selectFrom('apps')
+      .select('id')
+      .where('tenant_id', '=', input.tenantId)
+      .where('slug', '=', input.slug)
+      .executeTakeFirst();
+    if (taken) throw slugTaken(input.slug);
+
+    let appId: string;
+    try {
+      const app = await db
+        .insertInto('apps')
+        .values({
+          tenant_id: input.tenantId,
+          slug: input.slug,
+          name: input.name ?? tool.name,
+          tool_id: tool.id,
+          release_id: release.id,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      appId = app.id;
+    } catch (error) {
+      // Two deploys of one slug raced past the check above.
+      if ((error as { code?: string }).code === '23505') throw slugTaken(input.slug);
+      throw error;
+    }
+    let keyId: string | null = null;
+    try {
+      for (const connectionId of bindings) await connections.bind(input.tenantId, appId, connectionId);
+      const appKey = await keys.issue({
+        tenantId: input.tenantId,
+        kind: 'app',
+        appId,
+        userId: input.userId,
+        name: `Deployment ${input.slug}`,
+      });
+      keyId = appKey.id;
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('deployments')
+          .values({
+            app_id: appId,
+            tenant_id: input.tenantId,
+            release_id: release.id,
+            app_key_id: appKey.id,
+            app_key_sealed: sealer.seal(appKey.key, keyAad(appId)),
+            inputs: JSON.stringify(checked.plain),
+            deployed_by: input.userId,
+          })
+          .execute();
+        for (const [name, value] of Object.entries(checked.secret)) {
+          await trx
+            .insertInto('app_secrets')
+            .values({
+              app_id: appId,
+              tenant_id: input.tenantId,
+              name,
+              value_sealed: sealer.seal(value, secretAad(appId, name)),
+            })
+            .execute();
+        }
+      });
+      await deployer.deploy({
+        appId,
+        tenantId: input.tenantId,
+        artifact: release.artifact as ReleaseArtifact,
+        env: await this.#environment(appId),
+      });
+      return { app: await this.get(input.tenantId, appId), appKey };
+    } catch (error) {
+      // Nothing half-made stays: the key stops working everywhere, the app (its bindings,
+      // deployment row and secrets with it) goes.
+      await deployer.stop(appId).catch(() => {});
+      if (keyId) await keys.revoke(keyId, input.tenantId).catch(() => {});
+      await db.deleteFrom('apps').where('id', '=', appId).execute();
+      throw failedDeploy(error);
+    }
+  }
+
+  /** Runs the app again: on `version`, else on its tool's active release (the newest). */
+  async redeploy(tenantId: string, appId: string, version?: string): Promise<AppView> {
+    const deployer = this.#deployer();
+    const row = await this.#deployment(tenantId, appId);
+    await billingGate(this.deps.db, this.deps.balances, tenantId);
+    const app = await this.#app(tenantId, appId);
+    if (!app.tool_id) throw new DeployError(409, 'The app no longer has a tool to deploy', 'TOOL_NOT_FOUND');
+    const release = await findRelease(this.deps.db, app.tool_id, version);
+    try {
+      await deployer.deploy({
+        appId,
+        tenantId,
+        artifact: release.artifact as ReleaseArtifact,
+        env: await this.#environment(appId),
+      });
+    } catch (error) {
+      await this.#setDesired(row.app_id, 'stopped');
+      throw failedDeploy(error);
+    }
+    await this.deps.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('deployments')
+        .set({ release_id: release.id, desired_state: 'running', updated_at: new Date() })
+        .where('app_id', '=', appId)
+        .execute();
+      await trx.updateTable('apps').set({ release_id: release.id }).where('id', '=', appId).execute();
+    });
+    return this.get(tenantId, appId);
+  }
+
+  async stop(tenantId: string, appId: string): Promise<AppView> {
+    await this.#deployment(tenantId, appId);
+    await this.deps.deployer?.stop(appId);
+    await this.#setDesired(appId, 'stopped');
+    return this.get(tenantId, appId);
+  }
+
+  /** Stops the app's deployment, revokes its keys, removes its bindings, secrets and the app itself. */
+  async remove(tenantId: string, appId: string): Promise<void> {
+    const { db, keys } = this.deps;
+    await this.#app(tenantId, appId);
+    await this.deps.deployer?.stop(appId);
+    const live = await db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('app_id', '=', appId)
+      .where('tenant_id', '=', tenantId)
+      .where('revoked_at', 'is', null)
+      .execute();
+    for (const key of live) await keys.revoke(key.id, tenantId);
+    await db.deleteFrom('apps').where('id', '=', appId).where('tenant_id', '=', tenantId).execute();
+  }
+
+  async list(tenantId: string): Promise<AppView[]> {
+    const rows = await appRows(this.deps.db, tenantId)
+      .orderBy('apps.created_at')
+      .orderBy('apps.id')
+      .execute();
+    return rows.map((row) => appView(row, this.deps.deployer?.status(row.id), this.deps.baseUrl));
+  }
+
+  async get(tenantId: string, appId: string): Promise<AppView> {
+    if (!isUuid(appId)) throw appNotFound();
+    const row = await appRows(this.deps.db, tenantId).where('apps.id', '=', appId).executeTakeFirst();
+    if (!row) throw appNotFound();
+    return appView(row, this.deps.deployer?.status(row.id), this.deps.baseUrl);
+  }
+
+  async rename(tenantId: string, appId: string, name: string): Promise<AppView> {
+    await this.#app(tenantId, appId);
+    await this.deps.db.updateTable('apps').set({ name }).where('id', '=', appId).execute();
+    return this.get(tenantId, appId);
+  }
+
+  /** The app of `slug` in the workspace, for the app proxy; null when there is none. */
+  async appIdBySlug(tenantId: string, slug: string): Promise<string | null> {
+    const row = await this.deps.db
+      .selectFrom('apps')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('slug', '=', slug)
+      .executeTakeFirst();
+    return row?.id ?? null;
+  }
+
+  /** What the deployer says of the app's deployment. */
+  status(appId: string): DeploymentStatus {
+    return (
+      this.deps.deployer?.status(appId) ?? {
+        state: 'stopped',
+        restarts: 0,
+        lastExit: null,
+        since: new Date(0).toISOString(),
+      }
+    );
+  }
+
+  /** Where the app proxy sends the app's traffic, null while it does not run. */
+  endpoint(appId: string): string | null {
+    return this.deps.deployer?.endpoint(appId) ?? null;
+  }
+
+  async logs(tenantId: string, appId: string, tail: number): Promise<LogLine[]> {
+    await this.#app(tenantId, appId);
+    return this.deps.deployer?.logs(appId, tail) ?? [];
+  }
+
+  async bindings(tenantId: string, appId: string): Promise<BoundConnection[]> {
+    await this.#app(tenantId, appId);
+    const rows = await this.deps.db
+      .selectFrom('app_connections')
+      .innerJoin('connections', 'connections.id', 'app_connections.connection_id')
+      .select(['connections.id', 'connections.provider', 'connections.status', 'connections.display_name'])
+      .where('app_connections.app_id', '=', appId)
+      .where('app_connections.tenant_id', '=', tenantId)
+      .orderBy('connections.provider')
+      .execute();
+    return rows.map((row) => ({
+      id: row.id,
+      provider: row.provider,
+      status: row.status,
+      displayName: row.display_name,
+    }));
+  }
+
+  async secretNames(tenantId: string, appId: string): Promise<string[]> {
+    await this.#app(tenantId, appId);
+    const rows = await this.deps.db
+      .selectFrom('app_secrets')
+      .select('name')
+      .where('app_id', '=', appId)
+      .orderBy('name')
+      .execute();
+    return rows.map((row) => row.name);
+  }
+
+  /** Sets a secret (sealed); a running deployment restarts to read it. */
+  async setSecret(tenantId: string, appId: string, name: string, value: string): Promise<void> {
+    checkSecretName(name);
+    const sealer = this.#sealer();
+    await this.#app(tenantId, appId);
+    await this.deps.db
+      .insertInto('app_secrets')
+      .values({
+        app_id: appId,
+        tenant_id: tenantId,
+        name,
+        value_sealed: sealer.seal(value, secretAad(appId, name)),
+      })
+      .onConflict((oc) =>
+        oc.columns(['app_id', 'name']).doUpdateSet({
+          value_sealed: (eb) => eb.ref('excluded.value_sealed'),
+          updated_at: new Date(),
+        }),
+      )
+      .execute();
+    await this.#restartIfRunning(appId);
+  }
+
+  async unsetSecret(tenantId: string, appId: string, name: string): Promise<void> {
+    checkSecretName(name);
+    await this.#app(tenantId, appId);
+    const removed = await this.deps.db
+      .deleteFrom('app_secrets')
+      .where('app_id', '=', appId)
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (removed.numDeletedRows === 0n) throw new DeployError(404, 'Secret not found', 'NOT_FOUND');
+    await this.#restartIfRunning(appId);
+  }
+
+  /** Starts every deployment that should be running (a platform boot). Failures are logged, not thrown. */
+  async resume(): Promise<void> {
+    const deployer = this.deps.deployer;
+    if (!deployer) return;
+    const rows = await this.deps.db
+      .selectFrom('deployments')
+      .innerJoin('tool_releases', 'tool_releases.id', 'deployments.release_id')
+      .select(['deployments.app_id', 'deployments.tenant_id', 'tool_releases.artifact'])
+      .where('deployments.desired_state', '=', 'running')
+      .execute();
+    for (const row of rows) {
+      if (!row.artifact) continue;
+      try {
+        await deployer.deploy({
+          appId: row.app_id,
+          tenantId: row.tenant_id,
+          artifact: row.artifact,
+          env: await this.#environment(row.app_id),
+        });
+      } catch (error) {
+        this.deps.logger.warn('deployment not resumed', {
+          app_id: row.app_id,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+  }
+
+  async #restartIfRunning(appId: string): Promise<void> {
+    const row = await this.deps.db
+      .selectFrom('deployments')
+      .innerJoin('tool_releases', 'tool_releases.id', 'deployments.release_id')
+      .select(['deployments.tenant_id', 'deployments.desired_state', 'tool_releases.artifact'])
+      .where('deployments.app_id', '=', appId)
+      .executeTakeFirst();
+    if (row?.desired_state !== 'running' || !row.artifact || !this.deps.deployer) return;
+    try {
+      await this.deps.deployer.deploy({
+        appId,
+        tenantId: row.tenant_id,
+        artifact: row.artifact,
+        env: await this.#environment(appId),
+      });
+    } catch (error) {
+      await this.#setDesired(appId, 'stopped');
+      throw failedDeploy(error);
+    }
+  }
+
+  /** The deployment's environment: its App Key, the platform's URL, its inputs and secrets. */
+  async #environment(appId: string): Promise<Record<string, string>> {
+    const sealer = this.#sealer();
+    const { db } = this.deps;
+    const deployment = await db
+      .selectFrom('deployments')
+      .select(['app_key_sealed', 'inputs'])
+      .where('app_id', '=', appId)
+      .executeTakeFirstOrThrow();
+    const secrets = await db
+      .selectFrom('app_secrets')
+      .select(['name', 'value_sealed'])
+      .where('app_id', '=', appId)
+      .execute();
+    const env: Record<string, string> = { ...deployment.inputs };
+    for (const secret of secrets)
+      env[secret.name] = sealer.open(secret.value_sealed, secretAad(appId, secret.name));
+    env.SERVICE_API_KEY = sealer.open(deployment.app_key_sealed, keyAad(appId));
+    env.SERVICE_BASE_URL = this.deps.baseUrl;
+    return env;
+  }
+
+  async #app(tenantId: string, appId: string) {
+    if (!isUuid(appId)) throw appNotFound();
+    const app = await this.deps.db
+      .selectFrom('apps')
+      .select(['id', 'tool_id'])
+      .where('id', '=', appId)
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+    if (!app) throw appNotFound();
+    return app;
+  }
+
+  async #deployment(tenantId: string, appId: string) {
+    await this.#app(tenantId, appId);
+    const row = await this.deps.db
+      .selectFrom('deployments')
+      .select(['app_id', 'release_id'])
+      .where('app_id', '=', appId)
+      .executeTakeFirst();
+    if (!row) throw new DeployError(404, 'The app was never deployed', 'NOT_DEPLOYED');
+    return row;
+  }
+
+  async #setDesired(appId: string, state: DesiredState): Promise<void> {
+    await this.deps.db
+      .updateTable('deployments')
+      .set({ desired_state: state, updated_at: new Date() })
+      .where('app_id', '=', appId)
+      .execute();
+  }
+
+  #deployer(): Deployer {
+    if (!this.deps.deployer) {
+      throw new DeployError(503, 'Deployments are not enabled on this platform', 'DEPLOYER_DISABLED');
+    }
+    return this.deps.deployer;
+  }
+
+  #sealer(): Sealer {
+    if (!this.deps.sealer) {
+      throw new DeployError(503, 'Deployments need SERVICE_STORE_ENCRYPTION_KEY', 'ENCRYPTION_KEY_MISSING');
+    }
+    return this.deps.sealer;
+  }
+}
+
+const keyAad = (appId: string) => `deployment-key:${appId}`;
+const secretAad = (appId: string, name: string) => `app-secret:${appId}:${name}`;
+const slugTaken = (slug: string) =>
+  new DeployError(409, `This workspace already has an app "${slug}"`, 'SLUG_TAKEN');
+const appNotFound = () => new DeployError(404, 'App not found', 'NOT_FOUND');
+const isUuid = (value: string) =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
+
+function checkSecretName(name: string): void {
+  if (!SECRET_NAME.test(name) || isReservedName(name)) {
+    throw new DeployError(
+      400,
+      'A secret name is A-Z, 0-9 and _ (up to 64, starting with a letter), and not PORT, PATH, HOME, NODE_OPTIONS or SERVICE_*',
+      'INVALID_SECRET_NAME',
+    );
+  }
+}
+
+/** A deployer's failure is the tenant's 502; any other error stays what it was. */
+function failedDeploy(error: unknown): unknown {
+  if (error instanceof DeployerError) return new DeployError(502, error.message, 'DEPLOY_FAILED');
+  return error;
+}

@@ -1,0 +1,94 @@
+import type { WizardInputRow } from '../store/database.js';
+import { DeployError } from './errors.js';
+
+/** A name a secret may have: it becomes an environment variable of the deployment. */
+export const SECRET_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
+/** The most a wizard input or secret value may hold. */
+export const MAX_VALUE_CHARS = 16_384;
+
+/**
+ * Variables the platform sets itself; an input or secret may not take their name (the platform's
+ * value would win, which the tenant would not expect).
+ */
+export function isReservedName(name: string): boolean {
+  return /^SERVICE_/i.test(name) || ['PORT', 'NODE_OPTIONS', 'PATH', 'HOME'].includes(name.toUpperCase());
+}
+
+/** Wizard inputs whose values are sealed like secrets and never shown again. */
+const SECRET_TYPES = new Set(['secret', 'password']);
+
+export interface CheckedInputs {
+  /** Plain values by key, kept with the deployment. */
+  plain: Record<string, string>;
+  /** Values of secret-typed inputs by key, sealed as the app's secrets. */
+  secret: Record<string, string>;
+}
+
+/**
+ * Checks wizard input values against the release's inputs: no unknown keys, every required one
+ * present and non-empty, each of its type (`number`, `boolean`, `url`, `email`; anything else is
+ * text). Values become environment variable strings.
+ */
+export function checkInputs(declared: WizardInputRow[], given: Record<string, unknown>): CheckedInputs {
+  const refuse = (message: string) => new DeployError(400, message, 'INVALID_INPUT');
+  const byKey = new Map(declared.map((input) => [input.key, input]));
+  for (const key of Object.keys(given)) {
+    if (!byKey.has(key)) throw refuse(`Unknown input "${key}": the release does not ask for it`);
+  }
+  const checked: CheckedInputs = { plain: {}, secret: {} };
+  for (const input of declared) {
+    const raw = given[input.key];
+    if (raw === undefined || raw === null || raw === '') {
+      if (input.required) throw refuse(`Input "${input.key}" (${input.label}) is required`);
+      continue;
+    }
+    const value = envValueOf(input, raw, refuse);
+    if (value.length > MAX_VALUE_CHARS)
+      throw refuse(`Input "${input.key}" is longer than ${MAX_VALUE_CHARS} characters`);
+    if (isReservedName(input.key)) continue;
+    if (SECRET_TYPES.has(input.type)) checked.secret[input.key] = value;
+    else checked.plain[input.key] = value;
+  }
+  return checked;
+}
+
+function envValueOf(input: WizardInputRow, raw: unknown, refuse: (message: string) => DeployError): string {
+  const wrong = () => refuse(`Input "${input.key}" must be ${describeType(input.type)}`);
+  switch (input.type) {
+    case 'number': {
+      const number =
+        typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() ? Number(raw) : Number.NaN;
+      if (!Number.isFinite(number)) throw wrong();
+      return String(number);
+    }
+    case 'boolean':
+      if (typeof raw === 'boolean') return String(raw);
+      if (raw === 'true' || raw === 'false') return raw;
+      throw wrong();
+    case 'url':
+      if (typeof raw !== 'string' || !URL.canParse(raw) || !/^https?:$/.test(new URL(raw).protocol))
+        throw wrong();
+      return raw;
+    case 'email':
+      if (typeof raw !== 'string' || !/^[^\s@]+@[^\s@]+$/.test(raw)) throw wrong();
+      return raw;
+    default:
+      if (typeof raw !== 'string') throw wrong();
+      return raw;
+  }
+}
+
+function describeType(type: string): string {
+  switch (type) {
+    case 'number':
+      return 'a number';
+    case 'boolean':
+      return 'true or false';
+    case 'url':
+      return 'an http(s) URL';
+    case 'email':
+      return 'an email address';
+    default:
+      return 'a string';
+  }
+}

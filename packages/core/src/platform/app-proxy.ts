@@ -1,0 +1,284 @@
+import type { IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { type Context, Hono } from 'hono';
+import { SESSION_COOKIE } from '../identity/sessions.js';
+import type { MembershipRole } from '../store/database.js';
+import type { PlatformContext, PlatformEnv } from './context.js';
+import { PlatformError } from './errors.js';
+import { requireSession, type SessionCaller } from './internal/session.js';
+import { APP_SLUG } from './routes/deploy.js';
+import { messagePage, pageHeaders, signInAction } from './routes/page-html.js';
+
+/** Headers that describe one hop, never forwarded. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+]);
+
+/** The identity a deployed app receives on every proxied request. */
+interface Identity {
+  userId: string;
+  email: string;
+  name: string;
+  tenantId: string;
+  role: MembershipRole;
+}
+
+export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+/**
+ * The app proxy: `{baseUrl}/apps/{slug}/...` reaches the deployment of the app `slug` of the
+ * signed-in user's current workspace (slugs are unique within a workspace; another workspace's app
+ * of the same slug is never reached). It forwards the method, path, query and body, streaming both
+ * ways (an event stream passes as it is written); strips every inbound `X-Service-*` header and
+ * the platform's session cookie, and injects the five identity headers. Signed out: to sign-in and
+ * back. Suspended workspace: 403 page. Deployment not running: 503 page; unreachable: 502 page.
+ *
+ * @see docs/api/apps.md "The app proxy"
+ */
+export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boolean }): Hono<PlatformEnv> {
+  const app = new Hono<PlatformEnv>();
+  const basePath = new URL(ctx.baseUrl).pathname.replace(/\/+$/, '');
+  const page = (
+    c: Context,
+    status: 401 | 403 | 404 | 502 | 503,
+    title: string,
+    message: string,
+    action?: { href: string; text: string },
+  ) =>
+    c.body(
+      messagePage(title, message, action),
+      status,
+      status === 503 ? { ...pageHeaders, 'retry-after': '5' } : pageHeaders,
+    );
+
+  const proxy = async (c: Context<PlatformEnv>) => {
+    const slug = c.req.param('slug') ?? '';
+    const url = new URL(c.req.url);
+    const returnTo = `${url.pathname}${url.search}`;
+    if (!APP_SLUG.test(slug)) return page(c, 404, 'No such app', 'There is no app at this address.');
+    let user: SessionCaller;
+    try {
+      user = await requireSession(ctx, c);
+    } catch (error) {
+      if (!(error instanceof PlatformError) || error.status !== 401) throw error;
+      const signIn = signInAction({ basePath, baseUrl: ctx.baseUrl, devSignIn: options.devSignIn }, returnTo);
+      if (options.devSignIn) return c.redirect(signIn.href, 302);
+      return page(c, 401, 'Sign in', 'Sign in to open this app.', signIn);
+    }
+    const target = await targetOf(ctx, user, slug);
+    if ('refusal' in target) {
+      const { status, title, message } = target.refusal;
+      return page(c, status, title, message);
+    }
+    const rest = url.pathname.slice(`${basePath}/apps/${slug}`.length) || '/';
+    const headers = forwardedHeaders(c.req.raw.headers, target.identity, {
+      prefix: `${basePath}/apps/${slug}`,
+      host: url.host,
+      proto: url.protocol.replace(':', ''),
+    });
+    const hasBody = !['GET', 'HEAD'].includes(c.req.method);
+    let upstream: Response;
+    try {
+      upstream = await fetch(`${target.endpoint}${rest}${url.search}`, {
+        method: c.req.method,
+        headers,
+        redirect: 'manual',
+        signal: c.req.raw.signal,
+        ...(hasBody ? { body: c.req.raw.body, duplex: 'half' } : {}),
+      } as RequestInit);
+    } catch {
+      return page(c, 502, 'App unreachable', 'The app did not answer. Try again in a moment.');
+    }
+    const answer = new Headers();
+    upstream.headers.forEach((value, name) => {
+      // Node's fetch hands the body over decoded: its encoding no longer applies.
+      if (HOP_BY_HOP.has(name) || name === 'content-encoding') return;
+      // An app must not set (or clear) the platform's own session cookie.
+      if (name === 'set-cookie' && value.trimStart().startsWith(`${SESSION_COOKIE}=`)) return;
+      answer.append(name, value);
+    });
+    return new Response(upstream.body, {
+      status: upstream.status,
+      statusText: upstream.statusText,
+      headers: answer,
+    });
+  };
+
+  app.all('/apps/:slug', proxy);
+  app.all('/apps/:slug/*', proxy);
+  return app;
+}
+
+type Target =
+  | { endpoint: string; identity: Identity }
+  | { refusal: { status: 403 | 404 | 502 | 503; title: string; message: string } };
+
+/** Where the request goes and as whom, or why it goes nowhere. */
+async function targetOf(ctx: PlatformContext, user: SessionCaller, slug: string): Promise<Target> {
+  if (await ctx.tenantStatuses.isSuspended(user.tenantId)) {
+    return {
+      refusal: {
+        status: 403,
+        title: 'Workspace suspended',
+        message: 'This workspace is suspended, so its apps are closed.',
+      },
+    };
+  }
+  const appId = await ctx.deployments.appIdBySlug(user.tenantId, slug);
+  if (!appId) {
+    return {
+      refusal: { status: 404, title: 'No such app', message: 'This workspace has no app at this address.' },
+    };
+  }
+  const endpoint = ctx.deployments.endpoint(appId);
+  if (!endpoint) {
+    const { state } = ctx.deployments.status(appId);
+    const message =
+      state === 'crash_loop'
+        ? 'The app keeps stopping and is being restarted. Its logs say why.'
+        : state === 'starting'
+          ? 'The app is starting. Try again in a moment.'
+          : 'The app is not running. Deploy it again to start it.';
+    return { refusal: { status: state === 'crash_loop' ? 502 : 503, title: 'App not running', message } };
+  }
+  const profile = await ctx.workspaces.profile(user.userId);
+  return {
+    endpoint,
+    identity: {
+      userId: user.subject,
+      email: user.email ?? '',
+      name: profile.name ?? '',
+      tenantId: user.tenantId,
+      role: user.role,
+    },
+  };
+}
+
+/**
+ * The request headers an app receives: the client's, without hop-by-hop ones, any `X-Service-*`
+ * or `X-Forwarded-*` the client sent, and the platform's session cookie; with the identity headers
+ * and where the request came in.
+ */
+function forwardedHeaders(
+  inbound: Headers,
+  identity: Identity,
+  via: { prefix: string; host: string; proto: string },
+): Headers {
+  const headers = new Headers();
+  inbound.forEach((value, name) => {
+    if (HOP_BY_HOP.has(name) || name.startsWith('x-service-') || name.startsWith('x-forwarded-')) return;
+    if (name === 'cookie') {
+      const kept = withoutSessionCookie(value);
+      if (kept) headers.set('cookie', kept);
+      return;
+    }
+    headers.append(name, value);
+  });
+  // Node's fetch would decompress and keep the encoding header: ask for the body as it is.
+  headers.set('accept-encoding', 'identity');
+  for (const [name, value] of Object.entries(identityHeaders(identity))) headers.set(name, value);
+  headers.set('x-forwarded-host', via.host);
+  headers.set('x-forwarded-proto', via.proto);
+  headers.set('x-forwarded-prefix', via.prefix);
+  return headers;
+}
+
+function identityHeaders(identity: Identity): Record<string, string> {
+  return {
+    'x-service-user-id': identity.userId,
+    'x-service-user-email': identity.email,
+    // A header carries Latin-1 only: a display name beyond it is sent percent-encoded.
+    'x-service-user-name': /^[\x20-\x7e]*$/.test(identity.name)
+      ? identity.name
+      : encodeURIComponent(identity.name),
+    'x-service-tenant-id': identity.tenantId,
+    'x-service-role': identity.role,
+  };
+}
+
+function withoutSessionCookie(cookie: string): string {
+  return cookie
+    .split(';')
+    .map((part) => part.trim())
+    .filter((part) => part && !part.startsWith(`${SESSION_COOKIE}=`))
+    .join('; ');
+}
+
+/**
+ * WebSocket (any `Upgrade`) to a deployed app, at the node level (a fetch handler cannot take over
+ * a socket). The same checks as the proxy, plus the `Origin` must be the platform's own (a page
+ * elsewhere must not open a socket with the user's cookie); refusals answer a bare status line.
+ */
+export function createUpgradeHandler(ctx: PlatformContext): UpgradeHandler {
+  const base = new URL(ctx.baseUrl);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const refuse = (socket: Duplex, status: string) => {
+    socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+  };
+  return (request, socket, head) => {
+    void (async () => {
+      const url = new URL(request.url ?? '/', base.origin);
+      const match = url.pathname.slice(basePath.length).match(/^\/apps\/([^/]+)(\/.*)?$/);
+      if (!url.pathname.startsWith(`${basePath}/`) || !match || !APP_SLUG.test(match[1]!)) {
+        return refuse(socket, '404 Not Found');
+      }
+      if (request.headers.origin !== base.origin) return refuse(socket, '403 Forbidden');
+      const cookie = cookieValue(request.headers.cookie ?? '', SESSION_COOKIE);
+      const session = await ctx.sessions.resolve(cookie);
+      const role = session?.tenantId ? await ctx.accounts.roleIn(session.tenantId, session.userId) : null;
+      if (!session?.tenantId || !role) return refuse(socket, '401 Unauthorized');
+      const user: SessionCaller = { ...session, tenantId: session.tenantId, role };
+      const target = await targetOf(ctx, user, match[1]!);
+      if ('refusal' in target) return refuse(socket, `${target.refusal.status} ${target.refusal.title}`);
+      const headers = forwardedHeaders(toHeaders(request), target.identity, {
+        prefix: `${basePath}/apps/${match[1]}`,
+        host: request.headers.host ?? base.host,
+        proto: base.protocol.replace(':', ''),
+      });
+      const endpoint = new URL(target.endpoint);
+      const lines = [`${request.method} ${match[2] ?? '/'}${url.search} HTTP/1.1`, `host: ${endpoint.host}`];
+      headers.forEach((value, name) => {
+        lines.push(`${name}: ${value}`);
+      });
+      lines.push('connection: Upgrade', `upgrade: ${request.headers.upgrade ?? 'websocket'}`);
+      const upstream = connect({ host: endpoint.hostname, port: Number(endpoint.port) });
+      upstream.once('connect', () => {
+        upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+        if (head.length > 0) upstream.write(head);
+        upstream.pipe(socket);
+        socket.pipe(upstream);
+      });
+      upstream.once('error', () => refuse(socket, '502 Bad Gateway'));
+      socket.once('error', () => upstream.destroy());
+      socket.once('close', () => upstream.destroy());
+    })().catch(() => refuse(socket, '500 Internal Server Error'));
+  };
+}
+
+function toHeaders(request: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  return headers;
+}
+
+function cookieValue(header: string, name: string): string | undefined {
+  for (const part of header.split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(value.join('='));
+  }
+  return undefined;
+}

@@ -1,0 +1,103 @@
+import { type Context, Hono } from 'hono';
+import { z } from 'zod';
+import { NO_STORE } from '../../http/errors.js';
+import { canWrite } from '../../identity/accounts.js';
+import type { PlatformContext, PlatformEnv } from '../context.js';
+import { PlatformError } from '../errors.js';
+import { readJsonBody } from '../internal/json-body.js';
+import { requireSession, type SessionCaller } from '../internal/session.js';
+import { writerOf } from './deploy.js';
+
+const renameSchema = z.strictObject({ name: z.string().trim().min(1).max(100) });
+const secretSchema = z.strictObject({ value: z.string().max(16_384) });
+const tailSchema = z.coerce.number().int().min(1).max(1000).default(200);
+
+/**
+ * A workspace's apps: list, read (with the deployment's state, its usage and open URLs), rename,
+ * delete; bindings, deployment status and logs; secrets (names only, values never answered).
+ * Session cookie only. Every member reads; owners and members change, and read logs (a tool may
+ * print what viewers should not see). camelCase answers, flat error bodies.
+ *
+ * Binding and unbinding a connection are the connections routes' (`/api/apps/{id}/connections`).
+ *
+ * @see docs/api/apps.md
+ */
+export function appRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
+  const app = new Hono<PlatformEnv>();
+  const deployments = ctx.deployments;
+
+  const readerOf = async (c: Context<PlatformEnv>): Promise<SessionCaller> => {
+    c.set('errorShape', 'flat');
+    return requireSession(ctx, c);
+  };
+
+  app.get('/api/apps', async (c) => {
+    const user = await readerOf(c);
+    return c.json({ apps: await deployments.list(user.tenantId) }, 200, NO_STORE);
+  });
+
+  app.get('/api/apps/:id', async (c) => {
+    const user = await readerOf(c);
+    return c.json({ app: await deployments.get(user.tenantId, c.req.param('id')) }, 200, NO_STORE);
+  });
+
+  app.patch('/api/apps/:id', async (c) => {
+    const user = await writerOf(ctx, c);
+    const body = await readJsonBody(c, renameSchema);
+    return c.json({ app: await deployments.rename(user.tenantId, c.req.param('id'), body.name) });
+  });
+
+  app.delete('/api/apps/:id', async (c) => {
+    const user = await writerOf(ctx, c);
+    await deployments.remove(user.tenantId, c.req.param('id'));
+    return c.json({ id: c.req.param('id'), deleted: true });
+  });
+
+  app.get('/api/apps/:id/connections', async (c) => {
+    const user = await readerOf(c);
+    const bound = await deployments.bindings(user.tenantId, c.req.param('id'));
+    return c.json({ connections: bound }, 200, NO_STORE);
+  });
+
+  app.get('/api/apps/:id/deployment', async (c) => {
+    const user = await readerOf(c);
+    const view = await deployments.get(user.tenantId, c.req.param('id'));
+    if (!view.deployment)
+      throw new PlatformError(404, 'The app was never deployed', { code: 'NOT_DEPLOYED' });
+    return c.json({ deployment: view.deployment, usageUrl: view.usageUrl }, 200, NO_STORE);
+  });
+
+  app.get('/api/apps/:id/logs', async (c) => {
+    const user = await readerOf(c);
+    if (!canWrite(user.role)) {
+      throw new PlatformError(403, 'Forbidden: viewers cannot read logs', { code: 'FORBIDDEN' });
+    }
+    const tail = tailSchema.safeParse(c.req.query('tail') ?? undefined);
+    if (!tail.success) {
+      throw new PlatformError(400, 'tail must be a whole number from 1 to 1000', { code: 'INVALID_REQUEST' });
+    }
+    const lines = await deployments.logs(user.tenantId, c.req.param('id'), tail.data);
+    return c.json({ lines }, 200, NO_STORE);
+  });
+
+  app.get('/api/apps/:id/secrets', async (c) => {
+    const user = await readerOf(c);
+    const names = await deployments.secretNames(user.tenantId, c.req.param('id'));
+    return c.json({ secrets: names.map((name) => ({ name })) }, 200, NO_STORE);
+  });
+
+  app.put('/api/apps/:id/secrets/:name', async (c) => {
+    const user = await writerOf(ctx, c);
+    const body = await readJsonBody(c, secretSchema);
+    await deployments.setSecret(user.tenantId, c.req.param('id'), c.req.param('name'), body.value);
+    return c.json({ name: c.req.param('name'), set: true });
+  });
+
+  app.delete('/api/apps/:id/secrets/:name', async (c) => {
+    const user = await writerOf(ctx, c);
+    await deployments.unsetSecret(user.tenantId, c.req.param('id'), c.req.param('name'));
+    return c.json({ name: c.req.param('name'), set: false });
+  });
+
+  return app;
+}

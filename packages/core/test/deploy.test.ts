@@ -1,0 +1,597 @@
+/**
+ * Deploying a catalog tool over HTTP, as a signed-in workspace: `POST /api/deploy` runs
+ * `examples/deployed-tool` through the local deployer (a real child process), the apps API reads,
+ * redeploys, stops and deletes it, and the app proxy reaches it with the signed-in user's identity
+ * (SSE and WebSocket included). The refusals: billing gate, inputs, integrations, slugs,
+ * idempotency, roles, rate limit, a deployer failure leaving nothing behind.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post } from '../src/billing/ledger.js';
+import { silentLogger } from '../src/http/logger.js';
+import { createPlatform } from '../src/platform/create-platform.js';
+import { ensureSdkBuilt, publishTestRelease } from './support/deploy.js';
+import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
+import { seedProviders } from './support/metered.js';
+import {
+  devSignIn,
+  type RunningPlatform,
+  signedInTeammate,
+  startPlatformAtOwnUrl,
+  TEST_ENCRYPTION_KEY,
+} from './support/platform.js';
+import { openTestStore, type TestStore } from './support/stores.js';
+
+let store: TestStore;
+let server: RunningPlatform;
+let upstream: FakeUpstream;
+let emails = 0;
+
+const WIZARD = [
+  { key: 'GREETING', label: 'Greeting', type: 'string', required: true },
+  { key: 'LIMIT', label: 'Limit', type: 'number', required: false },
+  { key: 'TOKEN', label: 'Token', type: 'secret', required: false },
+];
+
+beforeAll(async () => {
+  ensureSdkBuilt();
+  store = await openTestStore();
+  upstream = await startFakeUpstream();
+  server = await startPlatformAtOwnUrl(store, {
+    rateLimits: { deploy: { limit: 10_000, windowMs: 60_000 } },
+  });
+  await seedProviders(server.platform, upstream.url);
+  await publishTestRelease(server.platform, {
+    slug: 'echo-tool',
+    wizardInputs: WIZARD,
+    required: ['search'],
+  });
+}, 120_000);
+afterAll(async () => {
+  await server?.close();
+  await upstream?.close();
+  await store?.dispose();
+});
+
+const api = (
+  cookie: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) =>
+  fetch(`${server.url}${path}`, {
+    method,
+    redirect: 'manual',
+    headers: { cookie, 'content-type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+
+interface Workspace {
+  cookie: string;
+  tenantId: string;
+  email: string;
+}
+
+/** A signed-in owner of a new workspace with credit and a search connection. */
+async function fundedWorkspace(creditMicros = 5_000_000): Promise<Workspace> {
+  const email = `deployer-${++emails}@example.test`;
+  const cookie = await devSignIn(server, email);
+  const user = await store.db
+    .selectFrom('users')
+    .select('default_tenant_id')
+    .where('email', '=', email)
+    .executeTakeFirstOrThrow();
+  const tenantId = user.default_tenant_id!;
+  if (creditMicros > 0) {
+    await post(store.db, {
+      tenantId,
+      amountMicros: creditMicros,
+      kind: 'grant',
+      idempotencyKey: `grant-${tenantId}`,
+    });
+  }
+  expect((await api(cookie, 'POST', '/api/connections', { provider: 'search' })).status).toBe(201);
+  return { cookie, tenantId, email };
+}
+
+const deployBody = (slug: string, extra: Record<string, unknown> = {}) => ({
+  toolSlug: 'echo-tool',
+  slug,
+  inputs: { GREETING: 'hello', LIMIT: 3, TOKEN: 'tok-secret' },
+  ...extra,
+});
+
+async function deploy(ws: Workspace, slug: string) {
+  const response = await api(ws.cookie, 'POST', '/api/deploy', deployBody(slug));
+  expect(response.status, await response.clone().text()).toBe(201);
+  return (await response.json()) as {
+    app: { id: string; slug: string; openUrl: string; usageUrl: string; deployment: { state: string } };
+    appKey: { id: string; key: string };
+  };
+}
+
+describe('deploying the example tool', () => {
+  let ws: Workspace;
+  let deployed: Awaited<ReturnType<typeof deploy>>;
+
+  beforeAll(async () => {
+    ws = await fundedWorkspace();
+    deployed = await deploy(ws, 'echo');
+  }, 60_000);
+
+  it('answers the app, running, with its App Key shown once and its links', async () => {
+    expect(deployed.appKey.key).toMatch(/^service_sk_/);
+    expect(deployed.app).toMatchObject({
+      slug: 'echo',
+      toolSlug: 'echo-tool',
+      version: '1.0.0',
+      deployment: { state: 'running', desiredState: 'running', restarts: 0 },
+      usageUrl: `${server.url}/api/deployments/${deployed.app.id}/usage`,
+      openUrl: `${server.url}/apps/echo/`,
+    });
+    // The key works for its tenant, and the usage link answers its owner.
+    const balance = await fetch(`${server.url}/api/billing/balance`, {
+      headers: { authorization: `Bearer ${deployed.appKey.key}` },
+    });
+    expect(balance.status).toBe(200);
+    expect((await api(ws.cookie, 'GET', new URL(deployed.app.usageUrl).pathname)).status).toBe(200);
+    // Bound to the workspace's search connection; the secret input is a secret, by name only.
+    const bound = await (await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/connections`)).json();
+    expect(bound.connections.map((c: { provider: string }) => c.provider)).toEqual(['search']);
+    const secrets = await (await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/secrets`)).json();
+    expect(secrets).toEqual({ secrets: [{ name: 'TOKEN' }] });
+    const sealed = await store.db.selectFrom('app_secrets').select('value_sealed').executeTakeFirstOrThrow();
+    expect(sealed.value_sealed).not.toContain('tok-secret');
+    const row = await store.db
+      .selectFrom('deployments')
+      .selectAll()
+      .where('app_id', '=', deployed.app.id)
+      .executeTakeFirstOrThrow();
+    expect(row.app_key_sealed).not.toContain(deployed.appKey.key);
+    expect(row.inputs).toEqual({ GREETING: 'hello', LIMIT: '3' });
+  });
+
+  it('lists it, reads its status and logs, renames it', async () => {
+    const list = await (await api(ws.cookie, 'GET', '/api/apps')).json();
+    expect(list.apps.map((a: { slug: string }) => a.slug)).toEqual(['echo']);
+    const status = await (await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/deployment`)).json();
+    expect(status.deployment.state).toBe('running');
+    const logs = await (await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/logs?tail=5`)).json();
+    expect(logs.lines.some((l: { line: string }) => l.line.startsWith('Deployed tool on'))).toBe(true);
+    expect(logs.lines.length).toBeLessThanOrEqual(5);
+    expect((await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/logs?tail=0`)).status).toBe(400);
+    const renamed = await api(ws.cookie, 'PATCH', `/api/apps/${deployed.app.id}`, { name: 'Echo!' });
+    expect((await renamed.json()).app.name).toBe('Echo!');
+  });
+
+  it('proxies as the signed-in user: identity headers injected, client-sent ones never reach the app', async () => {
+    const member = await signedInTeammate(server, ws.tenantId, 'member', `member-${++emails}@example.test`);
+    const response = await api(member, 'GET', '/apps/echo/whoami', undefined, {
+      'x-service-role': 'owner',
+      'x-service-user-id': 'someone-else',
+      'X-Service-Tenant-Id': 'another-tenant',
+      'x-service-extra': 'forged',
+    });
+    expect(response.status).toBe(200);
+    const seen = await response.json();
+    const user = await store.db
+      .selectFrom('users')
+      .select(['idp_subject', 'email'])
+      .where('email', '=', `member-${emails}@example.test`)
+      .executeTakeFirstOrThrow();
+    expect(seen).toEqual({
+      'x-service-user-id': user.idp_subject,
+      'x-service-user-email': user.email,
+      'x-service-user-name': '',
+      'x-service-tenant-id': ws.tenantId,
+      'x-service-role': 'member',
+    });
+  });
+
+  it("forwards the method, query and body, and answers with the app's status and body", async () => {
+    const body = randomBytes(512 * 1024);
+    const echoed = await fetch(`${server.url}/apps/echo/echo?x=1`, {
+      method: 'POST',
+      headers: { cookie: ws.cookie, 'content-type': 'application/octet-stream' },
+      body,
+    });
+    expect(echoed.status).toBe(200);
+    expect(Buffer.from(await echoed.arrayBuffer()).equals(body)).toBe(true);
+    expect((await api(ws.cookie, 'GET', '/apps/echo/nothing-here')).status).toBe(404);
+  });
+
+  it('passes an answer the app compressed anyway, readable', async () => {
+    const gzipping =
+      "const zlib = require('node:zlib'); require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'text/plain' }); s.end(zlib.gzipSync('compressed hello')); }).listen(process.env.PORT, '127.0.0.1')";
+    await publishTestRelease(server.platform, {
+      slug: 'gzip-tool',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', gzipping] },
+    });
+    expect(
+      (await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: 'gzip-tool', slug: 'gzipped' })).status,
+    ).toBe(201);
+    const answer = await api(ws.cookie, 'GET', '/apps/gzipped/');
+    expect(await answer.text()).toBe('compressed hello');
+  });
+
+  it('streams server-sent events through the proxy as they are written', async () => {
+    const started = Date.now();
+    const response = await api(ws.cookie, 'GET', '/apps/echo/ticks');
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    // The first event arrives well before the stream's 600 ms are over.
+    expect(first).toContain('data: 0');
+    expect(Date.now() - started).toBeLessThan(500);
+    let rest = '';
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      rest += new TextDecoder().decode(chunk.value);
+    }
+    expect(rest).toContain('data: 3');
+  });
+
+  it('opens a WebSocket through the proxy with the identity headers, and refuses other origins', async () => {
+    const open = (origin: string) =>
+      new Promise<{ status: number; message: string | null }>((resolve, reject) => {
+        const req = httpRequest(`${server.url}/apps/echo/ws`, {
+          headers: {
+            connection: 'Upgrade',
+            upgrade: 'websocket',
+            'sec-websocket-version': '13',
+            'sec-websocket-key': randomBytes(16).toString('base64'),
+            origin,
+            cookie: ws.cookie,
+            'x-service-role': 'viewer',
+          },
+        });
+        req.on('upgrade', (_res, socket, head) => {
+          const chunks: Buffer[] = [head];
+          socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+          socket.on('end', () => {
+            const frame = Buffer.concat(chunks);
+            const length = frame.readUInt16BE(2);
+            resolve({ status: 101, message: frame.subarray(4, 4 + length).toString('utf8') });
+          });
+        });
+        req.on('response', (res) => resolve({ status: res.statusCode ?? 0, message: null }));
+        req.on('error', reject);
+        req.end();
+      });
+    const opened = await open(server.url);
+    expect(opened.status).toBe(101);
+    expect(JSON.parse(opened.message!)).toMatchObject({
+      'x-service-role': 'owner',
+      'x-service-tenant-id': ws.tenantId,
+    });
+    expect((await open('http://evil.example')).status).toBe(403);
+  });
+
+  it('sends a signed-out visitor to sign in and back; another workspace does not reach the app', async () => {
+    const signedOut = await fetch(`${server.url}/apps/echo/whoami?x=1`, { redirect: 'manual' });
+    expect(signedOut.status).toBe(302);
+    expect(signedOut.headers.get('location')).toBe(
+      `/auth/v1/sign-in?${new URLSearchParams({ return_to: '/apps/echo/whoami?x=1' })}`,
+    );
+    const stranger = await fundedWorkspace();
+    const other = await api(stranger.cookie, 'GET', '/apps/echo/whoami');
+    expect(other.status).toBe(404);
+    expect(other.headers.get('content-type')).toContain('text/html');
+    expect((await api(stranger.cookie, 'GET', `/api/apps/${deployed.app.id}`)).status).toBe(404);
+  });
+
+  it('refuses a suspended workspace with a page', async () => {
+    const suspended = await fundedWorkspace();
+    await deploy(suspended, 'closed');
+    await server.platform.context.operators.suspend({
+      tenantId: suspended.tenantId,
+      operator: 'test',
+      reason: null,
+    });
+    const response = await api(suspended.cookie, 'GET', '/apps/closed/whoami');
+    expect(response.status).toBe(403);
+    expect(await response.text()).toContain('suspended');
+  });
+
+  it('sets a secret (restarting the app) and unsets it; names only, never values', async () => {
+    const before = (await (await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}`)).json()).app.deployment
+      .since;
+    const set = await api(ws.cookie, 'PUT', `/api/apps/${deployed.app.id}/secrets/API_TOKEN`, {
+      value: 'v-123',
+    });
+    expect(set.status).toBe(200);
+    expect(await set.text()).not.toContain('v-123');
+    const after = (await (await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}`)).json()).app;
+    expect(after.deployment.state).toBe('running');
+    expect(after.deployment.since).not.toBe(before);
+    const names = await (await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/secrets`)).json();
+    expect(names.secrets).toEqual([{ name: 'API_TOKEN' }, { name: 'TOKEN' }]);
+    for (const bad of ['lower', 'PORT', 'SERVICE_API_KEY', 'A-B']) {
+      expect(
+        (await api(ws.cookie, 'PUT', `/api/apps/${deployed.app.id}/secrets/${bad}`, { value: 'x' })).status,
+      ).toBe(400);
+    }
+    expect((await api(ws.cookie, 'PUT', `/api/apps/${deployed.app.id}/secrets/X`, { value: 5 })).status).toBe(
+      400,
+    );
+    expect((await api(ws.cookie, 'DELETE', `/api/apps/${deployed.app.id}/secrets/API_TOKEN`)).status).toBe(
+      200,
+    );
+    expect((await api(ws.cookie, 'DELETE', `/api/apps/${deployed.app.id}/secrets/API_TOKEN`)).status).toBe(
+      404,
+    );
+  });
+
+  it('redeploys on a new release, stops (the proxy answers a page), and starts again', async () => {
+    await publishTestRelease(server.platform, {
+      slug: 'echo-tool',
+      version: '1.1.0',
+      wizardInputs: WIZARD,
+      required: ['search'],
+    });
+    const redeployed = await api(ws.cookie, 'POST', `/api/apps/${deployed.app.id}/redeploy`, {});
+    expect(redeployed.status).toBe(200);
+    expect((await redeployed.json()).app).toMatchObject({
+      version: '1.1.0',
+      deployment: { state: 'running' },
+    });
+    expect((await api(ws.cookie, 'GET', '/apps/echo/healthz')).status).toBe(200);
+
+    const stopped = await api(ws.cookie, 'POST', `/api/apps/${deployed.app.id}/stop`);
+    expect((await stopped.json()).app.deployment).toMatchObject({
+      state: 'stopped',
+      desiredState: 'stopped',
+    });
+    const down = await api(ws.cookie, 'GET', '/apps/echo/healthz');
+    expect(down.status).toBe(503);
+    expect(await down.text()).toContain('not running');
+
+    const back = await api(ws.cookie, 'POST', `/api/apps/${deployed.app.id}/redeploy`, { version: '1.0.0' });
+    expect((await back.json()).app).toMatchObject({ version: '1.0.0', deployment: { state: 'running' } });
+    expect(
+      (await api(ws.cookie, 'POST', `/api/apps/${deployed.app.id}/redeploy`, { version: '9.9.9' })).status,
+    ).toBe(404);
+  });
+
+  it('starts deployments that should run when a platform boots on the store, and stops them on close', async () => {
+    const again = await startPlatformAtOwnUrl(store, {});
+    try {
+      // The first platform's child keeps running; the second starts its own.
+      let state = '';
+      for (let i = 0; i < 200 && state !== 'running'; i++) {
+        state = again.platform.context.deployments.status(deployed.app.id).state;
+        if (state !== 'running') await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(state).toBe('running');
+      const endpoint = again.platform.context.deployments.endpoint(deployed.app.id)!;
+      expect((await fetch(`${endpoint}/healthz`)).status).toBe(200);
+      await again.close();
+      await expect(fetch(`${endpoint}/healthz`)).rejects.toThrow();
+    } finally {
+      await again.close();
+    }
+  }, 30_000);
+
+  it('deletes the app: stopped, its key revoked, its bindings and row gone', async () => {
+    const doomed = await deploy(ws, 'doomed');
+    const endpoint = server.platform.context.deployments.endpoint(doomed.app.id)!;
+    expect((await api(ws.cookie, 'DELETE', `/api/apps/${doomed.app.id}`)).status).toBe(200);
+    await expect(fetch(`${endpoint}/healthz`)).rejects.toThrow();
+    const balance = await fetch(`${server.url}/api/billing/balance`, {
+      headers: { authorization: `Bearer ${doomed.appKey.key}` },
+    });
+    expect(balance.status).toBe(401);
+    expect((await api(ws.cookie, 'GET', `/api/apps/${doomed.app.id}`)).status).toBe(404);
+    const bindings = await store.db
+      .selectFrom('app_connections')
+      .select('app_id')
+      .where('app_id', '=', doomed.app.id)
+      .execute();
+    expect(bindings).toEqual([]);
+    expect((await api(ws.cookie, 'DELETE', `/api/apps/${doomed.app.id}`)).status).toBe(404);
+  });
+});
+
+describe('refusals of POST /api/deploy', () => {
+  let ws: Workspace;
+  beforeAll(async () => {
+    ws = await fundedWorkspace();
+  });
+  const refusal = async (cookie: string, body: unknown, headers: Record<string, string> = {}) => {
+    const response = await api(cookie, 'POST', '/api/deploy', body, headers);
+    return { status: response.status, body: await response.json() };
+  };
+
+  it('answers the billing gate: never funded, then out of credit', async () => {
+    const broke = await fundedWorkspace(0);
+    expect(await refusal(broke.cookie, deployBody('app-a'))).toEqual({
+      status: 402,
+      body: { message: 'Add credit to this workspace before deploying', code: 'BILLING_NOT_SETUP' },
+    });
+    await post(store.db, {
+      tenantId: broke.tenantId,
+      amountMicros: 1000,
+      kind: 'grant',
+      idempotencyKey: `g-${broke.tenantId}`,
+    });
+    await post(store.db, {
+      tenantId: broke.tenantId,
+      amountMicros: -1000,
+      kind: 'adjustment',
+      idempotencyKey: `a-${broke.tenantId}`,
+    });
+    server.platform.context.balances.invalidate(broke.tenantId);
+    const out = await refusal(broke.cookie, deployBody('app-a'));
+    expect(out.status).toBe(402);
+    expect(out.body.code).toBe('INSUFFICIENT_CREDITS');
+  });
+
+  it('refuses bad bodies and inputs with 400 and a message', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      ['{not json', /JSON|read/i],
+      [{ slug: 'abc' }, /toolSlug/],
+      [{ ...deployBody('Bad Slug') }, /slug/],
+      [{ ...deployBody('ok-slug'), extra: 1 }, /extra|Unrecognized/i],
+      [{ ...deployBody('ok-slug'), inputs: {} }, /GREETING.*required/],
+      [{ ...deployBody('ok-slug'), inputs: { GREETING: 'x', LIMIT: 'many' } }, /LIMIT.*number/],
+      [{ ...deployBody('ok-slug'), inputs: { GREETING: 'x', NOPE: '1' } }, /Unknown input "NOPE"/],
+      [{ ...deployBody('ok-slug'), inputs: { GREETING: { deep: 1 } } }, /inputs/],
+      [
+        { ...deployBody('ok-slug'), connections: { llm: crypto.randomUUID() } },
+        /does not use the integration "llm"/,
+      ],
+      [{ ...deployBody('ok-slug'), connections: { search: crypto.randomUUID() } }, /not a search connection/],
+    ];
+    for (const [body, message] of cases) {
+      const answer = await refusal(ws.cookie, body);
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(answer.body.message).toMatch(message);
+    }
+  });
+
+  it('answers 404 for an unknown tool or version, 409 for a missing integration or a taken slug', async () => {
+    expect((await refusal(ws.cookie, { ...deployBody('app-x'), toolSlug: 'nope' })).body.code).toBe(
+      'TOOL_NOT_FOUND',
+    );
+    expect((await refusal(ws.cookie, { ...deployBody('app-x'), version: '0.0.1' })).status).toBe(404);
+    const bare = await fundedWorkspace();
+    await store.db
+      .updateTable('connections')
+      .set({ status: 'revoked' })
+      .where('tenant_id', '=', bare.tenantId)
+      .execute();
+    const missing = await refusal(bare.cookie, deployBody('app-x'));
+    expect(missing).toMatchObject({ status: 409, body: { code: 'INTEGRATION_REQUIRED' } });
+    await deploy(ws, 'taken');
+    expect(await refusal(ws.cookie, deployBody('taken'))).toEqual({
+      status: 409,
+      body: { message: 'This workspace already has an app "taken"', code: 'SLUG_TAKEN' },
+    });
+  }, 30_000);
+
+  it('replays the answer of an Idempotency-Key byte for byte, and refuses it with another body', async () => {
+    const headers = { 'idempotency-key': `deploy-${randomBytes(4).toString('hex')}` };
+    const first = await api(ws.cookie, 'POST', '/api/deploy', deployBody('once'), headers);
+    const firstText = await first.text();
+    expect(first.status).toBe(201);
+    const again = await api(ws.cookie, 'POST', '/api/deploy', deployBody('once'), headers);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await again.text()).toBe(firstText);
+    const apps = await store.db
+      .selectFrom('apps')
+      .select('id')
+      .where('tenant_id', '=', ws.tenantId)
+      .where('slug', '=', 'once')
+      .execute();
+    expect(apps).toHaveLength(1);
+    // The remembered answer holds the App Key: sealed at rest.
+    const key = JSON.parse(firstText).appKey.key as string;
+    const records = await store.db.selectFrom('idempotency_records').select('body').execute();
+    expect(records.some((r) => r.body.includes(key))).toBe(false);
+    const other = await refusal(ws.cookie, deployBody('twice'), headers);
+    expect(other).toMatchObject({ status: 409, body: { code: 'IDEMPOTENCY_CONFLICT' } });
+  }, 30_000);
+
+  it('answers 502 when the deployer cannot start the release, and leaves nothing behind', async () => {
+    await publishTestRelease(server.platform, {
+      slug: 'broken-tool',
+      artifact: {
+        type: 'directory',
+        path: process.cwd(),
+        start: ['node', '-e', 'console.error("boom"); process.exit(3)'],
+      },
+    });
+    const answer = await refusal(ws.cookie, { toolSlug: 'broken-tool', slug: 'broken' });
+    expect(answer.status).toBe(502);
+    expect(answer.body.code).toBe('DEPLOY_FAILED');
+    expect(answer.body.message).toContain('exit 3');
+    expect(answer.body.message).toContain('boom');
+    const app = await store.db
+      .selectFrom('apps')
+      .select('id')
+      .where('tenant_id', '=', ws.tenantId)
+      .where('slug', '=', 'broken')
+      .execute();
+    expect(app).toEqual([]);
+    const keys = await store.db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('name', '=', 'Deployment broken')
+      .execute();
+    expect(keys).toEqual([]);
+  }, 30_000);
+
+  it("deploys a workspace's own tool for that workspace only", async () => {
+    const tiny =
+      "require('node:http').createServer((q, s) => s.end('own')).listen(process.env.PORT, '127.0.0.1')";
+    await publishTestRelease(server.platform, {
+      slug: 'own-tool',
+      ownerTenantId: ws.tenantId,
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', tiny] },
+    });
+    const stranger = await fundedWorkspace();
+    expect(await refusal(stranger.cookie, { toolSlug: 'own-tool', slug: 'theirs' })).toMatchObject({
+      status: 404,
+      body: { code: 'TOOL_NOT_FOUND' },
+    });
+    const own = await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: 'own-tool', slug: 'mine' });
+    expect(own.status).toBe(201);
+    expect(await (await api(ws.cookie, 'GET', '/apps/mine/')).text()).toBe('own');
+  });
+
+  it('refuses viewers (403), signed-out callers (401) and cross-origin writes (403)', async () => {
+    const viewer = await signedInTeammate(server, ws.tenantId, 'viewer', `viewer-${++emails}@example.test`);
+    expect((await refusal(viewer, deployBody('app-v'))).status).toBe(403);
+    expect((await refusal('', deployBody('app-v'))).status).toBe(401);
+    expect((await refusal(ws.cookie, deployBody('app-v'), { origin: 'http://evil.example' })).status).toBe(
+      403,
+    );
+  });
+});
+
+describe('the deploy rate limit and the deployer in production', () => {
+  it('counts 5 deploy requests an hour per address in the store', async () => {
+    // A store of its own: the other tests' deploys from this address count in theirs.
+    const own = await openTestStore();
+    const limited = await startPlatformAtOwnUrl(own, { deployer: false });
+    try {
+      const cookie = await devSignIn(limited, `limited-${++emails}@example.test`);
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const response = await fetch(`${limited.url}/api/deploy`, {
+          method: 'POST',
+          headers: { cookie, 'content-type': 'application/json' },
+          body: '{}',
+        });
+        statuses.push(response.status);
+        if (response.status === 429) expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+      expect(statuses).toEqual([400, 400, 400, 400, 400, 429]);
+    } finally {
+      await limited.close();
+      await own.dispose();
+    }
+  });
+
+  it('runs no local deployer in production unless SERVICE_LOCAL_DEPLOYER=1 enables it', async () => {
+    const identity = { verify: async () => null } as never;
+    for (const [env, enabled] of [
+      [{}, false],
+      [{ SERVICE_LOCAL_DEPLOYER: '1' }, true],
+    ] as const) {
+      const platform = await createPlatform({
+        store,
+        production: true,
+        identity,
+        env,
+        logger: silentLogger,
+        encryptionKey: TEST_ENCRYPTION_KEY,
+      });
+      expect(platform.context.deployments.enabled).toBe(enabled);
+      await platform.close();
+    }
+  });
+});
