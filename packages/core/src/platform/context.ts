@@ -5,6 +5,8 @@ import type { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
 import type { PaymentProcessor } from '../billing/payments/processor.js';
 import type { StripePaymentProcessor } from '../billing/payments/stripe-processor.js';
 import type { BillingReports } from '../billing/reports.js';
+import type { Integrations } from '../catalog/integrations.js';
+import type { PublicPricing } from '../catalog/pricing.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { EventStreamHub } from '../events/streams.js';
 import type { CorsPolicy } from '../http/cors.js';
@@ -41,6 +43,8 @@ export interface PlatformRateLimits {
   failedCredentials: RateLimitRule;
   /** `POST /api/tenants/me/invitations`: 30 per 10 minutes per workspace (each one sends mail). */
   invitations: RateLimitRule;
+  /** `POST /api/integrations/{slug}` and `.../regenerate`, together: 30 per minute per user. */
+  integrations: RateLimitRule;
 }
 
 export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
@@ -49,6 +53,7 @@ export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
   cliBalance: { limit: 30, windowMs: 60_000 },
   failedCredentials: FAILED_CREDENTIALS_RULE,
   invitations: { limit: 30, windowMs: 10 * 60_000 },
+  integrations: { limit: 30, windowMs: 60_000 },
 };
 
 /**
@@ -107,6 +112,10 @@ export interface PlatformContext {
   mailer: Mailer | null;
   /** The Stripe processor (its webhook, its customers), when configured. */
   stripe: StripePaymentProcessor | null;
+  /** The catalog's integrations: public shape (cached), tenants' overlay and switches, the admins' switch. */
+  integrations: Integrations;
+  /** Public prices: the LLM gateway's model catalog (cached), the public allowlist and rate tables. */
+  pricing: PublicPricing;
   /** Milliseconds since the epoch: the clock of the catalog's caches (injectable in tests). */
   now: () => number;
 }

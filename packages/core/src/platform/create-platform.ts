@@ -7,6 +7,9 @@ import { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
 import { StripePaymentProcessor, type StripeSettings } from '../billing/payments/stripe-processor.js';
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
+import { followCatalogChanges } from '../catalog/changes.js';
+import { Integrations } from '../catalog/integrations.js';
+import { PublicPricing } from '../catalog/pricing.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
 import { EventStreamHub } from '../events/streams.js';
 import { ownDomainOf } from '../http/cors.js';
@@ -62,12 +65,15 @@ import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
 import { billingRoutes } from './routes/billing.js';
 import { billingPageRoutes } from './routes/billing-pages.js';
+import { catalogAssetRoutes } from './routes/catalog-assets.js';
 import { connectionRoutes } from './routes/connections.js';
 import { devMailboxRoutes } from './routes/dev-mailbox.js';
 import { integrationPageRoutes } from './routes/integration-pages.js';
+import { integrationRoutes } from './routes/integrations.js';
 import { invitationPageRoutes } from './routes/invitation-page.js';
 import { keyRoutes } from './routes/keys.js';
 import { memberRoutes } from './routes/members.js';
+import { pricingRoutes } from './routes/pricing.js';
 import { runtimeRoutes } from './routes/runtime.js';
 import { spendRoutes } from './routes/spend.js';
 import { usageRoutes } from './routes/usage.js';
@@ -135,6 +141,12 @@ export interface PlatformOptions {
   stripe?: StripeSettings;
   /** Milliseconds since the epoch, for the catalog's caches; injectable for tests. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Where `/api/pricing/models` reads the LLM gateway's model catalog (an OpenAI-compatible
+   * listing with prices). Default `SERVICE_MODELS_URL`, else `{upstream}/v1/models` of the LLM
+   * gateway integration's provider. `gatewayName` is what a 502 calls it (default: its host).
+   */
+  pricing?: { modelsUrl?: string; gatewayName?: string; timeoutMs?: number };
 }
 
 export interface PlatformCloseOptions {
@@ -282,6 +294,11 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const stopFollowingAutoReloads = stripe
     ? await stripe.followAutoReloads(options.store, logger, `${baseUrl}/billing`)
     : null;
+  const now = options.now ?? Date.now;
+  const modelsUrl = options.pricing?.modelsUrl ?? (options.env ?? process.env).SERVICE_MODELS_URL;
+  if (modelsUrl !== undefined && !URL.canParse(modelsUrl)) {
+    throw new ConfigError(`SERVICE_MODELS_URL is not a URL: ${modelsUrl}`);
+  }
   const context: PlatformContext = {
     keys,
     balances,
@@ -302,7 +319,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     sealer,
     metering,
     providers: new ProviderCatalog(db, sealer, marginPercent),
-    connectionResolver: new ConnectionResolver(db),
+    connectionResolver: new ConnectionResolver(db, undefined, now),
     events,
     marginPercent,
     baseUrl,
@@ -320,8 +337,21 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     invitations: new Invitations(db),
     mailer: options.mailer ?? devMailbox,
     stripe,
-    now: options.now ?? Date.now,
+    integrations: new Integrations(db, now),
+    pricing: new PublicPricing(db, {
+      ...options.pricing,
+      ...(modelsUrl ? { modelsUrl } : {}),
+      marginPercent,
+      now,
+      ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
+    }),
+    now,
   };
+  // A catalog write on any instance drops this one's catalog caches as its notice arrives.
+  const stopFollowingCatalog = await followCatalogChanges(options.store, (part) => {
+    if (part === 'integrations') context.integrations.forget();
+    if (part === 'pricing') context.pricing.forget();
+  });
 
   const app = new Hono<PlatformEnv>();
   app.use(async (c, next) => {
@@ -358,6 +388,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', keyRoutes(context));
   app.route('/', spendRoutes(context));
   app.route('/', usageRoutes(context));
+  app.route('/', integrationRoutes(context));
+  app.route('/', pricingRoutes(context));
+  app.route('/', catalogAssetRoutes(context));
   app.route('/', adminRoutes(context));
   app.route('/', billingRoutes(context));
   app.route('/', billingPageRoutes(context, { devSignIn: devIdp !== null }));
@@ -431,6 +464,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     await stopFollowingKeys().catch(logged('key notices not unfollowed'));
     await stopFollowingTenantStatuses().catch(logged('tenant status notices not unfollowed'));
     await stopFollowingAutoReloads?.().catch(logged('auto-reload notices not unfollowed'));
+    await stopFollowingCatalog().catch(logged('catalog notices not unfollowed'));
     await metering.close().catch(logged('metering not closed cleanly'));
     await instance.stop().catch(logged('instance row not removed'));
   }
