@@ -144,9 +144,10 @@ export interface PlatformOptions {
   /**
    * Where `/api/pricing/models` reads the LLM gateway's model catalog (an OpenAI-compatible
    * listing with prices). Default `SERVICE_MODELS_URL`, else `{upstream}/v1/models` of the LLM
-   * gateway integration's provider. `gatewayName` is what a 502 calls it (default: its host).
+   * gateway integration's provider. `gatewayName` is what a 502 calls it (default: its host);
+   * the listing is refused past `timeoutMs` (default 10 s) or `maxBytes` (default 8 MiB).
    */
-  pricing?: { modelsUrl?: string; gatewayName?: string; timeoutMs?: number };
+  pricing?: { modelsUrl?: string; gatewayName?: string; timeoutMs?: number; maxBytes?: number };
 }
 
 export interface PlatformCloseOptions {

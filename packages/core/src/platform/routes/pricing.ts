@@ -20,14 +20,17 @@ export function pricingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
 
   app.get('/api/pricing/models', async (c) => {
     c.set('errorShape', 'flat');
-    try {
-      return c.json(await ctx.pricing.models(), 200, PRICE_TABLE);
-    } catch (error) {
-      if (error instanceof ModelCatalogError) {
-        throw new PlatformError(502, error.message, { headers: NO_STORE });
+    const answer = await faultAs('Internal server error', async () => {
+      try {
+        return await ctx.pricing.models();
+      } catch (error) {
+        if (error instanceof ModelCatalogError) return error;
+        throw error;
       }
-      throw error;
-    }
+    });
+    if (answer instanceof ModelCatalogError)
+      throw new PlatformError(502, answer.message, { headers: NO_STORE });
+    return c.json(answer, 200, PRICE_TABLE);
   });
 
   app.get('/api/pricing/integrations', async (c) => {
