@@ -2,6 +2,7 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database, IntegrationsTable } from '../store/database.js';
 import { notifyCatalogChanged } from './changes.js';
+import { integrationDocsUrl, integrationLogoUrl } from './icons.js';
 import { tenantIntegrationStates } from './tenant-integrations.js';
 
 /**
@@ -60,15 +61,20 @@ export interface IntegrationInfo extends PublicIntegration {
   kind: IntegrationRecord['kind'];
 }
 
-const publicShape = (row: IntegrationRecord): PublicIntegration => ({
+/** The row's logo and docs page, or the platform's own (a generated logo, a generated page) when it names none. */
+const linksOf = (row: IntegrationRecord, baseUrl: string) => ({
+  logo_url: row.logo_url || integrationLogoUrl(baseUrl, row.provider),
+  docs_url: row.docs_url || integrationDocsUrl(baseUrl, row.provider),
+});
+
+const publicShape = (row: IntegrationRecord, baseUrl: string): PublicIntegration => ({
   provider: row.provider,
   name: row.name,
   description: row.description,
   category: row.category,
   default_profile: row.default_profile,
   supported_profiles: row.supported_profiles,
-  logo_url: row.logo_url,
-  docs_url: row.docs_url,
+  ...linksOf(row, baseUrl),
   icon_name: row.icon_name,
   env_bootstrap: row.env_bootstrap,
 });
@@ -84,6 +90,8 @@ export class Integrations {
 
   constructor(
     private readonly db: Kysely<Database>,
+    /** Where the platform serves the generated logos and docs pages. */
+    private readonly baseUrl: string,
     private readonly now: () => number = Date.now,
   ) {
     this.#publicList = new TtlCache({ ttlMs: PUBLIC_INTEGRATIONS_TTL_MS, now });
@@ -108,7 +116,7 @@ export class Integrations {
       .orderBy('name')
       .orderBy('provider')
       .execute();
-    const list = rows.map(publicShape);
+    const list = rows.map((row) => publicShape(row, this.baseUrl));
     this.#publicList.set('all', list);
     return list;
   }
@@ -118,7 +126,7 @@ export class Integrations {
     const cached = this.#publicDetail.get(slug);
     if (cached !== undefined) return cached;
     const row = await this.#row(slug);
-    const detail = row?.enabled ? publicShape(row) : null;
+    const detail = row?.enabled ? publicShape(row, this.baseUrl) : null;
     this.#publicDetail.set(slug, detail);
     return detail;
   }
@@ -126,7 +134,9 @@ export class Integrations {
   /** Any integration of the catalog, enabled or not (never cached), or null. */
   async find(slug: string): Promise<IntegrationInfo | null> {
     const row = await this.#row(slug);
-    return row ? { ...publicShape(row), id: row.id, enabled: row.enabled, kind: row.kind } : null;
+    return row
+      ? { ...publicShape(row, this.baseUrl), id: row.id, enabled: row.enabled, kind: row.kind }
+      : null;
   }
 
   /** Every integration (disabled ones too, flagged) with `tenantId`'s overlay, by name. */
@@ -148,8 +158,7 @@ export class Integrations {
         enabled: row.enabled,
         default_profile: row.default_profile,
         supported_profiles: row.supported_profiles,
-        logo_url: row.logo_url,
-        docs_url: row.docs_url,
+        ...linksOf(row, this.baseUrl),
         env_bootstrap: row.env_bootstrap,
         tenantEnabled: state?.tenantEnabled ?? false,
         provisioned: state?.provisioned ?? false,

@@ -338,7 +338,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     invitations: new Invitations(db),
     mailer: options.mailer ?? devMailbox,
     stripe,
-    integrations: new Integrations(db, now),
+    integrations: new Integrations(db, baseUrl, now),
     pricing: new PublicPricing(db, {
       ...options.pricing,
       ...(modelsUrl ? { modelsUrl } : {}),
