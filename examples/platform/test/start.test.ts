@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createStore, type Store } from '@service/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootPlatform, freePort, spawnPlatform } from './support/boot.js';
 
@@ -23,6 +24,16 @@ beforeAll(async () => {
   port = await freePort();
 });
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+
+/** Reads the data folder's store while no platform holds it. */
+async function withDataStore<T>(read: (db: Store['db']) => Promise<T>): Promise<T> {
+  const store = await createStore({ dataDir: join(cwd, '.service/data'), url: '' });
+  try {
+    return await read(store.db);
+  } finally {
+    await store.close();
+  }
+}
 
 const demoFile = () => JSON.parse(readFileSync(join(cwd, '.service/demo.json'), 'utf8'));
 const balance = async (key: string) =>
@@ -96,6 +107,61 @@ describe('pnpm start', () => {
     } finally {
       expect(await booted.stop()).toBe(0);
     }
+  });
+
+  it('upserts the demo catalog at each boot and serves its logos, docs pages and prices', async () => {
+    // A store seeded by an older version: a row it did not have, a field it did not set.
+    await withDataStore(async (db) => {
+      await db.deleteFrom('integrations').where('provider', '=', 'calendar').execute();
+      await db
+        .updateTable('integrations')
+        .set({ kind: 'service' })
+        .where('provider', '=', 'speech')
+        .execute();
+    });
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
+    const here = (url: string) => url.replace(/^http:\/\/localhost:/, 'http://127.0.0.1:');
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      const { integrations } = (await (await fetch(`${base}/api/integrations`)).json()) as {
+        integrations: Array<{ provider: string; logo_url: string; docs_url: string }>;
+      };
+      expect(integrations.map((row) => row.provider)).toEqual([
+        'calendar',
+        'llm-gateway',
+        'speech',
+        'transcription',
+        'web-search',
+      ]);
+      for (const row of integrations) {
+        const logo = await fetch(here(row.logo_url));
+        expect(logo.status, row.logo_url).toBe(200);
+        expect(logo.headers.get('content-type')).toContain('image/svg+xml');
+        expect((await fetch(here(row.docs_url))).status, row.docs_url).toBe(200);
+      }
+      const models = (await (await fetch(`${base}/api/pricing/models`)).json()) as {
+        models: Array<{ id: string; pricing: { prompt_per_million: number } }>;
+      };
+      expect(models.models.map((m) => [m.id, m.pricing.prompt_per_million])).toEqual([
+        ['demo-echo', 0.18],
+        ['demo-large', 3.6],
+      ]);
+      const sidebar = (await (await fetch(`${base}/api/pricing/integrations`)).json()) as {
+        integrations: Array<{ slug: string }>;
+      };
+      expect(sidebar.integrations.map((row) => row.slug)).toEqual([
+        'llm-gateway',
+        'speech',
+        'transcription',
+        'web-search',
+      ]);
+    } finally {
+      expect(await booted.stop()).toBe(0);
+    }
+    const speech = await withDataStore((db) =>
+      db.selectFrom('integrations').select('kind').where('provider', '=', 'speech').executeTakeFirstOrThrow(),
+    );
+    expect(speech.kind).toBe('speech_synthesis');
   });
 
   it('re-issues the demo keys when the demo file is gone, revoking the old ones', async () => {
