@@ -118,8 +118,8 @@ export function integrationRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const caller = await switcherOf(c, 'No workspace');
     const integration = await integrations.find(c.req.param('slug'));
     if (!integration) throw new PlatformError(404, 'Integration not found');
-    const state = (await integrations.oneForTenant(caller.tenantId, integration.provider))!;
-    if (!state.tenantEnabled && !state.provisioned)
+    const state = await integrations.oneForTenant(caller.tenantId, integration.provider);
+    if (!state?.tenantEnabled && !state?.provisioned)
       throw new PlatformError(400, 'Integration not provisioned');
     if (integration.kind === 'llm_gateway') {
       throw new PlatformError(
