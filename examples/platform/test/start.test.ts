@@ -109,7 +109,52 @@ describe('pnpm start', () => {
     }
   });
 
-  it('upserts the demo catalog at each boot and serves its logos, docs pages and prices', async () => {
+  it('re-issues the demo keys when the demo file is gone, revoking the old ones', async () => {
+    const before = demoFile();
+    rmSync(join(cwd, '.service/demo.json'));
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
+    try {
+      const after = demoFile();
+      expect(after.keys.appKey).not.toBe(before.keys.appKey);
+      expect(after.tenantId).toBe(before.tenantId);
+      expect(await balance(after.keys.appKey)).toMatchObject({ credits_remaining_micros: 25_000_000 });
+      expect(await balance(before.keys.appKey)).toEqual({ error: { message: 'Invalid or revoked token' } });
+      expect(after.host.mcp.serviceKey).not.toBe(before.host.mcp.serviceKey);
+      expect(await exchangeStatus(after, after.host.mcp.serviceKey)).toBe(200);
+      expect(await exchangeStatus(after, before.host.mcp.serviceKey)).toBe(401);
+    } finally {
+      expect(await booted.stop()).toBe(0);
+    }
+  });
+
+  it('refuses to start a second process on the same data folder', async () => {
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
+    try {
+      const second = spawnPlatform(cwd, { PORT: String(await freePort()) });
+      const code = await new Promise((resolve) => second.child.once('exit', resolve));
+      expect(code).toBe(1);
+      expect(second.output()).toMatch(/in use by process/);
+    } finally {
+      await booted.stop();
+    }
+  });
+
+  it('refuses a port already taken as a startup failure, leaving the demo file as it was', async () => {
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
+    try {
+      const before = readFileSync(join(cwd, '.service/demo.json'), 'utf8');
+      // Another data folder (so the folder lock lets it through), the same port.
+      const second = spawnPlatform(cwd, { PORT: String(port), SERVICE_DATA_DIR: join(cwd, 'other-data') });
+      const code = await new Promise((resolve) => second.child.once('exit', resolve));
+      expect(code).toBe(1);
+      expect(second.output()).toMatch(/startup failed.*EADDRINUSE/s);
+      expect(readFileSync(join(cwd, '.service/demo.json'), 'utf8')).toBe(before);
+    } finally {
+      await booted.stop();
+    }
+  });
+
+  it('upserts the demo catalog at each boot and serves its logos, docs pages, prices and managed pools (spends: runs last)', async () => {
     // A store seeded by an older version: a row it did not have, a field it did not set.
     await withDataStore(async (db) => {
       await db.deleteFrom('integrations').where('provider', '=', 'calendar').execute();
@@ -155,6 +200,53 @@ describe('pnpm start', () => {
         'transcription',
         'web-search',
       ]);
+      // The demo user switches speech on: its managed pool is provisioned and answers, metered.
+      const { access_token } = (await (
+        await fetch(`${base}/auth/v1/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'demo@example.com' }),
+        })
+      ).json()) as { access_token: string };
+      const session = await fetch(`${base}/api/auth/session`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${access_token}` },
+      });
+      const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
+      const dashboard = (method: string, path: string, body: unknown) =>
+        fetch(`${base}${path}`, {
+          method,
+          headers: { cookie, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      expect(await (await dashboard('POST', '/api/integrations/speech', { enabled: true })).json()).toEqual({
+        enabled: true,
+      });
+      const { connections } = (await (
+        await fetch(`${base}/api/connections`, { headers: { cookie } })
+      ).json()) as {
+        connections: Array<{ id: string; provider: string; profile: string }>;
+      };
+      const stub = connections.find((row) => row.provider === 'speech');
+      expect(stub?.profile).toBe('vendo_managed_pool');
+      const { key } = (await (await dashboard('POST', `/api/connections/${stub!.id}/keys`, {})).json()) as {
+        key: string;
+      };
+      const before = (await balance(key)) as { credits_remaining_micros: number };
+      const spoken = await fetch(`${base}/proxy/speech/v1/audio/speech`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: 'Hello', voice: 'demo' }),
+      });
+      expect(spoken.status).toBe(200);
+      expect(spoken.headers.get('content-type')).toBe('audio/wav');
+      await spoken.arrayBuffer();
+      // USD 0.01 a call plus the 20 % margin.
+      await expect
+        .poll(
+          async () => ((await balance(key)) as { credits_remaining_micros: number }).credits_remaining_micros,
+        )
+        .toBe(before.credits_remaining_micros - 12_000);
     } finally {
       expect(await booted.stop()).toBe(0);
     }
@@ -162,50 +254,5 @@ describe('pnpm start', () => {
       db.selectFrom('integrations').select('kind').where('provider', '=', 'speech').executeTakeFirstOrThrow(),
     );
     expect(speech.kind).toBe('speech_synthesis');
-  });
-
-  it('re-issues the demo keys when the demo file is gone, revoking the old ones', async () => {
-    const before = demoFile();
-    rmSync(join(cwd, '.service/demo.json'));
-    const booted = await bootPlatform(cwd, { PORT: String(port) });
-    try {
-      const after = demoFile();
-      expect(after.keys.appKey).not.toBe(before.keys.appKey);
-      expect(after.tenantId).toBe(before.tenantId);
-      expect(await balance(after.keys.appKey)).toMatchObject({ credits_remaining_micros: 25_000_000 });
-      expect(await balance(before.keys.appKey)).toEqual({ error: { message: 'Invalid or revoked token' } });
-      expect(after.host.mcp.serviceKey).not.toBe(before.host.mcp.serviceKey);
-      expect(await exchangeStatus(after, after.host.mcp.serviceKey)).toBe(200);
-      expect(await exchangeStatus(after, before.host.mcp.serviceKey)).toBe(401);
-    } finally {
-      expect(await booted.stop()).toBe(0);
-    }
-  });
-
-  it('refuses to start a second process on the same data folder', async () => {
-    const booted = await bootPlatform(cwd, { PORT: String(port) });
-    try {
-      const second = spawnPlatform(cwd, { PORT: String(await freePort()) });
-      const code = await new Promise((resolve) => second.child.once('exit', resolve));
-      expect(code).toBe(1);
-      expect(second.output()).toMatch(/in use by process/);
-    } finally {
-      await booted.stop();
-    }
-  });
-
-  it('refuses a port already taken as a startup failure, leaving the demo file as it was', async () => {
-    const booted = await bootPlatform(cwd, { PORT: String(port) });
-    try {
-      const before = readFileSync(join(cwd, '.service/demo.json'), 'utf8');
-      // Another data folder (so the folder lock lets it through), the same port.
-      const second = spawnPlatform(cwd, { PORT: String(port), SERVICE_DATA_DIR: join(cwd, 'other-data') });
-      const code = await new Promise((resolve) => second.child.once('exit', resolve));
-      expect(code).toBe(1);
-      expect(second.output()).toMatch(/startup failed.*EADDRINUSE/s);
-      expect(readFileSync(join(cwd, '.service/demo.json'), 'utf8')).toBe(before);
-    } finally {
-      await booted.stop();
-    }
   });
 });
