@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { MAX_GRANT_MICROS, OperatorError, Operators, type TenantOverview } from '@service/core/billing';
+import { Integrations } from '@service/core/catalog';
 import { TenantStatuses } from '@service/core/identity';
 import { createStore, type Store } from '@service/core/store';
 
@@ -17,6 +18,8 @@ const USAGE = `Usage: pnpm admin <command>
   grant <tenant|email> <usd> --reason TEXT  credit a tenant (whole cents, at most 10000)
   suspend <tenant|email> --reason TEXT      refuse the tenant's metered calls
   resume <tenant|email> [--reason TEXT]     let them through again
+  integrations list                         every integration and whether it is enabled
+  integrations enable|disable <slug>        bring an integration back to the catalog, or withdraw it
 
 A tenant is its id, or the email of its owner (who must own exactly one workspace).
 Exit codes: 0 done, 1 refused (no such tenant, already suspended, ...), 2 usage error,
@@ -56,6 +59,10 @@ async function main(argv: string[]): Promise<void> {
     throw new Exit(STORE_UNAVAILABLE, `The store cannot be opened: ${(error as Error).message}`);
   }
   try {
+    if (parsed.command === 'integrations') {
+      await runIntegrations(new Integrations(store.db, process.env.SERVICE_BASE_URL ?? ''), parsed);
+      return;
+    }
     const operators = new Operators(store.db, new TenantStatuses(store.db));
     await run(operators, parsed);
   } finally {
@@ -68,7 +75,9 @@ type Command =
   | { command: 'tenants'; limit: number; offset: number }
   | { command: 'grant'; tenant: string; amountMicros: number; reason: string }
   | { command: 'suspend'; tenant: string; reason: string }
-  | { command: 'resume'; tenant: string; reason: string | null };
+  | { command: 'resume'; tenant: string; reason: string | null }
+  | { command: 'integrations'; action: 'list' }
+  | { command: 'integrations'; action: 'enable' | 'disable'; slug: string };
 
 function parseCommand(argv: string[]): Command {
   const { values, positionals } = parseArgs({
@@ -110,6 +119,14 @@ function parseCommand(argv: string[]): Command {
     case 'resume':
       if (reason && reason.length > 500) throw usage('--reason is at most 500 characters');
       return { command, tenant: args(1)[0]!, reason };
+    case 'integrations': {
+      const [action, slug] = rest;
+      if (action === 'list' && rest.length === 1) return { command, action };
+      if ((action === 'enable' || action === 'disable') && rest.length === 2) {
+        return { command, action, slug: slug! };
+      }
+      throw usage('integrations takes list, or enable or disable and a slug');
+    }
     case undefined:
       throw usage('Name a command.');
     default:
@@ -135,7 +152,35 @@ function count(value: string | undefined, fallback: number, min: number, max: nu
   return n;
 }
 
-async function run(operators: Operators, parsed: Exclude<Command, { command: 'help' }>): Promise<void> {
+/**
+ * Lists integrations, or switches one for the whole catalog; the change notice drops every
+ * running instance's cached public list at once.
+ */
+async function runIntegrations(
+  integrations: Integrations,
+  parsed: Extract<Command, { command: 'integrations' }>,
+): Promise<void> {
+  if (parsed.action === 'list') {
+    const rows = await integrations.adminList();
+    for (const row of rows) {
+      process.stdout.write(
+        `${[row.provider.padEnd(20), (row.enabled ? 'enabled' : 'disabled').padEnd(9), row.kind.padEnd(16), row.name].join('  ')}\n`,
+      );
+    }
+    if (rows.length === 0) process.stdout.write('No integrations.\n');
+    return;
+  }
+  const enabled = parsed.action === 'enable';
+  if (!(await integrations.setEnabled(parsed.slug, enabled))) {
+    throw new Exit(REFUSED, `Integration not found: ${parsed.slug}`);
+  }
+  process.stdout.write(`${enabled ? 'Enabled' : 'Disabled'} ${parsed.slug}.\n`);
+}
+
+async function run(
+  operators: Operators,
+  parsed: Exclude<Command, { command: 'help' } | { command: 'integrations' }>,
+): Promise<void> {
   if (parsed.command === 'tenants') {
     const tenants = await operators.listTenants(parsed);
     for (const tenant of tenants) process.stdout.write(`${line(tenant)}\n`);

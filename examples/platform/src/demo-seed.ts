@@ -5,6 +5,7 @@ import { mintServiceKey } from '@service/core/door';
 import { ensureAccount } from '@service/core/identity';
 import type { Platform } from '@service/core/platform';
 import { upsertProvider } from '@service/core/proxy';
+import { ensureDemoIntegrations } from './demo-integrations.js';
 import { DEMO_UPSTREAM_ORIGIN } from './demo-upstream.js';
 
 export const DEMO_EMAIL = 'demo@example.com';
@@ -13,38 +14,6 @@ export const DEMO_CREDIT_MICROS = 25_000_000;
 const DEMO_CREDIT_KEY = 'demo-seed:opening-credit';
 const DEMO_APP_SLUG = 'demo-tool';
 const DEMO_KEY_NAME = 'demo';
-
-/** Catalog rows the demo needs: generic providers, enabled, on the managed pool profile. */
-const DEMO_INTEGRATIONS = [
-  {
-    provider: 'llm-gateway',
-    name: 'LLM Gateway',
-    category: 'ai',
-    description: 'Chat and completion models from many vendors through one endpoint.',
-    var: 'LLM_GATEWAY',
-  },
-  {
-    provider: 'speech',
-    name: 'Speech synthesis',
-    category: 'audio',
-    description: 'Text to speech.',
-    var: 'SPEECH',
-  },
-  {
-    provider: 'transcription',
-    name: 'Transcription',
-    category: 'audio',
-    description: 'Speech to text.',
-    var: 'TRANSCRIPTION',
-  },
-  {
-    provider: 'web-search',
-    name: 'Web search',
-    category: 'search',
-    description: 'Search the web and fetch pages.',
-    var: 'WEB_SEARCH',
-  },
-] as const;
 
 export interface DemoFile {
   baseUrl: string;
@@ -91,6 +60,8 @@ export async function seedDemo(platform: Platform, demoFilePath: string): Promis
   }
 
   const created = !existing?.default_tenant_id;
+  // The catalog first: the demo's connections name its integrations.
+  await ensureDemoIntegrations(platform);
   const demo = created
     ? await createDemoTenant(platform, subject)
     : await findDemo(platform, existing!.default_tenant_id!);
@@ -167,28 +138,6 @@ interface DemoIds {
 
 async function createDemoTenant(platform: Platform, subject: string): Promise<DemoIds> {
   const { db } = platform.store;
-  for (const row of DEMO_INTEGRATIONS) {
-    await db
-      .insertInto('integrations')
-      .values({
-        provider: row.provider,
-        name: row.name,
-        description: row.description,
-        category: row.category,
-        supported_profiles: JSON.stringify(['vendo_managed_pool', 'byok_static']),
-        logo_url: `${platform.context.baseUrl}/static/integrations/${row.provider}.svg`,
-        docs_url: `${platform.context.baseUrl}/docs/integrations/${row.provider}`,
-        env_bootstrap: JSON.stringify({
-          vars: [
-            { name: `${row.var}_API_KEY`, value_from: 'app_key' },
-            { name: `${row.var}_BASE_URL`, value_from: 'proxy_url' },
-          ],
-          restart: 'on_change',
-        }),
-      })
-      .onConflict((oc) => oc.column('provider').doNothing())
-      .execute();
-  }
   const { tenantId } = await ensureAccount(db, { subject, email: DEMO_EMAIL, name: 'Demo' });
   await db.updateTable('tenants').set({ name: 'Demo workspace' }).where('id', '=', tenantId).execute();
   const app = await db

@@ -27,8 +27,29 @@ export function withDemoUpstream(fetchUpstream: typeof fetch = fetch): typeof fe
 export function demoUpstream(): Hono {
   const app = new Hono();
 
+  // The listing carries prices (USD per token, as strings), as gateways that resell many vendors do.
   app.get('/llm/v1/models', (c) =>
-    c.json({ object: 'list', data: [{ id: 'demo-echo', object: 'model', owned_by: 'demo' }] }),
+    c.json({
+      object: 'list',
+      data: [
+        {
+          id: 'demo-echo',
+          object: 'model',
+          owned_by: 'demo',
+          name: 'Demo echo',
+          context_length: 32768,
+          pricing: { prompt: '0.00000015', completion: '0.0000006' },
+        },
+        {
+          id: 'demo-large',
+          object: 'model',
+          owned_by: 'demo',
+          name: 'Demo large',
+          context_length: 200000,
+          pricing: { prompt: '0.000003', completion: '0.000015' },
+        },
+      ],
+    }),
   );
 
   app.post('/llm/v1/chat/completions', async (c) => {
@@ -82,6 +103,25 @@ export function demoUpstream(): Hono {
       await stream.writeSSE({ data: '[DONE]' });
     });
   });
+
+  // Speech synthesis: a short silent WAV for any text.
+  app.post('/speech/v1/audio/speech', () => {
+    const wav = Buffer.alloc(44);
+    wav.write('RIFF', 0);
+    wav.writeUInt32LE(36, 4);
+    wav.write('WAVEfmt ', 8);
+    wav.writeUInt32LE(16, 16);
+    wav.writeUInt16LE(1, 20);
+    wav.writeUInt16LE(1, 22);
+    wav.writeUInt32LE(8000, 24);
+    wav.writeUInt32LE(8000, 28);
+    wav.writeUInt16LE(1, 32);
+    wav.writeUInt16LE(8, 34);
+    wav.write('data', 36);
+    return new Response(wav, { headers: { 'content-type': 'audio/wav' } });
+  });
+
+  app.post('/transcription/v1/audio/transcriptions', (c) => c.json({ text: 'Hello from the demo.' }));
 
   app.get('/search', (c) => {
     const q = c.req.query('q') ?? '';

@@ -167,6 +167,57 @@ describe('pnpm admin', () => {
     SCRIPT_TESTS_MS,
   );
 
+  it(
+    'lists integrations and withdraws one from the catalog and brings it back',
+    async () => {
+      await withStore(({ db }) =>
+        db
+          .insertInto('integrations')
+          .values([
+            { provider: 'web-search', name: 'Web search' },
+            { provider: 'speech', name: 'Speech', kind: 'speech_synthesis' },
+          ])
+          .execute(),
+      );
+      const listed = await admin('integrations', 'list');
+      expect(listed).toMatchObject({ code: 0, stderr: '' });
+      expect(listed.stdout).toMatch(
+        /^speech\s+enabled\s+speech_synthesis\s+Speech\nweb-search\s+enabled\s+service\s+Web search\n$/,
+      );
+      expect(await admin('integrations', 'disable', 'speech')).toMatchObject({
+        code: 0,
+        stdout: 'Disabled speech.\n',
+      });
+      expect((await admin('integrations', 'list')).stdout).toMatch(/^speech\s+disabled/);
+      expect(await admin('integrations', 'enable', 'speech')).toMatchObject({
+        code: 0,
+        stdout: 'Enabled speech.\n',
+      });
+      expect(await admin('integrations', 'disable', 'nope')).toMatchObject({
+        code: 1,
+        stderr: 'Integration not found: nope\n',
+      });
+      for (const args of [
+        ['integrations'],
+        ['integrations', 'enable'],
+        ['integrations', 'list', 'x'],
+        ['integrations', 'drop', 'speech'],
+      ]) {
+        const result = await admin(...args);
+        expect(result.code, args.join(' ')).toBe(2);
+        expect(result.stderr).toContain('integrations takes list, or enable or disable and a slug');
+      }
+      const enabled = await withStore(({ db }) =>
+        db.selectFrom('integrations').select(['provider', 'enabled']).orderBy('provider').execute(),
+      );
+      expect(enabled).toEqual([
+        { provider: 'speech', enabled: true },
+        { provider: 'web-search', enabled: true },
+      ]);
+    },
+    SCRIPT_TESTS_MS,
+  );
+
   it('exits 3 while another process holds the embedded store', async () => {
     const store = await createStore({ dataDir, url: '' });
     try {

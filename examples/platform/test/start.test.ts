@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createStore, type Store } from '@service/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootPlatform, freePort, spawnPlatform } from './support/boot.js';
 
@@ -21,6 +22,16 @@ beforeAll(async () => {
   port = await freePort();
 });
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+
+/** Reads the data folder's store while no platform holds it. */
+async function withDataStore<T>(read: (db: Store['db']) => Promise<T>): Promise<T> {
+  const store = await createStore({ dataDir: join(cwd, '.service/data'), url: '' });
+  try {
+    return await read(store.db);
+  } finally {
+    await store.close();
+  }
+}
 
 const demoFile = () => JSON.parse(readFileSync(join(cwd, '.service/demo.json'), 'utf8'));
 const balance = async (key: string) =>
@@ -140,5 +151,107 @@ describe('pnpm start', { timeout: 180_000 }, () => {
     } finally {
       await booted.stop();
     }
+  });
+
+  it('upserts the demo catalog at each boot and serves its logos, docs pages, prices and managed pools (spends: runs last)', async () => {
+    // A store seeded by an older version: a row it did not have, a field it did not set.
+    await withDataStore(async (db) => {
+      await db.deleteFrom('integrations').where('provider', '=', 'calendar').execute();
+      await db
+        .updateTable('integrations')
+        .set({ kind: 'service' })
+        .where('provider', '=', 'speech')
+        .execute();
+    });
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
+    const here = (url: string) => url.replace(/^http:\/\/localhost:/, 'http://127.0.0.1:');
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      const { integrations } = (await (await fetch(`${base}/api/integrations`)).json()) as {
+        integrations: Array<{ provider: string; logo_url: string; docs_url: string }>;
+      };
+      expect(integrations.map((row) => row.provider)).toEqual([
+        'calendar',
+        'llm-gateway',
+        'speech',
+        'transcription',
+        'web-search',
+      ]);
+      for (const row of integrations) {
+        const logo = await fetch(here(row.logo_url));
+        expect(logo.status, row.logo_url).toBe(200);
+        expect(logo.headers.get('content-type')).toContain('image/svg+xml');
+        expect((await fetch(here(row.docs_url))).status, row.docs_url).toBe(200);
+      }
+      const models = (await (await fetch(`${base}/api/pricing/models`)).json()) as {
+        models: Array<{ id: string; pricing: { prompt_per_million: number } }>;
+      };
+      expect(models.models.map((m) => [m.id, m.pricing.prompt_per_million])).toEqual([
+        ['demo-echo', 0.18],
+        ['demo-large', 3.6],
+      ]);
+      const sidebar = (await (await fetch(`${base}/api/pricing/integrations`)).json()) as {
+        integrations: Array<{ slug: string }>;
+      };
+      expect(sidebar.integrations.map((row) => row.slug)).toEqual([
+        'llm-gateway',
+        'speech',
+        'transcription',
+        'web-search',
+      ]);
+      // The demo user switches speech on: its managed pool is provisioned and answers, metered.
+      const { access_token } = (await (
+        await fetch(`${base}/auth/v1/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'demo@example.com' }),
+        })
+      ).json()) as { access_token: string };
+      const session = await fetch(`${base}/api/auth/session`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${access_token}` },
+      });
+      const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
+      const dashboard = (method: string, path: string, body: unknown) =>
+        fetch(`${base}${path}`, {
+          method,
+          headers: { cookie, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      expect(await (await dashboard('POST', '/api/integrations/speech', { enabled: true })).json()).toEqual({
+        enabled: true,
+      });
+      const { connections } = (await (
+        await fetch(`${base}/api/connections`, { headers: { cookie } })
+      ).json()) as {
+        connections: Array<{ id: string; provider: string; profile: string }>;
+      };
+      const stub = connections.find((row) => row.provider === 'speech');
+      expect(stub?.profile).toBe('vendo_managed_pool');
+      const { key } = (await (await dashboard('POST', `/api/connections/${stub!.id}/keys`, {})).json()) as {
+        key: string;
+      };
+      const before = (await balance(key)) as { credits_remaining_micros: number };
+      const spoken = await fetch(`${base}/proxy/speech/v1/audio/speech`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: 'Hello', voice: 'demo' }),
+      });
+      expect(spoken.status).toBe(200);
+      expect(spoken.headers.get('content-type')).toBe('audio/wav');
+      await spoken.arrayBuffer();
+      // USD 0.01 a call plus the 20 % margin.
+      await expect
+        .poll(
+          async () => ((await balance(key)) as { credits_remaining_micros: number }).credits_remaining_micros,
+        )
+        .toBe(before.credits_remaining_micros - 12_000);
+    } finally {
+      expect(await booted.stop()).toBe(0);
+    }
+    const speech = await withDataStore((db) =>
+      db.selectFrom('integrations').select('kind').where('provider', '=', 'speech').executeTakeFirstOrThrow(),
+    );
+    expect(speech.kind).toBe('speech_synthesis');
   });
 });

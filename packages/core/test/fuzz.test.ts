@@ -171,6 +171,17 @@ const PLATFORM_ROUTES: RouteCase[] = [
   { method: 'POST', path: '/billing/purchases/:id', shape: 'html' },
   { method: 'GET', path: '/api/deployments/:id/usage', shape: 'flat' },
   { method: 'GET', path: '/api/integrations/:slug/usage', shape: 'flat' },
+  { method: 'GET', path: '/api/integrations', shape: 'flat' },
+  { method: 'GET', path: '/api/integrations/:slug', shape: 'flat' },
+  { method: 'POST', path: '/api/integrations/:slug', shape: 'flat' },
+  { method: 'POST', path: '/api/integrations/:slug/regenerate', shape: 'flat' },
+  { method: 'PATCH', path: '/api/admin/integrations/:slug', shape: 'flat' },
+  { method: 'GET', path: '/api/pricing/models', shape: 'flat' },
+  { method: 'GET', path: '/api/pricing/integrations', shape: 'flat' },
+  { method: 'GET', path: '/api/pricing/public/:slug', shape: 'flat' },
+  { method: 'GET', path: '/static/integrations/:slug', shape: 'html' },
+  { method: 'GET', path: '/static/tools/:slug', shape: 'html' },
+  { method: 'GET', path: '/docs/integrations/:slug', shape: 'html' },
   { method: 'GET', path: '/proxy/:slug/v1/models', shape: 'canonical' },
   { method: 'POST', path: '/proxy/:slug/v1/chat/completions', shape: 'canonical' },
   { method: 'GET', path: '/proxy/:slug/search', shape: 'canonical' },
@@ -335,7 +346,10 @@ describe('fuzzing every route', () => {
         v1Balance: unlimited,
         cliBalance: unlimited,
         deploy: unlimited,
+        integrations: unlimited,
       },
+      // A gateway listing that answers, so the model catalog's one documented 5xx (502) is not drawn.
+      pricing: { modelsUrl: `${upstream.url}/v1/models` },
       // The fuzzing user is a platform admin too, so the admin routes are reached past their check.
       adminEmails: ['fuzz@example.com'],
     });

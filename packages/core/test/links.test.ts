@@ -1,7 +1,8 @@
 /**
  * No dead links: every URL the platform's API hands out (a balance's `top_up_url`, a refusal's
- * `connect_url`, a purchase's `url`, an invitation's `acceptUrl`) opens a page, signed in and
- * signed out, and so does every link on those pages.
+ * `connect_url`, a purchase's `url`, an invitation's `acceptUrl`, an integration's `logo_url` and
+ * `docs_url`) opens a page or an image, signed in and signed out, and so does every link on those
+ * pages.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
@@ -128,5 +129,29 @@ describe('links the API hands out', () => {
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toContain('no integration named nope');
     expect((await fetch(`${server.url}/integrations/${'x'.repeat(300)}`)).status).toBe(404);
+  });
+
+  it("each integration's logo_url is an image and its docs_url a page, signed in and signed out", async () => {
+    const anonymous = (await (await fetch(`${server.url}/api/integrations`)).json()) as {
+      integrations: Array<{ logo_url: string; docs_url: string }>;
+    };
+    const signedIn = (await (
+      await fetch(`${server.url}/api/integrations`, { headers: { cookie: owner.cookie } })
+    ).json()) as Array<{ logo_url: string; docs_url: string }>;
+    const rows = [...anonymous.integrations, ...signedIn];
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      for (const url of [row.logo_url, row.docs_url]) {
+        expect(url.startsWith(server.url), `this platform's: ${url}`).toBe(true);
+      }
+      for (const cookie of [owner.cookie, '']) {
+        const logo = await fetch(row.logo_url, { headers: cookie ? { cookie } : {} });
+        expect(logo.status, row.logo_url).toBe(200);
+        expect(logo.headers.get('content-type')).toContain('image/svg+xml');
+        const html = await expectPage(row.docs_url, cookie, 'docs_url');
+        for (const link of linksOf(html, row.docs_url))
+          await expectPage(link, cookie, 'a link on a docs page');
+      }
+    }
   });
 });

@@ -82,6 +82,16 @@ const NOT_DASHBOARD = new Set([
   // connector-oauth.test.ts walks them (owner, viewer, signed out, another user).
   'GET /api/oauth/:provider/start',
   'GET /api/oauth/:provider/callback',
+  'PATCH /api/admin/integrations/:slug',
+  // Always refused today (no live integration has a key of its own): integrations.test.ts checks its roles.
+  'POST /api/integrations/:slug/regenerate',
+  // Public, never reading a session: pricing.test.ts and catalog-assets.test.ts.
+  'GET /api/pricing/models',
+  'GET /api/pricing/integrations',
+  'GET /api/pricing/public/:slug',
+  'GET /static/integrations/:file',
+  'GET /static/tools/:file',
+  'GET /docs/integrations/:slug',
   // The billing pages' forms carry a session-bound CSRF token: payments.test.ts walks them.
   'POST /billing/purchase',
   'GET /billing/purchases/:id',
@@ -546,6 +556,26 @@ const ROWS: Row[] = [
     route: '/api/integrations/:slug/usage',
     allowed: OWNERS,
     call: (fx) => send(fx.cookie, 'GET', '/api/integrations/llm/usage'),
+  },
+  {
+    method: 'GET',
+    route: '/api/integrations',
+    allowed: ALL,
+    signedOut: 200,
+    call: (fx) => send(fx.cookie, 'GET', '/api/integrations'),
+  },
+  {
+    method: 'GET',
+    route: '/api/integrations/:slug',
+    allowed: ALL,
+    signedOut: 200,
+    call: (fx) => send(fx.cookie, 'GET', '/api/integrations/search'),
+  },
+  {
+    method: 'POST',
+    route: '/api/integrations/:slug',
+    allowed: WRITERS,
+    call: (fx) => send(fx.cookie, 'POST', '/api/integrations/search', { enabled: true }),
   },
   {
     method: 'GET',

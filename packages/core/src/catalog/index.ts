@@ -6,6 +6,29 @@ export {
   notifyCatalogChanged,
 } from './changes.js';
 export {
+  CATALOG_SLUG,
+  integrationDocsUrl,
+  integrationLogoUrl,
+  monogramSvg,
+  toolIconUrl,
+} from './icons.js';
+export {
+  type IntegrationInfo,
+  Integrations,
+  PUBLIC_INTEGRATIONS_TTL_MS,
+  type PublicIntegration,
+  type TenantIntegration,
+} from './integrations.js';
+export {
+  MODELS_TTL_MS,
+  ModelCatalogError,
+  type ModelPrice,
+  type PricingIntegration,
+  PublicPricing,
+  type PublicRate,
+  type PublicRateTable,
+} from './pricing.js';
+export {
   BYOK_STATIC_PROFILE,
   type TenantIntegrationState,
   tenantIntegrationStates,

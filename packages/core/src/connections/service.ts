@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { appendEvents, type EventDraft } from '../events/log.js';
 import type { KeyStore } from '../identity/key-store.js';
 import { isUuid } from '../internal/uuid.js';
 import type { ConnectionStatus } from '../schemas/connections.js';
 import type { ConnectionsTable, Database } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
-import { credentialForProfile, sealCredential } from './credentials.js';
+import { credentialForProfile, MANAGED_PROFILE, sealCredential } from './credentials.js';
 import { ConnectionError, conflict, invalid, notFound } from './errors.js';
 
 /**
@@ -87,6 +87,65 @@ export async function createConnection(
       .executeTakeFirstOrThrow();
     if (input.appId) await bindWithin(trx, input.tenantId, input.appId, row);
     return row;
+  });
+}
+
+/**
+ * The tenant's connected managed-pool connection to `provider`, made when there is none: what
+ * enabling a speech synthesis or transcription integration provisions. Never a second one, also
+ * when two enables race (they take turns on a transaction lock of the tenant and provider).
+ * Refused (400) when the integration does not offer the managed pool or no enabled provider
+ * serves it.
+ */
+export async function ensureManagedConnection(
+  deps: ConnectionsDeps,
+  tenantId: string,
+  provider: string,
+): Promise<{ connection: ConnectionRow; created: boolean }> {
+  return deps.db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`managed-pool:${tenantId}:${provider}`}))`.execute(trx);
+    const existing = await trx
+      .selectFrom('connections')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('provider', '=', provider)
+      .where('profile', '=', MANAGED_PROFILE)
+      .where('status', '=', 'connected')
+      .orderBy('created_at')
+      .executeTakeFirst();
+    if (existing) return { connection: existing, created: false };
+    const integration = await trx
+      .selectFrom('integrations')
+      .select(['name', 'enabled', 'default_profile', 'supported_profiles'])
+      .where('provider', '=', provider)
+      .executeTakeFirst();
+    if (!integration?.enabled) throw invalid(`Unknown integration: ${provider}`);
+    if (
+      integration.default_profile !== MANAGED_PROFILE &&
+      !integration.supported_profiles.includes(MANAGED_PROFILE)
+    ) {
+      throw invalid(`Integration ${provider} does not offer the managed pool`);
+    }
+    const pool = await trx
+      .selectFrom('providers')
+      .select('slug')
+      .where('slug', '=', provider)
+      .where('enabled', '=', true)
+      .executeTakeFirst();
+    if (!pool) throw invalid(`No managed pool is configured for ${provider}`);
+    const connection = await trx
+      .insertInto('connections')
+      .values({
+        tenant_id: tenantId,
+        provider,
+        profile: MANAGED_PROFILE,
+        status: 'connected',
+        display_name: integration.name,
+        connected_at: new Date(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { connection, created: true };
   });
 }
 

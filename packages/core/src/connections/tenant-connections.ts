@@ -8,6 +8,7 @@ import {
   type ConnectionsDeps,
   type CreateConnectionInput,
   createConnection,
+  ensureManagedConnection,
   getConnection,
   listConnections,
   mintConnectionKey,
@@ -30,6 +31,11 @@ export class TenantConnections {
 
   create(input: CreateConnectionInput): Promise<ConnectionRow> {
     return createConnection(this.deps, input);
+  }
+
+  /** The tenant's managed-pool connection to `provider`, made when there is none. */
+  ensureManaged(tenantId: string, provider: string) {
+    return ensureManagedConnection(this.deps, tenantId, provider);
   }
 
   list(tenantId: string): Promise<ConnectionRow[]> {

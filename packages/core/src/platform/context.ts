@@ -5,6 +5,8 @@ import type { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
 import type { PaymentProcessor } from '../billing/payments/processor.js';
 import type { StripePaymentProcessor } from '../billing/payments/stripe-processor.js';
 import type { BillingReports } from '../billing/reports.js';
+import type { Integrations } from '../catalog/integrations.js';
+import type { PublicPricing } from '../catalog/pricing.js';
 import type { ConnectorOAuth } from '../connections/connector-oauth.js';
 import type { OAuthClients } from '../connections/oauth-clients.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
@@ -46,6 +48,8 @@ export interface PlatformRateLimits {
   invitations: RateLimitRule;
   /** `POST /api/deploy`: 5 per hour per IP. */
   deploy: RateLimitRule;
+  /** `POST /api/integrations/{slug}` and `.../regenerate`, together: 30 per minute per user. */
+  integrations: RateLimitRule;
 }
 
 export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
@@ -55,6 +59,7 @@ export const DEFAULT_RATE_LIMITS: PlatformRateLimits = {
   failedCredentials: FAILED_CREDENTIALS_RULE,
   invitations: { limit: 30, windowMs: 10 * 60_000 },
   deploy: { limit: 5, windowMs: 60 * 60_000 },
+  integrations: { limit: 30, windowMs: 60_000 },
 };
 
 /**
@@ -117,6 +122,10 @@ export interface PlatformContext {
   mailer: Mailer | null;
   /** The Stripe processor (its webhook, its customers), when configured. */
   stripe: StripePaymentProcessor | null;
+  /** The catalog's integrations: public shape (cached), tenants' overlay and switches, the admins' switch. */
+  integrations: Integrations;
+  /** Public prices: the LLM gateway's model catalog (cached), the public allowlist and rate tables. */
+  pricing: PublicPricing;
   /** Milliseconds since the epoch: the clock of the catalog's caches (injectable in tests). */
   now: () => number;
   /** Deployed apps: deploys, their run state, logs, secrets, and where the app proxy sends traffic. */

@@ -9,6 +9,9 @@ import { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
 import { StripePaymentProcessor, type StripeSettings } from '../billing/payments/stripe-processor.js';
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
+import { followCatalogChanges } from '../catalog/changes.js';
+import { Integrations } from '../catalog/integrations.js';
+import { PublicPricing } from '../catalog/pricing.js';
 import { ConnectorOAuth } from '../connections/connector-oauth.js';
 import { type OAuthClientInput, OAuthClients } from '../connections/oauth-clients.js';
 import { TokenRefresher } from '../connections/oauth-refresh.js';
@@ -77,14 +80,17 @@ import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
 import { billingRoutes } from './routes/billing.js';
 import { billingPageRoutes } from './routes/billing-pages.js';
+import { catalogAssetRoutes } from './routes/catalog-assets.js';
 import { connectionRoutes } from './routes/connections.js';
 import { deployRoutes } from './routes/deploy.js';
 import { devMailboxRoutes } from './routes/dev-mailbox.js';
 import { integrationPageRoutes } from './routes/integration-pages.js';
+import { integrationRoutes } from './routes/integrations.js';
 import { invitationPageRoutes } from './routes/invitation-page.js';
 import { keyRoutes } from './routes/keys.js';
 import { memberRoutes } from './routes/members.js';
 import { oauthRoutes } from './routes/oauth.js';
+import { pricingRoutes } from './routes/pricing.js';
 import { runtimeRoutes } from './routes/runtime.js';
 import { spendRoutes } from './routes/spend.js';
 import { usageRoutes } from './routes/usage.js';
@@ -169,6 +175,13 @@ export interface PlatformOptions {
    * given here or `SERVICE_LOCAL_DEPLOYER=1` enables the local one. `false`: none.
    */
   deployer?: Deployer | false;
+  /**
+   * Where `/api/pricing/models` reads the LLM gateway's model catalog (an OpenAI-compatible
+   * listing with prices). Default `SERVICE_MODELS_URL`, else `{upstream}/v1/models` of the LLM
+   * gateway integration's provider. `gatewayName` is what a 502 calls it (default: its host);
+   * the listing is refused past `timeoutMs` (default 10 s) or `maxBytes` (default 8 MiB).
+   */
+  pricing?: { modelsUrl?: string; gatewayName?: string; timeoutMs?: number; maxBytes?: number };
 }
 
 export interface PlatformCloseOptions {
@@ -353,6 +366,11 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
         (!production || (options.env ?? process.env).SERVICE_LOCAL_DEPLOYER === '1'
           ? new LocalDeployer()
           : null));
+  const now = options.now ?? Date.now;
+  const modelsUrl = options.pricing?.modelsUrl ?? (options.env ?? process.env).SERVICE_MODELS_URL;
+  if (modelsUrl !== undefined && !URL.canParse(modelsUrl)) {
+    throw new ConfigError(`SERVICE_MODELS_URL is not a URL: ${modelsUrl}`);
+  }
   const context: PlatformContext = {
     keys,
     balances,
@@ -382,7 +400,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     sealer,
     metering,
     providers: new ProviderCatalog(db, sealer, marginPercent),
-    connectionResolver: new ConnectionResolver(db),
+    connectionResolver: new ConnectionResolver(db, undefined, now),
     events,
     marginPercent,
     baseUrl,
@@ -400,7 +418,6 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     invitations: new Invitations(db),
     mailer: options.mailer ?? devMailbox,
     stripe,
-    now: options.now ?? Date.now,
     deployments: new Deployments({
       db,
       sealer,
@@ -411,7 +428,21 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       baseUrl,
       logger,
     }),
+    integrations: new Integrations(db, baseUrl, now),
+    pricing: new PublicPricing(db, {
+      ...options.pricing,
+      ...(modelsUrl ? { modelsUrl } : {}),
+      marginPercent,
+      now,
+      ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
+    }),
+    now,
   };
+  // A catalog write on any instance drops this one's catalog caches as its notice arrives.
+  const stopFollowingCatalog = await followCatalogChanges(options.store, (part) => {
+    if (part === 'integrations') context.integrations.forget();
+    if (part === 'pricing') context.pricing.forget();
+  });
   // Deployments that should run start again (in the background: a slow one must not hold the boot).
   const resumed = context.deployments
     .resume()
@@ -468,6 +499,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', keyRoutes(context));
   app.route('/', spendRoutes(context));
   app.route('/', usageRoutes(context));
+  app.route('/', integrationRoutes(context));
+  app.route('/', pricingRoutes(context));
+  app.route('/', catalogAssetRoutes(context));
   app.route('/', adminRoutes(context));
   app.route('/', adminOAuthRoutes(context));
   app.route('/', oauthRoutes(context));
@@ -539,6 +573,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     await stopFollowingKeys().catch(logged('key notices not unfollowed'));
     await stopFollowingTenantStatuses().catch(logged('tenant status notices not unfollowed'));
     await stopFollowingAutoReloads?.().catch(logged('auto-reload notices not unfollowed'));
+    await stopFollowingCatalog().catch(logged('catalog notices not unfollowed'));
     await metering.close().catch(logged('metering not closed cleanly'));
     // Idle upstream connections close now, any still answering once done.
     upstream.close();

@@ -24,12 +24,20 @@ export class ConnectionResolver {
   }
 
   async connectionFor(key: KeyPrincipal, provider: string): Promise<string | null> {
-    const cacheKey = `${key.keyId}|${provider}`;
+    const cacheKey = `${key.tenantId}|${key.keyId}|${provider}`;
     const cached = this.#cache.get(cacheKey);
     if (cached !== undefined) return cached;
     const connectionId = await this.#lookup(key, provider);
     this.#cache.set(cacheKey, connectionId);
     return connectionId;
+  }
+
+  /**
+   * Forgets what was resolved for `tenantId`'s keys to `provider`, so a connection just made or
+   * switched is seen by the next call rather than after the cache lifetime.
+   */
+  forget(tenantId: string, provider: string): void {
+    this.#cache.deleteWhere((_, key) => key.startsWith(`${tenantId}|`) && key.endsWith(`|${provider}`));
   }
 
   async #lookup(key: KeyPrincipal, provider: string): Promise<string | null> {

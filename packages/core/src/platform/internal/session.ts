@@ -55,6 +55,19 @@ export async function requireUser(ctx: PlatformContext, c: Context<PlatformEnv>)
   return user;
 }
 
+/**
+ * The signed-in user of the session cookie, or null for an anonymous caller, on routes that
+ * answer both. A cookie that resolves to no session (expired, signed out) reads as anonymous and
+ * is not counted as a failed credential: it asks for nothing an anonymous caller could not have.
+ */
+export async function optionalUser(
+  ctx: PlatformContext,
+  c: Context<PlatformEnv>,
+): Promise<SessionUser | null> {
+  const cookie = getCookie(c, SESSION_COOKIE);
+  return cookie ? ctx.sessions.resolve(cookie) : null;
+}
+
 /** Refuses a cookie-authenticated change from another origin (403) or without JSON (415). */
 export function requireSafeCookieWrite(ctx: PlatformContext, c: Context<PlatformEnv>): void {
   const refusal = cookieWriteRefusal(

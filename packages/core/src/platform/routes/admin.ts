@@ -22,6 +22,7 @@ const grantSchema = z.strictObject({
 });
 const suspendSchema = z.strictObject({ reason });
 const resumeSchema = z.strictObject({ reason: reason.optional() });
+const integrationSwitchSchema = z.strictObject({ enabled: z.boolean() });
 const pageSchema = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
@@ -115,6 +116,17 @@ export function adminRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     });
     const tenant = await tenantOrNotFound(action.tenantId);
     return c.json({ tenant: publicTenant(tenant), action: publicAction(action) }, 200, NO_STORE);
+  });
+
+  // Withdraws an integration from the catalog (or brings it back) on every instance at once.
+  app.patch('/api/admin/integrations/:slug', async (c) => {
+    await adminOf(c, true);
+    const { enabled } = await readJsonBody(c, integrationSwitchSchema);
+    const slug = c.req.param('slug');
+    if (!(await ctx.integrations.setEnabled(slug, enabled))) {
+      throw new PlatformError(404, 'Integration not found', { code: 'NOT_FOUND' });
+    }
+    return c.json({ provider: slug, enabled }, 200, NO_STORE);
   });
 
   return app;
