@@ -249,6 +249,8 @@ describe('service logout', () => {
     expect(io.err()).toBe('');
     expect(io.out()).toMatch(/^Logged out: service_sk_…qqqq is revoked/);
     expect(JSON.parse(await readFile(`${io.home}/.service/config.json`, 'utf8'))).toEqual({ apiBase });
+    expect(await run(['logout', '--json'], io)).toBe(0);
+    expect(io.out().split('\n').at(-2)).toBe('{"loggedOut":true,"revoked":false,"warning":null}');
     // Logged out: commands say so, and the next login goes back to the same platform.
     expect(await run(['whoami'], io)).toBe(1);
     expect(io.err()).toContain('Not logged in. Run service login first.');

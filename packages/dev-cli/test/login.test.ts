@@ -287,6 +287,41 @@ describe('the loopback listener', () => {
     expect((await cliBalance(payload.apiKey)).status).toBe(200);
   });
 
+  it('prints the result as one JSON object with --json, the instructions on stderr', async () => {
+    const io = await newIo({ loginTimeoutMs: 60_000 });
+    const { exit, url } = startLogin(io, ['--api-base', running.url, '--json']);
+    const target = new URL(await url);
+    const session = await signIn(running, 'json@example.test');
+    const consent = await fetch(`${running.url}${target.pathname}${target.search}`, {
+      headers: { cookie: session.cookie },
+    });
+    const delivery = await fetch(`${running.url}/dev/cli-bootstrap`, {
+      method: 'POST',
+      headers: {
+        cookie: session.cookie,
+        origin: running.url,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams(formFields(await consent.text())),
+    });
+    const { payload } = deliveredLogin(await delivery.text());
+    const posted = await fetch(target.searchParams.get('cb')!, {
+      method: 'POST',
+      headers: { origin: running.url, 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+    });
+    expect(posted.status).toBe(200);
+    expect(await exit).toBe(0);
+    expect(JSON.parse(io.out())).toEqual({
+      email: 'json@example.test',
+      tenantId: payload.tenantId,
+      apiBase: running.url,
+      key: `service_sk_…${payload.apiKey.slice(-4)}`,
+      configPath: `${io.home}/.service/config.json`,
+    });
+    expect(io.err()).toContain('Waiting for the browser');
+  });
+
   it('fails at once when --api-base does not reach a platform, instead of waiting for a browser', async () => {
     const dead = await newIo();
     const closed = createServer();
