@@ -90,7 +90,7 @@ Writes .env.service-dev (mode 0600) in the current folder: SERVICE_BASE_URL, SER
 stored CLI key), SERVICE_TENANT_ID, SERVICE_API_KEY when --app-key is given (@service/sdk's
 connections and events need an App Key, which the CLI key is not), and <SLUG>_API_KEY /
 <SLUG>_BASE_URL for each integration of ./service.yaml, which route provider calls through the
-platform's metering proxy (as the app with --app-key, else as you).
+platform's metering proxy with the CLI key.
 
 Options:
   --app-key <key>   Your app's App Key (from the dashboard), written as SERVICE_API_KEY

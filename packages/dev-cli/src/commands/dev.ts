@@ -28,8 +28,6 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   const config = await requireConfig(io);
   const integrations = await manifestIntegrations(io);
-  // Provider calls go through the proxy as the app when there is an App Key, else as you.
-  const proxyKey = appKey ?? config.apiKey;
   const lines = [
     `# Written by service dev at ${new Date().toISOString()}. Holds a secret: keep it out of version control.`,
     `SERVICE_BASE_URL=${config.apiBase}`,
@@ -41,7 +39,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   ];
   for (const slug of integrations ?? []) {
     const prefix = envPrefixOf(slug);
-    lines.push(`${prefix}_API_KEY=${proxyKey}`, `${prefix}_BASE_URL=${config.apiBase}/proxy/${slug}`);
+    // The CLI key reaches any connected connection of the tenant; an App Key only its bindings.
+    lines.push(`${prefix}_API_KEY=${config.apiKey}`, `${prefix}_BASE_URL=${config.apiBase}/proxy/${slug}`);
   }
   const path = join(io.cwd, DEV_ENV_FILE);
   const temporary = `${path}.${process.pid}.tmp`;
