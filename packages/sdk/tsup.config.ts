@@ -2,16 +2,17 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig({
   entry: { index: 'src/index.ts' },
-  format: ['esm'],
+  // ESM for import, CommonJS for require (Node 20 cannot require an ES module).
+  format: ['esm', 'cjs'],
   dts: true,
   clean: true,
   sourcemap: true,
   // Browsers and edge runtimes too: no Node target-specific output.
   platform: 'neutral',
   target: 'es2022',
-  // The wire schemas are the server's own, bundled in, so the SDK does not depend on the server.
+  // Only types come from the server's schemas; they are inlined into the declarations.
   noExternal: [/^@service\/core/],
-  external: ['zod', 'eventsource-parser'],
+  external: ['eventsource-parser'],
   esbuildOptions(options) {
     // Bundle the schemas from source, so the SDK builds without building the server first.
     options.alias = { '@service/core/schemas': '../core/src/schemas/index.ts' };

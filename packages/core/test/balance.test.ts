@@ -41,8 +41,8 @@ afterAll(async () => {
   await store?.dispose();
 });
 
-const get = (path: string, headers: Record<string, string> = {}) =>
-  fetch(`${server.url}${path}`, { headers });
+const get = (path: string, headers: Record<string, string> = {}, at: RunningPlatform = server) =>
+  fetch(`${at.url}${path}`, { headers });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 async function expectJson(response: Response, status: number, body: unknown) {
@@ -269,6 +269,50 @@ describe('CORS on the browser-callable balance endpoints', () => {
       const denied = await get(path, { origin: 'https://notexample.com' });
       expect(denied.status).toBe(401);
       expect(denied.headers.get('access-control-allow-origin')).toBe('*');
+    });
+
+    it(`${path} carries CORS headers and exposes Retry-After on a 429`, async () => {
+      const own = await openTestStore();
+      const limited = await startPlatform(own, {
+        baseUrl: 'https://api.example.com',
+        rateLimits: {
+          ...NO_LIMITS,
+          billingBalance: { limit: 1, windowMs: 60_000 },
+          v1Balance: { limit: 1, windowMs: 60_000 },
+        },
+      });
+      try {
+        const origin = { origin: 'https://app.example.com' };
+        await fetch(`${limited.url}${path}`, { headers: origin });
+        const refused = await fetch(`${limited.url}${path}`, { headers: origin });
+        expect(refused.status).toBe(429);
+        expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+        expect(refused.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+        expect(refused.headers.get('access-control-expose-headers')).toBe('Retry-After');
+      } finally {
+        await limited.close();
+        await own.dispose();
+      }
+    });
+
+    it(`${path} carries CORS headers on a fault answered by the platform's error handler`, async () => {
+      const own = await openTestStore();
+      const broken = await startPlatform(own, { baseUrl: 'https://api.example.com', rateLimits: NO_LIMITS });
+      const stranger = await createTenantFixture(broken.platform, 1);
+      try {
+        // The store goes away under the platform: the key lookup throws, the error handler answers.
+        await own.dispose();
+        const response = await get(
+          path,
+          { ...bearer(stranger.appKey), origin: 'https://evil.example.net' },
+          broken,
+        );
+        expect(response.status).toBeGreaterThanOrEqual(500);
+        expect(response.headers.get('access-control-allow-origin')).toBe('*');
+        expect(response.headers.get('access-control-expose-headers')).toBe('Retry-After');
+      } finally {
+        await broken.close().catch(() => {});
+      }
     });
 
     it(`${path} answers a preflight with the allowed methods and headers`, async () => {

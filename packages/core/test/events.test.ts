@@ -154,6 +154,21 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it('treats a Last-Event-ID past the newest event as nothing to replay, and new events flow', async () => {
+      // A client that saw ids of a log since restored from backup, or of another deployment.
+      const tenant = await createMeteredTenant(a.platform, 1_000_000);
+      const ahead = await stream(a, tenant.appKey, String((await latest(tenant.appId)) + 999_999));
+      try {
+        await ahead.waitForComment('connected');
+        await spend(a, tenant);
+        const events = await ahead.waitForEvents(2);
+        expect(events.map((e) => e.event)).toContain('billing.usage_recorded');
+        expect(Number(events[0]!.id)).toBeLessThanOrEqual(await latest(tenant.appId));
+      } finally {
+        ahead.close();
+      }
+    });
+
     it('keeps the last 100 events of an app for replay', async () => {
       const tenant = await createMeteredTenant(a.platform, 1_000_000);
       // Two connection events from the fixture, then two per call.
@@ -263,6 +278,26 @@ for (const kind of STORE_KINDS) {
       await stopping.close().catch(() => {});
       expect(reader.ended).toBe(true);
       expect(reader.retries).toEqual([1000]);
+    });
+
+    it('refuses new streams while stopping with a 503 and Retry-After, closing the connection', async () => {
+      const tenant = await createMeteredTenant(a.platform, 1_000_000);
+      const stopping = await startPlatform(store, { eventStreams: { pingMs: 200 } });
+      try {
+        await stopping.platform.close();
+        const response = await fetch(`${stopping.url}/api/deployments/me/events`, {
+          headers: { authorization: `Bearer ${tenant.appKey}`, accept: 'text/event-stream' },
+        });
+        expect(response.status).toBe(503);
+        expect(response.headers.get('retry-after')).toBe('1');
+        expect(response.headers.get('connection')).toBe('close');
+        expect(response.headers.get('service-error-code')).toBe('service_unavailable');
+        expect(await response.json()).toMatchObject({
+          error: { code: 'service_unavailable', retry_after: 1 },
+        });
+      } finally {
+        await stopping.close().catch(() => {});
+      }
     });
   });
 }

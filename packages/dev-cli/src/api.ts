@@ -31,7 +31,7 @@ export async function callPlatform<T = unknown>(
       signal: AbortSignal.timeout(30_000),
     });
   } catch (error) {
-    throw new CliError(`Could not reach ${config.apiBase}: ${reason(error)}`, 1, { cause: error });
+    throw new CliError(`Could not reach ${config.apiBase}: ${failureReason(error)}`, 1, { cause: error });
   }
   const text = await response.text();
   let parsed: unknown = text;
@@ -42,6 +42,14 @@ export async function callPlatform<T = unknown>(
   }
   if (response.status === 401) {
     throw new CliError('The platform rejected the stored key (revoked or expired). Run service login again.');
+  }
+  if (response.status === 429) {
+    const seconds = retryAfterSeconds(response.headers.get('retry-after'));
+    throw new CliError(
+      `The platform is limiting requests from here (${messageOf({ status: 429, body: parsed })}). ${
+        seconds === null ? 'Try again later.' : `Try again in ${seconds} s.`
+      }`,
+    );
   }
   return { status: response.status, body: parsed as T };
 }
@@ -80,11 +88,20 @@ export function messageOf(answer: ApiAnswer): string {
 }
 
 /** The most telling part of a fetch failure: the socket error code when there is one. */
-function reason(error: unknown): string {
+export function failureReason(error: unknown): string {
+  if ((error as Error)?.name === 'TimeoutError') return 'no answer in time';
   const cause = (error as { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } })
     ?.cause;
   const code = cause?.code ?? cause?.errors?.find((e) => e.code)?.code;
   if (code) return code;
   if (cause?.message) return cause.message;
   return error instanceof Error ? error.message : String(error);
+}
+
+/** `Retry-After` in whole seconds (delta-seconds or an HTTP date), or null without a usable one. */
+function retryAfterSeconds(value: string | null): number | null {
+  if (!value) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }

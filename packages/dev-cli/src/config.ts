@@ -32,6 +32,31 @@ export class DamagedConfigError extends CliError {
   }
 }
 
+/**
+ * What a logout leaves: the platform URL only, so the next `service login` goes back to the same
+ * platform (as `gh` keeps its hosts). No key, so every other command reads it as logged out.
+ */
+interface LoggedOutConfig {
+  apiBase: string;
+}
+
+const isLoggedOut = (value: unknown): value is LoggedOutConfig =>
+  value !== null &&
+  typeof value === 'object' &&
+  typeof (value as { apiBase?: unknown }).apiBase === 'string' &&
+  !('apiKey' in value);
+
+/** The platform URL last used here (logged in or out), or null. */
+export async function storedApiBase(io: CliIo): Promise<string | null> {
+  try {
+    const value: unknown = JSON.parse(await readFile(configPath(io), 'utf8'));
+    const apiBase = (value as { apiBase?: unknown } | null)?.apiBase;
+    return typeof apiBase === 'string' && apiBase !== '' ? apiBase : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The stored config, or null when there is none. A damaged file is an error naming it. */
 export async function readConfig(io: CliIo): Promise<CliConfig | null> {
   const path = configPath(io);
@@ -47,6 +72,11 @@ export async function readConfig(io: CliIo): Promise<CliConfig | null> {
     value = JSON.parse(text);
   } catch {
     throw new DamagedConfigError(path, 'is not valid JSON');
+  }
+  if (isLoggedOut(value)) return null;
+  if (typeof value?.apiKey === 'string' && value.apiKey.trim() === '') {
+    // Never a reason to look elsewhere for a key: an empty one is a broken file.
+    throw new DamagedConfigError(path, 'has an empty apiKey');
   }
   if (
     typeof value?.apiKey !== 'string' ||
@@ -96,6 +126,27 @@ export async function writeConfig(io: CliIo, config: CliConfig): Promise<string>
 
 export async function removeConfig(io: CliIo): Promise<void> {
   await rm(configPath(io), { force: true });
+}
+
+/** Logs this machine out: the key goes, the platform URL stays for the next login. */
+export async function forgetKey(io: CliIo, apiBase: string): Promise<void> {
+  const dir = serviceDir(io);
+  const path = configPath(io);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify({ apiBase } satisfies LoggedOutConfig, null, 2)}\n`, {
+    mode: 0o600,
+  });
+  await chmod(temporary, 0o600);
+  await rename(temporary, path);
+}
+
+/**
+ * A key as the CLI shows it: the recognisable prefix and the last four characters
+ * (`service_sk_…k3Qz`), enough to tell keys apart in a dashboard list, never enough to use one.
+ */
+export function displayKey(key: string): string {
+  return `service_sk_…${key.slice(-4)}`;
 }
 
 /**

@@ -14,9 +14,16 @@ Commands:
   dev               Write .env.service-dev for local development
   ssh <deployment>  Open a shell in a deployment
 
-Options:
+Options (anywhere on the line):
+  --json            Print one JSON object on stdout, errors included ({ "error": { ... } })
   -h, --help        Show help; service <command> --help (or service help <command>) for one
   -v, --version     Show the version
+
+Examples:
+  service login --api-base https://platform.example.com
+  service whoami --json
+  service validate deploy/service.yaml
+  service dev --app-key service_sk_…
 
 The key lives in ~/.service/config.json (mode 0600), written by service login.
 `;
@@ -29,21 +36,41 @@ sent to this terminal and stored in ~/.service/config.json. Your previous CLI ke
 Waits at most 5 minutes. When the browser cannot reach this terminal (SSH, containers), paste
 the login code the page shows.
 
+Checks first that the platform answers, so a wrong URL fails at once. The pasted code is not
+echoed.
+
 Options:
-  --api-base <url>  Platform URL (default: the stored one, else http://localhost:8787); remembered
+  --api-base <url>  Platform URL (default: the stored one, else http://localhost:8787); remembered,
+                    also across logout
   --no-browser      Only print the URL to open
+  --json            Print { email, tenantId, apiBase, key, configPath } once logged in
+
+Examples:
+  service login
+  service login --api-base https://platform.example.com --no-browser
 `,
   logout: `Usage: service logout
 
-Revokes the stored key on the platform and removes ~/.service/config.json. The file is removed
-even when the platform cannot be reached (with a warning).
+Revokes the stored key on the platform and removes it from ~/.service/config.json, which keeps
+only the platform URL for the next login. The key is removed even when the platform cannot be
+reached (with a warning).
+
+Options:
+  --json            Print { loggedOut, revoked, warning }
+
+Example:
+  service logout
 `,
   whoami: `Usage: service whoami [--json]
 
 Shows the account, tenant and credit balance of the stored key. Exits 1 when not logged in.
 
 Options:
-  --json            Print one JSON object
+  --json            Print { email, tenantId, tenantName, balanceUsd, apiBase, key, keyKind }
+
+Examples:
+  service whoami
+  service whoami --json
 `,
   validate: `Usage: service validate [file] [--json]
 
@@ -52,17 +79,34 @@ Exits 0 when valid, 1 when not.
 
 Options:
   --json            Print { file, valid, errors: [{ path, message, line, column }] }
-`,
-  dev: `Usage: service dev
 
-Writes .env.service-dev (mode 0600) in the current folder: the stored key, tenant and platform
-URL, and <SLUG>_API_KEY / <SLUG>_BASE_URL for each integration of ./service.yaml, which route
-provider calls through the platform's metering proxy.
+Examples:
+  service validate
+  service validate deploy/service.yaml --json
+`,
+  dev: `Usage: service dev [--app-key <key>]
+
+Writes .env.service-dev (mode 0600) in the current folder: SERVICE_BASE_URL, SERVICE_CLI_KEY (the
+stored CLI key), SERVICE_TENANT_ID, SERVICE_API_KEY when --app-key is given (@service/sdk's
+connections and events need an App Key, which the CLI key is not), and <SLUG>_API_KEY /
+<SLUG>_BASE_URL for each integration of ./service.yaml, which route provider calls through the
+platform's metering proxy with the CLI key.
+
+Options:
+  --app-key <key>   Your app's App Key (from the dashboard), written as SERVICE_API_KEY
+  --json            Print { file, variables, appKey, gitignored }
+
+Examples:
+  service dev
+  service dev --app-key service_sk_…
 `,
   ssh: `Usage: service ssh <deployment>
 
 Opens an interactive shell in a deployment (its slug or id) through the platform's ssh broker.
 The terminal is put in raw mode; its size follows your window; the remote exit code is this
-command's exit code.
+command's exit code. Interactive: --json does not apply.
+
+Example:
+  service ssh my-tool
 `,
 };

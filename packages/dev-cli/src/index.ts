@@ -21,46 +21,85 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   ssh: () => import('./commands/ssh.js'),
 };
 
+/** Flags every command takes, wherever they stand (`service --json whoami`, `service whoami --json`). */
+interface GlobalFlags {
+  json: boolean;
+  help: boolean;
+  version: boolean;
+  /** The arguments left once the global flags are taken out. */
+  rest: string[];
+}
+
+function takeGlobalFlags(argv: string[]): GlobalFlags {
+  const flags: GlobalFlags = { json: false, help: false, version: false, rest: [] };
+  let endOfOptions = false;
+  for (const arg of argv) {
+    if (endOfOptions) flags.rest.push(arg);
+    else if (arg === '--') {
+      endOfOptions = true;
+      flags.rest.push(arg);
+    } else if (arg === '--json') flags.json = true;
+    else if (arg === '-h' || arg === '--help') flags.help = true;
+    else if (arg === '-v' || arg === '--version') flags.version = true;
+    else flags.rest.push(arg);
+  }
+  return flags;
+}
+
 /**
- * Runs `service <argv>` and resolves to the exit code. Errors are reported here: a `CliError`
- * as its message, anything else as an unexpected error.
+ * Runs `service <argv>` and resolves to the exit code. Global flags (`--json`, `--help`,
+ * `--version`) are read anywhere on the line. Errors are reported here: a `CliError` as its
+ * message, anything else as an unexpected error; with `--json`, as one JSON object on stdout
+ * (`{ "error": { "message", "exitCode" } }`), so a script reading JSON always gets JSON.
  *
  * @example
  * process.exitCode = await run(process.argv.slice(2), nodeIo());
  */
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  const [first, ...rest] = argv;
+  const flags = takeGlobalFlags(argv);
+  const [first, ...rest] = flags.rest;
+  const fail = (message: string, exitCode: number, help?: string): number => {
+    if (flags.json) {
+      io.stdout.write(`${JSON.stringify({ error: { message, exitCode } })}\n`);
+    } else {
+      io.stderr.write(`${message}\n`);
+      if (help) io.stderr.write(`\n${help}`);
+    }
+    return exitCode;
+  };
   if (first === 'help' && rest[0] !== undefined) return run([rest[0], '--help'], io);
-  if (first === undefined || first === '-h' || first === '--help' || first === 'help') {
-    io.stdout.write(MAIN_HELP);
-    return first === undefined ? USAGE : 0;
-  }
-  if (first === '-v' || first === '--version') {
-    io.stdout.write(`${VERSION}\n`);
+  if (flags.version) {
+    io.stdout.write(flags.json ? `${JSON.stringify({ version: VERSION })}\n` : `${VERSION}\n`);
     return 0;
   }
-  const load = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined;
-  if (!load) {
-    io.stderr.write(`Unknown command: ${first}\n\n`);
-    io.stderr.write(MAIN_HELP);
-    return USAGE;
+  if (first === undefined || first === 'help') {
+    if (flags.help || first === 'help') {
+      io.stdout.write(MAIN_HELP);
+      return 0;
+    }
+    return flags.json ? fail('No command given. Run service --help to see them.', USAGE) : usage(io);
   }
-  if (rest.includes('-h') || rest.includes('--help')) {
+  const load = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined;
+  if (!load) return fail(`Unknown command: ${first}`, USAGE, MAIN_HELP);
+  if (flags.help) {
     io.stdout.write(COMMAND_HELP[first]!);
     return 0;
   }
   try {
     const command = await load();
-    return await command.run(rest, io);
+    return await command.run(rest, flags.json ? { ...io, json: true } : io);
   } catch (error) {
     if (error instanceof CliError) {
-      io.stderr.write(`${error.message}\n`);
-      if (error.exitCode === USAGE) io.stderr.write(`\n${COMMAND_HELP[first]}`);
-      return error.exitCode;
+      return fail(error.message, error.exitCode, error.exitCode === USAGE ? COMMAND_HELP[first] : undefined);
     }
-    io.stderr.write(`Unexpected error: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    return fail(`Unexpected error: ${error instanceof Error ? error.message : String(error)}`, 1);
   }
+}
+
+/** `service` alone: the help, as a usage mistake. */
+function usage(io: CliIo): number {
+  io.stdout.write(MAIN_HELP);
+  return USAGE;
 }
 
 export { CliError } from './cli-error.js';

@@ -30,6 +30,8 @@ export interface CliIo {
   openUrl(url: string): Promise<boolean>;
   /** How long `login` waits for the browser. Default 5 minutes (spec); tests shorten it. */
   loginTimeoutMs?: number;
+  /** `--json` was given: the command prints one JSON object on stdout (errors too). */
+  json?: boolean;
 }
 
 /** `${HOME}/.service`: the CLI's config folder (no XDG, as the spec says). */

@@ -129,27 +129,72 @@ export async function listenForLogin(options: LoopbackOptions): Promise<Loopback
     );
   }, options.timeoutMs);
 
-  const lines = options.pasteFrom
-    ? createInterface({ input: options.pasteFrom, terminal: false })
-    : undefined;
-  lines?.on('line', (line) => {
+  const onLine = (line: string) => {
     const trimmed = line.trim();
     if (!trimmed) return;
     const result = readPayload(decodeLoginCode(trimmed));
     if (typeof result === 'string') options.onBadPaste?.();
     else settle.resolve(result);
-  });
+  };
+  const stopReading = options.pasteFrom
+    ? readHiddenLines(options.pasteFrom, onLine, () =>
+        settle.reject(new CliError('Login cancelled.', INTERRUPTED)),
+      )
+    : undefined;
 
   return {
     callbackUrl,
     payload,
     close: async () => {
       clearTimeout(timer);
-      lines?.close();
-      options.pasteFrom?.pause?.();
+      stopReading?.();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/** Exit code of a command stopped with Ctrl-C (128 + SIGINT), as shells report it. */
+const INTERRUPTED = 130;
+
+/**
+ * Lines typed or pasted into `input`, never echoed: the login code is a credential, so it must not
+ * stay on the screen or in a terminal's scrollback. A terminal is put in raw mode (echo off) and
+ * given back as it was; Ctrl-C calls `onInterrupt`. Input that is not a terminal (a pipe) has no
+ * echo to turn off and is read as it comes. Returns the function that stops reading.
+ */
+export function readHiddenLines(
+  input: InputStream,
+  onLine: (line: string) => void,
+  onInterrupt: () => void,
+): () => void {
+  if (!input.isTTY || !input.setRawMode) {
+    const lines = createInterface({ input, terminal: false });
+    lines.on('line', onLine);
+    return () => {
+      lines.close();
+      input.pause?.();
+    };
+  }
+  input.setRawMode(true);
+  input.resume?.();
+  let line = '';
+  const onData = (chunk: Buffer | string) => {
+    for (const char of String(chunk)) {
+      if (char === '\u0003') return onInterrupt();
+      if (char === '\r' || char === '\n') {
+        const done = line;
+        line = '';
+        onLine(done);
+      } else if (char === '\u007f' || char === '\b') line = line.slice(0, -1);
+      else line += char;
+    }
+  };
+  input.on('data', onData);
+  return () => {
+    input.removeListener('data', onData);
+    input.setRawMode?.(false);
+    input.pause?.();
   };
 }
 

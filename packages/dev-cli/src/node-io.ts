@@ -37,3 +37,16 @@ function openUrl(url: string): Promise<boolean> {
     }
   });
 }
+
+/**
+ * A reader that stops early (`service validate | head -1`) closes the pipe under us: like `git`
+ * and `gh`, stop quietly instead of dying with a stack trace of the failed write.
+ */
+export function quietOnBrokenPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(process.exitCode ?? 0);
+    });
+  }
+}

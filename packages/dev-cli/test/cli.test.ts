@@ -2,7 +2,8 @@
  * The CLI's wiring: help (inline snapshots), version, unknown commands and options, NO_COLOR.
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run } from '../src/index.js';
@@ -30,9 +31,16 @@ describe('service --help', () => {
         dev               Write .env.service-dev for local development
         ssh <deployment>  Open a shell in a deployment
 
-      Options:
+      Options (anywhere on the line):
+        --json            Print one JSON object on stdout, errors included ({ "error": { ... } })
         -h, --help        Show help; service <command> --help (or service help <command>) for one
         -v, --version     Show the version
+
+      Examples:
+        service login --api-base https://platform.example.com
+        service whoami --json
+        service validate deploy/service.yaml
+        service dev --app-key service_sk_…
 
       The key lives in ~/.service/config.json (mode 0600), written by service login.
       "
@@ -63,9 +71,18 @@ describe('service --help', () => {
       Waits at most 5 minutes. When the browser cannot reach this terminal (SSH, containers), paste
       the login code the page shows.
 
+      Checks first that the platform answers, so a wrong URL fails at once. The pasted code is not
+      echoed.
+
       Options:
-        --api-base <url>  Platform URL (default: the stored one, else http://localhost:8787); remembered
+        --api-base <url>  Platform URL (default: the stored one, else http://localhost:8787); remembered,
+                          also across logout
         --no-browser      Only print the URL to open
+        --json            Print { email, tenantId, apiBase, key, configPath } once logged in
+
+      Examples:
+        service login
+        service login --api-base https://platform.example.com --no-browser
       "
     `);
     for (const command of ['logout', 'whoami', 'validate', 'dev', 'ssh']) {
@@ -125,6 +142,33 @@ describe('mistakes', () => {
     await other.dispose();
   });
 
+  it('reads global flags anywhere and answers errors as JSON with --json', async () => {
+    io = await createTestIo();
+    expect(await run(['--json'], io)).toBe(2);
+    expect(JSON.parse(io.out())).toEqual({
+      error: { message: 'No command given. Run service --help to see them.', exitCode: 2 },
+    });
+    const unknown = await createTestIo();
+    expect(await run(['deploy', '--json'], unknown)).toBe(2);
+    expect(JSON.parse(unknown.out())).toEqual({ error: { message: 'Unknown command: deploy', exitCode: 2 } });
+    expect(unknown.err()).toBe('');
+    const notLoggedIn = await createTestIo();
+    expect(await run(['--json', 'whoami'], notLoggedIn)).toBe(1);
+    expect(JSON.parse(notLoggedIn.out())).toEqual({
+      error: { message: 'Not logged in. Run service login first.', exitCode: 1 },
+    });
+    const help = await createTestIo();
+    expect(await run(['--help', 'dev'], help)).toBe(0);
+    expect(help.out()).toMatch(/^Usage: service dev \[--app-key <key>\]/);
+    const version = await createTestIo();
+    expect(await run(['--json', '--version'], version)).toBe(0);
+    expect(JSON.parse(version.out())).toEqual({ version: VERSION });
+    const ssh = await createTestIo();
+    expect(await run(['ssh', 'my-tool', '--json'], ssh)).toBe(2);
+    expect(JSON.parse(ssh.out()).error.message).toBe('service ssh is interactive: --json does not apply');
+    for (const other of [unknown, notLoggedIn, help, version, ssh]) await other.dispose();
+  });
+
   it('runs as a real process: exit codes and streams of the bin', async () => {
     const bin = new URL('../src/bin.ts', import.meta.url).pathname;
     const node = (args: string[]) =>
@@ -135,6 +179,20 @@ describe('mistakes', () => {
     const failed = await node(['nope']).catch((error) => error);
     expect(failed.code).toBe(2);
     expect(failed.stderr).toMatch(/^Unknown command: nope/);
+  });
+
+  it('stops quietly when the reader of its output has gone (| head -1, | true)', async () => {
+    io = await createTestIo();
+    const bad = join(io.cwd, 'bad.yaml');
+    await writeFile(bad, 'name: 1\nversion: x\nruntime: cobol\n');
+    const bin = new URL('../src/bin.ts', import.meta.url).pathname;
+    // `true` exits before the CLI has started: every write meets a closed pipe (EPIPE).
+    const result = await promisify(execFile)(
+      '/bin/sh',
+      ['-c', `"${process.execPath}" --import tsx "${bin}" validate "${bad}" | true`],
+      { env: { ...process.env, NO_COLOR: '1' }, cwd: new URL('..', import.meta.url).pathname },
+    );
+    expect(result.stderr).toBe('');
   });
 });
 

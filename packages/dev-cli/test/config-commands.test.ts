@@ -14,6 +14,7 @@ import {
   type TenantFixture,
 } from '../../core/test/support/platform.js';
 import { openTestStore, type TestStore } from '../../core/test/support/stores.js';
+import { createClient, ServiceAuthError } from '../../sdk/src/index.js';
 import { run } from '../src/index.js';
 import { createTestIo, type TestIo, writeConfigFile } from './support/io.js';
 
@@ -66,7 +67,8 @@ describe('service dev', () => {
     expect(lines[0]).toMatch(/^# Written by service dev at .*keep it out of version control\.$/);
     expect(lines.slice(1)).toEqual([
       `SERVICE_BASE_URL=${running.url}`,
-      `SERVICE_API_KEY=${tenant.cliKey}`,
+      `SERVICE_CLI_KEY=${tenant.cliKey}`,
+      "# SERVICE_API_KEY=<your app's App Key>: @service/sdk's connections and events need it; run service dev --app-key <key>",
       `SERVICE_TENANT_ID=${tenant.tenantId}`,
       `LLM_GATEWAY_API_KEY=${tenant.cliKey}`,
       `LLM_GATEWAY_BASE_URL=${running.url}/proxy/llm-gateway`,
@@ -163,19 +165,95 @@ describe('service whoami', () => {
   });
 });
 
-describe('service logout', () => {
-  it('removes the file with a warning when the platform cannot be reached', async () => {
-    const io = await loggedIn({ apiBase: await deadUrl() });
-    expect(await run(['logout'], io)).toBe(0);
-    expect(io.err()).toMatch(/^Warning: could not revoke the key on the platform \(Could not reach/);
-    await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+describe('service dev and the SDK', () => {
+  it('writes SERVICE_API_KEY from --app-key, which the SDK reads to list connections; the CLI key alone is refused with the reason', async () => {
+    const io = await loggedIn();
+    expect(await run(['dev', '--app-key', tenant.appKey, '--json'], io)).toBe(0);
+    expect(JSON.parse(io.out())).toEqual({
+      file: '.env.service-dev',
+      variables: ['SERVICE_BASE_URL', 'SERVICE_CLI_KEY', 'SERVICE_API_KEY', 'SERVICE_TENANT_ID'],
+      appKey: true,
+      gitignored: false,
+    });
+    const env = Object.fromEntries(
+      (await readFile(join(io.cwd, '.env.service-dev'), 'utf8'))
+        .split('\n')
+        .filter((line) => line && !line.startsWith('#'))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    expect(env).toMatchObject({ SERVICE_CLI_KEY: tenant.cliKey, SERVICE_API_KEY: tenant.appKey });
+    const sdk = createClient({ apiKey: env.SERVICE_API_KEY, baseUrl: env.SERVICE_BASE_URL });
+    expect(Array.isArray(await sdk.connections.list())).toBe(true);
+    const asCli = createClient({ apiKey: env.SERVICE_CLI_KEY, baseUrl: env.SERVICE_BASE_URL });
+    const refused = await asCli.connections.list().catch((error) => error);
+    expect(refused).toBeInstanceOf(ServiceAuthError);
+    expect(refused.message).toContain('takes an App Key');
   });
 
-  it('removes the file quietly when the key was already revoked', async () => {
+  it('refuses an --app-key that is not a key', async () => {
+    const io = await loggedIn();
+    expect(await run(['dev', '--app-key', ''], io)).toBe(2);
+    expect(io.err()).toMatch(/^--app-key must be an App Key/);
+  });
+});
+
+describe('errors', () => {
+  it('shows how long to wait when the platform rate-limits', async () => {
+    const own = await openTestStore();
+    const limited = await startPlatform(own, { rateLimits: { cliBalance: { limit: 1, windowMs: 60_000 } } });
+    try {
+      const someone = await createTenantFixture(limited.platform);
+      const io = await createTestIo();
+      ios.push(io);
+      await writeConfigFile(io, { apiBase: limited.url, apiKey: someone.cliKey, tenantId: someone.tenantId });
+      expect(await run(['whoami'], io)).toBe(0);
+      expect(await run(['whoami'], io)).toBe(1);
+      expect(io.err()).toMatch(
+        /^The platform is limiting requests from here \(Rate limit exceeded\)\. Try again in \d+ s\.\n$/,
+      );
+      const json = await createTestIo({ env: { HOME: io.home } });
+      ios.push(json);
+      expect(await run(['whoami', '--json'], json)).toBe(1);
+      expect(JSON.parse(json.out())).toEqual({
+        error: { message: expect.stringMatching(/Try again in \d+ s\.$/), exitCode: 1 },
+      });
+    } finally {
+      await limited.close();
+      await own.dispose();
+    }
+  });
+
+  it('refuses a config whose apiKey is empty instead of looking elsewhere for a key', async () => {
+    const io = await loggedIn({ apiKey: '' });
+    io.env.SERVICE_API_KEY = tenant.cliKey;
+    expect(await run(['whoami'], io)).toBe(1);
+    expect(io.err()).toMatch(/config\.json has an empty apiKey\. Run service login to write it again\.\n$/);
+  });
+});
+
+describe('service logout', () => {
+  it('removes the key with a warning when the platform cannot be reached, keeping the platform URL', async () => {
+    const apiBase = await deadUrl();
+    const io = await loggedIn({ apiBase });
+    expect(await run(['logout'], io)).toBe(0);
+    expect(io.err()).toMatch(
+      /^Warning: could not revoke service_sk_…\S{4} on the platform \(Could not reach/,
+    );
+    expect(JSON.parse(await readFile(`${io.home}/.service/config.json`, 'utf8'))).toEqual({ apiBase });
+  });
+
+  it('removes the key quietly when it was already revoked', async () => {
     const io = await loggedIn({}, `service_sk_${'q'.repeat(43)}`);
+    const apiBase = running.url;
     expect(await run(['logout'], io)).toBe(0);
     expect(io.err()).toBe('');
-    await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+    expect(io.out()).toMatch(/^Logged out: service_sk_…qqqq is revoked/);
+    expect(JSON.parse(await readFile(`${io.home}/.service/config.json`, 'utf8'))).toEqual({ apiBase });
+    expect(await run(['logout', '--json'], io)).toBe(0);
+    expect(io.out().split('\n').at(-2)).toBe('{"loggedOut":true,"revoked":false,"warning":null}');
+    // Logged out: commands say so, and the next login goes back to the same platform.
+    expect(await run(['whoami'], io)).toBe(1);
+    expect(io.err()).toContain('Not logged in. Run service login first.');
   });
 
   it('removes the file with a warning when the platform refuses the revoke', async () => {
@@ -183,9 +261,11 @@ describe('service logout', () => {
     const io = await loggedIn({}, tenant.appKey);
     expect(await run(['logout'], io)).toBe(0);
     expect(io.err()).toMatch(
-      /^Warning: could not revoke the key on the platform \(the platform answered 403: Only CLI keys can be revoked with logout\)\. Removed .*config\.json anyway/,
+      /^Warning: could not revoke service_sk_…\S{4} on the platform \(the platform answered 403: Only CLI keys can be revoked with logout\)\. Removed it from .*config\.json anyway/,
     );
-    await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+    expect(JSON.parse(await readFile(`${io.home}/.service/config.json`, 'utf8'))).toEqual({
+      apiBase: running.url,
+    });
     expect(
       (
         await fetch(`${running.url}/api/cli/balance`, {

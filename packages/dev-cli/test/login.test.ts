@@ -3,7 +3,9 @@
  * signs in with the development IdP, clicks issue, and the CLI writes its config; then `whoami`,
  * `logout`, a second login revoking the first key, refused bodies and the timer.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -130,20 +132,29 @@ describeInBrowser('service login in a browser', () => {
     expect(whoami.out()).toContain('Account  login@example.test');
     expect(whoami.out()).toMatch(/Tenant {3}Login's workspace|Tenant {3}login's workspace/);
     expect(whoami.out()).toContain('Balance  USD 12.34');
+    // The key as a recognisable prefix and its last four characters, never more.
+    const shown = `service_sk_…${config.apiKey.slice(-4)}`;
+    expect(io.out()).toContain(`Key ${shown} stored in`);
+    expect(whoami.out()).toContain(`Key      ${shown} (cli)`);
     const json = await newIo({ env: { HOME: io.home } });
-    expect(await run(['whoami', '--json'], json)).toBe(0);
+    // Global flags are read anywhere on the line.
+    expect(await run(['--json', 'whoami'], json)).toBe(0);
     expect(JSON.parse(json.out())).toMatchObject({
       email: 'login@example.test',
       tenantId: config.tenantId,
       balanceUsd: 12.34,
+      key: shown,
+      keyKind: 'cli',
     });
+    expect(json.out()).not.toContain(config.apiKey);
 
     // logout revokes the key (it then gets 401) and removes the file.
     const logout = await newIo({ env: { HOME: io.home } });
     expect(await run(['logout'], logout)).toBe(0);
     expect(logout.out()).toContain('Logged out');
     expect((await cliBalance(config.apiKey)).status).toBe(401);
-    await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
+    // The key is gone; the platform URL stays for the next login.
+    expect(await readConfigOf(io)).toEqual({ apiBase: running.url });
     const after = await newIo({ env: { HOME: io.home } });
     expect(await run(['whoami'], after)).toBe(1);
     expect(after.err()).toBe('Not logged in. Run service login first.\n');
@@ -238,9 +249,11 @@ describe('the loopback listener', () => {
     );
   });
 
-  it('accepts the login code pasted from the page when the browser cannot reach the terminal', async () => {
+  it('accepts the login code pasted from the page, unechoed, when the browser cannot reach the terminal', async () => {
     const io = await newIo({ loginTimeoutMs: 60_000 });
-    Object.assign(io.stdin, { isTTY: true });
+    // A terminal: echo goes off (raw mode) while the code is read, and comes back after.
+    const rawModes: boolean[] = [];
+    Object.assign(io.stdin, { isTTY: true, setRawMode: (mode: boolean) => rawModes.push(mode) });
     const { exit, url } = startLogin(io);
     const target = new URL(await url);
     // The page was opened elsewhere (another machine): it could not post, so it shows the code.
@@ -259,15 +272,94 @@ describe('the loopback listener', () => {
     });
     const { code, payload } = deliveredLogin(await delivery.text());
     const stdin = io.stdin as PassThrough;
-    stdin.write('not a code\n');
-    stdin.write(`${code}\n`);
+    // Raw mode: Enter arrives as a carriage return; a typo is corrected with backspace.
+    stdin.write('not a code\r');
+    stdin.write(`${code}x\u007f\r`);
     expect(await exit).toBe(0);
+    expect(rawModes).toEqual([true, false]);
+    expect(io.out()).toContain('paste the login code the page shows (it is not echoed)');
+    expect(io.out()).not.toContain(code);
     expect(io.err()).toContain('That is not a login code.');
     expect(await readConfigOf(io)).toMatchObject({
       apiKey: payload.apiKey,
       issuedToEmail: 'paste@example.test',
     });
     expect((await cliBalance(payload.apiKey)).status).toBe(200);
+  });
+
+  it('prints the result as one JSON object with --json, the instructions on stderr', async () => {
+    const io = await newIo({ loginTimeoutMs: 60_000 });
+    const { exit, url } = startLogin(io, ['--api-base', running.url, '--json']);
+    const target = new URL(await url);
+    const session = await signIn(running, 'json@example.test');
+    const consent = await fetch(`${running.url}${target.pathname}${target.search}`, {
+      headers: { cookie: session.cookie },
+    });
+    const delivery = await fetch(`${running.url}/dev/cli-bootstrap`, {
+      method: 'POST',
+      headers: {
+        cookie: session.cookie,
+        origin: running.url,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams(formFields(await consent.text())),
+    });
+    const { payload } = deliveredLogin(await delivery.text());
+    const posted = await fetch(target.searchParams.get('cb')!, {
+      method: 'POST',
+      headers: { origin: running.url, 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+    });
+    expect(posted.status).toBe(200);
+    expect(await exit).toBe(0);
+    expect(JSON.parse(io.out())).toEqual({
+      email: 'json@example.test',
+      tenantId: payload.tenantId,
+      apiBase: running.url,
+      key: `service_sk_…${payload.apiKey.slice(-4)}`,
+      configPath: `${io.home}/.service/config.json`,
+    });
+    expect(io.err()).toContain('Waiting for the browser');
+  });
+
+  it('fails at once when --api-base does not reach a platform, instead of waiting for a browser', async () => {
+    const dead = await newIo();
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const started = Date.now();
+    expect(await run(['login', '--api-base', `http://127.0.0.1:${port}`], dead)).toBe(1);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(dead.err()).toMatch(/^Could not reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)\. Check the URL/);
+    expect(dead.opened).toEqual([]);
+
+    // Some other web server: it answers, but not as the platform.
+    const other = createServer((_req, res) => res.writeHead(404).end('Not found'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const io = await newIo();
+      const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      expect(await run(['login', '--api-base', url, '--json'], io)).toBe(1);
+      expect(JSON.parse(io.out())).toEqual({
+        error: {
+          message: `${url} does not answer like the platform (GET /healthz: 404). Check the URL, or pass --api-base <url>.`,
+          exitCode: 1,
+        },
+      });
+    } finally {
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
+  });
+
+  it('goes back to the platform of the last login after a logout', async () => {
+    const io = await newIo({ loginTimeoutMs: 300 });
+    await mkdir(`${io.home}/.service`, { recursive: true });
+    // What logout leaves behind.
+    await writeFile(`${io.home}/.service/config.json`, JSON.stringify({ apiBase: running.url }));
+    const { exit, url } = startLogin(io, []);
+    expect(await url).toMatch(new RegExp(`^${running.url}/dev/cli-bootstrap\\?`));
+    expect(await exit).toBe(1);
   });
 
   it('refuses a plain-http --api-base off this machine', async () => {

@@ -1,21 +1,19 @@
-import {
-  type BillingBalance,
-  billingBalanceSchema,
-  type RuntimeConnection,
-  runtimeConnectionsSchema,
-  type ServiceEvent,
-} from '@service/core/schemas';
+import type { BillingBalance, RuntimeConnection, ServiceEvent } from '@service/core/schemas';
 import { DEFAULT_RETRY, type RetryOptions } from './backoff.js';
 import { readEnv } from './env.js';
-import { ServiceConfigError } from './errors.js';
+import { ServiceConfigError, withAppKeyHint } from './errors.js';
 import { type ReconnectOptions, type SubscribeOptions, subscribeToEvents } from './events.js';
 import { proxyFetch } from './proxy.js';
+import { isBillingBalance, isRuntimeConnections } from './shapes.js';
 import { type RequestOptions, requestJson, send, type TransportSettings } from './transport.js';
 
 export interface ClientOptions {
-  /** An App Key or Connection Key (`service_sk_*`). Default: `SERVICE_API_KEY`. */
+  /**
+   * An App Key or Connection Key (`service_sk_*`). Default: `SERVICE_API_KEY`. An empty string is
+   * an error, not a request for the default.
+   */
   apiKey?: string;
-  /** The platform's URL, with any path prefix. Default: `SERVICE_BASE_URL`. */
+  /** The platform's URL, with any path prefix. Default: `SERVICE_BASE_URL`. An empty string is an error. */
   baseUrl?: string;
   /** The fetch to use (a test double, an instrumented fetch). Default: the global one. */
   fetch?: typeof globalThis.fetch;
@@ -89,7 +87,22 @@ const DEFAULT_RECONNECT: Required<ReconnectOptions> = {
   baseDelayMs: 500,
   maxDelayMs: 30_000,
   idleTimeoutMs: 60_000,
+  headersTimeoutMs: 15_000,
+  maxAttempts: 10,
 };
+const RUNTIME_CONNECTIONS_PATH = '/api/deployments/me/connections';
+
+/** The value of an option that was given, refusing a blank one (it would silently mean "unset"). */
+function given(name: 'apiKey' | 'baseUrl', value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ServiceConfigError(
+      'invalid_option',
+      `${name} is empty: pass a value, or leave it out to read ${name === 'apiKey' ? 'SERVICE_API_KEY' : 'SERVICE_BASE_URL'}`,
+    );
+  }
+  return value.trim();
+}
 
 /**
  * The platform client. Nothing is checked until a call: a missing key or base URL rejects that
@@ -107,8 +120,8 @@ export function createClient(options: ClientOptions = {}): ServiceClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   if (!(timeoutMs > 0)) throw new ServiceConfigError('invalid_option', 'timeoutMs must be a positive number');
   const settings: TransportSettings = {
-    credential: options.apiKey?.trim() || readEnv('SERVICE_API_KEY'),
-    baseUrl: options.baseUrl?.trim() || readEnv('SERVICE_BASE_URL'),
+    credential: given('apiKey', options.apiKey) ?? readEnv('SERVICE_API_KEY'),
+    baseUrl: given('baseUrl', options.baseUrl) ?? readEnv('SERVICE_BASE_URL'),
     // Bound late, so a fetch patched after the client was made (a test double) is the one used.
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     timeoutMs,
@@ -119,14 +132,19 @@ export function createClient(options: ClientOptions = {}): ServiceClient {
 
 function buildClient(settings: TransportSettings, reconnect: Required<ReconnectOptions>): ServiceClient {
   const connections: ConnectionsApi = {
-    list: async (options = {}) =>
-      (await requestJson(settings, '/api/deployments/me/connections', runtimeConnectionsSchema, options))
-        .connections,
+    list: async (options = {}) => {
+      try {
+        return (await requestJson(settings, RUNTIME_CONNECTIONS_PATH, isRuntimeConnections, options))
+          .connections;
+      } catch (error) {
+        throw withAppKeyHint(error, RUNTIME_CONNECTIONS_PATH);
+      }
+    },
     get: async (slug, options = {}) =>
       (await connections.list(options)).find((connection) => connection.slug === slug) ?? null,
   };
   return {
-    balance: (options = {}) => requestJson(settings, '/api/billing/balance', billingBalanceSchema, options),
+    balance: (options = {}) => requestJson(settings, '/api/billing/balance', isBillingBalance, options),
     connections,
     events: { subscribe: (options) => subscribeToEvents(settings, reconnect, options) },
     proxy: { fetch: (provider, path, init) => proxyFetch(settings, provider, path, init) },

@@ -80,7 +80,19 @@ describe('errorFromAnswer', () => {
       code: 'INSUFFICIENT_CREDITS',
     });
     expect(flat).toBeInstanceOf(ServiceBalanceExhaustedError);
-    expect(flat).toMatchObject({ code: 'balance_exhausted', body: { code: 'INSUFFICIENT_CREDITS' } });
+    expect(flat).toMatchObject({ code: 'INSUFFICIENT_CREDITS', body: { code: 'INSUFFICIENT_CREDITS' } });
+    // Flat codes are kept as sent: callers switch on them.
+    const gate = errorFromAnswer(402, new Headers(), {
+      message: 'Set up billing',
+      code: 'BILLING_NOT_SETUP',
+    });
+    expect(gate).not.toBeInstanceOf(ServiceBalanceExhaustedError);
+    expect(gate).toMatchObject({ status: 402, code: 'BILLING_NOT_SETUP', message: 'Set up billing' });
+    const taken = errorFromAnswer(409, new Headers(), { message: 'Slug taken', code: 'SLUG_TAKEN' });
+    expect(taken).toMatchObject({ status: 409, code: 'SLUG_TAKEN' });
+    const flatAuth = errorFromAnswer(401, new Headers(), { message: 'No session', code: 'UNAUTHENTICATED' });
+    expect(flatAuth).toBeInstanceOf(ServiceAuthError);
+    expect(flatAuth.code).toBe('UNAUTHENTICATED');
     const text = errorFromAnswer(404, new Headers(), { error: 'Tool not found' });
     expect(text).toMatchObject({ code: 'not_found', message: 'Tool not found' });
     expect(errorFromAnswer(500, new Headers(), 'oops')).toMatchObject({

@@ -1,4 +1,4 @@
-import { SERVICE_ERROR_CODES } from '@service/core/schemas';
+import { isRecord as record, SERVICE_ERROR_CODES } from './shapes.js';
 
 /** Fields of an error answer, from the canonical body and the response headers. */
 export interface ServiceErrorDetails {
@@ -24,9 +24,10 @@ export interface ServiceErrorDetails {
 }
 
 /**
- * Every error the platform answers with. `code` is the canonical code (`Service-Error-Code`,
- * else `error.code` of the body, else one derived from the status), so callers can `switch` on
- * it; `instanceof` a subclass picks a family.
+ * Every error the platform answers with. `code` is the code the platform sent
+ * (`Service-Error-Code`, else `error.code` of the body, else the flat body's `code`, such as
+ * `BILLING_NOT_SETUP` or `SLUG_TAKEN`, kept as sent), else one derived from the status, so callers
+ * can `switch` on it; `instanceof` a subclass picks a family.
  *
  * @example
  * try { await client.balance(); }
@@ -126,6 +127,8 @@ const FAMILIES: Record<string, ErrorClass> = {
   rate_limit_sse_streams: ServiceRateLimitError,
   validation_failed: ServiceValidationError,
   upstream_error: ServiceUpstreamError,
+  // The flat code of the tenant billing gate's "out of credit".
+  INSUFFICIENT_CREDITS: ServiceBalanceExhaustedError,
 };
 
 /** The code an answer without one stands for. */
@@ -143,10 +146,6 @@ function codeForStatus(status: number): string {
 }
 
 const KNOWN_CODES = new Set<string>(Object.keys(SERVICE_ERROR_CODES));
-const record = (value: unknown): Record<string, unknown> | undefined =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined);
 
 /** `Retry-After` in seconds: delta-seconds or an HTTP date. */
@@ -163,12 +162,15 @@ function retryAfterHeader(value: string | null, now = Date.now()): number | unde
  * The class is chosen by `Service-Error-Code`, then `error.code`, then the status.
  */
 export function errorFromAnswer(status: number, headers: Headers, body: unknown): ServiceError {
-  const top = record(body);
-  const nested = record(top?.error);
+  const top = record(body) ? body : undefined;
+  const nested = record(top?.error) ? top.error : undefined;
   const headerCode = text(headers.get('service-error-code'));
-  const bodyCode = text(nested?.code);
+  // A flat body's own code (`BILLING_NOT_SETUP`, `SLUG_TAKEN`) says more than one the status implies.
   const code =
-    [headerCode, bodyCode].find((c) => c !== undefined && KNOWN_CODES.has(c)) ?? codeForStatus(status);
+    [headerCode, text(nested?.code)].find((c) => c !== undefined && KNOWN_CODES.has(c)) ??
+    text(top?.code) ??
+    text(nested?.code) ??
+    codeForStatus(status);
   const message = text(nested?.message) ?? text(top?.error) ?? text(top?.message) ?? `HTTP ${status}`;
   const retryAfter =
     typeof nested?.retry_after === 'number'
@@ -188,8 +190,30 @@ export function errorFromAnswer(status: number, headers: Headers, body: unknown)
     ...(text(headers.get('x-request-id')) ? { requestId: text(headers.get('x-request-id')) } : {}),
     ...(body !== undefined ? { body } : {}),
   };
-  const Family = FAMILIES[code] ?? ServiceError;
+  // A code of its own keeps the family its status stands for (a 401 is an auth error whatever its
+  // code), except 402: `BILLING_NOT_SETUP` is a gate to pass, not an exhausted balance.
+  const Family =
+    FAMILIES[code] ?? (status === 402 ? undefined : FAMILIES[codeForStatus(status)]) ?? ServiceError;
   return new Family(details);
+}
+
+/**
+ * A 401 from a route that takes only an App Key, with the reason spelled out: every key starts
+ * with `service_sk_`, so a CLI key (what `service login` saves) or a Connection Key looks right
+ * and is refused all the same.
+ */
+export function withAppKeyHint(error: unknown, route: string): unknown {
+  if (!(error instanceof ServiceAuthError) || error.status !== 401) return error;
+  const fix =
+    "Set SERVICE_API_KEY (or createClient({ apiKey })) to the app's App Key: the CLI key `service login` saves, Connection Keys and identity tokens are refused here.";
+  return new ServiceAuthError({
+    status: error.status,
+    code: error.code,
+    message: `${error.message}: ${route} takes an App Key. ${fix}`,
+    suggestedFix: fix,
+    ...(error.requestId !== undefined ? { requestId: error.requestId } : {}),
+    ...(error.body !== undefined ? { body: error.body } : {}),
+  });
 }
 
 /** Reads a response body as JSON when it is JSON, else as text (undefined when empty or unreadable). */

@@ -1,13 +1,24 @@
-import {
-  SERVICE_EVENT_KINDS,
-  type ServiceEvent,
-  type ServiceEventKind,
-  serviceEventSchema,
-} from '@service/core/schemas';
+import type { ServiceEvent, ServiceEventKind } from '@service/core/schemas';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { backoffDelay, linkedController, sleep } from './backoff.js';
-import { errorFromAnswer, readBody, ServiceAuthError, ServiceError } from './errors.js';
+import {
+  errorFromAnswer,
+  readBody,
+  ServiceAuthError,
+  ServiceConnectionError,
+  ServiceError,
+  withAppKeyHint,
+} from './errors.js';
+import { isServiceEvent, SERVICE_EVENT_KINDS } from './shapes.js';
 import { joinUrl, requireSettings, type TransportSettings } from './transport.js';
+
+/** What `onError` learns about a failed attempt that will be retried. */
+export interface StreamRetry {
+  /** Consecutive failed attempts so far, this one included. */
+  attempt: number;
+  /** How long the stream waits before connecting again. */
+  delayMs: number;
+}
 
 export interface SubscribeOptions {
   /** Ends the iteration cleanly (no error) when aborted. */
@@ -16,6 +27,14 @@ export interface SubscribeOptions {
   lastEventId?: string;
   /** Deliver only these kinds. Default: every canonical kind. */
   kinds?: ServiceEventKind[];
+  /**
+   * Called for each failure the stream retries (unreachable host, header timeout, 429, 5xx, a
+   * connection that broke or went silent), with the error and when it tries again. Failures that
+   * end the stream are thrown by the iterator instead.
+   */
+  onError?: (error: Error, retry: StreamRetry) => void;
+  /** Called as the stream connects again after a drop or a failure, with the id it resumes after. */
+  onReconnect?: (info: { attempt: number; lastEventId: string | undefined }) => void;
 }
 
 /** Reconnection tuning of the event stream. */
@@ -29,11 +48,19 @@ export interface ReconnectOptions {
    * dead and replaced. Default 60 s.
    */
   idleTimeoutMs?: number;
+  /** A server that has not answered with its headers within this long is given up on. Default 15 s. */
+  headersTimeoutMs?: number;
+  /**
+   * Consecutive failed attempts (no event delivered in between) after which the iterator throws
+   * the last failure. Default 10 (about two and a half minutes of backoff); `Infinity` never gives up.
+   */
+  maxAttempts?: number;
 }
 
 const CANONICAL = new Set<string>(SERVICE_EVENT_KINDS);
 /** Ids remembered to drop repeats (legacy alias blocks, an overlapping replay). */
 const REMEMBERED_IDS = 512;
+const EVENTS_PATH = '/api/deployments/me/events';
 
 /**
  * The deployment event stream as an async iterator of canonical events.
@@ -41,10 +68,12 @@ const REMEMBERED_IDS = 512;
  * - Parses with eventsource-parser; legacy alias blocks (same id and payload under an old name)
  *   and any id already delivered are dropped, so each event arrives once.
  * - When the connection drops or the server closes it, reconnects with jittered exponential
- *   backoff and resends `Last-Event-ID`, so missed events are replayed.
- * - Stops with a `ServiceAuthError` on 401/403, the typed error of any other 4xx, and an
- *   `invalid_response` error for a 2xx that is not `text/event-stream`; waits `retry_after` on
- *   429; retries 5xx and network errors.
+ *   backoff (or after the server's `retry:` hint) and resends `Last-Event-ID`, so missed events
+ *   are replayed.
+ * - Gives up at once with a `ServiceAuthError` on 401/403 (the 401 says which key is needed), the
+ *   typed error of any other 4xx (404: a wrong base URL), and an `invalid_response` error for a
+ *   2xx that is not `text/event-stream`; waits `Retry-After` on 429 and 503; retries other 5xx,
+ *   network errors and header timeouts, `maxAttempts` times in a row at most.
  * - Ends cleanly when `signal` aborts or the loop breaks.
  */
 export async function* subscribeToEvents(
@@ -53,24 +82,37 @@ export async function* subscribeToEvents(
   options: SubscribeOptions = {},
 ): AsyncGenerator<ServiceEvent, void, undefined> {
   const { credential, baseUrl } = requireSettings(settings);
-  const url = joinUrl(baseUrl, '/api/deployments/me/events');
+  const url = joinUrl(baseUrl, EVENTS_PATH);
   const wanted = options.kinds ? new Set<string>(options.kinds) : CANONICAL;
   const delivered = new RecentIds(REMEMBERED_IDS);
   let lastEventId = options.lastEventId;
   let failures = 0;
+  let reconnecting = false;
   const stopped = () => options.signal?.aborted === true;
-  const pause = async (ms: number) => {
+  /** Counts a failure; throws it when that was the last attempt, else waits and reports it. */
+  const retryAfterFailure = async (error: Error, waitMs?: number) => {
+    failures++;
+    if (failures >= reconnect.maxAttempts) throw error;
+    const delayMs = waitMs ?? backoffDelay(failures, reconnect.baseDelayMs, reconnect.maxDelayMs);
+    options.onError?.(error, { attempt: failures, delayMs });
     try {
-      await sleep(ms, options.signal);
+      await sleep(delayMs, options.signal);
     } catch {
       // Aborted while waiting: the loop condition ends the iteration.
     }
   };
 
   while (!stopped()) {
+    if (reconnecting) options.onReconnect?.({ attempt: failures, lastEventId });
+    reconnecting = true;
     const { controller, release } = linkedController(options.signal);
     try {
       let response: Response;
+      const headersTimeout = new ServiceConnectionError(
+        'timeout',
+        `No answer from ${url} within ${reconnect.headersTimeoutMs} ms`,
+      );
+      const timer = setTimeout(() => controller.abort(headersTimeout), reconnect.headersTimeoutMs);
       try {
         response = await settings.fetch(url, {
           headers: {
@@ -81,23 +123,27 @@ export async function* subscribeToEvents(
           },
           signal: controller.signal,
         });
-      } catch {
+      } catch (error) {
         if (stopped()) return;
-        await pause(backoffDelay(++failures, reconnect.baseDelayMs, reconnect.maxDelayMs));
+        await retryAfterFailure(
+          controller.signal.aborted
+            ? headersTimeout
+            : // Unreachable host, refused connection, or a browser's CORS block: fetch cannot tell.
+              new ServiceConnectionError('network_error', `Could not reach ${url}`, { cause: error }),
+        );
         continue;
+      } finally {
+        clearTimeout(timer);
       }
 
       if (!response.ok || !response.body) {
         const error = errorFromAnswer(response.status, response.headers, await readBody(response));
-        if (error instanceof ServiceAuthError) throw error;
-        if (response.status === 429) {
-          failures++;
-          const wait = error.retryAfter !== undefined ? error.retryAfter * 1000 : undefined;
-          await pause(wait ?? backoffDelay(failures, reconnect.baseDelayMs, reconnect.maxDelayMs));
-          continue;
-        }
-        if (response.status >= 500) {
-          await pause(backoffDelay(++failures, reconnect.baseDelayMs, reconnect.maxDelayMs));
+        if (error instanceof ServiceAuthError) throw withAppKeyHint(error, EVENTS_PATH);
+        if (response.status === 429 || response.status >= 500) {
+          await retryAfterFailure(
+            error,
+            error.retryAfter !== undefined ? error.retryAfter * 1000 : undefined,
+          );
           continue;
         }
         throw error;
@@ -115,8 +161,16 @@ export async function* subscribeToEvents(
       }
 
       const pending: EventSourceMessage[] = [];
-      const parser = createParser({ onEvent: (message) => pending.push(message) });
+      let serverRetryMs: number | undefined;
+      const parser = createParser({
+        onEvent: (message) => pending.push(message),
+        // A stopping instance says when to come back (to a live one behind the load balancer).
+        onRetry: (ms) => {
+          serverRetryMs = ms;
+        },
+      });
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let broke: Error = new ServiceConnectionError('network_error', `The event stream from ${url} ended`);
       try {
         for (;;) {
           const chunk = await readWithin(reader, reconnect.idleTimeoutMs, controller);
@@ -135,13 +189,14 @@ export async function* subscribeToEvents(
             }
           }
         }
-      } catch {
+      } catch (error) {
         // The connection broke or went idle: reconnect below.
+        broke = error instanceof Error ? error : broke;
       } finally {
         reader.cancel().catch(() => {});
       }
       if (stopped()) return;
-      await pause(backoffDelay(++failures, reconnect.baseDelayMs, reconnect.maxDelayMs));
+      await retryAfterFailure(broke, serverRetryMs);
     } finally {
       controller.abort();
       release();
@@ -160,9 +215,8 @@ function accept(message: EventSourceMessage, wanted: Set<string>, delivered: Rec
   } catch {
     return null;
   }
-  const parsed = serviceEventSchema.safeParse(data);
-  if (!parsed.success || parsed.data.kind !== kind || delivered.has(parsed.data.id)) return null;
-  return parsed.data;
+  if (!isServiceEvent(data) || data.kind !== kind || delivered.has(data.id)) return null;
+  return data;
 }
 
 /** One read, or an error after `idleMs` without a byte (the connection is then aborted). */
@@ -175,7 +229,7 @@ async function readWithin(
   const idle = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort();
-      reject(new Error(`No data for ${idleMs} ms`));
+      reject(new ServiceConnectionError('timeout', `No data on the event stream for ${idleMs} ms`));
     }, idleMs);
   });
   const read = reader.read();

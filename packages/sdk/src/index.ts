@@ -4,21 +4,16 @@
  *
  * @see docs/sdk.md
  */
-export {
-  type BillingBalance,
-  billingBalanceSchema,
-  type ConnectionCredential,
-  type ConnectionStatus,
-  LEGACY_EVENT_ALIASES,
-  type RuntimeConnection,
-  runtimeConnectionSchema,
-  runtimeConnectionsSchema,
-  SERVICE_ERROR_CODES,
-  SERVICE_EVENT_KINDS,
-  type ServiceErrorCode,
-  type ServiceEvent,
-  type ServiceEventKind,
-  serviceEventSchema,
+// The server's wire types, as types only: the SDK checks responses by hand (./shapes.ts), so no
+// schema library is bundled.
+export type {
+  BillingBalance,
+  ConnectionCredential,
+  ConnectionStatus,
+  RuntimeConnection,
+  ServiceErrorCode,
+  ServiceEvent,
+  ServiceEventKind,
 } from '@service/core/schemas';
 export type { RetryOptions } from './backoff.js';
 export {
@@ -42,5 +37,6 @@ export {
   ServiceUpstreamError,
   ServiceValidationError,
 } from './errors.js';
-export type { ReconnectOptions, SubscribeOptions } from './events.js';
+export type { ReconnectOptions, StreamRetry, SubscribeOptions } from './events.js';
+export { LEGACY_EVENT_ALIASES, SERVICE_ERROR_CODES, SERVICE_EVENT_KINDS } from './shapes.js';
 export type { RequestOptions } from './transport.js';

@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import { backoffDelay, DEFAULT_RETRY, linkedController, type RetryOptions, sleep } from './backoff.js';
 import {
   errorFromAnswer,
@@ -127,24 +126,23 @@ export async function send(
   }
 }
 
-/** `send`, then the body checked against `schema` (the server's own). */
+/** `send`, then the body checked by `isShape` (a hand-narrowed check of the server's shape). */
 export async function requestJson<T>(
   settings: TransportSettings,
   path: string,
-  schema: z.ZodType<T>,
+  isShape: (value: unknown) => value is T,
   options: RequestOptions = {},
 ): Promise<T> {
   const answer = await send(settings, path, options);
-  const parsed = schema.safeParse(answer.body);
-  if (!parsed.success) {
+  if (!isShape(answer.body)) {
     throw new ServiceError({
       status: answer.status,
       code: 'invalid_response',
-      message: `Unexpected response from ${path}: ${parsed.error.issues[0]?.message ?? 'wrong shape'}`,
+      message: `Unexpected response from ${path}: not the platform's shape. Is the base URL the platform's?`,
       body: answer.body,
     });
   }
-  return parsed.data;
+  return answer.body;
 }
 
 function delay(settings: TransportSettings, attempt: number): number {

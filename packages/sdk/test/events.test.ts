@@ -13,8 +13,10 @@ import { createPlatform } from '../../core/src/platform/create-platform.js';
 import {
   createClient,
   ServiceAuthError,
+  ServiceConnectionError,
   ServiceError,
   type ServiceEvent,
+  ServiceRateLimitError,
   ServiceValidationError,
 } from '../src/index.js';
 import { type LoopbackServer, startLoopbackServer } from './support/loopback-server.js';
@@ -122,6 +124,143 @@ describe('against the running platform', () => {
       await stop(http);
       await store.dispose();
     }
+  });
+});
+
+describe('a stopping platform', () => {
+  it('closes in under 3 s with an SDK stream open: the stream is ended and its reconnects refused', async () => {
+    const store = await openTestStore();
+    const platform = await createPlatform({ store, env: {}, logger: silentLogger });
+    const http = await new Promise<ReturnType<typeof serve>>((resolve) => {
+      const s = serve({ fetch: platform.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    });
+    const tenant = await createTenantFixture(platform);
+    const controller = new AbortController();
+    const statuses: number[] = [];
+    const client = createClient({
+      apiKey: tenant.appKey,
+      baseUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+      // Reconnects at once when the stream ends: the worst case for a stopping server.
+      reconnect: { baseDelayMs: 1, maxDelayMs: 1, idleTimeoutMs: 60_000 },
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        statuses.push(response.status);
+        return response;
+      },
+    });
+    const iterating = take(client.events.subscribe({ signal: controller.signal }), 1, 20_000).catch(
+      (error: unknown) => error,
+    );
+    try {
+      await expect.poll(() => statuses, { timeout: 5_000 }).toEqual([200]);
+      // The platform drains while its server still listens (a load balancer still routing to it),
+      // then the server closes, sweeping idle sockets as examples/platform does.
+      const started = Date.now();
+      await platform.close();
+      await expect.poll(() => statuses.length, { timeout: 2_500 }).toBeGreaterThanOrEqual(2);
+      const sweep = setInterval(() => {
+        if ('closeIdleConnections' in http) http.closeIdleConnections();
+      }, 50);
+      const closed = await Promise.race([
+        new Promise<boolean>((resolve) => http.close(() => resolve(true))),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3_000 - (Date.now() - started))),
+      ]);
+      clearInterval(sweep);
+      const tookMs = Date.now() - started;
+      console.info(`platform and server closed in ${tookMs} ms with an SDK stream open`);
+      expect(statuses[1]).toBe(503);
+      expect(closed).toBe(true);
+      expect(tookMs).toBeLessThan(3_000);
+    } finally {
+      controller.abort();
+      await iterating;
+      if ('closeAllConnections' in http) http.closeAllConnections();
+      await store.dispose();
+    }
+  });
+});
+
+describe('giving up and reporting', () => {
+  it('gives up on a server that never answers with its headers, reporting each retry', async () => {
+    server = await startLoopbackServer(() => {
+      // Holds the request: no status line, no headers.
+    });
+    const retries: Array<{ error: Error; attempt: number }> = [];
+    const started = Date.now();
+    const iterator = createClient({
+      apiKey: KEY,
+      baseUrl: server.url,
+      reconnect: { ...FAST, headersTimeoutMs: 200, maxAttempts: 3 },
+    }).events.subscribe({ onError: (error, retry) => retries.push({ error, attempt: retry.attempt }) });
+    const error = await iterator.next().catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceConnectionError);
+    expect(error.code).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(server.requests).toHaveLength(3);
+    expect(retries.map((r) => r.attempt)).toEqual([1, 2]);
+    expect(retries[0]!.error).toBeInstanceOf(ServiceConnectionError);
+  });
+
+  it('gives up on an unreachable host after maxAttempts with a network_error', async () => {
+    const closed = await startLoopbackServer(() => {});
+    const url = closed.url;
+    await closed.close();
+    const delays: number[] = [];
+    const iterator = createClient({
+      apiKey: KEY,
+      baseUrl: url,
+      reconnect: { ...FAST, maxAttempts: 4 },
+    }).events.subscribe({
+      onError: (_error, retry) => delays.push(retry.delayMs),
+    });
+    const error = await iterator.next().catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceConnectionError);
+    expect(error.code).toBe('network_error');
+    expect(delays).toHaveLength(3);
+  });
+
+  it('gives up on endless 429s with the typed error, after waiting Retry-After each time', async () => {
+    server = await startLoopbackServer((_req, res) => {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' });
+      res.end(JSON.stringify({ error: { message: 'Rate limit exceeded' } }));
+    });
+    const iterator = createClient({
+      apiKey: KEY,
+      baseUrl: server.url,
+      reconnect: { ...FAST, maxAttempts: 3 },
+    }).events.subscribe();
+    await expect(iterator.next()).rejects.toBeInstanceOf(ServiceRateLimitError);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('gives up at once on a 404 (a wrong base URL) with its typed error', async () => {
+    server = await startLoopbackServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Not found' }));
+    });
+    const iterator = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST }).events.subscribe();
+    const error = await iterator.next().catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error).toMatchObject({ status: 404, code: 'not_found' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("calls onReconnect with the id it resumes after, and waits the server's retry hint", async () => {
+    const times: number[] = [];
+    server = await startLoopbackServer((_req, res, index) => {
+      times.push(Date.now());
+      openStream(res);
+      if (index === 0) res.end(`${balance(1)}retry: 400\n\n`);
+      else res.write(balance(2));
+    });
+    const reconnects: Array<string | undefined> = [];
+    const iterator = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST }).events.subscribe({
+      onReconnect: ({ lastEventId }) => reconnects.push(lastEventId),
+    });
+    expect((await take(iterator, 2)).map((e) => e.id)).toEqual(['1', '2']);
+    await iterator.return?.();
+    expect(reconnects).toEqual(['1']);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(380);
   });
 });
 

@@ -131,6 +131,22 @@ describe('connections', () => {
     const byUser = client.forUser(await identityJwt('conn-user@example.test'));
     const error = await byUser.connections.list().catch((e) => e);
     expect(error).toBeInstanceOf(ServiceAuthError);
-    expect(error.message).toBe('Missing or invalid Bearer token');
+    expect(error.message).toMatch(
+      /^Missing or invalid Bearer token: \/api\/deployments\/me\/connections takes an App Key\./,
+    );
+    expect(error.suggestedFix).toContain('SERVICE_API_KEY');
+  });
+
+  it("explains on the events stream's 401 that a CLI key is not the App Key it needs", async () => {
+    // What `service login` saves: a valid key of the tenant, of the wrong kind for this route.
+    const byCliKey = createClient({ apiKey: tenant.cliKey, baseUrl: running.url });
+    const error = await byCliKey.events
+      .subscribe()
+      .next()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceAuthError);
+    expect(error.status).toBe(401);
+    expect(error.message).toContain('/api/deployments/me/events takes an App Key');
+    expect(error.message).toContain('the CLI key `service login` saves');
   });
 });

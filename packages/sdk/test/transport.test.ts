@@ -202,6 +202,22 @@ describe('settings', () => {
     expect(fetch).not.toHaveBeenCalled();
   });
 
+  it('refuses an empty apiKey or baseUrl at once instead of falling back to the environment', () => {
+    vi.stubEnv('SERVICE_API_KEY', KEY);
+    vi.stubEnv('SERVICE_BASE_URL', 'http://127.0.0.1:9');
+    for (const options of [{ apiKey: '' }, { apiKey: '  ' }, { baseUrl: '' }]) {
+      let error: unknown;
+      try {
+        createClient(options);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error, JSON.stringify(options)).toBeInstanceOf(ServiceConfigError);
+      expect((error as ServiceConfigError).code).toBe('invalid_option');
+      expect((error as Error).message).toMatch(/^(apiKey|baseUrl) is empty/);
+    }
+  });
+
   it('falls back to SERVICE_API_KEY and SERVICE_BASE_URL, keeping a path prefix', async () => {
     const { url, requests } = await serve([json(200, BALANCE)]);
     vi.stubEnv('SERVICE_API_KEY', KEY);

@@ -6,7 +6,7 @@
  */
 export const CORS_HEADERS = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'Mcp-Session-Id, WWW-Authenticate, Mcp-Protocol-Version',
+  'access-control-expose-headers': 'Mcp-Session-Id, WWW-Authenticate, Mcp-Protocol-Version, Retry-After',
 } as const;
 
 export function withCors(response: Response): Response {

@@ -48,7 +48,11 @@ interface AppGroup {
   again: boolean;
 }
 
-export type OpenStreamResult = { ok: true; response: Response } | { ok: false; reason: 'too_many_streams' };
+export type OpenStreamResult =
+  | { ok: true; response: Response }
+  | { ok: false; reason: 'too_many_streams' }
+  /** The instance is stopping: the client should come back in `retryAfterMs`, to a live one. */
+  | { ok: false; reason: 'stopping'; retryAfterMs: number };
 
 /**
  * The per-app event streams of one instance. Events are written to the store by whichever
@@ -63,6 +67,7 @@ export class EventStreamHub {
   readonly #max: number;
   readonly #pingMs: number;
   #unlisten: (() => Promise<void>) | undefined;
+  #closed = false;
 
   private constructor(
     store: Store,
@@ -81,16 +86,28 @@ export class EventStreamHub {
 
   /** Stops listening and ends every open stream, so clients reconnect to a live instance. */
   async close(): Promise<void> {
+    // Refused from now on: a client that reconnects at once must not pin the stopping server.
+    this.#closed = true;
     await this.#unlisten?.();
     for (const end of [...this.#enders]) end();
   }
 
   /** Opens a stream for an app, replaying after `lastEventId` when given. */
   async open(appId: string, lastEventId: string | null): Promise<OpenStreamResult> {
+    const stopping = { ok: false, reason: 'stopping', retryAfterMs: RECONNECT_AFTER_STOP_MS } as const;
+    if (this.#closed) return stopping;
     const slotId = await this.#claimSlot(appId);
     if (!slotId) return { ok: false, reason: 'too_many_streams' };
+    // An id past the newest (a log restored from backup, another deployment's id) has nothing
+    // to replay: the stream starts at the newest event, so new ones still flow.
+    const latest = await latestEventSeq(this.#db, appId);
     const replayFrom = parseEventId(lastEventId);
-    const lastSeq = replayFrom ?? (await latestEventSeq(this.#db, appId));
+    const lastSeq = replayFrom === null ? latest : Math.min(replayFrom, latest);
+    // Closed while the slot was claimed: nothing after this awaits, so close() sees this stream.
+    if (this.#closed) {
+      void this.#releaseSlot(slotId);
+      return stopping;
+    }
 
     const encoder = new TextEncoder();
     let cleanup = () => {};

@@ -36,12 +36,21 @@ export function isOwnOrigin(origin: string, policy: CorsPolicy): boolean {
   return host === policy.ownDomain || host.endsWith(`.${policy.ownDomain}`);
 }
 
-/** Headers to add to a response for a request carrying `origin` (null when it has none). */
+/** Response headers browser code may read besides the safelisted ones: how long to back off. */
+export const CORS_EXPOSED_HEADERS = 'Retry-After';
+
+/**
+ * Headers to add to a response for a request carrying `origin` (null when it has none). Every
+ * answer carries them, errors included: without them a browser hides a 429 or a 500 from the page
+ * as an opaque network failure.
+ */
 export function corsHeaders(origin: string | null, policy: CorsPolicy): Record<string, string> {
-  if (origin && isOwnOrigin(origin, policy)) {
-    return { 'access-control-allow-origin': origin, vary: 'Origin' };
-  }
-  return { 'access-control-allow-origin': '*', vary: 'Origin' };
+  const allowed = origin && isOwnOrigin(origin, policy) ? origin : '*';
+  return {
+    'access-control-allow-origin': allowed,
+    'access-control-expose-headers': CORS_EXPOSED_HEADERS,
+    vary: 'Origin',
+  };
 }
 
 /** The answer to a preflight. */

@@ -56,17 +56,18 @@ describe('CORS policy', () => {
     expect(isOwnOrigin('ftp://example.com', policy)).toBe(false);
   });
 
-  it('reflects own origins and gives * to others, always varying on Origin', () => {
+  it('reflects own origins and gives * to others, always varying on Origin and exposing Retry-After', () => {
     const policy = { ownDomain: 'example.com' };
+    const exposed = { 'access-control-expose-headers': 'Retry-After', vary: 'Origin' };
     expect(corsHeaders('https://app.example.com', policy)).toEqual({
       'access-control-allow-origin': 'https://app.example.com',
-      vary: 'Origin',
+      ...exposed,
     });
     expect(corsHeaders('https://other.net', policy)).toEqual({
       'access-control-allow-origin': '*',
-      vary: 'Origin',
+      ...exposed,
     });
-    expect(corsHeaders(null, policy)).toEqual({ 'access-control-allow-origin': '*', vary: 'Origin' });
+    expect(corsHeaders(null, policy)).toEqual({ 'access-control-allow-origin': '*', ...exposed });
   });
 });
 

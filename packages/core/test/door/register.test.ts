@@ -183,6 +183,8 @@ describe('registration rate limit', () => {
       expect(refused.status).toBe(429);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+      // Browser clients may read how long to wait.
+      expect(refused.headers.get('access-control-expose-headers')).toContain('Retry-After');
       expect((await refused.json()).error).toBe('rate_limit_exceeded');
       // The next window admits registrations again.
       limited.clock.advance(60_000);

@@ -1,7 +1,7 @@
 import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseCommandArgs } from '../args.js';
-import { CliError } from '../cli-error.js';
+import { CliError, USAGE } from '../cli-error.js';
 import { requireConfig } from '../config.js';
 import type { CliIo } from '../io.js';
 import { checkManifest } from '../manifest.js';
@@ -14,22 +14,32 @@ export function envPrefixOf(slug: string): string {
 }
 
 /**
- * `service dev`: writes `.env.service-dev` (mode 0600) with the stored key, tenant and platform
- * URL, and `<SLUG>_API_KEY` / `<SLUG>_BASE_URL` for each integration in ./service.yaml, pointing
- * provider SDKs at the platform's metering proxy (`{apiBase}/proxy/{slug}`).
+ * `service dev`: writes `.env.service-dev` (mode 0600) with the variables each client reads:
+ * `SERVICE_CLI_KEY` (the stored CLI key: the `service` CLI's own routes), `SERVICE_API_KEY` only
+ * from `--app-key` (the SDK's connections and events take an App Key, which the CLI key is not),
+ * the tenant and platform URL, and `<SLUG>_API_KEY` / `<SLUG>_BASE_URL` for each integration in
+ * ./service.yaml, pointing provider SDKs at the platform's metering proxy (`{apiBase}/proxy/{slug}`).
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
-  parseCommandArgs(args, {});
+  const { values } = parseCommandArgs(args, { 'app-key': { type: 'string' } });
+  const appKey = values['app-key']?.trim();
+  if (values['app-key'] !== undefined && !appKey?.startsWith('service_sk_')) {
+    throw new CliError('--app-key must be an App Key (service_sk_…), copied from the dashboard', USAGE);
+  }
   const config = await requireConfig(io);
   const integrations = await manifestIntegrations(io);
   const lines = [
     `# Written by service dev at ${new Date().toISOString()}. Holds a secret: keep it out of version control.`,
     `SERVICE_BASE_URL=${config.apiBase}`,
-    `SERVICE_API_KEY=${config.apiKey}`,
+    `SERVICE_CLI_KEY=${config.apiKey}`,
+    appKey
+      ? `SERVICE_API_KEY=${appKey}`
+      : "# SERVICE_API_KEY=<your app's App Key>: @service/sdk's connections and events need it; run service dev --app-key <key>",
     `SERVICE_TENANT_ID=${config.tenantId}`,
   ];
   for (const slug of integrations ?? []) {
     const prefix = envPrefixOf(slug);
+    // The CLI key reaches any connected connection of the tenant; an App Key only its bindings.
     lines.push(`${prefix}_API_KEY=${config.apiKey}`, `${prefix}_BASE_URL=${config.apiBase}/proxy/${slug}`);
   }
   const path = join(io.cwd, DEV_ENV_FILE);
@@ -38,12 +48,25 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   await chmod(temporary, 0o600);
   await rename(temporary, path);
 
+  const ignored = await ignoredByGit(io);
+  const variables = lines.filter((line) => !line.startsWith('#')).map((line) => line.split('=')[0]!);
+  if (io.json) {
+    io.stdout.write(
+      `${JSON.stringify({ file: DEV_ENV_FILE, variables, appKey: appKey !== undefined, gitignored: ignored })}\n`,
+    );
+    return 0;
+  }
   const count = integrations?.length ?? 0;
   io.stdout.write(
-    `Wrote ${DEV_ENV_FILE} (mode 600): platform, key and tenant${count ? `, and proxy variables for ${integrations!.join(', ')}` : ''}.\n`,
+    `Wrote ${DEV_ENV_FILE} (mode 600): platform, CLI key${appKey ? ', App Key' : ''} and tenant${count ? `, and proxy variables for ${integrations!.join(', ')}` : ''}.\n`,
   );
+  if (!appKey) {
+    io.stdout.write(
+      "No App Key given: SERVICE_API_KEY is not set, so @service/sdk's connections and events would be refused. Add --app-key <key> to set it.\n",
+    );
+  }
   if (integrations === null) io.stdout.write('No service.yaml here: no provider variables were written.\n');
-  if (!(await ignoredByGit(io))) {
+  if (!ignored) {
     io.stderr.write(`Warning: add ${DEV_ENV_FILE} to .gitignore; it holds your key.\n`);
   }
   return 0;

@@ -1,5 +1,7 @@
+import { failureReason } from '../api.js';
 import { parseCommandArgs } from '../args.js';
-import { DEFAULT_API_BASE, parseApiBase, readConfig, writeConfig } from '../config.js';
+import { CliError } from '../cli-error.js';
+import { DEFAULT_API_BASE, displayKey, parseApiBase, storedApiBase, writeConfig } from '../config.js';
 import { type CliIo, styles } from '../io.js';
 import { describeSpan, listenForLogin } from '../loopback.js';
 
@@ -15,11 +17,13 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     'api-base': { type: 'string' },
     'no-browser': { type: 'boolean' },
   });
-  const stored = await readConfig(io).catch(() => null);
   const apiBase = values['api-base']
     ? parseApiBase(values['api-base'])
-    : (stored?.apiBase ?? DEFAULT_API_BASE);
+    : ((await storedApiBase(io)) ?? DEFAULT_API_BASE);
   const style = styles(io);
+  await checkReachable(apiBase);
+  // With --json, stdout carries only the result: the instructions go to stderr.
+  const say = io.json ? io.stderr : io.stdout;
 
   const listener = await listenForLogin({
     apiOrigin: new URL(apiBase).origin,
@@ -30,11 +34,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   try {
     const url = `${apiBase}/dev/cli-bootstrap?${new URLSearchParams({ cb: listener.callbackUrl, mode: 'personal-key' })}`;
     const opened = values['no-browser'] ? false : await io.openUrl(url);
-    io.stdout.write(
+    say.write(
       `${opened ? 'Opened your browser. If it did not open, visit' : 'Open this URL in your browser to log in'}:\n\n  ${url}\n\n`,
     );
-    io.stdout.write(
-      `Waiting for the browser (at most ${describeSpan(io.loginTimeoutMs ?? LOGIN_TIMEOUT_MS)})${io.stdin.isTTY ? '; or paste the login code the page shows' : ''}...\n`,
+    say.write(
+      `Waiting for the browser (at most ${describeSpan(io.loginTimeoutMs ?? LOGIN_TIMEOUT_MS)})${io.stdin.isTTY ? '; or paste the login code the page shows (it is not echoed)' : ''}...\n`,
     );
     const payload = await listener.payload;
     const path = await writeConfig(io, {
@@ -45,11 +49,45 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       issuedToEmail: payload.email,
       issuedAt: payload.issuedAt,
     });
+    const key = displayKey(payload.apiKey);
+    if (io.json) {
+      io.stdout.write(
+        `${JSON.stringify({ email: payload.email, tenantId: payload.tenantId, apiBase, key, configPath: path })}\n`,
+      );
+      return 0;
+    }
     io.stdout.write(
-      `${style.green('Logged in')} as ${style.bold(payload.email ?? 'your account')} (tenant ${payload.tenantId}).\nKey stored in ${path}.\n`,
+      `${style.green('Logged in')} as ${style.bold(payload.email ?? 'your account')} (tenant ${payload.tenantId}).\nKey ${key} stored in ${path}.\n`,
     );
     return 0;
   } finally {
     await listener.close();
+  }
+}
+
+/** How long the reachability check waits: a platform answers its health check at once. */
+const REACH_TIMEOUT_MS = 5_000;
+
+/**
+ * Asks the platform's health check before anyone waits on a browser: a mistyped `--api-base`
+ * fails in seconds with the reason, not after the five-minute login timer.
+ */
+async function checkReachable(apiBase: string): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetch(`${apiBase}/healthz`, { signal: AbortSignal.timeout(REACH_TIMEOUT_MS) });
+  } catch (error) {
+    throw new CliError(
+      `Could not reach ${apiBase} (${failureReason(error)}). Check the URL, or pass --api-base <url>.`,
+      1,
+      { cause: error },
+    );
+  }
+  await response.body?.cancel().catch(() => {});
+  // 503 is a platform whose database is briefly away: the login may still work in a moment.
+  if (!response.ok && response.status !== 503) {
+    throw new CliError(
+      `${apiBase} does not answer like the platform (GET /healthz: ${response.status}). Check the URL, or pass --api-base <url>.`,
+    );
   }
 }

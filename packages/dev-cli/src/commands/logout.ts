@@ -1,13 +1,21 @@
 import { callPlatform, messageOf } from '../api.js';
 import { parseCommandArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
-import { type CliConfig, configPath, DamagedConfigError, readConfig, removeConfig } from '../config.js';
+import {
+  type CliConfig,
+  configPath,
+  DamagedConfigError,
+  displayKey,
+  forgetKey,
+  readConfig,
+  removeConfig,
+} from '../config.js';
 import type { CliIo } from '../io.js';
 
 /**
- * `service logout`: the stored key revokes itself (`POST /api/cli/logout`), then the config file
- * goes. The file is removed even when the platform cannot be reached, with a warning, so a
- * logout always logs this machine out.
+ * `service logout`: the stored key revokes itself (`POST /api/cli/logout`), then it leaves the
+ * config file, which keeps only the platform URL for the next login. The key goes even when the
+ * platform cannot be reached, with a warning, so a logout always logs this machine out.
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   parseCommandArgs(args, {});
@@ -18,13 +26,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     if (!(error instanceof DamagedConfigError)) throw error;
     // No usable key to revoke, but logging this machine out must still work.
     await removeConfig(io);
-    io.stderr.write(
-      `Warning: ${error.path} ${error.problem}, so no key could be revoked on the platform. Removed it anyway; revoke the key from the dashboard if it is still live.\n`,
-    );
+    const warning = `${error.path} ${error.problem}, so no key could be revoked on the platform. Removed it anyway; revoke the key from the dashboard if it is still live.`;
+    report(io, { loggedOut: true, revoked: false, warning }, `Warning: ${warning}\n`, 'stderr');
     return 0;
   }
   if (!config) {
-    io.stdout.write('Not logged in: nothing to do.\n');
+    report(io, { loggedOut: true, revoked: false, warning: null }, 'Not logged in: nothing to do.\n');
     return 0;
   }
   let warning: string | null = null;
@@ -37,13 +44,28 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       warning = error instanceof Error ? error.message : String(error);
     }
   }
-  await removeConfig(io);
+  await forgetKey(io, config.apiBase);
+  const key = displayKey(config.apiKey);
   if (warning) {
-    io.stderr.write(
-      `Warning: could not revoke the key on the platform (${warning}). Removed ${configPath(io)} anyway; revoke the key from the dashboard.\n`,
-    );
+    const text = `could not revoke ${key} on the platform (${warning}). Removed it from ${configPath(io)} anyway; revoke it from the dashboard.`;
+    report(io, { loggedOut: true, revoked: false, warning: text }, `Warning: ${text}\n`, 'stderr');
   } else {
-    io.stdout.write(`Logged out: the key is revoked and ${configPath(io)} removed.\n`);
+    report(
+      io,
+      { loggedOut: true, revoked: true, warning: null },
+      `Logged out: ${key} is revoked and removed from ${configPath(io)}.\n`,
+    );
   }
   return 0;
+}
+
+/** One JSON object with `--json`, else the text on stdout or stderr. */
+function report(
+  io: CliIo,
+  json: { loggedOut: boolean; revoked: boolean; warning: string | null },
+  text: string,
+  stream: 'stdout' | 'stderr' = 'stdout',
+): void {
+  if (io.json) io.stdout.write(`${JSON.stringify(json)}\n`);
+  else io[stream].write(text);
 }

@@ -30,6 +30,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const { positionals } = parseCommandArgs(args, {}, 1);
   const deployment = positionals[0];
   if (!deployment) throw new CliError('Missing argument: service ssh <deployment>', USAGE);
+  // An interactive shell has no result to print as JSON; saying so beats ignoring the flag.
+  if (io.json) throw new CliError('service ssh is interactive: --json does not apply', USAGE);
   const config = await requireConfig(io);
   const answer = await callPlatform(config, 'POST', '/api/cli/ssh-sessions', { deployment });
   if (answer.status === 404) throw new CliError(`No deployment "${deployment}" in your tenant.`);

@@ -10,7 +10,7 @@ import { checkManifest } from '../manifest.js';
  * `file:line:column  path: message`. Exit 0 when valid, 1 when not or when the file is missing.
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean' } }, 1);
+  const { positionals } = parseCommandArgs(args, {}, 1);
   const file = positionals[0] ?? 'service.yaml';
   const path = isAbsolute(file) ? file : resolve(io.cwd, file);
   const shown = relative(io.cwd, path) || file;
@@ -22,13 +22,13 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     const message = missing
       ? `No such file: ${shown}`
       : `Could not read ${shown}: ${(error as Error).message}`;
-    if (!values.json) throw new CliError(message);
+    if (!io.json) throw new CliError(message);
     // A script reading --json gets JSON whatever happened.
     io.stdout.write(`${JSON.stringify({ file: shown, valid: false, errors: [{ path: '', message }] })}\n`);
     return 1;
   }
   const result = checkManifest(source);
-  if (values.json) {
+  if (io.json) {
     io.stdout.write(
       `${JSON.stringify({ file: shown, valid: result.ok, errors: result.ok ? [] : result.problems })}\n`,
     );

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { bodyOf, callPlatform, messageOf } from '../api.js';
 import { parseCommandArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
-import { requireConfig } from '../config.js';
+import { displayKey, requireConfig } from '../config.js';
 import { type CliIo, styles } from '../io.js';
 
 const whoamiSchema = z.object({
@@ -17,7 +17,7 @@ const balanceSchema = z.object({ balance_usd: z.number() });
  * and `GET /api/cli/balance`). Exits 1 when not logged in or when the key is refused.
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseCommandArgs(args, { json: { type: 'boolean' } });
+  parseCommandArgs(args, {});
   const config = await requireConfig(io);
   const answers = await Promise.all([
     callPlatform(config, 'GET', '/api/cli/whoami'),
@@ -30,7 +30,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const who = bodyOf(answers[0], whoamiSchema, config, '/api/cli/whoami');
   const balance = bodyOf(answers[1], balanceSchema, config, '/api/cli/balance');
   const account = who.user?.email ?? config.issuedToEmail ?? null;
-  if (values.json) {
+  if (io.json) {
     io.stdout.write(
       `${JSON.stringify({
         email: account,
@@ -38,7 +38,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         tenantName: who.tenant.name,
         balanceUsd: balance.balance_usd,
         apiBase: config.apiBase,
-        keyPrefix: who.key.prefix,
+        key: displayKey(config.apiKey),
+        keyKind: who.key.kind,
       })}\n`,
     );
     return 0;
@@ -51,7 +52,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     ['Tenant', `${who.tenant.name} (${who.tenant.id})`],
     ['Balance', usd > 0 ? style.green(amount) : style.red(amount)],
     ['Platform', config.apiBase],
-    ['Key', `${who.key.prefix}… (${who.key.kind})`],
+    ['Key', `${displayKey(config.apiKey)} (${who.key.kind})`],
   ];
   for (const [label, value] of rows) io.stdout.write(`${style.bold(label.padEnd(9))}${value}\n`);
   return 0;

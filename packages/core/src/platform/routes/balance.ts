@@ -35,6 +35,14 @@ export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     body: (tenantId: string, micros: number) => object,
   ) => {
     app.options(path, (c) => preflightResponse(c.req.header('origin') ?? null, ctx.cors));
+    // The answers the platform's error handler builds (a fault, the store away) get them too.
+    app.use(path, async (c, next) => {
+      await next();
+      if (c.res.headers.has('access-control-allow-origin')) return;
+      for (const [name, value] of Object.entries(corsHeaders(c.req.header('origin') ?? null, ctx.cors))) {
+        c.res.headers.set(name, value);
+      }
+    });
     app.get(path, async (c) => {
       c.set('errorShape', 'nested');
       const cors = corsHeaders(c.req.header('origin') ?? null, ctx.cors);

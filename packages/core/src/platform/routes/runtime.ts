@@ -58,6 +58,17 @@ export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     if (!key) return nestedError(401, INVALID);
     if ('retryAfter' in key) return throttled(key.retryAfter, 'canonical');
     const opened = await ctx.events.open(key.appId, c.req.header('last-event-id') ?? null);
+    if (!opened.ok && opened.reason === 'stopping') {
+      // `Connection: close` too, so a keep-alive socket does not hold the stopping server open.
+      const seconds = Math.ceil(opened.retryAfterMs / 1000);
+      return canonicalError(
+        503,
+        'service_unavailable',
+        'This instance is shutting down; reconnect shortly',
+        { retry_after: seconds },
+        { 'retry-after': String(seconds), connection: 'close' },
+      );
+    }
     if (!opened.ok) {
       return canonicalError(
         429,
