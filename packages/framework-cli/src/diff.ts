@@ -21,7 +21,7 @@ export function unifiedDiff(path: string, before: string, after: string, context
       ops.push({ kind: ' ', text: a[i]!, ...at });
       i++;
       j++;
-    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
+    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! > lcs[i + 1]![j]!)) {
       ops.push({ kind: '+', text: b[j++]!, ...at });
     } else ops.push({ kind: '-', text: a[i++]!, ...at });
   }
