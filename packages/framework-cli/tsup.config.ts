@@ -11,6 +11,6 @@ export default defineConfig({
   sourcemap: true,
   platform: 'node',
   target: 'node20',
-  // Core, the developer CLI, tsx and the AI SDK are imported from the installed packages, lazily.
-  external: [/^@service\//, 'tsx', 'ai', 'zod'],
+  // Core, the developer CLI, esbuild and the AI SDK are imported from the installed packages, lazily.
+  external: [/^@service\//, 'esbuild', 'ai', 'zod'],
 });

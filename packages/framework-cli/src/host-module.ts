@@ -1,9 +1,12 @@
 /**
- * Loads a module of the host app (its tools, its model) the way the app itself would: TypeScript
- * through tsx, with the app's tsconfig (so `@/…` paths resolve) and its own node_modules.
+ * Loads a module of the host app (its tools, its model) the way its bundler would: the app's own
+ * files (TypeScript, `@/…` paths of its tsconfig) bundled by esbuild into one ES module under
+ * `.service/data/cli/`, its packages imported from the app's node_modules with the `import`
+ * condition. So a Next.js app's CommonJS-typed package loads ES-only packages as Next does.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CliError } from './cli-error.js';
 
@@ -33,13 +36,28 @@ export function resolveHostFile(dir: string, specifier: string, from: string): s
 }
 
 export async function importHostModule(dir: string, file: string): Promise<Record<string, unknown>> {
-  const { tsImport } = await import('tsx/esm/api');
+  const { build } = await import('esbuild');
   const tsconfig = join(dir, 'tsconfig.json');
+  // Inside the app, so the bundle's package imports resolve from the app's own node_modules.
+  const outfile = join(
+    dir,
+    '.service/data/cli',
+    `${createHash('sha256').update(file).digest('hex').slice(0, 12)}.mjs`,
+  );
   try {
-    return (await tsImport(pathToFileURL(file).href, {
-      parentURL: pathToFileURL(join(dirname(file), 'x.js')).href,
+    await build({
+      entryPoints: [file],
+      outfile,
+      bundle: true,
+      packages: 'external',
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      jsx: 'automatic',
+      logLevel: 'silent',
       ...(existsSync(tsconfig) ? { tsconfig } : {}),
-    })) as Record<string, unknown>;
+    });
+    return (await import(`${pathToFileURL(outfile).href}?at=${Date.now()}`)) as Record<string, unknown>;
   } catch (error) {
     throw new CliError(`Could not load ${file}: ${(error as Error).message}`);
   }

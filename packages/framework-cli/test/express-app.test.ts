@@ -144,7 +144,7 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
     });
   });
 
-  it('doctor is green against the running app, and exits 1 once it stops', async () => {
+  it('doctor is green against the running app, and exits 1 once it stops', { timeout: 120_000 }, async () => {
     writeFileSync(join(dir, 'app.ts'), APP_SOURCE);
     const port = await freePort();
     app = await startApp([process.execPath, '--env-file=.env', '--import', 'tsx', 'app.ts'], {
@@ -152,6 +152,9 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
       port,
       ready: /listening/,
     });
+    // The store opens after the port: wait for the wire before doctor's own round trip.
+    const status = await fetch(`${app.url}/api/service/status`, { signal: AbortSignal.timeout(60_000) });
+    expect(status.status, app.output()).toBe(200);
     const env = baseEnv({ SERVICE_URL: app.url });
     const green = await runCli(['doctor'], { cwd: dir, env });
     expect(green.code, green.stdout).toBe(0);

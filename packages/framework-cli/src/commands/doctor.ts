@@ -28,7 +28,8 @@ interface Finding {
 }
 
 const WIRE = '/api/service';
-const PROBE_TIMEOUT_MS = 10_000;
+// A development server may compile the route on its first request.
+const PROBE_TIMEOUT_MS = 30_000;
 
 export async function run(args: string[], io: CliIo): Promise<number> {
   const { positionals } = parseArgs('doctor', args, {}, 1);

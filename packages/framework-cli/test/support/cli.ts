@@ -73,8 +73,12 @@ export function installed(from: string, name: string): string {
  * A fresh app in a temp folder, its node_modules linked from the workspace the way a package
  * manager links them (no network): `@service/*`, the listed packages and `.bin/service`.
  */
-export function createApp(pkg: Record<string, unknown>, links: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-fcli-app-'));
+export function createApp(
+  pkg: Record<string, unknown>,
+  links: Record<string, string>,
+  parent: string = tmpdir(),
+): string {
+  const dir = mkdtempSync(join(parent, 'svc-fcli-app-'));
   mkdirSync(join(dir, 'node_modules/@service'), { recursive: true });
   mkdirSync(join(dir, 'node_modules/.bin'));
   for (const name of ['core', 'express', 'next', 'framework-cli']) {
