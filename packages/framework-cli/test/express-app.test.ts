@@ -4,8 +4,10 @@
  * green against it (and red once it stops), `refine` with the offline demo model; and what
  * init never does: overwrite host source or regenerate the store key.
  */
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../examples/platform/test/support/boot.js';
 import { type AppProcess, startApp } from './support/app-process.js';
@@ -82,6 +84,14 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
       '.service/.gitignore',
     ]);
     expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('is what `npx service` runs in the app', async () => {
+    const { stdout } = await promisify(execFile)('npx', ['--no', 'service', '--', '--help'], {
+      cwd: dir,
+      env: { ...baseEnv(), npm_config_loglevel: 'error' },
+    });
+    expect(stdout).toContain('Framework commands:');
   });
 
   it('init without --yes and without a terminal writes nothing and exits 1', async () => {

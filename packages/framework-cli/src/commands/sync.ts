@@ -1,5 +1,5 @@
 /**
- * `service sync [dir]`: loads the host's tools module (with tsx, as the app would), normalizes
+ * `service sync [dir]`: loads the host's tools module (bundled as the app's bundler would), normalizes
  * the tools as the wire does and writes `.service/catalog.json`. Against the previous catalog it
  * reports breaking changes; with a URL it asks the running app which saved references use them.
  *
