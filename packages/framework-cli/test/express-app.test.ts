@@ -194,6 +194,25 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
     }
   });
 
+  it('doctor reports E-MCP-009 when the wiring opens the door without a canonical URL', async () => {
+    const file = join(dir, 'service.ts');
+    const wiring = readFileSync(file, 'utf8');
+    writeFileSync(file, wiring.replace('  tools,\n', '  tools,\n  mcp: true,\n'));
+    try {
+      const offline = baseEnv({ SERVICE_URL: 'http://127.0.0.1:9' });
+      const missing = await runCli(['doctor'], { cwd: dir, env: offline });
+      expect(missing.code).toBe(1);
+      expect(missing.stdout).toContain('✗ E-MCP-009');
+      const set = await runCli(['doctor'], {
+        cwd: dir,
+        env: { ...offline, SERVICE_BASE_URL: 'https://shop.example.com' },
+      });
+      expect(set.stdout).not.toContain('E-MCP-009');
+    } finally {
+      writeFileSync(file, wiring);
+    }
+  });
+
   it('refine proposes a diff with the offline demo model, applies it only on --yes, keeps a transcript', async () => {
     const proposed = await runCli(['refine', '--ask', 'hide say_hello from outside agents'], { cwd: dir });
     expect(proposed.code, proposed.stderr).toBe(0);

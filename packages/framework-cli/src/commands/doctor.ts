@@ -55,6 +55,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     add('fail', `${ENCRYPTION_KEY_VARIABLE} is not set (\`service init\` provisions it in .env)`);
   else if (!isEncryptionKey(key)) add('fail', `${ENCRYPTION_KEY_VARIABLE} is not 32 bytes of base64`);
   else add('ok', `${ENCRYPTION_KEY_VARIABLE} is set`);
+  if (config && doorWithoutCanonicalUrl(dir, config, io.env)) {
+    add(
+      'fail',
+      'E-MCP-009: the composition opens the MCP door but sets neither SERVICE_BASE_URL nor mcp.baseUrl',
+    );
+  }
   if (existsSync(join(dir, CATALOG_PATH))) add('ok', `${CATALOG_PATH} is there`);
   else add('warn', `${CATALOG_PATH} is missing: run \`service sync\``);
 
@@ -71,6 +77,29 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       : `service doctor: ${failed} problem${failed === 1 ? '' : 's'}\n`,
   );
   return failed === 0 ? 0 : 1;
+}
+
+/**
+ * The door needs its canonical URL (the composition refuses to start without one): read from the
+ * wiring, since an app that cannot compose has no live answer to give.
+ */
+function doorWithoutCanonicalUrl(
+  dir: string,
+  config: ServiceConfig,
+  env: Record<string, string | undefined>,
+): boolean {
+  const source = config.wiring
+    .map((file) => {
+      try {
+        return readFileSync(join(dir, file), 'utf8');
+      } catch {
+        return '';
+      }
+    })
+    .join('\n');
+  if (!/\bmcp\s*:/.test(source)) return false;
+  const fromEnv = env.SERVICE_BASE_URL ?? readDotEnv(dir).SERVICE_BASE_URL;
+  return !fromEnv?.trim() && !/\bbaseUrl\s*:/.test(source);
 }
 
 async function get(
@@ -151,11 +180,6 @@ async function checkDoor(
   dir: string,
   add: (level: Level, text: string) => void,
 ): Promise<void> {
-  const baseUrl = await get(`${base}${WIRE}/doctor/base-url`).catch(() => null);
-  if ((baseUrl?.body as { set?: unknown } | undefined)?.set === false) {
-    add('fail', 'E-MCP-009: the door has no canonical URL: set SERVICE_BASE_URL (or mcp.baseUrl)');
-    return;
-  }
   const origin = new URL(base).origin;
   const basePath = new URL(base).pathname.replace(/\/$/, '');
   const mcpPath = `${basePath}${WIRE}/mcp`;
