@@ -70,6 +70,20 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(result.stderr).not.toMatch(/Unknown command/);
   });
 
+  it('exits 1 with a clear message on a folder that is no app, and on a URL that is not http(s)', async () => {
+    const noApp = await runCli(['init', '--yes'], { cwd: emptyDir() });
+    expect(noApp).toMatchObject({ code: 1, stderr: expect.stringMatching(/No package.json/) });
+    const missing = await runCli(['init', 'nowhere', '--yes'], { cwd: emptyDir() });
+    expect(missing).toMatchObject({ code: 1, stderr: expect.stringMatching(/No such folder/) });
+    const notInit = await runCli(['sync'], { cwd: emptyDir() });
+    expect(notInit).toMatchObject({ code: 1, stderr: expect.stringMatching(/run `service init` first/) });
+    const badUrl = await runCli(['doctor'], {
+      cwd: emptyDir(),
+      env: baseEnv({ SERVICE_URL: 'file:///etc/passwd' }),
+    });
+    expect(badUrl).toMatchObject({ code: 1, stderr: expect.stringMatching(/Not an http\(s\) URL/) });
+  });
+
   it('hands the developer commands to the developer CLI', async () => {
     const result = await runCli(['whoami', '--help'], { cwd: emptyDir() });
     expect(result.code).toBe(0);

@@ -168,6 +168,30 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
     expect(result.stderr).toMatch(/service_ prefix is reserved/);
   });
 
+  it('resolves the app’s own `@/` paths from its tsconfig, as its bundler does', async () => {
+    const app = mkdtempSync(join(tmpdir(), 'svc-fcli-alias-'));
+    writeJson(join(app, 'package.json'), { name: 'aliased', private: true });
+    writeJson(join(app, 'tsconfig.json'), { compilerOptions: { paths: { '@/*': ['./src/*'] } } });
+    writeJson(join(app, '.service/config.json'), {
+      version: 1,
+      framework: 'next',
+      toolsModule: 'src/lib/tools.ts',
+      modelImport: '@/lib/ai',
+      wiring: [],
+    });
+    writeJson(join(app, 'src/lib/words.json'), { description: 'Described elsewhere.' });
+    writeFileSync(
+      join(app, 'src/lib/tools.ts'),
+      "import words from '@/lib/words.json';\nexport const tools = [{ name: 'x', description: words.description, input: { type: 'object' }, execute() {} }];\n",
+    );
+    const result = await runCli(['sync'], { cwd: app });
+    expect(result.code, result.stderr).toBe(0);
+    expect(
+      readJson<{ tools: Array<{ description: string }> }>(join(app, '.service/catalog.json')).tools[0]
+        ?.description,
+    ).toBe('Described elsewhere.');
+  });
+
   it('answers --report with the documented errors until the cloud exists, before any action', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'svc-fcli-report-'));
     const noKey = await runCli(['sync', '--report'], { cwd: empty });
