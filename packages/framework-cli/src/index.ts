@@ -21,7 +21,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   cloud: () => import('./commands/cloud.js'),
 };
 
-export const DEVELOPER_COMMANDS = ['login', 'logout', 'whoami', 'validate', 'dev', 'ssh'];
+const DEVELOPER_COMMANDS = ['login', 'logout', 'whoami', 'validate', 'dev', 'ssh'];
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const [first, ...rest] = argv;

@@ -9,7 +9,6 @@ import { CliError } from './cli-error.js';
 
 export type Framework = 'next' | 'express';
 
-export const SERVICE_DIR = '.service';
 export const CONFIG_PATH = '.service/config.json';
 export const CATALOG_PATH = '.service/catalog.json';
 export const OVERRIDES_PATH = '.service/overrides.json';

@@ -33,7 +33,7 @@ const OPTIONS = {
   brief: 'string',
 } as const;
 
-export const SCRIPTS = { predev: 'service sync', prebuild: 'service sync --strict' } as const;
+const SCRIPTS = { predev: 'service sync', prebuild: 'service sync --strict' } as const;
 
 const DEFAULT_MODEL_IMPORT: Record<Framework, string> = { next: '@/lib/ai', express: './ai' };
 
