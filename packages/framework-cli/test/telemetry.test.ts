@@ -7,7 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { reportCommand, telemetryOptOut } from '../src/telemetry.js';
 import { BUILT, baseEnv, runCli } from './support/cli.js';
 
 let endpoint: Server;
@@ -88,5 +89,25 @@ describe.skipIf(!BUILT)('telemetry', () => {
     });
     expect(dead.code).toBe(1);
     expect(dead.stderr).toMatch(/not available in this version\.\n$/);
+  });
+});
+
+describe('telemetry without an endpoint', () => {
+  it('is off and makes no network attempt at all', async () => {
+    const io = {
+      stdout: { write: () => true },
+      stderr: { write: () => true },
+      stdin: process.stdin,
+      env: { HOME: mkdtempSync(join(tmpdir(), 'svc-fcli-home-')) },
+      cwd: tmpdir(),
+    };
+    expect(telemetryOptOut(io)).toBe('no endpoint');
+    const fetchSpy = vi.spyOn(globalThis, 'fetch');
+    try {
+      await reportCommand(io, { command: 'sync', exitCode: 0, durationMs: 1 });
+      expect(fetchSpy).not.toHaveBeenCalled();
+    } finally {
+      fetchSpy.mockRestore();
+    }
   });
 });
