@@ -1,0 +1,253 @@
+/**
+ * `service doctor [dir]`: the wiring on disk, then one live round trip to the running app
+ * (`SERVICE_URL`, default http://localhost:3000): `/status`, the two doctor probes and, when the
+ * door is open, its discovery documents checked against each other and against `server.json`
+ * and the registry's HTTP challenge. Exit 0 when nothing failed (warnings allowed), 1 otherwise.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from '../args.js';
+import type { CliIo } from '../io.js';
+import {
+  appDir,
+  appUrl,
+  CATALOG_PATH,
+  ENCRYPTION_KEY_VARIABLE,
+  isEncryptionKey,
+  readConfig,
+  readDotEnv,
+  type ServiceConfig,
+  safeJson,
+} from '../project.js';
+import { CHALLENGE_PATH, onDomain, SERVER_JSON_SCHEMA_VERSION, type ServerJson } from '../registry.js';
+
+type Level = 'ok' | 'warn' | 'fail';
+interface Finding {
+  level: Level;
+  text: string;
+}
+
+const WIRE = '/api/service';
+// A development server may compile the route on its first request.
+const PROBE_TIMEOUT_MS = 30_000;
+
+export async function run(args: string[], io: CliIo): Promise<number> {
+  const { positionals } = parseArgs('doctor', args, {}, 1);
+  const dir = appDir(io.cwd, positionals[0]);
+  const findings: Finding[] = [];
+  const add = (level: Level, text: string) => findings.push({ level, text });
+
+  let config: ServiceConfig | null = null;
+  try {
+    config = readConfig(dir);
+    add('ok', `.service/config.json: ${config.framework === 'next' ? 'a Next.js' : 'an Express'} app`);
+  } catch (error) {
+    add('fail', (error as Error).message);
+  }
+  if (config) {
+    for (const file of config.wiring) {
+      if (existsSync(join(dir, file))) add('ok', `wiring: ${file}`);
+      else add('fail', `wiring: ${file} is missing (\`service init\` creates it)`);
+    }
+  }
+  const key = { ...readDotEnv(dir), ...io.env }[ENCRYPTION_KEY_VARIABLE];
+  if (key === undefined)
+    add('fail', `${ENCRYPTION_KEY_VARIABLE} is not set (\`service init\` provisions it in .env)`);
+  else if (!isEncryptionKey(key)) add('fail', `${ENCRYPTION_KEY_VARIABLE} is not 32 bytes of base64`);
+  else add('ok', `${ENCRYPTION_KEY_VARIABLE} is set`);
+  if (config && doorWithoutCanonicalUrl(dir, config, io.env)) {
+    add(
+      'fail',
+      'E-MCP-009: the composition opens the MCP door but sets neither SERVICE_BASE_URL nor mcp.baseUrl',
+    );
+  }
+  if (existsSync(join(dir, CATALOG_PATH))) add('ok', `${CATALOG_PATH} is there`);
+  else add('warn', `${CATALOG_PATH} is missing: run \`service sync\``);
+
+  const base = appUrl(dir, io.env);
+  await checkLive(base, dir, add);
+
+  const mark: Record<Level, string> = { ok: '✓', warn: '!', fail: '✗' };
+  for (const finding of findings) io.stdout.write(`${mark[finding.level]} ${finding.text}\n`);
+  const failed = findings.filter((f) => f.level === 'fail').length;
+  const warned = findings.filter((f) => f.level === 'warn').length;
+  io.stdout.write(
+    failed === 0
+      ? `service doctor: green${warned ? ` (${warned} warning${warned === 1 ? '' : 's'})` : ''}\n`
+      : `service doctor: ${failed} problem${failed === 1 ? '' : 's'}\n`,
+  );
+  return failed === 0 ? 0 : 1;
+}
+
+/**
+ * The door needs its canonical URL (the composition refuses to start without one): read from the
+ * wiring, since an app that cannot compose has no live answer to give.
+ */
+function doorWithoutCanonicalUrl(
+  dir: string,
+  config: ServiceConfig,
+  env: Record<string, string | undefined>,
+): boolean {
+  const source = config.wiring
+    .map((file) => {
+      try {
+        return readFileSync(join(dir, file), 'utf8');
+      } catch {
+        return '';
+      }
+    })
+    .join('\n');
+  if (!/\bmcp\s*:/.test(source)) return false;
+  const fromEnv = env.SERVICE_BASE_URL ?? readDotEnv(dir).SERVICE_BASE_URL;
+  return !fromEnv?.trim() && !/\bbaseUrl\s*:/.test(source);
+}
+
+async function get(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: unknown; text: string }> {
+  const response = await fetch(url, {
+    ...init,
+    signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    redirect: 'manual',
+  });
+  const text = await response.text();
+  return { status: response.status, body: safeJson(text), text };
+}
+
+const post = (url: string) =>
+  get(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+
+async function checkLive(
+  base: string,
+  dir: string,
+  add: (level: Level, text: string) => void,
+): Promise<void> {
+  let status: { status: number; body: unknown };
+  try {
+    status = await get(`${base}${WIRE}/status`);
+  } catch (error) {
+    add(
+      'fail',
+      `${base}${WIRE}/status: no answer (${(error as Error).message}); is the app running? (SERVICE_URL)`,
+    );
+    return;
+  }
+  const blocks = (status.body as { blocks?: Record<string, unknown> } | undefined)?.blocks;
+  if (status.status !== 200 || !blocks) {
+    add(
+      'fail',
+      `${base}${WIRE}/status answered ${status.status}${status.status === 401 ? ' (not in development mode?)' : ''}`,
+    );
+    return;
+  }
+  add('ok', `${base}${WIRE}/status: the wire answers`);
+
+  const present = await post(`${base}${WIRE}/doctor/present`).catch(() => null);
+  const presentBody = present?.body as Record<string, unknown> | undefined;
+  if (present?.status === 404) add('warn', 'doctor probes answer 404: the app is not in development mode');
+  else if (
+    present?.status === 200 &&
+    ['authorization', 'cookie', 'forwarding'].every((k) => typeof presentBody?.[k] === 'boolean')
+  ) {
+    add(
+      presentBody?.forwarding ? 'ok' : 'warn',
+      presentBody?.forwarding
+        ? 'present mode: the user’s credentials reach the host’s API'
+        : 'present mode: SERVICE_BASE_URL is unset, so tools get no user credentials',
+    );
+  } else add('fail', `POST ${WIRE}/doctor/present answered ${present?.status ?? 'nothing'}`);
+
+  const actAs = await post(`${base}${WIRE}/doctor/act-as`).catch(() => null);
+  const configured = (actAs?.body as { configured?: unknown } | undefined)?.configured;
+  if (actAs?.status === 200 && typeof configured === 'boolean') {
+    add(
+      configured ? 'ok' : 'warn',
+      configured ? 'actAs is configured' : 'actAs is not configured: door tool calls answer not-implemented',
+    );
+  } else if (actAs?.status !== 404)
+    add('fail', `POST ${WIRE}/doctor/act-as answered ${actAs?.status ?? 'nothing'}`);
+
+  if (!blocks.mcp) {
+    add('ok', 'the MCP door is closed (mcp unset)');
+    return;
+  }
+  await checkDoor(base, dir, add);
+}
+
+async function checkDoor(
+  base: string,
+  dir: string,
+  add: (level: Level, text: string) => void,
+): Promise<void> {
+  const origin = new URL(base).origin;
+  const basePath = new URL(base).pathname.replace(/\/$/, '');
+  const mcpPath = `${basePath}${WIRE}/mcp`;
+  const fetchDoc = async (path: string) => {
+    const answer = await get(`${origin}${path}`).catch(() => null);
+    if (answer?.status !== 200 || typeof answer.body !== 'object' || answer.body === null) {
+      add('fail', `${path} answered ${answer?.status ?? 'nothing'}`);
+      return null;
+    }
+    return answer.body as Record<string, unknown>;
+  };
+  const resource = await fetchDoc(`/.well-known/oauth-protected-resource${mcpPath}`);
+  const server = await fetchDoc(`/.well-known/oauth-authorization-server${mcpPath}`);
+  const card = await fetchDoc('/.well-known/mcp/server-card.json');
+  if (!resource || !server || !card) return;
+
+  const mcpUrl = resource.resource;
+  const problems: string[] = [];
+  if (typeof mcpUrl !== 'string' || !mcpUrl.endsWith(`${WIRE}/mcp`))
+    problems.push('resource is not the door’s MCP URL');
+  const issuers = resource.authorization_servers;
+  if (!Array.isArray(issuers) || issuers.length === 0) problems.push('authorization_servers is empty');
+  else if (issuers[0] !== server.issuer) problems.push('authorization_servers does not name the issuer');
+  const methods = server.code_challenge_methods_supported;
+  if (!Array.isArray(methods) || methods.length !== 1 || methods[0] !== 'S256') {
+    problems.push('code_challenge_methods_supported is not exactly S256');
+  }
+  for (const field of [
+    'authorization_endpoint',
+    'token_endpoint',
+    'registration_endpoint',
+    'revocation_endpoint',
+  ]) {
+    if (typeof server[field] !== 'string') problems.push(`${field} is missing`);
+  }
+  const endpoint = (card.transport as { endpoint?: unknown } | undefined)?.endpoint;
+  if (endpoint !== mcpUrl) problems.push('the server card’s endpoint is not the MCP URL');
+  if (problems.length > 0) add('fail', `door discovery: ${problems.join('; ')}`);
+  else add('ok', `door discovery: both OAuth documents and the server card agree on ${mcpUrl}`);
+
+  const serverJsonFile = join(dir, 'server.json');
+  if (!existsSync(serverJsonFile)) {
+    add('ok', 'no server.json (not published to the MCP registry)');
+    return;
+  }
+  const document = safeJson(readFileSync(serverJsonFile, 'utf8')) as ServerJson | undefined;
+  const remote = document?.remotes?.[0]?.url;
+  const mismatch: string[] = [];
+  if (!document?.$schema?.includes(SERVER_JSON_SCHEMA_VERSION))
+    mismatch.push(`$schema is not ${SERVER_JSON_SCHEMA_VERSION}`);
+  if (remote !== mcpUrl)
+    mismatch.push(`remotes[0].url ${remote ?? '(none)'} is not the door’s ${String(mcpUrl)}`);
+  const reversed = document?.name?.split('/')[0]?.split('.').reverse().join('.');
+  if (remote && reversed && !onDomain(new URL(remote).hostname, reversed)) {
+    mismatch.push(`the remote URL is not on ${reversed}, the domain of the name ${document?.name}`);
+  }
+  if (mismatch.length > 0) add('fail', `server.json: ${mismatch.join('; ')}`);
+  else add('ok', `server.json agrees with the live door (${document?.name})`);
+
+  const challenge = await get(`${origin}${CHALLENGE_PATH}`).catch(() => null);
+  if (challenge?.status === 200) {
+    if (challenge.text.trim().startsWith('v=MCPv1'))
+      add('ok', `${CHALLENGE_PATH} serves the registry challenge`);
+    else add('fail', `${CHALLENGE_PATH} does not start with v=MCPv1`);
+  } else {
+    add(
+      'warn',
+      `${CHALLENGE_PATH} answered ${challenge?.status ?? 'nothing'}: prove the domain by DNS, or serve the file from \`service mcp verify-domain --write-well-known\``,
+    );
+  }
+}

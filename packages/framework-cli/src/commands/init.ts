@@ -1,0 +1,241 @@
+/**
+ * `service init [dir]`: wires the service into a Next.js or Express app. It plans first (the plan
+ * is what `--agent` prints), then applies on `--yes` or a confirmation. Host source is only ever
+ * created, never overwritten; files under `.service/` are the CLI's and `--force` regenerates
+ * them; the store encryption key is provisioned once and never regenerated.
+ */
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { parseArgs } from '../args.js';
+import { CliError } from '../cli-error.js';
+import { resolveHostFile } from '../host-module.js';
+import { type CliIo, confirm, interactive } from '../io.js';
+import {
+  appDir,
+  CONFIG_PATH,
+  detectFramework,
+  ENCRYPTION_KEY_VARIABLE,
+  type Framework,
+  isEncryptionKey,
+  readDotEnv,
+  readPackageJson,
+  type ServiceConfig,
+  sourceRoot,
+} from '../project.js';
+import { MODEL_MODULE, wiringFor } from '../templates.js';
+
+const OPTIONS = {
+  agent: 'boolean',
+  yes: 'boolean',
+  force: 'boolean',
+  'model-import': 'string',
+  brief: 'string',
+} as const;
+
+const SCRIPTS = { predev: 'service sync', prebuild: 'service sync --strict' } as const;
+
+const DEFAULT_MODEL_IMPORT: Record<Framework, string> = { next: '@/lib/ai', express: './ai' };
+
+type FileAction = 'create' | 'keep' | 'regenerate';
+
+export interface InitPlan {
+  dir: string;
+  framework: Framework;
+  modelImport: string;
+  brief: string | null;
+  files: Array<{ path: string; owner: 'host' | 'service'; action: FileAction }>;
+  env: { file: '.env'; variable: typeof ENCRYPTION_KEY_VARIABLE; action: 'provision' | 'keep' };
+  scripts: Array<{ name: keyof typeof SCRIPTS; command: string; action: 'add' | 'keep' | 'differs' }>;
+  notes: string[];
+}
+
+interface Planned {
+  plan: InitPlan;
+  contents: Map<string, string>;
+}
+
+export async function run(args: string[], io: CliIo): Promise<number> {
+  const { options, positionals } = parseArgs('init', args, OPTIONS, 1);
+  const dir = appDir(io.cwd, positionals[0]);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new CliError(`No such folder: ${dir}`);
+  const pkg = readPackageJson(dir);
+  if (!pkg) throw new CliError(`No package.json in ${dir}: run service init in the app's folder.`);
+
+  let brief = options.brief as string | undefined;
+  const prompting = !options.agent && !options.yes && interactive(io);
+  if (prompting && brief === undefined) {
+    const { createInterface } = await import('node:readline/promises');
+    const rl = createInterface({ input: io.stdin, output: io.stdout as NodeJS.WritableStream });
+    brief =
+      (await rl.question('What is the app’s agent for? (one line, Enter to skip) ')).trim() || undefined;
+    rl.close();
+  }
+
+  const { plan, contents } = planInit(dir, pkg, {
+    modelImport: options['model-import'] as string | undefined,
+    brief,
+    force: options.force === true,
+  });
+  if (options.agent) {
+    io.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
+    return 0;
+  }
+  io.stdout.write(describePlan(plan));
+  if (!options.yes) {
+    if (!interactive(io)) {
+      io.stderr.write('Nothing written: pass --yes to apply (there is no terminal to confirm on).\n');
+      return 1;
+    }
+    if (!(await confirm(io, 'Apply?'))) {
+      io.stdout.write('Nothing written.\n');
+      return 1;
+    }
+  }
+  applyPlan(dir, plan, contents);
+  io.stdout.write(
+    `Done. Next: \`service sync\`, start the app, then \`service doctor\`.${
+      plan.framework === 'express'
+        ? '\nMount the wire in your app: `mountServiceRoutes(app)` from the generated service module.'
+        : ''
+    }\n`,
+  );
+  return 0;
+}
+
+export function planInit(
+  dir: string,
+  pkg: Record<string, unknown>,
+  options: { modelImport?: string | undefined; brief?: string | undefined; force: boolean },
+): Planned {
+  const framework = detectFramework(pkg);
+  const root = sourceRoot(dir);
+  const modelImport = options.modelImport ?? DEFAULT_MODEL_IMPORT[framework];
+  const wiring = wiringFor({
+    framework,
+    root,
+    modelImport,
+    ...(options.brief ? { brief: options.brief } : {}),
+  });
+  const files: InitPlan['files'] = [];
+  const contents = new Map<string, string>();
+  const notes: string[] = [];
+
+  const hostFile = (path: string, content: string) => {
+    const exists = existsSync(join(dir, path));
+    files.push({ path, owner: 'host', action: exists ? 'keep' : 'create' });
+    if (!exists) contents.set(path, content);
+  };
+  for (const file of wiring.files) hostFile(file.path, file.content);
+
+  // The model module: created only when the specifier names a file of this app that is missing.
+  const wiringDir = join(dir, dirname(wiring.files[framework === 'express' ? 0 : 1]!.path));
+  if (!resolveHostFile(dir, modelImport, wiringDir)) {
+    const target = modelTarget(dir, modelImport, wiringDir);
+    if (target) hostFile(target, MODEL_MODULE);
+    else notes.push(`${modelImport} is a package: make sure it exports \`model\`.`);
+  }
+
+  const config: ServiceConfig = {
+    version: 1,
+    framework,
+    toolsModule: wiring.toolsModule,
+    modelImport,
+    wiring: wiring.files.map((f) => f.path),
+    ...(options.brief ? { brief: options.brief } : {}),
+  };
+  const owned: Array<[string, string]> = [
+    [CONFIG_PATH, `${JSON.stringify(config, null, 2)}\n`],
+    ['.service/.gitignore', '# The local store and refine transcripts stay on this machine.\ndata/\n'],
+  ];
+  for (const [path, content] of owned) {
+    const exists = existsSync(join(dir, path));
+    const action: FileAction = !exists ? 'create' : options.force ? 'regenerate' : 'keep';
+    files.push({ path, owner: 'service', action });
+    if (action !== 'keep') contents.set(path, content);
+  }
+
+  const key = readDotEnv(dir)[ENCRYPTION_KEY_VARIABLE];
+  if (key !== undefined && !isEncryptionKey(key)) {
+    notes.push(`${ENCRYPTION_KEY_VARIABLE} in .env is not 32 bytes of base64; it is kept as it is.`);
+  }
+
+  const scripts = (pkg.scripts as Record<string, string> | undefined) ?? {};
+  const scriptPlan = (Object.keys(SCRIPTS) as Array<keyof typeof SCRIPTS>).map((name) => {
+    const current = scripts[name];
+    const action = current === undefined ? 'add' : current.includes(SCRIPTS[name]) ? 'keep' : 'differs';
+    if (action === 'differs') notes.push(`scripts.${name} exists: add \`${SCRIPTS[name]}\` to it yourself.`);
+    return { name, command: SCRIPTS[name], action } as const;
+  });
+
+  return {
+    plan: {
+      dir,
+      framework,
+      modelImport,
+      brief: options.brief ?? null,
+      files,
+      env: {
+        file: '.env',
+        variable: ENCRYPTION_KEY_VARIABLE,
+        action: key === undefined ? 'provision' : 'keep',
+      },
+      scripts: scriptPlan,
+      notes,
+    },
+    contents,
+  };
+}
+
+/** Where a missing model module goes: the file its specifier names, as TypeScript. */
+function modelTarget(dir: string, specifier: string, from: string): string | null {
+  let base: string;
+  if (specifier.startsWith('@/')) base = join(dir, sourceRoot(dir), specifier.slice(2));
+  else if (specifier.startsWith('.')) base = join(from, specifier);
+  else return null;
+  return relative(dir, /\.[cm]?[jt]sx?$/.test(base) ? base : `${base}.ts`);
+}
+
+function describePlan(plan: InitPlan): string {
+  const lines = [
+    `service init: ${plan.framework === 'next' ? 'a Next.js' : 'an Express'} app at ${plan.dir}`,
+  ];
+  for (const file of plan.files) {
+    if (file.action !== 'keep') lines.push(`  ${file.action.padEnd(10)} ${file.path}`);
+  }
+  if (plan.env.action === 'provision') lines.push(`  provision  ${plan.env.variable} in .env`);
+  for (const script of plan.scripts) {
+    if (script.action === 'add') lines.push(`  add        scripts.${script.name}: ${script.command}`);
+  }
+  for (const note of plan.notes) lines.push(`  note: ${note}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function applyPlan(dir: string, plan: InitPlan, contents: Map<string, string>): void {
+  for (const [path, content] of contents) {
+    const file = join(dir, path);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, content);
+  }
+  if (plan.env.action === 'provision') {
+    const envFile = join(dir, '.env');
+    const current = existsSync(envFile) ? readFileSync(envFile, 'utf8') : '';
+    const separator = current === '' || current.endsWith('\n') ? '' : '\n';
+    appendFileSync(
+      envFile,
+      `${separator}# Seals stored credentials: keep it secret, and the same across restarts.\n${ENCRYPTION_KEY_VARIABLE}=${randomBytes(32).toString('base64')}\n`,
+      { mode: 0o600 },
+    );
+  }
+  const additions = plan.scripts.filter((s) => s.action === 'add');
+  if (additions.length > 0) {
+    const pkgFile = join(dir, 'package.json');
+    const text = readFileSync(pkgFile, 'utf8');
+    const pkg = JSON.parse(text) as Record<string, unknown>;
+    const scripts = { ...((pkg.scripts as Record<string, string> | undefined) ?? {}) };
+    for (const script of additions) scripts[script.name] = script.command;
+    pkg.scripts = scripts;
+    const indent = /^\{\n( +|\t)/.exec(text)?.[1] ?? '  ';
+    writeFileSync(pkgFile, `${JSON.stringify(pkg, null, indent)}\n`);
+  }
+}

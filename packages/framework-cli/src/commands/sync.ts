@@ -1,0 +1,208 @@
+/**
+ * `service sync [dir]`: loads the host's tools module (bundled as the app's bundler would), normalizes
+ * the tools as the wire does and writes `.service/catalog.json`. Against the previous catalog it
+ * reports breaking changes; with a URL it asks the running app which saved references use them.
+ *
+ * Exit 0 (warnings included); 2 unresolved slots (overrides naming a tool the catalog lacks), or
+ * breaking changes under --strict; 3 breaking changes that saved references use, under --strict.
+ * The catalog is written only on exit 0, so a failed build step keeps failing until fixed.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from '../args.js';
+import type { Catalog, CatalogChange } from '../catalog.js';
+import { diffCatalogs } from '../catalog.js';
+import { CliError } from '../cli-error.js';
+import { importHostModule, resolveHostFile } from '../host-module.js';
+import type { CliIo } from '../io.js';
+import { appDir, appUrl, CATALOG_PATH, OVERRIDES_PATH, readConfig, safeJson } from '../project.js';
+
+const OPTIONS = {
+  strict: 'boolean',
+  json: 'boolean',
+  url: 'string',
+  report: 'boolean',
+  key: 'string',
+  'api-url': 'string',
+} as const;
+
+const CLOUD_KEY = /^svc_[0-9a-f]{40}$/;
+
+interface ToolImpact {
+  name: string;
+  known: boolean;
+  apps: number;
+  automations: number;
+  grants: number;
+}
+
+export interface SyncResult {
+  ok: boolean;
+  exitCode: 0 | 2 | 3;
+  report: {
+    catalog: string;
+    tools: number;
+    changes: CatalogChange[];
+    breaking: string[];
+    unresolvedSlots: string[];
+    written: boolean;
+  };
+  impact: { url: string; tools: ToolImpact[] } | null;
+  notes: string[];
+}
+
+export async function run(args: string[], io: CliIo): Promise<number> {
+  const { options, positionals } = parseArgs('sync', args, OPTIONS, 1);
+  if (options.report) {
+    const key = (options.key as string | undefined) ?? io.env.SERVICE_API_KEY;
+    if (!key)
+      throw new CliError(
+        'service sync --report needs the cloud key: pass --key svc_… or set SERVICE_API_KEY.',
+      );
+    if (!CLOUD_KEY.test(key))
+      throw new CliError('service sync: the cloud key is svc_ followed by 40 hex characters.');
+    throw new CliError('service sync --report: reporting to the cloud is not available in this version.');
+  }
+  const dir = appDir(io.cwd, positionals[0]);
+  const config = readConfig(dir);
+  const notes: string[] = [];
+
+  const catalog = await extractCatalog(dir, config.toolsModule);
+  const previous = readCatalog(dir);
+  const changes = diffCatalogs(previous, catalog);
+  const breaking = changes.filter((c) => c.breaking).map((c) => c.tool);
+  const unresolvedSlots = unresolvedOverrides(dir, catalog);
+
+  let impact: SyncResult['impact'] = null;
+  const url = (options.url as string | undefined) ?? io.env.SERVICE_URL;
+  if (url !== undefined && breaking.length > 0) {
+    const base = appUrl(dir, io.env, url);
+    try {
+      impact = { url: base, tools: await fetchImpact(base, breaking) };
+    } catch (error) {
+      notes.push(`No impact from ${base}: ${(error as Error).message}`);
+    }
+  } else if (breaking.length > 0) {
+    notes.push(
+      'Pass --url (or set SERVICE_URL) to the running app to see which saved references the changes touch.',
+    );
+  }
+  const referenced = (impact?.tools ?? []).some((t) => t.apps + t.automations + t.grants > 0);
+
+  let exitCode: SyncResult['exitCode'] = 0;
+  if (unresolvedSlots.length > 0) exitCode = 2;
+  if (options.strict && breaking.length > 0) exitCode = referenced ? 3 : 2;
+  if (!options.strict && breaking.length > 0)
+    notes.push('Breaking changes: `service sync --strict` (prebuild) fails on them.');
+
+  const written = exitCode === 0;
+  if (written) {
+    mkdirSync(join(dir, '.service'), { recursive: true });
+    writeFileSync(join(dir, CATALOG_PATH), `${JSON.stringify(catalog, null, 2)}\n`);
+  }
+  const result: SyncResult = {
+    ok: exitCode === 0,
+    exitCode,
+    report: {
+      catalog: CATALOG_PATH,
+      tools: catalog.tools.length,
+      changes,
+      breaking,
+      unresolvedSlots,
+      written,
+    },
+    impact,
+    notes,
+  };
+  io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : describe(result));
+  return exitCode;
+}
+
+async function extractCatalog(dir: string, toolsModule: string): Promise<Catalog> {
+  const file = resolveHostFile(dir, toolsModule.startsWith('.') ? toolsModule : `./${toolsModule}`, dir);
+  if (!file) throw new CliError(`The tools module ${toolsModule} (from .service/config.json) is missing.`);
+  const module = await importHostModule(dir, file);
+  const tools = module.tools ?? module.default;
+  if (!Array.isArray(tools)) throw new CliError(`${toolsModule} must export \`tools\`, an array of tools.`);
+  const { createToolRegistry } = await import('@service/core/agent');
+  let registry: ReturnType<typeof createToolRegistry>;
+  try {
+    registry = createToolRegistry(tools);
+  } catch (error) {
+    throw new CliError(`${toolsModule}: ${(error as Error).message}`);
+  }
+  return {
+    version: 1,
+    tools: registry.all().map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      risk: t.risk,
+      audience: t.audience,
+      enabled: t.enabled,
+      inputSchema: t.inputSchema,
+    })),
+  };
+}
+
+function readCatalog(dir: string): Catalog | null {
+  try {
+    const parsed = safeJson(readFileSync(join(dir, CATALOG_PATH), 'utf8')) as Catalog | undefined;
+    return parsed && Array.isArray(parsed.tools) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Names in `.service/overrides.json` (surfaces and titles) that no tool of the catalog has. */
+function unresolvedOverrides(dir: string, catalog: Catalog): string[] {
+  let overrides: { surfaces?: Record<string, unknown>; tools?: Record<string, unknown> } | undefined;
+  try {
+    overrides = safeJson(readFileSync(join(dir, OVERRIDES_PATH), 'utf8')) as typeof overrides;
+  } catch {
+    return [];
+  }
+  const known = new Set(catalog.tools.map((t) => t.name));
+  const slots: string[] = [];
+  for (const [surface, names] of Object.entries(overrides?.surfaces ?? {})) {
+    if (!Array.isArray(names)) continue;
+    for (const name of names)
+      if (typeof name === 'string' && !known.has(name)) slots.push(`surfaces.${surface}: ${name}`);
+  }
+  for (const name of Object.keys(overrides?.tools ?? {})) if (!known.has(name)) slots.push(`tools.${name}`);
+  return slots;
+}
+
+async function fetchImpact(base: string, tools: string[]): Promise<ToolImpact[]> {
+  const response = await fetch(`${base}/api/service/sync/impact`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tools }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (response.status === 404) throw new Error('the app is not in development mode (404)');
+  if (!response.ok) throw new Error(`answered ${response.status}`);
+  const body = (await response.json()) as { tools?: ToolImpact[] };
+  if (!Array.isArray(body.tools)) throw new Error('the answer has no tools');
+  return body.tools;
+}
+
+function describe(result: SyncResult): string {
+  const { report } = result;
+  const lines = [
+    `service sync: ${report.tools} tool${report.tools === 1 ? '' : 's'}${report.written ? ` -> ${report.catalog}` : ' (catalog not written)'}`,
+  ];
+  for (const change of report.changes) {
+    lines.push(
+      `  ${change.breaking ? 'breaking' : change.kind.padEnd(8)} ${change.tool}: ${change.details.join(', ')}`,
+    );
+  }
+  for (const tool of result.impact?.tools ?? []) {
+    lines.push(
+      `  impact   ${tool.name}: ${tool.apps} apps, ${tool.automations} automations, ${tool.grants} grants`,
+    );
+  }
+  for (const slot of report.unresolvedSlots) lines.push(`  unresolved slot: ${slot} (no such tool)`);
+  for (const note of result.notes) lines.push(`  note: ${note}`);
+  return `${lines.join('\n')}\n`;
+}

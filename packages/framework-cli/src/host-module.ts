@@ -1,0 +1,64 @@
+/**
+ * Loads a module of the host app (its tools, its model) the way its bundler would: the app's own
+ * files (TypeScript, `@/…` paths of its tsconfig) bundled by esbuild into one ES module under
+ * `.service/data/cli/`, its packages imported from the app's node_modules with the `import`
+ * condition. So a Next.js app's CommonJS-typed package loads ES-only packages as Next does.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CliError } from './cli-error.js';
+
+const EXTENSIONS = ['.ts', '.tsx', '.mts', '.js', '.mjs'];
+
+/** The file a specifier names, or null: relative to `from`, or `@/x` under the app's source root. */
+export function resolveHostFile(dir: string, specifier: string, from: string): string | null {
+  let base: string;
+  if (specifier.startsWith('@/')) {
+    const root = existsSync(join(dir, 'src')) ? join(dir, 'src') : dir;
+    base = join(root, specifier.slice(2));
+  } else if (specifier.startsWith('.') || isAbsolute(specifier)) {
+    base = resolve(from, specifier);
+  } else {
+    return null;
+  }
+  const candidates = [
+    base,
+    ...EXTENSIONS.map((ext) => base + ext),
+    ...EXTENSIONS.map((ext) => join(base, `index${ext}`)),
+  ];
+  return (
+    candidates.find(
+      (file) => EXTENSIONS.some((ext) => file.endsWith(ext)) && existsSync(file) && statSync(file).isFile(),
+    ) ?? null
+  );
+}
+
+export async function importHostModule(dir: string, file: string): Promise<Record<string, unknown>> {
+  const { build } = await import('esbuild');
+  const tsconfig = join(dir, 'tsconfig.json');
+  // Inside the app, so the bundle's package imports resolve from the app's own node_modules.
+  const outfile = join(
+    dir,
+    '.service/data/cli',
+    `${createHash('sha256').update(file).digest('hex').slice(0, 12)}.mjs`,
+  );
+  try {
+    await build({
+      entryPoints: [file],
+      outfile,
+      bundle: true,
+      packages: 'external',
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      jsx: 'automatic',
+      logLevel: 'silent',
+      ...(existsSync(tsconfig) ? { tsconfig } : {}),
+    });
+    return (await import(`${pathToFileURL(outfile).href}?at=${Date.now()}`)) as Record<string, unknown>;
+  } catch (error) {
+    throw new CliError(`Could not load ${file}: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The host app as the CLI sees it: which framework it uses, where the generated wiring lives,
+ * `.service/config.json` (what init decided, read by sync, doctor and refine) and the `.env` file.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { CliError } from './cli-error.js';
+
+export type Framework = 'next' | 'express';
+
+export const CONFIG_PATH = '.service/config.json';
+export const CATALOG_PATH = '.service/catalog.json';
+export const OVERRIDES_PATH = '.service/overrides.json';
+export const ENCRYPTION_KEY_VARIABLE = 'SERVICE_STORE_ENCRYPTION_KEY';
+export const DEFAULT_APP_URL = 'http://localhost:3000';
+
+export const configSchema = z.object({
+  version: z.literal(1),
+  framework: z.enum(['next', 'express']),
+  /** The module exporting the host's tools (`tools`), relative to the app folder. */
+  toolsModule: z.string().min(1),
+  /** The module exporting the model (`model`), as the wiring imports it. */
+  modelImport: z.string().min(1),
+  /** Files init generated in the host source (the host's from then on). */
+  wiring: z.array(z.string()),
+  brief: z.string().optional(),
+});
+export type ServiceConfig = z.infer<typeof configSchema>;
+
+export function appDir(cwd: string, dir: string | undefined): string {
+  return resolve(cwd, dir ?? '.');
+}
+
+export function readPackageJson(dir: string): Record<string, unknown> | null {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** `next` is checked first and is also the fallback; `express` only when next is absent. */
+export function detectFramework(pkg: Record<string, unknown> | null): Framework {
+  const deps = {
+    ...((pkg?.dependencies as Record<string, string> | undefined) ?? {}),
+    ...((pkg?.devDependencies as Record<string, string> | undefined) ?? {}),
+  };
+  if (Object.hasOwn(deps, 'next')) return 'next';
+  if (Object.hasOwn(deps, 'express')) return 'express';
+  return 'next';
+}
+
+/** The source root: `src/` when the app has one. */
+export function sourceRoot(dir: string): string {
+  return existsSync(join(dir, 'src')) ? 'src' : '';
+}
+
+export function readConfig(dir: string): ServiceConfig {
+  let raw: string;
+  try {
+    raw = readFileSync(join(dir, CONFIG_PATH), 'utf8');
+  } catch {
+    throw new CliError(`No ${CONFIG_PATH} in ${dir}: run \`service init\` first.`);
+  }
+  const parsed = configSchema.safeParse(safeJson(raw));
+  if (!parsed.success) {
+    throw new CliError(`${CONFIG_PATH} is not valid: run \`service init --force\` to regenerate it.`);
+  }
+  return parsed.data;
+}
+
+export function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `.env` file's variables (plain `NAME=value` lines; quotes stripped). */
+export function readDotEnv(dir: string): Record<string, string> {
+  let text = '';
+  try {
+    text = readFileSync(join(dir, '.env'), 'utf8');
+  } catch {
+    return {};
+  }
+  const vars: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+    if (!match) continue;
+    vars[match[1]!] = match[2]!.trim().replace(/^(['"])(.*)\1$/, '$2');
+  }
+  return vars;
+}
+
+/** A 32-byte key in base64, as the store's sealing needs. */
+export function isEncryptionKey(value: string | undefined): boolean {
+  if (!value || !/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
+  return Buffer.from(value, 'base64').length === 32;
+}
+
+/** The running app: `--url`, else `SERVICE_URL` (environment, then `.env`), else localhost:3000. */
+export function appUrl(dir: string, env: Record<string, string | undefined>, flag?: string): string {
+  const url = flag ?? env.SERVICE_URL ?? readDotEnv(dir).SERVICE_URL ?? DEFAULT_APP_URL;
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
+  } catch {
+    throw new CliError(`Not an http(s) URL: ${url}`);
+  }
+  return url.replace(/\/+$/, '');
+}

@@ -1,0 +1,128 @@
+/**
+ * What `service init` writes into the host source, once (never overwritten): the wiring, a tools
+ * module with one example tool, and the model module when it names a file that is not there.
+ */
+import type { Framework } from './project.js';
+
+const DEFAULT_BRIEF = 'You help the signed-in user with this app.';
+
+export interface WiringFiles {
+  /** The module sync reads the tools from. */
+  toolsModule: string;
+  files: Array<{ path: string; content: string }>;
+}
+
+export function wiringFor(options: {
+  framework: Framework;
+  root: string;
+  modelImport: string;
+  brief?: string;
+}): WiringFiles {
+  const at = (path: string) => (options.root ? `${options.root}/${path}` : path);
+  const system = JSON.stringify(options.brief?.trim() || DEFAULT_BRIEF);
+  if (options.framework === 'express') {
+    return {
+      toolsModule: at('service-tools.ts'),
+      files: [
+        { path: at('service.ts'), content: expressService(options.modelImport, system) },
+        { path: at('service-tools.ts'), content: TOOLS },
+      ],
+    };
+  }
+  return {
+    toolsModule: at('lib/service-tools.ts'),
+    files: [
+      { path: at('app/api/service/[...service]/route.ts'), content: NEXT_ROUTE },
+      { path: at('lib/service.ts'), content: nextService(options.modelImport, system) },
+      { path: at('lib/service-tools.ts'), content: TOOLS },
+    ],
+  };
+}
+
+export const MODEL_MODULE = `/**
+ * The model the app's agent talks to: any AI SDK model, e.g. \`openai('gpt-4o-mini')\` from
+ * \`@ai-sdk/openai\`. Left undefined, the service picks one from its settings (SERVICE_MODEL).
+ */
+import type { LanguageModel } from 'ai';
+
+export const model: LanguageModel | undefined = undefined;
+`;
+
+const TOOLS = `/**
+ * The app's tools: what its agent and its MCP door may call, each as the signed-in user.
+ * \`service sync\` reads this list into .service/catalog.json.
+ */
+import { type AnyHostTool, defineTool } from '@service/core/wire';
+
+export const tools: AnyHostTool[] = [
+  defineTool({
+    name: 'say_hello',
+    title: 'Say hello',
+    description: 'Greets the signed-in user.',
+    input: { type: 'object', properties: {}, additionalProperties: false },
+    risk: 'read',
+    execute: (_input, { principal }) => ({ greeting: \`Hello, \${principal.name ?? principal.subject}!\` }),
+  }),
+];
+`;
+
+function expressService(modelImport: string, system: string): string {
+  return `/**
+ * The service wire of this app: mount it before your own routes with
+ * \`mountServiceRoutes(app)\` (it answers /api/service and the MCP door's discovery paths).
+ */
+import { createService, type Principal } from '@service/core/wire';
+import { type ExpressAppLike, mountService } from '@service/express';
+import { model } from '${modelImport}';
+import { tools } from './service-tools';
+
+export const service = createService({
+  // Who is signed in: return { subject: <your user id> } from your own session, or null.
+  principal: (_request: Request): Principal | null => null,
+  tools,
+  system: ${system},
+  ...(model ? { model } : {}),
+});
+
+export function mountServiceRoutes(app: ExpressAppLike): void {
+  mountService(app, service);
+}
+`;
+}
+
+function nextService(modelImport: string, system: string): string {
+  return `/**
+ * The app's one service, created on the first request (never during \`next build\`) and shared by
+ * every route handler of this server process.
+ */
+import { createService, type Principal, type Service } from '@service/core/wire';
+import { model } from '${modelImport}';
+import { tools } from './service-tools';
+
+let service: Promise<Service> | undefined;
+
+export function getService(): Promise<Service> {
+  service ??= createService({
+    // Who is signed in: return { subject: <your user id> } from your own session, or null.
+    principal: (_request: Request): Principal | null => null,
+    tools,
+    system: ${system},
+    ...(model ? { model } : {}),
+  });
+  return service;
+}
+`;
+}
+
+/** From app/api/service/[...service]/ back to the source root's lib/. */
+const ROUTE_TO_LIB = '../../../../lib';
+
+const NEXT_ROUTE = `// Every wire route under /api/service, including the streamed turns and the MCP door's paths.
+import { toNextHandlers } from '@service/next';
+import { getService } from '${ROUTE_TO_LIB}/service';
+
+export const { GET, POST, PUT, PATCH, DELETE } = toNextHandlers(getService);
+// Turns stream for as long as they run: never cache, never pre-render.
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+`;

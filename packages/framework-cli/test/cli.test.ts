@@ -1,0 +1,103 @@
+/**
+ * The bin's wiring: version, help, unknown commands and options (exit 1 before any action),
+ * the cloud commands' answer, the developer commands reached through the same name, and
+ * `pnpm exec service` at the repo root running this CLI.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { BUILT, baseEnv, PACKAGE, ROOT, readJson, runCli } from './support/cli.js';
+
+const emptyDir = () => mkdtempSync(join(tmpdir(), 'svc-fcli-empty-'));
+
+describe.skipIf(!BUILT)('service (framework CLI)', () => {
+  it('prints its version (the package version) and its help', async () => {
+    const version = await runCli(['--version'], { cwd: emptyDir() });
+    expect(version).toMatchObject({
+      code: 0,
+      stdout: `${readJson(join(PACKAGE, 'package.json')).version}\n`,
+    });
+    const help = await runCli(['--help'], { cwd: emptyDir() });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Framework commands:');
+    expect(help.stdout).toContain('init [dir]');
+    const sync = await runCli(['sync', '--help'], { cwd: emptyDir() });
+    expect(sync.stdout).toContain('--strict');
+  });
+
+  it('answers an unknown command with Unknown command and exit 2', async () => {
+    const result = await runCli(['frobnicate'], { cwd: emptyDir() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^Unknown command: frobnicate\n/);
+  });
+
+  it.each([
+    ['init', '--bogus'],
+    ['init', '--yes', '-x'],
+    ['sync', '--strict', '--nope'],
+    ['doctor', '--url=http://x'],
+    ['refine', '--yes', '--wat'],
+    ['mcp', 'server-json', '--domain', 'example.com', '--bogus'],
+    ['mcp', 'verify-domain', '--domain', 'example.com', '--key-out', 'k', '--bogus'],
+  ])('exits 1 on an unknown option before any action: %s %s', async (...args) => {
+    const dir = emptyDir();
+    const result = await runCli(args, { cwd: dir });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/unknown option/);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('exits 1 on a missing option value and a surplus argument', async () => {
+    expect((await runCli(['init', '--model-import'], { cwd: emptyDir() })).stderr).toMatch(/needs a value/);
+    const surplus = await runCli(['sync', 'a', 'b'], { cwd: emptyDir() });
+    expect(surplus).toMatchObject({ code: 1, stderr: expect.stringMatching(/unexpected argument b/) });
+  });
+
+  it.each([
+    ['login', 'me@example.com'],
+    ['logout'],
+    ['whoami'],
+    ['keys', 'list'],
+    ['deploy', '--app', 'x'],
+    [],
+  ])('answers service cloud %s with "not available in this version" and exit 1', async (...sub) => {
+    const result = await runCli(['cloud', ...sub], { cwd: emptyDir() });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/not available in this version/);
+    expect(result.stderr).not.toMatch(/Unknown command/);
+  });
+
+  it('exits 1 with a clear message on a folder that is no app, and on a URL that is not http(s)', async () => {
+    const noApp = await runCli(['init', '--yes'], { cwd: emptyDir() });
+    expect(noApp).toMatchObject({ code: 1, stderr: expect.stringMatching(/No package.json/) });
+    const missing = await runCli(['init', 'nowhere', '--yes'], { cwd: emptyDir() });
+    expect(missing).toMatchObject({ code: 1, stderr: expect.stringMatching(/No such folder/) });
+    const notInit = await runCli(['sync'], { cwd: emptyDir() });
+    expect(notInit).toMatchObject({ code: 1, stderr: expect.stringMatching(/run `service init` first/) });
+    const badUrl = await runCli(['doctor'], {
+      cwd: emptyDir(),
+      env: baseEnv({ SERVICE_URL: 'file:///etc/passwd' }),
+    });
+    expect(badUrl).toMatchObject({ code: 1, stderr: expect.stringMatching(/Not an http\(s\) URL/) });
+  });
+
+  it('hands the developer commands to the developer CLI', async () => {
+    const result = await runCli(['whoami', '--help'], { cwd: emptyDir() });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: service whoami/);
+    const notLoggedIn = await runCli(['whoami'], { cwd: emptyDir(), env: baseEnv() });
+    expect(notLoggedIn.code).toBe(1);
+    expect(notLoggedIn.stderr).toMatch(/log/i);
+  });
+
+  it('is what `pnpm exec service` runs at the repo root', async () => {
+    const { stdout } = await promisify(execFile)('pnpm', ['exec', 'service', '--help'], {
+      cwd: ROOT,
+      env: { ...process.env, npm_config_loglevel: 'error' },
+    });
+    expect(stdout).toContain('Framework commands:');
+  });
+});

@@ -1,0 +1,236 @@
+/**
+ * A new Express app in a temp folder, taken through the whole path a developer takes:
+ * `service init --agent` (writes nothing), `init --yes`, `sync`, the app started, `doctor`
+ * green against it (and red once it stops), `refine` with the offline demo model; and what
+ * init never does: overwrite host source or regenerate the store key.
+ */
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../examples/platform/test/support/boot.js';
+import { type AppProcess, startApp } from './support/app-process.js';
+import { BUILT, baseEnv, createApp, installed, readJson, runCli } from './support/cli.js';
+
+const APP_SOURCE = `import express from 'express';
+import { mountServiceRoutes } from './service.js';
+
+const app = express();
+mountServiceRoutes(app);
+app.get('/', (_req, res) => {
+  res.send('shop');
+});
+app.listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening'));
+`;
+
+/** Every file under dir (node_modules aside), with its content. */
+function snapshot(dir: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  const walk = (at: string) => {
+    for (const name of readdirSync(join(dir, at))) {
+      if (name === 'node_modules') continue;
+      const path = at ? `${at}/${name}` : name;
+      if (statSync(join(dir, path)).isDirectory()) walk(path);
+      else files[path] = readFileSync(join(dir, path), 'utf8');
+    }
+  };
+  walk('');
+  return files;
+}
+
+let dir: string;
+let app: AppProcess | undefined;
+
+describe.skipIf(!BUILT)('service on a new Express app', () => {
+  beforeAll(() => {
+    dir = createApp(
+      {
+        name: '@acme/shop',
+        version: '1.0.0',
+        private: true,
+        type: 'module',
+        dependencies: { '@service/core': '*', '@service/express': '*', express: '^5.3.0' },
+      },
+      {
+        express: installed('examples/express-host', 'express'),
+        tsx: installed('examples/express-host', 'tsx'),
+      },
+    );
+  });
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  it('init --agent prints the plan as JSON and writes nothing', async () => {
+    const before = snapshot(dir);
+    const result = await runCli(['init', '--agent'], { cwd: dir });
+    expect(result.code).toBe(0);
+    const plan = JSON.parse(result.stdout);
+    expect(plan).toMatchObject({
+      framework: 'express',
+      modelImport: './ai',
+      env: { variable: 'SERVICE_STORE_ENCRYPTION_KEY', action: 'provision' },
+      scripts: [
+        { name: 'predev', command: 'service sync', action: 'add' },
+        { name: 'prebuild', command: 'service sync --strict', action: 'add' },
+      ],
+    });
+    expect(plan.files.map((f: { path: string }) => f.path)).toEqual([
+      'service.ts',
+      'service-tools.ts',
+      'ai.ts',
+      '.service/config.json',
+      '.service/.gitignore',
+    ]);
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('is what `npx service` runs in the app', async () => {
+    const { stdout } = await promisify(execFile)('npx', ['--no', 'service', '--', '--help'], {
+      cwd: dir,
+      env: { ...baseEnv(), npm_config_loglevel: 'error' },
+    });
+    expect(stdout).toContain('Framework commands:');
+  });
+
+  it('init without --yes and without a terminal writes nothing and exits 1', async () => {
+    const before = snapshot(dir);
+    const result = await runCli(['init'], { cwd: dir });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/pass --yes/);
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('init --yes writes the wiring, the owned files, the key and the scripts', async () => {
+    const result = await runCli(['init', '--yes', '--brief', 'You help with orders.'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'service.ts'), 'utf8')).toContain('mountService(app, service)');
+    expect(readFileSync(join(dir, 'service.ts'), 'utf8')).toContain('"You help with orders."');
+    expect(readJson(join(dir, '.service/config.json'))).toMatchObject({
+      framework: 'express',
+      toolsModule: 'service-tools.ts',
+      modelImport: './ai',
+    });
+    const key = /^SERVICE_STORE_ENCRYPTION_KEY=(.+)$/m.exec(readFileSync(join(dir, '.env'), 'utf8'))?.[1];
+    expect(Buffer.from(key!, 'base64')).toHaveLength(32);
+    expect(readJson(join(dir, 'package.json')).scripts).toEqual({
+      predev: 'service sync',
+      prebuild: 'service sync --strict',
+    });
+  });
+
+  it('init --force regenerates .service/ files, never host source, and never the key', async () => {
+    const env = readFileSync(join(dir, '.env'), 'utf8');
+    writeFileSync(
+      join(dir, 'service-tools.ts'),
+      `${readFileSync(join(dir, 'service-tools.ts'), 'utf8')}// mine\n`,
+    );
+    writeFileSync(join(dir, '.service/config.json'), '{"version":1,"broken":true}\n');
+    const result = await runCli(['init', '--yes', '--force'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'service-tools.ts'), 'utf8')).toMatch(/\/\/ mine\n$/);
+    expect(readJson(join(dir, '.service/config.json'))).toMatchObject({ framework: 'express' });
+    expect(readFileSync(join(dir, '.env'), 'utf8')).toBe(env);
+  });
+
+  it('sync extracts the tools into .service/catalog.json', async () => {
+    const result = await runCli(['sync', '--json'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, exitCode: 0, impact: null, notes: [] });
+    expect(readJson(join(dir, '.service/catalog.json'))).toEqual({
+      version: 1,
+      tools: [
+        {
+          name: 'say_hello',
+          title: 'Say hello',
+          description: 'Greets the signed-in user.',
+          risk: 'read',
+          audience: 'end-user',
+          enabled: true,
+          inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+        },
+      ],
+    });
+  });
+
+  it('doctor is green against the running app, and exits 1 once it stops', { timeout: 120_000 }, async () => {
+    writeFileSync(join(dir, 'app.ts'), APP_SOURCE);
+    const port = await freePort();
+    app = await startApp([process.execPath, '--env-file=.env', '--import', 'tsx', 'app.ts'], {
+      cwd: dir,
+      port,
+      ready: /listening/,
+    });
+    // The store opens after the port: wait for the wire before doctor's own round trip.
+    const status = await fetch(`${app.url}/api/service/status`, { signal: AbortSignal.timeout(60_000) });
+    expect(status.status, app.output()).toBe(200);
+    const env = baseEnv({ SERVICE_URL: app.url });
+    const green = await runCli(['doctor'], { cwd: dir, env });
+    expect(green.code, green.stdout).toBe(0);
+    expect(green.stdout).toContain('✓ http://127.0.0.1');
+    expect(green.stdout).toContain('! actAs is not configured');
+    expect(green.stdout).toMatch(/service doctor: green/);
+
+    await app.stop();
+    app = undefined;
+    const red = await runCli(['doctor'], { cwd: dir, env });
+    expect(red.code).toBe(1);
+    expect(red.stdout).toMatch(/no answer .* is the app running\?/);
+  });
+
+  it('doctor exits 1 when the wiring is broken', async () => {
+    const key = readFileSync(join(dir, '.env'), 'utf8');
+    writeFileSync(join(dir, '.env'), 'SERVICE_STORE_ENCRYPTION_KEY=short\n');
+    try {
+      const result = await runCli(['doctor'], {
+        cwd: dir,
+        env: baseEnv({ SERVICE_URL: 'http://127.0.0.1:9' }),
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain('✗ SERVICE_STORE_ENCRYPTION_KEY is not 32 bytes of base64');
+    } finally {
+      writeFileSync(join(dir, '.env'), key);
+    }
+  });
+
+  it('doctor reports E-MCP-009 when the wiring opens the door without a canonical URL', async () => {
+    const file = join(dir, 'service.ts');
+    const wiring = readFileSync(file, 'utf8');
+    writeFileSync(file, wiring.replace('  tools,\n', '  tools,\n  mcp: true,\n'));
+    try {
+      const offline = baseEnv({ SERVICE_URL: 'http://127.0.0.1:9' });
+      const missing = await runCli(['doctor'], { cwd: dir, env: offline });
+      expect(missing.code).toBe(1);
+      expect(missing.stdout).toContain('✗ E-MCP-009');
+      const set = await runCli(['doctor'], {
+        cwd: dir,
+        env: { ...offline, SERVICE_BASE_URL: 'https://shop.example.com' },
+      });
+      expect(set.stdout).not.toContain('E-MCP-009');
+    } finally {
+      writeFileSync(file, wiring);
+    }
+  });
+
+  it('refine proposes a diff with the offline demo model, applies it only on --yes, keeps a transcript', async () => {
+    const proposed = await runCli(['refine', '--ask', 'hide say_hello from outside agents'], { cwd: dir });
+    expect(proposed.code, proposed.stderr).toBe(0);
+    expect(proposed.stdout).toContain('--- a/.service/overrides.json');
+    expect(proposed.stdout).toContain('+  "surfaces": {');
+    expect(proposed.stdout).toContain('offline demo model');
+    expect(proposed.stdout).toContain('Not applied: pass --yes');
+    expect(() => readFileSync(join(dir, '.service/overrides.json'))).toThrow();
+
+    const applied = await runCli(['refine', '--yes', '--ask', 'hide say_hello'], { cwd: dir });
+    expect(applied.code).toBe(0);
+    expect(readJson(join(dir, '.service/overrides.json'))).toEqual({ surfaces: { mcp: [] } });
+    const transcripts = readdirSync(join(dir, '.service/data/refine'));
+    expect(transcripts).toHaveLength(2);
+    const last = readJson(join(dir, '.service/data/refine', transcripts.sort().at(-1)!));
+    expect(last).toMatchObject({ model: 'demo/refine-offline', asks: ['hide say_hello'], applied: true });
+
+    const again = await runCli(['refine', '--yes', '--ask', 'hide say_hello'], { cwd: dir });
+    expect(again.stdout).toContain('Nothing to change.');
+  });
+});

@@ -1,0 +1,249 @@
+/**
+ * Registry publishing: `service mcp server-json` and `service mcp verify-domain`, then doctor
+ * against a host with the door open behind a front server that serves the HTTP challenge (as a
+ * proxy or CDN in front of the app does): green when everything agrees, red when server.json
+ * or the challenge does not.
+ */
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '@service/core/http';
+import { createStore, type Store } from '@service/core/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningHost, startExpressHost } from '../../../examples/express-host/src/host.js';
+import { BUILT, baseEnv, readJson, runCli, writeJson } from './support/cli.js';
+
+const PUBLIC_BASE = 'https://shop.example.com';
+const MCP_URL = `${PUBLIC_BASE}/api/service/mcp`;
+
+function appFolder(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-fcli-mcp-'));
+  writeJson(join(dir, 'package.json'), {
+    name: '@acme/shop',
+    version: '2.0.0',
+    description: 'The Acme shop',
+  });
+  return dir;
+}
+
+/** The public key of an Ed25519 seed (PKCS#8: a fixed prefix, then the 32 seed bytes). */
+function publicKeyOfSeed(seedHex: string): Buffer {
+  const der = Buffer.concat([
+    Buffer.from('302e020100300506032b657004220420', 'hex'),
+    Buffer.from(seedHex, 'hex'),
+  ]);
+  const key = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+  return Buffer.from(createPublicKey(key).export({ format: 'jwk' }).x!, 'base64url');
+}
+
+describe.skipIf(!BUILT)('service mcp server-json', () => {
+  it('names the server by the reverse-DNS of the domain and the package name’s last segment', async () => {
+    const dir = appFolder();
+    const result = await runCli(['mcp', 'server-json', '--domain', 'Example.com'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(readJson(join(dir, 'server.json'))).toEqual({
+      $schema: expect.stringContaining('/2025-12-11/'),
+      name: 'com.example/shop',
+      description: 'The Acme shop',
+      version: '2.0.0',
+      remotes: [{ type: 'streamable-http', url: 'https://example.com/api/service/mcp' }],
+    });
+  });
+
+  it('accepts a URL on a subdomain, refuses another domain and plain http', async () => {
+    const dir = appFolder();
+    const ok = await runCli(['mcp', 'server-json', '--domain', 'example.com', '--url', MCP_URL], {
+      cwd: dir,
+    });
+    expect(ok.code).toBe(0);
+    expect(readJson<{ remotes: Array<{ url: string }> }>(join(dir, 'server.json')).remotes[0]!.url).toBe(
+      MCP_URL,
+    );
+    rmSync(join(dir, 'server.json'));
+    const elsewhere = await runCli(
+      ['mcp', 'server-json', '--domain', 'example.com', '--url', 'https://notexample.com/mcp'],
+      {
+        cwd: dir,
+      },
+    );
+    expect(elsewhere).toMatchObject({ code: 1, stderr: expect.stringMatching(/not on example.com/) });
+    const http = await runCli(['mcp', 'server-json', '--url', 'http://example.com/mcp'], { cwd: dir });
+    expect(http).toMatchObject({ code: 1, stderr: expect.stringMatching(/must be https/) });
+    const noDomain = await runCli(['mcp', 'server-json'], { cwd: dir });
+    expect(noDomain).toMatchObject({ code: 1, stderr: expect.stringMatching(/--domain/) });
+    expect(existsSync(join(dir, 'server.json'))).toBe(false);
+  });
+
+  it('overwrites server.json only with --force', async () => {
+    const dir = appFolder();
+    writeFileSync(join(dir, 'server.json'), '{"mine":true}\n');
+    const refused = await runCli(['mcp', 'server-json', '--domain', 'example.com'], { cwd: dir });
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/--force/) });
+    expect(readFileSync(join(dir, 'server.json'), 'utf8')).toBe('{"mine":true}\n');
+    const forced = await runCli(['mcp', 'server-json', '--domain', 'example.com', '--force'], { cwd: dir });
+    expect(forced.code).toBe(0);
+    expect(readJson(join(dir, 'server.json')).name).toBe('com.example/shop');
+  });
+});
+
+describe.skipIf(!BUILT)('service mcp verify-domain', () => {
+  it('needs --domain and --key-out', async () => {
+    const dir = appFolder();
+    expect((await runCli(['mcp', 'verify-domain', '--key-out', 'k'], { cwd: dir })).stderr).toMatch(
+      /--domain is required/,
+    );
+    expect((await runCli(['mcp', 'verify-domain', '--domain', 'example.com'], { cwd: dir })).stderr).toMatch(
+      /--key-out is required/,
+    );
+    expect(existsSync(join(dir, 'k'))).toBe(false);
+  });
+
+  it('writes the Ed25519 seed (0600), prints the challenge of its public key, never overwrites', async () => {
+    const dir = appFolder();
+    const result = await runCli(
+      [
+        'mcp',
+        'verify-domain',
+        '--domain',
+        'example.com',
+        '--key-out',
+        'registry.key',
+        '--write-well-known',
+        'public',
+      ],
+      { cwd: dir },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const keyFile = join(dir, 'registry.key');
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const seed = readFileSync(keyFile, 'utf8').trim();
+    expect(seed).toMatch(/^[0-9a-f]{64}$/);
+    const challenge = `v=MCPv1; k=ed25519; p=${publicKeyOfSeed(seed).toString('base64')}`;
+    expect(result.stdout.split(challenge)).toHaveLength(3); // once for DNS, once for HTTP
+    expect(result.stdout).toContain('https://example.com/.well-known/mcp-registry-auth');
+    expect(readFileSync(join(dir, 'public/.well-known/mcp-registry-auth'), 'utf8')).toBe(`${challenge}\n`);
+
+    const again = await runCli(
+      ['mcp', 'verify-domain', '--domain', 'example.com', '--key-out', 'registry.key'],
+      {
+        cwd: dir,
+      },
+    );
+    expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/never overwritten/) });
+    expect(readFileSync(keyFile, 'utf8').trim()).toBe(seed);
+  });
+});
+
+describe.skipIf(!BUILT)('service doctor with the door open', () => {
+  let store: Store;
+  let host: RunningHost;
+  let front: Server;
+  let frontUrl: string;
+  let challenge: string | null = null;
+  let dir: string;
+
+  beforeAll(async () => {
+    store = await createStore({ url: 'memory://' });
+    host = await startExpressHost({
+      store,
+      development: true,
+      logger: silentLogger,
+      env: {},
+      baseUrl: PUBLIC_BASE,
+    });
+    // The front: serves the registry challenge file, passes everything else to the app.
+    front = createServer(async (req, res) => {
+      if (req.url === '/.well-known/mcp-registry-auth') {
+        if (challenge === null) res.writeHead(404).end();
+        else res.writeHead(200, { 'content-type': 'text/plain' }).end(challenge);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const answer = await fetch(`${host.url}${req.url}`, {
+        method: req.method!,
+        headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
+        ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body: Buffer.concat(chunks) }),
+      });
+      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+
+    dir = appFolder();
+    writeJson(join(dir, '.service/config.json'), {
+      version: 1,
+      framework: 'express',
+      toolsModule: 'tools.ts',
+      modelImport: './ai',
+      wiring: [],
+    });
+    writeJson(join(dir, '.service/catalog.json'), { version: 1, tools: [] });
+    writeFileSync(
+      join(dir, '.env'),
+      `SERVICE_STORE_ENCRYPTION_KEY=${Buffer.alloc(32, 7).toString('base64')}\n`,
+    );
+    const made = await runCli(['mcp', 'server-json', '--domain', 'example.com', '--url', MCP_URL], {
+      cwd: dir,
+    });
+    expect(made.code).toBe(0);
+    const verified = await runCli(
+      ['mcp', 'verify-domain', '--domain', 'example.com', '--key-out', 'k', '--write-well-known', 'public'],
+      { cwd: dir },
+    );
+    expect(verified.code).toBe(0);
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => (front ? front.close(() => resolve()) : resolve()));
+    await host?.close();
+    await store?.close();
+  });
+
+  const doctor = () => runCli(['doctor'], { cwd: dir, env: baseEnv({ SERVICE_URL: frontUrl }) });
+
+  it('is green when the metadata, the server card, server.json and the challenge agree', async () => {
+    challenge = readFileSync(join(dir, 'public/.well-known/mcp-registry-auth'), 'utf8');
+    const result = await doctor();
+    expect(result.code, result.stdout).toBe(0);
+    expect(result.stdout).toContain(
+      `✓ door discovery: both OAuth documents and the server card agree on ${MCP_URL}`,
+    );
+    expect(result.stdout).toContain('✓ server.json agrees with the live door (com.example/shop)');
+    expect(result.stdout).toContain('✓ /.well-known/mcp-registry-auth serves the registry challenge');
+    expect(result.stdout).toContain('✓ actAs is configured');
+  });
+
+  it('only warns when no HTTP challenge is served (the DNS record may prove the domain)', async () => {
+    challenge = null;
+    const result = await doctor();
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/! \/\.well-known\/mcp-registry-auth answered 404/);
+  });
+
+  it('exits 1 on a challenge that does not start with v=MCPv1', async () => {
+    challenge = 'hello';
+    const result = await doctor();
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('✗ /.well-known/mcp-registry-auth does not start with v=MCPv1');
+  });
+
+  it('exits 1 when server.json names another URL than the live door', async () => {
+    challenge = null;
+    const file = join(dir, 'server.json');
+    const original = readFileSync(file, 'utf8');
+    writeFileSync(file, original.replace(MCP_URL, 'https://api.example.com/mcp'));
+    try {
+      const result = await doctor();
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(
+        /✗ server.json: remotes\[0\]\.url https:\/\/api\.example\.com\/mcp is not the door’s/,
+      );
+    } finally {
+      writeFileSync(file, original);
+    }
+  });
+});

@@ -1,0 +1,207 @@
+/**
+ * `service sync` exit codes against a running host with a real grant: 0 (warnings included),
+ * 2 for unresolved slots in any mode and for breaking changes under --strict, 3 when a breaking
+ * change touches a saved reference (here a remembered approval, a grant) under --strict.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '@service/core/http';
+import { createStore, type Store } from '@service/core/store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningHost, startExpressHost } from '../../../examples/express-host/src/host.js';
+import { BUILT, baseEnv, readJson, runCli, writeJson } from './support/cli.js';
+
+let store: Store;
+let host: RunningHost;
+let dir: string;
+
+const tool = (name: string, extra = '') =>
+  `{ name: '${name}', description: '${name} does its job.', input: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] }, execute: () => null${extra} }`;
+
+/** The app's tools module: plain tool objects, as `defineTool` returns them. */
+function writeTools(...tools: string[]): void {
+  writeFileSync(join(dir, 'tools.ts'), `export const tools = [\n  ${tools.join(',\n  ')},\n];\n`);
+}
+
+async function grantCancelOrder(): Promise<void> {
+  const login = await fetch(`${host.url}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'dana@example.com' }),
+  });
+  const { token } = (await login.json()) as { token: string };
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const turn = await fetch(`${host.url}/api/service/chat`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ id: 'dana-cancel', message: 'cancel order A-1001' }),
+  });
+  await turn.text();
+  const { approvals } = (await (
+    await fetch(`${host.url}/api/service/approvals?status=pending`, { headers: auth })
+  ).json()) as { approvals: Array<{ id: string }> };
+  const decided = await fetch(`${host.url}/api/service/approvals/${approvals[0]!.id}/decide`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ decision: 'approve', remember: true }),
+  });
+  expect(decided.status).toBe(200);
+}
+
+const sync = (...args: string[]) => runCli(['sync', ...args], { cwd: dir });
+const catalogNames = () =>
+  readJson<{ tools: Array<{ name: string }> }>(join(dir, '.service/catalog.json')).tools.map((t) => t.name);
+
+describe.skipIf(!BUILT)('service sync exit codes', () => {
+  beforeAll(async () => {
+    store = await createStore({ url: 'memory://' });
+    host = await startExpressHost({ store, development: true, logger: silentLogger, env: {} });
+    await grantCancelOrder();
+    dir = mkdtempSync(join(tmpdir(), 'svc-fcli-sync-'));
+    writeJson(join(dir, 'package.json'), { name: 'shop', private: true, type: 'module' });
+    writeJson(join(dir, '.service/config.json'), {
+      version: 1,
+      framework: 'express',
+      toolsModule: 'tools.ts',
+      modelImport: './ai',
+      wiring: [],
+    });
+  });
+  afterAll(async () => {
+    await host?.close();
+    await store?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('exits 0 on a first catalog and on additive changes, even under --strict', async () => {
+    writeTools(tool('list_orders'), tool('cancel_order', ", risk: 'destructive'"));
+    expect((await sync()).code).toBe(0);
+    expect(catalogNames()).toEqual(['list_orders', 'cancel_order']);
+    writeTools(tool('list_orders'), tool('cancel_order', ", risk: 'destructive'"), tool('add_note'));
+    const result = await sync('--strict', '--json');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).report.changes).toEqual([
+      { tool: 'add_note', kind: 'added', breaking: false, details: ['added'] },
+    ]);
+  });
+
+  it('exits 2 under --strict on a breaking change no saved reference uses, and keeps the catalog', async () => {
+    writeTools(tool('cancel_order', ", risk: 'destructive'"), tool('add_note'));
+    const result = await sync('--strict', '--json', '--url', host.url);
+    expect(result.code).toBe(2);
+    const body = JSON.parse(result.stdout);
+    expect(body).toMatchObject({
+      ok: false,
+      exitCode: 2,
+      report: { breaking: ['list_orders'], written: false },
+      impact: { tools: [{ name: 'list_orders', apps: 0, automations: 0, grants: 0 }] },
+    });
+    expect(Object.keys(body).sort()).toEqual(['exitCode', 'impact', 'notes', 'ok', 'report']);
+    expect(catalogNames()).toContain('list_orders');
+  });
+
+  it('exits 0 without --strict on the same change (a warning), and writes the catalog', async () => {
+    const result = await sync();
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/breaking list_orders: removed/);
+    expect(result.stdout).toMatch(/--strict/);
+    expect(catalogNames()).toEqual(['cancel_order', 'add_note']);
+  });
+
+  it('exits 3 under --strict when a breaking change touches a saved grant', async () => {
+    writeTools(tool('add_note'));
+    const result = await runCli(['sync', '--strict', '--json'], {
+      cwd: dir,
+      env: baseEnv({ SERVICE_URL: host.url }),
+    });
+    expect(result.code).toBe(3);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      exitCode: 3,
+      report: { breaking: ['cancel_order'] },
+      impact: { url: host.url, tools: [{ name: 'cancel_order', known: true, grants: 1 }] },
+    });
+    // --url wins over SERVICE_URL; without a reachable app the impact is unknown: exit 2, a note.
+    const unreachable = await runCli(['sync', '--strict', '--json', '--url', 'http://127.0.0.1:9'], {
+      cwd: dir,
+      env: baseEnv({ SERVICE_URL: host.url }),
+    });
+    expect(unreachable.code).toBe(2);
+    expect(JSON.parse(unreachable.stdout).notes[0]).toMatch(/^No impact from http:\/\/127\.0\.0\.1:9/);
+  });
+
+  it('treats an input property made required as breaking', async () => {
+    writeTools(tool('cancel_order', ", risk: 'destructive'"), tool('add_note'));
+    expect((await sync()).code).toBe(0);
+    writeFileSync(
+      join(dir, 'tools.ts'),
+      readFileSync(join(dir, 'tools.ts'), 'utf8').replace(
+        "add_note does its job.', input: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] }",
+        "add_note does its job.', input: { type: 'object', properties: { orderId: { type: 'string' }, note: { type: 'string' } }, required: ['orderId', 'note'] }",
+      ),
+    );
+    const result = await sync('--strict', '--json');
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout).report.changes).toEqual([
+      { tool: 'add_note', kind: 'changed', breaking: true, details: ['input.note now required'] },
+    ]);
+  });
+
+  it('exits 2 in any mode on an unresolved slot: an override naming a tool the catalog lacks', async () => {
+    writeJson(join(dir, '.service/overrides.json'), { surfaces: { mcp: ['add_note', 'gone_tool'] } });
+    try {
+      const result = await sync('--json');
+      expect(result.code).toBe(2);
+      expect(JSON.parse(result.stdout).report.unresolvedSlots).toEqual(['surfaces.mcp: gone_tool']);
+    } finally {
+      rmSync(join(dir, '.service/overrides.json'));
+    }
+  });
+
+  it('exits 1 when the tools are not valid, naming the problem', async () => {
+    writeFileSync(
+      join(dir, 'tools.ts'),
+      "export const tools = [{ name: 'service_x', description: 'x', input: { type: 'object' }, execute() {} }];\n",
+    );
+    const result = await sync();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/service_ prefix is reserved/);
+  });
+
+  it('resolves the app’s own `@/` paths from its tsconfig, as its bundler does', async () => {
+    const app = mkdtempSync(join(tmpdir(), 'svc-fcli-alias-'));
+    writeJson(join(app, 'package.json'), { name: 'aliased', private: true });
+    writeJson(join(app, 'tsconfig.json'), { compilerOptions: { paths: { '@/*': ['./src/*'] } } });
+    writeJson(join(app, '.service/config.json'), {
+      version: 1,
+      framework: 'next',
+      toolsModule: 'src/lib/tools.ts',
+      modelImport: '@/lib/ai',
+      wiring: [],
+    });
+    writeJson(join(app, 'src/lib/words.json'), { description: 'Described elsewhere.' });
+    writeFileSync(
+      join(app, 'src/lib/tools.ts'),
+      "import words from '@/lib/words.json';\nexport const tools = [{ name: 'x', description: words.description, input: { type: 'object' }, execute() {} }];\n",
+    );
+    const result = await runCli(['sync'], { cwd: app });
+    expect(result.code, result.stderr).toBe(0);
+    expect(
+      readJson<{ tools: Array<{ description: string }> }>(join(app, '.service/catalog.json')).tools[0]
+        ?.description,
+    ).toBe('Described elsewhere.');
+  });
+
+  it('answers --report with the documented errors until the cloud exists, before any action', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'svc-fcli-report-'));
+    const noKey = await runCli(['sync', '--report'], { cwd: empty });
+    expect(noKey).toMatchObject({ code: 1, stderr: expect.stringMatching(/needs the cloud key/) });
+    const badKey = await runCli(['sync', '--report', '--key', 'svc_123'], { cwd: empty });
+    expect(badKey.stderr).toMatch(/svc_ followed by 40 hex/);
+    const good = await runCli(['sync', '--report'], {
+      cwd: empty,
+      env: baseEnv({ SERVICE_API_KEY: `svc_${'a1'.repeat(20)}` }),
+    });
+    expect(good).toMatchObject({ code: 1, stderr: expect.stringMatching(/not available in this version/) });
+  });
+});
