@@ -5,6 +5,7 @@ import type { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
 import type { PaymentProcessor } from '../billing/payments/processor.js';
 import type { StripePaymentProcessor } from '../billing/payments/stripe-processor.js';
 import type { BillingReports } from '../billing/reports.js';
+import type { ToolCatalog } from '../catalog/tools.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { EventStreamHub } from '../events/streams.js';
 import type { CorsPolicy } from '../http/cors.js';
@@ -109,6 +110,8 @@ export interface PlatformContext {
   stripe: StripePaymentProcessor | null;
   /** Milliseconds since the epoch: the clock of the catalog's caches (injectable in tests). */
   now: () => number;
+  /** The platform's deployable tools and their releases (`/api/tools`, `/api/admin/tools`). */
+  tools: ToolCatalog;
 }
 
 /** Hono environment of platform routes. */

@@ -7,6 +7,7 @@ import { DevPaymentProcessor } from '../billing/payments/dev-processor.js';
 import { StripePaymentProcessor, type StripeSettings } from '../billing/payments/stripe-processor.js';
 import { DEFAULT_MARGIN_PERCENT } from '../billing/pricing.js';
 import { BillingReports } from '../billing/reports.js';
+import { ToolCatalog } from '../catalog/tools.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
 import { EventStreamHub } from '../events/streams.js';
 import { ownDomainOf } from '../http/cors.js';
@@ -58,6 +59,7 @@ import { faultResponse, refusalOf, refusalResponse, unavailableResponse } from '
 import { guardUrl } from './internal/input-guard.js';
 import { DevMailbox, type Mailer } from './mailer.js';
 import { adminRoutes } from './routes/admin.js';
+import { adminToolRoutes } from './routes/admin-tools.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
 import { billingRoutes } from './routes/billing.js';
@@ -70,6 +72,7 @@ import { keyRoutes } from './routes/keys.js';
 import { memberRoutes } from './routes/members.js';
 import { runtimeRoutes } from './routes/runtime.js';
 import { spendRoutes } from './routes/spend.js';
+import { toolRoutes } from './routes/tools.js';
 import { usageRoutes } from './routes/usage.js';
 import { workspaceRoutes } from './routes/workspaces.js';
 
@@ -135,6 +138,11 @@ export interface PlatformOptions {
   stripe?: StripeSettings;
   /** Milliseconds since the epoch, for the catalog's caches; injectable for tests. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Tools whose slug starts with this are test tools, hidden from everyone but platform admins.
+   * Default `SERVICE_HIDDEN_TOOL_PREFIX`, else `service-test-`.
+   */
+  hiddenToolPrefix?: string;
 }
 
 export interface PlatformCloseOptions {
@@ -282,6 +290,14 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const stopFollowingAutoReloads = stripe
     ? await stripe.followAutoReloads(options.store, logger, `${baseUrl}/billing`)
     : null;
+  const tools = new ToolCatalog(db, {
+    baseUrl,
+    now: options.now ?? Date.now,
+    hiddenPrefix:
+      options.hiddenToolPrefix ?? ((options.env ?? process.env).SERVICE_HIDDEN_TOOL_PREFIX || undefined),
+  });
+  // Tools changed on any instance leave this one's catalog caches as the notice arrives.
+  const stopFollowingTools = await tools.follow(options.store);
   const context: PlatformContext = {
     keys,
     balances,
@@ -321,6 +337,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     mailer: options.mailer ?? devMailbox,
     stripe,
     now: options.now ?? Date.now,
+    tools,
   };
 
   const app = new Hono<PlatformEnv>();
@@ -359,6 +376,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', spendRoutes(context));
   app.route('/', usageRoutes(context));
   app.route('/', adminRoutes(context));
+  app.route('/', adminToolRoutes(context));
+  app.route('/', toolRoutes(context));
   app.route('/', billingRoutes(context));
   app.route('/', billingPageRoutes(context, { devSignIn: devIdp !== null }));
   app.route('/', integrationPageRoutes(context, { devSignIn: devIdp !== null }));
@@ -431,6 +450,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     await stopFollowingKeys().catch(logged('key notices not unfollowed'));
     await stopFollowingTenantStatuses().catch(logged('tenant status notices not unfollowed'));
     await stopFollowingAutoReloads?.().catch(logged('auto-reload notices not unfollowed'));
+    await stopFollowingTools().catch(logged('tool catalog notices not unfollowed'));
     await metering.close().catch(logged('metering not closed cleanly'));
     await instance.stop().catch(logged('instance row not removed'));
   }
