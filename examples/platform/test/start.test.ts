@@ -177,4 +177,38 @@ describe('pnpm start', () => {
       await booted.stop();
     }
   });
+
+  it('frames the demo tool’s usage from its own spend once the demo app has made a metered call', async () => {
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      const framing = async () =>
+        (await (await fetch(`${base}/api/tools/deployed-tool/usage-framing`)).json()).amounts;
+      expect((await framing())[0].cold_start).toBe(true);
+      const chat = await fetch(`${base}/proxy/llm-gateway/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${demoFile().keys.appKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'demo-echo', messages: [{ role: 'user', content: 'hello' }] }),
+      });
+      expect(chat.status).toBe(200);
+      await chat.arrayBuffer();
+      // The framing is cached for an hour: the next boot reads the spend.
+      expect(await booted.stop()).toBe(0);
+      const again = await bootPlatform(cwd, { PORT: String(port) });
+      try {
+        const amounts = await framing();
+        expect(amounts.map((entry: { cold_start: boolean }) => entry.cold_start)).toEqual([
+          false,
+          false,
+          false,
+        ]);
+        expect(amounts[0].label).toMatch(/^About [\d,]+ calls$/);
+      } finally {
+        expect(await again.stop()).toBe(0);
+      }
+    } catch (error) {
+      await booted.stop().catch(() => {});
+      throw error;
+    }
+  });
 });
