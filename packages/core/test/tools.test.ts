@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
+import type { Logger } from '../src/http/logger.js';
 import { checkManifest } from '../src/schemas/manifest.js';
 import { createStore } from '../src/store/index.js';
 import { devSignIn, type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
@@ -652,13 +653,26 @@ describe('caches', () => {
 describe('a store that is gone', () => {
   it('leaves the lists answering 200 { tools: [] }, never 5xx', async () => {
     const lost = await createStore({ url: 'memory://' });
-    const lonely = await startPlatform(lost);
+    const logged: string[] = [];
+    const record = (level: string) => (message: string) => void logged.push(`${level} ${message}`);
+    const lonely = await startPlatform(lost, {
+      logger: { info: record('info'), warn: record('warn'), error: record('error') } satisfies Logger,
+    });
     await lost.close();
     try {
       for (const list of ['catalog', 'deployable']) {
         const response = await get(lonely.url, `/api/tools/${list}`);
         expect(await json(response)).toEqual({ status: 200, body: { tools: [] } });
       }
+      expect(logged.filter((line) => line.startsWith('error tool '))).toEqual([
+        'error tool catalog list failed',
+        'error tool deployable list failed',
+      ]);
+      // The detail has no empty answer to fall back on: the spec's fault body.
+      expect(await json(await get(lonely.url, '/api/tools/notes'))).toEqual({
+        status: 500,
+        body: { error: 'Internal error' },
+      });
     } finally {
       await lonely.close().catch(() => {});
     }
