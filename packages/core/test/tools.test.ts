@@ -622,6 +622,19 @@ describe('caches', () => {
     expect(await name()).toBe('Notes, renamed');
   });
 
+  it('serves the public deployable list for five minutes', async () => {
+    const name = async () =>
+      (await (await get(second.url, '/api/tools/deployable')).json()).tools.find(
+        (tool: { toolSlug: string }) => tool.toolSlug === 'notes',
+      ).toolName;
+    const before = await name();
+    await store.db.updateTable('tools').set({ name: 'Notes, again' }).where('slug', '=', 'notes').execute();
+    clock += 5 * 60 * 1000 - 1;
+    expect(await name()).toBe(before);
+    clock += 2;
+    expect(await name()).toBe('Notes, again');
+  });
+
   it('serves usage framing for an hour', async () => {
     const label = async () =>
       (await (await get(server.url, '/api/tools/notes/usage-framing')).json()).amounts[0].label;
