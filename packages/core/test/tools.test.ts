@@ -170,6 +170,10 @@ describe('the admins’ tool API', () => {
     });
     expect((await publish('research-desk', 'bad version!', RESEARCH_MANIFEST)).status).toBe(400);
     expect((await publish('no-such-tool', '1', SIMPLE_MANIFEST('x-tool'))).status).toBe(404);
+    // A manifest past 60,000 characters, and a body past 128 KiB.
+    expect((await publish('draft-tool', '1', `# ${'x'.repeat(70_000)}\n`)).status).toBe(400);
+    expect((await publish('draft-tool', '1', `# ${'x'.repeat(200_000)}\n`)).status).toBe(413);
+    expect((await get(server.url, '/api/tools/draft-tool')).status).toBe(200);
   });
 
   it('answers an invalid manifest with the very problems `service validate` lists', async () => {
