@@ -1,7 +1,8 @@
+import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { MAX_GRANT_MICROS, OperatorError, Operators, type TenantOverview } from '@service/core/billing';
-import { Integrations } from '@service/core/catalog';
+import { Integrations, ToolCatalog } from '@service/core/catalog';
 import { TenantStatuses } from '@service/core/identity';
 import { createStore, type Store } from '@service/core/store';
 
@@ -20,6 +21,9 @@ const USAGE = `Usage: pnpm admin <command>
   resume <tenant|email> [--reason TEXT]     let them through again
   integrations list                         every integration and whether it is enabled
   integrations enable|disable <slug>        bring an integration back to the catalog, or withdraw it
+  tools list                                the platform's tools, their state and active release
+  tools enable|disable <slug>               show or hide a tool in the public catalog
+  tools publish <slug> <version> <file>     publish a release from a service.yaml (made active)
 
 A tenant is its id, or the email of its owner (who must own exactly one workspace).
 Exit codes: 0 done, 1 refused (no such tenant, already suspended, ...), 2 usage error,
@@ -63,8 +67,11 @@ async function main(argv: string[]): Promise<void> {
       await runIntegrations(new Integrations(store.db, process.env.SERVICE_BASE_URL ?? ''), parsed);
       return;
     }
-    const operators = new Operators(store.db, new TenantStatuses(store.db));
-    await run(operators, parsed);
+    if (parsed.command === 'tools') {
+      await runTools(store, parsed);
+    } else {
+      await run(new Operators(store.db, new TenantStatuses(store.db)), parsed);
+    }
   } finally {
     await store.close();
   }
@@ -77,7 +84,10 @@ type Command =
   | { command: 'suspend'; tenant: string; reason: string }
   | { command: 'resume'; tenant: string; reason: string | null }
   | { command: 'integrations'; action: 'list' }
-  | { command: 'integrations'; action: 'enable' | 'disable'; slug: string };
+  | { command: 'integrations'; action: 'enable' | 'disable'; slug: string }
+  | { command: 'tools'; action: 'list' }
+  | { command: 'tools'; action: 'enable' | 'disable'; slug: string }
+  | { command: 'tools'; action: 'publish'; slug: string; version: string; file: string };
 
 function parseCommand(argv: string[]): Command {
   const { values, positionals } = parseArgs({
@@ -126,6 +136,19 @@ function parseCommand(argv: string[]): Command {
         return { command, action, slug: slug! };
       }
       throw usage('integrations takes list, or enable or disable and a slug');
+    }
+    case 'tools': {
+      const [action, ...toolArgs] = rest;
+      const toolArgCount = action === 'list' ? 0 : action === 'publish' ? 3 : 1;
+      if (action !== 'list' && action !== 'enable' && action !== 'disable' && action !== 'publish') {
+        throw usage('tools takes list, enable, disable or publish');
+      }
+      if (toolArgs.length !== toolArgCount) throw usage(`tools ${action} takes ${toolArgCount} argument(s)`);
+      if (action === 'list') return { command, action };
+      if (action === 'publish') {
+        return { command, action, slug: toolArgs[0]!, version: toolArgs[1]!, file: toolArgs[2]! };
+      }
+      return { command, action, slug: toolArgs[0]! };
     }
     case undefined:
       throw usage('Name a command.');
@@ -177,9 +200,59 @@ async function runIntegrations(
   process.stdout.write(`${enabled ? 'Enabled' : 'Disabled'} ${parsed.slug}.\n`);
 }
 
+/** The catalog's tools: every change drops the catalog caches of running instances. */
+async function runTools(store: Store, parsed: Extract<Command, { command: 'tools' }>): Promise<void> {
+  const tools = new ToolCatalog(store.db, {
+    baseUrl: process.env.SERVICE_BASE_URL ?? 'http://localhost:8787',
+  });
+  if (parsed.action === 'list') {
+    const all = await tools.listForAdmin();
+    for (const tool of all) {
+      const state = [tool.enabled ? 'enabled' : 'disabled', tool.internal ? 'internal' : '']
+        .filter(Boolean)
+        .join(',');
+      process.stdout.write(
+        `${[tool.slug.padEnd(24), state.padEnd(17), tool.release?.version ?? '-', tool.name].join('  ')}\n`,
+      );
+    }
+    if (all.length === 0) process.stdout.write('No tools.\n');
+    return;
+  }
+  if (parsed.action === 'publish') {
+    let manifest: string;
+    try {
+      manifest = await readFile(parsed.file, 'utf8');
+    } catch (error) {
+      throw new Exit(REFUSED, `Could not read ${parsed.file}: ${(error as Error).message}`);
+    }
+    const result = await tools.publish({ toolSlug: parsed.slug, version: parsed.version, manifest });
+    if (result.ok) {
+      process.stdout.write(`Published ${parsed.slug} ${parsed.version}: now its active release.\n`);
+      return;
+    }
+    if (result.reason === 'invalid_manifest') {
+      const lines = result.problems.map(
+        (problem) =>
+          `  ${problem.line ? `${parsed.file}:${problem.line}:${problem.column}  ` : ''}${problem.path ? `${problem.path}: ` : ''}${problem.message}`,
+      );
+      throw new Exit(REFUSED, `The manifest is not valid:\n${lines.join('\n')}`);
+    }
+    throw new Exit(
+      REFUSED,
+      result.reason === 'tool_not_found'
+        ? `Tool not found: ${parsed.slug}`
+        : `${parsed.slug} already has a release ${parsed.version}`,
+    );
+  }
+  if (!(await tools.update(parsed.slug, { enabled: parsed.action === 'enable' }))) {
+    throw new Exit(REFUSED, `Tool not found: ${parsed.slug}`);
+  }
+  process.stdout.write(`${parsed.action === 'enable' ? 'Enabled' : 'Disabled'} ${parsed.slug}.\n`);
+}
+
 async function run(
   operators: Operators,
-  parsed: Exclude<Command, { command: 'help' } | { command: 'integrations' }>,
+  parsed: Exclude<Command, { command: 'help' } | { command: 'integrations' } | { command: 'tools' }>,
 ): Promise<void> {
   if (parsed.command === 'tenants') {
     const tenants = await operators.listTenants(parsed);

@@ -6,6 +6,7 @@ import { ensureAccount } from '@service/core/identity';
 import type { Platform } from '@service/core/platform';
 import { upsertProvider } from '@service/core/proxy';
 import { ensureDemoIntegrations } from './demo-integrations.js';
+import { seedDemoTools } from './demo-tools.js';
 import { DEMO_UPSTREAM_ORIGIN } from './demo-upstream.js';
 
 export const DEMO_EMAIL = 'demo@example.com';
@@ -67,6 +68,7 @@ export async function seedDemo(platform: Platform, demoFilePath: string): Promis
     : await findDemo(platform, existing!.default_tenant_id!);
   await ensureDemoProviders(platform);
   await bindDemoConnections(platform, demo);
+  await seedDemoTools(platform, demo.appId);
   // Idempotent by key: a second boot, or two racing first boots, credit once.
   await post(db, {
     tenantId: demo.tenantId,

@@ -7,7 +7,7 @@
  * @see docs/operators.md
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,6 +74,39 @@ beforeAll(async () => {
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 describe('pnpm admin', () => {
+  it(
+    'lists, disables, enables tools and publishes a release from a service.yaml',
+    async () => {
+      await withStore(async ({ db }) => {
+        await db.insertInto('tools').values({ slug: 'script-tool', name: 'Script tool' }).execute();
+      });
+      const manifest = join(folder, 'service.yaml');
+      writeFileSync(manifest, 'name: script-tool\nversion: 1\nruntime: node\n');
+      expect(await admin('tools', 'publish', 'script-tool', '1.0.0', manifest)).toMatchObject({
+        code: 0,
+        stdout: 'Published script-tool 1.0.0: now its active release.\n',
+      });
+      expect(await admin('tools', 'disable', 'script-tool')).toMatchObject({
+        code: 0,
+        stdout: 'Disabled script-tool.\n',
+      });
+      expect((await admin('tools', 'list')).stdout).toMatch(/script-tool\s+disabled\s+1\.0\.0\s+Script tool/);
+      expect(await admin('tools', 'enable', 'script-tool')).toMatchObject({ code: 0 });
+      expect((await admin('tools', 'list')).stdout).toMatch(/script-tool\s+enabled\s+1\.0\.0/);
+
+      writeFileSync(manifest, 'name: script-tool\nversion: 2\nruntime: node\n');
+      const invalid = await admin('tools', 'publish', 'script-tool', '2.0.0', manifest);
+      expect(invalid).toMatchObject({ code: 1, stdout: '' });
+      expect(invalid.stderr).toBe(`The manifest is not valid:\n  ${manifest}:2:10  version: must be 1\n`);
+      expect(await admin('tools', 'disable', 'no-such-tool')).toMatchObject({
+        code: 1,
+        stderr: 'Tool not found: no-such-tool\n',
+      });
+      expect((await admin('tools', 'frobnicate')).code).toBe(2);
+    },
+    SCRIPT_TESTS_MS,
+  );
+
   it(
     'lists tenants, grants by owner email, suspends and resumes by id, each with an audit row',
     async () => {

@@ -64,6 +64,38 @@ function readmeCurl(): string {
   return line.replaceAll('localhost:8787', `localhost:${port}`);
 }
 
+/** The demo catalog as anyone sees it: public tools with releases, one with a multi-step wizard. */
+async function expectSeededCatalog() {
+  const base = `http://127.0.0.1:${port}`;
+  const deployable = await (await fetch(`${base}/api/tools/deployable`)).json();
+  const slugs = deployable.tools.map((tool: { toolSlug: string }) => tool.toolSlug).sort();
+  // The internal and the test tools stay hidden.
+  expect(slugs).toEqual(['deployed-tool', 'research-desk', 'voice-notes']);
+  const desk = deployable.tools.find((tool: { toolSlug: string }) => tool.toolSlug === 'research-desk');
+  expect(desk.wizardLayout.subSteps.map((step: { id: string }) => step.id)).toEqual([
+    'connect',
+    'voice',
+    'configure',
+  ]);
+  expect(desk.wizardInputs).toHaveLength(3);
+  const catalog = await (await fetch(`${base}/api/tools/catalog`)).json();
+  expect(catalog.tools).toContainEqual({
+    slug: 'deployed-tool',
+    name: 'Balance watcher',
+    description: "Shows the workspace's credit and connections, live from the event stream.",
+    category: 'operations',
+  });
+  const framing = await (await fetch(`${base}/api/tools/voice-notes/usage-framing`)).json();
+  expect(framing.amounts.map((entry: { usd: number }) => entry.usd)).toEqual([5, 25, 100]);
+  expect(framing.amounts[0].cold_start).toBe(true);
+  const needs = await (await fetch(`${base}/api/tools/research-desk/integrations`)).json();
+  expect(needs.required.map((entry: { provider: string }) => entry.provider)).toEqual([
+    'llm-gateway',
+    'web-search',
+  ]);
+  expect(needs.optional.map((entry: { provider: string }) => entry.provider)).toEqual(['speech']);
+}
+
 // Each test boots the platform (up to a minute on a busy 2-core machine) once or twice.
 describe('pnpm start', { timeout: 180_000 }, () => {
   it('boots on an empty store, seeds the demo and writes .service/demo.json with mode 0600', async () => {
@@ -90,6 +122,7 @@ describe('pnpm start', { timeout: 180_000 }, () => {
       expect(demo.host.mcp.serviceKey).toMatch(/^mcp_svc_/);
       expect(await exchangeStatus(demo, demo.host.mcp.serviceKey)).toBe(200);
       expect(booted.output()).not.toContain(demo.host.mcp.serviceKey);
+      await expectSeededCatalog();
     } finally {
       expect(await booted.stop()).toBe(0);
     }
@@ -103,6 +136,8 @@ describe('pnpm start', { timeout: 180_000 }, () => {
       expect(await balance(before.keys.appKey)).toMatchObject({ credits_remaining_micros: 25_000_000 });
       // The demo host's service key is kept too: the door of the new process accepts it.
       expect(await exchangeStatus(before, before.host.mcp.serviceKey)).toBe(200);
+      // The catalog is upserted again, releases kept: the same list.
+      await expectSeededCatalog();
     } finally {
       expect(await booted.stop()).toBe(0);
     }
@@ -253,5 +288,39 @@ describe('pnpm start', { timeout: 180_000 }, () => {
       db.selectFrom('integrations').select('kind').where('provider', '=', 'speech').executeTakeFirstOrThrow(),
     );
     expect(speech.kind).toBe('speech_synthesis');
+  });
+
+  it('frames the demo tool’s usage from its own spend once the demo app has made a metered call', async () => {
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      const framing = async () =>
+        (await (await fetch(`${base}/api/tools/deployed-tool/usage-framing`)).json()).amounts;
+      expect((await framing())[0].cold_start).toBe(true);
+      const chat = await fetch(`${base}/proxy/llm-gateway/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${demoFile().keys.appKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'demo-echo', messages: [{ role: 'user', content: 'hello' }] }),
+      });
+      expect(chat.status).toBe(200);
+      await chat.arrayBuffer();
+      // The framing is cached for an hour: the next boot reads the spend.
+      expect(await booted.stop()).toBe(0);
+      const again = await bootPlatform(cwd, { PORT: String(port) });
+      try {
+        const amounts = await framing();
+        expect(amounts.map((entry: { cold_start: boolean }) => entry.cold_start)).toEqual([
+          false,
+          false,
+          false,
+        ]);
+        expect(amounts[0].label).toMatch(/^About [\d,]+ calls$/);
+      } finally {
+        expect(await again.stop()).toBe(0);
+      }
+    } catch (error) {
+      await booted.stop().catch(() => {});
+      throw error;
+    }
   });
 });

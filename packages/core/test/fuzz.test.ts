@@ -110,7 +110,7 @@ const body = fc.oneof(
   fc.string({ maxLength: 200 }),
 );
 
-type Shape = 'canonical' | 'nested' | 'flat' | 'html' | 'events';
+type Shape = 'canonical' | 'nested' | 'flat' | 'string' | 'html' | 'events';
 
 interface RouteCase {
   method: string;
@@ -204,6 +204,16 @@ const PLATFORM_ROUTES: RouteCase[] = [
   { method: 'POST', path: '/api/admin/tenants/:id/grants', shape: 'flat' },
   { method: 'POST', path: '/api/admin/tenants/:id/suspend', shape: 'flat' },
   { method: 'POST', path: '/api/admin/tenants/:id/resume', shape: 'flat' },
+  { method: 'GET', path: '/api/admin/tools', shape: 'flat' },
+  { method: 'POST', path: '/api/admin/tools', shape: 'flat' },
+  { method: 'PATCH', path: '/api/admin/tools/:id', shape: 'flat' },
+  { method: 'POST', path: '/api/admin/tools/:id/releases', shape: 'flat' },
+  { method: 'POST', path: '/api/admin/tools/:id/releases/:id/withdraw', shape: 'flat' },
+  { method: 'GET', path: '/api/tools/catalog', shape: 'flat' },
+  { method: 'GET', path: '/api/tools/deployable', shape: 'flat' },
+  { method: 'GET', path: '/api/tools/:id', shape: 'string' },
+  { method: 'GET', path: '/api/tools/:id/usage-framing', shape: 'string' },
+  { method: 'GET', path: '/api/tools/:id/integrations', shape: 'flat' },
   { method: 'GET', path: '/api/billing/customer', shape: 'flat' },
   { method: 'PATCH', path: '/api/billing/customer', shape: 'flat' },
   { method: 'POST', path: '/api/billing/setup-intent', shape: 'flat' },
@@ -316,6 +326,10 @@ async function expectShaped(route: RouteCase, response: Response, wire: boolean)
       return canonical();
     case 'nested':
       return nested();
+    case 'string':
+      expect(Object.keys(body), label).toEqual(['error']);
+      expect(typeof body.error, label).toBe('string');
+      return;
     case 'events':
       // 401s nested, the stream's refusals (429, 400) canonical.
       return response.status === 401 ? nested() : canonical();

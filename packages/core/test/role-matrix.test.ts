@@ -92,6 +92,18 @@ const NOT_DASHBOARD = new Set([
   'GET /static/integrations/:file',
   'GET /static/tools/:file',
   'GET /docs/integrations/:slug',
+  'GET /api/admin/tools',
+  'POST /api/admin/tools',
+  'PATCH /api/admin/tools/:slug',
+  'POST /api/admin/tools/:slug/releases',
+  'POST /api/admin/tools/:slug/releases/:version/withdraw',
+  // The public tool catalog: anyone, a session only widens it (admins) or fills `alreadyEnabled`;
+  // tools.test.ts checks anonymous, signed-in, admin and another workspace's app.
+  'GET /api/tools/catalog',
+  'GET /api/tools/deployable',
+  'GET /api/tools/:slug',
+  'GET /api/tools/:slug/usage-framing',
+  'GET /api/tools/:slug/integrations',
   // The billing pages' forms carry a session-bound CSRF token: payments.test.ts walks them.
   'POST /billing/purchase',
   'GET /billing/purchases/:id',

@@ -148,4 +148,89 @@ colour: blue
       errors: [{ path: '', message: 'No such file: service.yaml' }],
     });
   });
+
+  it('accepts the catalog keys: display data, optional integrations and a wizard', async () => {
+    const { code, out } = await validate(`name: research-desk
+version: 1
+runtime: node
+title: Research desk
+description: Answers questions with sources.
+category: research
+integrations: [llm-gateway]
+optional_integrations: [web-search]
+wizard:
+  inputs:
+    - { key: DESK_NAME, label: Desk name, type: text, required: true }
+    - { key: MAX_SOURCES, label: Sources per answer, type: number }
+  steps:
+    - id: connect
+      title: Connect your services
+      sections:
+        - { type: integration, providers: [llm-gateway, web-search] }
+    - id: configure
+      title: Configure the desk
+      sections:
+        - { type: inputs, keys: [DESK_NAME, MAX_SOURCES] }
+`);
+    expect(out).toBe('✓ service.yaml is valid (research-desk, runtime node).\n');
+    expect(code).toBe(0);
+  });
+
+  it('cross-checks the wizard against the integrations and inputs it names', async () => {
+    const { code, out } = await validate(`name: research-desk
+version: 1
+runtime: node
+integrations: [llm-gateway]
+optional_integrations: [llm-gateway]
+wizard:
+  inputs:
+    - { key: DESK_NAME, label: Desk name, type: text }
+    - { key: DESK_NAME, label: Again, type: text }
+  steps:
+    - id: connect
+      title: Connect
+      sections:
+        - { type: integration, providers: [web-search] }
+    - id: connect
+      title: Configure
+      sections:
+        - { type: inputs, keys: [MISSING] }
+`);
+    expect(code).toBe(1);
+    expect(out).toMatchInlineSnapshot(`
+      "✗ service.yaml: 5 problems
+        service.yaml:5:25  optional_integrations[0]: llm-gateway is also required
+        service.yaml:9:14  wizard.inputs[1].key: DESK_NAME is listed twice
+        service.yaml:14:44  wizard.steps[0].sections[0].providers[0]: web-search is not in integrations or optional_integrations
+        service.yaml:15:11  wizard.steps[1].id: connect is used twice
+        service.yaml:18:34  wizard.steps[1].sections[0].keys[0]: MISSING is not in wizard.inputs
+      "
+    `);
+  });
+
+  it('checks the wizard keys themselves before cross-checking', async () => {
+    const { code, out } = await validate(`name: research-desk
+version: 1
+runtime: node
+wizard:
+  inputs:
+    - { key: desk, label: Desk name, type: colour }
+  steps:
+    - id: Connect
+      title: Connect
+      sections:
+        - { type: video }
+  extra: 1
+`);
+    expect(code).toBe(1);
+    expect(out).toMatchInlineSnapshot(`
+      "✗ service.yaml: 5 problems
+        service.yaml:6:14  wizard.inputs[0].key: must be upper snake case (^[A-Z][A-Z0-9_]*$)
+        service.yaml:6:44  wizard.inputs[0].type: must be one of text, secret, number, boolean, url
+        service.yaml:8:11  wizard.steps[0].id: must be lowercase letters, digits and hyphens
+        service.yaml:11:19  wizard.steps[0].sections[0].type: must have type integration (with providers) or inputs (with keys)
+        service.yaml:12:3  wizard.extra: unknown key
+      "
+    `);
+  });
 });

@@ -22,7 +22,7 @@ function onTerminal(
     term.onData((data) => {
       screen += data;
       const answer = answers[next];
-      if (answer && answer[0].test(screen)) {
+      if (answer?.[0].test(screen)) {
         next += 1;
         term.write(`${answer[1]}\r`);
       }

@@ -7,6 +7,7 @@ import type { StripePaymentProcessor } from '../billing/payments/stripe-processo
 import type { BillingReports } from '../billing/reports.js';
 import type { Integrations } from '../catalog/integrations.js';
 import type { PublicPricing } from '../catalog/pricing.js';
+import type { ToolCatalog } from '../catalog/tools.js';
 import type { ConnectorOAuth } from '../connections/connector-oauth.js';
 import type { OAuthClients } from '../connections/oauth-clients.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
@@ -130,6 +131,8 @@ export interface PlatformContext {
   now: () => number;
   /** Deployed apps: deploys, their run state, logs, secrets, and where the app proxy sends traffic. */
   deployments: Deployments;
+  /** The platform's deployable tools and their releases (`/api/tools`, `/api/admin/tools`). */
+  tools: ToolCatalog;
 }
 
 /** Hono environment of platform routes. */

@@ -12,6 +12,7 @@ import { BillingReports } from '../billing/reports.js';
 import { followCatalogChanges } from '../catalog/changes.js';
 import { Integrations } from '../catalog/integrations.js';
 import { PublicPricing } from '../catalog/pricing.js';
+import { ToolCatalog } from '../catalog/tools.js';
 import { ConnectorOAuth } from '../connections/connector-oauth.js';
 import { type OAuthClientInput, OAuthClients } from '../connections/oauth-clients.js';
 import { TokenRefresher } from '../connections/oauth-refresh.js';
@@ -75,6 +76,7 @@ import { DevMailbox, type Mailer } from './mailer.js';
 import { oauthClientsFromEnv } from './oauth-env.js';
 import { adminRoutes } from './routes/admin.js';
 import { adminOAuthRoutes } from './routes/admin-oauth.js';
+import { adminToolRoutes } from './routes/admin-tools.js';
 import { appRoutes } from './routes/apps.js';
 import { authRoutes } from './routes/auth.js';
 import { balanceRoutes } from './routes/balance.js';
@@ -93,6 +95,7 @@ import { oauthRoutes } from './routes/oauth.js';
 import { pricingRoutes } from './routes/pricing.js';
 import { runtimeRoutes } from './routes/runtime.js';
 import { spendRoutes } from './routes/spend.js';
+import { toolRoutes } from './routes/tools.js';
 import { usageRoutes } from './routes/usage.js';
 import { workspaceRoutes } from './routes/workspaces.js';
 
@@ -182,6 +185,11 @@ export interface PlatformOptions {
    * the listing is refused past `timeoutMs` (default 10 s) or `maxBytes` (default 8 MiB).
    */
   pricing?: { modelsUrl?: string; gatewayName?: string; timeoutMs?: number; maxBytes?: number };
+  /**
+   * Tools whose slug starts with this are test tools, hidden from everyone but platform admins.
+   * Default `SERVICE_HIDDEN_TOOL_PREFIX`, else `service-test-`.
+   */
+  hiddenToolPrefix?: string;
 }
 
 export interface PlatformCloseOptions {
@@ -371,6 +379,14 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   if (modelsUrl !== undefined && !URL.canParse(modelsUrl)) {
     throw new ConfigError(`SERVICE_MODELS_URL is not a URL: ${modelsUrl}`);
   }
+  const tools = new ToolCatalog(db, {
+    baseUrl,
+    now,
+    hiddenPrefix:
+      options.hiddenToolPrefix ?? ((options.env ?? process.env).SERVICE_HIDDEN_TOOL_PREFIX || undefined),
+  });
+  // Tools changed on any instance leave this one's catalog caches as the notice arrives.
+  const stopFollowingTools = await tools.follow(options.store);
   const context: PlatformContext = {
     keys,
     balances,
@@ -437,6 +453,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
     }),
     now,
+    tools,
   };
   // A catalog write on any instance drops this one's catalog caches as its notice arrives.
   const stopFollowingCatalog = await followCatalogChanges(options.store, (part) => {
@@ -505,6 +522,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', adminRoutes(context));
   app.route('/', adminOAuthRoutes(context));
   app.route('/', oauthRoutes(context));
+  app.route('/', adminToolRoutes(context));
+  app.route('/', toolRoutes(context));
   app.route('/', billingRoutes(context));
   app.route('/', billingPageRoutes(context, { devSignIn: devIdp !== null }));
   app.route('/', integrationPageRoutes(context, { devSignIn: devIdp !== null }));
@@ -574,6 +593,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     await stopFollowingTenantStatuses().catch(logged('tenant status notices not unfollowed'));
     await stopFollowingAutoReloads?.().catch(logged('auto-reload notices not unfollowed'));
     await stopFollowingCatalog().catch(logged('catalog notices not unfollowed'));
+    await stopFollowingTools().catch(logged('tool catalog notices not unfollowed'));
     await metering.close().catch(logged('metering not closed cleanly'));
     // Idle upstream connections close now, any still answering once done.
     upstream.close();

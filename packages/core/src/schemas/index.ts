@@ -6,4 +6,5 @@ export * from './balance.js';
 export * from './connections.js';
 export * from './errors.js';
 export * from './events.js';
+export * from './manifest.js';
 export * from './ssh.js';

@@ -34,8 +34,13 @@ export function errorShapeOfPath(pathname: string): ErrorShape {
   if (isProxyPath(pathname)) return 'canonical';
   if (NESTED_PATHS.has(pathname)) return 'nested';
   if (pathname === '/api/deployments/me/events') return 'canonical';
+  if (TOOL_DETAIL_PATH.test(pathname) && !FLAT_TOOL_LISTS.has(pathname)) return 'string';
   return 'flat';
 }
+
+/** A tool's detail and its usage framing answer `{ error }` bodies (the lists never refuse). */
+const TOOL_DETAIL_PATH = /^\/api\/tools\/[^/]+(\/usage-framing)?$/;
+const FLAT_TOOL_LISTS = new Set(['/api/tools/catalog', '/api/tools/deployable']);
 
 const NESTED_PATHS = new Set(['/api/billing/balance', '/api/v1/balance', '/api/deployments/me/connections']);
 

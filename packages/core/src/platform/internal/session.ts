@@ -68,6 +68,24 @@ export async function optionalUser(
   return cookie ? ctx.sessions.resolve(cookie) : null;
 }
 
+/**
+ * The signed-in platform admin (email in `SERVICE_ADMIN_EMAILS`): 401 for nobody signed in, 403
+ * for anyone else; `write` also refuses unsafe cookie writes. Flat error bodies.
+ */
+export async function requirePlatformAdmin(
+  ctx: PlatformContext,
+  c: Context<PlatformEnv>,
+  write: boolean,
+): Promise<SessionCaller> {
+  c.set('errorShape', 'flat');
+  const user = await requireSession(ctx, c);
+  if (!user.email || !ctx.adminEmails.has(user.email.toLowerCase())) {
+    throw new PlatformError(403, 'Forbidden: platform admins only', { code: 'FORBIDDEN' });
+  }
+  if (write) requireSafeCookieWrite(ctx, c);
+  return user;
+}
+
 /** Refuses a cookie-authenticated change from another origin (403) or without JSON (415). */
 export function requireSafeCookieWrite(ctx: PlatformContext, c: Context<PlatformEnv>): void {
   const refusal = cookieWriteRefusal(
@@ -76,4 +94,40 @@ export function requireSafeCookieWrite(ctx: PlatformContext, c: Context<Platform
   );
   if (refusal === 'cross_origin') throw new PlatformError(403, 'Cross-origin request refused');
   if (refusal === 'not_json') throw new PlatformError(415, 'Content-Type must be application/json');
+}
+
+/** The caller of an anonymous-capable route: whether a platform admin, and their workspace if any. */
+export interface OptionalCaller {
+  userId: string;
+  admin: boolean;
+  /** Null without a workspace the user is a member of. */
+  tenantId: string | null;
+}
+
+/**
+ * The signed-in caller of an anonymous-capable route, or null: no cookie, a stale or unknown one
+ * (not counted as a failed credential: the route answers as it would anyone), or a session that
+ * cannot be read just now (logged). Never refuses.
+ */
+export async function optionalSession(
+  ctx: PlatformContext,
+  c: Context<PlatformEnv>,
+): Promise<OptionalCaller | null> {
+  const cookie = getCookie(c, SESSION_COOKIE);
+  if (!cookie) return null;
+  try {
+    const user = await ctx.sessions.resolve(cookie);
+    if (!user) return null;
+    const role = user.tenantId ? await ctx.accounts.roleIn(user.tenantId, user.userId) : null;
+    return {
+      userId: user.userId,
+      admin: user.email !== null && ctx.adminEmails.has(user.email.toLowerCase()),
+      tenantId: role ? user.tenantId : null,
+    };
+  } catch (error) {
+    ctx.logger.warn('session unreadable on an anonymous-capable route', {
+      error_message: error instanceof Error ? error.message : String(error),
+    });
+    return null;
+  }
 }

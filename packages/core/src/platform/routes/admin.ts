@@ -7,7 +7,7 @@ import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { withIdempotency } from '../internal/idempotency.js';
 import { readJsonBody } from '../internal/json-body.js';
-import { requireSafeCookieWrite, requireSession, type SessionCaller } from '../internal/session.js';
+import { requirePlatformAdmin, type SessionCaller } from '../internal/session.js';
 
 const MAX_GRANT_USD = MAX_GRANT_MICROS / 1_000_000;
 const reason = z.string().trim().min(1).max(500);
@@ -41,15 +41,8 @@ export function adminRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const operators = ctx.operators;
 
   /** The signed-in admin; `write` also refuses unsafe cookie writes. */
-  const adminOf = async (c: Context<PlatformEnv>, write: boolean): Promise<SessionCaller> => {
-    c.set('errorShape', 'flat');
-    const user = await requireSession(ctx, c);
-    if (!user.email || !ctx.adminEmails.has(user.email.toLowerCase())) {
-      throw new PlatformError(403, 'Forbidden: platform admins only', { code: 'FORBIDDEN' });
-    }
-    if (write) requireSafeCookieWrite(ctx, c);
-    return user;
-  };
+  const adminOf = (c: Context<PlatformEnv>, write: boolean): Promise<SessionCaller> =>
+    requirePlatformAdmin(ctx, c, write);
   const tenantOrNotFound = async (tenantId: string) => {
     const tenant = await operators.getTenant(tenantId);
     if (!tenant) throw new PlatformError(404, 'Tenant not found', { code: 'TENANT_NOT_FOUND' });
