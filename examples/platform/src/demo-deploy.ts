@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Platform } from '@service/core/platform';
 
-/** The catalog tool `pnpm start` offers to deploy: `examples/deployed-tool`. */
+/** The catalog tool `pnpm start` offers to deploy: `examples/deployed-tool` (seeded by `demo-tools.ts`). */
 export const DEMO_TOOL_SLUG = 'deployed-tool';
 
 /** `examples/deployed-tool` and its start command, as the local deployer runs it. */
@@ -12,45 +12,21 @@ const DEMO_TOOL_ARTIFACT = {
 };
 
 /**
- * Makes the example tool deployable from the catalog: the tool and an active release when there
- * is none, and the release's artifact pointed at this checkout's `examples/deployed-tool` (the
- * path moves with the checkout). Idempotent.
+ * Makes the example tool deployable: points its active release's artifact at this checkout's
+ * `examples/deployed-tool` (the path moves with the checkout, so it is written at each boot).
  */
 export async function seedDeployableDemoTool(platform: Platform): Promise<void> {
   const { db } = platform.store;
-  await db
-    .insertInto('tools')
-    .values({
-      slug: DEMO_TOOL_SLUG,
-      name: 'Deployed tool example',
-      description: 'Shows its credit and connections, and the identity the app proxy sends it.',
-    })
-    .onConflict((oc) => oc.column('slug').doNothing())
-    .execute();
-  const tool = await db
-    .selectFrom('tools')
-    .select('id')
-    .where('slug', '=', DEMO_TOOL_SLUG)
-    .executeTakeFirstOrThrow();
   const active = await db
     .selectFrom('tool_releases')
-    .select('id')
-    .where('tool_id', '=', tool.id)
-    .where('status', '=', 'active')
-    .executeTakeFirst();
-  const artifact = JSON.stringify(DEMO_TOOL_ARTIFACT);
-  if (active) {
-    await db.updateTable('tool_releases').set({ artifact }).where('id', '=', active.id).execute();
-    return;
-  }
+    .innerJoin('tools', 'tools.id', 'tool_releases.tool_id')
+    .select('tool_releases.id')
+    .where('tools.slug', '=', DEMO_TOOL_SLUG)
+    .where('tool_releases.status', '=', 'active')
+    .executeTakeFirstOrThrow(() => new Error(`The demo seed published no release of ${DEMO_TOOL_SLUG}`));
   await db
-    .insertInto('tool_releases')
-    .values({
-      tool_id: tool.id,
-      version: '0.1.0',
-      manifest: JSON.stringify({ name: DEMO_TOOL_SLUG }),
-      artifact,
-    })
-    .onConflict((oc) => oc.columns(['tool_id', 'version']).doNothing())
+    .updateTable('tool_releases')
+    .set({ artifact: JSON.stringify(DEMO_TOOL_ARTIFACT) })
+    .where('id', '=', active.id)
     .execute();
 }

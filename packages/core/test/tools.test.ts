@@ -228,6 +228,28 @@ describe('the admins’ tool API', () => {
     expect((await adminSend('POST', '/api/admin/tools/versioned/releases/9/withdraw', {})).status).toBe(404);
   });
 
+  it('stores a release’s artifact (what the deployer runs), refusing a relative path', async () => {
+    await createTool({ slug: 'runnable', name: 'Runnable' });
+    const artifact = { type: 'directory', path: '/srv/tools/runnable', start: ['node', 'main.js'] };
+    const send = (version: string, given: unknown) =>
+      adminSend('POST', '/api/admin/tools/runnable/releases', {
+        version,
+        manifest: SIMPLE_MANIFEST('runnable'),
+        artifact: given,
+      });
+    expect((await send('1', artifact)).status).toBe(201);
+    const bad = await send('2', { ...artifact, path: 'srv/tools' });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).message).toMatch(/artifact.path must be absolute/);
+    const stored = await store.db
+      .selectFrom('tool_releases as r')
+      .innerJoin('tools as t', 't.id', 'r.tool_id')
+      .select(['r.version', 'r.artifact'])
+      .where('t.slug', '=', 'runnable')
+      .execute();
+    expect(stored).toEqual([{ version: '1', artifact }]);
+  });
+
   it('leaves exactly one active release under concurrent publishes of one tool', async () => {
     await createTool({ slug: 'raced', name: 'Raced' });
     const answers = await Promise.all(

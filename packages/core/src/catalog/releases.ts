@@ -7,7 +7,7 @@ import {
   manifestSchema,
   wizardLayoutOf,
 } from '../schemas/manifest.js';
-import type { Database } from '../store/database.js';
+import type { Database, ReleaseArtifact } from '../store/database.js';
 import { notifyCatalogChanged } from './changes.js';
 
 /** A release version: what the developer names it (`1.2.0`, `2026-11-23`). */
@@ -30,6 +30,8 @@ export interface PublishReleaseInput {
   /** The manifest: `service.yaml` text (checked as `service validate` checks it) or its parsed object. */
   manifest: string | Record<string, unknown>;
   publishedBy?: string | null;
+  /** What a deployer runs (a directory and its start command); without one the release is not deployable. */
+  artifact?: ReleaseArtifact | null;
 }
 
 /**
@@ -102,6 +104,7 @@ export async function publishRelease(
         optional_integrations: JSON.stringify(optional),
         status: 'active',
         published_by: input.publishedBy ?? null,
+        artifact: input.artifact ? JSON.stringify(input.artifact) : null,
       })
       .returning(['id', 'tool_id', 'version'])
       .executeTakeFirstOrThrow();

@@ -43,6 +43,17 @@ const releaseSchema = z.strictObject({
     ),
   /** The `service.yaml` text. */
   manifest: z.string().min(1).max(60_000),
+  /**
+   * What the deployer runs: a directory on the platform's machine and its start command (argv).
+   * Releases without one are listed but cannot be deployed.
+   */
+  artifact: z
+    .strictObject({
+      type: z.literal('directory'),
+      path: z.string().startsWith('/', 'artifact.path must be absolute').max(4096),
+      start: z.array(z.string().min(1).max(4096)).min(1).max(64),
+    })
+    .optional(),
 });
 
 /**
@@ -99,6 +110,7 @@ export function adminToolRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
       version: body.version,
       manifest: body.manifest,
       publishedBy: admin.userId,
+      ...(body.artifact ? { artifact: body.artifact } : {}),
     });
     if (!result.ok) {
       if (result.reason === 'invalid_manifest') {
