@@ -2,6 +2,7 @@ import type { LanguageModel } from 'ai';
 import type { Context } from 'hono';
 import type { ApprovalStore } from '../agent/approvals.js';
 import type { AuditLog } from '../agent/audit.js';
+import type { FileStore } from '../agent/files.js';
 import type { GrantStore } from '../agent/grants.js';
 import type { RunHub } from '../agent/run-hub.js';
 import type { ThreadStore } from '../agent/threads.js';
@@ -30,6 +31,10 @@ export interface WireContext {
   model: { instance: LanguageModel | null; source: 'custom' | 'ladder' };
   development: boolean;
   apps: boolean;
+  /** Null when the composition switched files off (`files: false`). */
+  files: FileStore | null;
+  /** Largest file an upload (or a chat message's file part) may hold. */
+  maxFileBytes: number;
   /** Null when the composition switched automations off. */
   automations: Automations | null;
   mcp: 'local' | 'broker' | false;

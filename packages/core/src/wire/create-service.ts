@@ -11,6 +11,8 @@ import type { LanguageModel } from 'ai';
 import { Hono } from 'hono';
 import { ApprovalStore } from '../agent/approvals.js';
 import { AuditLog } from '../agent/audit.js';
+import { StoreBlobs } from '../agent/blobs.js';
+import { FileStore } from '../agent/files.js';
 import { GrantStore } from '../agent/grants.js';
 import { agentSurface } from '../agent/overrides.js';
 import { RunHub } from '../agent/run-hub.js';
@@ -27,6 +29,7 @@ import {
   CompositionError,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CHAT_HISTORY_BYTES,
+  DEFAULT_MAX_FILE_BYTES,
   MIN_TICK_SECRET_LENGTH,
   type ServiceOptions,
   validateServiceOptions,
@@ -37,6 +40,7 @@ import { approvalRoutes } from './routes/approvals.js';
 import { automationRoutes } from './routes/automations.js';
 import { chatRoutes } from './routes/chat.js';
 import { developmentRoutes } from './routes/development.js';
+import { fileRoutes } from './routes/files.js';
 import { runRoutes } from './routes/runs.js';
 import { statusRoutes } from './routes/status.js';
 import { threadRoutes } from './routes/threads.js';
@@ -98,6 +102,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const audit = new AuditLog(db, logger);
   const automations = automationsOf(options, env, db, audit);
   const threads = new ThreadStore(db);
+  const files =
+    options.files === false ? null : new FileStore(db, options.files?.blobs ?? new StoreBlobs(db));
   const grants = new GrantStore(db);
   const approvals = new ApprovalStore(db, grants);
   const model = resolveModel(options.model, env);
@@ -162,6 +168,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     development: options.development ?? env.NODE_ENV !== 'production',
     apps: options.apps !== false,
     automations,
+    files,
+    maxFileBytes: (options.files !== false && options.files?.maxBytes) || DEFAULT_MAX_FILE_BYTES,
     mcp: !options.mcp ? false : blankToUndefined(env.SERVICE_MCP_BROKER_URL) ? 'broker' : 'local',
     baseUrlSet: baseUrl !== null,
     baseUrl,
@@ -188,6 +196,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   app.route('/', statusRoutes(context));
   app.route('/', developmentRoutes(context));
   app.route('/', unavailableRoutes(context));
+  if (files) app.route('/', fileRoutes(context, files, context.maxFileBytes));
   app.route('/', automationRoutes(context));
   app.route('/', chatRoutes(context));
   app.route('/', threadRoutes(context));

@@ -6,6 +6,7 @@
  */
 import type { LanguageModel } from 'ai';
 import { z } from 'zod';
+import type { BlobStore } from '../agent/blobs.js';
 import type { Overrides } from '../agent/overrides.js';
 import type { ActAs, AnyHostTool, Principal } from '../agent/tools.js';
 import { describeIssues } from '../http/issues.js';
@@ -24,6 +25,13 @@ export interface AutomationsOptions {
   /** Webhook sources and their signing secrets (standard-webhooks, HMAC-SHA256). */
   webhooks?: Record<string, string>;
 }
+
+export interface FilesOptions {
+  maxBytes?: number;
+  blobs?: BlobStore;
+}
+
+export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
 
 export interface ServiceOptions {
   /** The shared store. Default: `createStore()` (PGlite at `.service/data`, or `DATABASE_URL`). */
@@ -50,6 +58,11 @@ export interface ServiceOptions {
   maxSteps?: number;
   /** Apps routes (default true). */
   apps?: boolean;
+  /**
+   * Files routes (default on): `maxBytes`, the largest file (default 25 MiB), and `blobs`, where
+   * the bytes go (default the store; `new S3Blobs(...)` for a bucket). `false` unmounts them.
+   */
+  files?: false | FilesOptions;
   /** Automations routes: tick and webhooks (default true). */
   automations?: boolean | AutomationsOptions;
   /** The MCP door: `true` or its options object. Needs `oauth`. */
@@ -119,6 +132,23 @@ const optionsSchema = z.object({
   historyWindow: positiveInt.optional(),
   maxSteps: positiveInt.max(100).optional(),
   apps: z.boolean().optional(),
+  files: z
+    .union([
+      z.literal(false),
+      z.object({
+        maxBytes: positiveInt.max(Number.MAX_SAFE_INTEGER).optional(),
+        blobs: z
+          .custom<BlobStore>(
+            (v) =>
+              typeof v === 'object' &&
+              v !== null &&
+              ['put', 'get', 'delete'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+            { message: 'must be a BlobStore (put, get, delete)' },
+          )
+          .optional(),
+      }),
+    ])
+    .optional(),
   automations: z
     .union([
       z.boolean(),

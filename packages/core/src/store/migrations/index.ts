@@ -13,6 +13,7 @@ import * as workspaces from './0011-workspaces.js';
 import * as stripe from './0012-stripe.js';
 import * as catalog from './0013-catalog.js';
 import * as connectorOAuth from './0018-connector-oauth.js';
+import * as files from './0019-files.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0012-stripe': stripe,
   '0013-catalog': catalog,
   '0018-connector-oauth': connectorOAuth,
+  '0019-files': files,
 };

@@ -93,6 +93,24 @@ export interface WireWebhookDeliveriesTable {
   received_at: CreatedAt;
 }
 
+/** An uploaded file (migration 0019-files); its bytes are the blob `blob_key`. */
+export interface WireFilesTable {
+  owner: string;
+  id: string;
+  name: string;
+  media_type: string;
+  size: number;
+  blob_key: string;
+  created_at: CreatedAt;
+}
+
+/** One chunk of a blob kept in the store: chunks `0..n` in order make its bytes. */
+export interface WireBlobChunksTable {
+  blob_key: string;
+  seq: number;
+  data: Uint8Array;
+}
+
 export interface WireTables {
   wire_threads: WireThreadsTable;
   wire_messages: WireMessagesTable;
@@ -102,4 +120,6 @@ export interface WireTables {
   wire_grants: WireGrantsTable;
   wire_audit_events: WireAuditEventsTable;
   wire_webhook_deliveries: WireWebhookDeliveriesTable;
+  wire_files: WireFilesTable;
+  wire_blob_chunks: WireBlobChunksTable;
 }

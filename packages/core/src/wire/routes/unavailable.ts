@@ -1,7 +1,7 @@
 /**
  * Routes of the contract whose capability this composition does not provide: organizations
- * (refused before principal resolution: no cloud capability), and the files, apps and
- * connections surfaces, which answer `not_implemented` (apps: 404 when switched off).
+ * (refused before principal resolution: no cloud capability), and the apps and connections
+ * surfaces, which answer `not_implemented` (apps: 404 when switched off).
  */
 import { Hono } from 'hono';
 import type { WireContext, WireEnv } from '../context.js';
@@ -22,7 +22,6 @@ export function unavailableRoutes(ctx: WireContext): Hono<WireEnv> {
   const notImplemented = (what: string) => () => {
     throw new WireError('not_implemented', `${what} are not available in this composition yet.`);
   };
-  app.post('/files', notImplemented('File uploads'));
   if (ctx.apps) {
     app.all('/apps', notImplemented('Apps'));
     app.all('/apps/*', notImplemented('Apps'));
