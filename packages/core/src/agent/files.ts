@@ -6,6 +6,7 @@
  * @see docs/wire.md "Files"
  */
 import { randomBytes } from 'node:crypto';
+import type { UIMessage } from 'ai';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../store/database.js';
 import type { BlobStore } from './blobs.js';
@@ -45,11 +46,78 @@ export function cleanFileName(value: string | null | undefined): string {
   return [...clean].slice(0, MAX_NAME_LENGTH).join('') || 'file';
 }
 
+const DATA_URL = /^data:([^,]*?)(;base64)?,(.*)$/s;
+
+/** A data URL's media type and bytes; null when `url` is not a well-formed data URL. */
+export function decodeDataUrl(url: string): { mediaType: string; bytes: Buffer } | null {
+  const match = DATA_URL.exec(url);
+  if (!match) return null;
+  const [, type = '', base64, payload = ''] = match;
+  if (base64) {
+    if (!/^[A-Za-z0-9+/\s]*={0,2}$/.test(payload)) return null;
+    return { mediaType: type, bytes: Buffer.from(payload, 'base64') };
+  }
+  try {
+    return { mediaType: type, bytes: Buffer.from(decodeURIComponent(payload), 'utf8') };
+  } catch {
+    return null;
+  }
+}
+
 export class FileStore {
+  readonly #idInUrl: RegExp;
+
+  /** `urlPrefix`: where the surface serves files (`/api/service/files/`); `<id>/content` follows. */
   constructor(
     private readonly db: Kysely<Database>,
     readonly blobs: BlobStore,
-  ) {}
+    private readonly urlPrefix: string,
+  ) {
+    const escaped = urlPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    this.#idInUrl = new RegExp(`^(?:https?://[^/]+)?${escaped}(fil_[A-Za-z0-9_-]{1,64})/content$`);
+  }
+
+  /** The URL a file's bytes are served at: what a chat message's file part keeps. */
+  contentUrl(id: string): string {
+    return `${this.urlPrefix}${id}/content`;
+  }
+
+  /** The file id a content URL names (absolute or path only), or null. */
+  idInUrl(url: string): string | null {
+    return this.#idInUrl.exec(url)?.[1] ?? null;
+  }
+
+  /**
+   * A thread's messages as the model is to see them: file parts naming this owner's stored files
+   * carry the files' bytes as data URLs (the stored thread keeps the URLs). A file since deleted
+   * becomes a text note, so the turn goes on.
+   */
+  async inlineForModel(owner: string, messages: UIMessage[]): Promise<UIMessage[]> {
+    const out: UIMessage[] = [];
+    for (const message of messages) {
+      if (!message.parts.some((p) => p.type === 'file' && this.idInUrl(p.url))) {
+        out.push(message);
+        continue;
+      }
+      const parts: UIMessage['parts'] = [];
+      for (const part of message.parts) {
+        const id = part.type === 'file' ? this.idInUrl(part.url) : null;
+        if (part.type !== 'file' || !id) {
+          parts.push(part);
+          continue;
+        }
+        const file = await this.open(owner, id);
+        if (!file) {
+          parts.push({ type: 'text', text: `[attachment ${part.filename ?? id} was deleted]` });
+          continue;
+        }
+        const bytes = Buffer.from(await new Response(file.body).arrayBuffer());
+        parts.push({ ...part, url: `data:${file.mediaType};base64,${bytes.toString('base64')}` });
+      }
+      out.push({ ...message, parts });
+    }
+    return out;
+  }
 
   /**
    * Streams `body` into a new blob, then records the file. A body that throws (past the size

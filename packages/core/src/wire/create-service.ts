@@ -7,7 +7,7 @@
  *
  * @see docs/wire.md
  */
-import type { LanguageModel } from 'ai';
+import type { LanguageModel, UIMessage } from 'ai';
 import { Hono } from 'hono';
 import { ApprovalStore } from '../agent/approvals.js';
 import { AuditLog } from '../agent/audit.js';
@@ -103,7 +103,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const automations = automationsOf(options, env, db, audit);
   const threads = new ThreadStore(db);
   const files =
-    options.files === false ? null : new FileStore(db, options.files?.blobs ?? new StoreBlobs(db));
+    options.files === false
+      ? null
+      : new FileStore(db, options.files?.blobs ?? new StoreBlobs(db), `${BASE_PATH}/files/`);
   const grants = new GrantStore(db);
   const approvals = new ApprovalStore(db, grants);
   const model = resolveModel(options.model, env);
@@ -126,6 +128,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       toolOutputCap,
       ...(options.maxOutputTokens ? { maxOutputTokens: options.maxOutputTokens } : {}),
       ...(options.historyWindow ? { historyWindow: options.historyWindow } : {}),
+      ...(files
+        ? { inlineFiles: (owner: string, messages: UIMessage[]) => files.inlineForModel(owner, messages) }
+        : {}),
       maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
       approvalTtlMs: options.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS,
     },
