@@ -10,6 +10,7 @@ import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
 import type { Automations } from '../automations/index.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
+import type { WireConnections } from './connections.js';
 import type { PrincipalResolver } from './options.js';
 
 /** The fixed mount point of the wire. */
@@ -35,6 +36,8 @@ export interface WireContext {
   files: FileStore | null;
   /** Largest file an upload (or a chat message's file part) may hold. */
   maxFileBytes: number;
+  /** The connections source (`connections` option), or null: the routes then answer 501. */
+  connections: WireConnections | null;
   /** Null when the composition switched automations off. */
   automations: Automations | null;
   mcp: 'local' | 'broker' | false;

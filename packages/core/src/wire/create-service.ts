@@ -39,6 +39,7 @@ import { checkEncoding, checkJsonGate, wirePath } from './pipeline.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { automationRoutes } from './routes/automations.js';
 import { chatRoutes } from './routes/chat.js';
+import { connectionRoutes } from './routes/connections.js';
 import { developmentRoutes } from './routes/development.js';
 import { fileRoutes } from './routes/files.js';
 import { runRoutes } from './routes/runs.js';
@@ -174,6 +175,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     apps: options.apps !== false,
     automations,
     files,
+    connections: options.connections ?? null,
     maxFileBytes: (options.files !== false && options.files?.maxBytes) || DEFAULT_MAX_FILE_BYTES,
     mcp: !options.mcp ? false : blankToUndefined(env.SERVICE_MCP_BROKER_URL) ? 'broker' : 'local',
     baseUrlSet: baseUrl !== null,
@@ -202,6 +204,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   app.route('/', developmentRoutes(context));
   app.route('/', unavailableRoutes(context));
   if (files) app.route('/', fileRoutes(context, files, context.maxFileBytes));
+  if (context.connections) app.route('/', connectionRoutes(context, context.connections));
   app.route('/', automationRoutes(context));
   app.route('/', chatRoutes(context));
   app.route('/', threadRoutes(context));

@@ -13,6 +13,14 @@ export {
   type ToolRisk,
 } from '../agent/tools.js';
 export { signWebhook } from '../automations/index.js';
+export type {
+  Initiated,
+  InitiateInput,
+  WireCatalogEntry,
+  WireConnection,
+  WireConnectionStatus,
+  WireConnections,
+} from './connections.js';
 export { BASE_PATH } from './context.js';
 export { createService, type Service } from './create-service.js';
 export { WIRE_ERROR_CODES, type WireErrorCode } from './errors.js';

@@ -12,6 +12,7 @@ import type { ActAs, AnyHostTool, Principal } from '../agent/tools.js';
 import { describeIssues } from '../http/issues.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
+import { isWireConnections, type WireConnections } from './connections.js';
 
 /** The host's resolver of the signed-in user; null when nobody is signed in. */
 /** Shortest secret `POST /tick` accepts, from the options or `SERVICE_TICK_SECRET`. */
@@ -63,6 +64,11 @@ export interface ServiceOptions {
    * the bytes go (default the store; `new S3Blobs(...)` for a bucket). `false` unmounts them.
    */
   files?: false | FilesOptions;
+  /**
+   * Where users' connections live: the host's own source (`kind: 'byo'`) or the platform's
+   * (`kind: 'cloud'`). Unset: the connections routes answer 501 and `/status` says `false`.
+   */
+  connections?: WireConnections;
   /** Automations routes: tick and webhooks (default true). */
   automations?: boolean | AutomationsOptions;
   /** The MCP door: `true` or its options object. Needs `oauth`. */
@@ -132,6 +138,12 @@ const optionsSchema = z.object({
   historyWindow: positiveInt.optional(),
   maxSteps: positiveInt.max(100).optional(),
   apps: z.boolean().optional(),
+  connections: z
+    .custom<WireConnections>(isWireConnections, {
+      message:
+        "must be a connections source: { kind: 'byo' | 'cloud', catalog, list, initiate, get, disconnect }",
+    })
+    .optional(),
   files: z
     .union([
       z.literal(false),

@@ -49,7 +49,7 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
         sandbox: false,
         model: ctx.model.source,
         mcp: ctx.mcp,
-        connections: false,
+        connections: ctx.connections?.kind ?? false,
       },
     };
     return c.json(body, storeOk ? 200 : 503, {
