@@ -1,5 +1,6 @@
 import type { LanguageModel } from 'ai';
 import type { Context } from 'hono';
+import type { AnonymousSessions } from '../agent/anonymous.js';
 import type { ApprovalStore } from '../agent/approvals.js';
 import type { AuditLog } from '../agent/audit.js';
 import type { FileStore } from '../agent/files.js';
@@ -38,6 +39,8 @@ export interface WireContext {
   maxFileBytes: number;
   /** The connections source (`connections` option), or null: the routes then answer 501. */
   connections: WireConnections | null;
+  /** Anonymous sessions (`anonymous: true`), or null: nobody signed in is then a 403. */
+  anonymous: AnonymousSessions | null;
   /** Null when the composition switched automations off. */
   automations: Automations | null;
   mcp: 'local' | 'broker' | false;
@@ -56,6 +59,8 @@ export interface WireEnv {
   Variables: {
     requestId: string;
     principal: Principal;
+    /** `Set-Cookie` values the answer carries (the anonymous session's). */
+    setCookies: string[];
   };
 }
 

@@ -9,6 +9,7 @@
  */
 import type { LanguageModel, UIMessage } from 'ai';
 import { Hono } from 'hono';
+import { AnonymousSessions } from '../agent/anonymous.js';
 import { ApprovalStore } from '../agent/approvals.js';
 import { AuditLog } from '../agent/audit.js';
 import { StoreBlobs } from '../agent/blobs.js';
@@ -176,6 +177,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     automations,
     files,
     connections: options.connections ?? null,
+    anonymous: options.anonymous ? new AnonymousSessions(db) : null,
     maxFileBytes: (options.files !== false && options.files?.maxBytes) || DEFAULT_MAX_FILE_BYTES,
     mcp: !options.mcp ? false : blankToUndefined(env.SERVICE_MCP_BROKER_URL) ? 'broker' : 'local',
     baseUrlSet: baseUrl !== null,
@@ -199,6 +201,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   app.use(async (c, next) => {
     c.set('requestId', (c.env as { requestId?: string } | undefined)?.requestId ?? requestIdFor(c.req.raw));
     await next();
+    // The anonymous session's cookie goes on whatever answer the route made, streams included.
+    for (const cookie of c.get('setCookies') ?? []) {
+      try {
+        c.res.headers.append('set-cookie', cookie);
+      } catch {
+        // Immutable headers (a piped response): the session is set again on the next request.
+      }
+    }
   });
   app.route('/', statusRoutes(context));
   app.route('/', developmentRoutes(context));

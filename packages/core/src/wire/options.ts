@@ -69,6 +69,11 @@ export interface ServiceOptions {
    * (`kind: 'cloud'`). Unset: the connections routes answer 501 and `/status` says `false`.
    */
   connections?: WireConnections;
+  /**
+   * Anonymous sessions (default false): a visitor nobody signed in gets a cookie and keeps
+   * threads and files, adopted into their account on their first signed-in request.
+   */
+  anonymous?: boolean;
   /** Automations routes: tick and webhooks (default true). */
   automations?: boolean | AutomationsOptions;
   /** The MCP door: `true` or its options object. Needs `oauth`. */
@@ -138,6 +143,7 @@ const optionsSchema = z.object({
   historyWindow: positiveInt.optional(),
   maxSteps: positiveInt.max(100).optional(),
   apps: z.boolean().optional(),
+  anonymous: z.boolean().optional(),
   connections: z
     .custom<WireConnections>(isWireConnections, {
       message:

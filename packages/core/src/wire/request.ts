@@ -3,13 +3,15 @@
  * bodies (size-capped, parsed, validated), the chat body (of which only the last message is
  * held) and query parameters.
  */
+import { getCookie } from 'hono/cookie';
+import { serialize } from 'hono/utils/cookie';
 import type { z } from 'zod';
 import type { Principal } from '../agent/tools.js';
 import { readBodyText } from '../http/body.js';
 import { type JsonInput, parseJsonInput } from '../http/input-guard.js';
 import { describeIssues } from '../http/issues.js';
 import { readJsonKeepingLast } from '../http/json-keep-last.js';
-import type { WireContext, WireCtx } from './context.js';
+import { BASE_PATH, type WireContext, type WireCtx } from './context.js';
 import { WireError } from './errors.js';
 
 const RESERVED_NAMESPACE = 'service:';
@@ -29,6 +31,11 @@ export async function principalOf(ctx: WireContext, c: WireCtx): Promise<Princip
     throw new WireError('principal_failed', 'Principal resolution failed.', { cause: error });
   }
   if (principal === null || principal === undefined) {
+    if (ctx.anonymous) {
+      const anonymous = await anonymousPrincipal(ctx, c);
+      c.set('principal', anonymous);
+      return anonymous;
+    }
     throw new WireError('principal_required', 'Sign in required: no user is signed in for this request.');
   }
   if (typeof principal !== 'object' || typeof principal.subject !== 'string' || principal.subject === '') {
@@ -54,7 +61,50 @@ export async function principalOf(ctx: WireContext, c: WireCtx): Promise<Princip
     );
   }
   c.set('principal', principal);
+  if (ctx.anonymous) await adoptAnonymous(ctx, c, principal);
   return principal;
+}
+
+/** Cookie of an anonymous session (scoped to the wire's path). */
+export const ANONYMOUS_COOKIE = 'service_anon';
+const ANONYMOUS_MAX_AGE_S = 30 * 24 * 60 * 60;
+
+/** The visitor's anonymous session: the cookie's, or a new one (its cookie set on the answer). */
+async function anonymousPrincipal(ctx: WireContext, c: WireCtx): Promise<Principal> {
+  const sessions = ctx.anonymous!;
+  const token = getCookie(c, ANONYMOUS_COOKIE);
+  const owner = token ? await sessions.owner(token) : null;
+  if (owner) return { subject: owner, kind: 'anonymous' };
+  const created = await sessions.create();
+  addCookie(c, anonymousCookie(ctx, c, created.token, ANONYMOUS_MAX_AGE_S));
+  return { subject: created.owner, kind: 'anonymous' };
+}
+
+/**
+ * A signed-in request that still carries an anonymous cookie: the session's threads and files
+ * move to the user (once, whoever asks first), and the cookie is retired either way.
+ */
+async function adoptAnonymous(ctx: WireContext, c: WireCtx, principal: Principal): Promise<void> {
+  const token = getCookie(c, ANONYMOUS_COOKIE);
+  if (!token) return;
+  const adopted = await ctx.anonymous!.adopt(token, principal.subject);
+  if (adopted) ctx.audit.record(principal.subject, 'session.adopted', { ...adopted });
+  addCookie(c, anonymousCookie(ctx, c, '', 0));
+}
+
+function anonymousCookie(ctx: WireContext, c: WireCtx, value: string, maxAge: number): string {
+  const secure = new URL(c.req.url).protocol === 'https:' || ctx.baseUrl?.startsWith('https:') === true;
+  return serialize(ANONYMOUS_COOKIE, value, {
+    path: BASE_PATH,
+    httpOnly: true,
+    sameSite: 'Lax',
+    maxAge,
+    ...(secure ? { secure: true } : {}),
+  });
+}
+
+function addCookie(c: WireCtx, cookie: string): void {
+  c.set('setCookies', [...(c.get('setCookies') ?? []), cookie]);
 }
 
 /** Reads a JSON body capped at `maxBodyBytes`, guards it (depth, clean text), then validates it. */

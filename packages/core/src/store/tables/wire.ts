@@ -111,6 +111,14 @@ export interface WireBlobChunksTable {
   data: Uint8Array;
 }
 
+/** An anonymous wire session (migration 0020); `adopted_by` is the user it moved to, once. */
+export interface WireAnonymousSessionsTable {
+  owner: string;
+  created_at: CreatedAt;
+  adopted_by: string | null;
+  adopted_at: NullableTimestamp;
+}
+
 export interface WireTables {
   wire_threads: WireThreadsTable;
   wire_messages: WireMessagesTable;
@@ -122,4 +130,5 @@ export interface WireTables {
   wire_webhook_deliveries: WireWebhookDeliveriesTable;
   wire_files: WireFilesTable;
   wire_blob_chunks: WireBlobChunksTable;
+  wire_anonymous_sessions: WireAnonymousSessionsTable;
 }
