@@ -13,6 +13,7 @@ import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
 import type { WireConnections } from './connections.js';
 import type { PrincipalResolver } from './options.js';
+import type { OrgSelections, WireOrgs } from './orgs.js';
 
 /** The fixed mount point of the wire. */
 export const BASE_PATH = '/api/service';
@@ -41,6 +42,9 @@ export interface WireContext {
   connections: WireConnections | null;
   /** Anonymous sessions (`anonymous: true`), or null: nobody signed in is then a 403. */
   anonymous: AnonymousSessions | null;
+  /** The organizations source (`orgs` option), or null: `/orgs` and `?org=` are then 402. */
+  orgs: WireOrgs | null;
+  orgSelections: OrgSelections;
   /** Null when the composition switched automations off. */
   automations: Automations | null;
   mcp: 'local' | 'broker' | false;
@@ -59,6 +63,10 @@ export interface WireEnv {
   Variables: {
     requestId: string;
     principal: Principal;
+    /** The signed-in user (or anonymous visitor), whatever workspace the request acts in. */
+    user: Principal;
+    /** Whether organizations are available (the `orgs` source is set). */
+    orgsAvailable: boolean;
     /** `Set-Cookie` values the answer carries (the anonymous session's). */
     setCookies: string[];
   };

@@ -35,6 +35,7 @@ import {
   type ServiceOptions,
   validateServiceOptions,
 } from './options.js';
+import { OrgSelections } from './orgs.js';
 import { readOverrides } from './overrides.js';
 import { checkEncoding, checkJsonGate, wirePath } from './pipeline.js';
 import { approvalRoutes } from './routes/approvals.js';
@@ -43,6 +44,7 @@ import { chatRoutes } from './routes/chat.js';
 import { connectionRoutes } from './routes/connections.js';
 import { developmentRoutes } from './routes/development.js';
 import { fileRoutes } from './routes/files.js';
+import { orgRoutes } from './routes/orgs.js';
 import { runRoutes } from './routes/runs.js';
 import { statusRoutes } from './routes/status.js';
 import { threadRoutes } from './routes/threads.js';
@@ -178,6 +180,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     files,
     connections: options.connections ?? null,
     anonymous: options.anonymous ? new AnonymousSessions(db) : null,
+    orgs: options.orgs ?? null,
+    orgSelections: new OrgSelections(db),
     maxFileBytes: (options.files !== false && options.files?.maxBytes) || DEFAULT_MAX_FILE_BYTES,
     mcp: !options.mcp ? false : blankToUndefined(env.SERVICE_MCP_BROKER_URL) ? 'broker' : 'local',
     baseUrlSet: baseUrl !== null,
@@ -200,6 +204,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // The request id comes in the env the pipeline passes; make it a context variable.
   app.use(async (c, next) => {
     c.set('requestId', (c.env as { requestId?: string } | undefined)?.requestId ?? requestIdFor(c.req.raw));
+    c.set('orgsAvailable', context.orgs !== null);
     await next();
     // The anonymous session's cookie goes on whatever answer the route made, streams included.
     for (const cookie of c.get('setCookies') ?? []) {
@@ -215,6 +220,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   app.route('/', unavailableRoutes(context));
   if (files) app.route('/', fileRoutes(context, files, context.maxFileBytes));
   if (context.connections) app.route('/', connectionRoutes(context, context.connections));
+  if (context.orgs) app.route('/', orgRoutes(context, context.orgs));
   app.route('/', automationRoutes(context));
   app.route('/', chatRoutes(context));
   app.route('/', threadRoutes(context));

@@ -13,6 +13,7 @@ import { describeIssues } from '../http/issues.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
 import { isWireConnections, type WireConnections } from './connections.js';
+import { isWireOrgs, type WireOrgs } from './orgs.js';
 
 /** The host's resolver of the signed-in user; null when nobody is signed in. */
 /** Shortest secret `POST /tick` accepts, from the options or `SERVICE_TICK_SECRET`. */
@@ -74,6 +75,11 @@ export interface ServiceOptions {
    * threads and files, adopted into their account on their first signed-in request.
    */
   anonymous?: boolean;
+  /**
+   * Organizations: a source of the workspaces users belong to (the platform's, or the host's).
+   * Unset: `/orgs` and `?org=` answer `402 cloud_required`.
+   */
+  orgs?: WireOrgs;
   /** Automations routes: tick and webhooks (default true). */
   automations?: boolean | AutomationsOptions;
   /** The MCP door: `true` or its options object. Needs `oauth`. */
@@ -144,6 +150,11 @@ const optionsSchema = z.object({
   maxSteps: positiveInt.max(100).optional(),
   apps: z.boolean().optional(),
   anonymous: z.boolean().optional(),
+  orgs: z
+    .custom<WireOrgs>(isWireOrgs, {
+      message: "must be an organizations source: { kind: 'byo' | 'cloud', list, members }",
+    })
+    .optional(),
   connections: z
     .custom<WireConnections>(isWireConnections, {
       message:

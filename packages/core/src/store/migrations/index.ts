@@ -14,7 +14,7 @@ import * as stripe from './0012-stripe.js';
 import * as catalog from './0013-catalog.js';
 import * as connectorOAuth from './0018-connector-oauth.js';
 import * as files from './0019-files.js';
-import * as anonymousSessions from './0020-anonymous-sessions.js';
+import * as wireSessions from './0020-wire-sessions.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -33,5 +33,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0013-catalog': catalog,
   '0018-connector-oauth': connectorOAuth,
   '0019-files': files,
-  '0020-anonymous-sessions': anonymousSessions,
+  '0020-wire-sessions': wireSessions,
 };

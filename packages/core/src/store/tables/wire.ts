@@ -119,6 +119,13 @@ export interface WireAnonymousSessionsTable {
   adopted_at: NullableTimestamp;
 }
 
+/** The organization workspace a user switched to (migration 0020). */
+export interface WireOrgSelectionsTable {
+  owner: string;
+  org_id: string;
+  updated_at: Touched;
+}
+
 export interface WireTables {
   wire_threads: WireThreadsTable;
   wire_messages: WireMessagesTable;
@@ -131,4 +138,5 @@ export interface WireTables {
   wire_files: WireFilesTable;
   wire_blob_chunks: WireBlobChunksTable;
   wire_anonymous_sessions: WireAnonymousSessionsTable;
+  wire_org_selections: WireOrgSelectionsTable;
 }

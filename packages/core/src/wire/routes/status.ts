@@ -45,7 +45,7 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
         // Apps (service_make and friends) are not built yet: their routes answer 501 when mounted.
         apps: false,
         automations: ctx.automations !== null,
-        orgs: false,
+        orgs: ctx.orgs !== null,
         sandbox: false,
         model: ctx.model.source,
         mcp: ctx.mcp,

@@ -17,8 +17,10 @@ export function unavailableRoutes(ctx: WireContext): Hono<WireEnv> {
       'Organizations are not available: this deployment has no cloud capability.',
     );
   };
-  app.all('/orgs', orgs);
-  app.all('/orgs/*', orgs);
+  if (!ctx.orgs) {
+    app.all('/orgs', orgs);
+    app.all('/orgs/*', orgs);
+  }
 
   const notImplemented = (what: string) => () => {
     throw new WireError('not_implemented', `${what} are not available in this composition yet.`);
