@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-/** A prefixed random id (`thr_…`, `run_…`, `apr_…`, `grt_…`, `msg_…`, `fil_…`): 16 random bytes, base64url. */
-export function newId(prefix: 'thr' | 'run' | 'apr' | 'grt' | 'msg' | 'fil'): string {
+/** A prefixed random id (`thr_…`, `run_…`, `apr_…`, `grt_…`, `msg_…`, `fil_…`, `chb_…`): 16 random bytes, base64url. */
+export function newId(prefix: 'thr' | 'run' | 'apr' | 'grt' | 'msg' | 'fil' | 'chb'): string {
   return `${prefix}_${randomBytes(16).toString('base64url')}`;
 }
 

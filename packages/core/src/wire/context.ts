@@ -11,6 +11,7 @@ import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
 import type { Automations } from '../automations/index.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
+import type { TextChannels } from './channels.js';
 import type { WireConnections } from './connections.js';
 import type { PrincipalResolver } from './options.js';
 import type { OrgSelections, WireOrgs } from './orgs.js';
@@ -45,6 +46,8 @@ export interface WireContext {
   /** The organizations source (`orgs` option), or null: `/orgs` and `?org=` are then 402. */
   orgs: WireOrgs | null;
   orgSelections: OrgSelections;
+  /** Text channels (`channels` option), or null: `/channels/text*` is then not mounted. */
+  channels: TextChannels | null;
   /** Null when the composition switched automations off. */
   automations: Automations | null;
   mcp: 'local' | 'broker' | false;

@@ -23,6 +23,7 @@ import { Automations } from '../automations/index.js';
 import { createJsonLogger, describeError } from '../http/logger.js';
 import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
+import { TextChannels } from './channels.js';
 import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
 import { loadDoor, type WireDoor } from './door-loader.js';
 import { asWireError, wireError } from './errors.js';
@@ -40,6 +41,7 @@ import { readOverrides } from './overrides.js';
 import { checkEncoding, checkJsonGate, wirePath } from './pipeline.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { automationRoutes } from './routes/automations.js';
+import { channelRoutes } from './routes/channels.js';
 import { chatRoutes } from './routes/chat.js';
 import { connectionRoutes } from './routes/connections.js';
 import { developmentRoutes } from './routes/development.js';
@@ -181,6 +183,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     connections: options.connections ?? null,
     anonymous: options.anonymous ? new AnonymousSessions(db) : null,
     orgs: options.orgs ?? null,
+    channels: options.channels?.length ? new TextChannels(db, runs, options.channels, logger) : null,
     orgSelections: new OrgSelections(db),
     maxFileBytes: (options.files !== false && options.files?.maxBytes) || DEFAULT_MAX_FILE_BYTES,
     mcp: !options.mcp ? false : blankToUndefined(env.SERVICE_MCP_BROKER_URL) ? 'broker' : 'local',
@@ -221,6 +224,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   if (files) app.route('/', fileRoutes(context, files, context.maxFileBytes));
   if (context.connections) app.route('/', connectionRoutes(context, context.connections));
   if (context.orgs) app.route('/', orgRoutes(context, context.orgs));
+  if (context.channels) app.route('/', channelRoutes(context, context.channels));
   app.route('/', automationRoutes(context));
   app.route('/', chatRoutes(context));
   app.route('/', threadRoutes(context));

@@ -13,6 +13,14 @@ export {
   type ToolRisk,
 } from '../agent/tools.js';
 export { signWebhook } from '../automations/index.js';
+export {
+  type ChannelBinding,
+  type OutboundText,
+  type Received,
+  type TextChannelAdapter,
+  TextChannels,
+  webhookTextChannel,
+} from './channels.js';
 export type {
   Initiated,
   InitiateInput,
@@ -31,3 +39,4 @@ export {
   type PrincipalResolver,
   type ServiceOptions,
 } from './options.js';
+export type { WireOrg, WireOrgMember, WireOrgs } from './orgs.js';

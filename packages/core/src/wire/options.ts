@@ -12,6 +12,7 @@ import type { ActAs, AnyHostTool, Principal } from '../agent/tools.js';
 import { describeIssues } from '../http/issues.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
+import type { TextChannelAdapter } from './channels.js';
 import { isWireConnections, type WireConnections } from './connections.js';
 import { isWireOrgs, type WireOrgs } from './orgs.js';
 
@@ -80,6 +81,11 @@ export interface ServiceOptions {
    * Unset: `/orgs` and `?org=` answer `402 cloud_required`.
    */
   orgs?: WireOrgs;
+  /**
+   * Text channel adapters (`webhookTextChannel(...)` or your own): mounts `/channels/text*`, and
+   * `service.context.channels.receive(...)` takes inbound text.
+   */
+  channels?: TextChannelAdapter[];
   /** Automations routes: tick and webhooks (default true). */
   automations?: boolean | AutomationsOptions;
   /** The MCP door: `true` or its options object. Needs `oauth`. */
@@ -150,6 +156,15 @@ const optionsSchema = z.object({
   maxSteps: positiveInt.max(100).optional(),
   apps: z.boolean().optional(),
   anonymous: z.boolean().optional(),
+  channels: z
+    .array(
+      z.object({
+        name: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a channel name (a-z, 0-9, -)'),
+        send: fn('a function send(message)'),
+      }),
+    )
+    .refine((list) => new Set(list.map((a) => a.name)).size === list.length, 'channel names must be unique')
+    .optional(),
   orgs: z
     .custom<WireOrgs>(isWireOrgs, {
       message: "must be an organizations source: { kind: 'byo' | 'cloud', list, members }",

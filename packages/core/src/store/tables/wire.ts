@@ -126,6 +126,16 @@ export interface WireOrgSelectionsTable {
   updated_at: Touched;
 }
 
+/** A text channel address bound to an owner's thread (migration 0020). */
+export interface WireChannelBindingsTable {
+  id: string;
+  owner: string;
+  channel: string;
+  address: string;
+  thread_id: string;
+  created_at: CreatedAt;
+}
+
 export interface WireTables {
   wire_threads: WireThreadsTable;
   wire_messages: WireMessagesTable;
@@ -139,4 +149,5 @@ export interface WireTables {
   wire_blob_chunks: WireBlobChunksTable;
   wire_anonymous_sessions: WireAnonymousSessionsTable;
   wire_org_selections: WireOrgSelectionsTable;
+  wire_channel_bindings: WireChannelBindingsTable;
 }
