@@ -48,6 +48,7 @@ export function readMultipartFile<T>(
 
   return new Promise<T>((resolve, reject) => {
     let consuming = false;
+    let fileStream: Readable | null = null;
     const fail = (error: Error) => {
       // Stop reading the request: what is left of it is never read.
       source.unpipe(parser);
@@ -60,6 +61,7 @@ export function readMultipartFile<T>(
         return;
       }
       consuming = true;
+      fileStream = stream;
       consume({
         field: name,
         filename: info.filename ?? '',
@@ -75,6 +77,8 @@ export function readMultipartFile<T>(
       if (!consuming) fail(limits.malformed(`no file part named "${field}"`));
     });
     source.on('error', (error) => {
+      // A dropped upload: the consumer's read fails too, so it removes what it wrote.
+      fileStream?.destroy(error);
       parser.destroy(error);
       reject(error);
     });

@@ -12,7 +12,7 @@ import { type ExpressServer, serveWithExpress } from '../../../express/test/supp
 import { BLOB_CHUNK_BYTES } from '../../src/agent/blobs.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
-import { type Caller, callerFor, testService } from './support/wire.js';
+import { type Caller, callerFor, eventually, testService } from './support/wire.js';
 
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
 
@@ -207,6 +207,38 @@ for (const kind of STORE_KINDS) {
       });
       expect(multi.status).toBe(413);
       expect(((await multi.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+      expect(await chunkRows()).toBe(rows);
+    });
+
+    it('keeps nothing of an upload whose client drops midway', async () => {
+      const rows = await chunkRows();
+      const url = new URL(`${server.url}/api/service/files`);
+      for (const mode of ['raw', 'multipart'] as const) {
+        const boundary = 'dropped-boundary';
+        await new Promise<void>((resolve) => {
+          const req = httpRequest(url, {
+            method: 'POST',
+            headers: {
+              'x-test-user': 'ada',
+              'x-service-upload': mode,
+              'content-type':
+                mode === 'raw' ? 'application/octet-stream' : `multipart/form-data; boundary=${boundary}`,
+              'content-length': String(1024 * 1024),
+            },
+          });
+          req.on('error', () => resolve());
+          if (mode === 'multipart') {
+            req.write(
+              `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n` +
+                'Content-Type: application/octet-stream\r\n\r\n',
+            );
+          }
+          // More than one stored row, then the connection is gone.
+          req.write(Buffer.alloc(BLOB_CHUNK_BYTES + 1000), () => setTimeout(() => req.destroy(), 200));
+          req.on('close', () => resolve());
+        });
+      }
+      await eventually(async () => ((await chunkRows()) === rows ? true : undefined));
       expect(await chunkRows()).toBe(rows);
     });
 
