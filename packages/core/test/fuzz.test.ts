@@ -273,6 +273,14 @@ const WIRE_ROUTES: RouteCase[] = [
   ['GET', '/activity'],
   ['GET', '/connections/:id'],
   ['POST', '/files'],
+  ['GET', '/files'],
+  ['GET', '/files/:id'],
+  ['GET', '/files/:id/content'],
+  ['DELETE', '/files/:id'],
+  ['GET', '/connections'],
+  ['POST', '/connections'],
+  ['POST', '/orgs/switch'],
+  ['POST', '/channels/text'],
   ['POST', '/tick'],
   ['POST', '/webhooks/:id'],
   ['GET', '/doctor/base-url'],
@@ -280,6 +288,12 @@ const WIRE_ROUTES: RouteCase[] = [
   ['POST', '/doctor/act-as'],
   ['POST', '/sync/impact'],
   ['GET', '/orgs'],
+  ['GET', '/orgs/:id/members'],
+  ['GET', '/channels/text'],
+  ['DELETE', '/channels/text/:id'],
+  ['POST', '/channels/text/:id/send'],
+  ['GET', '/connections/catalog'],
+  ['DELETE', '/connections/:id'],
   ['GET', '/apps'],
   ['GET', '/chat/:id/stream'],
   ['GET', '/no/such/route'],
@@ -376,7 +390,23 @@ describe('fuzzing every route', () => {
     });
     cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
 
-    wireService = await testService(store);
+    // Every optional family composed, so the fuzz reaches their routes too.
+    wireService = await testService(store, {
+      channels: [{ name: 'test', send: async () => {} }],
+      orgs: {
+        kind: 'byo',
+        list: async () => [{ id: 'acme', name: 'Acme', role: 'member' }],
+        members: async () => [],
+      },
+      connections: {
+        kind: 'byo',
+        catalog: async () => [],
+        list: async () => [],
+        initiate: async () => null,
+        get: async () => null,
+        disconnect: async () => null,
+      },
+    });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const s = serve({ fetch: wireService.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
     });

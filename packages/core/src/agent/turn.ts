@@ -45,6 +45,8 @@ export interface TurnDeps {
   toolOutputCap: number;
   maxOutputTokens?: number;
   historyWindow?: number;
+  /** Gives file parts naming stored files their bytes for the model (the stored thread keeps URLs). */
+  inlineFiles?: (owner: string, messages: UIMessage[]) => Promise<UIMessage[]>;
   maxSteps: number;
   approvalTtlMs: number;
   /** Aborted when the service closes. */
@@ -92,7 +94,8 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
   const started = new Map<string, Promise<SettledCall>>();
   try {
     if (!deps.model) throw new TurnError('model_not_configured', MODEL_NOT_CONFIGURED);
-    const history = run.knownHistory ?? (await deps.threads.messages(run.owner, run.threadId));
+    const stored = run.knownHistory ?? (await deps.threads.messages(run.owner, run.threadId));
+    const history = deps.inlineFiles ? await deps.inlineFiles(run.owner, stored) : stored;
     const tools = toolSet(run, deps, started);
     const messages = windowMessages(
       await convertToModelMessages(history, { tools, ignoreIncompleteToolCalls: true }),

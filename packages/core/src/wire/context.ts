@@ -1,7 +1,9 @@
 import type { LanguageModel } from 'ai';
 import type { Context } from 'hono';
+import type { AnonymousSessions } from '../agent/anonymous.js';
 import type { ApprovalStore } from '../agent/approvals.js';
 import type { AuditLog } from '../agent/audit.js';
+import type { FileStore } from '../agent/files.js';
 import type { GrantStore } from '../agent/grants.js';
 import type { RunHub } from '../agent/run-hub.js';
 import type { ThreadStore } from '../agent/threads.js';
@@ -9,7 +11,10 @@ import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
 import type { Automations } from '../automations/index.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
+import type { TextChannels } from './channels.js';
+import type { WireConnections } from './connections.js';
 import type { PrincipalResolver } from './options.js';
+import type { OrgSelections, WireOrgs } from './orgs.js';
 
 /** The fixed mount point of the wire. */
 export const BASE_PATH = '/api/service';
@@ -30,6 +35,19 @@ export interface WireContext {
   model: { instance: LanguageModel | null; source: 'custom' | 'ladder' };
   development: boolean;
   apps: boolean;
+  /** Null when the composition switched files off (`files: false`). */
+  files: FileStore | null;
+  /** Largest file an upload (or a chat message's file part) may hold. */
+  maxFileBytes: number;
+  /** The connections source (`connections` option), or null: the routes then answer 501. */
+  connections: WireConnections | null;
+  /** Anonymous sessions (`anonymous: true`), or null: nobody signed in is then a 403. */
+  anonymous: AnonymousSessions | null;
+  /** The organizations source (`orgs` option), or null: `/orgs` and `?org=` are then 402. */
+  orgs: WireOrgs | null;
+  orgSelections: OrgSelections;
+  /** Text channels (`channels` option), or null: `/channels/text*` is then not mounted. */
+  channels: TextChannels | null;
   /** Null when the composition switched automations off. */
   automations: Automations | null;
   mcp: 'local' | 'broker' | false;
@@ -48,6 +66,12 @@ export interface WireEnv {
   Variables: {
     requestId: string;
     principal: Principal;
+    /** The signed-in user (or anonymous visitor), whatever workspace the request acts in. */
+    user: Principal;
+    /** Whether organizations are available (the `orgs` source is set). */
+    orgsAvailable: boolean;
+    /** `Set-Cookie` values the answer carries (the anonymous session's). */
+    setCookies: string[];
   };
 }
 

@@ -7,10 +7,13 @@
  *
  * @see docs/wire.md
  */
-import type { LanguageModel } from 'ai';
+import type { LanguageModel, UIMessage } from 'ai';
 import { Hono } from 'hono';
+import { AnonymousSessions } from '../agent/anonymous.js';
 import { ApprovalStore } from '../agent/approvals.js';
 import { AuditLog } from '../agent/audit.js';
+import { StoreBlobs } from '../agent/blobs.js';
+import { FileStore } from '../agent/files.js';
 import { GrantStore } from '../agent/grants.js';
 import { agentSurface } from '../agent/overrides.js';
 import { RunHub } from '../agent/run-hub.js';
@@ -20,6 +23,7 @@ import { Automations } from '../automations/index.js';
 import { createJsonLogger, describeError, type Logger } from '../http/logger.js';
 import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
+import { TextChannels } from './channels.js';
 import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
 import { loadDoor, type WireDoor } from './door-loader.js';
 import { asWireError, wireError } from './errors.js';
@@ -27,17 +31,23 @@ import {
   CompositionError,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CHAT_HISTORY_BYTES,
+  DEFAULT_MAX_FILE_BYTES,
   DEFAULT_SCHEDULER_INTERVAL_MS,
   MIN_TICK_SECRET_LENGTH,
   type ServiceOptions,
   validateServiceOptions,
 } from './options.js';
+import { OrgSelections } from './orgs.js';
 import { readOverrides } from './overrides.js';
 import { checkEncoding, checkJsonGate, wirePath } from './pipeline.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { automationRoutes } from './routes/automations.js';
+import { channelRoutes } from './routes/channels.js';
 import { chatRoutes } from './routes/chat.js';
+import { connectionRoutes } from './routes/connections.js';
 import { developmentRoutes } from './routes/development.js';
+import { fileRoutes } from './routes/files.js';
+import { orgRoutes } from './routes/orgs.js';
 import { runRoutes } from './routes/runs.js';
 import { statusRoutes } from './routes/status.js';
 import { threadRoutes } from './routes/threads.js';
@@ -98,6 +108,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const baseUrl = options.baseUrl ?? blankToUndefined(env.SERVICE_BASE_URL) ?? null;
   const audit = new AuditLog(db, logger);
   const threads = new ThreadStore(db);
+  const files =
+    options.files === false
+      ? null
+      : new FileStore(db, options.files?.blobs ?? new StoreBlobs(db), `${BASE_PATH}/files/`);
   const grants = new GrantStore(db);
   const approvals = new ApprovalStore(db, grants);
   const model = resolveModel(options.model, env);
@@ -120,6 +134,9 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       toolOutputCap,
       ...(options.maxOutputTokens ? { maxOutputTokens: options.maxOutputTokens } : {}),
       ...(options.historyWindow ? { historyWindow: options.historyWindow } : {}),
+      ...(files
+        ? { inlineFiles: (owner: string, messages: UIMessage[]) => files.inlineForModel(owner, messages) }
+        : {}),
       maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
       approvalTtlMs: options.approvalTtlMs ?? DEFAULT_APPROVAL_TTL_MS,
     },
@@ -164,6 +181,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     development: options.development ?? env.NODE_ENV !== 'production',
     apps: options.apps !== false,
     automations,
+    files,
+    connections: options.connections ?? null,
+    anonymous: options.anonymous ? new AnonymousSessions(db) : null,
+    orgs: options.orgs ?? null,
+    channels: options.channels?.length ? new TextChannels(db, runs, options.channels, logger) : null,
+    orgSelections: new OrgSelections(db),
+    maxFileBytes: (options.files !== false && options.files?.maxBytes) || DEFAULT_MAX_FILE_BYTES,
     mcp: !options.mcp ? false : blankToUndefined(env.SERVICE_MCP_BROKER_URL) ? 'broker' : 'local',
     baseUrlSet: baseUrl !== null,
     baseUrl,
@@ -187,11 +211,24 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // The request id comes in the env the pipeline passes; make it a context variable.
   app.use(async (c, next) => {
     c.set('requestId', (c.env as { requestId?: string } | undefined)?.requestId ?? requestIdFor(c.req.raw));
+    c.set('orgsAvailable', context.orgs !== null);
     await next();
+    // The anonymous session's cookie goes on whatever answer the route made, streams included.
+    for (const cookie of c.get('setCookies') ?? []) {
+      try {
+        c.res.headers.append('set-cookie', cookie);
+      } catch {
+        // Immutable headers (a piped response): the session is set again on the next request.
+      }
+    }
   });
   app.route('/', statusRoutes(context));
   app.route('/', developmentRoutes(context));
   app.route('/', unavailableRoutes(context));
+  if (files) app.route('/', fileRoutes(context, files, context.maxFileBytes));
+  if (context.connections) app.route('/', connectionRoutes(context, context.connections));
+  if (context.orgs) app.route('/', orgRoutes(context, context.orgs));
+  if (context.channels) app.route('/', channelRoutes(context, context.channels));
   app.route('/', automationRoutes(context));
   app.route('/', chatRoutes(context));
   app.route('/', threadRoutes(context));

@@ -33,6 +33,8 @@ export const WIRE_ERROR_CODES = {
   run_in_flight: 409,
   /** 409: a regenerate named a message other than the thread's last. */
   regenerate_not_last: 409,
+  /** 409: a text channel address is already bound (to this or another user's thread). */
+  channel_address_taken: 409,
   /** 409: an approval in the batch is no longer pending. */
   approval_not_pending: 409,
   /** 409: a rerun of a run no automation started (a chat turn is regenerated instead). */
@@ -47,6 +49,8 @@ export const WIRE_ERROR_CODES = {
   principal_failed: 500,
   /** 500: a webhook whose original bytes a body parser mounted before the wire discarded. */
   raw_body_unavailable: 500,
+  /** 502: a text channel did not take the text sent through it. */
+  channel_send_failed: 502,
   /** 501: the route exists in the contract but is not available in this composition. */
   not_implemented: 501,
   /** 503: the store is unreachable (briefly, as a rule), or the service is stopping; with `Retry-After`. */

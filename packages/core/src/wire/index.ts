@@ -1,4 +1,7 @@
 /** `@service/core/wire`: the embedded application wire a host mounts at `/api/service`. */
+
+export { BLOB_CHUNK_BYTES, type BlobStore, StoreBlobs } from '../agent/blobs.js';
+export { S3_PART_BYTES, S3Blobs, type S3BlobsOptions } from '../agent/s3-blobs.js';
 export {
   type ActAs,
   type ActAsGrant,
@@ -10,7 +13,30 @@ export {
   type ToolRisk,
 } from '../agent/tools.js';
 export { signWebhook } from '../automations/index.js';
+export {
+  type ChannelBinding,
+  type OutboundText,
+  type Received,
+  type TextChannelAdapter,
+  TextChannels,
+  webhookTextChannel,
+} from './channels.js';
+export type {
+  Initiated,
+  InitiateInput,
+  WireCatalogEntry,
+  WireConnection,
+  WireConnectionStatus,
+  WireConnections,
+} from './connections.js';
 export { BASE_PATH } from './context.js';
 export { createService, type Service } from './create-service.js';
 export { WIRE_ERROR_CODES, type WireErrorCode } from './errors.js';
-export { CompositionError, type PrincipalResolver, type ServiceOptions } from './options.js';
+export {
+  CompositionError,
+  DEFAULT_MAX_FILE_BYTES,
+  type FilesOptions,
+  type PrincipalResolver,
+  type ServiceOptions,
+} from './options.js';
+export type { WireOrg, WireOrgMember, WireOrgs } from './orgs.js';

@@ -6,12 +6,16 @@
  */
 import type { LanguageModel } from 'ai';
 import { z } from 'zod';
+import type { BlobStore } from '../agent/blobs.js';
 import type { Overrides } from '../agent/overrides.js';
 import type { ActAs, AnyHostTool, Principal } from '../agent/tools.js';
 import { WEBHOOK_SCHEMES, type WebhookSource } from '../automations/index.js';
 import { describeIssues } from '../http/issues.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
+import type { TextChannelAdapter } from './channels.js';
+import { isWireConnections, type WireConnections } from './connections.js';
+import { isWireOrgs, type WireOrgs } from './orgs.js';
 
 /** The host's resolver of the signed-in user; null when nobody is signed in. */
 /** Shortest secret `POST /tick` accepts, from the options or `SERVICE_TICK_SECRET`. */
@@ -36,6 +40,13 @@ export interface AutomationsOptions {
 }
 
 export const DEFAULT_SCHEDULER_INTERVAL_MS = 30_000;
+
+export interface FilesOptions {
+  maxBytes?: number;
+  blobs?: BlobStore;
+}
+
+export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
 
 export interface ServiceOptions {
   /** The shared store. Default: `createStore()` (PGlite at `.service/data`, or `DATABASE_URL`). */
@@ -62,6 +73,31 @@ export interface ServiceOptions {
   maxSteps?: number;
   /** Apps routes (default true). */
   apps?: boolean;
+  /**
+   * Files routes (default on): `maxBytes`, the largest file (default 25 MiB), and `blobs`, where
+   * the bytes go (default the store; `new S3Blobs(...)` for a bucket). `false` unmounts them.
+   */
+  files?: false | FilesOptions;
+  /**
+   * Where users' connections live: the host's own source (`kind: 'byo'`) or the platform's
+   * (`kind: 'cloud'`). Unset: the connections routes answer 501 and `/status` says `false`.
+   */
+  connections?: WireConnections;
+  /**
+   * Anonymous sessions (default false): a visitor nobody signed in gets a cookie and keeps
+   * threads and files, adopted into their account on their first signed-in request.
+   */
+  anonymous?: boolean;
+  /**
+   * Organizations: a source of the workspaces users belong to (the platform's, or the host's).
+   * Unset: `/orgs` and `?org=` answer `402 cloud_required`.
+   */
+  orgs?: WireOrgs;
+  /**
+   * Text channel adapters (`webhookTextChannel(...)` or your own): mounts `/channels/text*`, and
+   * `service.context.channels.receive(...)` takes inbound text.
+   */
+  channels?: TextChannelAdapter[];
   /** Automations routes: tick and webhooks (default true). */
   automations?: boolean | AutomationsOptions;
   /** The MCP door: `true` or its options object. Needs `oauth`. */
@@ -154,6 +190,44 @@ const optionsSchema = z.object({
   historyWindow: positiveInt.optional(),
   maxSteps: positiveInt.max(100).optional(),
   apps: z.boolean().optional(),
+  anonymous: z.boolean().optional(),
+  channels: z
+    .array(
+      z.object({
+        name: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'must be a channel name (a-z, 0-9, -)'),
+        send: fn('a function send(message)'),
+      }),
+    )
+    .refine((list) => new Set(list.map((a) => a.name)).size === list.length, 'channel names must be unique')
+    .optional(),
+  orgs: z
+    .custom<WireOrgs>(isWireOrgs, {
+      message: "must be an organizations source: { kind: 'byo' | 'cloud', list, members }",
+    })
+    .optional(),
+  connections: z
+    .custom<WireConnections>(isWireConnections, {
+      message:
+        "must be a connections source: { kind: 'byo' | 'cloud', catalog, list, initiate, get, disconnect }",
+    })
+    .optional(),
+  files: z
+    .union([
+      z.literal(false),
+      z.object({
+        maxBytes: positiveInt.max(Number.MAX_SAFE_INTEGER).optional(),
+        blobs: z
+          .custom<BlobStore>(
+            (v) =>
+              typeof v === 'object' &&
+              v !== null &&
+              ['put', 'get', 'delete'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
+            { message: 'must be a BlobStore (put, get, delete)' },
+          )
+          .optional(),
+      }),
+    ])
+    .optional(),
   // A union would fail as a whole ("Invalid input"); the object's own issues name the option.
   automations: z
     .custom<boolean | AutomationsOptions>()

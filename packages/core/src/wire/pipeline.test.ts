@@ -23,7 +23,9 @@ describe('the JSON gate', () => {
   const headers = (h: Record<string, string>) => new Headers(h);
 
   it('names exactly four exceptions', () => {
-    expect(gateException('POST', '/files', headers({ 'x-service-upload': 'raw' }))).toBe('raw-upload');
+    expect(gateException('POST', '/files', headers({ 'x-service-upload': 'raw' }))).toBe('file-upload');
+    expect(gateException('POST', '/files', headers({ 'x-service-upload': 'Multipart' }))).toBe('file-upload');
+    expect(gateException('POST', '/files', headers({ 'x-service-upload': 'form' }))).toBeNull();
     expect(gateException('POST', '/files', headers({}))).toBeNull();
     expect(
       gateException('POST', '/apps/import', headers({ 'content-type': 'application/vnd.service.app+json' })),

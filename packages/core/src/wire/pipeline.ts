@@ -10,8 +10,12 @@ import { WireError } from './errors.js';
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** Header a raw file upload carries instead of a JSON content type (forms cannot set headers). */
+/**
+ * Header a file upload carries instead of a JSON content type (forms cannot set headers):
+ * `raw` (the body is the file) or `multipart` (multipart/form-data, the file in field `file`).
+ */
 export const RAW_UPLOAD_HEADER = 'x-service-upload';
+const UPLOAD_MODES = new Set(['raw', 'multipart']);
 /** Media type of an app import (forms cannot send it). */
 export const APP_IMPORT_MEDIA_TYPE = 'application/vnd.service.app+json';
 
@@ -38,14 +42,16 @@ export function checkEncoding(url: URL): void {
  * Which of the four exceptions a request is, if any. Each proves itself another way than the
  * JSON content type, in a way a cross-site form cannot forge:
  *
- * 1. raw upload `POST /files` carries `X-Service-Upload: raw` (a custom header forces a preflight);
+ * 1. file upload `POST /files` carries `X-Service-Upload: raw|multipart` (a custom header forces a preflight);
  * 2. app import `POST /apps/import` carries `Content-Type: application/vnd.service.app+json`;
  * 3. scheduler tick `POST /tick` is verified by its bearer secret;
  * 4. webhook delivery `POST /webhooks/:source` is verified by its signature.
  */
 export function gateException(method: string, path: string, headers: Headers): string | null {
   if (method !== 'POST') return null;
-  if (path === '/files' && headers.get(RAW_UPLOAD_HEADER)?.toLowerCase() === 'raw') return 'raw-upload';
+  if (path === '/files' && UPLOAD_MODES.has(headers.get(RAW_UPLOAD_HEADER)?.toLowerCase() ?? '')) {
+    return 'file-upload';
+  }
   if (path === '/apps/import' && mediaType(headers) === APP_IMPORT_MEDIA_TYPE) return 'app-import';
   if (path === '/tick') return 'tick';
   if (/^\/webhooks\/[^/]+$/.test(path)) return 'webhook';

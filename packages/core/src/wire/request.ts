@@ -3,24 +3,53 @@
  * bodies (size-capped, parsed, validated), the chat body (of which only the last message is
  * held) and query parameters.
  */
+import { getCookie } from 'hono/cookie';
+import { serialize } from 'hono/utils/cookie';
 import type { z } from 'zod';
 import type { Principal } from '../agent/tools.js';
 import { readBodyText } from '../http/body.js';
 import { type JsonInput, parseJsonInput } from '../http/input-guard.js';
 import { describeIssues } from '../http/issues.js';
 import { readJsonKeepingLast } from '../http/json-keep-last.js';
-import type { WireContext, WireCtx } from './context.js';
+import { BASE_PATH, type WireContext, type WireCtx } from './context.js';
 import { WireError } from './errors.js';
+import { orgPrincipal } from './orgs.js';
 
 const RESERVED_NAMESPACE = 'service:';
 const MAX_SUBJECT_LENGTH = 256;
 
 /**
- * The signed-in principal, from the host's `principal(request)`: null is 403, a subject in the
- * reserved `service:` namespace or a kind other than `user` is 400, a throw is a logged 500.
+ * Who the request acts as: the signed-in user (`userOf`), or, with organizations available, the
+ * organization workspace they chose (`?org=<id>`, else the one they switched to) as
+ * `service:org:<id>` with `actor` naming them.
  */
 export async function principalOf(ctx: WireContext, c: WireCtx): Promise<Principal> {
   const cached = c.get('principal');
+  if (cached) return cached;
+  const user = await userOf(ctx, c);
+  const principal = ctx.orgs && user.kind !== 'anonymous' ? await workspaceOf(ctx, c, user) : user;
+  c.set('principal', principal);
+  return principal;
+}
+
+async function workspaceOf(ctx: WireContext, c: WireCtx, user: Principal): Promise<Principal> {
+  const asked = new URL(c.req.url).searchParams.get('org');
+  const orgId = asked ?? (await ctx.orgSelections.current(user.subject));
+  if (orgId === null || orgId === '') return user;
+  const org = (await ctx.orgs!.list(user)).find((o) => o.id === orgId);
+  if (org) return orgPrincipal(org, user);
+  // A workspace switched to earlier and left since falls back to the user's own.
+  if (asked === null) return user;
+  throw new WireError('not_found', 'No such organization (or you are not a member).');
+}
+
+/**
+ * The signed-in user, from the host's `principal(request)`: null is 403 (or the visitor's
+ * anonymous session), a subject in the reserved `service:` namespace or a kind other than `user`
+ * is 400, a throw is a logged 500.
+ */
+export async function userOf(ctx: WireContext, c: WireCtx): Promise<Principal> {
+  const cached = c.get('user');
   if (cached) return cached;
   let principal: Principal | null;
   try {
@@ -29,6 +58,11 @@ export async function principalOf(ctx: WireContext, c: WireCtx): Promise<Princip
     throw new WireError('principal_failed', 'Principal resolution failed.', { cause: error });
   }
   if (principal === null || principal === undefined) {
+    if (ctx.anonymous) {
+      const anonymous = await anonymousPrincipal(ctx, c);
+      c.set('user', anonymous);
+      return anonymous;
+    }
     throw new WireError('principal_required', 'Sign in required: no user is signed in for this request.');
   }
   if (typeof principal !== 'object' || typeof principal.subject !== 'string' || principal.subject === '') {
@@ -53,8 +87,51 @@ export async function principalOf(ctx: WireContext, c: WireCtx): Promise<Princip
       `A principal of kind "${String(principal.kind)}" cannot call the wire; only users can.`,
     );
   }
-  c.set('principal', principal);
+  c.set('user', principal);
+  if (ctx.anonymous) await adoptAnonymous(ctx, c, principal);
   return principal;
+}
+
+/** Cookie of an anonymous session (scoped to the wire's path). */
+export const ANONYMOUS_COOKIE = 'service_anon';
+const ANONYMOUS_MAX_AGE_S = 30 * 24 * 60 * 60;
+
+/** The visitor's anonymous session: the cookie's, or a new one (its cookie set on the answer). */
+async function anonymousPrincipal(ctx: WireContext, c: WireCtx): Promise<Principal> {
+  const sessions = ctx.anonymous!;
+  const token = getCookie(c, ANONYMOUS_COOKIE);
+  const owner = token ? await sessions.owner(token) : null;
+  if (owner) return { subject: owner, kind: 'anonymous' };
+  const created = await sessions.create();
+  addCookie(c, anonymousCookie(ctx, c, created.token, ANONYMOUS_MAX_AGE_S));
+  return { subject: created.owner, kind: 'anonymous' };
+}
+
+/**
+ * A signed-in request that still carries an anonymous cookie: the session's threads and files
+ * move to the user (once, whoever asks first), and the cookie is retired either way.
+ */
+async function adoptAnonymous(ctx: WireContext, c: WireCtx, principal: Principal): Promise<void> {
+  const token = getCookie(c, ANONYMOUS_COOKIE);
+  if (!token) return;
+  const adopted = await ctx.anonymous!.adopt(token, principal.subject);
+  if (adopted) ctx.audit.record(principal.subject, 'session.adopted', { ...adopted });
+  addCookie(c, anonymousCookie(ctx, c, '', 0));
+}
+
+function anonymousCookie(ctx: WireContext, c: WireCtx, value: string, maxAge: number): string {
+  const secure = new URL(c.req.url).protocol === 'https:' || ctx.baseUrl?.startsWith('https:') === true;
+  return serialize(ANONYMOUS_COOKIE, value, {
+    path: BASE_PATH,
+    httpOnly: true,
+    sameSite: 'Lax',
+    maxAge,
+    ...(secure ? { secure: true } : {}),
+  });
+}
+
+function addCookie(c: WireCtx, cookie: string): void {
+  c.set('setCookies', [...(c.get('setCookies') ?? []), cookie]);
 }
 
 /** Reads a JSON body capped at `maxBodyBytes`, guards it (depth, clean text), then validates it. */
@@ -106,9 +183,22 @@ export function queryOf(c: WireCtx): Record<string, string> {
   return Object.fromEntries(new URL(c.req.url).searchParams);
 }
 
-/** Refuses `?org=` (and an `org` body field): organizations need the cloud capability. */
+/**
+ * Without organizations, refuses `?org=` and an `org` body field (402: they need the cloud
+ * capability). With them, a body's `org` must name the workspace the request acts in.
+ */
 export function refuseOrg(c: WireCtx, body?: unknown): void {
   const inBody = typeof body === 'object' && body !== null && 'org' in body;
+  if (c.get('orgsAvailable')) {
+    const acting = (c.get('principal') as Principal | undefined)?.orgId ?? null;
+    if (inBody && (body as { org: unknown }).org !== acting) {
+      throw new WireError(
+        'validation_failed',
+        'body.org: must name the workspace the request acts in (choose it with ?org=).',
+      );
+    }
+    return;
+  }
   if (new URL(c.req.url).searchParams.has('org') || inBody) {
     throw new WireError(
       'cloud_required',

@@ -412,6 +412,18 @@ for (const [kind, transportKind] of COMBINATIONS) {
       expect(stored.output).toEqual({ data: big });
     });
 
+    it('cuts tool results at 32000 characters by default', async () => {
+      const big = 'w'.repeat(40_000);
+      const { call, calls } = await setup(
+        [{ toolCalls: [{ id: 'd1', name: 'dump', input: {} }] }, { text: ['ok'] }],
+        { tools: [{ name: 'dump', description: 'Dumps', input: z.object({}), execute: () => big }] },
+      );
+      await readTurn(await call('/chat', { method: 'POST', json: { message: 'dump' } }));
+      const toolMessage = (calls[1]!.prompt as LanguageModelV3Prompt).find((m) => m.role === 'tool')!;
+      const value = (toolMessage.content[0] as { output: { value: string } }).output.value;
+      expect(value).toBe(`${big.slice(0, 32_000)}\n[truncated: showing 32000 of 40000 characters]`);
+    });
+
     it('leaves tool results whole when toolOutputCap is 0', async () => {
       const big = 'y'.repeat(40_000);
       const { call, calls } = await setup(

@@ -15,6 +15,8 @@ import * as catalog from './0013-catalog.js';
 import * as automations from './0014-automations.js';
 import * as deployments from './0017-deployments.js';
 import * as connectorOAuth from './0018-connector-oauth.js';
+import * as files from './0019-files.js';
+import * as wireSessions from './0020-wire-sessions.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -34,4 +36,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0014-automations': automations,
   '0017-deployments': deployments,
   '0018-connector-oauth': connectorOAuth,
+  '0019-files': files,
+  '0020-wire-sessions': wireSessions,
 };

@@ -120,6 +120,49 @@ export interface WireWebhookDeliveriesTable {
   received_at: CreatedAt;
 }
 
+/** An uploaded file (migration 0019-files); its bytes are the blob `blob_key`. */
+export interface WireFilesTable {
+  owner: string;
+  id: string;
+  name: string;
+  media_type: string;
+  size: number;
+  blob_key: string;
+  created_at: CreatedAt;
+}
+
+/** One chunk of a blob kept in the store: chunks `0..n` in order make its bytes. */
+export interface WireBlobChunksTable {
+  blob_key: string;
+  seq: number;
+  data: Uint8Array;
+}
+
+/** An anonymous wire session (migration 0020); `adopted_by` is the user it moved to, once. */
+export interface WireAnonymousSessionsTable {
+  owner: string;
+  created_at: CreatedAt;
+  adopted_by: string | null;
+  adopted_at: NullableTimestamp;
+}
+
+/** The organization workspace a user switched to (migration 0020). */
+export interface WireOrgSelectionsTable {
+  owner: string;
+  org_id: string;
+  updated_at: Touched;
+}
+
+/** A text channel address bound to an owner's thread (migration 0020). */
+export interface WireChannelBindingsTable {
+  id: string;
+  owner: string;
+  channel: string;
+  address: string;
+  thread_id: string;
+  created_at: CreatedAt;
+}
+
 export interface WireTables {
   wire_threads: WireThreadsTable;
   wire_messages: WireMessagesTable;
@@ -130,4 +173,9 @@ export interface WireTables {
   wire_audit_events: WireAuditEventsTable;
   wire_webhook_deliveries: WireWebhookDeliveriesTable;
   wire_automations: WireAutomationsTable;
+  wire_files: WireFilesTable;
+  wire_blob_chunks: WireBlobChunksTable;
+  wire_anonymous_sessions: WireAnonymousSessionsTable;
+  wire_org_selections: WireOrgSelectionsTable;
+  wire_channel_bindings: WireChannelBindingsTable;
 }

@@ -12,6 +12,7 @@
 import type { UIMessage } from 'ai';
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { decodeDataUrl, type FileSummary } from '../../agent/files.js';
 import { CLIENT_ID_PATTERN, newId } from '../../agent/ids.js';
 import { isTerminal } from '../../agent/run-rows.js';
 import type { Principal } from '../../agent/tools.js';
@@ -28,7 +29,8 @@ const userPartSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('file'),
     mediaType: z.string().max(255),
-    url: z.string().max(MAX_TEXT),
+    // A data URL's size is bounded by the body's cap (`maxBodyBytes`); larger files go by POST /files.
+    url: z.string(),
     filename: z.string().max(255).optional(),
   }),
 ]);
@@ -88,7 +90,7 @@ export function chatRoutes(ctx: WireContext): Hono<WireEnv> {
     if ((last as { role?: unknown } | undefined)?.role === 'assistant') {
       return answerApprovals(ctx, c, principal, body, last);
     }
-    const message = userMessageOf(body);
+    const message = await storeAttachments(ctx, principal, userMessageOf(body));
     const threadId = body.id ?? newId('thr');
     const run = await ctx.runs.startTurn(principal, threadId, message, presentCredentials(ctx, c.req.raw));
     return follow(ctx, c, run.id, threadId, 0);
@@ -216,6 +218,62 @@ function userMessageOf(body: ChatBody): UIMessage {
     parts: parsed.parts,
     ...(parsed.metadata !== undefined ? { metadata: parsed.metadata } : {}),
   };
+}
+
+/**
+ * The message's file parts as stored: a data URL becomes one of the user's files (its part then
+ * keeps the file's URL), a stored file's URL must name one of the user's own. Other URLs are
+ * refused: the server never fetches a URL a client names.
+ */
+async function storeAttachments(
+  ctx: WireContext,
+  principal: Principal,
+  message: UIMessage,
+): Promise<UIMessage> {
+  const files = ctx.files;
+  if (!files || !message.parts.some((p) => p.type === 'file')) return message;
+  const parts: UIMessage['parts'] = [];
+  for (const [index, part] of message.parts.entries()) {
+    if (part.type !== 'file') {
+      parts.push(part);
+      continue;
+    }
+    const where = `body.message.parts.${index}.url`;
+    const data = part.url.startsWith('data:') ? decodeDataUrl(part.url) : null;
+    if (part.url.startsWith('data:') && !data) {
+      throw new WireError('validation_failed', `${where}: a malformed data URL.`);
+    }
+    let file: FileSummary | null;
+    if (data) {
+      if (data.bytes.byteLength > ctx.maxFileBytes) {
+        throw new WireError(
+          'payload_too_large',
+          `${where}: the file is larger than ${ctx.maxFileBytes} bytes.`,
+        );
+      }
+      file = await files.create(principal.subject, {
+        name: part.filename ?? 'file',
+        mediaType: part.mediaType || data.mediaType,
+        body: once(data.bytes),
+      });
+    } else {
+      const id = files.idInUrl(part.url);
+      if (!id) {
+        throw new WireError(
+          'validation_failed',
+          `${where}: send the file as a data URL, or upload it (POST /files) and send its content URL.`,
+        );
+      }
+      file = await files.get(principal.subject, id);
+      if (!file) throw new WireError('validation_failed', `${where}: no such file.`);
+    }
+    parts.push({ ...part, url: files.contentUrl(file.id), mediaType: file.mediaType, filename: file.name });
+  }
+  return { ...message, parts };
+}
+
+async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield bytes;
 }
 
 /**

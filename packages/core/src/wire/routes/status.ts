@@ -51,11 +51,11 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
               webhookSources: ctx.automations.webhookSources.length,
             }
           : false,
-        orgs: false,
+        orgs: ctx.orgs !== null,
         sandbox: false,
         model: ctx.model.source,
         mcp: ctx.mcp,
-        connections: false,
+        connections: ctx.connections?.kind ?? false,
       },
     };
     return c.json(body, storeOk ? 200 : 503, {

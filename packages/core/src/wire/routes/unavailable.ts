@@ -1,7 +1,8 @@
 /**
  * Routes of the contract whose capability this composition does not provide: organizations
- * (refused before principal resolution: no cloud capability), and the files, apps and
- * connections surfaces, which answer `not_implemented` (apps: 404 when switched off).
+ * (refused before principal resolution: no cloud capability), and the apps surface and the
+ * connections surface without a connections source, which answer `not_implemented` (apps: 404
+ * when switched off).
  */
 import { Hono } from 'hono';
 import type { WireContext, WireEnv } from '../context.js';
@@ -16,25 +17,29 @@ export function unavailableRoutes(ctx: WireContext): Hono<WireEnv> {
       'Organizations are not available: this deployment has no cloud capability.',
     );
   };
-  app.all('/orgs', orgs);
-  app.all('/orgs/*', orgs);
+  if (!ctx.orgs) {
+    app.all('/orgs', orgs);
+    app.all('/orgs/*', orgs);
+  }
 
   const notImplemented = (what: string) => () => {
     throw new WireError('not_implemented', `${what} are not available in this composition yet.`);
   };
-  app.post('/files', notImplemented('File uploads'));
   if (ctx.apps) {
     app.all('/apps', notImplemented('Apps'));
     app.all('/apps/*', notImplemented('Apps'));
   }
-  // Literal paths ahead of `:id`, so these words are never read as a connection id.
-  app.get('/connections/catalog', () => {
-    throw new WireError(
-      'not_implemented',
-      'The connections catalog is not available in this composition yet.',
-    );
-  });
-  app.get('/connections/:id', notImplemented('Connections'));
+  if (!ctx.connections) {
+    // Literal paths ahead of `:id`, so these words are never read as a connection id.
+    app.get('/connections/catalog', () => {
+      throw new WireError(
+        'not_implemented',
+        'The connections catalog is not available: this composition has no connections source.',
+      );
+    });
+    app.all('/connections', notImplemented('Connections'));
+    app.all('/connections/:id', notImplemented('Connections'));
+  }
 
   return app;
 }

@@ -1,0 +1,101 @@
+/**
+ * Streaming `multipart/form-data`: hands the one file part of a request to a consumer as it
+ * arrives, never holding the body whole. Other fields are small (capped) and skipped; a body past
+ * the cap is cut off where the cap is passed and the rest is never read.
+ */
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeWebStream } from 'node:stream/web';
+import busboy from 'busboy';
+
+export interface MultipartFile {
+  /** The part's form field name. */
+  field: string;
+  filename: string;
+  mediaType: string;
+  /** The file's bytes as they arrive; throws `tooLarge()` once more than `maxBytes` came. */
+  body: AsyncIterable<Uint8Array>;
+}
+
+export interface MultipartLimits {
+  /** Largest file. */
+  maxBytes: number;
+  tooLarge: () => Error;
+  /** Thrown when the body is not multipart, does not parse, or holds no file part named `field`. */
+  malformed: (reason: string) => Error;
+  /** The field whose file is read (default `file`). */
+  field?: string;
+}
+
+/** Reads the request's first file part named `field` with `consume`, and answers what it does. */
+export function readMultipartFile<T>(
+  request: Request,
+  limits: MultipartLimits,
+  consume: (file: MultipartFile) => Promise<T>,
+): Promise<T> {
+  const field = limits.field ?? 'file';
+  const contentType = request.headers.get('content-type') ?? '';
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: { 'content-type': contentType },
+      limits: { files: 1, fields: 20, fieldSize: 8 * 1024, parts: 40, headerPairs: 20 },
+    });
+  } catch {
+    return Promise.reject(limits.malformed('the body is not multipart/form-data with a boundary'));
+  }
+  if (!request.body) return Promise.reject(limits.malformed('the body is empty'));
+  const source = Readable.fromWeb(request.body as unknown as NodeWebStream<Uint8Array>);
+
+  return new Promise<T>((resolve, reject) => {
+    let consuming = false;
+    let fileStream: Readable | null = null;
+    const fail = (error: Error) => {
+      // Stop reading the request: what is left of it is never read.
+      source.unpipe(parser);
+      source.destroy();
+      reject(error);
+    };
+    parser.on('file', (name, stream, info) => {
+      if (consuming || name !== field) {
+        stream.resume();
+        return;
+      }
+      consuming = true;
+      fileStream = stream;
+      consume({
+        field: name,
+        filename: info.filename ?? '',
+        mediaType: info.mimeType,
+        body: capped(stream, limits.maxBytes, limits.tooLarge),
+      }).then(resolve, (error: Error) => {
+        stream.destroy();
+        fail(error);
+      });
+    });
+    parser.on('error', (error: Error) => fail(limits.malformed(error.message)));
+    parser.on('close', () => {
+      if (!consuming) fail(limits.malformed(`no file part named "${field}"`));
+    });
+    source.on('error', (error) => {
+      // A dropped upload: the consumer's read fails too, so it removes what it wrote.
+      fileStream?.destroy(error);
+      parser.destroy(error);
+      reject(error);
+    });
+    source.pipe(parser);
+  });
+}
+
+/** The bytes of `source`, throwing `tooLarge()` as soon as more than `maxBytes` have come. */
+export async function* capped(
+  source: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  tooLarge: () => Error,
+): AsyncGenerator<Uint8Array> {
+  let total = 0;
+  for await (const chunk of source) {
+    total += chunk.byteLength;
+    if (total > maxBytes) throw tooLarge();
+    yield chunk;
+  }
+}
