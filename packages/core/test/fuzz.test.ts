@@ -481,16 +481,17 @@ describe('fuzzing every route', () => {
               : auth;
           const search = params.map(([k, v]) => `${k}=${v}`).join('&');
           const hasBody = !['GET', 'HEAD', 'OPTIONS'].includes(route.method);
-          const response = await fetch(
-            `${platform.url}${fill(route.path, segments)}${search ? `?${search}` : ''}`,
-            {
-              method: route.method,
-              headers: { ...safeAuth, 'content-type': contentType, origin: platform.url },
-              ...(hasBody ? { body: text } : {}),
-              signal: AbortSignal.timeout(5000),
-            },
-          );
-          await expectShaped(route, response, false);
+          const url = `${platform.url}${fill(route.path, segments)}${search ? `?${search}` : ''}`;
+          const response = await fetch(url, {
+            method: route.method,
+            headers: { ...safeAuth, 'content-type': contentType, origin: platform.url },
+            ...(hasBody ? { body: text } : {}),
+            signal: AbortSignal.timeout(5000),
+          });
+          // A `..` segment is resolved by the client: the request reaches another path, which
+          // answers in its own shape (the platform's default is flat).
+          const resolved = new URL(url).pathname.split('/').length === route.path.split('/').length;
+          await expectShaped(resolved ? route : { ...route, shape: 'flat' }, response, false);
         },
       ),
       { numRuns: 600 },
