@@ -44,7 +44,8 @@ if (build) {
 if (whole) {
   const chromium = prepareChromium();
   if (chromium) env.CHROMIUM_PATH = chromium;
-  if (!env.DATABASE_URL) {
+  // `SERVICE_TEST_POSTGRES=0`: the store suites on the embedded store only (a second Node version's run).
+  if (!env.DATABASE_URL && env.SERVICE_TEST_POSTGRES !== '0') {
     postgres = await startThrowawayPostgres();
     if (postgres?.url) env.DATABASE_URL = postgres.url;
     if (postgres?.failed) failed += 1;
