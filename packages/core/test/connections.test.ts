@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runtimeConnectionsSchema } from '../src/schemas/connections.js';
 import { type MeteredWorld, startMeteredWorld } from './support/metered.js';
-import { createTenantFixture, type RunningPlatform } from './support/platform.js';
+import { createTenantFixture, type RunningPlatform, sessionClient } from './support/platform.js';
 import type { TestStore } from './support/stores.js';
 
 describe('connections', () => {
@@ -30,18 +30,7 @@ describe('connections', () => {
     });
     return response.headers.get('set-cookie')!.split(';')[0]!;
   };
-  const asUser = (
-    cookie: string,
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ) =>
-    fetch(`${server.url}${path}`, {
-      method,
-      headers: { cookie, 'content-type': 'application/json', ...headers },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
+  const asUser = sessionClient(() => server.url);
   const asApp = (key: string, method: string, path: string, body?: unknown) =>
     fetch(`${server.url}${path}`, {
       method,

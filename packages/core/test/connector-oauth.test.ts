@@ -26,6 +26,7 @@ import {
   devSignIn,
   type RunningPlatform,
   type SignedInOwner,
+  sessionClient,
   signedInOwner,
   signedInTeammate,
   startPlatformAtOwnUrl,
@@ -125,19 +126,7 @@ describe('connector OAuth', () => {
     authorizeError = null;
   });
 
-  const asUser = (
-    cookie: string,
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ) =>
-    fetch(`${server.url}${path}`, {
-      method,
-      redirect: 'manual',
-      headers: { cookie, 'content-type': 'application/json', ...headers },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
+  const asUser = sessionClient(() => server.url);
   const startPath = (query: Record<string, string> = {}, slug = PROVIDER) =>
     `/api/oauth/${slug}/start${Object.keys(query).length ? `?${new URLSearchParams(query)}` : ''}`;
 

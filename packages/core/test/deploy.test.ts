@@ -18,6 +18,7 @@ import { seedProviders } from './support/metered.js';
 import {
   devSignIn,
   type RunningPlatform,
+  sessionClient,
   signedInTeammate,
   startPlatformAtOwnUrl,
   TEST_ENCRYPTION_KEY,
@@ -55,19 +56,7 @@ afterAll(async () => {
   await store?.dispose();
 });
 
-const api = (
-  cookie: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) =>
-  fetch(`${server.url}${path}`, {
-    method,
-    redirect: 'manual',
-    headers: { cookie, 'content-type': 'application/json', ...headers },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
+const api = sessionClient(() => server.url);
 
 interface Workspace {
   cookie: string;

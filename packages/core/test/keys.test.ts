@@ -14,6 +14,7 @@ import { seedProviders } from './support/metered.js';
 import {
   type RunningPlatform,
   type SignedInOwner,
+  sessionClient,
   signedInOwner,
   signedInTeammate,
   startPlatform,
@@ -55,18 +56,7 @@ for (const kind of STORE_KINDS) {
     });
 
     const owner = () => signedInOwner(a, `owner-${++emails}-${kind}@example.test`);
-    const asUser = (
-      cookie: string,
-      method: string,
-      path: string,
-      body?: unknown,
-      headers: Record<string, string> = {},
-    ) =>
-      fetch(`${a.url}${path}`, {
-        method,
-        headers: { cookie, 'content-type': 'application/json', ...headers },
-        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-      });
+    const asUser = sessionClient(() => a.url);
     /** The status a key gets from an endpoint that takes every kind of key. */
     const use = async (server: RunningPlatform, key: string) =>
       (await fetch(`${server.url}/api/cli/balance`, { headers: { authorization: `Bearer ${key}` } })).status;

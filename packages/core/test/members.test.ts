@@ -15,6 +15,7 @@ import { describeInBrowser, launchChromium } from './support/chromium.js';
 import {
   type RunningPlatform,
   type SignedInOwner,
+  sessionClient,
   signedInOwner,
   startPlatform,
 } from './support/platform.js';
@@ -37,18 +38,7 @@ for (const kind of STORE_KINDS) {
 
     const email = (name: string) => `${name}-${++emails}-${kind}@example.test`;
     const owner = () => signedInOwner(server, email('owner'));
-    const call = (
-      cookie: string,
-      method: string,
-      path: string,
-      body?: unknown,
-      headers: Record<string, string> = {},
-    ) =>
-      fetch(`${server.url}${path}`, {
-        method,
-        headers: { cookie, 'content-type': 'application/json', ...headers },
-        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-      });
+    const call = sessionClient(() => server.url);
     const json = async (response: Response, status: number) => {
       expect(response.status).toBe(status);
       return response.json();

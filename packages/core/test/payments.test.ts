@@ -17,6 +17,7 @@ import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js
 import { seedProviders } from './support/metered.js';
 import {
   type RunningPlatform,
+  sessionClient,
   signedInOwner,
   signedInTeammate,
   startPlatformAtOwnUrl,
@@ -50,19 +51,7 @@ for (const kind of STORE_KINDS) {
     });
 
     const owner = () => signedInOwner(server, `buyer-${++emails}-${kind}@example.test`);
-    const api = (
-      cookie: string,
-      method: string,
-      path: string,
-      body?: unknown,
-      headers: Record<string, string> = {},
-    ) =>
-      fetch(`${server.url}${path}`, {
-        method,
-        redirect: 'manual',
-        headers: { cookie, 'content-type': 'application/json', ...headers },
-        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-      });
+    const api = sessionClient(() => server.url);
     const balanceOf = async (tenantId: string) =>
       (
         await store.db

@@ -17,6 +17,7 @@ import { seedProviders } from './support/metered.js';
 import {
   type RunningPlatform,
   type SignedInOwner,
+  sessionClient,
   signedInOwner,
   startPlatform,
 } from './support/platform.js';
@@ -127,19 +128,7 @@ let other: SignedInOwner;
 const cookies = {} as Record<Caller, string>;
 let users = 0;
 
-const send = (
-  cookie: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) =>
-  fetch(`${server.url}${path}`, {
-    method,
-    redirect: 'manual',
-    headers: { cookie, 'content-type': 'application/json', ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
+const send = sessionClient(() => server.url);
 /** As the workspace's owner, expecting success: makes the things the calls act on. */
 const make = async (method: string, path: string, body?: unknown) => {
   const response = await send(cookies.owner, method, path, body);

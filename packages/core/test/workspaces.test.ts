@@ -9,6 +9,7 @@ import type { MembershipRole } from '../src/store/database.js';
 import {
   type RunningPlatform,
   type SignedInOwner,
+  sessionClient,
   signedInOwner,
   startPlatform,
 } from './support/platform.js';
@@ -30,18 +31,7 @@ for (const kind of STORE_KINDS) {
     });
 
     const owner = (name = 'owner') => signedInOwner(server, `${name}-${++emails}-${kind}@example.test`);
-    const call = (
-      cookie: string,
-      method: string,
-      path: string,
-      body?: unknown,
-      headers: Record<string, string> = {},
-    ) =>
-      fetch(`${server.url}${path}`, {
-        method,
-        headers: { cookie, 'content-type': 'application/json', ...headers },
-        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-      });
+    const call = sessionClient(() => server.url);
     const json = async (response: Response, status: number) => {
       expect(response.status).toBe(status);
       return response.json();

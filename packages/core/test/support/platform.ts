@@ -209,3 +209,25 @@ export async function signedInTeammate(
   await db.updateTable('users').set({ default_tenant_id: tenantId }).where('id', '=', user.id).execute();
   return cookie;
 }
+
+/**
+ * Requests as a signed-in browser sends them: its session cookie and a JSON content type, with
+ * redirects left unfollowed (a route's redirect is its answer). An object body is sent as JSON, a
+ * string as it is (for malformed bodies). `baseUrl` is read at each call, so a suite can build the
+ * client before its server starts.
+ */
+export function sessionClient(baseUrl: () => string) {
+  return (
+    cookie: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) =>
+    fetch(`${baseUrl()}${path}`, {
+      method,
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+}
