@@ -269,6 +269,12 @@ describe('deploying the example tool', () => {
     expect((await open('http://evil.example')).status).toBe(403);
   });
 
+  it('reaches the app at a percent-encoded slug with the path as it came', async () => {
+    const response = await api(ws.cookie, 'GET', '/apps/%65cho/whoami');
+    expect(response.status).toBe(200);
+    expect((await response.json())['x-service-tenant-id']).toBe(ws.tenantId);
+  });
+
   it('sends a signed-out visitor to sign in and back; another workspace does not reach the app', async () => {
     const signedOut = await fetch(`${server.url}/apps/echo/whoami?x=1`, { redirect: 'manual' });
     expect(signedOut.status).toBe(302);

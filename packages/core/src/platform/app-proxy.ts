@@ -81,7 +81,9 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
       const { status, title, message } = target.refusal;
       return page(c, status, title, message);
     }
-    const rest = url.pathname.slice(`${basePath}/apps/${slug}`.length) || '/';
+    // Cut by segments, not characters: the prefix may have come percent-encoded, longer than decoded.
+    const prefixSegments = `${basePath}/apps/${slug}`.split('/').length;
+    const rest = `/${url.pathname.split('/').slice(prefixSegments).join('/')}`;
     const headers = forwardedHeaders(c.req.raw.headers, target.identity, {
       prefix: `${basePath}/apps/${slug}`,
       host: url.host,
