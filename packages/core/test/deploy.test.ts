@@ -275,6 +275,29 @@ describe('deploying the example tool', () => {
     expect((await response.json())['x-service-tenant-id']).toBe(ws.tenantId);
   });
 
+  it('refuses a WebSocket with a malformed session cookie as signed out (401), not a 500', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${server.url}/apps/echo/ws`, {
+        headers: {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': randomBytes(16).toString('base64'),
+          origin: server.url,
+          cookie: 'service_session=%E0%A4%A',
+        },
+      });
+      req.on('upgrade', (_res, socket) => {
+        socket.destroy();
+        resolve(101);
+      });
+      req.on('response', (res) => resolve(res.statusCode ?? 0));
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(401);
+  });
+
   it('sends a signed-out visitor to sign in and back; another workspace does not reach the app', async () => {
     const signedOut = await fetch(`${server.url}/apps/echo/whoami?x=1`, { redirect: 'manual' });
     expect(signedOut.status).toBe(302);

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Context, Hono } from 'hono';
+import { parse as parseCookie } from 'hono/utils/cookie';
 import { SESSION_COOKIE } from '../identity/sessions.js';
 import type { MembershipRole } from '../store/database.js';
 import type { PlatformContext, PlatformEnv } from './context.js';
@@ -236,7 +237,8 @@ export function createUpgradeHandler(ctx: PlatformContext): UpgradeHandler {
         return refuse(socket, '404 Not Found');
       }
       if (request.headers.origin !== base.origin) return refuse(socket, '403 Forbidden');
-      const cookie = cookieValue(request.headers.cookie ?? '', SESSION_COOKIE);
+      // Read as the HTTP routes read it (a value that is not valid percent-encoding stays as sent).
+      const cookie = parseCookie(request.headers.cookie ?? '', SESSION_COOKIE)[SESSION_COOKIE];
       const session = await ctx.sessions.resolve(cookie);
       const role = session?.tenantId ? await ctx.accounts.roleIn(session.tenantId, session.userId) : null;
       if (!session?.tenantId || !role) return refuse(socket, '401 Unauthorized');
@@ -275,12 +277,4 @@ function toHeaders(request: IncomingMessage): Headers {
     for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
   }
   return headers;
-}
-
-function cookieValue(header: string, name: string): string | undefined {
-  for (const part of header.split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(value.join('='));
-  }
-  return undefined;
 }
