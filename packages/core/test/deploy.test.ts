@@ -298,6 +298,20 @@ describe('deploying the example tool', () => {
     expect(status).toBe(401);
   });
 
+  it('proxies for a user whose email is beyond Latin-1 (an identity provider may send one), percent-encoded', async () => {
+    const email = `用户-${++emails}@example.test`;
+    const member = await signedInTeammate(server, ws.tenantId, 'member', `latin-${emails}@example.test`);
+    // An outside identity provider's sign-in writes its email claim as it came.
+    await store.db
+      .updateTable('users')
+      .set({ email })
+      .where('email', '=', `latin-${emails}@example.test`)
+      .execute();
+    const response = await api(member, 'GET', '/apps/echo/whoami');
+    expect(response.status).toBe(200);
+    expect((await response.json())['x-service-user-email']).toBe(encodeURIComponent(email));
+  });
+
   it('sends a signed-out visitor to sign in and back; another workspace does not reach the app', async () => {
     const signedOut = await fetch(`${server.url}/apps/echo/whoami?x=1`, { redirect: 'manual' });
     expect(signedOut.status).toBe(302);

@@ -199,15 +199,18 @@ function forwardedHeaders(
 
 function identityHeaders(identity: Identity): Record<string, string> {
   return {
-    'x-service-user-id': identity.userId,
-    'x-service-user-email': identity.email,
-    // A header carries Latin-1 only: a display name beyond it is sent percent-encoded.
-    'x-service-user-name': /^[\x20-\x7e]*$/.test(identity.name)
-      ? identity.name
-      : encodeURIComponent(identity.name),
+    'x-service-user-id': headerSafe(identity.userId),
+    // The identity provider's claims may go beyond Latin-1 too (an internationalized address).
+    'x-service-user-email': headerSafe(identity.email),
+    'x-service-user-name': headerSafe(identity.name),
     'x-service-tenant-id': identity.tenantId,
     'x-service-role': identity.role,
   };
+}
+
+/** A header carries Latin-1 only: a value beyond printable ASCII is sent percent-encoded. */
+function headerSafe(value: string): string {
+  return /^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value);
 }
 
 function withoutSessionCookie(cookie: string): string {
