@@ -8,6 +8,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import { silentLogger } from '../src/http/logger.js';
@@ -310,6 +311,23 @@ describe('deploying the example tool', () => {
     const response = await api(member, 'GET', '/apps/echo/whoami');
     expect(response.status).toBe(200);
     expect((await response.json())['x-service-user-email']).toBe(encodeURIComponent(email));
+  });
+
+  it('refuses an upgrade whose request target is no URL with 400, not a 500', async () => {
+    const { port } = new URL(server.url);
+    const statusLine = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(
+          `GET http://[bad/apps/echo/ws HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: Upgrade\r\nupgrade: websocket\r\norigin: ${server.url}\r\ncookie: ${ws.cookie}\r\n\r\n`,
+        );
+      });
+      socket.once('data', (chunk: Buffer) => {
+        resolve(chunk.toString('latin1').split('\r\n')[0]!);
+        socket.destroy();
+      });
+      socket.once('error', reject);
+    });
+    expect(statusLine).toBe('HTTP/1.1 400 Bad Request');
   });
 
   it('sends a signed-out visitor to sign in and back; another workspace does not reach the app', async () => {

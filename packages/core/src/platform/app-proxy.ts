@@ -234,6 +234,8 @@ export function createUpgradeHandler(ctx: PlatformContext): UpgradeHandler {
   };
   return (request, socket, head) => {
     void (async () => {
+      // A request target that is no URL (Node lets `http://[x` through) is the client's fault.
+      if (!URL.canParse(request.url ?? '/', base.origin)) return refuse(socket, '400 Bad Request');
       const url = new URL(request.url ?? '/', base.origin);
       const match = url.pathname.slice(basePath.length).match(/^\/apps\/([^/]+)(\/.*)?$/);
       if (!url.pathname.startsWith(`${basePath}/`) || !match || !APP_SLUG.test(match[1]!)) {
