@@ -330,6 +330,34 @@ describe('deploying the example tool', () => {
     expect(statusLine).toBe('HTTP/1.1 400 Bad Request');
   });
 
+  it('survives a client that resets its WebSocket upgrade while it is being checked (and refused)', async () => {
+    const uncaught: unknown[] = [];
+    const record = (error: unknown) => uncaught.push(error);
+    process.prependListener('uncaughtException', record);
+    try {
+      const { port } = new URL(server.url);
+      for (let attempt = 0; attempt < 10; attempt++) {
+        await new Promise<void>((resolve) => {
+          const socket = connect(Number(port), '127.0.0.1', () => {
+            socket.write(
+              `GET /apps/no-such-app/ws HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: Upgrade\r\nupgrade: websocket\r\norigin: ${server.url}\r\ncookie: ${ws.cookie}\r\n\r\n`,
+            );
+            setTimeout(() => {
+              socket.resetAndDestroy();
+              resolve();
+            }, attempt % 5);
+          });
+          socket.on('error', () => {});
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    } finally {
+      process.off('uncaughtException', record);
+    }
+    expect(uncaught).toEqual([]);
+    expect((await api(ws.cookie, 'GET', '/apps/echo/whoami')).status).toBe(200);
+  });
+
   it('sends a signed-out visitor to sign in and back; another workspace does not reach the app', async () => {
     const signedOut = await fetch(`${server.url}/apps/echo/whoami?x=1`, { redirect: 'manual' });
     expect(signedOut.status).toBe(302);

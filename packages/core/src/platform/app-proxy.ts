@@ -233,6 +233,9 @@ export function createUpgradeHandler(ctx: PlatformContext): UpgradeHandler {
     socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
   };
   return (request, socket, head) => {
+    // Node drops its own error listener from an upgraded socket: a client that resets it while
+    // it is checked would otherwise raise an uncaught error (and end the process).
+    socket.on('error', () => socket.destroy());
     void (async () => {
       // A request target that is no URL (Node lets `http://[x` through) is the client's fault.
       if (!URL.canParse(request.url ?? '/', base.origin)) return refuse(socket, '400 Bad Request');
