@@ -218,6 +218,25 @@ describe('deploying the example tool', () => {
     expect(await answer.text()).toBe('compressed hello');
   });
 
+  it('never forwards a client-sent Forwarded header (the platform says where the request came in)', async () => {
+    const echoing =
+      "require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-type': 'application/json' }); s.end(JSON.stringify(q.headers)); }).listen(process.env.PORT, '127.0.0.1')";
+    await publishTestRelease(server.platform, {
+      slug: 'headers-tool',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', echoing] },
+    });
+    expect(
+      (await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: 'headers-tool', slug: 'headers' })).status,
+    ).toBe(201);
+    const seen = await (
+      await api(ws.cookie, 'GET', '/apps/headers/', undefined, {
+        forwarded: 'for=203.0.113.9;host=evil.example;proto=https',
+      })
+    ).json();
+    expect(seen.forwarded).toBeUndefined();
+    expect(seen['x-forwarded-host']).toBe(new URL(server.url).host);
+  });
+
   it('streams server-sent events through the proxy as they are written', async () => {
     const started = Date.now();
     const response = await api(ws.cookie, 'GET', '/apps/echo/ticks');

@@ -169,8 +169,8 @@ async function targetOf(ctx: PlatformContext, user: SessionCaller, slug: string)
 }
 
 /**
- * The request headers an app receives: the client's, without hop-by-hop ones, any `X-Service-*`
- * or `X-Forwarded-*` the client sent, and the platform's session cookie; with the identity headers
+ * The request headers an app receives: the client's, without hop-by-hop ones, any `X-Service-*`,
+ * `X-Forwarded-*` or `Forwarded` the client sent, and the platform's session cookie; with the identity headers
  * and where the request came in.
  */
 function forwardedHeaders(
@@ -180,7 +180,14 @@ function forwardedHeaders(
 ): Headers {
   const headers = new Headers();
   inbound.forEach((value, name) => {
-    if (HOP_BY_HOP.has(name) || name.startsWith('x-service-') || name.startsWith('x-forwarded-')) return;
+    if (
+      HOP_BY_HOP.has(name) ||
+      name.startsWith('x-service-') ||
+      name.startsWith('x-forwarded-') ||
+      // The standard form of the same claims (RFC 7239): a client must not make them either.
+      name === 'forwarded'
+    )
+      return;
     if (name === 'cookie') {
       const kept = withoutSessionCookie(value);
       if (kept) headers.set('cookie', kept);
