@@ -8,6 +8,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import { silentLogger } from '../src/http/logger.js';
@@ -206,6 +207,25 @@ describe('deploying the example tool', () => {
     expect(await answer.text()).toBe('compressed hello');
   });
 
+  it('never forwards a client-sent Forwarded header (the platform says where the request came in)', async () => {
+    const echoing =
+      "require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-type': 'application/json' }); s.end(JSON.stringify(q.headers)); }).listen(process.env.PORT, '127.0.0.1')";
+    await publishTestRelease(server.platform, {
+      slug: 'headers-tool',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', echoing] },
+    });
+    expect(
+      (await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: 'headers-tool', slug: 'headers' })).status,
+    ).toBe(201);
+    const seen = await (
+      await api(ws.cookie, 'GET', '/apps/headers/', undefined, {
+        forwarded: 'for=203.0.113.9;host=evil.example;proto=https',
+      })
+    ).json();
+    expect(seen.forwarded).toBeUndefined();
+    expect(seen['x-forwarded-host']).toBe(new URL(server.url).host);
+  });
+
   it('streams server-sent events through the proxy as they are written', async () => {
     const started = Date.now();
     const response = await api(ws.cookie, 'GET', '/apps/echo/ticks');
@@ -256,6 +276,94 @@ describe('deploying the example tool', () => {
       'x-service-tenant-id': ws.tenantId,
     });
     expect((await open('http://evil.example')).status).toBe(403);
+  });
+
+  it('reaches the app at a percent-encoded slug with the path as it came', async () => {
+    const response = await api(ws.cookie, 'GET', '/apps/%65cho/whoami');
+    expect(response.status).toBe(200);
+    expect((await response.json())['x-service-tenant-id']).toBe(ws.tenantId);
+  });
+
+  it('refuses a WebSocket with a malformed session cookie as signed out (401), not a 500', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${server.url}/apps/echo/ws`, {
+        headers: {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': randomBytes(16).toString('base64'),
+          origin: server.url,
+          cookie: 'service_session=%E0%A4%A',
+        },
+      });
+      req.on('upgrade', (_res, socket) => {
+        socket.destroy();
+        resolve(101);
+      });
+      req.on('response', (res) => resolve(res.statusCode ?? 0));
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(401);
+  });
+
+  it('proxies for a user whose email is beyond Latin-1 (an identity provider may send one), percent-encoded', async () => {
+    const email = `用户-${++emails}@example.test`;
+    const member = await signedInTeammate(server, ws.tenantId, 'member', `latin-${emails}@example.test`);
+    // An outside identity provider's sign-in writes its email claim as it came.
+    await store.db
+      .updateTable('users')
+      .set({ email })
+      .where('email', '=', `latin-${emails}@example.test`)
+      .execute();
+    const response = await api(member, 'GET', '/apps/echo/whoami');
+    expect(response.status).toBe(200);
+    expect((await response.json())['x-service-user-email']).toBe(encodeURIComponent(email));
+  });
+
+  it('refuses an upgrade whose request target is no URL with 400, not a 500', async () => {
+    const { port } = new URL(server.url);
+    const statusLine = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(
+          `GET http://[bad/apps/echo/ws HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: Upgrade\r\nupgrade: websocket\r\norigin: ${server.url}\r\ncookie: ${ws.cookie}\r\n\r\n`,
+        );
+      });
+      socket.once('data', (chunk: Buffer) => {
+        resolve(chunk.toString('latin1').split('\r\n')[0]!);
+        socket.destroy();
+      });
+      socket.once('error', reject);
+    });
+    expect(statusLine).toBe('HTTP/1.1 400 Bad Request');
+  });
+
+  it('survives a client that resets its WebSocket upgrade while it is being checked (and refused)', async () => {
+    const uncaught: unknown[] = [];
+    const record = (error: unknown) => uncaught.push(error);
+    process.prependListener('uncaughtException', record);
+    try {
+      const { port } = new URL(server.url);
+      for (let attempt = 0; attempt < 10; attempt++) {
+        await new Promise<void>((resolve) => {
+          const socket = connect(Number(port), '127.0.0.1', () => {
+            socket.write(
+              `GET /apps/no-such-app/ws HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: Upgrade\r\nupgrade: websocket\r\norigin: ${server.url}\r\ncookie: ${ws.cookie}\r\n\r\n`,
+            );
+            setTimeout(() => {
+              socket.resetAndDestroy();
+              resolve();
+            }, attempt % 5);
+          });
+          socket.on('error', () => {});
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    } finally {
+      process.off('uncaughtException', record);
+    }
+    expect(uncaught).toEqual([]);
+    expect((await api(ws.cookie, 'GET', '/apps/echo/whoami')).status).toBe(200);
   });
 
   it('sends a signed-out visitor to sign in and back; another workspace does not reach the app', async () => {

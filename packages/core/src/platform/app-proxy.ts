@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Context, Hono } from 'hono';
+import { parse as parseCookie } from 'hono/utils/cookie';
 import { SESSION_COOKIE } from '../identity/sessions.js';
 import type { MembershipRole } from '../store/database.js';
 import type { PlatformContext, PlatformEnv } from './context.js';
@@ -81,7 +82,9 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
       const { status, title, message } = target.refusal;
       return page(c, status, title, message);
     }
-    const rest = url.pathname.slice(`${basePath}/apps/${slug}`.length) || '/';
+    // Cut by segments, not characters: the prefix may have come percent-encoded, longer than decoded.
+    const prefixSegments = `${basePath}/apps/${slug}`.split('/').length;
+    const rest = `/${url.pathname.split('/').slice(prefixSegments).join('/')}`;
     const headers = forwardedHeaders(c.req.raw.headers, target.identity, {
       prefix: `${basePath}/apps/${slug}`,
       host: url.host,
@@ -166,8 +169,8 @@ async function targetOf(ctx: PlatformContext, user: SessionCaller, slug: string)
 }
 
 /**
- * The request headers an app receives: the client's, without hop-by-hop ones, any `X-Service-*`
- * or `X-Forwarded-*` the client sent, and the platform's session cookie; with the identity headers
+ * The request headers an app receives: the client's, without hop-by-hop ones, any `X-Service-*`,
+ * `X-Forwarded-*` or `Forwarded` the client sent, and the platform's session cookie; with the identity headers
  * and where the request came in.
  */
 function forwardedHeaders(
@@ -177,7 +180,14 @@ function forwardedHeaders(
 ): Headers {
   const headers = new Headers();
   inbound.forEach((value, name) => {
-    if (HOP_BY_HOP.has(name) || name.startsWith('x-service-') || name.startsWith('x-forwarded-')) return;
+    if (
+      HOP_BY_HOP.has(name) ||
+      name.startsWith('x-service-') ||
+      name.startsWith('x-forwarded-') ||
+      // The standard form of the same claims (RFC 7239): a client must not make them either.
+      name === 'forwarded'
+    )
+      return;
     if (name === 'cookie') {
       const kept = withoutSessionCookie(value);
       if (kept) headers.set('cookie', kept);
@@ -196,15 +206,18 @@ function forwardedHeaders(
 
 function identityHeaders(identity: Identity): Record<string, string> {
   return {
-    'x-service-user-id': identity.userId,
-    'x-service-user-email': identity.email,
-    // A header carries Latin-1 only: a display name beyond it is sent percent-encoded.
-    'x-service-user-name': /^[\x20-\x7e]*$/.test(identity.name)
-      ? identity.name
-      : encodeURIComponent(identity.name),
+    'x-service-user-id': headerSafe(identity.userId),
+    // The identity provider's claims may go beyond Latin-1 too (an internationalized address).
+    'x-service-user-email': headerSafe(identity.email),
+    'x-service-user-name': headerSafe(identity.name),
     'x-service-tenant-id': identity.tenantId,
     'x-service-role': identity.role,
   };
+}
+
+/** A header carries Latin-1 only: a value beyond printable ASCII is sent percent-encoded. */
+function headerSafe(value: string): string {
+  return /^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value);
 }
 
 function withoutSessionCookie(cookie: string): string {
@@ -227,14 +240,20 @@ export function createUpgradeHandler(ctx: PlatformContext): UpgradeHandler {
     socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
   };
   return (request, socket, head) => {
+    // Node drops its own error listener from an upgraded socket: a client that resets it while
+    // it is checked would otherwise raise an uncaught error (and end the process).
+    socket.on('error', () => socket.destroy());
     void (async () => {
+      // A request target that is no URL (Node lets `http://[x` through) is the client's fault.
+      if (!URL.canParse(request.url ?? '/', base.origin)) return refuse(socket, '400 Bad Request');
       const url = new URL(request.url ?? '/', base.origin);
       const match = url.pathname.slice(basePath.length).match(/^\/apps\/([^/]+)(\/.*)?$/);
       if (!url.pathname.startsWith(`${basePath}/`) || !match || !APP_SLUG.test(match[1]!)) {
         return refuse(socket, '404 Not Found');
       }
       if (request.headers.origin !== base.origin) return refuse(socket, '403 Forbidden');
-      const cookie = cookieValue(request.headers.cookie ?? '', SESSION_COOKIE);
+      // Read as the HTTP routes read it (a value that is not valid percent-encoding stays as sent).
+      const cookie = parseCookie(request.headers.cookie ?? '', SESSION_COOKIE)[SESSION_COOKIE];
       const session = await ctx.sessions.resolve(cookie);
       const role = session?.tenantId ? await ctx.accounts.roleIn(session.tenantId, session.userId) : null;
       if (!session?.tenantId || !role) return refuse(socket, '401 Unauthorized');
@@ -273,12 +292,4 @@ function toHeaders(request: IncomingMessage): Headers {
     for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
   }
   return headers;
-}
-
-function cookieValue(header: string, name: string): string | undefined {
-  for (const part of header.split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(value.join('='));
-  }
-  return undefined;
 }
