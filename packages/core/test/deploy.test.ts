@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import { silentLogger } from '../src/http/logger.js';
 import { createPlatform } from '../src/platform/create-platform.js';
-import { itInBrowser, launchChromium } from './support/chromium.js';
 import { ensureSdkBuilt, publishTestRelease } from './support/deploy.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { seedProviders } from './support/metered.js';
@@ -157,36 +156,6 @@ describe('deploying the example tool', () => {
     const renamed = await api(ws.cookie, 'PATCH', `/api/apps/${deployed.app.id}`, { name: 'Echo!' });
     expect((await renamed.json()).app.name).toBe('Echo!');
   });
-
-  itInBrowser(
-    'sandboxes app pages: a deployed tool’s script cannot call the platform API with the visitor’s session',
-    async () => {
-      const response = await api(ws.cookie, 'GET', '/apps/echo/whoami');
-      expect(response.headers.get('content-security-policy')).toContain('sandbox allow-scripts');
-      await response.body?.cancel();
-      const browser = await launchChromium();
-      try {
-        const context = await browser.newContext();
-        const [name, value] = ws.cookie.split('=') as [string, string];
-        await context.addCookies([{ name, value, url: server.url }]);
-        const page = await context.newPage();
-        // Signed in, the platform's API answers this browser...
-        await page.goto(`${server.url}/api/user/me`);
-        expect(await page.evaluate(() => fetch('/api/user/me').then((r) => r.status))).toBe(200);
-        // ...but not a page the app served: it runs in an opaque origin.
-        await page.goto(`${server.url}/apps/echo/whoami`);
-        const fromApp = await page.evaluate(() =>
-          fetch('/api/user/me', { credentials: 'include' }).then(
-            (r) => r.status,
-            () => 'blocked',
-          ),
-        );
-        expect(fromApp).toBe('blocked');
-      } finally {
-        await browser.close();
-      }
-    },
-  );
 
   it('proxies as the signed-in user: identity headers injected, client-sent ones never reach the app', async () => {
     const member = await signedInTeammate(server, ws.tenantId, 'member', `member-${++emails}@example.test`);

@@ -111,10 +111,6 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
       if (name === 'set-cookie' && value.trimStart().startsWith(`${SESSION_COOKIE}=`)) return;
       answer.append(name, value);
     });
-    // The app is served on the platform's own origin: its pages run sandboxed (an opaque origin),
-    // so a script a deployed tool ships cannot call the platform's API with the visitor's
-    // session. The app's own policy, if it sends one, still applies on top of this one.
-    answer.append('content-security-policy', APP_SANDBOX);
     return new Response(upstream.body, {
       status: upstream.status,
       statusText: upstream.statusText,
@@ -126,9 +122,6 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
   app.all('/apps/:slug/*', proxy);
   return app;
 }
-
-/** What a proxied app page may still do: run scripts, submit forms, open popups and downloads. */
-const APP_SANDBOX = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads';
 
 type Target =
   | { endpoint: string; identity: Identity }
