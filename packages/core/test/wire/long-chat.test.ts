@@ -179,8 +179,10 @@ describe('a useChat body past maxBodyBytes', () => {
       } finally {
         clearInterval(sampling);
       }
-      // Loosely: the server (this process) never held anything near the body.
-      expect(rssPeak - rssBefore).toBeLessThan(48 * MiB);
+      // Loosely: the server (this process, which also writes the body) never held anything near
+      // it. Buffered up to the 64 MiB ceiling it would pass this bound; Node 24's allocator
+      // keeps some 50 MB of the streaming's garbage resident where Node 20 keeps less.
+      expect(rssPeak - rssBefore).toBeLessThan(60 * MiB);
     }
   }, 60_000);
 });
