@@ -2,7 +2,7 @@
  * Automation records (`atm_...`), each owned by the user who saved it and read only by them. A
  * record carries its trigger inline: a cron schedule in a time zone, or a webhook source.
  */
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import { newId } from '../agent/ids.js';
 import type { Principal } from '../agent/tools.js';
 import type { Database, WireAutomationsTable } from '../store/database.js';
@@ -98,13 +98,7 @@ export class AutomationStore {
   ): Promise<AutomationView | null> {
     const owner = principal.subject;
     return this.db.transaction().execute(async (trx) => {
-      const current = await trx
-        .selectFrom('wire_automations')
-        .selectAll()
-        .where('owner', '=', owner)
-        .where('id', '=', id)
-        .forUpdate()
-        .executeTakeFirst();
+      const current = await lockOwned(trx, owner, id);
       if (!current) return null;
       const row = await trx
         .updateTable('wire_automations')
@@ -134,13 +128,7 @@ export class AutomationStore {
     now = new Date(),
   ): Promise<AutomationView | null> {
     return this.db.transaction().execute(async (trx) => {
-      const current = await trx
-        .selectFrom('wire_automations')
-        .selectAll()
-        .where('owner', '=', owner)
-        .where('id', '=', id)
-        .forUpdate()
-        .executeTakeFirst();
+      const current = await lockOwned(trx, owner, id);
       if (!current) return null;
       if (current.status === status) return viewOf(current);
       const schedule = current.trigger_type === 'schedule' && status === 'active';
@@ -266,4 +254,15 @@ function viewOf(row: AutomationRow): AutomationView {
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
+}
+
+/** The owner's automation, locked for the rest of the transaction; undefined when it has none of that id. */
+function lockOwned(trx: Transaction<Database>, owner: string, id: string) {
+  return trx
+    .selectFrom('wire_automations')
+    .selectAll()
+    .where('owner', '=', owner)
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirst();
 }
