@@ -39,7 +39,7 @@ export const LAYERS: Record<string, string[]> = {
 };
 
 /** Files that answer HTTP requests directly: they get domain services, never SQL. */
-const ROUTE_FILE = /(^|\/)(routes|oauth|mcp)\/|^platform\/cli\/|^door\/router\.ts$/;
+const ROUTE_FILE = /(^|\/)(routes|oauth|mcp)\/|^platform\/(cli|dashboard)\/|^door\/router\.ts$/;
 
 /** Packages that may use only these public subpaths of core (the SDK and CLI run without the server). */
 const CLIENT_PACKAGES: Record<string, string[]> = { sdk: ['schemas'], 'dev-cli': ['schemas'] };

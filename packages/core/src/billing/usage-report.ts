@@ -194,17 +194,27 @@ export async function tenantUsage(db: Kysely<Database>, tenantId: string, days: 
     base
       .select([
         sql<string>`to_char(usage_events.created_at at time zone 'UTC', 'YYYY-MM-DD')`.as('day'),
+        'provider',
         (eb) => eb.fn.countAll<number>().as('events'),
         (eb) => eb.fn.sum<number>('cost_micros').as('cost'),
       ])
-      .groupBy('day')
+      .groupBy(['day', 'provider'])
       .execute(),
   ]);
-  const daily = new Map(byDay.map((d) => [d.day, d]));
+  const daily = new Map<
+    string,
+    { events: number; cost_micros: number; by_provider: Record<string, number> }
+  >();
+  for (const row of byDay) {
+    const day = daily.get(row.day) ?? { events: 0, cost_micros: 0, by_provider: {} };
+    day.events += Number(row.events);
+    day.cost_micros += Number(row.cost);
+    day.by_provider[row.provider] = Number(row.cost);
+    daily.set(row.day, day);
+  }
   const series = Array.from({ length: days }, (_, i) => {
     const date = new Date(from.getTime() + i * 86_400_000).toISOString().slice(0, 10);
-    const d = daily.get(date);
-    return { date, events: Number(d?.events ?? 0), cost_micros: Number(d?.cost ?? 0) };
+    return { date, ...(daily.get(date) ?? { events: 0, cost_micros: 0, by_provider: {} }) };
   });
   return {
     from: from.toISOString(),

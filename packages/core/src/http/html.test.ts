@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { contentSecurityPolicy, escapeHtml, htmlDocument, htmlPageHeaders } from './html.js';
+import {
+  contentSecurityPolicy,
+  escapeHtml,
+  html,
+  htmlDocument,
+  htmlPageHeaders,
+  trustedHtml,
+} from './html.js';
 
 describe('escapeHtml', () => {
   it('escapes what could open an element or close a quoted attribute', () => {
@@ -44,9 +51,24 @@ describe('htmlPageHeaders', () => {
 
 describe('htmlDocument', () => {
   it('escapes the title and places the stylesheet and body as given', () => {
-    const html = htmlDocument({ title: 'A <b>', style: 'p{margin:0}', body: '<p>hi</p>' });
-    expect(html).toContain('<title>A &lt;b&gt;</title>');
-    expect(html).toContain('<style>\np{margin:0}\n</style>');
-    expect(html).toContain('<body>\n<p>hi</p>\n</body>');
+    const doc = htmlDocument({ title: 'A <b>', style: 'p{margin:0}', body: '<p>hi</p>' });
+    expect(doc).toContain('<title>A &lt;b&gt;</title>');
+    expect(doc).toContain('<style>\np{margin:0}\n</style>');
+    expect(doc).toContain('<body>\n<p>hi</p>\n</body>');
+  });
+});
+
+describe('the html template tag', () => {
+  it('escapes every interpolated value, keeps nested fragments, joins lists and drops nothing-values', () => {
+    const name = '<img src=x onerror=alert(1)> "quoted" & \'single\'';
+    const inner = html`<b>${name}</b>`;
+    const page = html`<p title="${name}">${inner}${[html`<i>1</i>`, '<2>']}${null}${undefined}${false}${0}</p>`;
+    expect(page.value).toBe(
+      '<p title="&lt;img src=x onerror=alert(1)&gt; &quot;quoted&quot; &amp; &#39;single&#39;"><b>&lt;img src=x onerror=alert(1)&gt; &quot;quoted&quot; &amp; &#39;single&#39;</b><i>1</i>&lt;2&gt;0</p>',
+    );
+  });
+
+  it('writes markup as is only when vouched for', () => {
+    expect(html`${trustedHtml('<hr>')}${'<hr>'}`.value).toBe('<hr>&lt;hr&gt;');
   });
 });

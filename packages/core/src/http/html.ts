@@ -77,3 +77,37 @@ ${page.body}
 </html>
 `;
 }
+
+/** Markup already safe to write as is: built by `html`, or vouched for with `trustedHtml`. */
+export class SafeHtml {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+/** Marks markup this code wrote itself as safe (never pass it anything a user or tenant chose). */
+export function trustedHtml(markup: string): SafeHtml {
+  return new SafeHtml(markup);
+}
+
+/** What a template may interpolate: text (escaped), safe markup, lists of either, or nothing. */
+export type HtmlValue = SafeHtml | string | number | boolean | null | undefined | readonly HtmlValue[];
+
+/**
+ * A template tag that escapes every interpolated value unless it is `SafeHtml`, so a page built
+ * of `html` fragments cannot write a tenant's text as markup by forgetting to escape it. Lists
+ * are joined; `null`, `undefined` and `false` write nothing.
+ */
+export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): SafeHtml {
+  let out = strings[0]!;
+  for (let i = 0; i < values.length; i++) out += htmlOf(values[i]) + strings[i + 1]!;
+  return new SafeHtml(out);
+}
+
+function htmlOf(value: HtmlValue): string {
+  if (value instanceof SafeHtml) return value.value;
+  if (value === null || value === undefined || value === false) return '';
+  if (Array.isArray(value)) return value.map(htmlOf).join('');
+  return escapeHtml(String(value));
+}

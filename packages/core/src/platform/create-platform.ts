@@ -70,6 +70,8 @@ import {
   type PlatformEnv,
   type PlatformRateLimits,
 } from './context.js';
+import { DASHBOARD_PAGES } from './dashboard/pages/index.js';
+import { dashboardRoutes } from './dashboard/routes.js';
 import { type ErrorShape, faultResponse, refusalOf, refusalResponse, unavailableResponse } from './errors.js';
 import { guardUrl } from './internal/input-guard.js';
 import { DevMailbox, type Mailer } from './mailer.js';
@@ -101,6 +103,8 @@ import { workspaceRoutes } from './routes/workspaces.js';
 
 export interface PlatformOptions {
   store: Store;
+  /** The dashboard at `/`: where a configured IdP signs a browser in, how often live figures refresh. */
+  dashboard?: { signInUrl?: string; livePollMs?: number };
   /** Public URL of the platform. Default `SERVICE_BASE_URL`, else `http://localhost:8787`. */
   baseUrl?: string;
   /** Identity provider base URL. Default `SERVICE_IDP_URL`; unset runs the development IdP. */
@@ -531,6 +535,15 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', memberRoutes(context));
   app.route('/', invitationPageRoutes(context, { devSignIn: devIdp !== null }));
   if (devMailbox) app.route('/', devMailboxRoutes(devMailbox));
+  app.route(
+    '/',
+    dashboardRoutes(context, {
+      fetchPlatform: (request, env) => app.fetch(request, env),
+      devSignIn: devIdp !== null,
+      pages: DASHBOARD_PAGES,
+      ...options.dashboard,
+    }),
+  );
   app.route('/', createProviderProxy(proxyCore));
   app.route('/', authRoutes(context));
   app.route('/', cliRoutes(context, { env: options.env ?? process.env, devSignIn: devIdp !== null }));

@@ -1,0 +1,70 @@
+import type { Context } from 'hono';
+import type { PlatformEnv } from '../context.js';
+
+/** The platform's own handler, which the dashboard calls in-process. */
+export type PlatformFetch = (request: Request, env: unknown) => Response | Promise<Response>;
+
+/** One answer of the platform API: its status and parsed JSON body (null when it had none). */
+export interface ApiAnswer<T = unknown> {
+  ok: boolean;
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/**
+ * The dashboard reads and changes everything through the platform's own JSON API, as the signed-in
+ * browser would: the same session cookie, the same client address, the same checks. So a page can
+ * never do what the API would refuse its user (a viewer changing billing gets the API's 403), and
+ * the API stays the one place that decides.
+ */
+export class DashboardApi {
+  constructor(
+    private readonly fetchPlatform: PlatformFetch,
+    private readonly c: Context<PlatformEnv>,
+    private readonly baseUrl: string,
+  ) {}
+
+  get<T>(path: string): Promise<ApiAnswer<T>> {
+    return this.call<T>('GET', path);
+  }
+
+  send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<ApiAnswer<T>> {
+    return this.call<T>(method, path, body ?? {});
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> {
+    const base = new URL(this.baseUrl);
+    const headers = new Headers({ accept: 'application/json', origin: base.origin });
+    const cookie = this.c.req.header('cookie');
+    if (cookie) headers.set('cookie', cookie);
+    const forwarded = this.c.req.header('x-forwarded-for');
+    if (forwarded) headers.set('x-forwarded-for', forwarded);
+    if (body !== undefined) headers.set('content-type', 'application/json');
+    const url = `${base.origin}${base.pathname.replace(/\/+$/, '')}${path}`;
+    const response = await this.fetchPlatform(
+      new Request(url, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) }),
+      this.c.env,
+    );
+    const text = await response.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    return { ok: response.ok, status: response.status, body: parsed as T, headers: response.headers };
+  }
+}
+
+/** The message an API refusal carries, in any of the platform's error shapes. */
+export function apiErrorMessage(answer: ApiAnswer): string {
+  const body = answer.body as { error?: unknown; message?: unknown } | null;
+  if (body && typeof body.error === 'string') return body.error;
+  if (body && typeof body.error === 'object' && body.error !== null) {
+    const message = (body.error as { message?: unknown }).message;
+    if (typeof message === 'string') return message;
+  }
+  if (body && typeof body.message === 'string') return body.message;
+  return `The request failed (${answer.status}).`;
+}

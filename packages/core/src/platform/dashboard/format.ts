@@ -1,0 +1,18 @@
+import { formatUsd, MICROS_PER_USD } from '../../billing/payments/processor.js';
+
+/**
+ * Micros as the dashboard shows them: cents as usual, and an amount below a cent to the micro
+ * (a metered call often costs a fraction of one), so a day of small calls never reads as zero.
+ */
+export function money(micros: number): string {
+  if (micros === 0 || Math.abs(micros) >= MICROS_PER_USD / 100) return formatUsd(micros);
+  const digits = (Math.abs(micros) / MICROS_PER_USD).toFixed(6).replace(/0+$/, '');
+  return `${micros < 0 ? '-' : ''}USD ${digits}`;
+}
+
+/** An ISO instant as a short UTC date and time (`2026-11-24 13:05 UTC`). */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? '—' : `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}

@@ -1,0 +1,71 @@
+import type { Context } from 'hono';
+import { html, type SafeHtml } from '../../http/html.js';
+import type { PlatformContext, PlatformEnv } from '../context.js';
+import type { SessionCaller } from '../internal/session.js';
+import type { ApiAnswer, DashboardApi } from './api.js';
+import type { NavKey } from './layout.js';
+
+/** What a page sees while it renders or acts: the request, its user, the API, its own URL. */
+export interface PageView {
+  c: Context<PlatformEnv>;
+  ctx: PlatformContext;
+  /** Null only on public pages, for a visitor who is not signed in. */
+  user: SessionCaller | null;
+  api: DashboardApi;
+  /** The platform's path prefix (empty at the root), for links. */
+  base: string;
+  /** The route's parameters (`:id` ...). */
+  params: Record<string, string>;
+  /** A form posting `action` back to this page, with the session's CSRF token. */
+  form(action: string, inner: SafeHtml, options?: FormOptions): SafeHtml;
+}
+
+export interface FormOptions {
+  /** The submit button's text (default: none, the inner markup has its own). */
+  submit?: string;
+  /** A class for the submit button (`danger` for destructive actions). */
+  buttonClass?: string;
+  /** Ask the user to confirm before sending (the script shows it; without script the form sends). */
+  confirm?: string;
+  /** An accessible name for the form. */
+  label?: string;
+}
+
+/** What an action did: where to go next, or the API's refusal to show on the page. */
+export type ActionResult =
+  | { redirect: string }
+  | { done: true }
+  | { refused: ApiAnswer | string; status?: number };
+
+export interface PageAction {
+  run(view: PageView, fields: Record<string, string>): Promise<ActionResult>;
+  /** What the page says once the action is done (fixed text: never taken from the URL). */
+  done: string;
+}
+
+export interface DashboardPage {
+  /** Under the base path; `:name` segments are parameters. */
+  path: string;
+  nav: NavKey | null;
+  /** Pages anyone may see (the public pricing page). */
+  public?: boolean;
+  title(view: PageView): string | Promise<string>;
+  /** The page's body, or a status with a message when there is nothing to show (404 ...). */
+  render(view: PageView): Promise<SafeHtml | { status: 404 | 403; message: string }>;
+  actions?: Record<string, PageAction>;
+}
+
+/** An action that answers with the API's answer: done when it succeeded, refused when not. */
+export function fromAnswer(answer: ApiAnswer): ActionResult {
+  return answer.ok ? { done: true } : { refused: answer, status: answer.status };
+}
+
+/** The form's field `name` as text (empty when missing). */
+export function field(fields: Record<string, string>, name: string): string {
+  return fields[name] ?? '';
+}
+
+/** A definition list row, for the pages' detail blocks. */
+export function detail(term: string, value: SafeHtml | string | number | null): SafeHtml {
+  return html`<div><dt>${term}</dt><dd>${value ?? '—'}</dd></div>`;
+}

@@ -1,0 +1,67 @@
+import { html } from '../../../http/html.js';
+import { chart } from '../charts.js';
+import { money } from '../format.js';
+import type { DashboardPage } from '../page.js';
+
+interface Usage {
+  total_micros: number;
+  by_provider: { provider: string; cost_micros: number }[];
+  daily: { date: string; cost_micros: number; by_provider: Record<string, number> }[];
+}
+
+interface BurnRate {
+  micros_per_hour: number;
+  spent_last_24h_micros: number;
+  runway_hours: number | null;
+}
+
+/** Home: the balance (live), how fast it goes, and the last 30 days of spend by provider. */
+export const homePage: DashboardPage = {
+  path: '/',
+  nav: 'home',
+  title: () => 'Home',
+  async render(view) {
+    const balance = await view.ctx.balances.micros(view.user!.tenantId);
+    const balanceBlock = html`<section class="card" aria-labelledby="balance-title">
+<h2 id="balance-title">Balance</h2>
+<p class="figure" data-live="balance" aria-live="polite">${money(balance)}</p>
+<p><a href="${view.base}/billing">Add credit</a></p>
+</section>`;
+    if (view.user!.role !== 'owner') {
+      return html`<div class="cards">${balanceBlock}</div>
+<p class="muted">Spending figures are shown to the workspace's owners.</p>`;
+    }
+    const [usage, burn] = await Promise.all([
+      view.api.get<Usage>('/api/billing/usage?days=30'),
+      view.api.get<BurnRate>('/api/billing/burn-rate'),
+    ]);
+    const rate = burn.ok ? burn.body : null;
+    const runway = rate?.runway_hours == null ? 'No recent spend' : runwayText(rate.runway_hours);
+    const burnBlock = html`<section class="card" aria-labelledby="burn-title">
+<h2 id="burn-title">Burn rate</h2>
+<p class="figure">${rate ? `${money(rate.micros_per_hour)}/h` : '—'}</p>
+<p class="muted">${rate ? `${money(rate.spent_last_24h_micros)} in the last 24 hours · runway ${runway}` : ''}</p>
+</section>`;
+    const days = usage.ok ? usage.body.daily : [];
+    const providers = usage.ok ? usage.body.by_provider.map((p) => p.provider) : [];
+    const spend = chart('spend-chart', {
+      title: 'Spend per day, last 30 days, by provider',
+      x: days.map((d) => d.date),
+      series: providers.map((provider) => ({
+        label: provider,
+        values: days.map((d) => d.by_provider[provider] ?? 0),
+      })),
+      unit: 'usd_micros',
+      kind: 'bars',
+    });
+    return html`<div class="cards">${balanceBlock}${burnBlock}
+<section class="card" aria-labelledby="month-title"><h2 id="month-title">Last 30 days</h2>
+<p class="figure">${money(usage.ok ? usage.body.total_micros : 0)}</p></section></div>
+${spend}`;
+  },
+};
+
+function runwayText(hours: number): string {
+  if (hours >= 48) return `about ${Math.floor(hours / 24)} days`;
+  return `about ${Math.max(1, Math.round(hours))} hours`;
+}
