@@ -7,7 +7,7 @@ import { createPlatform } from '@service/core/platform';
 import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
 import { startExpressHost } from '@service/example-express-host';
 import { seedDeployableDemoTool } from './demo-deploy.js';
-import { demoServiceKey, recordDemoHost, seedDemo } from './demo-seed.js';
+import { DEMO_EMAIL, demoServiceKey, recordDemoHost, seedDemo } from './demo-seed.js';
 import { withDemoUpstream } from './demo-upstream.js';
 
 /**
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   });
   if (seed.tenantId) {
     process.stdout.write(
-      `\nPlatform ready at ${platform.context.baseUrl}\nAdd credit (sign in with any email): ${platform.context.baseUrl}/billing\nChat page of the demo host: ${demoHost.url}/\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
+      `\nPlatform ready at ${platform.context.baseUrl}\nDashboard: ${platform.context.baseUrl}/ (sign in as ${DEMO_EMAIL} for the demo workspace, or any email for a new one)\nChat page of the demo host: ${demoHost.url}/\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
     );
   }
 
