@@ -24,7 +24,7 @@ export const homePage: DashboardPage = {
     const balance = await view.ctx.balances.micros(view.user!.tenantId);
     const balanceBlock = html`<section class="card" aria-labelledby="balance-title">
 <h2 id="balance-title">Balance</h2>
-<p class="figure" data-live="balance" aria-live="polite">${money(balance)}</p>
+<p class="figure" data-live="balance" data-micros="${balance}" aria-live="polite">${money(balance)}</p>
 <p><a href="${view.base}/billing">Add credit</a></p>
 </section>`;
     if (view.user!.role !== 'owner') {
