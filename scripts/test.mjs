@@ -5,7 +5,8 @@
  * Without arguments it first gets what the suite needs: the packages and the Next.js example
  * built, a Chromium for the page tests and a throwaway PostgreSQL cluster for the store suites'
  * second run (each found, else installed when this process may, else skipped with a notice and
- * counted as skipped, never failed; `SERVICE_TEST_SKIP_BUILD=1` keeps the build there is). With arguments it runs only vitest, passing them on (a file
+ * counted as skipped, never failed; `SERVICE_TEST_SKIP_BUILD=1` keeps the build there is, `SERVICE_TEST_POSTGRES=0` and
+ * `SERVICE_TEST_BROWSER=0` skip the PostgreSQL run and the page suites). With arguments it runs only vitest, passing them on (a file
  * filter, say), on the machine as it is.
  *
  * A test file that fails to load has no test results of its own; it counts as one failure so a
@@ -42,8 +43,12 @@ if (build) {
   }
 }
 if (whole) {
-  const chromium = prepareChromium();
-  if (chromium) env.CHROMIUM_PATH = chromium;
+  // `SERVICE_TEST_BROWSER=0`: the page suites skipped (a second Node version's run: they test pages, not Node).
+  if (env.SERVICE_TEST_BROWSER === '0') env.CHROMIUM_PATH = '';
+  else {
+    const chromium = prepareChromium();
+    if (chromium) env.CHROMIUM_PATH = chromium;
+  }
   // `SERVICE_TEST_POSTGRES=0`: the store suites on the embedded store only (a second Node version's run).
   if (!env.DATABASE_URL && env.SERVICE_TEST_POSTGRES !== '0') {
     postgres = await startThrowawayPostgres();
