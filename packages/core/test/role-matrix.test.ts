@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import { csrfTokenFor } from '../src/platform/cli/bootstrap.js';
+import { DASHBOARD_PAGES } from '../src/platform/dashboard/pages/index.js';
 import type { MembershipRole } from '../src/store/database.js';
 import { publishTestRelease } from './support/deploy.js';
 import { seedProviders } from './support/metered.js';
@@ -307,7 +308,14 @@ const ROWS: Row[] = [
     allowed: OWNERS,
     call: (fx) => send(fx.cookie, 'POST', '/api/billing/settle', {}),
   },
-  { method: 'GET', route: '/billing', allowed: OWNERS, call: (fx) => send(fx.cookie, 'GET', '/billing') },
+  {
+    method: 'GET',
+    route: '/billing',
+    allowed: OWNERS,
+    signedOut: 303,
+    call: (fx) => send(fx.cookie, 'GET', '/billing'),
+  },
+  { method: 'GET', route: '/', allowed: ALL, signedOut: 303, call: (fx) => send(fx.cookie, 'GET', '/') },
   { method: 'GET', route: '/api/keys', allowed: OWNERS, call: (fx) => send(fx.cookie, 'GET', '/api/keys') },
   {
     method: 'POST',
@@ -727,6 +735,8 @@ describe('role matrix', () => {
         declared.add(`${match[1]!.toUpperCase()} ${match[2]}`);
       }
     }
+    // The dashboard's pages: each answers GET; their forms act through the API routes above.
+    for (const page of DASHBOARD_PAGES) declared.add(`GET ${page.path}`);
     const covered = new Set(ROWS.map((row) => `${row.method} ${row.route}`));
     const missing = [...declared].filter((route) => !covered.has(route) && !NOT_DASHBOARD.has(route));
     expect(missing).toEqual([]);

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { html, type SafeHtml } from '../../http/html.js';
+import { type HtmlValue, html, type SafeHtml } from '../../http/html.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import type { SessionCaller } from '../internal/session.js';
 import type { ApiAnswer, DashboardApi } from './api.js';
@@ -35,7 +35,9 @@ export interface FormOptions {
 export type ActionResult =
   | { redirect: string }
   | { done: true }
-  | { refused: ApiAnswer | string; status?: number };
+  | { refused: ApiAnswer | string; status?: number }
+  /** Something to show once above the page (a new key): answered at once, never put in a URL. */
+  | { show: SafeHtml };
 
 export interface PageAction {
   run(view: PageView, fields: Record<string, string>): Promise<ActionResult>;
@@ -68,4 +70,36 @@ export function field(fields: Record<string, string>, name: string): string {
 /** A definition list row, for the pages' detail blocks. */
 export function detail(term: string, value: SafeHtml | string | number | null): SafeHtml {
   return html`<div><dt>${term}</dt><dd>${value ?? '—'}</dd></div>`;
+}
+
+/** A data table with column headers and an accessible caption; `empty` when there are no rows. */
+export function table(
+  caption: string,
+  headers: readonly string[],
+  rows: readonly HtmlValue[][],
+  empty: string,
+): SafeHtml {
+  if (rows.length === 0) return html`<p class="muted">${empty}</p>`;
+  return html`<table><caption class="visually-hidden">${caption}</caption><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
+<tbody>${rows.map((row) => html`<tr>${row.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table>`;
+}
+
+/** A labelled input (`for`/`id` paired), with an optional hint. */
+export function input(
+  id: string,
+  label: string,
+  attributes: {
+    name: string;
+    type?: string;
+    value?: string | number | null;
+    required?: boolean;
+    hint?: string;
+    min?: number;
+    max?: number;
+    step?: string;
+    placeholder?: string;
+  },
+): SafeHtml {
+  const a = attributes;
+  return html`<label for="${id}">${label}${a.required ? ' (required)' : ''}</label>${a.hint ? html`<p class="field-hint" id="${id}-hint">${a.hint}</p>` : null}<input id="${id}" name="${a.name}" type="${a.type ?? 'text'}"${a.value !== undefined && a.value !== null ? html` value="${String(a.value)}"` : null}${a.required ? html` required` : null}${a.min !== undefined ? html` min="${a.min}"` : null}${a.max !== undefined ? html` max="${a.max}"` : null}${a.step ? html` step="${a.step}"` : null}${a.placeholder ? html` placeholder="${a.placeholder}"` : null}${a.hint ? html` aria-describedby="${id}-hint"` : null}>`;
 }

@@ -89,6 +89,7 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
     user: SessionCaller | null,
     notice: { kind: 'done' | 'error'; text: string } | null,
     status: 200 | 400 | 401 | 402 | 403 | 404 | 409 | 413 | 429 = 200,
+    shown: SafeHtml | null = null,
   ) => {
     const view = viewFor(c, user, c.req.path.slice(base.length) || '/');
     const body = await page.render(view);
@@ -119,7 +120,10 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
         }),
       );
     }
-    return answer(c, status, shell({ ...common, title: await page.title(view), notice, body }));
+    const withShown = shown
+      ? html`<section class="shown" aria-label="Shown once">${shown}</section>${body}`
+      : body;
+    return answer(c, status, shell({ ...common, title: await page.title(view), notice, body: withShown }));
   };
 
   for (const page of options.pages) {
@@ -160,6 +164,7 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
         fields,
       );
       if ('redirect' in result) return c.redirect(result.redirect, 303);
+      if ('show' in result) return render(c, page, user, null, 200, result.show);
       if ('done' in result) return c.redirect(`${c.req.path}?${new URLSearchParams({ done: name })}`, 303);
       const text = typeof result.refused === 'string' ? result.refused : apiErrorMessage(result.refused);
       const status = (result.status ?? 400) as 400 | 401 | 402 | 403 | 404 | 409 | 413 | 429;

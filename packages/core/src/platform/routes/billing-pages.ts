@@ -9,10 +9,10 @@ import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { readPageForm } from '../internal/page-form.js';
 import { requireSession, type SessionCaller } from '../internal/session.js';
-import { billingPage, confirmPurchasePage, messagePage, pageHeaders, signInAction } from './page-html.js';
+import { confirmPurchasePage, messagePage, pageHeaders, signInAction } from './page-html.js';
 
 /** The billing forms' CSRF token: bound to the session, and to these forms only. */
-const billingCsrfToken = (sessionCookie: string) => csrfTokenFor(sessionCookie, 'service-billing');
+export const billingCsrfToken = (sessionCookie: string) => csrfTokenFor(sessionCookie, 'service-billing');
 
 /** The billing forms are two short fields. */
 const MAX_FORM_BYTES = 4 * 1024;
@@ -89,24 +89,6 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
     }
     return form;
   };
-
-  app.get('/billing', async (c) => {
-    const owner = await ownerOrPage(c, billingPath);
-    if (owner instanceof Response) return owner;
-    const purchaseId = c.req.query('purchase');
-    const purchase = purchaseId ? await ctx.devPayments?.purchase(owner.tenantId, purchaseId) : null;
-    return page(
-      c,
-      200,
-      billingPage({
-        workspace: (await ctx.accounts.workspaceName(owner.tenantId)) ?? owner.tenantId,
-        balanceMicros: await ctx.balances.micros(owner.tenantId),
-        purchaseAction: ctx.payments ? `${billingPath}/purchase` : null,
-        csrfToken: billingCsrfToken(getCookie(c, SESSION_COOKIE)!),
-        completed: purchase?.completedAt ? { amountMicros: purchase.amountMicros } : null,
-      }),
-    );
-  });
 
   app.post('/billing/purchase', async (c) => {
     const owner = await ownerOrPage(c, billingPath);

@@ -42,38 +42,6 @@ export function messagePage(title: string, message: string, action?: { href: str
   );
 }
 
-export interface BillingView {
-  workspace: string;
-  balanceMicros: number;
-  /** Null when no processor is configured (packs are not offered). */
-  purchaseAction: string | null;
-  csrfToken: string;
-  /** A purchase just completed, shown above the balance. */
-  completed?: { amountMicros: number } | null;
-}
-
-/** The workspace balance and the credit packs, each a button that starts a purchase. */
-export function billingPage(view: BillingView): string {
-  const done = view.completed
-    ? `<p class="done" role="status" id="completed">Added ${escapeHtml(formatUsd(view.completed.amountMicros))} of credit.</p>\n`
-    : '';
-  const packs = view.purchaseAction
-    ? `<h2>Add credit</h2>\n${CREDIT_PACKS_USD.map(
-        (usd) => `<form method="post" action="${escapeHtml(view.purchaseAction!)}">
-<input type="hidden" name="pack" value="${usd}">
-<input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
-<button type="submit" id="pack-${usd}">Buy ${escapeHtml(formatUsd(usd * 1_000_000))}</button>
-</form>`,
-      ).join('\n')}`
-    : '<p class="note">No payment processor is configured, so credit cannot be bought here.</p>';
-  return pageLayout(
-    'Billing',
-    `${done}<p>Workspace <strong id="workspace">${escapeHtml(view.workspace)}</strong></p>
-<p>Balance: <strong id="balance">${escapeHtml(formatUsd(view.balanceMicros))}</strong></p>
-${packs}`,
-  );
-}
-
 export interface ConfirmView {
   workspace: string;
   amountMicros: number;
