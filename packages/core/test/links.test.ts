@@ -128,7 +128,10 @@ describe('links the API hands out', () => {
     const unknown = await fetch(`${server.url}/integrations/nope`, { headers: { cookie: owner.cookie } });
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toContain('no integration named nope');
-    expect((await fetch(`${server.url}/integrations/${'x'.repeat(300)}`)).status).toBe(404);
+    expect(
+      (await fetch(`${server.url}/integrations/${'x'.repeat(300)}`, { headers: { cookie: owner.cookie } }))
+        .status,
+    ).toBe(404);
   });
 
   it("each integration's logo_url is an image and its docs_url a page, signed in and signed out", async () => {

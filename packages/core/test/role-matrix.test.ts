@@ -88,6 +88,7 @@ const NOT_DASHBOARD = new Set([
   // Always refused today (no live integration has a key of its own): integrations.test.ts checks its roles.
   'POST /api/integrations/:slug/regenerate',
   // Public, never reading a session: pricing.test.ts and catalog-assets.test.ts.
+  'GET /pricing',
   'GET /api/pricing/models',
   'GET /api/pricing/integrations',
   'GET /api/pricing/public/:slug',
@@ -315,7 +316,35 @@ const ROWS: Row[] = [
     signedOut: 303,
     call: (fx) => send(fx.cookie, 'GET', '/billing'),
   },
-  { method: 'GET', route: '/', allowed: ALL, signedOut: 303, call: (fx) => send(fx.cookie, 'GET', '/') },
+  // The dashboard's pages: each one's own checks, and the API's behind its forms.
+  ...(
+    [
+      ['/', ALL, '/'],
+      ['/integrations', ALL, '/integrations'],
+      ['/integrations/:slug', ALL, '/integrations/search'],
+      ['/tools', ALL, '/tools'],
+      ['/tools/:slug', ALL, '/tools/tiny'],
+      ['/tools/:slug/deploy', ALL, '/tools/tiny/deploy'],
+      ['/deployments', ALL, '/deployments'],
+      ['/keys', OWNERS, '/keys'],
+      ['/members', ALL, '/members'],
+      ['/settings', ALL, '/settings'],
+    ] as const
+  ).map(([route, allowed, path]) => ({
+    method: 'GET',
+    route,
+    allowed: [...allowed],
+    signedOut: 303,
+    call: (fx: Fixture) => send(fx.cookie, 'GET', path),
+  })),
+  {
+    method: 'GET',
+    route: '/deployments/:id',
+    allowed: ALL,
+    signedOut: 303,
+    byId: true,
+    call: (fx) => send(fx.cookie, 'GET', `/deployments/${fx.appId}`),
+  },
   { method: 'GET', route: '/api/keys', allowed: OWNERS, call: (fx) => send(fx.cookie, 'GET', '/api/keys') },
   {
     method: 'POST',

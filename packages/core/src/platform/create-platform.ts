@@ -88,7 +88,6 @@ import { catalogAssetRoutes } from './routes/catalog-assets.js';
 import { connectionRoutes } from './routes/connections.js';
 import { deployRoutes } from './routes/deploy.js';
 import { devMailboxRoutes } from './routes/dev-mailbox.js';
-import { integrationPageRoutes } from './routes/integration-pages.js';
 import { integrationRoutes } from './routes/integrations.js';
 import { invitationPageRoutes } from './routes/invitation-page.js';
 import { keyRoutes } from './routes/keys.js';
@@ -530,7 +529,6 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', toolRoutes(context));
   app.route('/', billingRoutes(context));
   app.route('/', billingPageRoutes(context, { devSignIn: devIdp !== null }));
-  app.route('/', integrationPageRoutes(context, { devSignIn: devIdp !== null }));
   app.route('/', workspaceRoutes(context));
   app.route('/', memberRoutes(context));
   app.route('/', invitationPageRoutes(context, { devSignIn: devIdp !== null }));

@@ -29,13 +29,23 @@ export class DashboardApi {
     return this.call<T>('GET', path);
   }
 
-  send<T>(method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<ApiAnswer<T>> {
-    return this.call<T>(method, path, body ?? {});
+  send<T>(
+    method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+    path: string,
+    body?: unknown,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<ApiAnswer<T>> {
+    return this.call<T>(method, path, body ?? {}, extraHeaders);
   }
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> {
+  private async call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<ApiAnswer<T>> {
     const base = new URL(this.baseUrl);
-    const headers = new Headers({ accept: 'application/json', origin: base.origin });
+    const headers = new Headers({ ...extraHeaders, accept: 'application/json', origin: base.origin });
     const cookie = this.c.req.header('cookie');
     if (cookie) headers.set('cookie', cookie);
     const forwarded = this.c.req.header('x-forwarded-for');

@@ -1,0 +1,212 @@
+import { html, type SafeHtml } from '../../../http/html.js';
+import { chart } from '../charts.js';
+import { money } from '../format.js';
+import { type DashboardPage, field, fromAnswer, input, type PageView } from '../page.js';
+
+interface IntegrationRow {
+  provider: string;
+  name: string;
+  description: string | null;
+  category: string | null;
+  enabled: boolean;
+  supported_profiles: string[];
+  default_profile: string;
+  logo_url: string | null;
+  docs_url: string | null;
+  tenantEnabled: boolean;
+  provisioned: boolean;
+  usageThisMonth: number;
+  costThisMonth: number;
+}
+
+interface Connection {
+  id: string;
+  provider: string;
+  profile: string;
+  display_name: string;
+  status: string;
+}
+
+interface Usage {
+  dailyTrend: { date: string; events: number; cost: number }[];
+}
+
+const SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+async function connectionsOf(view: PageView): Promise<Connection[]> {
+  const answer = await view.api.get<{ connections: Connection[] }>('/api/connections');
+  return answer.ok ? answer.body.connections : [];
+}
+
+/** One integration: its switch, its connections (status live) and the ways to connect it. */
+function integrationBlock(
+  view: PageView,
+  row: IntegrationRow,
+  connections: Connection[],
+  heading: 'h2' | 'none',
+): SafeHtml {
+  const mine = connections.filter((c) => c.provider === row.provider && c.status !== 'revoked');
+  const canAct = view.user!.role !== 'viewer';
+  const profiles = row.supported_profiles;
+  const list =
+    mine.length === 0
+      ? html`<p class="muted" id="status-${row.provider}">This workspace has no connection to ${row.provider} yet.</p>`
+      : html`<ul class="connections">${mine.map(
+          (
+            c,
+          ) => html`<li data-connection-id="${c.id}"><strong>${c.display_name}</strong> · ${c.profile} · <span class="status" data-live="connection-status" data-status="${c.status}">${c.status.replace(/_/g, ' ')}</span>
+${canAct ? view.form('disconnect', html`<input type="hidden" name="id" value="${c.id}">`, { submit: 'Disconnect', buttonClass: 'danger', confirm: `Disconnect ${c.display_name}? Apps bound to it lose access.`, label: `Disconnect ${c.display_name}` }) : null}</li>`,
+        )}</ul>`;
+  const ways: SafeHtml[] = [];
+  if (canAct && profiles.includes('user_oauth')) {
+    ways.push(
+      view.form('oauth', html`<input type="hidden" name="provider" value="${row.provider}">`, {
+        submit: `Connect ${row.name} account`,
+        label: `Connect ${row.name} by signing in`,
+      }),
+    );
+  }
+  if (canAct && profiles.includes('vendo_managed_pool')) {
+    ways.push(
+      view.form('managed', html`<input type="hidden" name="provider" value="${row.provider}">`, {
+        submit: 'Use the managed pool',
+        buttonClass: 'secondary',
+        label: `Use ${row.name} through the managed pool`,
+      }),
+    );
+  }
+  if (canAct && profiles.includes('byok_static')) {
+    ways.push(
+      view.form(
+        'key',
+        html`<input type="hidden" name="provider" value="${row.provider}">${input(`key-${row.provider}`, `Your ${row.name} API key`, { name: 'api_key', type: 'password', required: true })}${input(`key-name-${row.provider}`, 'Name', { name: 'display_name', placeholder: 'Team key' })}`,
+        { submit: 'Connect with key', label: `Connect ${row.name} with your own key` },
+      ),
+    );
+  }
+  const title = html`<img src="${row.logo_url ?? ''}" alt="" width="24" height="24"> ${row.name}`;
+  return html`<article class="card integration" aria-labelledby="int-${row.provider}">
+${heading === 'h2' ? html`<h2 id="int-${row.provider}"><a href="${view.base}/integrations/${row.provider}">${title}</a></h2>` : html`<p id="int-${row.provider}" class="muted">${row.category ?? ''}</p>`}
+<p>${row.description ?? ''}</p>
+<p>${row.tenantEnabled ? 'On for this workspace' : 'Off for this workspace'} · this month ${row.usageThisMonth} calls, ${money(row.costThisMonth)}</p>
+${canAct ? view.form(row.tenantEnabled ? 'disable' : 'enable', html`<input type="hidden" name="provider" value="${row.provider}">`, { submit: row.tenantEnabled ? 'Turn off' : 'Turn on', buttonClass: 'secondary', label: `${row.tenantEnabled ? 'Turn off' : 'Turn on'} ${row.name}` }) : null}
+${list}
+${ways.length ? html`<details><summary>Connect ${row.name}</summary>${ways}</details>` : null}
+</article>`;
+}
+
+const actions: DashboardPage['actions'] = {
+  enable: {
+    done: 'Integration turned on.',
+    run: async (view, fields) =>
+      fromAnswer(
+        await view.api.send('POST', `/api/integrations/${encodeURIComponent(field(fields, 'provider'))}`, {
+          enabled: true,
+        }),
+      ),
+  },
+  disable: {
+    done: 'Integration turned off.',
+    run: async (view, fields) =>
+      fromAnswer(
+        await view.api.send('POST', `/api/integrations/${encodeURIComponent(field(fields, 'provider'))}`, {
+          enabled: false,
+        }),
+      ),
+  },
+  managed: {
+    done: 'Connected through the managed pool.',
+    run: async (view, fields) =>
+      fromAnswer(await view.api.send('POST', '/api/connections', { provider: field(fields, 'provider') })),
+  },
+  key: {
+    done: 'Connected with your key.',
+    async run(view, fields) {
+      const name = field(fields, 'display_name').trim();
+      return fromAnswer(
+        await view.api.send('POST', '/api/connections', {
+          provider: field(fields, 'provider'),
+          profile: 'byok_static',
+          credential: { api_key: field(fields, 'api_key') },
+          ...(name ? { display_name: name } : {}),
+        }),
+      );
+    },
+  },
+  oauth: {
+    done: 'Connected.',
+    async run(view, fields) {
+      const provider = field(fields, 'provider');
+      const answer = await view.api.send<{ authorizeUrl: string }>(
+        'POST',
+        `/api/oauth/${encodeURIComponent(provider)}/start`,
+        {
+          returnTo: `${view.base}/integrations/${provider}`,
+        },
+      );
+      return answer.ok ? { redirect: answer.body.authorizeUrl } : fromAnswer(answer);
+    },
+  },
+  disconnect: {
+    done: 'Disconnected.',
+    run: async (view, fields) =>
+      fromAnswer(
+        await view.api.send('DELETE', `/api/connections/${encodeURIComponent(field(fields, 'id'))}`),
+      ),
+  },
+};
+
+/**
+ * Integrations: the catalog with the workspace's switch of each, its connections (their status
+ * follows the live stream) and the ways to connect: the managed pool, the person's own key, or
+ * signing in to the provider (connector OAuth). Owners and members act; viewers look.
+ */
+export const integrationsPage: DashboardPage = {
+  path: '/integrations',
+  nav: 'integrations',
+  title: () => 'Integrations',
+  async render(view) {
+    const [rows, connections] = await Promise.all([
+      view.api.get<IntegrationRow[]>('/api/integrations'),
+      connectionsOf(view),
+    ]);
+    const list = rows.ok && Array.isArray(rows.body) ? rows.body.filter((row) => row.enabled) : [];
+    if (list.length === 0) return html`<p class="muted">The platform offers no integrations yet.</p>`;
+    return html`<div class="grid">${list.map((row) => integrationBlock(view, row, connections, 'h2'))}</div>`;
+  },
+  actions,
+};
+
+/**
+ * One integration (where a `not_connected` refusal's `connect_url` points): its connections and
+ * how to connect it, and for owners its usage over 30 days.
+ */
+export const integrationPage: DashboardPage = {
+  path: '/integrations/:slug',
+  nav: 'integrations',
+  async title(view) {
+    const row = await rowOf(view);
+    return row?.name ?? 'Integration';
+  },
+  async render(view) {
+    const row = await rowOf(view);
+    if (!row) return { status: 404, message: `There is no integration named ${view.params.slug ?? ''}.` };
+    const connections = await connectionsOf(view);
+    const usage =
+      view.user!.role === 'owner'
+        ? await view.api.get<Usage>(`/api/integrations/${row.provider}/usage`)
+        : null;
+    const days = usage?.ok ? usage.body.dailyTrend : [];
+    return html`${integrationBlock(view, row, connections, 'none')}
+${days.length ? chart('integration-usage', { title: `${row.name}: spend per day, last 30 days`, x: days.map((d) => d.date), series: [{ label: row.name, values: days.map((d) => d.cost) }], unit: 'usd_micros', kind: 'bars' }) : null}
+<details><summary>Connect from a script</summary><pre><code>curl -X POST ${view.ctx.baseUrl}/api/connections -H 'content-type: application/json' -b &lt;session&gt; -d '{"provider":"${row.provider}"}'</code></pre></details>`;
+  },
+  actions,
+};
+
+async function rowOf(view: PageView): Promise<IntegrationRow | null> {
+  const slug = view.params.slug ?? '';
+  if (!SLUG.test(slug)) return null;
+  const answer = await view.api.get<IntegrationRow>(`/api/integrations/${slug}`);
+  return answer.ok && answer.body && !Array.isArray(answer.body) && answer.body.enabled ? answer.body : null;
+}

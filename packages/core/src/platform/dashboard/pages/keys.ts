@@ -1,0 +1,107 @@
+import { html, type SafeHtml } from '../../../http/html.js';
+import { when } from '../format.js';
+import { type DashboardPage, field, fromAnswer, input, type PageView, table } from '../page.js';
+
+export interface KeyView {
+  id: string;
+  kind: string;
+  name: string | null;
+  prefix: string;
+  appId: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+}
+
+export interface AppSummary {
+  id: string;
+  slug: string;
+  name: string;
+}
+
+/** A key just minted: shown on the answering page only, with how to use it. */
+export function newKeyBlock(what: string, apiKey: string): SafeHtml {
+  return html`<div class="notice done" role="status"><p><strong>${what}</strong> Copy it now: it is not shown again.</p>
+<p class="secret" id="new-key">${apiKey}</p></div>`;
+}
+
+/**
+ * Keys: the workspace's App Keys and CLI keys (owners only, as the keys API decides). A new or
+ * rotated key is shown once, on the page that answers the form, never in a URL.
+ */
+export const keysPage: DashboardPage = {
+  path: '/keys',
+  nav: 'keys',
+  title: () => 'Keys',
+  async render(view) {
+    if (view.user!.role !== 'owner')
+      return { status: 403, message: "Only the workspace's owners manage keys." };
+    const [keys, apps] = await Promise.all([
+      view.api.get<{ keys: KeyView[] }>('/api/keys'),
+      view.api.get<{ apps: AppSummary[] }>('/api/apps'),
+    ]);
+    const appList = apps.ok ? apps.body.apps : [];
+    const appName = new Map(appList.map((app) => [app.id, app.name]));
+    const rows = (keys.ok ? keys.body.keys : []).map((key) => [
+      key.name ?? html`<span class="muted">unnamed</span>`,
+      key.kind === 'app' ? `App Key · ${appName.get(key.appId ?? '') ?? 'app'}` : 'CLI key',
+      html`<code>${key.prefix}…</code>`,
+      when(key.createdAt),
+      key.lastUsedAt ? when(key.lastUsedAt) : 'never',
+      key.expiresAt ? `expires ${when(key.expiresAt)}` : '',
+      html`<div class="row-actions">${view.form('rotate', html`<input type="hidden" name="id" value="${key.id}">`, { submit: 'Rotate', buttonClass: 'secondary', label: `Rotate ${key.name ?? key.prefix}` })}${view.form('revoke', html`<input type="hidden" name="id" value="${key.id}">`, { submit: 'Revoke', buttonClass: 'danger', confirm: 'Revoke this key? Anything using it stops working at once.', label: `Revoke ${key.name ?? key.prefix}` })}</div>`,
+    ]);
+    return html`<section aria-labelledby="keys-title"><h2 id="keys-title">Keys</h2>
+${table('Keys', ['Name', 'Kind', 'Starts with', 'Created', 'Last used', 'Rotation', 'Actions'], rows, 'No keys yet.')}</section>
+<section aria-labelledby="new-title"><h2 id="new-title">New key</h2>
+${createForm(view, appList)}</section>`;
+  },
+  actions: {
+    create: {
+      done: 'Key created.',
+      async run(view, fields) {
+        const kind = field(fields, 'kind') === 'cli' ? 'cli' : 'app';
+        const name = field(fields, 'name').trim();
+        const answer = await view.api.send<{ apiKey: string }>('POST', '/api/keys', {
+          kind,
+          ...(kind === 'app' ? { appId: field(fields, 'app') } : {}),
+          ...(name ? { name } : {}),
+        });
+        return answer.ok ? { show: newKeyBlock('Your new key.', answer.body.apiKey) } : fromAnswer(answer);
+      },
+    },
+    rotate: {
+      done: 'Key rotated.',
+      async run(view, fields) {
+        const answer = await view.api.send<{ apiKey: string }>(
+          'POST',
+          `/api/keys/${encodeURIComponent(field(fields, 'id'))}/rotate`,
+          {},
+        );
+        return answer.ok
+          ? {
+              show: newKeyBlock(
+                'The rotated key. The old one keeps working until its rotation ends.',
+                answer.body.apiKey,
+              ),
+            }
+          : fromAnswer(answer);
+      },
+    },
+    revoke: {
+      done: 'Key revoked.',
+      run: async (view, fields) =>
+        fromAnswer(await view.api.send('DELETE', `/api/keys/${encodeURIComponent(field(fields, 'id'))}`)),
+    },
+  },
+};
+
+function createForm(view: PageView, apps: AppSummary[]): SafeHtml {
+  return view.form(
+    'create',
+    html`<label for="key-kind">Kind</label><select id="key-kind" name="kind"><option value="app">App Key (for a deployed tool)</option><option value="cli">CLI key (for you, in the developer CLI)</option></select>
+<label for="key-app">App (for an App Key)</label><select id="key-app" name="app">${apps.map((app) => html`<option value="${app.id}">${app.name} (${app.slug})</option>`)}</select>
+${input('key-name', 'Name', { name: 'name', placeholder: 'production' })}`,
+    { submit: 'Create key', label: 'New key' },
+  );
+}

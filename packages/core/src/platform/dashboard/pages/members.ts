@@ -1,0 +1,120 @@
+import { html } from '../../../http/html.js';
+import { when } from '../format.js';
+import { type DashboardPage, field, fromAnswer, input, table } from '../page.js';
+
+interface Member {
+  userId: string;
+  email: string | null;
+  name: string | null;
+  role: string;
+  joinedAt: string;
+}
+
+interface Invitation {
+  id: string;
+  email: string;
+  role: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+const ROLES = ['owner', 'member', 'viewer'] as const;
+
+const roleSelect = (id: string, selected: string, label: string) =>
+  html`<label for="${id}" class="visually-hidden">${label}</label><select id="${id}" name="role">${ROLES.map((role) => html`<option value="${role}"${role === selected ? html` selected` : null}>${role}</option>`)}</select>`;
+
+/**
+ * Members: who is in the workspace and their roles, invitations by email, pending invitations.
+ * Everyone sees the list; owners change roles, remove people and invite, as the members API decides.
+ */
+export const membersPage: DashboardPage = {
+  path: '/members',
+  nav: 'members',
+  title: () => 'Members',
+  async render(view) {
+    const owner = view.user!.role === 'owner';
+    const [members, invitations] = await Promise.all([
+      view.api.get<{ members: Member[] }>('/api/tenants/me/members'),
+      owner ? view.api.get<{ invitations: Invitation[] }>('/api/tenants/me/invitations') : null,
+    ]);
+    const rows = (members.ok ? members.body.members : []).map((m) => [
+      m.name ?? m.email ?? m.userId,
+      m.email ?? '',
+      owner
+        ? view.form(
+            'role',
+            html`<input type="hidden" name="user" value="${m.userId}">${roleSelect(`role-${m.userId}`, m.role, `Role of ${m.email ?? m.userId}`)} `,
+            { submit: 'Change role', buttonClass: 'secondary', label: `Role of ${m.email ?? m.userId}` },
+          )
+        : m.role,
+      when(m.joinedAt),
+      owner
+        ? view.form('remove', html`<input type="hidden" name="user" value="${m.userId}">`, {
+            submit: 'Remove',
+            buttonClass: 'danger',
+            confirm: `Remove ${m.email ?? 'this person'} from the workspace?`,
+            label: `Remove ${m.email ?? m.userId}`,
+          })
+        : '',
+    ]);
+    return html`<section aria-labelledby="members-title"><h2 id="members-title">People</h2>
+${table('Members', ['Name', 'Email', 'Role', 'Joined', ''], rows, 'No members.')}</section>
+${
+  owner
+    ? html`<section aria-labelledby="invite-title"><h2 id="invite-title">Invite someone</h2>
+${view.form('invite', html`${input('invite-email', 'Email', { name: 'email', type: 'email', required: true })}<label for="invite-role">Role</label><select id="invite-role" name="role">${ROLES.map((role) => html`<option value="${role}"${role === 'member' ? html` selected` : null}>${role}</option>`)}</select>`, { submit: 'Send invitation', label: 'Invite someone' })}
+<h3>Pending invitations</h3>
+${table(
+  'Pending invitations',
+  ['Email', 'Role', 'Expires', ''],
+  (invitations?.ok ? invitations.body.invitations : []).map((i) => [
+    i.email,
+    i.role,
+    when(i.expiresAt),
+    view.form('withdraw', html`<input type="hidden" name="id" value="${i.id}">`, {
+      submit: 'Withdraw',
+      buttonClass: 'secondary',
+      label: `Withdraw the invitation of ${i.email}`,
+    }),
+  ]),
+  'No pending invitations.',
+)}</section>`
+    : null
+}`;
+  },
+  actions: {
+    invite: {
+      done: 'Invitation sent.',
+      run: async (view, f) =>
+        fromAnswer(
+          await view.api.send('POST', '/api/tenants/me/invitations', {
+            email: field(f, 'email').trim(),
+            role: field(f, 'role'),
+          }),
+        ),
+    },
+    role: {
+      done: 'Role changed.',
+      run: async (view, f) =>
+        fromAnswer(
+          await view.api.send('PATCH', `/api/tenants/me/members/${encodeURIComponent(field(f, 'user'))}`, {
+            role: field(f, 'role'),
+          }),
+        ),
+    },
+    remove: {
+      done: 'Removed from the workspace.',
+      run: async (view, f) =>
+        fromAnswer(
+          await view.api.send('DELETE', `/api/tenants/me/members/${encodeURIComponent(field(f, 'user'))}`),
+        ),
+    },
+    withdraw: {
+      done: 'Invitation withdrawn.',
+      run: async (view, f) =>
+        fromAnswer(
+          await view.api.send('DELETE', `/api/tenants/me/invitations/${encodeURIComponent(field(f, 'id'))}`),
+        ),
+    },
+  },
+};

@@ -1,0 +1,189 @@
+import { randomUUID } from 'node:crypto';
+import { html, type SafeHtml } from '../../../http/html.js';
+import { type DashboardPage, field, fromAnswer, input, type PageView } from '../page.js';
+
+interface CatalogTool {
+  slug: string;
+  name: string;
+  description: string | null;
+  category: string | null;
+}
+
+interface WizardInput {
+  key: string;
+  label: string;
+  type: 'text' | 'secret' | 'number' | 'boolean' | 'url';
+  required: boolean;
+}
+
+type Section = { type: 'integration'; providers: string[] } | { type: 'inputs'; keys: string[] };
+
+export interface DeployableTool {
+  toolSlug: string;
+  toolName: string;
+  description: string | null;
+  iconUrl: string;
+  version: string;
+  wizardInputs: WizardInput[];
+  wizardLayout: { version: 1; subSteps: { id: string; title: string; sections: Section[] }[] } | null;
+}
+
+interface Requirement {
+  provider: string;
+  name: string;
+  description: string | null;
+  alreadyEnabled: boolean;
+}
+
+interface Framing {
+  amounts: { usd: number; label: string; cold_start: boolean }[];
+}
+
+async function deployable(view: PageView): Promise<DeployableTool[]> {
+  const answer = await view.api.get<{ tools: DeployableTool[] }>('/api/tools/deployable');
+  return answer.ok ? answer.body.tools : [];
+}
+
+/** The tools catalog: every tool with what it does, and a way to deploy those with a release. */
+export const toolsPage: DashboardPage = {
+  path: '/tools',
+  nav: 'tools',
+  title: () => 'Tools',
+  async render(view) {
+    const [catalog, tools] = await Promise.all([
+      view.api.get<{ tools: CatalogTool[] }>('/api/tools/catalog'),
+      deployable(view),
+    ]);
+    const ready = new Map(tools.map((tool) => [tool.toolSlug, tool]));
+    const list = catalog.ok ? catalog.body.tools : [];
+    if (list.length === 0) return html`<p class="muted">The catalog has no tools yet.</p>`;
+    return html`<div class="grid">${list.map((tool) => {
+      const release = ready.get(tool.slug);
+      return html`<article class="card" aria-labelledby="tool-${tool.slug}">
+<h2 id="tool-${tool.slug}"><img src="${view.base}/static/tools/${tool.slug}.svg" alt="" width="24" height="24"> ${release ? html`<a href="${view.base}/tools/${tool.slug}">${tool.name}</a>` : tool.name}</h2>
+<p>${tool.description ?? ''}</p><p class="muted">${tool.category ?? ''}${release ? ` · version ${release.version}` : ' · no release yet'}</p>
+${release && view.user!.role !== 'viewer' ? html`<p><a class="button" href="${view.base}/tools/${tool.slug}/deploy">Deploy ${tool.name}</a></p>` : null}
+</article>`;
+    })}</div>`;
+  },
+};
+
+/** One tool: what it needs, what credit buys of it, and the way to deploy it. */
+export const toolPage: DashboardPage = {
+  path: '/tools/:slug',
+  nav: 'tools',
+  async title(view) {
+    return (await toolOf(view))?.toolName ?? 'Tool';
+  },
+  async render(view) {
+    const tool = await toolOf(view);
+    if (!tool) return { status: 404, message: 'There is no deployable tool of that name.' };
+    const [needs, framing] = await Promise.all([
+      view.api.get<{ required: Requirement[]; optional: Requirement[] }>(
+        `/api/tools/${tool.toolSlug}/integrations`,
+      ),
+      view.api.get<Framing>(`/api/tools/${tool.toolSlug}/usage-framing`),
+    ]);
+    const requirement = (r: Requirement) =>
+      html`<li>${r.name} ${r.alreadyEnabled ? html`<span class="status" data-status="connected">ready</span>` : html`<a href="${view.base}/integrations/${r.provider}">connect</a>`}</li>`;
+    return html`<p>${tool.description ?? ''}</p><p class="muted">Version ${tool.version}</p>
+<section aria-labelledby="needs-title"><h2 id="needs-title">Integrations</h2>
+${needs.ok && needs.body.required.length ? html`<p>Required:</p><ul>${needs.body.required.map(requirement)}</ul>` : html`<p class="muted">It needs no integration.</p>`}
+${needs.ok && needs.body.optional.length ? html`<p>Optional:</p><ul>${needs.body.optional.map(requirement)}</ul>` : null}</section>
+${framing.ok ? html`<section aria-labelledby="framing-title"><h2 id="framing-title">What credit buys</h2><ul>${framing.body.amounts.map((a) => html`<li>USD ${a.usd}: ${a.label}${a.cold_start ? ' (an estimate)' : ''}</li>`)}</ul></section>` : null}
+${view.user!.role !== 'viewer' ? html`<p><a class="button" href="${view.base}/tools/${tool.toolSlug}/deploy">Deploy ${tool.toolName}</a></p>` : null}`;
+  },
+};
+
+/**
+ * The deploy wizard: the release's `wizardLayout` step by step (each a fieldset; the script shows
+ * one at a time), or one page of inputs when the layout is null. Deploying answers the App Key
+ * once, on the page the form returns; a form deploys at most once (its idempotency key).
+ */
+export const deployPage: DashboardPage = {
+  path: '/tools/:slug/deploy',
+  nav: 'tools',
+  async title(view) {
+    const tool = await toolOf(view);
+    return tool ? `Deploy ${tool.toolName}` : 'Deploy';
+  },
+  async render(view) {
+    const tool = await toolOf(view);
+    if (!tool) return { status: 404, message: 'There is no deployable tool of that name.' };
+    const needs = await view.api.get<{ required: Requirement[]; optional: Requirement[] }>(
+      `/api/tools/${tool.toolSlug}/integrations`,
+    );
+    const requirements = needs.ok ? [...needs.body.required, ...needs.body.optional] : [];
+    const inputsByKey = new Map(tool.wizardInputs.map((i) => [i.key, i]));
+    const section = (s: Section): SafeHtml =>
+      s.type === 'integration'
+        ? html`<ul class="integrations">${s.providers.map((provider) => {
+            const r = requirements.find((entry) => entry.provider === provider);
+            return html`<li>${r?.name ?? provider}: ${r?.alreadyEnabled ? html`<span class="status" data-status="connected">connected</span>` : html`<a href="${view.base}/integrations/${provider}">connect ${r?.name ?? provider} first</a>`}</li>`;
+          })}</ul>`
+        : html`${s.keys.map((key) => (inputsByKey.has(key) ? wizardInput(inputsByKey.get(key)!) : null))}`;
+    const steps = tool.wizardLayout?.subSteps ?? null;
+    const body = steps
+      ? html`${steps.map(
+          (step, i) =>
+            html`<fieldset class="wizard-step" data-step="${i + 1}" data-steps="${steps.length}"><legend tabindex="-1">Step ${i + 1} of ${steps.length}: ${step.title}</legend>${step.sections.map(section)}</fieldset>`,
+        )}`
+      : html`<fieldset class="wizard-step"><legend>Settings</legend>${requirements.length ? section({ type: 'integration', providers: requirements.map((r) => r.provider) }) : null}${tool.wizardInputs.map(wizardInput)}</fieldset>`;
+    return html`<p>${tool.description ?? ''}</p>
+${view.form(
+  'deploy',
+  html`<input type="hidden" name="idempotency" value="${randomUUID()}">
+<fieldset><legend>The app</legend>${input('app-slug', 'Address', { name: 'slug', required: true, hint: 'Its address will be /apps/<address>/: 3 to 64 lowercase letters, digits and hyphens.', value: tool.toolSlug })}${input('app-name', 'Name', { name: 'name', value: tool.toolName })}</fieldset>
+<div class="wizard"${steps ? html` data-wizard` : null}>${body}</div>`,
+  { submit: `Deploy ${tool.toolName}`, label: `Deploy ${tool.toolName}` },
+)}`;
+  },
+  actions: {
+    deploy: {
+      done: 'Deployed.',
+      async run(view, fields) {
+        const tool = await toolOf(view);
+        if (!tool) return { refused: 'There is no deployable tool of that name.', status: 404 };
+        const inputs: Record<string, string | number | boolean> = {};
+        for (const wizard of tool.wizardInputs) {
+          const value = fields[`input_${wizard.key}`];
+          if (wizard.type === 'boolean') inputs[wizard.key] = value === 'on';
+          else if (value !== undefined && value.trim() !== '') inputs[wizard.key] = value.trim();
+        }
+        const name = field(fields, 'name').trim();
+        const answer = await view.api.send<{ app: { id: string }; appKey: { key: string } }>(
+          'POST',
+          '/api/deploy',
+          { toolSlug: tool.toolSlug, slug: field(fields, 'slug').trim(), ...(name ? { name } : {}), inputs },
+          /^[\w-]{1,64}$/.test(field(fields, 'idempotency'))
+            ? { 'idempotency-key': field(fields, 'idempotency') }
+            : {},
+        );
+        if (!answer.ok) return fromAnswer(answer);
+        return {
+          show: html`<div class="notice done" role="status"><p><strong>Deployed.</strong> Its App Key is below: copy it now, it is not shown again.</p>
+<p class="secret" id="new-key">${answer.body.appKey.key}</p><p><a href="${view.base}/deployments/${answer.body.app.id}">Open the deployment</a></p></div>`,
+        };
+      },
+    },
+  },
+};
+
+function wizardInput(wizard: WizardInput): SafeHtml {
+  const id = `input-${wizard.key}`;
+  if (wizard.type === 'boolean') {
+    return html`<p><input type="checkbox" id="${id}" name="input_${wizard.key}"> <label for="${id}" class="inline">${wizard.label}</label></p>`;
+  }
+  const type = { text: 'text', secret: 'password', number: 'number', url: 'url' }[wizard.type];
+  return input(id, wizard.label, {
+    name: `input_${wizard.key}`,
+    type,
+    required: wizard.required,
+    ...(wizard.type === 'secret' ? { hint: 'Kept sealed as a secret of the app; never shown again.' } : {}),
+  });
+}
+
+async function toolOf(view: PageView): Promise<DeployableTool | null> {
+  const slug = view.params.slug ?? '';
+  return (await deployable(view)).find((tool) => tool.toolSlug === slug) ?? null;
+}
