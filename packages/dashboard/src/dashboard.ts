@@ -7,6 +7,7 @@
 import './dashboard.css';
 import { drawCharts } from './charts.js';
 import { followLive } from './live.js';
+import { enhanceWizards } from './wizard.js';
 
 function confirmDestructiveForms(): void {
   document.addEventListener('submit', (event) => {
@@ -21,6 +22,7 @@ function start(): void {
   confirmDestructiveForms();
   drawCharts(document);
   followLive(document);
+  enhanceWizards(document);
   document.documentElement.dataset.ready = 'true';
 }
 

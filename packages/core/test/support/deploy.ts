@@ -24,6 +24,8 @@ export interface TestRelease {
   version?: string;
   artifact?: ReleaseArtifact | null;
   wizardInputs?: WizardInputRow[];
+  /** The wizard's steps (version 1), as publishing builds them from `wizard.steps`. */
+  wizardLayout?: unknown;
   required?: string[];
   optional?: string[];
   /** A tenant's own tool; default a catalog tool. */
@@ -70,6 +72,7 @@ export async function publishTestRelease(
       version: release.version ?? '1.0.0',
       manifest: JSON.stringify({ name: release.slug }),
       wizard_inputs: JSON.stringify(release.wizardInputs ?? []),
+      wizard_layout: release.wizardLayout === undefined ? null : JSON.stringify(release.wizardLayout),
       required_integrations: JSON.stringify(release.required ?? []),
       optional_integrations: JSON.stringify(release.optional ?? []),
       artifact: release.artifact === null ? null : JSON.stringify(release.artifact ?? DEPLOYED_TOOL_ARTIFACT),

@@ -1,0 +1,334 @@
+/**
+ * The dashboard's pages walked by clicking in headless Chromium against a real platform: buying
+ * credit, switching on and connecting an integration (its status live), deploying a tool through
+ * its wizard (steps, and one page without a layout), the deployment's usage chart after a
+ * metered call, keys shown once, members and a viewer who cannot change billing, settings, and
+ * the public pricing page. Hostile names show as text; every page passes axe.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeInBrowser, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
+import { publishTestRelease } from '../support/deploy.js';
+import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
+import { seedProviders } from '../support/metered.js';
+import {
+  type RunningPlatform,
+  sessionClient,
+  signedInOwner,
+  signedInTeammate,
+  startPlatformAtOwnUrl,
+} from '../support/platform.js';
+import { openTestStore, type TestStore } from '../support/stores.js';
+import {
+  collectPageProblems,
+  ensureDashboardBuilt,
+  expectAccessible,
+  screenshot,
+  signInByClicking,
+} from './support.js';
+
+const HOSTILE = '<img src=x onerror=alert(1)>"><script>alert(2)</script>';
+const TINY_SERVER =
+  "require('node:http').createServer((q, s) => s.end('ok')).listen(process.env.PORT, '127.0.0.1')";
+const tiny = { type: 'directory' as const, path: process.cwd(), start: ['node', '-e', TINY_SERVER] };
+
+let store: TestStore;
+let server: RunningPlatform;
+let upstream: FakeUpstream;
+let browser: Browser;
+const api = sessionClient(() => server.url);
+
+beforeAll(async () => {
+  ensureDashboardBuilt();
+  store = await openTestStore();
+  upstream = await startFakeUpstream();
+  server = await startPlatformAtOwnUrl(store, {
+    dashboard: { livePollMs: 100 },
+    rateLimits: { deploy: { limit: 1000, windowMs: 60_000 } },
+  });
+  await seedProviders(server.platform, upstream.url);
+  await publishTestRelease(server.platform, {
+    slug: 'desk',
+    artifact: tiny,
+    required: ['search'],
+    wizardInputs: [
+      { key: 'DESK_NAME', label: 'Desk name', type: 'text', required: true },
+      { key: 'API_TOKEN', label: 'API token', type: 'secret', required: false },
+    ],
+    wizardLayout: {
+      version: 1,
+      subSteps: [
+        {
+          id: 'connect',
+          title: 'Connect your services',
+          sections: [{ type: 'integration', providers: ['search'] }],
+        },
+        {
+          id: 'configure',
+          title: 'Configure the desk',
+          sections: [{ type: 'inputs', keys: ['DESK_NAME', 'API_TOKEN'] }],
+        },
+      ],
+    },
+  });
+  await publishTestRelease(server.platform, {
+    slug: 'plain',
+    artifact: tiny,
+    wizardInputs: [{ key: 'GREETING', label: 'Greeting', type: 'text', required: false }],
+  });
+  await publishTestRelease(server.platform, { slug: 'hostile', artifact: tiny });
+  await store.db
+    .updateTable('tools')
+    .set({ name: HOSTILE, description: HOSTILE })
+    .where('slug', '=', 'hostile')
+    .execute();
+  await store.db
+    .insertInto('integrations')
+    .values({ provider: 'hostile-int', name: HOSTILE, description: HOSTILE, category: 'other' })
+    .execute();
+  if (HAS_CHROMIUM) browser = await launchChromium();
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await upstream?.close();
+  await store?.dispose();
+});
+
+/** A page of a fresh context, its problems collected, and any dialog recorded (none may open). */
+async function openPage(): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = collectPageProblems(page);
+  page.on('dialog', (dialog) => {
+    problems.push(`dialog: ${dialog.message()}`);
+    void dialog.accept();
+  });
+  return { context, page, problems };
+}
+
+const tenantOf = async (email: string) =>
+  (
+    await store.db
+      .selectFrom('users')
+      .select('default_tenant_id')
+      .where('email', '=', email)
+      .executeTakeFirstOrThrow()
+  ).default_tenant_id!;
+
+describeInBrowser('the dashboard, page by page', () => {
+  it('a new owner buys credit, connects an integration, deploys through the wizard and sees the usage', async () => {
+    const { context, page, problems } = await openPage();
+    const email = 'walker@example.test';
+    await signInByClicking(page, server, email);
+
+    // Billing: buy the USD 25 pack through the development processor.
+    await page.getByRole('link', { name: 'Billing' }).click();
+    await Promise.all([page.waitForURL(/\/billing\/purchases\//), page.click('#pack-25')]);
+    await Promise.all([page.waitForURL(/\/billing\?purchase=/), page.click('#confirm')]);
+    expect(await page.textContent('#completed')).toBe('Added USD 25.00 of credit.');
+    expect(await page.textContent('#balance')).toBe('USD 25.00');
+    await page.waitForSelector('html[data-ready="true"]');
+    await expectAccessible(page);
+    await screenshot(page, 'billing');
+
+    // Integrations: switch Search on, connect it through the managed pool; the status is live.
+    await page.getByRole('link', { name: 'Integrations' }).click();
+    const search = page.locator('article', { has: page.locator('#int-search') });
+    await search.getByRole('button', { name: 'Turn on' }).click();
+    expect(await page.textContent('.notice')).toBe('Integration turned on.');
+    await search.locator('summary').click();
+    await search.getByRole('button', { name: 'Use the managed pool' }).click();
+    expect(await page.textContent('.notice')).toBe('Connected through the managed pool.');
+    const status = page.locator('#main [data-live="connection-status"]').first();
+    expect(await status.textContent()).toBe('connected');
+    // The hostile integration's name is text, not markup.
+    expect(await page.locator(`h2:has-text("onerror")`).first().textContent()).toContain(HOSTILE);
+    await page.waitForSelector('html[data-ready="true"]');
+    await expectAccessible(page);
+    await screenshot(page, 'integrations');
+    const tenantId = await tenantOf(email);
+    await store.db
+      .updateTable('connections')
+      .set({ status: 'needs_reauth' })
+      .where('tenant_id', '=', tenantId)
+      .execute();
+    await page.waitForSelector('#main [data-live="connection-status"][data-status="needs_reauth"]');
+    expect(await status.textContent()).toBe('needs reauth');
+    await store.db
+      .updateTable('connections')
+      .set({ status: 'connected' })
+      .where('tenant_id', '=', tenantId)
+      .execute();
+
+    // Tools: the catalog, a hostile name as text, then the desk's two-step wizard.
+    await page.getByRole('link', { name: 'Tools', exact: true }).click();
+    expect(await page.locator('#main').textContent()).toContain(HOSTILE);
+    await expectAccessible(page);
+    await screenshot(page, 'tools');
+    await page.getByRole('link', { name: 'Deploy Tool desk' }).click();
+    await page.waitForSelector('html[data-ready="true"]');
+    expect(await page.locator('fieldset.wizard-step:visible legend').allTextContents()).toEqual([
+      'Step 1 of 2: Connect your services',
+    ]);
+    expect(await page.getByRole('button', { name: 'Deploy Tool desk' }).isVisible()).toBe(false);
+    await expectAccessible(page);
+    await screenshot(page, 'deploy-wizard');
+    await page.getByRole('button', { name: 'Next' }).click();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe(
+      'Step 2 of 2: Configure the desk',
+    );
+    await page.getByLabel('Desk name (required)').fill('Research');
+    await page.getByLabel('API token').fill('tok-secret');
+    await page.getByLabel('Address (required)').fill('my-desk');
+    await page.getByRole('button', { name: 'Deploy Tool desk' }).click();
+    const key = (await page.textContent('#new-key'))!;
+    expect(key).toMatch(/^service_sk_/);
+    await page.getByRole('link', { name: 'Open the deployment' }).click();
+    expect(await page.textContent('.status')).toBe('running');
+    expect(await page.locator('#main').textContent()).toContain('API_TOKEN');
+    expect(await page.locator('#main').textContent()).not.toContain('tok-secret');
+
+    // A metered call with the deployment's key: its usage chart draws it.
+    const call = await fetch(`${server.url}/proxy/search/search?q=x`, { headers: { 'x-api-key': key } });
+    expect(call.status).toBe(200);
+    await page.reload();
+    await page.waitForSelector('#usage-chart[data-drawn="true"] canvas');
+    await expectAccessible(page);
+    await screenshot(page, 'deployment');
+
+    // Rotating its App Key shows the new key once.
+    await page
+      .getByRole('button', { name: /^Rotate/ })
+      .first()
+      .click();
+    const rotated = (await page.textContent('#new-key'))!;
+    expect(rotated).toMatch(/^service_sk_/);
+    expect(rotated).not.toBe(key);
+    await page.goto(page.url());
+    expect(await page.locator('#new-key').count()).toBe(0);
+
+    // Deployments list.
+    await page.getByRole('link', { name: 'Deployments' }).click();
+    expect(await page.locator('#main td').first().textContent()).toBe('Tool desk');
+    await expectAccessible(page);
+    await screenshot(page, 'deployments');
+
+    // A tool without a layout deploys from one page.
+    await page.goto(`${server.url}/tools/plain/deploy`);
+    await page.waitForSelector('html[data-ready="true"]');
+    expect(await page.getByRole('button', { name: 'Next' }).count()).toBe(0);
+    await page.getByLabel('Greeting').fill('hello');
+    await page.getByLabel('Address (required)').fill('plain-one');
+    await page.getByRole('button', { name: 'Deploy Tool plain' }).click();
+    expect(await page.textContent('#new-key')).toMatch(/^service_sk_/);
+    expect(problems.join('\n')).toBe('');
+    await context.close();
+  }, 120_000);
+
+  it('keys: a new key is shown once; members: an invitation; settings: a rename; a viewer cannot change billing', async () => {
+    const { context, page, problems } = await openPage();
+    const email = 'keeper@example.test';
+    await signInByClicking(page, server, email);
+    const tenantId = await tenantOf(email);
+
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByLabel('Kind').selectOption('cli');
+    await page.getByLabel('Name').fill(HOSTILE);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    expect(await page.textContent('#new-key')).toMatch(/^service_sk_/);
+    expect(await page.locator('#main td').first().textContent()).toBe(HOSTILE);
+    await expectAccessible(page);
+    await screenshot(page, 'keys');
+    // Opened again (not the form's answer), the key is not there.
+    await page.goto(page.url());
+    expect(await page.locator('#new-key').count()).toBe(0);
+
+    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByLabel('Email (required)').fill('viewer@example.test');
+    await page.getByLabel('Role', { exact: true }).selectOption('viewer');
+    await page.getByRole('button', { name: 'Send invitation' }).click();
+    expect(await page.textContent('.notice')).toBe('Invitation sent.');
+    expect(await page.locator('#main').textContent()).toContain('viewer@example.test');
+    await expectAccessible(page);
+    await screenshot(page, 'members');
+
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel('Workspace name (required)').fill('Renamed <b>ws</b>');
+    await page.getByRole('button', { name: 'Rename workspace' }).click();
+    expect(await page.textContent('.who .muted')).toBe('Renamed <b>ws</b> · owner');
+    await expectAccessible(page);
+    await screenshot(page, 'settings');
+    expect(problems.join('\n')).toBe('');
+    await context.close();
+
+    // A viewer of the workspace: billing is the owners', by the page and by the API behind it.
+    const viewer = await signedInTeammate(server, tenantId, 'viewer', 'a-viewer@example.test');
+    const billing = await api(viewer, 'GET', '/billing');
+    expect(billing.status).toBe(403);
+    expect(await billing.text()).toContain('owners see and change billing');
+    const owner = await signedInOwner(server, 'caps-owner@example.test');
+    const viewerOfOwner = await signedInTeammate(
+      server,
+      owner.tenantId,
+      'viewer',
+      'caps-viewer@example.test',
+    );
+    const caps = await api(viewerOfOwner, 'PUT', '/api/billing/spend-caps', {
+      app_id: owner.appId,
+      daily_micros: 1,
+      monthly_micros: null,
+    });
+    expect(caps.status).toBe(403);
+    const home = await (await api(viewerOfOwner, 'GET', '/')).text();
+    expect(home).toContain('Spending figures are shown to the workspace');
+    expect(home).not.toContain('spend-chart');
+  }, 90_000);
+
+  it('the pricing page answers anyone, signed out too', async () => {
+    const { context, page, problems } = await openPage();
+    const response = await page.goto(`${server.url}/pricing`);
+    expect(response?.status()).toBe(200);
+    expect(await page.textContent('h1')).toBe('Pricing');
+    await expectAccessible(page);
+    await screenshot(page, 'pricing');
+    expect(problems.join('\n')).toBe('');
+    await context.close();
+  });
+});
+
+describe('dashboard forms over HTTP', () => {
+  it("refuses a form without its token, an unknown action, and another workspace's deployment", async () => {
+    const owner = await signedInOwner(server, 'forms@example.test');
+    const other = await signedInOwner(server, 'forms-other@example.test');
+    const page = await (await api(owner.cookie, 'GET', '/keys')).text();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+    const post = (fields: Record<string, string>, cookie = owner.cookie) =>
+      fetch(`${server.url}/keys`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, origin: server.url, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(fields).toString(),
+      });
+    expect((await post({ _action: 'create', kind: 'cli' })).status).toBe(403);
+    expect((await post({ _csrf: csrf, _action: 'nope' })).status).toBe(400);
+    expect((await post({ _csrf: csrf, _action: '__proto__' })).status).toBe(400);
+    expect((await post({ _csrf: csrf, _action: 'revoke', id: 'not-a-key' })).status).toBe(404);
+    expect((await post({ _csrf: csrf, _action: 'create', kind: 'cli', name: 'x'.repeat(200) })).status).toBe(
+      400,
+    );
+    expect((await api(owner.cookie, 'GET', `/deployments/${other.appId}`)).status).toBe(404);
+    expect((await api(owner.cookie, 'GET', '/deployments/not-an-id')).status).toBe(404);
+    expect((await api(owner.cookie, 'GET', '/tools/nope/deploy')).status).toBe(404);
+    const big = await fetch(`${server.url}/keys`, {
+      method: 'POST',
+      headers: {
+        cookie: owner.cookie,
+        origin: server.url,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: `_csrf=${csrf}&_action=create&name=${'x'.repeat(40_000)}`,
+    });
+    expect(big.status).toBe(413);
+  });
+});
