@@ -64,7 +64,7 @@ export async function expectAccessible(page: Page): Promise<void> {
       targets: v.nodes.map((n) => JSON.stringify(n.target)),
     }));
   });
-  expect(JSON.stringify(violations)).toBe("[]");
+  expect(JSON.stringify(violations)).toBe('[]');
 }
 
 /** Writes the page as `test-results/dashboard/<name>.png`. */
