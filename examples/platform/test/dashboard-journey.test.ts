@@ -84,6 +84,24 @@ describeInBrowser('the dashboard after pnpm start', () => {
       expect(await page.locator('.chart thead th').allTextContents()).toEqual(['Date', 'llm-gateway']);
       await expectAccessible(page);
       await screenshot(page, 'journey-demo-home');
+
+      // Every page of the navigation opens for the demo owner.
+      for (const name of ['Billing', 'Integrations', 'Tools', 'Deployments', 'Keys', 'Members', 'Settings']) {
+        await page.locator('nav').getByRole('link', { name, exact: true }).click();
+        expect(await page.textContent('h1')).toBe(name);
+      }
+
+      // The demo catalog's research desk opens its three-step wizard.
+      await page.goto(`${base}/tools/research-desk/deploy`);
+      await page.waitForSelector('html[data-ready="true"]');
+      expect(await page.locator('fieldset.wizard-step legend').allTextContents()).toHaveLength(3);
+      expect(await page.locator('fieldset.wizard-step:visible').count()).toBe(1);
+
+      // Credit bought through the development processor lands on the balance.
+      await page.goto(`${base}/billing`);
+      await Promise.all([page.waitForURL(/\/billing\/purchases\//), page.click('#pack-5')]);
+      await Promise.all([page.waitForURL(/\/billing\?purchase=/), page.click('#confirm')]);
+      expect(await page.textContent('#completed')).toBe('Added USD 5.00 of credit.');
       expect(problems.join('\n')).toBe('');
       await context.close();
     },
