@@ -20,7 +20,7 @@ import { isPauseMarker, LiveRun, type SequencedChunk } from './live-run.js';
 import { RunError } from './run-error.js';
 import { followStoredRun, type RunView, viewOf } from './run-rows.js';
 import { type ThreadStore, titleFrom } from './threads.js';
-import { CHAT_RUN, type Principal, type RunContext } from './tools.js';
+import { chatRunOf, type Principal, type RunContext } from './tools.js';
 import { runTurn, type TurnDeps } from './turn.js';
 
 /** Which runs `GET /runs` lists. */
@@ -76,7 +76,7 @@ export class RunHub {
     threadId: string,
     userMessage: UIMessage,
     credentials: { headers: Record<string, string> } | null = null,
-    origin: RunContext = CHAT_RUN,
+    origin: RunContext = chatRunOf(principal),
   ): Promise<LiveRun> {
     this.#refuseWhileClosing();
     const runId = newId('run');
@@ -154,7 +154,7 @@ export class RunHub {
           .execute();
       }),
     );
-    return this.#launch(principal, threadId, runId, credentials, null, CHAT_RUN);
+    return this.#launch(principal, threadId, runId, credentials, null, chatRunOf(principal));
   }
 
   #refuseWhileClosing(): void {

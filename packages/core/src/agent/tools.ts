@@ -60,6 +60,16 @@ export interface RunContext {
 /** A chat turn's context. */
 export const CHAT_RUN: RunContext = Object.freeze({ actor: null, automationId: null, trigger: 'chat' });
 
+/**
+ * A chat turn's context for `principal`: in an organization's workspace the run is the
+ * organization's and `actor` names the member who asked; otherwise the user is the run's own.
+ */
+export function chatRunOf(principal: Principal): RunContext {
+  return principal.kind === 'org' && typeof principal.actor === 'string'
+    ? { ...CHAT_RUN, actor: principal.actor }
+    : CHAT_RUN;
+}
+
 /** What a tool's `execute` receives besides its input. */
 export interface ToolContext {
   principal: Principal;

@@ -113,6 +113,13 @@ for (const kind of STORE_KINDS) {
         .where('id', '=', 'team-thread')
         .executeTakeFirstOrThrow();
       expect(row.owner).toBe('service:org:acme');
+      // The run is the organization's, and records the member who asked as its actor.
+      const run = await store.db
+        .selectFrom('wire_runs')
+        .select(['owner', 'actor', 'trigger'])
+        .where('thread_id', '=', 'team-thread')
+        .executeTakeFirstOrThrow();
+      expect(run).toEqual({ owner: 'service:org:acme', actor: 'ada', trigger: 'chat' });
 
       // Bob works in the same workspace by ?org= without switching; his own list does not show it.
       const shared = (await (await bob('/threads?org=acme')).json()) as { threads: { id: string }[] };
