@@ -1,4 +1,4 @@
-import { CREDIT_PACKS_USD, formatUsd } from '../../billing/payments/processor.js';
+import { formatUsd } from '../../billing/payments/processor.js';
 import { escapeHtml, htmlDocument, htmlPageHeaders } from '../../http/html.js';
 
 /**

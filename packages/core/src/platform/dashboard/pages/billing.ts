@@ -1,5 +1,6 @@
 import { getCookie } from 'hono/cookie';
 import { CREDIT_PACKS_USD } from '../../../billing/payments/processor.js';
+import type { SpendCapView } from '../../../billing/spend-caps.js';
 import { html, type SafeHtml } from '../../../http/html.js';
 import { SESSION_COOKIE } from '../../../identity/sessions.js';
 import { billingCsrfToken } from '../../routes/billing-pages.js';
@@ -9,17 +10,6 @@ import { type DashboardPage, field, fromAnswer, input, type PageView, table } fr
 interface Customer {
   card: { brand: string; last4: string } | null;
   autoReload: { thresholdMicros: number; amountMicros: number } | null;
-}
-
-interface Cap {
-  app_id: string;
-  app_slug: string;
-  app_name: string;
-  daily_micros: number | null;
-  monthly_micros: number | null;
-  warn_pcts: number[];
-  spent: { daily_micros: number; monthly_micros: number };
-  resets_at: { daily: string; monthly: string };
 }
 
 interface Transaction {
@@ -57,7 +47,7 @@ export const billingPage: DashboardPage = {
     const cursor = view.c.req.query('cursor');
     const [customer, caps, transactions] = await Promise.all([
       view.api.get<Customer>('/api/billing/customer'),
-      view.api.get<{ caps: Cap[] }>('/api/billing/spend-caps'),
+      view.api.get<{ caps: SpendCapView[] }>('/api/billing/spend-caps'),
       view.api.get<{ transactions: Transaction[]; nextCursor: string | null }>(
         `/api/billing/transactions?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
       ),
@@ -179,7 +169,7 @@ ${reload ? view.form('auto-reload-off', html``, { submit: 'Turn auto-reload off'
 </section>`;
 }
 
-function spendCaps(view: PageView, caps: Cap[]): SafeHtml {
+function spendCaps(view: PageView, caps: SpendCapView[]): SafeHtml {
   const usd = (micros: number | null) => (micros === null ? '' : String(micros / MICROS));
   return html`<section aria-labelledby="caps-title"><h2 id="caps-title">Spend caps</h2>
 <p class="muted">A cap stops an app's metered calls for the rest of its day or month; warnings notify at the percents given.</p>

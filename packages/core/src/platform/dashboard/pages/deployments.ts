@@ -1,25 +1,9 @@
+import type { AppView as App } from '../../../deploy/app-views.js';
 import { html } from '../../../http/html.js';
 import { chart } from '../charts.js';
 import { when } from '../format.js';
 import { type DashboardPage, detail, field, fromAnswer, input, type PageView, table } from '../page.js';
-import { type KeyView, newKeyBlock } from './keys.js';
-
-interface App {
-  id: string;
-  slug: string;
-  name: string;
-  toolSlug: string | null;
-  version: string | null;
-  createdAt: string;
-  deployment: {
-    state: string;
-    desiredState: string;
-    restarts: number;
-    lastExit: string | null;
-    since: string;
-  } | null;
-  openUrl: string;
-}
+import { type KeyView, rotateKeyAction } from './keys.js';
 
 interface Usage {
   periods: { start: string; meters: { provider: string; meter: string; quantity: string; cost: string }[] }[];
@@ -154,24 +138,10 @@ ${logs?.ok ? html`<section aria-labelledby="logs-title"><h2 id="logs-title">Logs
           ),
         ),
     },
-    'rotate-key': {
-      done: 'Key rotated.',
-      async run(view, f) {
-        const answer = await view.api.send<{ apiKey: string }>(
-          'POST',
-          `/api/keys/${encodeURIComponent(field(f, 'key'))}/rotate`,
-          {},
-        );
-        return answer.ok
-          ? {
-              show: newKeyBlock(
-                'The new App Key. Give it to the deployment; the old one keeps working until its rotation ends.',
-                answer.body.apiKey,
-              ),
-            }
-          : fromAnswer(answer);
-      },
-    },
+    'rotate-key': rotateKeyAction(
+      'key',
+      'The new App Key. Give it to the deployment; the old one keeps working until its rotation ends.',
+    ),
   },
 };
 

@@ -1,7 +1,7 @@
 import { html, type SafeHtml } from '../../../http/html.js';
 import { chart } from '../charts.js';
 import { money } from '../format.js';
-import { type DashboardPage, field, fromAnswer, input, type PageView } from '../page.js';
+import { type DashboardPage, field, fromAnswer, input, type PageAction, type PageView } from '../page.js';
 
 interface IntegrationRow {
   provider: string;
@@ -95,25 +95,22 @@ ${ways.length ? html`<details><summary>Connect ${row.name}</summary>${ways}</det
 </article>`;
 }
 
+/** The workspace's switch of the integration the form names. */
+function switchAction(enabled: boolean, done: string): PageAction {
+  return {
+    done,
+    run: async (view, fields) =>
+      fromAnswer(
+        await view.api.send('POST', `/api/integrations/${encodeURIComponent(field(fields, 'provider'))}`, {
+          enabled,
+        }),
+      ),
+  };
+}
+
 const actions: DashboardPage['actions'] = {
-  enable: {
-    done: 'Integration turned on.',
-    run: async (view, fields) =>
-      fromAnswer(
-        await view.api.send('POST', `/api/integrations/${encodeURIComponent(field(fields, 'provider'))}`, {
-          enabled: true,
-        }),
-      ),
-  },
-  disable: {
-    done: 'Integration turned off.',
-    run: async (view, fields) =>
-      fromAnswer(
-        await view.api.send('POST', `/api/integrations/${encodeURIComponent(field(fields, 'provider'))}`, {
-          enabled: false,
-        }),
-      ),
-  },
+  enable: switchAction(true, 'Integration turned on.'),
+  disable: switchAction(false, 'Integration turned off.'),
   managed: {
     done: 'Connected through the managed pool.',
     run: async (view, fields) =>

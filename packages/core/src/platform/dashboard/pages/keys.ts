@@ -1,6 +1,14 @@
 import { html, type SafeHtml } from '../../../http/html.js';
 import { when } from '../format.js';
-import { type DashboardPage, field, fromAnswer, input, type PageView, table } from '../page.js';
+import {
+  type DashboardPage,
+  field,
+  fromAnswer,
+  input,
+  type PageAction,
+  type PageView,
+  table,
+} from '../page.js';
 
 export interface KeyView {
   id: string;
@@ -23,6 +31,18 @@ export interface AppSummary {
 export function newKeyBlock(what: string, apiKey: string): SafeHtml {
   return html`<div class="notice done" role="status"><p><strong>${what}</strong> Copy it now: it is not shown again.</p>
 <p class="secret" id="new-key">${apiKey}</p></div>`;
+}
+
+/** Rotates the key named by the form's `field`, showing the new one once with `what` said of it. */
+export function rotateKeyAction(fieldName: string, what: string): PageAction {
+  return {
+    done: 'Key rotated.',
+    async run(view, fields) {
+      const id = encodeURIComponent(field(fields, fieldName));
+      const answer = await view.api.send<{ apiKey: string }>('POST', `/api/keys/${id}/rotate`, {});
+      return answer.ok ? { show: newKeyBlock(what, answer.body.apiKey) } : fromAnswer(answer);
+    },
+  };
 }
 
 /**
@@ -70,24 +90,7 @@ ${createForm(view, appList)}</section>`;
         return answer.ok ? { show: newKeyBlock('Your new key.', answer.body.apiKey) } : fromAnswer(answer);
       },
     },
-    rotate: {
-      done: 'Key rotated.',
-      async run(view, fields) {
-        const answer = await view.api.send<{ apiKey: string }>(
-          'POST',
-          `/api/keys/${encodeURIComponent(field(fields, 'id'))}/rotate`,
-          {},
-        );
-        return answer.ok
-          ? {
-              show: newKeyBlock(
-                'The rotated key. The old one keeps working until its rotation ends.',
-                answer.body.apiKey,
-              ),
-            }
-          : fromAnswer(answer);
-      },
-    },
+    rotate: rotateKeyAction('id', 'The rotated key. The old one keeps working until its rotation ends.'),
     revoke: {
       done: 'Key revoked.',
       run: async (view, fields) =>
