@@ -482,6 +482,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   });
 
   const app = new Hono<PlatformEnv>();
+  const dashboardStopping = new AbortController();
   app.use(async (c, next) => {
     const started = performance.now();
     const requestId = requestIdFor(c.req.raw);
@@ -539,6 +540,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       fetchPlatform: (request, env) => app.fetch(request, env),
       devSignIn: devIdp !== null,
       pages: DASHBOARD_PAGES,
+      stopping: dashboardStopping.signal,
       ...options.dashboard,
     }),
   );
@@ -585,6 +587,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     // the rest (what is unsettled stays in the journal; leases and rows lapse on their own).
     const logged = (what: string) => (error: unknown) =>
       logger.warn(`stopping: ${what}`, describeError(error));
+    dashboardStopping.abort();
     await events.close().catch(logged('event streams not closed cleanly'));
     await stopRefreshing?.().catch(logged('oauth refreshes not stopped cleanly'));
     let left = await metering.drain(deadline);

@@ -150,6 +150,28 @@ describe('the dashboard over HTTP', () => {
   });
 });
 
+describe('the live stream on a stopping platform', () => {
+  it('ends at once, so a shutdown never waits for an open dashboard', async () => {
+    const own = await openTestStore();
+    const stopping = await startPlatformAtOwnUrl(own, { dashboard: { livePollMs: 100 } });
+    try {
+      const owner = await signedInOwner(stopping, 'stopping@example.test');
+      const response = await fetch(`${stopping.url}/dashboard/live`, { headers: { cookie: owner.cookie } });
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      while (!text.includes('event: balance')) text += (await reader.read()).value ?? '';
+      const started = Date.now();
+      const closed = stopping.platform.close();
+      for (;;) if ((await reader.read()).done) break;
+      await closed;
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      await stopping.close().catch(() => {});
+      await own.dispose();
+    }
+  });
+});
+
 describeInBrowser('the dashboard in a browser', () => {
   it('signs in by clicking, shows the balance live, draws the spend chart, and passes axe', async () => {
     const email = 'home@example.test';

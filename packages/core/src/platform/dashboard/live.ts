@@ -15,7 +15,10 @@ const HEARTBEAT_MS = 15_000;
  * on this instance, so a change made through any instance (a purchase credited by a webhook, a
  * metered call, a connection refreshed) shows within that time.
  */
-export function liveRoutes(ctx: PlatformContext, options: { pollMs: number }): Hono<PlatformEnv> {
+export function liveRoutes(
+  ctx: PlatformContext,
+  options: { pollMs: number; stopping: AbortSignal },
+): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
   app.get('/dashboard/live', async (c) => {
     c.set('errorShape', 'flat');
@@ -33,9 +36,13 @@ export function liveRoutes(ctx: PlatformContext, options: { pollMs: number }): H
           if (closed) return;
           closed = true;
           clearTimeout(timer);
+          signal.removeEventListener('abort', close);
+          options.stopping.removeEventListener('abort', close);
           controller.close();
         };
+        // The browser left, or the platform is stopping (its EventSource reconnects elsewhere).
         signal.addEventListener('abort', close, { once: true });
+        options.stopping.addEventListener('abort', close, { once: true });
         const write = (text: string) => controller.enqueue(encoder.encode(text));
         const look = async () => {
           if (closed) return;
@@ -66,6 +73,7 @@ export function liveRoutes(ctx: PlatformContext, options: { pollMs: number }): H
           timer = setTimeout(look, options.pollMs);
         };
         write(formatSseRetry(3000));
+        if (options.stopping.aborted) return close();
         void look();
       },
       cancel() {

@@ -25,6 +25,8 @@ export interface DashboardOptions {
   pages: readonly DashboardPage[];
   /** How often the live stream looks for a changed balance or connection (default 2 s). */
   livePollMs?: number;
+  /** Aborted when the platform stops: live streams end so a shutdown does not wait on them. */
+  stopping: AbortSignal;
 }
 
 /** A form post is a few short fields. */
@@ -45,7 +47,7 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
   const app = new Hono<PlatformEnv>();
   const base = new URL(ctx.baseUrl).pathname.replace(/\/+$/, '');
   app.route('/', assetRoutes());
-  app.route('/', liveRoutes(ctx, { pollMs: options.livePollMs ?? 2000 }));
+  app.route('/', liveRoutes(ctx, { pollMs: options.livePollMs ?? 2000, stopping: options.stopping }));
 
   const answer = (c: Context, status: 200 | 400 | 401 | 402 | 403 | 404 | 409 | 413 | 429, body: SafeHtml) =>
     c.body(body.value, status, headers);
