@@ -56,7 +56,7 @@ export function assetRoutes(): Hono<PlatformEnv> {
   app.get('/static/dashboard/:file', (c) => {
     const name = c.req.param('file');
     const asset = Object.hasOwn(ASSETS, name) ? assets().get(name as AssetName) : undefined;
-    if (!asset) return c.json({ error: 'Not found' }, 404);
+    if (!asset) return c.json({ message: 'Not found' }, 404);
     const common = {
       etag: asset.etag,
       'cache-control': 'public, max-age=31536000, immutable',
