@@ -21,7 +21,7 @@ import { ConfigError } from '../src/platform/config.js';
 import { createPlatform } from '../src/platform/create-platform.js';
 import { runtimeConnectionsSchema } from '../src/schemas/connections.js';
 import { createSealer, parseEncryptionKeys } from '../src/store/sealing.js';
-import { launchChromium } from './support/chromium.js';
+import { itInBrowser, launchChromium } from './support/chromium.js';
 import {
   devSignIn,
   type RunningPlatform,
@@ -505,6 +505,33 @@ describe('connector OAuth', () => {
       expect(page.html).not.toContain('<script>alert(1)');
       expect(page.html).not.toMatch(/<\/script><script>/);
     });
+
+    itInBrowser(
+      'connects from the dashboard: the integration page sends the browser to the provider and back',
+      async () => {
+        const browser = await launchChromium();
+        try {
+          const context = await browser.newContext();
+          const [name, value] = owner.cookie.split('=') as [string, string];
+          await context.addCookies([{ name, value, url: server.url }]);
+          const page = await context.newPage();
+          await page.goto(`${server.url}/integrations/${PROVIDER}`);
+          await page.locator('summary', { hasText: 'Connect Acme CRM' }).click();
+          // The provider stand-in authorizes at once and sends the browser to the platform's callback.
+          await Promise.all([
+            page.waitForURL(new RegExp(`/api/oauth/${PROVIDER}/callback`)),
+            page.getByRole('button', { name: 'Connect Acme CRM account' }).click(),
+          ]);
+          expect(tokenRequests.map((request) => request.body.grant_type)).toEqual(['authorization_code']);
+          await Promise.all([page.waitForURL(`${server.url}/integrations/${PROVIDER}`), page.click('#back')]);
+          const statuses = await page.locator('[data-live="connection-status"]').allTextContents();
+          expect(statuses).toContain('connected');
+          await context.close();
+        } finally {
+          await browser.close();
+        }
+      },
+    );
 
     it('posts the outcome to the opening window on the platform origin (Chromium)', async () => {
       const browser = await launchChromium();

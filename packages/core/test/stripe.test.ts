@@ -169,6 +169,36 @@ for (const kind of STORE_KINDS) {
       expect(await balanceOf(buyer.tenantId)).toBe(0);
     });
 
+    it("the billing page's forms reach Stripe through a page, since its CSP keeps form redirects on the platform", async () => {
+      const buyer = await owner();
+      const page = await (await fetch(`${server.url}/billing`, { headers: { cookie: buyer.cookie } })).text();
+      const form = (path: string, fields: Record<string, string>) =>
+        fetch(`${server.url}${path}`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: {
+            cookie: buyer.cookie,
+            origin: server.url,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams(fields).toString(),
+        });
+      const stripeOrigin = `http://127.0.0.1:${stripeApi.api.port}`;
+      const pack = await form('/billing/purchase', {
+        pack: '25',
+        csrf_token: /name="csrf_token" value="([^"]+)"/.exec(page)![1]!,
+      });
+      expect(pack.status).toBe(200);
+      expect(pack.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(await pack.text()).toMatch(new RegExp(`content="0;url=${stripeOrigin}/pay/[^"]+"`));
+      const portal = await form('/billing', {
+        _csrf: /name="_csrf" value="([^"]+)"/.exec(page)![1]!,
+        _action: 'portal',
+      });
+      expect(portal.status).toBe(200);
+      expect(await portal.text()).toContain(`id="continue" href="${stripeOrigin}/`);
+    });
+
     it('the customer snapshot: none before a purchase, then the customer and its saved card; owners only', async () => {
       const buyer = await owner();
       const snapshot = () =>

@@ -111,3 +111,16 @@ function htmlOf(value: HtmlValue): string {
   if (Array.isArray(value)) return value.map(htmlOf).join('');
   return escapeHtml(String(value));
 }
+
+/**
+ * Where a form sends the browser to another site (a payment processor's checkout, a provider's
+ * sign-in): a page that goes on there by itself, with a link besides. A redirect would not do:
+ * the pages' CSP lets forms, and the redirects that answer them, reach their own origin only.
+ */
+export function leavingPage(target: string): string {
+  const host = new URL(target).host;
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${target}"><title>Continuing to ${host}</title></head>
+<body><main><p>Continuing to ${host}…</p><p><a id="continue" href="${target}">Continue to ${host}</a></p></main></body></html>
+`.value;
+}

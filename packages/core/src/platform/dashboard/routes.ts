@@ -1,6 +1,6 @@
 import { type Context, Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
-import { html, htmlPageHeaders, type SafeHtml } from '../../http/html.js';
+import { html, htmlPageHeaders, leavingPage, type SafeHtml } from '../../http/html.js';
 import { safeEqual } from '../../identity/keys.js';
 import { expiredSessionCookie } from '../../identity/session-cookie.js';
 import { SESSION_COOKIE } from '../../identity/sessions.js';
@@ -51,6 +51,8 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
 
   const answer = (c: Context, status: 200 | 400 | 401 | 402 | 403 | 404 | 409 | 413 | 429, body: SafeHtml) =>
     c.body(body.value, status, headers);
+
+  const sameOrigin = (target: string) => new URL(target, ctx.baseUrl).origin === new URL(ctx.baseUrl).origin;
 
   const signInHref = (returnTo: string) => {
     const query = new URLSearchParams({ return_to: returnTo });
@@ -165,7 +167,10 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
         viewFor(c, user, c.req.path.slice(base.length) || '/'),
         fields,
       );
-      if ('redirect' in result) return c.redirect(result.redirect, 303);
+      if ('redirect' in result) {
+        if (sameOrigin(result.redirect)) return c.redirect(result.redirect, 303);
+        return c.body(leavingPage(result.redirect), 200, htmlPageHeaders());
+      }
       if ('show' in result) return render(c, page, user, null, 200, result.show);
       if ('done' in result) return c.redirect(`${c.req.path}?${new URLSearchParams({ done: name })}`, 303);
       const text = typeof result.refused === 'string' ? result.refused : apiErrorMessage(result.refused);

@@ -2,6 +2,7 @@ import { type Context, Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { CREDIT_PACKS_USD, MICROS_PER_USD } from '../../billing/payments/processor.js';
 import type { FormFields } from '../../http/body.js';
+import { htmlPageHeaders, leavingPage } from '../../http/html.js';
 import { safeEqual } from '../../identity/keys.js';
 import { SESSION_COOKIE } from '../../identity/sessions.js';
 import { csrfTokenFor } from '../cli/bootstrap.js';
@@ -113,7 +114,12 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
       returnUrl: `${ctx.baseUrl}/billing`,
       userId: owner.userId,
     });
-    return c.body(null, 303, { location: url, 'cache-control': 'no-store' });
+    // The development processor's page is on this origin; a processor's checkout elsewhere is
+    // reached through a page, as the form's CSP allows no redirect off this origin.
+    if (new URL(url).origin === new URL(ctx.baseUrl).origin) {
+      return c.body(null, 303, { location: url, 'cache-control': 'no-store' });
+    }
+    return c.body(leavingPage(url), 200, htmlPageHeaders());
   });
 
   const dev = ctx.devPayments;
