@@ -33,6 +33,13 @@ interface Usage {
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
+/** How a connection reaches the provider, in words. */
+const PROFILE_LABELS: Record<string, string> = {
+  vendo_managed_pool: 'managed pool',
+  byok_static: 'own key',
+  user_oauth: 'signed in',
+};
+
 async function connectionsOf(view: PageView): Promise<Connection[]> {
   const answer = await view.api.get<{ connections: Connection[] }>('/api/connections');
   return answer.ok ? answer.body.connections : [];
@@ -54,7 +61,7 @@ function integrationBlock(
       : html`<ul class="connections">${mine.map(
           (
             c,
-          ) => html`<li data-connection-id="${c.id}"><strong>${c.display_name}</strong> · ${c.profile} · <span class="status" data-live="connection-status" data-status="${c.status}">${c.status.replace(/_/g, ' ')}</span>
+          ) => html`<li data-connection-id="${c.id}"><strong>${c.display_name}</strong> · ${PROFILE_LABELS[c.profile] ?? c.profile} · <span class="status" data-live="connection-status" data-status="${c.status}">${c.status.replace(/_/g, ' ')}</span>
 ${canAct ? view.form('disconnect', html`<input type="hidden" name="id" value="${c.id}">`, { submit: 'Disconnect', buttonClass: 'danger', confirm: `Disconnect ${c.display_name}? Apps bound to it lose access.`, label: `Disconnect ${c.display_name}` }) : null}</li>`,
         )}</ul>`;
   const ways: SafeHtml[] = [];
