@@ -79,14 +79,18 @@ describe('pnpm start demo host', () => {
     expect(answer.headers.get('location')).toBe('/login?return_to=%2F');
   });
 
-  it('prints where to add credit: a page that sends a signed-out browser to sign in and back', async () => {
-    const billing = /^Add credit \(sign in with any email\): (\S+)$/m.exec(platform.output())?.[1];
-    expect(billing).toMatch(/\/billing$/);
-    const answer = await fetch(billing!);
-    expect(answer.status).toBe(401);
-    const signIn = /<a href="([^"]+)">Sign in<\/a>/.exec(await answer.text())?.[1]?.replaceAll('&amp;', '&');
-    expect(signIn).toContain('/auth/v1/sign-in?return_to=');
-    const page = await fetch(new URL(signIn!, billing).toString());
+  it('prints where the dashboard is: a page that sends a signed-out browser to sign in and back', async () => {
+    const dashboard = /^Dashboard: (\S+) \(sign in as demo@example\.com/m.exec(platform.output())?.[1];
+    expect(dashboard).toMatch(/\/$/);
+    const answer = await fetch(dashboard!, { redirect: 'manual' });
+    expect(answer.status).toBe(303);
+    const signInPage = await fetch(new URL(answer.headers.get('location')!, dashboard).toString());
+    expect(signInPage.status).toBe(200);
+    const signIn = /<a class="button" href="([^"]+)">Sign in<\/a>/
+      .exec(await signInPage.text())?.[1]
+      ?.replaceAll('&amp;', '&');
+    expect(signIn).toContain('/auth/v1/sign-in?return_to=%2F');
+    const page = await fetch(new URL(signIn!, dashboard).toString());
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
   });
