@@ -29,6 +29,10 @@ export interface DashboardOptions {
   stopping: AbortSignal;
 }
 
+/** The statuses a page answers with: a refusal the API gave keeps its status, others read as 400. */
+const REFUSAL_STATUSES = [400, 401, 402, 403, 404, 409, 413, 429] as const;
+type PageStatus = 200 | (typeof REFUSAL_STATUSES)[number];
+
 /** A form post is a few short fields. */
 const MAX_FORM_BYTES = 16 * 1024;
 const headers = htmlPageHeaders(DASHBOARD_POLICY);
@@ -49,8 +53,7 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
   app.route('/', assetRoutes());
   app.route('/', liveRoutes(ctx, { pollMs: options.livePollMs ?? 2000, stopping: options.stopping }));
 
-  const answer = (c: Context, status: 200 | 400 | 401 | 402 | 403 | 404 | 409 | 413 | 429, body: SafeHtml) =>
-    c.body(body.value, status, headers);
+  const answer = (c: Context, status: PageStatus, body: SafeHtml) => c.body(body.value, status, headers);
 
   const sameOrigin = (target: string) => new URL(target, ctx.baseUrl).origin === new URL(ctx.baseUrl).origin;
 
@@ -92,7 +95,7 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
     page: DashboardPage,
     user: SessionCaller | null,
     notice: { kind: 'done' | 'error'; text: string } | null,
-    status: 200 | 400 | 401 | 402 | 403 | 404 | 409 | 413 | 429 = 200,
+    status: PageStatus = 200,
     shown: SafeHtml | null = null,
   ) => {
     const view = viewFor(c, user, c.req.path.slice(base.length) || '/');
@@ -174,14 +177,8 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
       if ('show' in result) return render(c, page, user, null, 200, result.show);
       if ('done' in result) return c.redirect(`${c.req.path}?${new URLSearchParams({ done: name })}`, 303);
       const text = typeof result.refused === 'string' ? result.refused : apiErrorMessage(result.refused);
-      const status = (result.status ?? 400) as 400 | 401 | 402 | 403 | 404 | 409 | 413 | 429;
-      return render(
-        c,
-        page,
-        user,
-        { kind: 'error', text },
-        [400, 401, 402, 403, 404, 409, 413, 429].includes(status) ? status : 400,
-      );
+      const status = REFUSAL_STATUSES.find((known) => known === result.status) ?? 400;
+      return render(c, page, user, { kind: 'error', text }, status);
     });
   }
 
