@@ -21,7 +21,7 @@ import { ConfigError } from '../src/platform/config.js';
 import { createPlatform } from '../src/platform/create-platform.js';
 import { runtimeConnectionsSchema } from '../src/schemas/connections.js';
 import { createSealer, parseEncryptionKeys } from '../src/store/sealing.js';
-import { itInBrowser, launchChromium } from './support/chromium.js';
+import { contextWithCookie, itInBrowser, launchChromium } from './support/chromium.js';
 import {
   devSignIn,
   type RunningPlatform,
@@ -511,9 +511,7 @@ describe('connector OAuth', () => {
       async () => {
         const browser = await launchChromium();
         try {
-          const context = await browser.newContext();
-          const [name, value] = owner.cookie.split('=') as [string, string];
-          await context.addCookies([{ name, value, url: server.url }]);
+          const context = await contextWithCookie(browser, server.url, owner.cookie);
           const page = await context.newPage();
           await page.goto(`${server.url}/integrations/${PROVIDER}`);
           await page.locator('summary', { hasText: 'Connect Acme CRM' }).click();
@@ -536,9 +534,7 @@ describe('connector OAuth', () => {
     it('posts the outcome to the opening window on the platform origin (Chromium)', async () => {
       const browser = await launchChromium();
       try {
-        const context = await browser.newContext();
-        const [name, value] = owner.cookie.split('=') as [string, string];
-        await context.addCookies([{ name, value, url: server.url }]);
+        const context = await contextWithCookie(browser, server.url, owner.cookie);
         const page = await context.newPage();
         await page.goto(`${server.url}/healthz`);
         const received = await page.evaluate(

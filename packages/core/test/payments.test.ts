@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../src/connections/service.js';
 import { csrfTokenFor } from '../src/platform/cli/bootstrap.js';
 import type { MembershipRole } from '../src/store/database.js';
-import { HAS_CHROMIUM, itInBrowser, launchChromium } from './support/chromium.js';
+import { contextWithCookie, HAS_CHROMIUM, itInBrowser, launchChromium } from './support/chromium.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { seedProviders } from './support/metered.js';
 import {
@@ -330,10 +330,8 @@ for (const kind of STORE_KINDS) {
         const hostile = '<b id="injected">x</b><img src=x>';
         await store.db.updateTable('tenants').set({ name: hostile }).where('id', '=', ws.tenantId).execute();
         const path = await startPurchase(ws.cookie, { pack: 5 });
-        const context = await browser.newContext();
+        const context = await contextWithCookie(browser, server.url, ws.cookie);
         try {
-          const [name, value] = ws.cookie.split('=') as [string, string];
-          await context.addCookies([{ name, value, url: server.url }]);
           const page = await context.newPage();
           for (const target of ['/billing', path]) {
             const response = await page.goto(`${server.url}${target}`);

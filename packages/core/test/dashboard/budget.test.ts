@@ -6,7 +6,13 @@
 import { gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { describeInBrowser, HAS_CHROMIUM, itInBrowser, launchChromium } from '../support/chromium.js';
+import {
+  contextWithCookie,
+  describeInBrowser,
+  HAS_CHROMIUM,
+  itInBrowser,
+  launchChromium,
+} from '../support/chromium.js';
 import { type RunningPlatform, signedInOwner, startPlatformAtOwnUrl } from '../support/platform.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { ensureDashboardBuilt } from './support.js';
@@ -46,12 +52,10 @@ describeInBrowser('the dashboard budget', () => {
     'every page loads within it',
     async () => {
       const owner = await signedInOwner(server, 'budget@example.test');
-      const [name, value] = owner.cookie.split('=') as [string, string];
       const measured: Record<string, { scriptGzip: number; requests: number; dclMs: number }> = {};
       for (const path of PAGES) {
         // A fresh context each time: a first load, nothing cached.
-        const context = await browser.newContext();
-        await context.addCookies([{ name, value, url: server.url }]);
+        const context = await contextWithCookie(browser, server.url, owner.cookie);
         const page = await context.newPage();
         const requests: string[] = [];
         let scriptGzip = 0;

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import { describe, it } from 'vitest';
 
 /** The system Chromium (`CHROMIUM_PATH` overrides); playwright downloads no browser here. */
@@ -38,4 +38,16 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** A fresh browser context that sends `cookie` (`name=value`, a session) to `url`'s site. */
+export async function contextWithCookie(
+  browser: Browser,
+  url: string,
+  cookie: string,
+): Promise<BrowserContext> {
+  const context = await browser.newContext();
+  const at = cookie.indexOf('=');
+  await context.addCookies([{ name: cookie.slice(0, at), value: cookie.slice(at + 1), url }]);
+  return context;
 }
