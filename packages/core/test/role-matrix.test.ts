@@ -59,6 +59,12 @@ const NOT_DASHBOARD = new Set([
   'GET /healthz',
   'GET /api/cli/balance',
   'GET /api/deployments/me/connections',
+  // App Keys only (a host app's users' connections): test/wire/cloud-connections.test.ts.
+  'GET /api/deployments/me/connectors',
+  'GET /api/deployments/me/users/:user/connections',
+  'POST /api/deployments/me/users/:user/connections',
+  'GET /api/deployments/me/users/:user/connections/:id',
+  'DELETE /api/deployments/me/users/:user/connections/:id',
   'GET /api/deployments/me/events',
   'GET /api/auth/me',
   'POST /api/auth/session',
@@ -508,6 +514,23 @@ const ROWS: Row[] = [
     allowed: WRITERS,
     byId: true,
     call: (fx) => send(fx.cookie, 'GET', `/api/apps/${deployedAppId}/logs?tail=10`),
+  },
+  {
+    method: 'GET',
+    route: '/api/apps/:id/callback-origins',
+    allowed: ALL,
+    byId: true,
+    call: (fx) => send(fx.cookie, 'GET', `/api/apps/${fx.appId}/callback-origins`),
+  },
+  {
+    method: 'PUT',
+    route: '/api/apps/:id/callback-origins',
+    allowed: WRITERS,
+    byId: true,
+    call: (fx) =>
+      send(fx.cookie, 'PUT', `/api/apps/${fx.appId}/callback-origins`, {
+        callbackOrigins: ['https://host.test'],
+      }),
   },
   {
     method: 'GET',

@@ -39,6 +39,7 @@ export async function tenantIntegrationStates(
             .selectFrom('connections as c')
             .select(sql.lit(1).as('one'))
             .where('c.tenant_id', '=', tenantId)
+            .where('c.end_user', 'is', null)
             .whereRef('c.provider', '=', 'i.provider')
             .where('c.status', '=', 'connected'),
         )
@@ -49,6 +50,7 @@ export async function tenantIntegrationStates(
             .selectFrom('connections as c')
             .select(sql.lit(1).as('one'))
             .where('c.tenant_id', '=', tenantId)
+            .where('c.end_user', 'is', null)
             .whereRef('c.provider', '=', 'i.provider')
             .where('c.status', '=', 'connected')
             .where((w) => w.or([w('i.kind', '<>', 'llm_gateway'), w('c.profile', '=', BYOK_STATIC_PROFILE)])),

@@ -42,7 +42,10 @@ export const MAX_STATES_PER_USER = 20;
 
 export interface StartInput {
   tenantId: string;
-  userId: string;
+  /** The platform user starting it; null for a host app's own user (`endUser`). */
+  userId: string | null;
+  /** A host app's user and the flow the host polls: the state alone then proves the callback. */
+  endUser?: { subject: string; flowId: string } | null;
   provider: string;
   /** Where the user goes afterwards (already checked to be on the platform's origin). */
   returnTo?: string | null;
@@ -53,8 +56,8 @@ export interface StartInput {
 }
 
 export interface CompleteInput {
-  tenantId: string;
-  userId: string;
+  /** The signed-in platform user at the callback, if any (a host app's user has none). */
+  session: { tenantId: string; userId: string } | null;
   provider: string;
   state: string | null;
   code: string | null;
@@ -67,6 +70,8 @@ export interface Completed {
   provider: string;
   returnTo: string | null;
   reconnected: boolean;
+  /** The host-polled flow this completed, for a host app's user. */
+  flowId: string | null;
 }
 
 const stateHashOf = (state: string) => createHash('sha256').update(state, 'utf8').digest('hex');
@@ -106,7 +111,11 @@ export class ConnectorOAuth {
     const inFlight = await db
       .selectFrom('oauth_states')
       .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where('user_id', '=', input.userId)
+      .where((eb) =>
+        input.userId
+          ? eb('user_id', '=', input.userId)
+          : eb.and([eb('tenant_id', '=', input.tenantId), eb('end_user', '=', input.endUser?.subject ?? '')]),
+      )
       .executeTakeFirstOrThrow();
     if (Number(inFlight.n) >= MAX_STATES_PER_USER) {
       throw new ConnectorOAuthError(
@@ -130,6 +139,8 @@ export class ConnectorOAuth {
         return_to: input.returnTo ?? null,
         app_id: input.appId ?? null,
         connection_id: input.connectionId ?? null,
+        end_user: input.endUser?.subject ?? null,
+        flow_id: input.endUser?.flowId ?? null,
         expires_at: expiresAt,
       })
       .execute();
@@ -168,6 +179,7 @@ export class ConnectorOAuth {
     }
     const refuse = (error: ConnectorOAuthError) => {
       error.returnTo = claimed.return_to;
+      error.flowId = claimed.flow_id;
       return error;
     };
     if (claimed.provider !== input.provider) {
@@ -175,7 +187,16 @@ export class ConnectorOAuth {
         new ConnectorOAuthError(400, 'STATE_MISMATCH', 'This authorization was started for another provider'),
       );
     }
-    if (claimed.user_id !== input.userId || claimed.tenant_id !== input.tenantId) {
+    // A platform user's flow ends in the session that started it; a host app's user has no
+    // platform session, so for theirs the single-use, unguessable state is the proof.
+    const session = input.session;
+    if (claimed.end_user === null && session === null) {
+      throw refuse(new ConnectorOAuthError(401, 'UNAUTHORIZED', 'Unauthorized'));
+    }
+    if (
+      claimed.end_user === null &&
+      (session?.userId !== claimed.user_id || session?.tenantId !== claimed.tenant_id)
+    ) {
       throw refuse(
         new ConnectorOAuthError(
           403,
@@ -238,7 +259,7 @@ export class ConnectorOAuth {
     }
     const credential = oauthCredential(tokens, receivedAt, null);
     const stored = await this.store(claimed, credential);
-    return { ...stored, provider: input.provider, returnTo: claimed.return_to };
+    return { ...stored, provider: input.provider, returnTo: claimed.return_to, flowId: claimed.flow_id };
   }
 
   /**
@@ -275,7 +296,14 @@ export class ConnectorOAuth {
 
   /** Writes the tokens: into the connection being reconnected, else into a new connection. */
   private async store(
-    state: { tenant_id: string; provider: string; app_id: string | null; connection_id: string | null },
+    state: {
+      tenant_id: string;
+      provider: string;
+      app_id: string | null;
+      connection_id: string | null;
+      end_user: string | null;
+      flow_id: string | null;
+    },
     credential: ReturnType<typeof oauthCredential>,
   ): Promise<{ connectionId: string; reconnected: boolean }> {
     const { db, sealer } = this.deps;
@@ -335,10 +363,19 @@ export class ConnectorOAuth {
           credential_ciphertext: sealCredential(sealer, id, credential),
           token_expires_at: credential.expires_at,
           connected_at: new Date(),
+          end_user: state.end_user,
         })
         .returningAll()
         .executeTakeFirstOrThrow();
-      if (state.app_id) await bindWithin(trx, state.tenant_id, state.app_id, row);
+      // A host app's user's connection is theirs: bound to no app of the workspace.
+      if (state.app_id && state.end_user === null) await bindWithin(trx, state.tenant_id, state.app_id, row);
+      if (state.flow_id) {
+        await trx
+          .updateTable('end_user_flows')
+          .set({ status: 'connected', connection_id: id, updated_at: new Date() })
+          .where('id', '=', state.flow_id)
+          .execute();
+      }
       return { connectionId: id, reconnected: false };
     });
   }

@@ -166,11 +166,13 @@ export async function getConnection(
   return row;
 }
 
+/** The workspace's own connections (a host app's users' connections are theirs, not listed here). */
 export async function listConnections(db: Kysely<Database>, tenantId: string): Promise<ConnectionRow[]> {
   return db
     .selectFrom('connections')
     .selectAll()
     .where('tenant_id', '=', tenantId)
+    .where('end_user', 'is', null)
     .orderBy('created_at')
     .orderBy('id')
     .execute();

@@ -228,6 +228,27 @@ export class Deployments {
     return this.get(tenantId, appId);
   }
 
+  /** The origins a host's user's connection flow may return to (see `EndUserConnections`). */
+  async callbackOrigins(tenantId: string, appId: string): Promise<string[]> {
+    await this.#app(tenantId, appId);
+    const row = await this.deps.db
+      .selectFrom('apps')
+      .select('callback_origins')
+      .where('id', '=', appId)
+      .executeTakeFirstOrThrow();
+    return row.callback_origins;
+  }
+
+  async setCallbackOrigins(tenantId: string, appId: string, origins: string[]): Promise<string[]> {
+    await this.#app(tenantId, appId);
+    await this.deps.db
+      .updateTable('apps')
+      .set({ callback_origins: JSON.stringify(origins) })
+      .where('id', '=', appId)
+      .execute();
+    return origins;
+  }
+
   /** The app of `slug` in the workspace, for the app proxy; null when there is none. */
   async appIdBySlug(tenantId: string, slug: string): Promise<string | null> {
     const row = await this.deps.db

@@ -9,6 +9,7 @@ import type { Integrations } from '../catalog/integrations.js';
 import type { PublicPricing } from '../catalog/pricing.js';
 import type { ToolCatalog } from '../catalog/tools.js';
 import type { ConnectorOAuth } from '../connections/connector-oauth.js';
+import type { EndUserConnections } from '../connections/end-user-connections.js';
 import type { OAuthClients } from '../connections/oauth-clients.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { Deployments } from '../deploy/deployments.js';
@@ -80,6 +81,8 @@ export interface PlatformContext {
   connections: TenantConnections;
   /** Connecting connectors by OAuth (`/api/oauth/*`). */
   connectorOAuth: ConnectorOAuth;
+  /** A host app's own users' connections (the wire's `cloud` source), through App Keys. */
+  endUserConnections: EndUserConnections;
   /** Each connector's OAuth client (`/api/admin/integrations/{slug}/oauth`). */
   oauthClients: OAuthClients;
   billing: BillingReports;

@@ -14,6 +14,7 @@ import { Integrations } from '../catalog/integrations.js';
 import { PublicPricing } from '../catalog/pricing.js';
 import { ToolCatalog } from '../catalog/tools.js';
 import { ConnectorOAuth } from '../connections/connector-oauth.js';
+import { EndUserConnections } from '../connections/end-user-connections.js';
 import { type OAuthClientInput, OAuthClients } from '../connections/oauth-clients.js';
 import { TokenRefresher } from '../connections/oauth-refresh.js';
 import { TenantConnections } from '../connections/tenant-connections.js';
@@ -382,6 +383,14 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   if (modelsUrl !== undefined && !URL.canParse(modelsUrl)) {
     throw new ConfigError(`SERVICE_MODELS_URL is not a URL: ${modelsUrl}`);
   }
+  const connectorOAuth = new ConnectorOAuth({
+    db,
+    sealer,
+    keys,
+    clients: oauthClients,
+    baseUrl,
+    fetch: providerFetch,
+  });
   const tools = new ToolCatalog(db, {
     baseUrl,
     now,
@@ -400,14 +409,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     tenantKeys: new TenantKeys(db, keys),
     sshSessions: new SshSessionStore(db),
     connections: new TenantConnections({ db, sealer, keys }, refresher),
-    connectorOAuth: new ConnectorOAuth({
-      db,
-      sealer,
-      keys,
-      clients: oauthClients,
-      baseUrl,
-      fetch: providerFetch,
-    }),
+    connectorOAuth,
+    endUserConnections: new EndUserConnections(db, connectorOAuth, oauthClients, baseUrl),
     oauthClients,
     billing: new BillingReports(db),
     idempotency: new IdempotencyRecords(db),

@@ -51,6 +51,8 @@ export const WIRE_ERROR_CODES = {
   raw_body_unavailable: 500,
   /** 502: a text channel did not take the text sent through it. */
   channel_send_failed: 502,
+  /** 502: the platform behind a `cloud` connections source refused the app's key or did not answer. */
+  connections_unavailable: 502,
   /** 501: the route exists in the contract but is not available in this composition. */
   not_implemented: 501,
   /** 503: the store is unreachable (briefly, as a rule), or the service is stopping; with `Retry-After`. */

@@ -21,6 +21,7 @@ export {
   TextChannels,
   webhookTextChannel,
 } from './channels.js';
+export { type CloudConnectionsOptions, cloudConnections } from './cloud-connections.js';
 export type {
   Initiated,
   InitiateInput,

@@ -11,6 +11,16 @@ import { writerOf } from './deploy.js';
 const renameSchema = z.strictObject({ name: z.string().trim().min(1).max(100) });
 const secretSchema = z.strictObject({ value: z.string().max(16_384) });
 const tailSchema = z.coerce.number().int().min(1).max(1000).default(200);
+/** An origin exactly: scheme, host and port, nothing after (no path, query or credentials). */
+const originSchema = z
+  .string()
+  .max(255)
+  .refine(
+    (value) =>
+      URL.canParse(value) && /^https?:$/.test(new URL(value).protocol) && new URL(value).origin === value,
+    'must be an origin such as https://app.example.com (no path, no trailing slash)',
+  );
+const callbackOriginsSchema = z.strictObject({ callbackOrigins: z.array(originSchema).max(20) });
 
 /**
  * A workspace's apps: list, read (with the deployment's state, its usage and open URLs), rename,
@@ -45,6 +55,24 @@ export function appRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const user = await writerOf(ctx, c);
     const body = await readJsonBody(c, renameSchema);
     return c.json({ app: await deployments.rename(user.tenantId, c.req.param('id'), body.name) });
+  });
+
+  app.get('/api/apps/:id/callback-origins', async (c) => {
+    const user = await readerOf(c);
+    return c.json(
+      { callbackOrigins: await deployments.callbackOrigins(user.tenantId, c.req.param('id')) },
+      200,
+      NO_STORE,
+    );
+  });
+
+  app.put('/api/apps/:id/callback-origins', async (c) => {
+    const user = await writerOf(ctx, c);
+    const body = await readJsonBody(c, callbackOriginsSchema);
+    const origins = [...new Set(body.callbackOrigins)];
+    return c.json({
+      callbackOrigins: await deployments.setCallbackOrigins(user.tenantId, c.req.param('id'), origins),
+    });
   });
 
   app.delete('/api/apps/:id', async (c) => {

@@ -95,6 +95,26 @@ export function oauthRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     return c.json({ authorizeUrl, expiresAt: expiresAt.toISOString() }, 201, NO_STORE);
   });
 
+  /**
+   * A host app's user goes back to the host's page (its registered origin was checked when the
+   * flow began), which learns the outcome by polling; the query names the flow and its status.
+   */
+  const backToHost = (
+    callbackUrl: string,
+    flowId: string,
+    status: 'connected' | 'failed',
+    error: string | null,
+  ) => {
+    const url = new URL(callbackUrl);
+    url.searchParams.set('connection', flowId);
+    url.searchParams.set('status', status);
+    if (error) url.searchParams.set('error', error.slice(0, 200));
+    return new Response(null, {
+      status: 302,
+      headers: { location: url.href, ...NO_STORE, 'referrer-policy': 'no-referrer' },
+    });
+  };
+
   app.get('/api/oauth/:provider/callback', async (c) => {
     const provider = (c.req.param('provider') ?? '').slice(0, 64);
     let backTo = `${ctx.baseUrl}/`;
@@ -116,15 +136,19 @@ export function oauthRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
           'The callback parameters are malformed or too long',
         );
       }
-      const user = await requireSession(ctx, c);
+      // A host app's user has no session here: their flow's state is its own proof.
+      const user = await requireSession(ctx, c).catch((error: unknown) => {
+        if (error instanceof PlatformError && error.status === 401) return null;
+        throw error;
+      });
       const done = await oauth.complete({
-        tenantId: user.tenantId,
-        userId: user.userId,
+        session: user ? { tenantId: user.tenantId, userId: user.userId } : null,
         provider,
         state: query.data.state ?? null,
         code: query.data.code ?? null,
         error: query.data.error ?? null,
       });
+      if (done.flowId && done.returnTo) return backToHost(done.returnTo, done.flowId, 'connected', null);
       if (done.returnTo) backTo = done.returnTo;
       return page(200, {
         type: 'service:oauth',
@@ -140,6 +164,11 @@ export function oauthRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
           provider,
           error_message: error instanceof Error ? error.message : String(error),
         });
+      }
+      if (error instanceof ConnectorOAuthError && error.flowId) {
+        const reason = refusal?.message ?? 'Something went wrong; try again';
+        await ctx.endUserConnections.fail(error.flowId, reason);
+        if (error.returnTo) return backToHost(error.returnTo, error.flowId, 'failed', reason);
       }
       if (error instanceof ConnectorOAuthError && error.returnTo) backTo = error.returnTo;
       return page(refusal?.status ?? 500, {

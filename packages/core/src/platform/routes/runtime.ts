@@ -1,9 +1,13 @@
 import { type Context, Hono } from 'hono';
-import { canonicalError, nestedError } from '../../http/errors.js';
+import { z } from 'zod';
+import type { EndUserScope } from '../../connections/end-user-connections.js';
+import { canonicalError, flatError, NO_STORE, nestedError } from '../../http/errors.js';
 import { bearerToken } from '../../identity/bearer.js';
 import type { KeyPrincipal } from '../../identity/key-store.js';
 import { KEY_PREFIX } from '../../identity/keys.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
+import { PlatformError } from '../errors.js';
+import { readJsonBody } from '../internal/json-body.js';
 import { credentialFailed, credentialsBlocked, FAILED_CREDENTIALS_MESSAGE } from '../internal/rate-limit.js';
 
 const INVALID = 'Missing or invalid Bearer token';
@@ -81,5 +85,68 @@ export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     return opened.response;
   });
 
+  // A host app's own users' connections (the wire's `cloud` source): App Key only, flat errors.
+  /** The App Key of a request to these routes, or the refusal to answer. */
+  const appOf = async (c: Context<PlatformEnv>) => {
+    c.set('errorShape', 'flat');
+    const key = await appKeyOf(c);
+    if (!key) return flatError(401, INVALID);
+    if ('retryAfter' in key) {
+      return flatError(429, FAILED_CREDENTIALS_MESSAGE, {}, { 'retry-after': String(key.retryAfter) });
+    }
+    return key;
+  };
+  const endUserScope = async (c: Context<PlatformEnv>): Promise<EndUserScope | Response> => {
+    const key = await appOf(c);
+    if (key instanceof Response) return key;
+    const user = c.req.param('user') ?? '';
+    if (!END_USER.test(user)) {
+      throw new PlatformError(400, 'The user must be 1 to 256 visible characters', {
+        code: 'INVALID_REQUEST',
+      });
+    }
+    return { tenantId: key.tenantId, appId: key.appId, endUser: user };
+  };
+  const users = ctx.endUserConnections;
+
+  app.get('/api/deployments/me/connectors', async (c) => {
+    const key = await appOf(c);
+    if (key instanceof Response) return key;
+    return c.json({ connectors: await users.catalog() }, 200, NO_STORE);
+  });
+
+  app.get('/api/deployments/me/users/:user/connections', async (c) => {
+    const scope = await endUserScope(c);
+    if (scope instanceof Response) return scope;
+    return c.json({ connections: await users.list(scope) }, 200, NO_STORE);
+  });
+
+  app.post('/api/deployments/me/users/:user/connections', async (c) => {
+    const scope = await endUserScope(c);
+    if (scope instanceof Response) return scope;
+    const body = await readJsonBody(c, initiateSchema);
+    return c.json(await users.initiate(scope, body), 201, NO_STORE);
+  });
+
+  app.get('/api/deployments/me/users/:user/connections/:id', async (c) => {
+    const scope = await endUserScope(c);
+    if (scope instanceof Response) return scope;
+    return c.json({ connection: await users.get(scope, c.req.param('id')) }, 200, NO_STORE);
+  });
+
+  app.delete('/api/deployments/me/users/:user/connections/:id', async (c) => {
+    const scope = await endUserScope(c);
+    if (scope instanceof Response) return scope;
+    return c.json({ connection: await users.disconnect(scope, c.req.param('id')) }, 200, NO_STORE);
+  });
+
   return app;
 }
+
+/** A host's user id as it names them: visible characters, no more than 256. */
+const END_USER = /^[\x21-\x7e]{1,256}$/;
+
+const initiateSchema = z.strictObject({
+  provider: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be an integration slug'),
+  callbackUrl: z.string().max(2048),
+});

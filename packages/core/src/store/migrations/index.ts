@@ -17,6 +17,7 @@ import * as deployments from './0017-deployments.js';
 import * as connectorOAuth from './0018-connector-oauth.js';
 import * as files from './0019-files.js';
 import * as wireSessions from './0020-wire-sessions.js';
+import * as endUserConnections from './0021-end-user-connections.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0018-connector-oauth': connectorOAuth,
   '0019-files': files,
   '0020-wire-sessions': wireSessions,
+  '0021-end-user-connections': endUserConnections,
 };

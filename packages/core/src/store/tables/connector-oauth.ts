@@ -1,4 +1,5 @@
 /** Tables of connector OAuth: each connector's OAuth client and the authorizations in flight. */
+import type { ColumnType } from 'kysely';
 import type { CreatedAt, Defaulted, DefaultedJson, Timestamp, Touched } from './columns.js';
 
 /** How the platform authenticates to a provider's token endpoint (RFC 6749 §2.3, RFC 7591 names). */
@@ -32,7 +33,8 @@ export interface IntegrationOAuthClientsTable {
 export interface OAuthStatesTable {
   state_hash: string;
   tenant_id: string;
-  user_id: string;
+  /** The platform user who started it; null for a host app's own user's flow (`end_user`). */
+  user_id: string | null;
   provider: string;
   code_verifier_ciphertext: string | null;
   return_to: string | null;
@@ -40,11 +42,30 @@ export interface OAuthStatesTable {
   app_id: string | null;
   /** Reconnect this connection instead of making a new one. */
   connection_id: string | null;
+  /** A host app's user the flow is for, and the flow the host polls. */
+  end_user: ColumnType<string | null, string | null | undefined, string | null>;
+  flow_id: ColumnType<string | null, string | null | undefined, string | null>;
   expires_at: Timestamp;
   created_at: CreatedAt;
+}
+
+/** A host app's user connecting a provider through the platform: what the host polls. */
+export interface EndUserFlowsTable {
+  id: string;
+  tenant_id: string;
+  app_id: string;
+  end_user: string;
+  provider: string;
+  status: 'pending' | 'connected' | 'failed';
+  connection_id: string | null;
+  error: string | null;
+  created_at: CreatedAt;
+  updated_at: Touched;
+  expires_at: Timestamp;
 }
 
 export interface ConnectorOAuthTables {
   integration_oauth_clients: IntegrationOAuthClientsTable;
   oauth_states: OAuthStatesTable;
+  end_user_flows: EndUserFlowsTable;
 }

@@ -71,6 +71,8 @@ export interface AppsTable {
   /** The catalog tool the app runs, and which of its releases; null for an app made by hand. */
   tool_id: ColumnType<string | null, string | null | undefined, string | null>;
   release_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Origins (`https://host.example`) an end user's connection flow may send the browser back to. */
+  callback_origins: DefaultedJson<string[]>;
   created_at: CreatedAt;
 }
 
@@ -111,6 +113,8 @@ export interface ConnectionsTable {
   token_expires_at: NullableTimestamp;
   /** A refresh in progress holds the connection until then, so a refresh token is used once. */
   refresh_claimed_until: NullableTimestamp;
+  /** A host app's own user the connection belongs to (the wire's `cloud` source); null: the workspace's. */
+  end_user: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: Touched;
 }
