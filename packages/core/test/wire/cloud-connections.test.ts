@@ -20,211 +20,222 @@ import {
   signedInOwner,
   startPlatformAtOwnUrl,
 } from '../support/platform.js';
-import { openTestStore, type TestStore } from '../support/stores.js';
+import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { type Caller, callerFor, testService } from './support/wire.js';
 
 const PROVIDER = 'acme-crm';
 const ADMIN = 'admin@example.test';
 const HOST = 'https://host.test';
 
-let store: TestStore;
-let server: RunningPlatform;
-let provider: OAuth2Server;
-let owner: SignedInOwner;
-let service: Service;
-let lou: Caller;
-let ada: Caller;
-let authorizeError: string | null = null;
-const asUser = sessionClient(() => server.url);
+for (const kind of STORE_KINDS) {
+  describe(`wire connections, cloud source (${kind})`, () => {
+    let store: TestStore;
+    let server: RunningPlatform;
+    let provider: OAuth2Server;
+    let owner: SignedInOwner;
+    let service: Service;
+    let lou: Caller;
+    let ada: Caller;
+    let authorizeError: string | null = null;
+    const asUser = sessionClient(() => server.url);
 
-beforeAll(async () => {
-  store = await openTestStore();
-  provider = new OAuth2Server();
-  await provider.issuer.keys.generate('RS256');
-  await provider.start(0, '127.0.0.1');
-  provider.service.on('beforeTokenSigning', (token: MutableToken) => {
-    token.payload.jti = randomUUID();
-  });
-  provider.service.on('beforeAuthorizeRedirect', ({ url }: MutableRedirectUri) => {
-    if (authorizeError) {
-      url.searchParams.delete('code');
-      url.searchParams.set('error', authorizeError);
-    }
-  });
-  server = await startPlatformAtOwnUrl(store, {
-    adminEmails: [ADMIN],
-    connectorOAuth: { refreshEveryMs: 0 },
-  });
-  await store.db
-    .insertInto('integrations')
-    .values({
-      provider: PROVIDER,
-      name: 'Acme CRM',
-      kind: 'connector',
-      default_profile: 'user_oauth',
-      supported_profiles: JSON.stringify(['user_oauth']),
-    })
-    .execute();
-  const admin = await devSignIn(server, ADMIN);
-  const url = provider.issuer.url!;
-  const configured = await asUser(admin, 'PUT', `/api/admin/integrations/${PROVIDER}/oauth`, {
-    authorizeUrl: `${url}/authorize`,
-    tokenUrl: `${url}/token`,
-    revocationUrl: `${url}/revoke`,
-    clientId: 'platform-client',
-    clientSecret: 'platform-secret',
-    scopes: ['crm.read'],
-  });
-  expect(configured.status).toBe(200);
-  owner = await signedInOwner(server, 'host-owner@example.test');
-  const origins = await asUser(owner.cookie, 'PUT', `/api/apps/${owner.appId}/callback-origins`, {
-    callbackOrigins: [HOST],
-  });
-  expect(origins.status).toBe(200);
-  service = await testService(store, {
-    connections: cloudConnections({ platformUrl: server.url, appKey: owner.appKey }),
-  });
-  lou = callerFor((r) => service.fetch(r), 'lou');
-  ada = callerFor((r) => service.fetch(r), 'ada');
-});
-afterAll(async () => {
-  await service?.close();
-  await server?.close();
-  await provider?.stop();
-  await store?.dispose();
-});
-beforeEach(() => {
-  authorizeError = null;
-});
-
-/** Initiates as `caller`, then goes where the browser goes: the provider, the platform's callback, the host. */
-async function connect(caller: Caller, callbackUrl = `${HOST}/connected`) {
-  const started = await caller('/connections', { method: 'POST', json: { provider: PROVIDER, callbackUrl } });
-  expect(started.status).toBe(201);
-  const { connection, authorizeUrl } = (await started.json()) as {
-    connection: WireConnection;
-    authorizeUrl: string;
-  };
-  const atProvider = await fetch(authorizeUrl, { redirect: 'manual' });
-  expect(atProvider.status).toBe(302);
-  // The browser reaches the platform's callback with no platform session: the state is the proof.
-  const back = await fetch(atProvider.headers.get('location')!, { redirect: 'manual' });
-  expect(back.status).toBe(302);
-  return { connection, hostUrl: new URL(back.headers.get('location')!) };
-}
-
-const poll = async (caller: Caller, id: string) => {
-  const answer = await caller(`/connections/${encodeURIComponent(id)}`);
-  return { status: answer.status, body: (await answer.json()) as { connection: WireConnection } };
-};
-
-describe('wire connections, cloud source', () => {
-  it('reports cloud in /status and lists the platform connectors with a client', async () => {
-    const status = (await (await lou('/status')).json()) as { blocks: { connections: unknown } };
-    expect(status.blocks.connections).toBe('cloud');
-    const catalog = (await (await lou('/connections/catalog')).json()) as {
-      providers: { provider: string }[];
-    };
-    expect(catalog.providers.map((entry) => entry.provider)).toEqual([PROVIDER]);
-  });
-
-  it('connects a host user through the platform: pending, the sign-in, back to the host, connected', async () => {
-    const { connection, hostUrl } = await connect(lou);
-    expect(connection).toMatchObject({ provider: PROVIDER, status: 'pending' });
-    expect(connection.id).toMatch(/^flw_/);
-    expect(hostUrl.origin + hostUrl.pathname).toBe(`${HOST}/connected`);
-    expect(hostUrl.searchParams.get('connection')).toBe(connection.id);
-    expect(hostUrl.searchParams.get('status')).toBe('connected');
-    const polled = await poll(lou, connection.id);
-    expect(polled.status).toBe(200);
-    expect(polled.body.connection).toMatchObject({
-      provider: PROVIDER,
-      status: 'connected',
-      displayName: 'Acme CRM',
+    beforeAll(async () => {
+      store = await openTestStore(kind);
+      provider = new OAuth2Server();
+      await provider.issuer.keys.generate('RS256');
+      await provider.start(0, '127.0.0.1');
+      provider.service.on('beforeTokenSigning', (token: MutableToken) => {
+        token.payload.jti = randomUUID();
+      });
+      provider.service.on('beforeAuthorizeRedirect', ({ url }: MutableRedirectUri) => {
+        if (authorizeError) {
+          url.searchParams.delete('code');
+          url.searchParams.set('error', authorizeError);
+        }
+      });
+      server = await startPlatformAtOwnUrl(store, {
+        adminEmails: [ADMIN],
+        connectorOAuth: { refreshEveryMs: 0 },
+      });
+      await store.db
+        .insertInto('integrations')
+        .values({
+          provider: PROVIDER,
+          name: 'Acme CRM',
+          kind: 'connector',
+          default_profile: 'user_oauth',
+          supported_profiles: JSON.stringify(['user_oauth']),
+        })
+        .execute();
+      const admin = await devSignIn(server, ADMIN);
+      const url = provider.issuer.url!;
+      const configured = await asUser(admin, 'PUT', `/api/admin/integrations/${PROVIDER}/oauth`, {
+        authorizeUrl: `${url}/authorize`,
+        tokenUrl: `${url}/token`,
+        revocationUrl: `${url}/revoke`,
+        clientId: 'platform-client',
+        clientSecret: 'platform-secret',
+        scopes: ['crm.read'],
+      });
+      expect(configured.status).toBe(200);
+      owner = await signedInOwner(server, 'host-owner@example.test');
+      const origins = await asUser(owner.cookie, 'PUT', `/api/apps/${owner.appId}/callback-origins`, {
+        callbackOrigins: [HOST],
+      });
+      expect(origins.status).toBe(200);
+      service = await testService(store, {
+        connections: cloudConnections({ platformUrl: server.url, appKey: owner.appKey }),
+      });
+      lou = callerFor((r) => service.fetch(r), 'lou');
+      ada = callerFor((r) => service.fetch(r), 'ada');
     });
-    const listed = (await (await lou('/connections')).json()) as { connections: WireConnection[] };
-    expect(listed.connections.map((c) => c.id)).toContain(polled.body.connection.id);
-
-    // Another user of the host sees none of it, by list or by id.
-    expect(((await (await ada('/connections')).json()) as { connections: unknown[] }).connections).toEqual(
-      [],
-    );
-    expect((await poll(ada, connection.id)).status).toBe(404);
-    expect((await poll(ada, polled.body.connection.id)).status).toBe(404);
-    // The workspace's own list and switches leave the host's users' connections out.
-    const workspace = (await (await asUser(owner.cookie, 'GET', '/api/connections')).json()) as {
-      connections: { id: string }[];
-    };
-    expect(workspace.connections.map((c) => c.id)).not.toContain(polled.body.connection.id);
-
-    const disconnected = await lou(`/connections/${polled.body.connection.id}`, {
-      method: 'DELETE',
-      json: {},
+    afterAll(async () => {
+      await service?.close();
+      await server?.close();
+      await provider?.stop();
+      await store?.dispose();
     });
-    expect(disconnected.status).toBe(200);
-    expect(((await disconnected.json()) as { connection: WireConnection }).connection.status).toBe('revoked');
-  });
-
-  it('reports a sign-in the provider refused as failed, on the host page and when polled', async () => {
-    authorizeError = 'access_denied';
-    const { connection, hostUrl } = await connect(lou);
-    expect(hostUrl.searchParams.get('status')).toBe('failed');
-    expect(hostUrl.searchParams.get('error')).toBe('Access was not granted');
-    expect((await poll(lou, connection.id)).body.connection).toMatchObject({
-      status: 'failed',
-      error: 'Access was not granted',
+    beforeEach(() => {
+      authorizeError = null;
     });
-  });
 
-  it('refuses a callback off the origins the app registered, an unknown provider, and bad bodies', async () => {
-    for (const callbackUrl of ['https://evil.test/connected', 'https://host.test.evil.test/x', 'not a url']) {
-      const refused = await lou('/connections', {
+    /** Initiates as `caller`, then goes where the browser goes: the provider, the platform's callback, the host. */
+    async function connect(caller: Caller, callbackUrl = `${HOST}/connected`) {
+      const started = await caller('/connections', {
         method: 'POST',
         json: { provider: PROVIDER, callbackUrl },
       });
-      expect(refused.status, callbackUrl).toBe(400);
-      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
+      expect(started.status).toBe(201);
+      const { connection, authorizeUrl } = (await started.json()) as {
+        connection: WireConnection;
+        authorizeUrl: string;
+      };
+      const atProvider = await fetch(authorizeUrl, { redirect: 'manual' });
+      expect(atProvider.status).toBe(302);
+      // The browser reaches the platform's callback with no platform session: the state is the proof.
+      const back = await fetch(atProvider.headers.get('location')!, { redirect: 'manual' });
+      expect(back.status).toBe(302);
+      return { connection, hostUrl: new URL(back.headers.get('location')!) };
     }
-    const unknown = await lou('/connections', {
-      method: 'POST',
-      json: { provider: 'nope', callbackUrl: `${HOST}/x` },
-    });
-    expect(unknown.status).toBe(404);
-    expect((await poll(lou, 'flw_unknown')).status).toBe(404);
-    expect((await poll(lou, randomUUID())).status).toBe(404);
-  });
 
-  it('answers connections_unavailable when the platform refuses the key', async () => {
-    const wrong = await testService(store, {
-      connections: cloudConnections({ platformUrl: server.url, appKey: 'service_sk_not-a-real-key' }),
-    });
-    try {
-      const answer = await callerFor((r) => wrong.fetch(r), 'lou')('/connections');
-      expect(answer.status).toBe(502);
-      expect(((await answer.json()) as { error: { code: string } }).error.code).toBe(
-        'connections_unavailable',
-      );
-    } finally {
-      await wrong.close();
-    }
-  });
+    const poll = async (caller: Caller, id: string) => {
+      const answer = await caller(`/connections/${encodeURIComponent(id)}`);
+      return { status: answer.status, body: (await answer.json()) as { connection: WireConnection } };
+    };
 
-  it('keeps the App Key routes to App Keys, and callback origins to origins', async () => {
-    const path = `/api/deployments/me/users/lou/connections`;
-    expect((await fetch(`${server.url}${path}`)).status).toBe(401);
-    expect((await fetch(`${server.url}${path}`, { headers: { cookie: owner.cookie } })).status).toBe(401);
-    for (const callbackOrigins of [
-      ['https://host.test/path'],
-      ['ftp://host.test'],
-      ['https://host.test/'],
-      'x',
-    ]) {
-      const refused = await asUser(owner.cookie, 'PUT', `/api/apps/${owner.appId}/callback-origins`, {
-        callbackOrigins,
+    it('reports cloud in /status and lists the platform connectors with a client', async () => {
+      const status = (await (await lou('/status')).json()) as { blocks: { connections: unknown } };
+      expect(status.blocks.connections).toBe('cloud');
+      const catalog = (await (await lou('/connections/catalog')).json()) as {
+        providers: { provider: string }[];
+      };
+      expect(catalog.providers.map((entry) => entry.provider)).toEqual([PROVIDER]);
+    });
+
+    it('connects a host user through the platform: pending, the sign-in, back to the host, connected', async () => {
+      const { connection, hostUrl } = await connect(lou);
+      expect(connection).toMatchObject({ provider: PROVIDER, status: 'pending' });
+      expect(connection.id).toMatch(/^flw_/);
+      expect(hostUrl.origin + hostUrl.pathname).toBe(`${HOST}/connected`);
+      expect(hostUrl.searchParams.get('connection')).toBe(connection.id);
+      expect(hostUrl.searchParams.get('status')).toBe('connected');
+      const polled = await poll(lou, connection.id);
+      expect(polled.status).toBe(200);
+      expect(polled.body.connection).toMatchObject({
+        provider: PROVIDER,
+        status: 'connected',
+        displayName: 'Acme CRM',
       });
-      expect(refused.status, JSON.stringify(callbackOrigins)).toBe(400);
-    }
-    const read = await asUser(owner.cookie, 'GET', `/api/apps/${owner.appId}/callback-origins`);
-    expect(await read.json()).toEqual({ callbackOrigins: [HOST] });
+      const listed = (await (await lou('/connections')).json()) as { connections: WireConnection[] };
+      expect(listed.connections.map((c) => c.id)).toContain(polled.body.connection.id);
+
+      // Another user of the host sees none of it, by list or by id.
+      expect(((await (await ada('/connections')).json()) as { connections: unknown[] }).connections).toEqual(
+        [],
+      );
+      expect((await poll(ada, connection.id)).status).toBe(404);
+      expect((await poll(ada, polled.body.connection.id)).status).toBe(404);
+      // The workspace's own list and switches leave the host's users' connections out.
+      const workspace = (await (await asUser(owner.cookie, 'GET', '/api/connections')).json()) as {
+        connections: { id: string }[];
+      };
+      expect(workspace.connections.map((c) => c.id)).not.toContain(polled.body.connection.id);
+
+      const disconnected = await lou(`/connections/${polled.body.connection.id}`, {
+        method: 'DELETE',
+        json: {},
+      });
+      expect(disconnected.status).toBe(200);
+      expect(((await disconnected.json()) as { connection: WireConnection }).connection.status).toBe(
+        'revoked',
+      );
+    });
+
+    it('reports a sign-in the provider refused as failed, on the host page and when polled', async () => {
+      authorizeError = 'access_denied';
+      const { connection, hostUrl } = await connect(lou);
+      expect(hostUrl.searchParams.get('status')).toBe('failed');
+      expect(hostUrl.searchParams.get('error')).toBe('Access was not granted');
+      expect((await poll(lou, connection.id)).body.connection).toMatchObject({
+        status: 'failed',
+        error: 'Access was not granted',
+      });
+    });
+
+    it('refuses a callback off the origins the app registered, an unknown provider, and bad bodies', async () => {
+      for (const callbackUrl of [
+        'https://evil.test/connected',
+        'https://host.test.evil.test/x',
+        'not a url',
+      ]) {
+        const refused = await lou('/connections', {
+          method: 'POST',
+          json: { provider: PROVIDER, callbackUrl },
+        });
+        expect(refused.status, callbackUrl).toBe(400);
+        expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
+      }
+      const unknown = await lou('/connections', {
+        method: 'POST',
+        json: { provider: 'nope', callbackUrl: `${HOST}/x` },
+      });
+      expect(unknown.status).toBe(404);
+      expect((await poll(lou, 'flw_unknown')).status).toBe(404);
+      expect((await poll(lou, randomUUID())).status).toBe(404);
+    });
+
+    it('answers connections_unavailable when the platform refuses the key', async () => {
+      const wrong = await testService(store, {
+        connections: cloudConnections({ platformUrl: server.url, appKey: 'service_sk_not-a-real-key' }),
+      });
+      try {
+        const answer = await callerFor((r) => wrong.fetch(r), 'lou')('/connections');
+        expect(answer.status).toBe(502);
+        expect(((await answer.json()) as { error: { code: string } }).error.code).toBe(
+          'connections_unavailable',
+        );
+      } finally {
+        await wrong.close();
+      }
+    });
+
+    it('keeps the App Key routes to App Keys, and callback origins to origins', async () => {
+      const path = `/api/deployments/me/users/lou/connections`;
+      expect((await fetch(`${server.url}${path}`)).status).toBe(401);
+      expect((await fetch(`${server.url}${path}`, { headers: { cookie: owner.cookie } })).status).toBe(401);
+      for (const callbackOrigins of [
+        ['https://host.test/path'],
+        ['ftp://host.test'],
+        ['https://host.test/'],
+        'x',
+      ]) {
+        const refused = await asUser(owner.cookie, 'PUT', `/api/apps/${owner.appId}/callback-origins`, {
+          callbackOrigins,
+        });
+        expect(refused.status, JSON.stringify(callbackOrigins)).toBe(400);
+      }
+      const read = await asUser(owner.cookie, 'GET', `/api/apps/${owner.appId}/callback-origins`);
+      expect(await read.json()).toEqual({ callbackOrigins: [HOST] });
+    });
   });
-});
+}
