@@ -9,12 +9,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import {
-  type MutableRedirectUri,
-  type MutableResponse,
-  type MutableToken,
-  OAuth2Server,
-} from 'oauth2-mock-server';
+import type { MutableResponse, OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openCredential } from '../src/connections/credentials.js';
 import { ConfigError } from '../src/platform/config.js';
@@ -22,6 +17,7 @@ import { createPlatform } from '../src/platform/create-platform.js';
 import { runtimeConnectionsSchema } from '../src/schemas/connections.js';
 import { createSealer, parseEncryptionKeys } from '../src/store/sealing.js';
 import { contextWithCookie, itInBrowser, launchChromium } from './support/chromium.js';
+import { type OAuthProvider, startOAuthProvider } from './support/oauth-provider.js';
 import {
   devSignIn,
   type RunningPlatform,
@@ -55,30 +51,19 @@ describe('connector OAuth', () => {
   let tokenAnswer:
     | ((request: Record<string, string>) => { status: number; body: Record<string, unknown> } | null)
     | null;
-  let authorizeError: string | null;
+  let oauthProvider: OAuthProvider;
 
   beforeAll(async () => {
     store = await openTestStore();
-    provider = new OAuth2Server();
-    await provider.issuer.keys.generate('RS256');
-    await provider.start(0, '127.0.0.1');
-    providerUrl = provider.issuer.url!;
+    oauthProvider = await startOAuthProvider();
+    provider = oauthProvider.server;
+    providerUrl = oauthProvider.url;
     provider.service.on('beforeResponse', (response: MutableResponse, req: TokenRequest) => {
       tokenRequests.push({ body: { ...req.body }, authorization: req.headers.authorization });
       const answer = tokenAnswer?.(req.body);
       if (answer) {
         response.statusCode = answer.status;
         response.body = answer.body;
-      }
-    });
-    // Tokens minted in the same second would otherwise be identical.
-    provider.service.on('beforeTokenSigning', (token: MutableToken) => {
-      token.payload.jti = randomUUID();
-    });
-    provider.service.on('beforeAuthorizeRedirect', ({ url }: MutableRedirectUri) => {
-      if (authorizeError) {
-        url.searchParams.delete('code');
-        url.searchParams.set('error', authorizeError);
       }
     });
     provider.service.on('beforeRevoke', (_response: unknown, req: IncomingMessage) => {
@@ -123,7 +108,7 @@ describe('connector OAuth', () => {
     tokenRequests = [];
     revocations = [];
     tokenAnswer = null;
-    authorizeError = null;
+    oauthProvider.refuseWith(null);
   });
 
   const asUser = sessionClient(() => server.url);
@@ -467,7 +452,7 @@ describe('connector OAuth', () => {
     });
 
     it("ends a provider's refusal in the page with status error, and writes no connection", async () => {
-      authorizeError = 'access_denied';
+      oauthProvider.refuseWith('access_denied');
       const count = await connectionCount(owner.tenantId);
       const denied = await connect(owner.cookie, { returnTo: `${server.url}/after` });
       expect(denied.status).toBe(400);

@@ -7,11 +7,11 @@
  * @see docs/wire.md "Connections"
  */
 import { randomUUID } from 'node:crypto';
-import { type MutableRedirectUri, type MutableToken, OAuth2Server } from 'oauth2-mock-server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cloudConnections } from '../../src/wire/cloud-connections.js';
 import type { WireConnection } from '../../src/wire/connections.js';
 import type { Service } from '../../src/wire/create-service.js';
+import { type OAuthProvider, startOAuthProvider } from '../support/oauth-provider.js';
 import {
   devSignIn,
   type RunningPlatform,
@@ -31,28 +31,16 @@ for (const kind of STORE_KINDS) {
   describe(`wire connections, cloud source (${kind})`, () => {
     let store: TestStore;
     let server: RunningPlatform;
-    let provider: OAuth2Server;
+    let provider: OAuthProvider;
     let owner: SignedInOwner;
     let service: Service;
     let lou: Caller;
     let ada: Caller;
-    let authorizeError: string | null = null;
     const asUser = sessionClient(() => server.url);
 
     beforeAll(async () => {
       store = await openTestStore(kind);
-      provider = new OAuth2Server();
-      await provider.issuer.keys.generate('RS256');
-      await provider.start(0, '127.0.0.1');
-      provider.service.on('beforeTokenSigning', (token: MutableToken) => {
-        token.payload.jti = randomUUID();
-      });
-      provider.service.on('beforeAuthorizeRedirect', ({ url }: MutableRedirectUri) => {
-        if (authorizeError) {
-          url.searchParams.delete('code');
-          url.searchParams.set('error', authorizeError);
-        }
-      });
+      provider = await startOAuthProvider();
       server = await startPlatformAtOwnUrl(store, {
         adminEmails: [ADMIN],
         connectorOAuth: { refreshEveryMs: 0 },
@@ -68,7 +56,7 @@ for (const kind of STORE_KINDS) {
         })
         .execute();
       const admin = await devSignIn(server, ADMIN);
-      const url = provider.issuer.url!;
+      const url = provider.url;
       const configured = await asUser(admin, 'PUT', `/api/admin/integrations/${PROVIDER}/oauth`, {
         authorizeUrl: `${url}/authorize`,
         tokenUrl: `${url}/token`,
@@ -96,7 +84,7 @@ for (const kind of STORE_KINDS) {
       await store?.dispose();
     });
     beforeEach(() => {
-      authorizeError = null;
+      provider.refuseWith(null);
     });
 
     /** Initiates as `caller`, then goes where the browser goes: the provider, the platform's callback, the host. */
@@ -172,7 +160,7 @@ for (const kind of STORE_KINDS) {
     });
 
     it('reports a sign-in the provider refused as failed, on the host page and when polled', async () => {
-      authorizeError = 'access_denied';
+      provider.refuseWith('access_denied');
       const { connection, hostUrl } = await connect(lou);
       expect(hostUrl.searchParams.get('status')).toBe('failed');
       expect(hostUrl.searchParams.get('error')).toBe('Access was not granted');
