@@ -9,7 +9,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { monogram } from '../src/catalog/icons.js';
-import { launchChromium } from './support/chromium.js';
+import { HAS_CHROMIUM, itInBrowser, launchChromium } from './support/chromium.js';
 import { seedProviders } from './support/metered.js';
 import { type RunningPlatform, startPlatformAtOwnUrl } from './support/platform.js';
 import { openTestStore, type TestStore } from './support/stores.js';
@@ -32,7 +32,7 @@ beforeAll(async () => {
       { provider: 'retired', name: 'Retired', enabled: false },
     ])
     .execute();
-  browser = await launchChromium();
+  if (HAS_CHROMIUM) browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -64,7 +64,7 @@ describe('logos and icons', () => {
     expect(monogram('Web search')).toBe('WS');
   });
 
-  it('render in a browser as an image, and unknown or disabled ones are 404', async () => {
+  itInBrowser('render in a browser as an image, and unknown or disabled ones are 404', async () => {
     const page = await browser.newPage();
     const dialogs: string[] = [];
     page.on('dialog', (dialog) => {
@@ -97,43 +97,51 @@ describe('logos and icons', () => {
 });
 
 describe('docs pages', () => {
-  it('tell what the integration is, its profiles, environment, public prices and how to enable it', async () => {
-    const page = await browser.newPage();
-    try {
-      const response = await page.goto(`${server.url}/docs/integrations/search`);
-      expect(response?.status()).toBe(200);
-      expect(await page.locator('h1').textContent()).toBe('Search');
-      expect(await page.locator('#profiles').textContent()).toBe('vendo_managed_pool (default)byok_static');
-      expect(await page.locator('#env').textContent()).toContain('SEARCH_API_KEY from app_key');
-      expect(await page.locator('#prices').textContent()).toContain('callany0.0012 per call');
-      expect(await page.locator('pre').textContent()).toContain(`POST ${server.url}/api/integrations/search`);
-      await page.goto(`${server.url}/docs/integrations/llm`);
-      expect(await page.locator('#prices').textContent()).toBe('This integration has no public prices.');
-    } finally {
-      await page.close();
-    }
-  });
+  itInBrowser(
+    'tell what the integration is, its profiles, environment, public prices and how to enable it',
+    async () => {
+      const page = await browser.newPage();
+      try {
+        const response = await page.goto(`${server.url}/docs/integrations/search`);
+        expect(response?.status()).toBe(200);
+        expect(await page.locator('h1').textContent()).toBe('Search');
+        expect(await page.locator('#profiles').textContent()).toBe('vendo_managed_pool (default)byok_static');
+        expect(await page.locator('#env').textContent()).toContain('SEARCH_API_KEY from app_key');
+        expect(await page.locator('#prices').textContent()).toContain('callany0.0012 per call');
+        expect(await page.locator('pre').textContent()).toContain(
+          `POST ${server.url}/api/integrations/search`,
+        );
+        await page.goto(`${server.url}/docs/integrations/llm`);
+        expect(await page.locator('#prices').textContent()).toBe('This integration has no public prices.');
+      } finally {
+        await page.close();
+      }
+    },
+  );
 
-  it('escape what the catalog says, and answer 404 for unknown or disabled integrations', async () => {
-    const page = await browser.newPage();
-    const dialogs: string[] = [];
-    page.on('dialog', (dialog) => {
-      dialogs.push(dialog.message());
-      void dialog.dismiss();
-    });
-    try {
-      await page.goto(`${server.url}/docs/integrations/evil`);
-      expect(await page.locator('h1').textContent()).toBe(HOSTILE);
-      expect(await page.locator('#description').textContent()).toBe('<img src=x onerror="alert(2)">');
-      expect(await page.locator('img').count()).toBe(0);
-      expect(dialogs).toEqual([]);
-    } finally {
-      await page.close();
-    }
-    for (const slug of ['retired', 'nope', 'x'.repeat(300)]) {
-      const response = await fetch(`${server.url}/docs/integrations/${slug}`);
-      expect(response.status).toBe(404);
-      expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
-    }
-  });
+  itInBrowser(
+    'escape what the catalog says, and answer 404 for unknown or disabled integrations',
+    async () => {
+      const page = await browser.newPage();
+      const dialogs: string[] = [];
+      page.on('dialog', (dialog) => {
+        dialogs.push(dialog.message());
+        void dialog.dismiss();
+      });
+      try {
+        await page.goto(`${server.url}/docs/integrations/evil`);
+        expect(await page.locator('h1').textContent()).toBe(HOSTILE);
+        expect(await page.locator('#description').textContent()).toBe('<img src=x onerror="alert(2)">');
+        expect(await page.locator('img').count()).toBe(0);
+        expect(dialogs).toEqual([]);
+      } finally {
+        await page.close();
+      }
+      for (const slug of ['retired', 'nope', 'x'.repeat(300)]) {
+        const response = await fetch(`${server.url}/docs/integrations/${slug}`);
+        expect(response.status).toBe(404);
+        expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
+      }
+    },
+  );
 });

@@ -516,7 +516,7 @@ describe('connector OAuth', () => {
       },
     );
 
-    it('posts the outcome to the opening window on the platform origin (Chromium)', async () => {
+    itInBrowser('posts the outcome to the opening window on the platform origin (Chromium)', async () => {
       const browser = await launchChromium();
       try {
         const context = await contextWithCookie(browser, server.url, owner.cookie);
