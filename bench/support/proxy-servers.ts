@@ -140,6 +140,8 @@ async function seed(store: Store, upstreamUrl: string, sealer: Parameters<typeof
 
 interface MeteredOptions {
   serving?: 'node' | 'fetch';
+  /** Where the embedded store runs (default: on a thread of its own). */
+  embedded?: 'thread' | 'inline';
   workers?: number;
   databaseUrl?: string;
   /** Set by the primary for its workers: the key the provider's credential is sealed with, the port. */
@@ -159,7 +161,7 @@ async function meteredPlatform(store: Store, options: MeteredOptions) {
 
 /** One process: its own embedded store, seeded, serving the platform. */
 async function metered(upstreamUrl: string, options: MeteredOptions) {
-  const store = await createStore({ url: 'memory://' });
+  const store = await createStore({ url: 'memory://', embedded: options.embedded ?? 'thread' });
   const platform = await meteredPlatform(store, options);
   const { tenantId, appId } = await seed(store, upstreamUrl, platform.context.sealer);
   const { keys, sealer } = platform.context;

@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database, LedgerKind } from '../store/database.js';
 import { type Notice, sendNotices } from '../store/notices.js';
+import { columnList, rowsFromJson } from '../store/rows-from-json.js';
 
 export interface LedgerPosting {
   tenantId: string;
@@ -122,20 +123,17 @@ export async function applyPostings(
     fresh.push({ key, posting, balanceAfter });
   }
   if (fresh.length > 0) {
-    const inserted = await trx
-      .insertInto('ledger_entries')
-      .values(
-        fresh.map(({ posting, balanceAfter }) => ({
-          tenant_id: posting.tenantId,
-          amount_micros: posting.amountMicros,
-          kind: posting.kind,
-          idempotency_key: posting.idempotencyKey,
-          balance_after_micros: balanceAfter,
-          description: posting.description ?? null,
-        })),
-      )
-      .returning(['id', 'tenant_id', 'idempotency_key'])
-      .execute();
+    const inserted = await insertEntries(
+      trx,
+      fresh.map(({ posting, balanceAfter }) => ({
+        tenant_id: posting.tenantId,
+        amount_micros: posting.amountMicros,
+        kind: posting.kind,
+        idempotency_key: posting.idempotencyKey,
+        balance_after_micros: balanceAfter,
+        description: posting.description ?? null,
+      })),
+    );
     const ids = new Map(inserted.map((row) => [`${row.tenant_id}|${row.idempotency_key}`, row.id]));
     for (const { key, balanceAfter } of fresh) {
       posted.set(key, { entryId: ids.get(key)!, balanceAfterMicros: balanceAfter, applied: true });
@@ -197,11 +195,7 @@ async function applyFreshPostings(
       description: posting.description ?? null,
     };
   });
-  const inserted = await trx
-    .insertInto('ledger_entries')
-    .values(rows)
-    .returning(['id', 'tenant_id', 'idempotency_key'])
-    .execute();
+  const inserted = await insertEntries(trx, rows);
   const ids = new Map(inserted.map((row) => [`${row.tenant_id}|${row.idempotency_key}`, row.id]));
   await notifyWallets(trx, tenantIds, balances, notices);
   return rows.map((row) => ({
@@ -209,6 +203,26 @@ async function applyFreshPostings(
     balanceAfterMicros: row.balance_after_micros,
     applied: true,
   }));
+}
+
+const ENTRY_COLUMNS = {
+  tenant_id: 'uuid',
+  amount_micros: 'bigint',
+  kind: 'text',
+  idempotency_key: 'text',
+  balance_after_micros: 'bigint',
+  description: 'text',
+};
+
+/** Appends ledger rows in one statement (a settlement batch posts hundreds at once). */
+async function insertEntries(
+  trx: Transaction<Database>,
+  rows: Array<{ [column in keyof typeof ENTRY_COLUMNS]: unknown }>,
+): Promise<Array<{ id: number; tenant_id: string; idempotency_key: string }>> {
+  const inserted = await sql<{ id: number; tenant_id: string; idempotency_key: string }>`
+    insert into ledger_entries ${columnList(ENTRY_COLUMNS)} ${rowsFromJson(ENTRY_COLUMNS, rows)}
+    returning id, tenant_id, idempotency_key`.execute(trx);
+  return inserted.rows;
 }
 
 async function notifyWallets(

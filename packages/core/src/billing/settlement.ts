@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import { appendEvents, type EventDraft } from '../events/log.js';
 import type { Database, SpendPeriod } from '../store/database.js';
 import { type Notice, sendNotices } from '../store/notices.js';
+import { columnList, rowsFromJson } from '../store/rows-from-json.js';
 import { applyPostings } from './ledger.js';
 import type { Quantities } from './pricing.js';
 import { noticesFor, SPEND_PERIODS, spendWindow } from './windows.js';
@@ -48,6 +49,24 @@ export interface SettleOptions {
   uncapped: (appId: string) => boolean;
 }
 
+const USAGE_COLUMNS = {
+  id: 'uuid',
+  tenant_id: 'uuid',
+  app_id: 'uuid',
+  connection_id: 'uuid',
+  key_id: 'uuid',
+  provider: 'text',
+  model: 'text',
+  quantities: 'jsonb',
+  meter_costs: 'jsonb',
+  cost_micros: 'bigint',
+  ledger_entry_id: 'bigint',
+  upstream_status: 'integer',
+  estimated: 'boolean',
+  request_id: 'text',
+  created_at: 'timestamptz',
+};
+
 export async function settleBatch(
   trx: Transaction<Database>,
   settlements: Settlement[],
@@ -77,30 +96,29 @@ export async function settleBatch(
   const fresh = freshIndexes.map((i) => settlements[i]!);
   await letGoOfHolds(trx, settlements, fresh);
   if (fresh.length > 0) {
-    await trx
-      .insertInto('usage_events')
-      .values(
-        freshIndexes
-          .map((i) => ({ s: settlements[i]!, entryId: postings[i]!.entryId }))
-          .map(({ s, entryId }) => ({
-            id: s.usageId,
-            tenant_id: s.tenantId,
-            app_id: s.appId,
-            connection_id: s.connectionId,
-            key_id: s.keyId,
-            provider: s.provider,
-            model: s.model,
-            quantities: JSON.stringify(s.quantities),
-            meter_costs: JSON.stringify(s.meterCosts ?? {}),
-            cost_micros: s.costMicros,
-            ledger_entry_id: entryId,
-            upstream_status: s.upstreamStatus,
-            estimated: s.estimated,
-            request_id: s.requestId,
-            created_at: at,
-          })),
-      )
-      .execute();
+    const rows = freshIndexes.map((i) => {
+      const s = settlements[i]!;
+      return {
+        id: s.usageId,
+        tenant_id: s.tenantId,
+        app_id: s.appId,
+        connection_id: s.connectionId,
+        key_id: s.keyId,
+        provider: s.provider,
+        model: s.model,
+        quantities: s.quantities,
+        meter_costs: s.meterCosts ?? {},
+        cost_micros: s.costMicros,
+        ledger_entry_id: postings[i]!.entryId,
+        upstream_status: s.upstreamStatus,
+        estimated: s.estimated,
+        request_id: s.requestId,
+        created_at: at,
+      };
+    });
+    await sql`insert into usage_events ${columnList(USAGE_COLUMNS)} ${rowsFromJson(USAGE_COLUMNS, rows)}`.execute(
+      trx,
+    );
   }
   const drafts = [
     ...(await recordAppSpend(trx, fresh, at, options.uncapped)),

@@ -8,6 +8,7 @@ import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
 import { createPGliteListener, createPostgresListener, type NotificationHandler } from './listener.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { createPGliteDialect } from './pglite-dialect.js';
+import { type EmbeddedDatabase, openPGliteThread } from './pglite-thread.js';
 
 export interface StoreOptions {
   /**
@@ -26,6 +27,11 @@ export interface StoreOptions {
    * before it fails as "store unavailable" (503). Default 5000 ms.
    */
   connectTimeoutMs?: number;
+  /**
+   * Where the embedded store runs: on a thread of its own (default), so that its statements
+   * never hold the platform's requests, or `inline` in the caller's thread.
+   */
+  embedded?: 'thread' | 'inline';
 }
 
 export interface Store {
@@ -55,7 +61,10 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const store =
     url && /^postgres(ql)?:\/\//.test(url)
       ? openPostgres(url, options.poolSize ?? 10, options.connectTimeoutMs ?? 5000)
-      : await openPGlite(url === 'memory://' ? undefined : resolveDataDir(options.dataDir));
+      : await openPGlite(
+          url === 'memory://' ? undefined : resolveDataDir(options.dataDir),
+          options.embedded ?? 'thread',
+        );
   if (options.migrate !== false) {
     try {
       await migrateToLatest(store.db);
@@ -122,15 +131,11 @@ function openPostgres(url: string, max: number, connectTimeoutMs: number): Store
   };
 }
 
-async function openPGlite(dataDir: string | undefined): Promise<Store> {
+async function openPGlite(dataDir: string | undefined, where: 'thread' | 'inline'): Promise<Store> {
   const releaseLock = dataDir ? lockDataDir(dataDir) : () => {};
-  let pglite: PGlite;
+  let pglite: EmbeddedDatabase;
   try {
-    pglite = new PGlite({
-      ...(dataDir ? { dataDir } : {}),
-      parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText },
-    });
-    await pglite.waitReady;
+    pglite = where === 'thread' ? await openPGliteThread(dataDir) : await openPGliteInline(dataDir);
   } catch (error) {
     releaseLock();
     throw error;
@@ -148,6 +153,15 @@ async function openPGlite(dataDir: string | undefined): Promise<Store> {
       releaseLock();
     },
   };
+}
+
+async function openPGliteInline(dataDir: string | undefined): Promise<EmbeddedDatabase> {
+  const pglite = new PGlite({
+    ...(dataDir ? { dataDir } : {}),
+    parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText },
+  });
+  await pglite.waitReady;
+  return pglite;
 }
 
 /** Bound on a health check: a server that does not answer in time counts as away. */

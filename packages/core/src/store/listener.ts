@@ -1,5 +1,5 @@
-import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import type { EmbeddedDatabase } from './pglite-thread.js';
 
 /**
  * Called with each notification's payload on a channel, or with `null` when notifications may
@@ -19,7 +19,7 @@ function checkChannel(channel: string): void {
 }
 
 /** LISTEN on an embedded PGlite: its one backend delivers its own NOTIFYs. */
-export function createPGliteListener(db: PGlite): Listener {
+export function createPGliteListener(db: EmbeddedDatabase): Listener {
   return {
     async listen(channel, handler) {
       checkChannel(channel);

@@ -1,4 +1,3 @@
-import type { PGlite } from '@electric-sql/pglite';
 import {
   type CompiledQuery,
   type DatabaseConnection,
@@ -10,16 +9,17 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import type { EmbeddedDatabase } from './pglite-thread.js';
 
 /**
- * Kysely dialect over one embedded PGlite instance.
+ * Kysely dialect over one embedded PGlite instance (in this thread or on its own).
  *
  * PGlite is a single Postgres backend, so it has exactly one session. Kysely opens a
  * transaction with `BEGIN` on a connection and then runs further queries on it; if two
  * requests shared the backend at once, one request's queries would land inside the other's
  * transaction. The driver therefore hands out the one connection to one holder at a time.
  */
-export function createPGliteDialect(db: PGlite): Dialect {
+export function createPGliteDialect(db: EmbeddedDatabase): Dialect {
   return {
     createAdapter: () => new PostgresAdapter(),
     createDriver: () => new PGliteDriver(db),
@@ -33,7 +33,7 @@ class PGliteDriver implements Driver {
   #tail: Promise<void> = Promise.resolve();
   #release: (() => void) | undefined;
 
-  constructor(db: PGlite) {
+  constructor(db: EmbeddedDatabase) {
     this.#connection = new PGliteConnection(db);
   }
 
@@ -75,7 +75,7 @@ class PGliteDriver implements Driver {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(readonly db: PGlite) {}
+  constructor(readonly db: EmbeddedDatabase) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     // A query without parameters may be a multi-statement script (migrations); only the

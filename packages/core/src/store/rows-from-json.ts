@@ -1,0 +1,25 @@
+import { type RawBuilder, sql } from 'kysely';
+
+/**
+ * Many rows as one parameter: `select ... from jsonb_to_recordset($1)`, to insert from. A batch
+ * of settlements written as a multi-row `values` list binds every field of every row as a
+ * parameter of its own (thousands per batch), each sent, parsed and bound on its own; as one
+ * JSON document the batch crosses to the store in one piece, and Postgres reads it in one pass.
+ *
+ * `columns` maps each column to its SQL type, in the order the rows are read; the names and
+ * types are the code's own, never input. JSON values of `jsonb` columns are given as values
+ * (objects), not as text.
+ */
+export function rowsFromJson(
+  columns: Record<string, string>,
+  rows: ReadonlyArray<object>,
+): RawBuilder<unknown> {
+  const names = Object.keys(columns);
+  const definition = names.map((name) => `${name} ${columns[name]}`).join(', ');
+  return sql`select ${sql.raw(names.join(', '))} from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(${sql.raw(definition)})`;
+}
+
+/** The column list of an insert from `rowsFromJson` with the same columns. */
+export function columnList(columns: Record<string, string>): RawBuilder<unknown> {
+  return sql.raw(`(${Object.keys(columns).join(', ')})`);
+}
