@@ -25,13 +25,14 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 let cwd: string;
 let platform: PlatformProcess;
 
+// Booting waits up to bootPlatform's own minute; on a busy 2-core machine the hook needs more.
 beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'svc-demo-host-'));
   platform = await bootPlatform(cwd, {
     PORT: String(await freePort()),
     SERVICE_DEMO_HOST_PORT: String(await freePort()),
   });
-});
+}, 180_000);
 afterAll(async () => {
   await platform?.stop();
   rmSync(cwd, { recursive: true, force: true });
