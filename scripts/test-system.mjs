@@ -1,6 +1,7 @@
 /**
- * What the whole test suite needs from the machine beyond Node: a Chromium for the page tests and
- * a PostgreSQL server for the store suites' second run. Each is found where Debian puts it, else
+ * What the whole test suite needs from the machine beyond Node: a Chromium for the page tests,
+ * a PostgreSQL server for the store suites' second run, and `curl` and `patch` for the tests that
+ * run the docs' commands and check refine's diffs. Each is found where Debian puts it, else
  * installed with apt-get when this process may (root, or sudo without a password), else left out
  * with a notice: the suites that need it are skipped and counted, never failed.
  */
@@ -71,6 +72,18 @@ export function prepareChromium() {
     );
   }
   return found;
+}
+
+/** The programs some tests run (`curl`, `patch`), installing missing ones if it can; a notice for any still missing. */
+export function prepareTools() {
+  const missing = ['curl', 'patch'].filter((name) => !which(name));
+  if (missing.length > 0) aptInstall(missing);
+  const still = missing.filter((name) => !which(name));
+  if (still.length > 0) {
+    console.log(
+      `test: notice: no ${still.join(' or ')} found and none could be installed (needs apt-get as root or sudo); the tests that run ${still.length > 1 ? 'them' : 'it'} are skipped.`,
+    );
+  }
 }
 
 function freePort() {

@@ -3,8 +3,8 @@
  * `pnpm test`: the whole suite on a fresh machine, ending with one line `N passed, N failed`.
  *
  * Without arguments it first gets what the suite needs: the packages and the Next.js example
- * built, a Chromium for the page tests and a throwaway PostgreSQL cluster for the store suites'
- * second run (each found, else installed when this process may, else skipped with a notice and
+ * built, a Chromium for the page tests, a throwaway PostgreSQL cluster for the store suites'
+ * second run, and `curl` and `patch` for the tests that run them (each found, else installed when this process may, else skipped with a notice and
  * counted as skipped, never failed; `SERVICE_TEST_SKIP_BUILD=1` keeps the build there is, `SERVICE_TEST_POSTGRES=0` and
  * `SERVICE_TEST_BROWSER=0` skip the PostgreSQL run and the page suites). With arguments it runs only vitest, passing them on (a file
  * filter, say), on the machine as it is.
@@ -17,7 +17,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { prepareChromium, startThrowawayPostgres } from './test-system.mjs';
+import { prepareChromium, prepareTools, startThrowawayPostgres } from './test-system.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const results = join(root, '.test-results.json');
@@ -43,6 +43,7 @@ if (build) {
   }
 }
 if (whole) {
+  prepareTools();
   // `SERVICE_TEST_BROWSER=0`: the page suites skipped (a second Node version's run: they test pages, not Node).
   if (env.SERVICE_TEST_BROWSER === '0') env.CHROMIUM_PATH = '';
   else {

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { itWithPrograms } from '../../../packages/core/test/support/programs.js';
 import { bootPlatform, freePort, type PlatformProcess } from '../../platform/test/support/boot.js';
 import {
   connectWithBearer,
@@ -24,13 +25,14 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 let cwd: string;
 let platform: PlatformProcess;
 
+// Booting waits up to bootPlatform's own minute; on a busy 2-core machine the hook needs more.
 beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'svc-demo-host-'));
   platform = await bootPlatform(cwd, {
     PORT: String(await freePort()),
     SERVICE_DEMO_HOST_PORT: String(await freePort()),
   });
-});
+}, 180_000);
 afterAll(async () => {
   await platform?.stop();
   rmSync(cwd, { recursive: true, force: true });
@@ -95,7 +97,7 @@ describe('pnpm start demo host', () => {
     expect(page.headers.get('content-type')).toContain('text/html');
   });
 
-  it('drives a turn with the curl lines of docs/wire.md', () => {
+  itWithPrograms(['curl'], 'drives a turn with the curl lines of docs/wire.md', () => {
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('docs/wire.md', 'demo-turn')], {
       cwd,
       encoding: 'utf8',
@@ -105,19 +107,23 @@ describe('pnpm start demo host', () => {
     expect(out.trimEnd().endsWith('data: [DONE]')).toBe(true);
   });
 
-  it('parks a cancellation, approves it and reads the turn on, with the curl lines of docs/wire.md', () => {
-    const script = `${docBlock('docs/wire.md', 'demo-turn')}\n${docBlock('docs/wire.md', 'demo-approve')}`;
-    const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { cwd, encoding: 'utf8' });
-    // The cancellation's stream ends at the pause; the replay after the decision reads on to the end.
-    expect(out).toContain('"status":"awaiting_approval"');
-    expect(out).toContain('{"approvals":[');
-    expect(out).toMatch(
-      /"type":"tool-output-available","toolCallId":"[^"]+","output":\{"id":"A-1001"[^}]*"status":"cancelled"/,
-    );
-    expect(out.trimEnd().endsWith('data: [DONE]')).toBe(true);
-  });
+  itWithPrograms(
+    ['curl'],
+    'parks a cancellation, approves it and reads the turn on, with the curl lines of docs/wire.md',
+    () => {
+      const script = `${docBlock('docs/wire.md', 'demo-turn')}\n${docBlock('docs/wire.md', 'demo-approve')}`;
+      const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { cwd, encoding: 'utf8' });
+      // The cancellation's stream ends at the pause; the replay after the decision reads on to the end.
+      expect(out).toContain('"status":"awaiting_approval"');
+      expect(out).toContain('{"approvals":[');
+      expect(out).toMatch(
+        /"type":"tool-output-available","toolCallId":"[^"]+","output":\{"id":"A-1001"[^}]*"status":"cancelled"/,
+      );
+      expect(out.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    },
+  );
 
-  it('calls a tool with the service key, with the curl lines of docs/door.md', () => {
+  itWithPrograms(['curl'], 'calls a tool with the service key, with the curl lines of docs/door.md', () => {
     const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('docs/door.md', 'demo-door')], {
       cwd,
       encoding: 'utf8',

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { itWithPrograms } from '../../../packages/core/test/support/programs.js';
 import { bootPlatform, freePort, type PlatformProcess } from './support/boot.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -95,28 +96,34 @@ describe('runnable blocks in the docs', () => {
   });
 
   for (const block of blocks) {
-    it(`${block.file}:${block.line} runs`, () => {
-      const script = [
-        // curl fails on an HTTP error status, keeping the body for the message.
-        'curl() { command curl --fail-with-body "$@"; }',
-        block.code
-          .replaceAll('localhost:8787', `localhost:${port}`)
-          .replaceAll('127.0.0.1:8787', `127.0.0.1:${port}`),
-      ].join('\n');
-      try {
-        execFileSync('bash', ['-euo', 'pipefail', '-c', script], {
-          cwd,
-          encoding: 'utf8',
-          timeout: 60_000,
-          env: { ...process.env, PORT: String(port) },
-          stdio: 'pipe',
-        });
-      } catch (error) {
-        const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-        throw new Error(
-          `${block.file}:${block.line} failed:\n${block.code}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`,
-        );
-      }
-    }, 90_000);
+    // A block that calls curl needs it on the machine; without it the block is skipped, with a notice.
+    itWithPrograms(
+      /\bcurl\b/.test(block.code) ? ['curl'] : [],
+      `${block.file}:${block.line} runs`,
+      () => {
+        const script = [
+          // curl fails on an HTTP error status, keeping the body for the message.
+          'curl() { command curl --fail-with-body "$@"; }',
+          block.code
+            .replaceAll('localhost:8787', `localhost:${port}`)
+            .replaceAll('127.0.0.1:8787', `127.0.0.1:${port}`),
+        ].join('\n');
+        try {
+          execFileSync('bash', ['-euo', 'pipefail', '-c', script], {
+            cwd,
+            encoding: 'utf8',
+            timeout: 60_000,
+            env: { ...process.env, PORT: String(port) },
+            stdio: 'pipe',
+          });
+        } catch (error) {
+          const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+          throw new Error(
+            `${block.file}:${block.line} failed:\n${block.code}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`,
+          );
+        }
+      },
+      90_000,
+    );
   }
 });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createStore, type Store } from '@service/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { itWithPrograms } from '../../../packages/core/test/support/programs.js';
 import { bootPlatform, freePort, spawnPlatform } from './support/boot.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -111,18 +112,26 @@ describe('pnpm start', { timeout: 180_000 }, () => {
       });
       expect(await balance(demo.keys.connectionKey)).toMatchObject({ credits_remaining_micros: 25_000_000 });
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-      const answer = JSON.parse(execFileSync('bash', ['-c', readmeCurl()], { cwd, encoding: 'utf8' }));
-      expect(answer).toEqual({
-        credits_remaining_micros: 25_000_000,
-        currency: 'USD',
-        top_up_url: `http://localhost:${port}/billing`,
-      });
       expect(booted.output()).toMatch(/"msg":"request".*"request_id"/);
       expect(booted.output()).not.toContain(demo.keys.appKey);
       expect(demo.host.mcp.serviceKey).toMatch(/^mcp_svc_/);
       expect(await exchangeStatus(demo, demo.host.mcp.serviceKey)).toBe(200);
       expect(booted.output()).not.toContain(demo.host.mcp.serviceKey);
       await expectSeededCatalog();
+    } finally {
+      expect(await booted.stop()).toBe(0);
+    }
+  });
+
+  itWithPrograms(['curl'], "answers the README's balance curl line, run as written", async () => {
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
+    try {
+      const answer = JSON.parse(execFileSync('bash', ['-c', readmeCurl()], { cwd, encoding: 'utf8' }));
+      expect(answer).toEqual({
+        credits_remaining_micros: 25_000_000,
+        currency: 'USD',
+        top_up_url: `http://localhost:${port}/billing`,
+      });
     } finally {
       expect(await booted.stop()).toBe(0);
     }

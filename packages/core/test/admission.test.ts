@@ -1,5 +1,5 @@
 /**
- * Admission as the spec puts it: 402 only for a call made past a zero balance. Over real HTTP
+ * Admission as the API contract puts it: 402 only for a call made past a zero balance. Over real HTTP
  * against the fake upstream: token-metered calls hold what they are expected to cost (the model's
  * running average, bounded by the request's max_tokens), not a flat estimate, so concurrent cheap
  * calls are not refused while the credit covers them; and concurrent expensive calls cannot

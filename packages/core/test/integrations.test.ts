@@ -3,7 +3,7 @@
  * on the platform clock, dropped on every instance when an admin switches an integration), the
  * workspace's overlay to signed-in ones, the tenant's switch with the managed pool provisioned
  * for speech and transcription, regeneration's refusals, the shared limiter counted in the
- * store, and every error of the spec's table with its exact message.
+ * store, and every error of the API contract's table with its exact message.
  *
  * @see docs/api/integrations.md
  */

@@ -710,7 +710,7 @@ describe('a store that is gone', () => {
         'error tool catalog list failed',
         'error tool deployable list failed',
       ]);
-      // The detail has no empty answer to fall back on: the spec's fault body.
+      // The detail has no empty answer to fall back on: the API contract's fault body.
       expect(await json(await get(lonely.url, '/api/tools/notes'))).toEqual({
         status: 500,
         body: { error: 'Internal error' },

@@ -85,7 +85,7 @@ export async function readConfig(io: CliIo): Promise<CliConfig | null> {
   ) {
     throw new DamagedConfigError(path, 'is missing apiBase, apiKey or tenantId');
   }
-  // The key is a credential: put back the modes the spec asks for if something loosened them.
+  // The key is a credential: put back the modes the CLI contract asks for if something loosened them.
   const mode = (await stat(path)).mode & 0o777;
   if (mode !== 0o600) {
     await chmod(path, 0o600);

@@ -28,13 +28,13 @@ export interface CliIo {
   cwd: string;
   /** Opens a URL in the user's browser; false when none could be started. */
   openUrl(url: string): Promise<boolean>;
-  /** How long `login` waits for the browser. Default 5 minutes (spec); tests shorten it. */
+  /** How long `login` waits for the browser. Default 5 minutes (the CLI contract's); tests shorten it. */
   loginTimeoutMs?: number;
   /** `--json` was given: the command prints one JSON object on stdout (errors too). */
   json?: boolean;
 }
 
-/** `${HOME}/.service`: the CLI's config folder (no XDG, as the spec says). */
+/** `${HOME}/.service`: the CLI's config folder (no XDG, as the CLI contract says). */
 export function serviceDir(io: CliIo): string {
   return `${io.env.HOME?.trim() || homedir()}/.service`;
 }

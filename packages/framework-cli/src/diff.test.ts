@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { itWithPrograms } from '../../core/test/support/programs.js';
 import { unifiedDiff } from './diff.js';
 
 function applies(before: string, after: string): string {
@@ -24,7 +25,7 @@ describe('unifiedDiff', () => {
     expect(unifiedDiff('x', '', '{}\n')).toBe('--- a/x\n+++ b/x\n@@ -0,0 +1,1 @@\n+{}\n');
   });
 
-  it('produces diffs patch(1) applies to the old text to give the new', () => {
+  itWithPrograms(['patch'], 'produces diffs patch(1) applies to the old text to give the new', () => {
     const lines = fc.array(fc.constantFrom('a', 'b', 'c', 'd', '{', '}'), { maxLength: 30 });
     const text = lines.map((l) => (l.length ? `${l.join('\n')}\n` : ''));
     fc.assert(

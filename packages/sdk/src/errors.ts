@@ -158,7 +158,7 @@ function retryAfterHeader(value: string | null, now = Date.now()): number | unde
 
 /**
  * Builds the typed error of a non-2xx answer from its status, headers and parsed body. Reads all
- * three body shapes of the spec (canonical, nested, flat) and a `{ error: "<text>" }` string.
+ * three body shapes of the API contract (canonical, nested, flat) and a `{ error: "<text>" }` string.
  * The class is chosen by `Service-Error-Code`, then `error.code`, then the status.
  */
 export function errorFromAnswer(status: number, headers: Headers, body: unknown): ServiceError {

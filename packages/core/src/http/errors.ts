@@ -1,5 +1,5 @@
 /**
- * The spec's three error body shapes. Each route answers with exactly one of them.
+ * The API contract's three error body shapes. Each route answers with exactly one of them.
  */
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;
@@ -63,8 +63,7 @@ function jsonResponse(body: unknown, status: number, headers: Headers): Response
   return new Response(JSON.stringify(body), { status, headers });
 }
 
-/** The spec's three error body shapes; each route answers in exactly one. */
-/** The body shapes of the spec: canonical, nested, flat, and `{ error: <string> }` (`string`). */
+/** The error body shapes of the API contract: canonical, nested, flat, and `{ error: <string> }` (`string`). */
 export type ErrorShape = 'canonical' | 'nested' | 'flat' | 'string';
 
 /** Answers that must never be cached: credentials, balances, anything per caller. */

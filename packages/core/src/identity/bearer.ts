@@ -1,5 +1,5 @@
 /**
- * Bearer parsing and the spec's dot-segment rule.
+ * Bearer parsing and the API contract's dot-segment rule.
  */
 
 /** The token of an `Authorization: Bearer <token>` header, or null when there is none. */

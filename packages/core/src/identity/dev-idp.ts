@@ -41,7 +41,7 @@ export interface DevIdentityProviderOptions {
   now?: () => number;
 }
 
-/** Identity-token lifetime: one hour (spec "Credentials"). */
+/** Identity-token lifetime: one hour (the API contract's credential rules). */
 export const DEV_TOKEN_TTL_SECONDS = 60 * 60;
 /** The audience the hosted IdP puts in user tokens; ours matches so tokens look alike. */
 export const DEV_TOKEN_AUDIENCE = 'authenticated';

@@ -1,5 +1,5 @@
 /**
- * `/revoke` (RFC 7009) exactly as the spec lists it: an empty 200 for every landed revocation,
+ * `/revoke` (RFC 7009) exactly as the door's contract lists it: an empty 200 for every landed revocation,
  * unknown tokens and hints included; the listed 400s; an access token revokes itself; a refresh
  * token retires its family and leaves the client's other authorizations.
  */

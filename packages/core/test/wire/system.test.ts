@@ -51,7 +51,7 @@ afterAll(async () => {
 const anonymous = (service: Service) => callerFor(service.fetch, null);
 
 describe('status', () => {
-  it('reports every block of the spec, in development without asking who is calling', async () => {
+  it('reports every block of the status contract, in development without asking who is calling', async () => {
     const response = await anonymous(development)('/status');
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');

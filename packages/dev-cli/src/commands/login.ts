@@ -5,7 +5,7 @@ import { DEFAULT_API_BASE, displayKey, parseApiBase, storedApiBase, writeConfig 
 import { type CliIo, styles } from '../io.js';
 import { describeSpan, listenForLogin } from '../loopback.js';
 
-/** The spec's login timer. */
+/** How long a login waits for the browser (the CLI contract's login timer). */
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;
 
 /**

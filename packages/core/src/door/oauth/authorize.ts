@@ -16,7 +16,7 @@ import { OAuthError, type OAuthErrorCode, redirectWithError } from './errors.js'
 import { isFormRequest, MAX_FORM_BYTES, readCapped, unstorableField } from './form.js';
 import { formActionSource, isRegisteredRedirect } from './redirect-uri.js';
 
-/** The exact text of the spec for a PKCE violation. */
+/** The exact text the door's contract gives for a PKCE violation. */
 export const PKCE_REQUIRED = 'PKCE with S256 is required';
 const MAX_STATE_LENGTH = 2048;
 

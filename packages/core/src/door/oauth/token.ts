@@ -15,7 +15,7 @@ import { type IssuedTokens, splitScopes } from '../storage/token-families.js';
 import { OAuthError, oauthErrorResponse, oauthJson } from './errors.js';
 import { readForm, single } from './form.js';
 
-/** The exact texts of the spec. */
+/** The exact texts the door's contract gives. */
 export const CODE_INVALID = 'Authorization code is invalid or expired';
 export const PKCE_FAILED = 'PKCE verification failed';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';

@@ -31,7 +31,7 @@ export function authRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     try {
       user = await ctx.sessions.resolve(token);
     } catch (error) {
-      // The spec makes this check always answer 200: a store fault reads as signed out (logged,
+      // The API contract makes this check always answer 200: a store fault reads as signed out (logged,
       // without the cookie value) rather than as an error page on every dashboard load.
       ctx.logger.error('session check failed', {
         request_id: c.get('requestId'),

@@ -5,7 +5,7 @@
  * cooperative, idempotent stop) and `POST /runs/:id/rerun` (an automation's run again). A caller
  * sees the runs that ran as them and those that answer to them (an automation's runs, also the
  * ones a webhook delivery ran as `service:webhook:<source>`); any other is a 404. Mounted with
- * the automations (the spec's "mounted unless automations are disabled"); without them a turn is
+ * the automations (the wire's contract: "mounted unless automations are disabled"); without them a turn is
  * stopped through its thread, and these paths are the ordinary 404 of an unmounted family.
  */
 import { Hono } from 'hono';
