@@ -1,0 +1,105 @@
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isStoreUnavailable } from './availability.js';
+import { createStore, type Store } from './create-store.js';
+import { openPGliteThread } from './pglite-thread.js';
+
+/** The longest a 5 ms timer of this thread waited while `work` ran. */
+async function longestTimerLag(work: () => Promise<unknown>): Promise<number> {
+  let longest = 0;
+  let running = true;
+  const ticking = (async () => {
+    while (running) {
+      const asked = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      longest = Math.max(longest, performance.now() - asked - 5);
+    }
+  })();
+  await work();
+  running = false;
+  await ticking;
+  return longest;
+}
+
+/** A statement PGlite needs a good while to run. */
+const SLOW = sql`select count(*)::int as n from generate_series(1, 4000000)`;
+
+describe('the embedded store on its own thread', () => {
+  const stores: Store[] = [];
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((store) => store.close()));
+  });
+  const open = async (embedded: 'thread' | 'inline') => {
+    const store = await createStore({ url: 'memory://', embedded });
+    stores.push(store);
+    return store;
+  };
+
+  it("keeps this thread's timers on time while a long statement runs, which inline does not", async () => {
+    const thread = await open('thread');
+    const inline = await open('inline');
+    let inlineTook = 0;
+    const inlineLag = await longestTimerLag(async () => {
+      const started = performance.now();
+      await SLOW.execute(inline.db);
+      inlineTook = performance.now() - started;
+    });
+    const threadLag = await longestTimerLag(() => SLOW.execute(thread.db));
+    // Inline, the statement holds the thread for (nearly) its whole run; on its own thread, not.
+    expect(inlineLag).toBeGreaterThan(inlineTook / 2);
+    expect(threadLag).toBeLessThan(Math.max(50, inlineLag / 4));
+  });
+
+  it('answers rows, counts and errors as the inline store does', async () => {
+    for (const kind of ['thread', 'inline'] as const) {
+      const { db } = await open(kind);
+      await sql`create table t (id int8 primary key, at timestamptz, d date, n numeric, j jsonb, b bytea)`.execute(
+        db,
+      );
+      const at = new Date('2026-01-02T03:04:05.678Z');
+      const inserted =
+        await sql`insert into t values (1, ${at}, '2026-01-02', 1.5, ${JSON.stringify({ a: [1] })}, ${Buffer.from('hi')}), (2, null, null, null, null, null)`.execute(
+          db,
+        );
+      expect(inserted.numAffectedRows).toBe(2n);
+      const { rows } = await sql<{
+        id: number;
+        at: Date;
+        d: string;
+        n: string;
+        j: unknown;
+        b: Uint8Array;
+      }>`select * from t order by id`.execute(db);
+      expect(rows[0]).toMatchObject({ id: 1, d: '2026-01-02', n: '1.5', j: { a: [1] } });
+      expect(rows[0]!.at.getTime()).toBe(at.getTime());
+      expect(Buffer.from(rows[0]!.b).toString()).toBe('hi');
+      const duplicate = await sql`insert into t (id) values (1)`.execute(db).catch((error: unknown) => error);
+      expect(duplicate).toMatchObject({ code: '23505', constraint: 't_pkey', table: 't' });
+      expect((duplicate as Error).message).toMatch(/duplicate key/);
+      const tooBig = await sql`select 9007199254740993::int8 as big`
+        .execute(db)
+        .catch((error: unknown) => error);
+      expect(tooBig).toBeInstanceOf(RangeError);
+    }
+  });
+
+  it('delivers notifications, and stops delivering once unsubscribed', async () => {
+    const store = await open('thread');
+    const heard: string[] = [];
+    const stop = await store.listen('thread_test', (payload) => heard.push(payload ?? ''));
+    await sql`select pg_notify('thread_test', 'one')`.execute(store.db);
+    await expect.poll(() => heard).toEqual(['one']);
+    await stop();
+    await sql`select pg_notify('thread_test', 'two')`.execute(store.db);
+    await sql`select 1`.execute(store.db);
+    expect(heard).toEqual(['one']);
+  });
+
+  it('answers every statement after close as the store being unreachable', async () => {
+    const db = await openPGliteThread(undefined);
+    await expect(db.query<{ one: number }>('select 1 as one')).resolves.toMatchObject({ rows: [{ one: 1 }] });
+    await db.close();
+    const error = await db.query('select 1').catch((caught: unknown) => caught);
+    expect(isStoreUnavailable(error)).toBe(true);
+  });
+});
