@@ -7,7 +7,9 @@ export {
 } from './changes.js';
 export {
   CATALOG_SLUG,
+  integrationDocsOf,
   integrationDocsUrl,
+  integrationLogoOf,
   integrationLogoUrl,
   monogramSvg,
   toolIconUrl,
