@@ -313,7 +313,7 @@ describe('signed-in callers', () => {
     expect((await listOf(otherOwner)).get('llm')?.tenantEnabled).toBe(false);
   });
 
-  it('without a workspace get 404 No workspace found', async () => {
+  it('without a workspace get 404 No workspace found (No workspace on regenerate and usage)', async () => {
     const loner = await devSignIn(a, `loner-${++emails}@example.test`);
     await store.db
       .updateTable('users')
@@ -324,6 +324,7 @@ describe('signed-in callers', () => {
     await expectError(await get(loner, '/api/integrations/search'), 404, 'No workspace found');
     await expectError(await toggle(loner, 'search'), 404, 'Not found');
     await expectError(await regenerate(loner, 'search'), 404, 'No workspace');
+    await expectError(await get(loner, '/api/integrations/search/usage'), 404, 'No workspace');
     await expectError(await get(owner, '/api/integrations/nope'), 404, 'Not found');
   });
 });
