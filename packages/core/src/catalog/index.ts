@@ -4,7 +4,7 @@ export {
   type CatalogPart,
   followCatalogChanges,
   notifyCatalogChanged,
-} from './changes.js';
+} from '../store/catalog-changes.js';
 export {
   CATALOG_SLUG,
   integrationDocsOf,

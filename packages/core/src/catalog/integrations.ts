@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { TtlCache } from '../internal/ttl-cache.js';
+import { notifyCatalogChanged } from '../store/catalog-changes.js';
 import type { Database, IntegrationsTable } from '../store/database.js';
-import { notifyCatalogChanged } from './changes.js';
 import { integrationDocsOf, integrationLogoOf } from './icons.js';
 import { tenantIntegrationStates } from './tenant-integrations.js';
 

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 import { TtlCache } from '../internal/ttl-cache.js';
 import { readWizardLayout, type WizardLayout } from '../schemas/manifest.js';
+import { followCatalogChanges, notifyCatalogChanged } from '../store/catalog-changes.js';
 import type { Database } from '../store/database.js';
 import type { NotificationHandler } from '../store/listener.js';
 import type { WizardInputRow } from '../store/tables/catalog.js';
-import { followCatalogChanges, notifyCatalogChanged } from './changes.js';
 import { integrationLogoOf, toolIconUrl } from './icons.js';
 import { type PublishReleaseInput, type PublishResult, publishRelease, withdrawRelease } from './releases.js';
 import { tenantIntegrationStates } from './tenant-integrations.js';
