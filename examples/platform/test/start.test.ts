@@ -95,6 +95,15 @@ async function expectSeededCatalog() {
     'web-search',
   ]);
   expect(needs.optional.map((entry: { provider: string }) => entry.provider)).toEqual(['speech']);
+  // Every logo a deploy wizard shows resolves: the seed names none, the platform serves its own.
+  for (const slug of slugs) {
+    const { required, optional } = await (await fetch(`${base}/api/tools/${slug}/integrations`)).json();
+    for (const { logoUrl } of [...required, ...optional] as Array<{ logoUrl: string }>) {
+      const logo = await fetch(logoUrl.replace(/^http:\/\/localhost:/, 'http://127.0.0.1:'));
+      expect(logo.status, `${slug}: ${logoUrl}`).toBe(200);
+      expect(logo.headers.get('content-type')).toContain('image/svg+xml');
+    }
+  }
 }
 
 // Each test boots the platform (up to a minute on a busy 2-core machine) once or twice.

@@ -6,7 +6,7 @@
  * idempotency, roles, rate limit, a deployer failure leaving nothing behind.
  */
 
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -489,6 +489,55 @@ describe('deploying the example tool', () => {
     expect(bindings).toEqual([]);
     expect((await api(ws.cookie, 'DELETE', `/api/apps/${doomed.app.id}`)).status).toBe(404);
   });
+});
+
+describe("secrets in the deployed process's environment", () => {
+  /**
+   * A tool that answers, for each variable it is asked about, the SHA-256 of its value (null when
+   * unset): the test compares digests, so no secret value is printed by the app or by a failure.
+   */
+  const ENV_REPORTER = `const { createHash } = require('node:crypto');
+const digest = (name) => process.env[name] === undefined ? null : createHash('sha256').update(process.env[name]).digest('hex');
+require('node:http').createServer((q, s) => {
+  s.setHeader('content-type', 'application/json');
+  s.end(JSON.stringify({ API_TOKEN: digest('API_TOKEN'), TOKEN: digest('TOKEN') }));
+}).listen(process.env.PORT, '127.0.0.1');`;
+  const digest = (value: string) => createHash('sha256').update(value).digest('hex');
+
+  it('hands a secret set under the app, and a secret wizard input, to the process; unset, it is gone', async () => {
+    await publishTestRelease(server.platform, {
+      slug: 'env-reporter',
+      wizardInputs: [{ key: 'TOKEN', label: 'Token', type: 'secret', required: true }],
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', ENV_REPORTER] },
+    });
+    const ws = await fundedWorkspace();
+    const token = randomBytes(12).toString('hex');
+    const created = await api(ws.cookie, 'POST', '/api/deploy', {
+      toolSlug: 'env-reporter',
+      slug: 'env',
+      inputs: { TOKEN: token },
+    });
+    expect(created.status).toBe(201);
+    const { app } = (await created.json()) as { app: { id: string } };
+    const seen = async () =>
+      (await (await api(ws.cookie, 'GET', '/apps/env/')).json()) as Record<string, unknown>;
+    expect(await seen()).toEqual({ API_TOKEN: null, TOKEN: digest(token) });
+
+    // Set through the apps API: the app restarts with it; set again, with the new value.
+    for (const value of [randomBytes(12).toString('hex'), randomBytes(12).toString('hex')]) {
+      const set = await api(ws.cookie, 'PUT', `/api/apps/${app.id}/secrets/API_TOKEN`, { value });
+      expect(set.status).toBe(200);
+      expect(await seen()).toEqual({ API_TOKEN: digest(value), TOKEN: digest(token) });
+    }
+    expect((await api(ws.cookie, 'DELETE', `/api/apps/${app.id}/secrets/API_TOKEN`)).status).toBe(200);
+    expect(await seen()).toEqual({ API_TOKEN: null, TOKEN: digest(token) });
+    // A redeploy keeps what the app holds.
+    expect(
+      (await api(ws.cookie, 'PUT', `/api/apps/${app.id}/secrets/API_TOKEN`, { value: token })).status,
+    ).toBe(200);
+    expect((await api(ws.cookie, 'POST', `/api/apps/${app.id}/redeploy`, {})).status).toBe(200);
+    expect(await seen()).toEqual({ API_TOKEN: digest(token), TOKEN: digest(token) });
+  }, 60_000);
 });
 
 describe('refusals of POST /api/deploy', () => {

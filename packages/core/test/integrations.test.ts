@@ -313,7 +313,7 @@ describe('signed-in callers', () => {
     expect((await listOf(otherOwner)).get('llm')?.tenantEnabled).toBe(false);
   });
 
-  it('without a workspace get 404 No workspace found', async () => {
+  it('without a workspace get 404 No workspace found (No workspace on regenerate and usage)', async () => {
     const loner = await devSignIn(a, `loner-${++emails}@example.test`);
     await store.db
       .updateTable('users')
@@ -324,6 +324,7 @@ describe('signed-in callers', () => {
     await expectError(await get(loner, '/api/integrations/search'), 404, 'No workspace found');
     await expectError(await toggle(loner, 'search'), 404, 'Not found');
     await expectError(await regenerate(loner, 'search'), 404, 'No workspace');
+    await expectError(await get(loner, '/api/integrations/search/usage'), 404, 'No workspace');
     await expectError(await get(owner, '/api/integrations/nope'), 404, 'Not found');
   });
 });
@@ -441,6 +442,38 @@ describe('the switch', () => {
       .where('provider', '=', 'transcription')
       .execute();
     expect(connections).toEqual([]);
+  });
+
+  it('provisions transcription once its managed pool is configured: switching on again retries', async () => {
+    // Follows the failure above: the workspace's switch is on, with no connection yet.
+    await upsertProvider(store.db, a.platform.context.sealer, {
+      slug: 'transcription',
+      upstreamUrl: upstream.url,
+      dialect: 'per_call',
+      rates: [{ meter: 'call', unitPriceMicros: '3000' }],
+    });
+    const answers = await Promise.all([1, 2].map(() => toggle(owner, 'transcription')));
+    for (const answer of answers) expect(await answer.json()).toEqual({ enabled: true });
+    const stubs = await store.db
+      .selectFrom('connections')
+      .selectAll()
+      .where('tenant_id', '=', tenant.tenantId)
+      .where('provider', '=', 'transcription')
+      .execute();
+    expect(stubs).toHaveLength(1);
+    expect(stubs[0]).toMatchObject({
+      profile: 'vendo_managed_pool',
+      status: 'connected',
+      credential_ciphertext: null,
+    });
+    expect((await listOf(owner)).get('transcription')).toMatchObject({
+      tenantEnabled: true,
+      provisioned: true,
+    });
+    const call = await fetch(`${a.url}/proxy/transcription/search?q=hello`, {
+      headers: { authorization: `Bearer ${tenant.cliKey}` },
+    });
+    expect(call.status).toBe(200);
   });
 });
 

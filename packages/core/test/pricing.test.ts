@@ -12,8 +12,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upsertProvider } from '../src/proxy/providers.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
-import { createMeteredTenant, seedProviders } from './support/metered.js';
+import { createMeteredTenant, llmProvider, seedProviders } from './support/metered.js';
 import { devSignIn, type RunningPlatform, signedInTeammate, startPlatform } from './support/platform.js';
 import { openTestStore, type TestStore } from './support/stores.js';
 
@@ -183,20 +184,20 @@ describe('GET /api/pricing/models', () => {
     expect(gateway.hits).toBe(hits + 1);
   });
 
-  it("applies the gateway provider's own margin, picked up when pricing changes", async () => {
-    await store.db.updateTable('providers').set({ margin_percent: '50' }).where('slug', '=', 'llm').execute();
-    // A pricing change notice drops the cached listing on every instance.
-    await sql`select pg_notify('service_catalog_changed', 'pricing')`.execute(store.db);
-    await expect
-      .poll(async () => {
-        const body = (await (await get('/api/pricing/models')).json()) as {
-          models: Array<{ pricing: { prompt_per_million: number } }>;
-        };
-        return body.models[0]?.pricing.prompt_per_million;
-      })
-      .toBe(0.225);
-    await store.db.updateTable('providers').set({ margin_percent: null }).where('slug', '=', 'llm').execute();
-    clock += HOUR;
+  it("applies the gateway provider's own margin, picked up as soon as the provider is saved", async () => {
+    const promptPerMillion = async () => {
+      const body = (await (await get('/api/pricing/models')).json()) as {
+        models: Array<{ pricing: { prompt_per_million: number } }>;
+      };
+      return body.models[0]?.pricing.prompt_per_million;
+    };
+    // Cached (the platform clock stands still): only the write's own change notice drops it.
+    expect(await promptPerMillion()).toBe(0.18);
+    const { sealer } = server.platform.context;
+    await upsertProvider(store.db, sealer, { ...llmProvider(gateway.url), marginPercent: '50' });
+    await expect.poll(promptPerMillion).toBe(0.225);
+    await upsertProvider(store.db, sealer, llmProvider(gateway.url));
+    await expect.poll(promptPerMillion).toBe(0.18);
   });
 
   it('answers 502 naming the gateway on every upstream failure, and caches none', async () => {

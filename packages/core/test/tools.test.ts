@@ -623,6 +623,39 @@ describe('GET /api/tools/{slug}/integrations', () => {
       'web-search',
     ]);
   });
+
+  it('gives an integration that names no logo the platform’s one, the same as /api/integrations, and it resolves', async () => {
+    await store.db
+      .insertInto('integrations')
+      .values({
+        provider: 'transcribe',
+        name: 'Transcribe',
+        category: 'voice',
+        description: 'Speech to text',
+        logo_url: '',
+        docs_url: '',
+        default_profile: 'vendo_managed_pool',
+        supported_profiles: JSON.stringify(['vendo_managed_pool']),
+      })
+      .execute();
+    await createTool({ slug: 'minutes', name: 'Minutes', category: 'writing' });
+    const manifest = 'name: minutes\nversion: 1\nruntime: node\nintegrations: [transcribe]\n';
+    expect((await publish('minutes', '1', manifest)).status).toBe(201);
+
+    const { body } = await json(await get(server.url, '/api/tools/minutes/integrations'));
+    expect(body.required.map((entry: { provider: string }) => entry.provider)).toEqual(['transcribe']);
+    const { logoUrl } = body.required[0];
+    expect(logoUrl).toBe(`${server.platform.context.baseUrl}/static/integrations/transcribe.svg`);
+    const listed = (await (await get(server.url, '/api/integrations')).json()).integrations.find(
+      (row: { provider: string }) => row.provider === 'transcribe',
+    );
+    expect(listed.logo_url).toBe(logoUrl);
+    // This platform's base URL is not where it listens: the path is what must resolve.
+    const logo = await fetch(`${server.url}${new URL(logoUrl).pathname}`);
+    expect(logo.status).toBe(200);
+    expect(logo.headers.get('content-type')).toContain('image/svg+xml');
+    expect(await logo.text()).toContain('<svg');
+  });
 });
 
 describe('caches', () => {

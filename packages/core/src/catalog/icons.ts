@@ -25,6 +25,24 @@ export const integrationLogoUrl = (baseUrl: string, slug: string) =>
 export const integrationDocsUrl = (baseUrl: string, slug: string) => `${baseUrl}/docs/integrations/${slug}`;
 export const toolIconUrl = (baseUrl: string, slug: string) => `${baseUrl}/static/tools/${slug}.svg`;
 
+/** What an integration row names of its own links (empty when it leaves them to the platform). */
+interface IntegrationLinks {
+  provider: string;
+  logo_url: string;
+  docs_url: string;
+}
+
+/**
+ * The logo every API answer gives for an integration: the one its row names, else the platform's
+ * generated one, so it is never empty and always resolves.
+ */
+export const integrationLogoOf = (baseUrl: string, row: Pick<IntegrationLinks, 'provider' | 'logo_url'>) =>
+  row.logo_url || integrationLogoUrl(baseUrl, row.provider);
+
+/** The docs page every API answer gives for an integration, on the same rule as its logo. */
+export const integrationDocsOf = (baseUrl: string, row: Pick<IntegrationLinks, 'provider' | 'docs_url'>) =>
+  row.docs_url || integrationDocsUrl(baseUrl, row.provider);
+
 const PALETTE = ['#2563eb', '#7c3aed', '#db2777', '#dc2626', '#d97706', '#059669', '#0891b2', '#4b5563'];
 
 /** Up to two letters: the initials of the first two words, or the first two letters of one word. */

@@ -4,10 +4,12 @@ export {
   type CatalogPart,
   followCatalogChanges,
   notifyCatalogChanged,
-} from './changes.js';
+} from '../store/catalog-changes.js';
 export {
   CATALOG_SLUG,
+  integrationDocsOf,
   integrationDocsUrl,
+  integrationLogoOf,
   integrationLogoUrl,
   monogramSvg,
   toolIconUrl,

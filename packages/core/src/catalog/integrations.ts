@@ -1,8 +1,8 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { TtlCache } from '../internal/ttl-cache.js';
+import { notifyCatalogChanged } from '../store/catalog-changes.js';
 import type { Database, IntegrationsTable } from '../store/database.js';
-import { notifyCatalogChanged } from './changes.js';
-import { integrationDocsUrl, integrationLogoUrl } from './icons.js';
+import { integrationDocsOf, integrationLogoOf } from './icons.js';
 import { tenantIntegrationStates } from './tenant-integrations.js';
 
 /**
@@ -63,8 +63,8 @@ export interface IntegrationInfo extends PublicIntegration {
 
 /** The row's logo and docs page, or the platform's own (a generated logo, a generated page) when it names none. */
 const linksOf = (row: IntegrationRecord, baseUrl: string) => ({
-  logo_url: row.logo_url || integrationLogoUrl(baseUrl, row.provider),
-  docs_url: row.docs_url || integrationDocsUrl(baseUrl, row.provider),
+  logo_url: integrationLogoOf(baseUrl, row),
+  docs_url: integrationDocsOf(baseUrl, row),
 });
 
 const publicShape = (row: IntegrationRecord, baseUrl: string): PublicIntegration => ({

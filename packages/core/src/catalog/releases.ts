@@ -7,8 +7,8 @@ import {
   manifestSchema,
   wizardLayoutOf,
 } from '../schemas/manifest.js';
+import { notifyCatalogChanged } from '../store/catalog-changes.js';
 import type { Database, ReleaseArtifact } from '../store/database.js';
-import { notifyCatalogChanged } from './changes.js';
 
 /** A release version: what the developer names it (`1.2.0`, `2026-11-23`). */
 export const RELEASE_VERSION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;

@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
 import { TtlCache } from '../internal/ttl-cache.js';
 import { readWizardLayout, type WizardLayout } from '../schemas/manifest.js';
+import { followCatalogChanges, notifyCatalogChanged } from '../store/catalog-changes.js';
 import type { Database } from '../store/database.js';
 import type { NotificationHandler } from '../store/listener.js';
 import type { WizardInputRow } from '../store/tables/catalog.js';
-import { followCatalogChanges, notifyCatalogChanged } from './changes.js';
+import { integrationLogoOf, toolIconUrl } from './icons.js';
 import { type PublishReleaseInput, type PublishResult, publishRelease, withdrawRelease } from './releases.js';
 import { tenantIntegrationStates } from './tenant-integrations.js';
 import { type UsageFramingEntry, usageFramingOf } from './usage-framing.js';
@@ -325,7 +326,7 @@ export class ToolCatalog {
             name: row.name,
             description: row.description,
             iconName: row.icon_name,
-            logoUrl: row.logo_url,
+            logoUrl: integrationLogoOf(this.#baseUrl, row),
             category: row.category,
             defaultProfile: row.default_profile,
             supportedProfiles: row.supported_profiles,
@@ -409,7 +410,7 @@ export class ToolCatalog {
 
   /** The stored icon, else the platform's generated one. */
   iconUrlOf(slug: string, iconUrl: string | null): string {
-    return iconUrl ?? `${this.#baseUrl}/static/tools/${slug}.svg`;
+    return iconUrl ?? toolIconUrl(this.#baseUrl, slug);
   }
 }
 

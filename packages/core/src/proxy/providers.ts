@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { PriceList } from '../billing/pricing.js';
 import { TtlCache } from '../internal/ttl-cache.js';
+import { notifyCatalogChanged } from '../store/catalog-changes.js';
 import type { Database, MeterName, ProviderDialect } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
 
@@ -61,7 +62,10 @@ export function isFreeRoute(routes: FreeRoute[], method: string, path: string): 
   );
 }
 
-/** Creates or replaces a provider and its rates (demo seed, operators, tests). */
+/**
+ * Creates or replaces a provider and its rates (demo seed, operators, tests). Its margin and rates
+ * are public prices: every instance is told `pricing` changed once the write commits.
+ */
 export async function upsertProvider(
   db: Kysely<Database>,
   sealer: Sealer | null,
@@ -105,6 +109,7 @@ export async function upsertProvider(
         )
         .execute();
     }
+    await notifyCatalogChanged(trx, 'pricing');
   });
 }
 

@@ -1,12 +1,26 @@
 import { createConnection } from '../../src/connections/service.js';
 import type { Platform } from '../../src/platform/create-platform.js';
-import { upsertProvider } from '../../src/proxy/providers.js';
+import { type ProviderInput, upsertProvider } from '../../src/proxy/providers.js';
 import { type FakeUpstream, startFakeUpstream } from './fake-upstream.js';
 import { createTenantFixture, type RunningPlatform, startPlatform, type TenantFixture } from './platform.js';
 import { openTestStore, type StoreKind, type TestStore } from './stores.js';
 
 /** The managed-pool credential the fake upstream should receive. */
 export const POOL_CREDENTIAL = 'sk-pool-secret';
+
+/** The `llm` provider as `seedProviders` stores it, for a test that changes one of its fields. */
+export const llmProvider = (upstreamUrl: string): ProviderInput => ({
+  slug: 'llm',
+  upstreamUrl,
+  dialect: 'openai',
+  credential: POOL_CREDENTIAL,
+  freeRoutes: ['GET /v1/models'],
+  holdMicros: 5000,
+  rates: [
+    { meter: 'input_tokens', unitPriceMicros: '0.5' },
+    { meter: 'output_tokens', unitPriceMicros: '1.5' },
+  ],
+});
 
 /**
  * Two providers over the fake upstream: `llm` (OpenAI dialect, 0.5 and 1.5 micros per input and
@@ -38,18 +52,7 @@ export async function seedProviders(platform: Platform, upstreamUrl: string): Pr
       .onConflict((oc) => oc.column('provider').doNothing())
       .execute();
   }
-  await upsertProvider(db, sealer, {
-    slug: 'llm',
-    upstreamUrl,
-    dialect: 'openai',
-    credential: POOL_CREDENTIAL,
-    freeRoutes: ['GET /v1/models'],
-    holdMicros: 5000,
-    rates: [
-      { meter: 'input_tokens', unitPriceMicros: '0.5' },
-      { meter: 'output_tokens', unitPriceMicros: '1.5' },
-    ],
-  });
+  await upsertProvider(db, sealer, llmProvider(upstreamUrl));
   await upsertProvider(db, sealer, {
     slug: 'search',
     upstreamUrl,

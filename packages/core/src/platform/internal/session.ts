@@ -18,12 +18,20 @@ export interface SessionCaller {
 
 /**
  * The signed-in user of the session cookie with their role in their current workspace; refuses
- * (401) anyone else. A user without a workspace counts as not signed in here.
+ * (401) anyone else. A user without a workspace counts as not signed in here, unless the route's
+ * contract names a 404 for that case: `noWorkspace` is then its message.
  */
-export async function requireSession(ctx: PlatformContext, c: Context<PlatformEnv>): Promise<SessionCaller> {
+export async function requireSession(
+  ctx: PlatformContext,
+  c: Context<PlatformEnv>,
+  options: { noWorkspace?: string } = {},
+): Promise<SessionCaller> {
   const user = await requireUser(ctx, c);
   const role = user.tenantId ? await ctx.accounts.roleIn(user.tenantId, user.userId) : null;
-  if (!user.tenantId || !role) throw new PlatformError(401, 'Unauthorized');
+  if (!user.tenantId || !role) {
+    if (options.noWorkspace !== undefined) throw new PlatformError(404, options.noWorkspace);
+    throw new PlatformError(401, 'Unauthorized');
+  }
   return {
     userId: user.userId,
     subject: user.subject,

@@ -33,7 +33,7 @@ export function usageRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
 
   app.get('/api/integrations/:slug/usage', async (c) => {
     c.set('errorShape', 'flat');
-    const user = await requireSession(ctx, c);
+    const user = await requireSession(ctx, c, { noWorkspace: 'No workspace' });
     // It reports the workspace's spend: billing, which is owners' business.
     if (user.role !== 'owner') {
       throw new PlatformError(403, 'Forbidden: only workspace owners see and change billing', {

@@ -1,6 +1,12 @@
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../store/database.js';
-import type { NotificationHandler } from '../store/listener.js';
+import type { Database } from './database.js';
+import type { NotificationHandler } from './listener.js';
+
+/**
+ * The catalog's change notices. Here, below the catalog, because writers of other layers change
+ * what the catalog caches too: the proxy's providers carry the margins and rates public pricing
+ * shows.
+ */
 
 /** Channel on which a write to the catalog tells every instance to drop its catalog caches. */
 export const CATALOG_CHANGED_CHANNEL = 'service_catalog_changed';
