@@ -93,6 +93,26 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(notLoggedIn.stderr).toMatch(/log/i);
   });
 
+  it('reads the global flags anywhere on the line and hands them to the developer CLI', async () => {
+    const version = await runCli(['--json', '--version'], { cwd: emptyDir() });
+    expect(version.code).toBe(0);
+    expect(JSON.parse(version.stdout)).toEqual({ version: readJson(join(PACKAGE, 'package.json')).version });
+    const help = await runCli(['--help', 'sync'], { cwd: emptyDir() });
+    expect(help).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: service sync/) });
+    for (const args of [
+      ['--json', 'whoami'],
+      ['whoami', '--json'],
+    ]) {
+      const whoami = await runCli(args, { cwd: emptyDir() });
+      expect(whoami.code, whoami.stderr).toBe(1);
+      expect(JSON.parse(whoami.stdout)).toEqual({
+        error: { message: expect.stringMatching(/log/i), exitCode: 1 },
+      });
+    }
+    const devHelp = await runCli(['--help', 'whoami'], { cwd: emptyDir() });
+    expect(devHelp).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: service whoami/) });
+  });
+
   it('is what `pnpm exec service` runs at the repo root', async () => {
     const { stdout } = await promisify(execFile)('pnpm', ['exec', 'service', '--help'], {
       cwd: ROOT,

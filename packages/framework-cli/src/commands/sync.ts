@@ -19,7 +19,6 @@ import { appDir, appUrl, CATALOG_PATH, OVERRIDES_PATH, readConfig, safeJson } fr
 
 const OPTIONS = {
   strict: 'boolean',
-  json: 'boolean',
   url: 'string',
   report: 'boolean',
   key: 'string',
@@ -114,7 +113,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     impact,
     notes,
   };
-  io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : describe(result));
+  io.stdout.write(io.json ? `${JSON.stringify(result)}\n` : describe(result));
   return exitCode;
 }
 
