@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { BUILT, baseEnv, PACKAGE, ROOT, readJson, runCli } from './support/cli.js';
+import { BUILT, baseEnv, PACKAGE, ROOT, readJson, runCli, writeJson } from './support/cli.js';
 
 const emptyDir = () => mkdtempSync(join(tmpdir(), 'svc-fcli-empty-'));
 
@@ -111,6 +111,41 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     }
     const devHelp = await runCli(['--help', 'whoami'], { cwd: emptyDir() });
     expect(devHelp).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: service whoami/) });
+  });
+
+  it.each([
+    [['--json', 'sync'], 1, /run `service init` first/],
+    [['init', '--yes', '--bogus', '--json'], 1, /unknown option --bogus/],
+    [['doctor', '--json', 'a', 'b'], 1, /unexpected argument b/],
+    [['refine', '--json'], 1, /run `service init` first/],
+    [['mcp', '--json'], 1, /name a subcommand/],
+    [['mcp', 'verify-domain', '--json'], 1, /--domain is required/],
+    [['cloud', 'login', '--json'], 1, /not available in this version/],
+    [['frobnicate', '--json'], 2, /^Unknown command: frobnicate$/],
+    [['--json'], 2, /No command given/],
+  ])('under --json, answers an error as one JSON object on stdout: %j', async (args, exitCode, message) => {
+    const result = await runCli(args as string[], { cwd: emptyDir() });
+    expect(result.code).toBe(exitCode);
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).toEqual({
+      error: { message: expect.stringMatching(message), exitCode },
+    });
+  });
+
+  it('init --json applies only with --yes and prints { applied, plan }', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'shop', dependencies: { express: '^5.0.0' } });
+    const refused = await runCli(['init', '--json'], { cwd: dir });
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).error.message).toMatch(/pass --yes/);
+    expect(readdirSync(dir)).toEqual(['package.json']);
+    const applied = await runCli(['init', '--json', '--yes'], { cwd: dir });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(JSON.parse(applied.stdout)).toMatchObject({
+      applied: true,
+      plan: { framework: 'express', env: { action: 'provision' } },
+    });
+    expect(readJson(join(dir, '.service/config.json')).framework).toBe('express');
   });
 
   it('is what `pnpm exec service` runs at the repo root', async () => {

@@ -87,6 +87,16 @@ describe.skipIf(!BUILT)('service mcp server-json', () => {
     expect(forced.code).toBe(0);
     expect(readJson(join(dir, 'server.json')).name).toBe('com.example/shop');
   });
+
+  it('prints the written file and document under --json', async () => {
+    const dir = appFolder();
+    const result = await runCli(['mcp', 'server-json', '--json', '--domain', 'example.com'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      file: join(dir, 'server.json'),
+      server: readJson(join(dir, 'server.json')),
+    });
+  });
 });
 
 describe.skipIf(!BUILT)('service mcp verify-domain', () => {
@@ -134,6 +144,34 @@ describe.skipIf(!BUILT)('service mcp verify-domain', () => {
     );
     expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/never overwritten/) });
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(seed);
+  });
+
+  it('prints the key file, the challenge and the well-known file under --json', async () => {
+    const dir = appFolder();
+    const result = await runCli(
+      [
+        'mcp',
+        'verify-domain',
+        '--json',
+        '--domain',
+        'example.com',
+        '--key-out',
+        'k',
+        '--write-well-known',
+        'pub',
+      ],
+      { cwd: dir },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const body = JSON.parse(result.stdout);
+    const challenge = `v=MCPv1; k=ed25519; p=${publicKeyOfSeed(readFileSync(join(dir, 'k'), 'utf8').trim()).toString('base64')}`;
+    expect(body).toEqual({
+      domain: 'example.com',
+      keyFile: join(dir, 'k'),
+      challenge,
+      challengeUrl: 'https://example.com/.well-known/mcp-registry-auth',
+      wellKnownFile: join(dir, 'pub/.well-known/mcp-registry-auth'),
+    });
   });
 });
 
@@ -215,6 +253,15 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
     expect(result.stdout).toContain('✓ server.json agrees with the live door (com.example/shop)');
     expect(result.stdout).toContain('✓ /.well-known/mcp-registry-auth serves the registry challenge');
     expect(result.stdout).toContain('✓ actAs is configured');
+
+    const json = await runCli(['doctor', '--json'], { cwd: dir, env: baseEnv({ SERVICE_URL: frontUrl }) });
+    expect(json.code).toBe(0);
+    const body = JSON.parse(json.stdout);
+    expect(body).toMatchObject({ ok: true, exitCode: 0, url: frontUrl });
+    expect(body.checks).toContainEqual({
+      level: 'ok',
+      text: 'server.json agrees with the live door (com.example/shop)',
+    });
   });
 
   it('only warns when no HTTP challenge is served (the DNS record may prove the domain)', async () => {
@@ -229,6 +276,15 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
     const result = await doctor();
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('✗ /.well-known/mcp-registry-auth does not start with v=MCPv1');
+    const json = await runCli(['doctor', '--json'], { cwd: dir, env: baseEnv({ SERVICE_URL: frontUrl }) });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: false,
+      exitCode: 1,
+      checks: expect.arrayContaining([
+        { level: 'fail', text: '/.well-known/mcp-registry-auth does not start with v=MCPv1' },
+      ]),
+    });
   });
 
   it('exits 1 when server.json names another URL than the live door', async () => {

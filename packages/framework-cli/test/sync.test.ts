@@ -166,6 +166,12 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
     const result = await sync();
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/service_ prefix is reserved/);
+    // Under --json, exit 1 is still one JSON object on stdout (the developer CLI's error shape).
+    const json = await sync('--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toEqual({
+      error: { message: expect.stringMatching(/service_ prefix is reserved/), exitCode: 1 },
+    });
   });
 
   it('resolves the app’s own `@/` paths from its tsconfig, as its bundler does', async () => {
