@@ -3,13 +3,13 @@
  * the cloud commands' answer, the developer commands reached through the same name, and
  * `pnpm exec service` at the repo root running this CLI.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { BUILT, baseEnv, PACKAGE, ROOT, readJson, runCli, writeJson } from './support/cli.js';
+import { BIN, BUILT, baseEnv, PACKAGE, ROOT, readJson, runCli, writeJson } from './support/cli.js';
 
 const emptyDir = () => mkdtempSync(join(tmpdir(), 'svc-fcli-empty-'));
 
@@ -146,6 +146,35 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
       plan: { framework: 'express', env: { action: 'provision' } },
     });
     expect(readJson(join(dir, '.service/config.json')).framework).toBe('express');
+  });
+
+  it.each([
+    [[], '  service init --yes\n'],
+    ...['init', 'sync', 'doctor', 'refine', 'mcp', 'cloud'].map((command) => [
+      [command],
+      `  service ${command}`,
+    ]),
+  ])('ends the help of %j with examples', async (command, example) => {
+    const help = await runCli([...(command as string[]), '--help'], { cwd: emptyDir() });
+    expect(help.code).toBe(0);
+    const examples = help.stdout.split(/\nExamples?:\n/)[1];
+    expect(examples, help.stdout).toBeDefined();
+    expect(examples).toContain(example);
+    for (const line of examples!.trimEnd().split('\n')) expect(line).toMatch(/^ {2}(\S+=\S+ )?service /);
+  });
+
+  it('stops quietly when the reader closes the pipe early (`service sync --json | head -c 10`)', async () => {
+    const child = spawn(process.execPath, [BIN, 'sync', '--json'], {
+      cwd: emptyDir(),
+      env: baseEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // The reader is gone before the command writes: its write meets a closed pipe (EPIPE).
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    await new Promise((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
   });
 
   it('is what `pnpm exec service` runs at the repo root', async () => {
