@@ -50,6 +50,18 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it.each([
+    ['next and express both: next wins', { next: '^16.0.0', express: '^5.0.0' }, 'next'],
+    ['neither: next, the fallback', {}, 'next'],
+    ['express alone', { express: '^5.0.0' }, 'express'],
+  ])('detects the framework from package.json, %s', async (_case, dependencies, framework) => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'app', dependencies });
+    const result = await runCli(['init', '--agent'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).framework).toBe(framework);
+  });
+
   it('exits 1 on a missing option value and a surplus argument', async () => {
     expect((await runCli(['init', '--model-import'], { cwd: emptyDir() })).stderr).toMatch(/needs a value/);
     const surplus = await runCli(['sync', 'a', 'b'], { cwd: emptyDir() });
