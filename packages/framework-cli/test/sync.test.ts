@@ -121,6 +121,15 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
       report: { breaking: ['cancel_order'] },
       impact: { url: host.url, tools: [{ name: 'cancel_order', known: true, grants: 1 }] },
     });
+    // SERVICE_URL in the app's .env counts as in the environment (doctor reads it there too).
+    writeFileSync(join(dir, '.env'), `SERVICE_URL=${host.url}\n`);
+    try {
+      const fromDotEnv = await runCli(['sync', '--strict', '--json'], { cwd: dir, env: baseEnv() });
+      expect(fromDotEnv.code, fromDotEnv.stdout).toBe(3);
+      expect(JSON.parse(fromDotEnv.stdout).impact).toMatchObject({ url: host.url });
+    } finally {
+      rmSync(join(dir, '.env'));
+    }
     // --url wins over SERVICE_URL; without a reachable app the impact is unknown: exit 2, a note.
     const unreachable = await runCli(['sync', '--strict', '--json', '--url', 'http://127.0.0.1:9'], {
       cwd: dir,

@@ -17,6 +17,7 @@ import {
   appDir,
   appUrl,
   CATALOG_PATH,
+  configuredAppUrl,
   OVERRIDES_PATH,
   readConfig,
   safeJson,
@@ -66,7 +67,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     notes,
   );
   let status: unknown = null;
-  const url = (options.url as string | undefined) ?? io.env.SERVICE_URL;
+  const url = configuredAppUrl(dir, io.env, options.url as string | undefined);
   if (url !== undefined) {
     const base = appUrl(dir, io.env, url);
     try {

@@ -15,7 +15,15 @@ import { diffCatalogs } from '../catalog.js';
 import { CliError } from '../cli-error.js';
 import { importHostModule, resolveHostFile } from '../host-module.js';
 import type { CliIo } from '../io.js';
-import { appDir, appUrl, CATALOG_PATH, OVERRIDES_PATH, readConfig, safeJson } from '../project.js';
+import {
+  appDir,
+  appUrl,
+  CATALOG_PATH,
+  configuredAppUrl,
+  OVERRIDES_PATH,
+  readConfig,
+  safeJson,
+} from '../project.js';
 
 const OPTIONS = {
   strict: 'boolean',
@@ -73,7 +81,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const unresolvedSlots = unresolvedOverrides(dir, catalog);
 
   let impact: SyncResult['impact'] = null;
-  const url = (options.url as string | undefined) ?? io.env.SERVICE_URL;
+  const url = configuredAppUrl(dir, io.env, options.url as string | undefined);
   if (url !== undefined && breaking.length > 0) {
     const base = appUrl(dir, io.env, url);
     try {
