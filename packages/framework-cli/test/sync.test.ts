@@ -98,6 +98,10 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
       impact: { tools: [{ name: 'list_orders', apps: 0, automations: 0, grants: 0 }] },
     });
     expect(Object.keys(body).sort()).toEqual(['exitCode', 'impact', 'notes', 'ok', 'report']);
+    // The zeros of apps and automations are not counts: sync says what impact covers.
+    expect(body.notes).toContainEqual(
+      expect.stringMatching(/^Impact counts grants only: apps do not exist yet/),
+    );
     expect(catalogNames()).toContain('list_orders');
   });
 

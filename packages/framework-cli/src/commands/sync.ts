@@ -35,6 +35,10 @@ const OPTIONS = {
 
 const CLOUD_KEY = /^svc_[0-9a-f]{40}$/;
 
+/** Said with every impact, so its zeros are not read as "nothing uses this tool". */
+const IMPACT_SCOPE =
+  'Impact counts grants only: apps do not exist yet, and an automation saves a free-text prompt, not the tools it will call.';
+
 interface ToolImpact {
   name: string;
   known: boolean;
@@ -86,6 +90,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     const base = appUrl(dir, io.env, url);
     try {
       impact = { url: base, tools: await fetchImpact(base, breaking) };
+      notes.push(IMPACT_SCOPE);
     } catch (error) {
       notes.push(`No impact from ${base}: ${(error as Error).message}`);
     }
