@@ -104,4 +104,5 @@ function usage(io: CliIo): number {
 
 export { CliError } from './cli-error.js';
 export type { CliIo } from './io.js';
+export { quietOnBrokenPipe } from './node-io.js';
 export { VERSION } from './version.js';

@@ -1,6 +1,7 @@
 /**
  * The developer commands, run by the developer CLI's own bin in a child process: it keeps its
- * terminal handling (ssh's raw mode) and its exit code, and this package imports none of it.
+ * terminal handling (ssh's raw mode) and its exit code; of its code, only the broken-pipe helper
+ * is imported here (by the bin).
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';

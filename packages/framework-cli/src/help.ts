@@ -15,8 +15,17 @@ Framework commands:
 
 Developer commands (the developer CLI): login, logout, whoami, validate, dev, ssh
 
-Options: -h, --help    -v, --version
-Run service <command> --help for a command's options.
+Options (anywhere on the line):
+  --json                print one JSON object on stdout, errors included ({ "error": { ... } })
+  -h, --help            show help; service <command> --help (or service help <command>) for one
+  -v, --version         show the version
+
+Examples:
+  service init --yes
+  service sync --strict
+  service doctor --json
+  service mcp server-json --domain example.com
+  service whoami --json
 `;
 
 export const COMMAND_HELP: Record<string, string> = {
@@ -27,6 +36,12 @@ export const COMMAND_HELP: Record<string, string> = {
   --force                 regenerate the files under .service/ (never your source)
   --model-import <spec>   where the model comes from (default @/lib/ai for Next.js, ./ai for Express)
   --brief <text>          what the app's agent is for
+  --json                  print { applied, plan } once applied (needs --yes)
+
+Examples:
+  service init --agent
+  service init --yes --brief "You help customers with their orders."
+  service init apps/shop --yes --model-import @/lib/model
 `,
   sync: `Usage: service sync [dir] [options]
 
@@ -39,11 +54,22 @@ export const COMMAND_HELP: Record<string, string> = {
 
 Exit codes: 0 success (warnings included), 2 unresolved slots or breaking changes under --strict,
 3 breaking changes that impact saved references under --strict, 1 anything else.
-`,
-  doctor: `Usage: service doctor [dir]
 
-Checks the wiring, then the running app at SERVICE_URL (default http://localhost:3000).
-Exit 0 green, 1 broken.
+Examples:
+  service sync
+  service sync --strict --url http://localhost:3000
+  service sync --json
+`,
+  doctor: `Usage: service doctor [dir] [--json]
+
+Checks the wiring, then the running app at SERVICE_URL (environment, then .env; default
+http://localhost:3000). Exit 0 green, 1 broken.
+
+  --json                  print { ok, exitCode, url, checks: [{ level, text }] }
+
+Examples:
+  service doctor
+  SERVICE_URL=http://localhost:4000 service doctor --json
 `,
   refine: `Usage: service refine [dir] [options]
 
@@ -51,6 +77,11 @@ Exit 0 green, 1 broken.
   --model-import <spec>   where the model comes from (default: init's choice; else the offline demo model)
   --ask <text>            what to change (repeatable)
   --yes                   apply the proposed diff without asking
+  --json                  print { model, diff, applied, notes, transcript } (applies only with --yes)
+
+Examples:
+  service refine
+  service refine --ask "hide cancel_order from outside agents" --yes
 `,
   mcp: `Usage: service mcp <server-json|verify-domain> [options]
 
@@ -58,14 +89,23 @@ service mcp server-json
   --domain <domain>       the domain the registry name is made from
   --url <public-mcp-url>  the door's public URL (default https://<domain>/api/service/mcp)
   --force                 overwrite server.json
+  --json                  print { file, server }
 
 service mcp verify-domain
   --domain <domain>       required
   --key-out <path>        required: where the Ed25519 seed goes (mode 0600, never overwritten)
   --write-well-known <dir>  also write <dir>/.well-known/mcp-registry-auth
+  --json                  print { domain, keyFile, challenge, challengeUrl, wellKnownFile }
+
+Examples:
+  service mcp server-json --domain example.com
+  service mcp verify-domain --domain example.com --key-out registry.key --write-well-known public
 `,
   cloud: `Usage: service cloud <subcommand>
 
 The cloud commands are not available in this version.
+
+Example:
+  service cloud login
 `,
 };

@@ -3,6 +3,7 @@
  * validate, dev, ssh) are handed to the developer CLI, so one name reaches both.
  */
 import { CliError, UNKNOWN_COMMAND } from './cli-error.js';
+import { globalFlagArgs, takeGlobalFlags } from './global-flags.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import type { CliIo } from './io.js';
 import { VERSION } from './version.js';
@@ -23,39 +24,51 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 
 const DEVELOPER_COMMANDS = ['login', 'logout', 'whoami', 'validate', 'dev', 'ssh'];
 
+/**
+ * Runs `service <argv>` and resolves to the exit code. The global flags (`--json`, `-h`/`--help`,
+ * `-v`/`--version`) are read anywhere on the line and handed on to the developer CLI. Errors are
+ * reported here: a `CliError` as its message on stderr, anything else as an unexpected error; with
+ * `--json`, as one object on stdout in the developer CLI's shape (`{ "error": { "message",
+ * "exitCode" } }`), so a script reading JSON always gets JSON from either CLI.
+ */
 export async function run(argv: string[], io: CliIo): Promise<number> {
-  const [first, ...rest] = argv;
-  if (first === undefined || first === '-h' || first === '--help' || first === 'help') {
-    if (first === 'help' && rest[0] !== undefined) return run([rest[0], '--help'], io);
-    io.stdout.write(MAIN_HELP);
+  const flags = takeGlobalFlags(argv);
+  const [first, ...rest] = flags.rest;
+  const fail = (message: string, exitCode: number, help?: string): number => {
+    if (flags.json) io.stdout.write(`${JSON.stringify({ error: { message, exitCode } })}\n`);
+    else io.stderr.write(`${message}\n${help ? `\n${help}` : ''}`);
+    return exitCode;
+  };
+  if (first === 'help' && rest[0] !== undefined) return run([rest[0], '--help'], io);
+  if (flags.version) {
+    io.stdout.write(flags.json ? `${JSON.stringify({ version: VERSION })}\n` : `${VERSION}\n`);
     return 0;
   }
-  if (first === '-v' || first === '--version') {
-    io.stdout.write(`${VERSION}\n`);
+  if (first === undefined || first === 'help') {
+    if (flags.json && !flags.help && first === undefined)
+      return fail('No command given. Run service --help to see them.', UNKNOWN_COMMAND);
+    io.stdout.write(MAIN_HELP);
     return 0;
   }
   if (DEVELOPER_COMMANDS.includes(first)) {
     const { runDeveloperCli } = await import('./developer-cli.js');
-    return runDeveloperCli(argv, io);
+    return runDeveloperCli([first, ...globalFlagArgs(flags), ...rest], io);
   }
   const load = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined;
-  if (!load) {
-    io.stderr.write(`Unknown command: ${first}\n\n${MAIN_HELP}`);
-    return UNKNOWN_COMMAND;
-  }
-  if (rest.includes('-h') || rest.includes('--help')) {
+  if (!load) return fail(`Unknown command: ${first}`, UNKNOWN_COMMAND, MAIN_HELP);
+  if (flags.help) {
     io.stdout.write(COMMAND_HELP[first]!);
     return 0;
   }
   const started = Date.now();
   let exitCode: number;
   try {
-    exitCode = await (await load()).run(rest, io);
+    exitCode = await (await load()).run(rest, flags.json ? { ...io, json: true } : io);
   } catch (error) {
-    if (error instanceof CliError) {
-      io.stderr.write(`${error.message}\n`);
-      exitCode = error.exitCode;
-    } else {
+    if (error instanceof CliError) exitCode = fail(error.message, error.exitCode);
+    else if (flags.json)
+      exitCode = fail(`service ${first}: unexpected error: ${(error as Error)?.message ?? String(error)}`, 1);
+    else {
       io.stderr.write(`service ${first}: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
       exitCode = 1;
     }

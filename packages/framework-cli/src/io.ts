@@ -17,6 +17,8 @@ export interface CliIo {
   cwd: string;
   /** True in the bin: a delegated developer command then shares this process's terminal. */
   inheritStdio?: boolean;
+  /** `--json` was given (anywhere on the line): the command prints one JSON object on stdout. */
+  json?: boolean;
 }
 
 /** `${HOME}/.service`: where the telemetry opt-out lives. */

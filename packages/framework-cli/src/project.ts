@@ -101,9 +101,18 @@ export function isEncryptionKey(value: string | undefined): boolean {
   return Buffer.from(value, 'base64').length === 32;
 }
 
-/** The running app: `--url`, else `SERVICE_URL` (environment, then `.env`), else localhost:3000. */
+/** The running app as configured: `--url`, else `SERVICE_URL` (environment, then `.env`). */
+export function configuredAppUrl(
+  dir: string,
+  env: Record<string, string | undefined>,
+  flag?: string,
+): string | undefined {
+  return flag ?? env.SERVICE_URL ?? readDotEnv(dir).SERVICE_URL;
+}
+
+/** The running app: as configured, else localhost:3000; refuses anything but http(s). */
 export function appUrl(dir: string, env: Record<string, string | undefined>, flag?: string): string {
-  const url = flag ?? env.SERVICE_URL ?? readDotEnv(dir).SERVICE_URL ?? DEFAULT_APP_URL;
+  const url = configuredAppUrl(dir, env, flag) ?? DEFAULT_APP_URL;
   try {
     const parsed = new URL(url);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');

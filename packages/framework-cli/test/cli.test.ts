@@ -3,13 +3,13 @@
  * the cloud commands' answer, the developer commands reached through the same name, and
  * `pnpm exec service` at the repo root running this CLI.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { BUILT, baseEnv, PACKAGE, ROOT, readJson, runCli } from './support/cli.js';
+import { BIN, BUILT, baseEnv, PACKAGE, ROOT, readJson, runCli, writeJson } from './support/cli.js';
 
 const emptyDir = () => mkdtempSync(join(tmpdir(), 'svc-fcli-empty-'));
 
@@ -48,6 +48,18 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/unknown option/);
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it.each([
+    ['next and express both: next wins', { next: '^16.0.0', express: '^5.0.0' }, 'next'],
+    ['neither: next, the fallback', {}, 'next'],
+    ['express alone', { express: '^5.0.0' }, 'express'],
+  ])('detects the framework from package.json, %s', async (_case, dependencies, framework) => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'app', dependencies });
+    const result = await runCli(['init', '--agent'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).framework).toBe(framework);
   });
 
   it('exits 1 on a missing option value and a surplus argument', async () => {
@@ -91,6 +103,90 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     const notLoggedIn = await runCli(['whoami'], { cwd: emptyDir(), env: baseEnv() });
     expect(notLoggedIn.code).toBe(1);
     expect(notLoggedIn.stderr).toMatch(/log/i);
+  });
+
+  it('reads the global flags anywhere on the line and hands them to the developer CLI', async () => {
+    const version = await runCli(['--json', '--version'], { cwd: emptyDir() });
+    expect(version.code).toBe(0);
+    expect(JSON.parse(version.stdout)).toEqual({ version: readJson(join(PACKAGE, 'package.json')).version });
+    const help = await runCli(['--help', 'sync'], { cwd: emptyDir() });
+    expect(help).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: service sync/) });
+    for (const args of [
+      ['--json', 'whoami'],
+      ['whoami', '--json'],
+    ]) {
+      const whoami = await runCli(args, { cwd: emptyDir() });
+      expect(whoami.code, whoami.stderr).toBe(1);
+      expect(JSON.parse(whoami.stdout)).toEqual({
+        error: { message: expect.stringMatching(/log/i), exitCode: 1 },
+      });
+    }
+    const devHelp = await runCli(['--help', 'whoami'], { cwd: emptyDir() });
+    expect(devHelp).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: service whoami/) });
+  });
+
+  it.each([
+    [['--json', 'sync'], 1, /run `service init` first/],
+    [['init', '--yes', '--bogus', '--json'], 1, /unknown option --bogus/],
+    [['doctor', '--json', 'a', 'b'], 1, /unexpected argument b/],
+    [['refine', '--json'], 1, /run `service init` first/],
+    [['mcp', '--json'], 1, /name a subcommand/],
+    [['mcp', 'verify-domain', '--json'], 1, /--domain is required/],
+    [['cloud', 'login', '--json'], 1, /not available in this version/],
+    [['frobnicate', '--json'], 2, /^Unknown command: frobnicate$/],
+    [['--json'], 2, /No command given/],
+  ])('under --json, answers an error as one JSON object on stdout: %j', async (args, exitCode, message) => {
+    const result = await runCli(args as string[], { cwd: emptyDir() });
+    expect(result.code).toBe(exitCode);
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).toEqual({
+      error: { message: expect.stringMatching(message), exitCode },
+    });
+  });
+
+  it('init --json applies only with --yes and prints { applied, plan }', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'shop', dependencies: { express: '^5.0.0' } });
+    const refused = await runCli(['init', '--json'], { cwd: dir });
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).error.message).toMatch(/pass --yes/);
+    expect(readdirSync(dir)).toEqual(['package.json']);
+    const applied = await runCli(['init', '--json', '--yes'], { cwd: dir });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(JSON.parse(applied.stdout)).toMatchObject({
+      applied: true,
+      plan: { framework: 'express', env: { action: 'provision' } },
+    });
+    expect(readJson(join(dir, '.service/config.json')).framework).toBe('express');
+  });
+
+  it.each([
+    [[], '  service init --yes\n'],
+    ...['init', 'sync', 'doctor', 'refine', 'mcp', 'cloud'].map((command) => [
+      [command],
+      `  service ${command}`,
+    ]),
+  ])('ends the help of %j with examples', async (command, example) => {
+    const help = await runCli([...(command as string[]), '--help'], { cwd: emptyDir() });
+    expect(help.code).toBe(0);
+    const examples = help.stdout.split(/\nExamples?:\n/)[1];
+    expect(examples, help.stdout).toBeDefined();
+    expect(examples).toContain(example);
+    for (const line of examples!.trimEnd().split('\n')) expect(line).toMatch(/^ {2}(\S+=\S+ )?service /);
+  });
+
+  it('stops quietly when the reader closes the pipe early (`service sync --json | head -c 10`)', async () => {
+    const child = spawn(process.execPath, [BIN, 'sync', '--json'], {
+      cwd: emptyDir(),
+      env: baseEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // The reader is gone before the command writes: its write meets a closed pipe (EPIPE).
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    await new Promise((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
   });
 
   it('is what `pnpm exec service` runs at the repo root', async () => {

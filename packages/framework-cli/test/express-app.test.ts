@@ -221,12 +221,21 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
     expect(proposed.stdout).toContain('offline demo model');
     expect(proposed.stdout).toContain('Not applied: pass --yes');
     expect(() => readFileSync(join(dir, '.service/overrides.json'))).toThrow();
+    const json = await runCli(['refine', '--json', '--ask', 'hide say_hello'], { cwd: dir });
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      model: 'demo/refine-offline',
+      diff: expect.stringContaining('--- a/.service/overrides.json'),
+      applied: false,
+      transcript: expect.stringMatching(/^\.service\/data\/refine\/.+\.json$/),
+    });
+    expect(() => readFileSync(join(dir, '.service/overrides.json'))).toThrow();
 
     const applied = await runCli(['refine', '--yes', '--ask', 'hide say_hello'], { cwd: dir });
     expect(applied.code).toBe(0);
     expect(readJson(join(dir, '.service/overrides.json'))).toEqual({ surfaces: { mcp: [] } });
     const transcripts = readdirSync(join(dir, '.service/data/refine'));
-    expect(transcripts).toHaveLength(2);
+    expect(transcripts).toHaveLength(3);
     const last = readJson(join(dir, '.service/data/refine', transcripts.sort().at(-1)!));
     expect(last).toMatchObject({ model: 'demo/refine-offline', asks: ['hide say_hello'], applied: true });
 

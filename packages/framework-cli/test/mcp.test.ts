@@ -39,6 +39,19 @@ function publicKeyOfSeed(seedHex: string): Buffer {
   return Buffer.from(createPublicKey(key).export({ format: 'jwk' }).x!, 'base64url');
 }
 
+describe.skipIf(!BUILT)('service mcp', () => {
+  it('exits 1 naming the subcommands when none or an unknown one is given', async () => {
+    expect(await runCli(['mcp'], { cwd: appFolder() })).toMatchObject({
+      code: 1,
+      stderr: 'service mcp: name a subcommand: server-json or verify-domain.\n',
+    });
+    expect(await runCli(['mcp', 'publish'], { cwd: appFolder() })).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/unknown subcommand publish/),
+    });
+  });
+});
+
 describe.skipIf(!BUILT)('service mcp server-json', () => {
   it('names the server by the reverse-DNS of the domain and the package name’s last segment', async () => {
     const dir = appFolder();
@@ -87,17 +100,29 @@ describe.skipIf(!BUILT)('service mcp server-json', () => {
     expect(forced.code).toBe(0);
     expect(readJson(join(dir, 'server.json')).name).toBe('com.example/shop');
   });
+
+  it('prints the written file and document under --json', async () => {
+    const dir = appFolder();
+    const result = await runCli(['mcp', 'server-json', '--json', '--domain', 'example.com'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      file: join(dir, 'server.json'),
+      server: readJson(join(dir, 'server.json')),
+    });
+  });
 });
 
 describe.skipIf(!BUILT)('service mcp verify-domain', () => {
-  it('needs --domain and --key-out', async () => {
+  it('needs --domain and --key-out (exit 1)', async () => {
     const dir = appFolder();
-    expect((await runCli(['mcp', 'verify-domain', '--key-out', 'k'], { cwd: dir })).stderr).toMatch(
-      /--domain is required/,
-    );
-    expect((await runCli(['mcp', 'verify-domain', '--domain', 'example.com'], { cwd: dir })).stderr).toMatch(
-      /--key-out is required/,
-    );
+    expect(await runCli(['mcp', 'verify-domain', '--key-out', 'k'], { cwd: dir })).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/--domain is required/),
+    });
+    expect(await runCli(['mcp', 'verify-domain', '--domain', 'example.com'], { cwd: dir })).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/--key-out is required/),
+    });
     expect(existsSync(join(dir, 'k'))).toBe(false);
   });
 
@@ -135,6 +160,34 @@ describe.skipIf(!BUILT)('service mcp verify-domain', () => {
     expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/never overwritten/) });
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(seed);
   });
+
+  it('prints the key file, the challenge and the well-known file under --json', async () => {
+    const dir = appFolder();
+    const result = await runCli(
+      [
+        'mcp',
+        'verify-domain',
+        '--json',
+        '--domain',
+        'example.com',
+        '--key-out',
+        'k',
+        '--write-well-known',
+        'pub',
+      ],
+      { cwd: dir },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const body = JSON.parse(result.stdout);
+    const challenge = `v=MCPv1; k=ed25519; p=${publicKeyOfSeed(readFileSync(join(dir, 'k'), 'utf8').trim()).toString('base64')}`;
+    expect(body).toEqual({
+      domain: 'example.com',
+      keyFile: join(dir, 'k'),
+      challenge,
+      challengeUrl: 'https://example.com/.well-known/mcp-registry-auth',
+      wellKnownFile: join(dir, 'pub/.well-known/mcp-registry-auth'),
+    });
+  });
 });
 
 describe.skipIf(!BUILT)('service doctor with the door open', () => {
@@ -143,6 +196,10 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
   let front: Server;
   let frontUrl: string;
   let challenge: string | null = null;
+  /** Rewrites a JSON document on its way out, as a broken deployment would serve it. */
+  let tamper: { path: string; change: (doc: Record<string, unknown>) => void } | null = null;
+  /** The front hides the doctor probes, as an app outside development mode answers them. */
+  let probesHidden = false;
   let dir: string;
 
   beforeAll(async () => {
@@ -161,6 +218,10 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
         else res.writeHead(200, { 'content-type': 'text/plain' }).end(challenge);
         return;
       }
+      if (probesHidden && req.url?.startsWith('/api/service/doctor/')) {
+        res.writeHead(404).end();
+        return;
+      }
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
       const answer = await fetch(`${host.url}${req.url}`, {
@@ -169,7 +230,11 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
         ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body: Buffer.concat(chunks) }),
       });
       res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
-      res.end(Buffer.from(await answer.arrayBuffer()));
+      if (tamper && req.url?.startsWith(tamper.path)) {
+        const doc = (await answer.json()) as Record<string, unknown>;
+        tamper.change(doc);
+        res.end(JSON.stringify(doc));
+      } else res.end(Buffer.from(await answer.arrayBuffer()));
     });
     await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
     frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
@@ -215,6 +280,16 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
     expect(result.stdout).toContain('✓ server.json agrees with the live door (com.example/shop)');
     expect(result.stdout).toContain('✓ /.well-known/mcp-registry-auth serves the registry challenge');
     expect(result.stdout).toContain('✓ actAs is configured');
+    expect(result.stdout).toContain('✓ present mode: the user’s credentials reach the host’s API');
+
+    const json = await runCli(['doctor', '--json'], { cwd: dir, env: baseEnv({ SERVICE_URL: frontUrl }) });
+    expect(json.code).toBe(0);
+    const body = JSON.parse(json.stdout);
+    expect(body).toMatchObject({ ok: true, exitCode: 0, url: frontUrl });
+    expect(body.checks).toContainEqual({
+      level: 'ok',
+      text: 'server.json agrees with the live door (com.example/shop)',
+    });
   });
 
   it('only warns when no HTTP challenge is served (the DNS record may prove the domain)', async () => {
@@ -229,6 +304,66 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
     const result = await doctor();
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('✗ /.well-known/mcp-registry-auth does not start with v=MCPv1');
+    const json = await runCli(['doctor', '--json'], { cwd: dir, env: baseEnv({ SERVICE_URL: frontUrl }) });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: false,
+      exitCode: 1,
+      checks: expect.arrayContaining([
+        { level: 'fail', text: '/.well-known/mcp-registry-auth does not start with v=MCPv1' },
+      ]),
+    });
+  });
+
+  it('only warns when the doctor probes answer 404 (the app is not in development mode)', async () => {
+    challenge = readFileSync(join(dir, 'public/.well-known/mcp-registry-auth'), 'utf8');
+    probesHidden = true;
+    try {
+      const result = await doctor();
+      expect(result.code, result.stdout).toBe(0);
+      expect(result.stdout).toContain('! doctor probes answer 404: the app is not in development mode');
+      expect(result.stdout).not.toContain('present mode');
+      expect(result.stdout).not.toContain('act-as');
+    } finally {
+      probesHidden = false;
+    }
+  });
+
+  it.each([
+    [
+      'an OAuth metadata document allows another PKCE method than S256',
+      '/.well-known/oauth-authorization-server/',
+      (doc: Record<string, unknown>) => {
+        doc.code_challenge_methods_supported = ['plain', 'S256'];
+      },
+      'code_challenge_methods_supported is not exactly S256',
+    ],
+    [
+      'the protected resource names another issuer',
+      '/.well-known/oauth-protected-resource/',
+      (doc: Record<string, unknown>) => {
+        doc.authorization_servers = ['https://elsewhere.example.net'];
+      },
+      'authorization_servers does not name the issuer',
+    ],
+    [
+      'the server card points at another endpoint',
+      '/.well-known/mcp/server-card.json',
+      (doc: Record<string, unknown>) => {
+        doc.transport = { ...(doc.transport as object), endpoint: 'https://elsewhere.example.net/mcp' };
+      },
+      'the server card’s endpoint is not the MCP URL',
+    ],
+  ])('exits 1 when %s', async (_case, path, change, problem) => {
+    challenge = readFileSync(join(dir, 'public/.well-known/mcp-registry-auth'), 'utf8');
+    tamper = { path, change };
+    try {
+      const result = await doctor();
+      expect(result.code, result.stdout).toBe(1);
+      expect(result.stdout).toMatch(new RegExp(`✗ door discovery: .*${problem}`));
+    } finally {
+      tamper = null;
+    }
   });
 
   it('exits 1 when server.json names another URL than the live door', async () => {

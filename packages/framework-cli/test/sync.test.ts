@@ -98,6 +98,10 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
       impact: { tools: [{ name: 'list_orders', apps: 0, automations: 0, grants: 0 }] },
     });
     expect(Object.keys(body).sort()).toEqual(['exitCode', 'impact', 'notes', 'ok', 'report']);
+    // The zeros of apps and automations are not counts: sync says what impact covers.
+    expect(body.notes).toContainEqual(
+      expect.stringMatching(/^Impact counts grants only: apps do not exist yet/),
+    );
     expect(catalogNames()).toContain('list_orders');
   });
 
@@ -121,6 +125,15 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
       report: { breaking: ['cancel_order'] },
       impact: { url: host.url, tools: [{ name: 'cancel_order', known: true, grants: 1 }] },
     });
+    // SERVICE_URL in the app's .env counts as in the environment (doctor reads it there too).
+    writeFileSync(join(dir, '.env'), `SERVICE_URL=${host.url}\n`);
+    try {
+      const fromDotEnv = await runCli(['sync', '--strict', '--json'], { cwd: dir, env: baseEnv() });
+      expect(fromDotEnv.code, fromDotEnv.stdout).toBe(3);
+      expect(JSON.parse(fromDotEnv.stdout).impact).toMatchObject({ url: host.url });
+    } finally {
+      rmSync(join(dir, '.env'));
+    }
     // --url wins over SERVICE_URL; without a reachable app the impact is unknown: exit 2, a note.
     const unreachable = await runCli(['sync', '--strict', '--json', '--url', 'http://127.0.0.1:9'], {
       cwd: dir,
@@ -166,6 +179,12 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
     const result = await sync();
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/service_ prefix is reserved/);
+    // Under --json, exit 1 is still one JSON object on stdout (the developer CLI's error shape).
+    const json = await sync('--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toEqual({
+      error: { message: expect.stringMatching(/service_ prefix is reserved/), exitCode: 1 },
+    });
   });
 
   it('resolves the app’s own `@/` paths from its tsconfig, as its bundler does', async () => {

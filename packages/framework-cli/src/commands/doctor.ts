@@ -67,16 +67,21 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const base = appUrl(dir, io.env);
   await checkLive(base, dir, add);
 
-  const mark: Record<Level, string> = { ok: '✓', warn: '!', fail: '✗' };
-  for (const finding of findings) io.stdout.write(`${mark[finding.level]} ${finding.text}\n`);
   const failed = findings.filter((f) => f.level === 'fail').length;
   const warned = findings.filter((f) => f.level === 'warn').length;
+  const exitCode = failed === 0 ? 0 : 1;
+  if (io.json) {
+    io.stdout.write(`${JSON.stringify({ ok: exitCode === 0, exitCode, url: base, checks: findings })}\n`);
+    return exitCode;
+  }
+  const mark: Record<Level, string> = { ok: '✓', warn: '!', fail: '✗' };
+  for (const finding of findings) io.stdout.write(`${mark[finding.level]} ${finding.text}\n`);
   io.stdout.write(
     failed === 0
       ? `service doctor: green${warned ? ` (${warned} warning${warned === 1 ? '' : 's'})` : ''}\n`
       : `service doctor: ${failed} problem${failed === 1 ? '' : 's'}\n`,
   );
-  return failed === 0 ? 0 : 1;
+  return exitCode;
 }
 
 /**

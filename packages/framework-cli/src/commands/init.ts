@@ -63,7 +63,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (!pkg) throw new CliError(`No package.json in ${dir}: run service init in the app's folder.`);
 
   let brief = options.brief as string | undefined;
-  const prompting = !options.agent && !options.yes && interactive(io);
+  // Under --json stdout is one object, so nothing is asked on it.
+  const prompting = !options.agent && !options.yes && !io.json && interactive(io);
   if (prompting && brief === undefined) {
     const { createInterface } = await import('node:readline/promises');
     const rl = createInterface({ input: io.stdin, output: io.stdout as NodeJS.WritableStream });
@@ -81,7 +82,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     io.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
     return 0;
   }
-  io.stdout.write(describePlan(plan));
+  if (!options.yes && io.json) {
+    throw new CliError('service init: nothing written: pass --yes to apply (--agent prints the plan alone).');
+  }
+  if (!io.json) io.stdout.write(describePlan(plan));
   if (!options.yes) {
     if (!interactive(io)) {
       io.stderr.write('Nothing written: pass --yes to apply (there is no terminal to confirm on).\n');
@@ -93,6 +97,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     }
   }
   applyPlan(dir, plan, contents);
+  if (io.json) {
+    io.stdout.write(`${JSON.stringify({ applied: true, plan })}\n`);
+    return 0;
+  }
   io.stdout.write(
     `Done. Next: \`service sync\`, start the app, then \`service doctor\`.${
       plan.framework === 'express'

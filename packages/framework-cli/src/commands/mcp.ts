@@ -81,7 +81,11 @@ function serverJson(args: string[], io: CliIo): number {
     remotes: [{ type: 'streamable-http', url: url.href.replace(/\/$/, '') }],
   };
   writeFileSync(target, `${JSON.stringify(document, null, 2)}\n`);
-  io.stdout.write(`Wrote server.json for ${document.name} (${document.remotes[0]!.url}).\n`);
+  io.stdout.write(
+    io.json
+      ? `${JSON.stringify({ file: target, server: document })}\n`
+      : `Wrote server.json for ${document.name} (${document.remotes[0]!.url}).\n`,
+  );
   return 0;
 }
 
@@ -110,12 +114,20 @@ function verifyDomain(args: string[], io: CliIo): number {
   } catch (error) {
     throw new CliError(`service mcp verify-domain: cannot write ${keyOut}: ${(error as Error).message}`);
   }
+  let wellKnownFile: string | null = null;
   if (options['write-well-known']) {
-    const file = join(resolve(io.cwd, options['write-well-known'] as string), CHALLENGE_PATH);
-    mkdirSync(join(file, '..'), { recursive: true });
-    writeFileSync(file, `${challenge}\n`);
-    io.stdout.write(`Wrote ${file}\n`);
+    wellKnownFile = join(resolve(io.cwd, options['write-well-known'] as string), CHALLENGE_PATH);
+    mkdirSync(join(wellKnownFile, '..'), { recursive: true });
+    writeFileSync(wellKnownFile, `${challenge}\n`);
   }
+  if (io.json) {
+    const challengeUrl = `https://${domain}${CHALLENGE_PATH}`;
+    io.stdout.write(
+      `${JSON.stringify({ domain, keyFile: keyOut, challenge, challengeUrl, wellKnownFile })}\n`,
+    );
+    return 0;
+  }
+  if (wellKnownFile) io.stdout.write(`Wrote ${wellKnownFile}\n`);
   io.stdout.write(
     `Key (Ed25519 seed, hex) written to ${keyOut}: keep it secret.\n\n` +
       `Prove ${domain} is yours in one of two ways:\n` +

@@ -17,6 +17,7 @@ import {
   appDir,
   appUrl,
   CATALOG_PATH,
+  configuredAppUrl,
   OVERRIDES_PATH,
   readConfig,
   safeJson,
@@ -66,7 +67,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     notes,
   );
   let status: unknown = null;
-  const url = (options.url as string | undefined) ?? io.env.SERVICE_URL;
+  const url = configuredAppUrl(dir, io.env, options.url as string | undefined);
   if (url !== undefined) {
     const base = appUrl(dir, io.env, url);
     try {
@@ -97,19 +98,23 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const diff =
     before.trim() === '' && Object.keys(next).length === 0 ? '' : unifiedDiff(OVERRIDES_PATH, before, after);
 
-  if (diff) io.stdout.write(diff);
-  else io.stdout.write('Nothing to change.\n');
-  for (const note of notes) io.stdout.write(`note: ${note}\n`);
+  // Under --json stdout is one object at the end, so nothing is asked and only --yes applies.
+  const say = (text: string) => {
+    if (!io.json) io.stdout.write(text);
+  };
+  if (diff) say(diff);
+  else say('Nothing to change.\n');
+  for (const note of notes) say(`note: ${note}\n`);
 
   let applied = false;
   if (diff) {
     if (options.yes) applied = true;
-    else if (interactive(io)) applied = await confirm(io, `Apply to ${OVERRIDES_PATH}?`);
-    else io.stdout.write('Not applied: pass --yes to apply.\n');
+    else if (!io.json && interactive(io)) applied = await confirm(io, `Apply to ${OVERRIDES_PATH}?`);
+    else say('Not applied: pass --yes to apply.\n');
     if (applied) {
       mkdirSync(join(dir, '.service'), { recursive: true });
       writeFileSync(join(dir, OVERRIDES_PATH), after);
-      io.stdout.write(`Applied to ${OVERRIDES_PATH}.\n`);
+      say(`Applied to ${OVERRIDES_PATH}.\n`);
     }
   }
   const transcriptDir = join(dir, TRANSCRIPTS);
@@ -120,7 +125,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     transcript,
     `${JSON.stringify({ at, model: label, asks, system: SYSTEM, prompt, answer: answer.text, diff, applied, notes }, null, 2)}\n`,
   );
-  io.stdout.write(`Transcript: ${join(TRANSCRIPTS, transcript.slice(transcriptDir.length + 1))}\n`);
+  const transcriptPath = join(TRANSCRIPTS, transcript.slice(transcriptDir.length + 1));
+  if (io.json) {
+    io.stdout.write(
+      `${JSON.stringify({ model: label, diff, applied, notes, transcript: transcriptPath })}\n`,
+    );
+  } else io.stdout.write(`Transcript: ${transcriptPath}\n`);
   return 0;
 }
 

@@ -15,11 +15,18 @@ import { diffCatalogs } from '../catalog.js';
 import { CliError } from '../cli-error.js';
 import { importHostModule, resolveHostFile } from '../host-module.js';
 import type { CliIo } from '../io.js';
-import { appDir, appUrl, CATALOG_PATH, OVERRIDES_PATH, readConfig, safeJson } from '../project.js';
+import {
+  appDir,
+  appUrl,
+  CATALOG_PATH,
+  configuredAppUrl,
+  OVERRIDES_PATH,
+  readConfig,
+  safeJson,
+} from '../project.js';
 
 const OPTIONS = {
   strict: 'boolean',
-  json: 'boolean',
   url: 'string',
   report: 'boolean',
   key: 'string',
@@ -27,6 +34,10 @@ const OPTIONS = {
 } as const;
 
 const CLOUD_KEY = /^svc_[0-9a-f]{40}$/;
+
+/** Said with every impact, so its zeros are not read as "nothing uses this tool". */
+const IMPACT_SCOPE =
+  'Impact counts grants only: apps do not exist yet, and an automation saves a free-text prompt, not the tools it will call.';
 
 interface ToolImpact {
   name: string;
@@ -74,11 +85,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const unresolvedSlots = unresolvedOverrides(dir, catalog);
 
   let impact: SyncResult['impact'] = null;
-  const url = (options.url as string | undefined) ?? io.env.SERVICE_URL;
+  const url = configuredAppUrl(dir, io.env, options.url as string | undefined);
   if (url !== undefined && breaking.length > 0) {
     const base = appUrl(dir, io.env, url);
     try {
       impact = { url: base, tools: await fetchImpact(base, breaking) };
+      notes.push(IMPACT_SCOPE);
     } catch (error) {
       notes.push(`No impact from ${base}: ${(error as Error).message}`);
     }
@@ -114,7 +126,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     impact,
     notes,
   };
-  io.stdout.write(options.json ? `${JSON.stringify(result)}\n` : describe(result));
+  io.stdout.write(io.json ? `${JSON.stringify(result)}\n` : describe(result));
   return exitCode;
 }
 

@@ -31,6 +31,8 @@ export function developmentRoutes(ctx: WireContext): Hono<WireEnv> {
     const body = await jsonBody(ctx, c, impactBody);
     const names = body.tools ?? ctx.tools.all().map((t) => t.name);
     const grants = await ctx.grants.countByTool(names);
+    // Only grants name a tool. Apps do not exist yet; an automation saves a free-text prompt, not
+    // the tools it will call, so neither can be counted: both stay 0 (docs/framework-cli.md).
     const tools = names.map((name) => ({
       name,
       known: ctx.tools.get(name) !== undefined,
