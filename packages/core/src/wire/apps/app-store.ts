@@ -273,7 +273,7 @@ export class AppStore {
     return this.db.transaction().execute(async (trx) => {
       // The lock makes a racing placement of this app wait, then fail its reference: it cannot
       // land after the placements are cleared.
-      const app = await lockOwned(trx, owner, appId);
+      const app = await lockOwned(trx, owner, appId, 'delete');
       if (!app) return null;
       const cleared = await trx
         .deleteFrom('wire_placements')
@@ -569,7 +569,7 @@ export class AppStore {
         .selectAll()
         .where('id', '=', appId)
         .where('kind', '=', 'review')
-        .forUpdate()
+        .forNoKeyUpdate()
         .executeTakeFirst();
       if (!app) return { ok: false, reason: 'not_found' };
       const current = await currentVersion(trx, app);
@@ -658,15 +658,19 @@ function owned(db: Db, owner: string, id: string): Promise<AppRow | undefined> {
     .executeTakeFirst();
 }
 
-/** The owner's app, locked until the transaction ends, so its version number and trail move one writer at a time. */
-function lockOwned(trx: Transaction<Database>, owner: string, id: string): Promise<AppRow | undefined> {
-  return trx
-    .selectFrom('wire_apps')
-    .selectAll()
-    .where('owner', '=', owner)
-    .where('id', '=', id)
-    .forUpdate()
-    .executeTakeFirst();
+/**
+ * The owner's app, locked until the transaction ends, so its version number and trail move one
+ * writer at a time. `delete` takes the full lock, so a placement racing the delete waits for it;
+ * an edit takes the lighter one, which placements of the app do not wait for.
+ */
+function lockOwned(
+  trx: Transaction<Database>,
+  owner: string,
+  id: string,
+  lock: 'edit' | 'delete' = 'edit',
+): Promise<AppRow | undefined> {
+  const query = trx.selectFrom('wire_apps').selectAll().where('owner', '=', owner).where('id', '=', id);
+  return (lock === 'delete' ? query.forUpdate() : query.forNoKeyUpdate()).executeTakeFirst();
 }
 
 function currentVersion(db: Db, app: AppRow): Promise<VersionRow> {
