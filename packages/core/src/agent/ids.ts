@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-/** A prefixed random id (`thr_…`, `run_…`, `apr_…`, `grt_…`, `msg_…`, `atm_…`, `fil_…`, `chb_…`): 16 random bytes, base64url. */
-export function newId(prefix: 'thr' | 'run' | 'apr' | 'grt' | 'msg' | 'atm' | 'fil' | 'chb'): string {
+/** A prefixed random id (`thr_…`, `run_…`, `apr_…`, `grt_…`, `msg_…`, `atm_…`, `fil_…`, `chb_…`, `app_…`): 16 random bytes, base64url. */
+export function newId(prefix: 'thr' | 'run' | 'apr' | 'grt' | 'msg' | 'atm' | 'fil' | 'chb' | 'app'): string {
   return `${prefix}_${randomBytes(16).toString('base64url')}`;
 }
 

@@ -18,6 +18,7 @@ import * as connectorOAuth from './0018-connector-oauth.js';
 import * as files from './0019-files.js';
 import * as wireSessions from './0020-wire-sessions.js';
 import * as endUserConnections from './0021-end-user-connections.js';
+import * as wireApps from './0022-wire-apps.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0019-files': files,
   '0020-wire-sessions': wireSessions,
   '0021-end-user-connections': endUserConnections,
+  '0022-wire-apps': wireApps,
 };

@@ -1,5 +1,5 @@
 /**
- * Kysely types of the wire's tables (migration 0003-wire). Merged into the store's `Database`.
+ * Kysely types of the wire's tables (migration 0003-wire and later ones). Merged into the store's `Database`.
  *
  * @see docs/storage.md
  */
@@ -163,6 +163,71 @@ export interface WireChannelBindingsTable {
   created_at: CreatedAt;
 }
 
+/** What a wire app is: a screen of its own, a remix of a host component, or a remix a reviewer approves. */
+export type WireAppKind = 'app' | 'remix' | 'review';
+/** A review app's version, waiting for a reviewer or decided. */
+export type WireAppReviewStatus = 'pending' | 'approved' | 'rejected';
+
+/** A person's app (migration 0022-wire-apps). `version` is its current version's number. */
+export interface WireAppsTable {
+  id: string;
+  owner: string;
+  name: string;
+  kind: WireAppKind;
+  /** The host component a remix was forked from, and the hash of the baseline it was forked at. */
+  baseline_key: string | null;
+  baseline_hash: string | null;
+  /** The app this one was forked or imported from. */
+  forked_from: string | null;
+  version: number;
+  /** A review app: the content hash a reviewer approved and the version that serves it. */
+  approved_hash: string | null;
+  approved_version: number | null;
+  created_at: CreatedAt;
+  updated_at: Touched;
+}
+
+/** One version of an app's document (migration 0022-wire-apps). */
+export interface WireAppVersionsTable {
+  app_id: string;
+  version: number;
+  document: Json<Record<string, unknown>>;
+  content_hash: string;
+  review_status: WireAppReviewStatus | null;
+  review_note: string | null;
+  reviewed_by: string | null;
+  reviewed_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+/** One wish of an app's edit trail, in order (migration 0022-wire-apps). */
+export interface WireAppTrailTable {
+  app_id: string;
+  seq: number;
+  wish: string;
+  created_at: CreatedAt;
+}
+
+/** A named place on a host page (migration 0022-wire-apps): declared, or reported by the page. */
+export interface WireSlotsTable {
+  id: string;
+  page: string;
+  label: string;
+  declared: ColumnType<boolean, boolean | undefined, boolean>;
+  reported_at: NullableTimestamp;
+  created_at: CreatedAt;
+}
+
+/** The app a person placed in a slot (migration 0022-wire-apps). */
+export interface WirePlacementsTable {
+  owner: string;
+  slot_id: string;
+  app_id: string;
+  /** The app the last placement replaced (null: the slot was empty, or held the same app). */
+  evicted_app_id: string | null;
+  placed_at: Touched;
+}
+
 export interface WireTables {
   wire_threads: WireThreadsTable;
   wire_messages: WireMessagesTable;
@@ -178,4 +243,9 @@ export interface WireTables {
   wire_anonymous_sessions: WireAnonymousSessionsTable;
   wire_org_selections: WireOrgSelectionsTable;
   wire_channel_bindings: WireChannelBindingsTable;
+  wire_apps: WireAppsTable;
+  wire_app_versions: WireAppVersionsTable;
+  wire_app_trail: WireAppTrailTable;
+  wire_slots: WireSlotsTable;
+  wire_placements: WirePlacementsTable;
 }
