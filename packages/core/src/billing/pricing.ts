@@ -23,8 +23,25 @@ export interface CostLine {
   unitPriceMicros: string | number;
 }
 
+/**
+ * Decimals parsed before: every metered call prices its meters from the same few rates and
+ * margins, so each is parsed once (bounded; a price list is a handful of values).
+ */
+const PARSED_DECIMALS = new Map<string, bigint>();
+const PARSED_DECIMALS_LIMIT = 1024;
+
 /** A non-negative decimal as a scaled integer; refuses anything else (no exponents, no signs). */
 export function parseDecimal(value: string | number, decimals: number): bigint {
+  const key = `${decimals}:${value}`;
+  const known = PARSED_DECIMALS.get(key);
+  if (known !== undefined) return known;
+  const parsed = parseDecimalText(value, decimals);
+  if (PARSED_DECIMALS.size >= PARSED_DECIMALS_LIMIT) PARSED_DECIMALS.clear();
+  PARSED_DECIMALS.set(key, parsed);
+  return parsed;
+}
+
+function parseDecimalText(value: string | number, decimals: number): bigint {
   const text = typeof value === 'number' ? numberToPlain(value) : value.trim();
   const match = /^(\d+)(?:\.(\d+))?$/.exec(text);
   if (!match) throw new RangeError(`"${value}" is not a non-negative decimal`);
