@@ -68,6 +68,11 @@ export interface KitComponent {
   /** Whether the node may have children. */
   children: boolean;
   props: z.ZodObject;
+  /**
+   * Props that must be written literally: what a button calls and which fields a table shows are
+   * decided when the document is checked, never by data that arrives later.
+   */
+  literalOnly?: readonly string[];
   rowFields?: RowFields;
 }
 
@@ -168,6 +173,7 @@ export const KIT: readonly KitComponent[] = [
       confirm: z.string().max(200).optional().describe('a question asked before the action runs'),
       tone: z.enum(['primary', 'secondary', 'danger']).optional(),
     }),
+    literalOnly: ['action'],
   }),
   component({
     name: 'List',
@@ -180,6 +186,7 @@ export const KIT: readonly KitComponent[] = [
       trailing: fieldPath.optional(),
       empty: z.string().max(120).optional().describe('shown when there are no items'),
     }),
+    literalOnly: ['primary', 'secondary', 'trailing'],
     rowFields: { rows: 'items', fields: (props) => fieldsAt(props, ['primary', 'secondary', 'trailing']) },
   }),
   component({
@@ -192,6 +199,7 @@ export const KIT: readonly KitComponent[] = [
       empty: z.string().max(120).optional().describe('shown when there are no rows'),
       limit: z.number().int().min(1).max(1000).optional().describe('show at most this many rows'),
     }),
+    literalOnly: ['columns'],
     rowFields: {
       rows: 'rows',
       fields: (props) =>
@@ -211,6 +219,7 @@ export const KIT: readonly KitComponent[] = [
       y: fieldPath,
       label: z.string().max(80).optional(),
     }),
+    literalOnly: ['x', 'y'],
     rowFields: { rows: 'data', fields: (props) => fieldsAt(props, ['x', 'y']) },
   }),
   component({
@@ -225,6 +234,7 @@ export const KIT: readonly KitComponent[] = [
       }),
       label: z.string().max(80).optional(),
     }),
+    literalOnly: ['x', 'y'],
     rowFields: { rows: 'data', fields: (props) => fieldsAt(props, ['x', 'y']) },
   }),
 ];

@@ -49,6 +49,7 @@ export function usesOf(document: AppDocument, propsOk: (node: AppNode) => boolea
     if (!component) return;
     const props = (node.props ?? {}) as Record<string, unknown>;
     for (const [prop, value] of Object.entries(props)) {
+      if (component.literalOnly?.includes(prop)) continue; // refused as bound; nothing to read
       const parsed = looksLikeBinding(value) ? bindingSchema.safeParse(value) : undefined;
       if (parsed?.success)
         uses.bindings.push({ at: under(at, 'props', prop), binding: parsed.data, component, prop });

@@ -120,6 +120,12 @@ function checkProps(node: AppNode, component: KitComponent, at: string, problems
         `${component.name} has no prop "${prop}"; its props are ${known.join(', ')}`,
       );
       ok = false;
+    } else if (looksLikeBinding(value) && component.literalOnly?.includes(prop)) {
+      problems.add(
+        under(at, 'props', prop),
+        `${component.name}.${prop} must be written out, not bound: it is fixed when the app is checked`,
+      );
+      ok = false;
     } else if (looksLikeBinding(value)) {
       const parsed = bindingSchema.safeParse(value);
       if (!parsed.success) {

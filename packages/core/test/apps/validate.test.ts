@@ -180,6 +180,27 @@ describe('validateDocument', () => {
       );
     });
 
+    it('refuses a binding where the value must be written out: actions, columns, row fields', () => {
+      const action = { $query: 'orders', path: 'items[0].id' };
+      expectOneProblem(
+        documentWith({ component: 'Button', props: { label: 'Go', action } }),
+        'root.children[0].props.action',
+        'Button.action must be written out',
+      );
+      const columns = { $query: 'orders', path: 'items' };
+      expectOneProblem(
+        documentWith({ component: 'Table', props: { rows: columns, columns } }),
+        'root.children[0].props.columns',
+        'Table.columns must be written out',
+      );
+      const list = { component: 'List', props: { items: columns, primary: { $state: 'tab' } } };
+      expectOneProblem(
+        documentWith(list),
+        'root.children[0].props.primary',
+        'List.primary must be written out',
+      );
+    });
+
     it('refuses a malformed binding', () => {
       expectOneProblem(
         documentWith(stat({ $query: 'orders', path: 'count', extra: 1 })),
