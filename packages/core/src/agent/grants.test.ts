@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, inputHashOf } from './grants.js';
+import { canonicalJson } from '../internal/canonical-json.js';
+import { inputHashOf } from './grants.js';
 
 describe('canonicalJson', () => {
   it('sorts object keys at every depth and drops undefined members', () => {

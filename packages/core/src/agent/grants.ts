@@ -4,6 +4,7 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import { hashSecret } from '../identity/keys.js';
+import { canonicalJson } from '../internal/canonical-json.js';
 import type { Database } from '../store/database.js';
 import { newId } from './ids.js';
 import type { Grant, GrantScope } from './tools.js';
@@ -12,18 +13,6 @@ import type { Grant, GrantScope } from './tools.js';
 export const MAX_GRANT_TTL_SECONDS = 30 * 24 * 60 * 60;
 /** `remember: true` lasts a day. */
 export const DEFAULT_GRANT_TTL_SECONDS = 24 * 60 * 60;
-
-/** JSON with object keys sorted, so equal inputs hash alike whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
 
 export function inputHashOf(input: unknown): string {
   return hashSecret(canonicalJson(input));
