@@ -78,10 +78,6 @@ Checks a deploy manifest (default: ./service.yaml) and lists every problem with 
 Exits 0 when valid, 1 when not. Keys: name, version, runtime, title, description, category,
 integrations, optional_integrations, restart_on, env, health, wizard (inputs and steps).
 
-Examples:
-  service validate
-  service validate deploy/service.yaml --json
-
 Options:
   --json            Print { file, valid, errors: [{ path, message, line, column }] }
 

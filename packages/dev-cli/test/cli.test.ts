@@ -6,6 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { COMMAND_HELP } from '../src/help.js';
 import { run } from '../src/index.js';
 import { styles } from '../src/io.js';
 import { VERSION } from '../src/version.js';
@@ -51,6 +52,14 @@ describe('service --help', () => {
       expect(await run([flag], other)).toBe(0);
       expect(other.out()).toBe(full);
       await other.dispose();
+    }
+  });
+
+  it('gives every command one Example(s) section, after its options', () => {
+    for (const [command, help] of Object.entries(COMMAND_HELP)) {
+      expect(help.split(/Examples?:/).length - 1, command).toBe(1);
+      if (help.includes('Options:'))
+        expect(help.indexOf('Options:'), command).toBeLessThan(help.search(/Examples?:/));
     }
   });
 
