@@ -238,6 +238,36 @@ for (const kind of STORE_KINDS) {
         expect((await json(await as(ada)('/apps/placements'), 200)).placements).toEqual([]);
       });
 
+      it('reports each racing placement’s own eviction', async () => {
+        const ada = someone();
+        await reportSlots(ada, '/race', [`${ada}.hot`]);
+        const racing = await Promise.all(
+          ['a', 'b', 'c', 'd', 'e', 'f'].map((name) => apps.createApp(ada, { name, ...made(name) })),
+        );
+        const answers = await Promise.all(
+          racing.map(async (app) =>
+            json(
+              await as(ada)('/apps/placements', {
+                method: 'PUT',
+                json: { slot: `${ada}.hot`, appId: app.id },
+              }),
+              200,
+            ),
+          ),
+        );
+        const [final] = (await json(await as(ada)('/apps/placements'), 200)).placements;
+        // One chain: the first found the slot empty, every other evicted exactly the app before it.
+        const evicted = answers.map((a: { evicted: string | null }) => a.evicted);
+        expect(evicted.filter((id) => id === null)).toHaveLength(1);
+        const ids = racing.map((app) => app.id);
+        expect(
+          evicted
+            .filter((id) => id !== null)
+            .concat(final.appId)
+            .sort(),
+        ).toEqual([...ids].sort());
+      });
+
       it('refuses a slot no page reported, and keeps a declared slot as configured', async () => {
         const ada = someone();
         const app = await apps.createApp(ada, { name: 'One', ...made('one') });
