@@ -317,6 +317,25 @@ const WIRE_ROUTES: RouteCase[] = [
   ['GET', '/connections/catalog'],
   ['DELETE', '/connections/:id'],
   ['GET', '/apps'],
+  ['GET', '/apps/:id'],
+  ['DELETE', '/apps/:id'],
+  ['GET', '/apps/:id/history'],
+  ['POST', '/apps/:id/fork'],
+  ['GET', '/apps/:id/export'],
+  ['POST', '/apps/:id/open'],
+  ['POST', '/apps/:id/call'],
+  ['POST', '/apps/:id/rebase-pin'],
+  ['GET', '/apps/placements'],
+  ['PUT', '/apps/placements'],
+  ['DELETE', '/apps/placements'],
+  ['POST', '/apps/seed'],
+  ['POST', '/apps/import'],
+  ['GET', '/apps/review-queue'],
+  ['GET', '/apps/review-queue/:id'],
+  ['POST', '/apps/review-queue/:id/approve'],
+  ['POST', '/apps/review-queue/:id/reject'],
+  ['POST', '/slots'],
+  ['GET', '/slots'],
   ['GET', '/chat/:id/stream'],
   ['GET', '/no/such/route'],
 ].map(([method, path]) => ({ method: method!, path: path!, shape: 'canonical' as const }));
@@ -414,6 +433,7 @@ describe('fuzzing every route', () => {
 
     // Every optional family composed, so the fuzz reaches their routes too.
     wireService = await testService(store, {
+      apps: { reviewer: () => true },
       channels: [{ name: 'test', send: async () => {} }],
       orgs: {
         kind: 'byo',
@@ -524,10 +544,13 @@ describe('fuzzing every route', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...WIRE_ROUTES),
-        fc.array(segment(['00000000-0000-4000-8000-000000000000', 'thread-1']), {
-          minLength: 2,
-          maxLength: 2,
-        }),
+        fc.array(
+          segment(['00000000-0000-4000-8000-000000000000', 'thread-1', 'app_0000000000000000000000']),
+          {
+            minLength: 2,
+            maxLength: 2,
+          },
+        ),
         query,
         body,
         fc.constantFrom<Record<string, string>>(

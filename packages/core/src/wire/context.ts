@@ -11,9 +11,10 @@ import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
 import type { Automations } from '../automations/index.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
+import type { AppStore } from './apps/app-store.js';
 import type { TextChannels } from './channels.js';
 import type { WireConnections } from './connections.js';
-import type { PrincipalResolver } from './options.js';
+import type { AppsOptions, PrincipalResolver } from './options.js';
 import type { OrgSelections, WireOrgs } from './orgs.js';
 
 /** The fixed mount point of the wire. */
@@ -34,7 +35,8 @@ export interface WireContext {
   actAs: ActAs | null;
   model: { instance: LanguageModel | null; source: 'custom' | 'ladder' };
   development: boolean;
-  apps: boolean;
+  /** Null when the composition switched apps off (`apps: false`): the routes are then unmounted. */
+  apps: WireApps | null;
   /** Null when the composition switched files off (`files: false`). */
   files: FileStore | null;
   /** Largest file an upload (or a chat message's file part) may hold. */
@@ -60,6 +62,12 @@ export interface WireContext {
   heartbeatMs: number;
   maxBodyBytes: number;
   maxChatHistoryBytes: number;
+}
+
+export interface WireApps {
+  store: AppStore;
+  /** The composition's `apps.reviewer`, or null: nobody may review. */
+  reviewer: NonNullable<AppsOptions['reviewer']> | null;
 }
 
 export interface WireEnv {

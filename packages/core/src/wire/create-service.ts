@@ -23,6 +23,7 @@ import { Automations } from '../automations/index.js';
 import { createJsonLogger, describeError, type Logger } from '../http/logger.js';
 import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
+import { AppStore } from './apps/app-store.js';
 import { TextChannels } from './channels.js';
 import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
 import { loadDoor, type WireDoor } from './door-loader.js';
@@ -41,6 +42,7 @@ import { OrgSelections } from './orgs.js';
 import { readOverrides } from './overrides.js';
 import { checkEncoding, checkJsonGate, wirePath } from './pipeline.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { appRoutes } from './routes/apps.js';
 import { automationRoutes } from './routes/automations.js';
 import { channelRoutes } from './routes/channels.js';
 import { chatRoutes } from './routes/chat.js';
@@ -179,7 +181,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     actAs: options.actAs ?? null,
     model,
     development: options.development ?? env.NODE_ENV !== 'production',
-    apps: options.apps !== false,
+    apps:
+      options.apps === false
+        ? null
+        : {
+            store: new AppStore(db),
+            reviewer: (typeof options.apps === 'object' && options.apps.reviewer) || null,
+          },
     automations,
     files,
     connections: options.connections ?? null,
@@ -225,6 +233,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   app.route('/', statusRoutes(context));
   app.route('/', developmentRoutes(context));
   app.route('/', unavailableRoutes(context));
+  if (context.apps) app.route('/', appRoutes(context, context.apps));
   if (files) app.route('/', fileRoutes(context, files, context.maxFileBytes));
   if (context.connections) app.route('/', connectionRoutes(context, context.connections));
   if (context.orgs) app.route('/', orgRoutes(context, context.orgs));

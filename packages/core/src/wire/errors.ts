@@ -25,9 +25,11 @@ export const WIRE_ERROR_CODES = {
   cloud_required: 402,
   /** 403: the host's principal() returned null: nobody is signed in. */
   principal_required: 403,
+  /** 403: a review route asked by someone the composition's `apps.reviewer` does not name. */
+  reviewer_required: 403,
   /** 404: no such route. */
   route_not_found: 404,
-  /** 404: no such thread, run, automation, approval or grant for this principal. */
+  /** 404: no such thread, run, automation, approval, grant, file, app or slot for this principal. */
   not_found: 404,
   /** 409: the thread already has a run in flight (the body's `run_id` names it). */
   run_in_flight: 409,
@@ -39,6 +41,10 @@ export const WIRE_ERROR_CODES = {
   approval_not_pending: 409,
   /** 409: a rerun of a run no automation started (a chat turn is regenerated instead). */
   not_rerunnable: 409,
+  /** 409: a review decision named a content hash that is no longer the app's current version. */
+  review_stale: 409,
+  /** 409: the app's current version was already approved or rejected. */
+  review_not_pending: 409,
   /** 413: the body is over the limit. */
   payload_too_large: 413,
   /** 415: a state-changing request without `Content-Type: application/json` (CSRF gate). */

@@ -41,6 +41,15 @@ export interface AutomationsOptions {
 
 export const DEFAULT_SCHEDULER_INTERVAL_MS = 30_000;
 
+export interface AppsOptions {
+  /**
+   * Who may review review-kind remixes (`/apps/review-queue*`): called with the signed-in user
+   * (never an anonymous visitor). Unset: nobody, and the review routes answer 403
+   * `reviewer_required`.
+   */
+  reviewer?: (user: Principal) => boolean | Promise<boolean>;
+}
+
 export interface FilesOptions {
   maxBytes?: number;
   blobs?: BlobStore;
@@ -71,8 +80,8 @@ export interface ServiceOptions {
   historyWindow?: number;
   /** Model steps per turn at most (default 8). */
   maxSteps?: number;
-  /** Apps routes (default true). */
-  apps?: boolean;
+  /** Apps routes (default on): `{ reviewer }` says who may review; `false` unmounts them. */
+  apps?: boolean | AppsOptions;
   /**
    * Files routes (default on): `maxBytes`, the largest file (default 25 MiB), and `blobs`, where
    * the bytes go (default the store; `new S3Blobs(...)` for a bucket). `false` unmounts them.
@@ -189,7 +198,17 @@ const optionsSchema = z.object({
   maxOutputTokens: positiveInt.optional(),
   historyWindow: positiveInt.optional(),
   maxSteps: positiveInt.max(100).optional(),
-  apps: z.boolean().optional(),
+  apps: z
+    .union(
+      [
+        z.boolean(),
+        z.strictObject({ reviewer: fn('a function reviewer(user) returning a boolean').optional() }),
+      ],
+      {
+        message: 'must be true, false or { reviewer }',
+      },
+    )
+    .optional(),
   anonymous: z.boolean().optional(),
   channels: z
     .array(

@@ -75,7 +75,7 @@ describe('status', () => {
       store: { ok: true, kind: 'pglite' },
       agent: { ready: true, toolOutputCap: 32000, historyWindow: null },
       actions: { tools: 4, read: 1, write: 1, destructive: 1, ungraded: 1, actAs: true },
-      apps: false,
+      apps: true,
       automations: { tick: false, scheduler: false, webhookSources: 1 },
       orgs: false,
       sandbox: false,

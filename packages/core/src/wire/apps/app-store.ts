@@ -543,6 +543,43 @@ export class AppStore {
   }
 
   /**
+   * One review app's current version as the queue lists it, with its document (what the reviewer
+   * decides on); null when the app is not a review app or its current version does not wait.
+   */
+  async reviewItem(appId: string): Promise<(ReviewItem & { document: AppDocument }) | null> {
+    const row = await this.db
+      .selectFrom('wire_app_versions as v')
+      .innerJoin('wire_apps as a', (join) =>
+        join.onRef('a.id', '=', 'v.app_id').onRef('a.version', '=', 'v.version'),
+      )
+      .select([
+        'a.id',
+        'a.owner',
+        'a.name',
+        'a.baseline_key',
+        'v.version',
+        'v.content_hash',
+        'v.created_at',
+        'v.document',
+      ])
+      .where('a.id', '=', appId)
+      .where('a.kind', '=', 'review')
+      .where('v.review_status', '=', 'pending')
+      .executeTakeFirst();
+    if (!row) return null;
+    return {
+      appId: row.id,
+      owner: row.owner,
+      name: row.name,
+      baselineKey: row.baseline_key,
+      version: row.version,
+      contentHash: row.content_hash,
+      createdAt: row.created_at,
+      document: row.document,
+    };
+  }
+
+  /**
    * Approves the review app's current version, if its content hash is exactly `contentHash` (the
    * version the reviewer saw): from then on that version serves.
    */

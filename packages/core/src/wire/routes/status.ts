@@ -42,8 +42,7 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
           actAs: ctx.actAs !== null,
         },
         guard: { jsonGate: true, approvals: true, grants: true },
-        // Apps (service_make and friends) are not built yet: their routes answer 501 when mounted.
-        apps: false,
+        apps: ctx.apps !== null,
         automations: ctx.automations
           ? {
               tick: ctx.automations.tickConfigured,

@@ -1,8 +1,7 @@
 /**
  * Routes of the contract whose capability this composition does not provide: organizations
- * (refused before principal resolution: no cloud capability), and the apps surface and the
- * connections surface without a connections source, which answer `not_implemented` (apps: 404
- * when switched off).
+ * (refused before principal resolution: no cloud capability), and the connections surface
+ * without a connections source, which answers `not_implemented`.
  */
 import { Hono } from 'hono';
 import type { WireContext, WireEnv } from '../context.js';
@@ -25,10 +24,6 @@ export function unavailableRoutes(ctx: WireContext): Hono<WireEnv> {
   const notImplemented = (what: string) => () => {
     throw new WireError('not_implemented', `${what} are not available in this composition yet.`);
   };
-  if (ctx.apps) {
-    app.all('/apps', notImplemented('Apps'));
-    app.all('/apps/*', notImplemented('Apps'));
-  }
   if (!ctx.connections) {
     // Literal paths ahead of `:id`, so these words are never read as a connection id.
     app.get('/connections/catalog', () => {
