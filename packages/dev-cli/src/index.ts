@@ -1,4 +1,5 @@
 import { CliError, USAGE } from './cli-error.js';
+import { takeGlobalFlags } from './global-flags.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import type { CliIo } from './io.js';
 import { VERSION } from './version.js';
@@ -22,30 +23,6 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 };
 
 /** Flags every command takes, wherever they stand (`service --json whoami`, `service whoami --json`). */
-interface GlobalFlags {
-  json: boolean;
-  help: boolean;
-  version: boolean;
-  /** The arguments left once the global flags are taken out. */
-  rest: string[];
-}
-
-function takeGlobalFlags(argv: string[]): GlobalFlags {
-  const flags: GlobalFlags = { json: false, help: false, version: false, rest: [] };
-  let endOfOptions = false;
-  for (const arg of argv) {
-    if (endOfOptions) flags.rest.push(arg);
-    else if (arg === '--') {
-      endOfOptions = true;
-      flags.rest.push(arg);
-    } else if (arg === '--json') flags.json = true;
-    else if (arg === '-h' || arg === '--help') flags.help = true;
-    else if (arg === '-v' || arg === '--version') flags.version = true;
-    else flags.rest.push(arg);
-  }
-  return flags;
-}
-
 /**
  * Runs `service <argv>` and resolves to the exit code. Global flags (`--json`, `--help`,
  * `--version`) are read anywhere on the line. Errors are reported here: a `CliError` as its
@@ -103,6 +80,7 @@ function usage(io: CliIo): number {
 }
 
 export { CliError } from './cli-error.js';
+export { type GlobalFlags, takeGlobalFlags } from './global-flags.js';
 export type { CliIo } from './io.js';
 export { quietOnBrokenPipe } from './node-io.js';
 export { VERSION } from './version.js';

@@ -1,31 +1,11 @@
 /**
- * The flags every command takes wherever they stand on the line (`service --json whoami` is
- * `service whoami --json`): the developer CLI's global flags, read the same way, so one `service`
- * line means the same thing whichever CLI runs it. `--` ends them: what follows is an argument.
+ * The developer CLI's global flags (`--json`, `--help`, `--version`), read anywhere on the line
+ * by the developer CLI's own reader, so one `service` line means the same thing whichever CLI
+ * runs it.
  */
-export interface GlobalFlags {
-  json: boolean;
-  help: boolean;
-  version: boolean;
-  /** The arguments left once the global flags are taken out, in order. */
-  rest: string[];
-}
+import type { GlobalFlags } from '@service/dev-cli';
 
-export function takeGlobalFlags(argv: string[]): GlobalFlags {
-  const flags: GlobalFlags = { json: false, help: false, version: false, rest: [] };
-  let endOfOptions = false;
-  for (const arg of argv) {
-    if (endOfOptions) flags.rest.push(arg);
-    else if (arg === '--') {
-      endOfOptions = true;
-      flags.rest.push(arg);
-    } else if (arg === '--json') flags.json = true;
-    else if (arg === '-h' || arg === '--help') flags.help = true;
-    else if (arg === '-v' || arg === '--version') flags.version = true;
-    else flags.rest.push(arg);
-  }
-  return flags;
-}
+export { type GlobalFlags, takeGlobalFlags } from '@service/dev-cli';
 
 /** The global flags again, as arguments: what a delegated command line gets back. */
 export function globalFlagArgs(flags: GlobalFlags): string[] {

@@ -135,7 +135,12 @@ async function openPGlite(dataDir: string | undefined, where: 'thread' | 'inline
   const releaseLock = dataDir ? lockDataDir(dataDir) : () => {};
   let pglite: EmbeddedDatabase;
   try {
-    pglite = where === 'thread' ? await openPGliteThread(dataDir) : await openPGliteInline(dataDir);
+    // A bundler that compiles the platform into its own chunks (Next.js) may leave PGlite where
+    // a thread cannot load it: the store then runs in this thread, as it would inline.
+    pglite =
+      where === 'thread'
+        ? await openPGliteThread(dataDir).catch(() => openPGliteInline(dataDir))
+        : await openPGliteInline(dataDir);
   } catch (error) {
     releaseLock();
     throw error;

@@ -1,0 +1,29 @@
+/**
+ * The flags every command takes wherever they stand on the line (`service --json whoami` is
+ * `service whoami --json`). The framework CLI reads them with this same function, so one
+ * `service` line means the same thing whichever CLI runs it. `--` ends them: what follows is an
+ * argument.
+ */
+export interface GlobalFlags {
+  json: boolean;
+  help: boolean;
+  version: boolean;
+  /** The arguments left once the global flags are taken out. */
+  rest: string[];
+}
+
+export function takeGlobalFlags(argv: string[]): GlobalFlags {
+  const flags: GlobalFlags = { json: false, help: false, version: false, rest: [] };
+  let endOfOptions = false;
+  for (const arg of argv) {
+    if (endOfOptions) flags.rest.push(arg);
+    else if (arg === '--') {
+      endOfOptions = true;
+      flags.rest.push(arg);
+    } else if (arg === '--json') flags.json = true;
+    else if (arg === '-h' || arg === '--help') flags.help = true;
+    else if (arg === '-v' || arg === '--version') flags.version = true;
+    else flags.rest.push(arg);
+  }
+  return flags;
+}
