@@ -238,7 +238,9 @@ const NOT_STARTED = 'The run was stopped before this call started.';
 function toolSet(run: LiveRun, deps: TurnDeps, started: Map<string, Promise<SettledCall>>): ToolSet {
   const set: ToolSet = {};
   for (const registered of deps.tools.enabled()) {
-    if (deps.agentSurface && !deps.agentSurface.has(registered.name)) continue;
+    // Curation, not permission: the service's own tools are never curated away.
+    const own = registered.name.startsWith('service_');
+    if (deps.agentSurface && !own && !deps.agentSurface.has(registered.name)) continue;
     set[registered.name] = tool({
       description: registered.description,
       inputSchema: jsonSchema(registered.inputSchema),
@@ -323,6 +325,11 @@ async function runHostTool(
       toolCallId,
       run: run.origin,
       ...(run.credentials ? { credentials: run.credentials } : {}),
+      writeData: async (part) => {
+        // After the call's own input on the stream, so the client has the call the part belongs to.
+        await run.toolInputSeen(toolCallId);
+        run.emit({ type: part.type, id: part.id, data: part.data });
+      },
     },
     audit: {
       grantUsed: { runId: run.id },
