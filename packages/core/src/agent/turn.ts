@@ -206,7 +206,7 @@ async function assemble(chunks: UIMessageChunk[]): Promise<UIMessage | null> {
   let last: UIMessage | null = null;
   const stream = new ReadableStream<UIMessageChunk>({
     start(controller) {
-      for (const chunk of chunks) controller.enqueue(chunk);
+      for (const chunk of chunks) controller.enqueue(unshared(chunk));
       controller.close();
     },
   });
@@ -216,6 +216,15 @@ async function assemble(chunks: UIMessageChunk[]): Promise<UIMessage | null> {
     // A malformed sequence keeps what was assembled so far.
   }
   return last && last.parts.length > 0 ? structuredClone(last) : null;
+}
+
+/**
+ * A data chunk copied before the AI SDK reads it: the SDK keeps a data part's first chunk as the
+ * message's part and repaints it in place with each later chunk of the same id, which would
+ * rewrite the chunks the run keeps (and replays) to their last state.
+ */
+function unshared(chunk: UIMessageChunk): UIMessageChunk {
+  return chunk.type.startsWith('data-') ? { ...chunk } : chunk;
 }
 
 /** Why a call did not run, as the model (and the client) reads it. */
