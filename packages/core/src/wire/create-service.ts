@@ -371,7 +371,7 @@ function serviceTools(
     store: new AppStore(deps.db),
     hostTools: deps.tools,
     calls: { grants: deps.grants, audit: deps.audit },
-    ...(typeof productName === 'string' ? { productName } : {}),
+    ...(typeof productName === 'string' && productName.trim() ? { productName: productName.trim() } : {}),
     appUrl: (appId) =>
       deps.baseUrl
         ? `${deps.baseUrl.replace(/\/$/, '')}${BASE_PATH}/apps/${encodeURIComponent(appId)}/open`

@@ -159,7 +159,7 @@ export function appTools(deps: AppToolsDeps): AnyHostTool[] {
         if (!app) throw new Error(`No app ${appId}: service_apps_list lists the person’s apps.`);
         if (context.via === 'door') {
           const url = deps.appUrl?.(app.id) ?? null;
-          if (url) return appOpenCard(deps.productName ?? 'the app', app.name, url);
+          if (url) return appOpenCard(deps.productName ?? 'MCP server', app.name, url);
         }
         const [trail, placements] = await Promise.all([
           deps.store.trail(owner, appId),
