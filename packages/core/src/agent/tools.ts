@@ -90,6 +90,20 @@ export interface ToolContext {
    * request, forwarded only when `SERVICE_BASE_URL` is set (else absent).
    */
   credentials?: { headers: Record<string, string>; expiresAt?: Date };
+  /**
+   * Writes a data part into the turn's UI message stream (embedded agent only; absent from the
+   * door). A part with the same type and `id` as an earlier one replaces it in the client's
+   * message, so a tool can paint something and repaint it in place as it progresses.
+   */
+  writeData?: (part: ToolDataPart) => Promise<void>;
+}
+
+/** An AI SDK data part a tool writes into the turn's stream. */
+export interface ToolDataPart {
+  type: `data-${string}`;
+  /** Parts of one type with the same id replace each other in place. */
+  id: string;
+  data: unknown;
 }
 
 /** A tool as a host declares it. */
@@ -101,6 +115,11 @@ export interface HostTool<INPUT = unknown, OUTPUT = unknown> {
   description: string;
   /** A zod schema, or a JSON schema of an object. */
   input: z.ZodType<INPUT> | JSONSchema7;
+  /**
+   * What the tool returns, as a zod schema or a JSON schema. Optional; apps the agent builds may
+   * bind only to fields a read tool declares here (a tool without it is checked by a real run).
+   */
+  output?: z.ZodType | JSONSchema7;
   /** Unset means ungraded: no MCP hint is asserted, and no approval by default. */
   risk?: ToolRisk;
   audience?: ToolAudience;
@@ -146,6 +165,8 @@ export interface RegisteredTool {
   description: string;
   /** Always a JSON schema of an object (converted from zod when given as zod). */
   inputSchema: JSONSchema7;
+  /** The JSON schema of the tool's result, or null when the host declared none. */
+  outputSchema: JSONSchema7 | null;
   risk: ToolRisk | null;
   audience: ToolAudience;
   enabled: boolean;
@@ -194,22 +215,34 @@ export class ToolDefinitionError extends Error {
  * Validates and normalizes the host's tools. Zod inputs become JSON schemas (so the door can
  * list them) and keep zod's own parsing; JSON-schema inputs are checked for shape only (an
  * object) and passed to the model as they are.
+ *
+ * `service` holds the service's own tools (`service_*`, such as the apps tools): they follow the
+ * host's tools in the registry, and only they may use the reserved prefix.
  */
-export function createToolRegistry(tools: readonly AnyHostTool[] = []): ToolRegistry {
+export function createToolRegistry(
+  tools: readonly AnyHostTool[] = [],
+  options: { service?: readonly AnyHostTool[] } = {},
+): ToolRegistry {
   const registered: RegisteredTool[] = [];
   const byName = new Map<string, RegisteredTool>();
-  tools.forEach((raw, index) => {
+  const entries = [
+    ...tools.map((tool, index) => ({ tool, where: `tools[${index}]`, own: false })),
+    ...(options.service ?? []).map((tool, index) => ({ tool, where: `service tools[${index}]`, own: true })),
+  ];
+  for (const { tool: raw, where: at, own } of entries) {
     const tool = raw as HostTool<unknown, unknown>;
-    const where = `tools[${index}]${typeof tool?.name === 'string' ? ` (${tool.name})` : ''}`;
+    const where = `${at}${typeof tool?.name === 'string' ? ` (${tool.name})` : ''}`;
     if (!tool || typeof tool !== 'object') throw new ToolDefinitionError(`${where} must be an object`);
     if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
       throw new ToolDefinitionError(
         `${where}.name must match ${TOOL_NAME} (letters, digits, _ and -, starting with a letter)`,
       );
     }
-    if (tool.name.startsWith('service_')) {
+    if (tool.name.startsWith('service_') !== own) {
       throw new ToolDefinitionError(
-        `${where}.name: the service_ prefix is reserved for the service's own tools`,
+        own
+          ? `${where}.name: the service's own tools are named service_*`
+          : `${where}.name: the service_ prefix is reserved for the service's own tools`,
       );
     }
     if (byName.has(tool.name)) throw new ToolDefinitionError(`${where}.name is used by two tools`);
@@ -231,6 +264,7 @@ export function createToolRegistry(tools: readonly AnyHostTool[] = []): ToolRegi
       title: tool.title ?? tool.name,
       description: tool.description,
       inputSchema: schema.json,
+      outputSchema: toOutputSchema(tool.output, where),
       risk: tool.risk ?? null,
       audience: tool.audience ?? 'end-user',
       enabled: tool.enabled !== false,
@@ -241,12 +275,23 @@ export function createToolRegistry(tools: readonly AnyHostTool[] = []): ToolRegi
     };
     registered.push(entry);
     byName.set(entry.name, entry);
-  });
+  }
   return {
     all: () => registered,
     enabled: () => registered.filter((tool) => tool.enabled),
     get: (name) => byName.get(name),
   };
+}
+
+function toOutputSchema(output: unknown, where: string): JSONSchema7 | null {
+  if (output === undefined) return null;
+  if (output instanceof z.ZodType) {
+    return z.toJSONSchema(output, { io: 'output', unrepresentable: 'any' }) as JSONSchema7;
+  }
+  if (!output || typeof output !== 'object' || Array.isArray(output)) {
+    throw new ToolDefinitionError(`${where}.output must be a zod schema or a JSON schema (or unset)`);
+  }
+  return output as JSONSchema7;
 }
 
 function toInputSchema(

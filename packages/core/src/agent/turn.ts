@@ -206,7 +206,7 @@ async function assemble(chunks: UIMessageChunk[]): Promise<UIMessage | null> {
   let last: UIMessage | null = null;
   const stream = new ReadableStream<UIMessageChunk>({
     start(controller) {
-      for (const chunk of chunks) controller.enqueue(chunk);
+      for (const chunk of chunks) controller.enqueue(unshared(chunk));
       controller.close();
     },
   });
@@ -216,6 +216,15 @@ async function assemble(chunks: UIMessageChunk[]): Promise<UIMessage | null> {
     // A malformed sequence keeps what was assembled so far.
   }
   return last && last.parts.length > 0 ? structuredClone(last) : null;
+}
+
+/**
+ * A data chunk copied before the AI SDK reads it: the SDK keeps a data part's first chunk as the
+ * message's part and repaints it in place with each later chunk of the same id, which would
+ * rewrite the chunks the run keeps (and replays) to their last state.
+ */
+function unshared(chunk: UIMessageChunk): UIMessageChunk {
+  return chunk.type.startsWith('data-') ? { ...chunk } : chunk;
 }
 
 /** Why a call did not run, as the model (and the client) reads it. */
@@ -238,7 +247,9 @@ const NOT_STARTED = 'The run was stopped before this call started.';
 function toolSet(run: LiveRun, deps: TurnDeps, started: Map<string, Promise<SettledCall>>): ToolSet {
   const set: ToolSet = {};
   for (const registered of deps.tools.enabled()) {
-    if (deps.agentSurface && !deps.agentSurface.has(registered.name)) continue;
+    // Curation, not permission: the service's own tools are never curated away.
+    const own = registered.name.startsWith('service_');
+    if (deps.agentSurface && !own && !deps.agentSurface.has(registered.name)) continue;
     set[registered.name] = tool({
       description: registered.description,
       inputSchema: jsonSchema(registered.inputSchema),
@@ -323,6 +334,11 @@ async function runHostTool(
       toolCallId,
       run: run.origin,
       ...(run.credentials ? { credentials: run.credentials } : {}),
+      writeData: async (part) => {
+        // After the call's own input on the stream, so the client has the call the part belongs to.
+        await run.toolInputSeen(toolCallId);
+        run.emit({ type: part.type, id: part.id, data: part.data });
+      },
     },
     audit: {
       grantUsed: { runId: run.id },

@@ -18,12 +18,14 @@ import { GrantStore } from '../agent/grants.js';
 import { agentSurface } from '../agent/overrides.js';
 import { RunHub } from '../agent/run-hub.js';
 import { ThreadStore } from '../agent/threads.js';
+import type { AnyHostTool, ToolRegistry } from '../agent/tools.js';
 import { createToolRegistry } from '../agent/tools.js';
 import { Automations } from '../automations/index.js';
 import { createJsonLogger, describeError, type Logger } from '../http/logger.js';
 import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
 import { AppStore } from './apps/app-store.js';
+import { appTools } from './apps/app-tools.js';
 import { TextChannels } from './channels.js';
 import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
 import { loadDoor, type WireDoor } from './door-loader.js';
@@ -103,7 +105,6 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     throw new CompositionError(`createService: ${(error as Error).message}`, { cause: error });
   }
   const overrides = options.overrides === false ? undefined : (options.overrides ?? readOverrides(env));
-  const surface = agentSurface(overrides, tools, logger);
   const ownsStore = options.store === undefined;
   const store: Store = options.store ?? (await createStore());
   const db = store.db;
@@ -116,6 +117,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       : new FileStore(db, options.files?.blobs ?? new StoreBlobs(db), `${BASE_PATH}/files/`);
   const grants = new GrantStore(db);
   const approvals = new ApprovalStore(db, grants);
+  // What the agent and the door offer: the host's tools, then the service's own.
+  const offered = createToolRegistry(options.tools ?? [], {
+    service: serviceTools(options, { db, tools, grants, audit, baseUrl }),
+  });
+  const surface = agentSurface(overrides, offered, logger);
   const model = resolveModel(options.model, env);
   const toolOutputCap = options.toolOutputCap ?? DEFAULT_TOOL_OUTPUT_CAP;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -128,7 +134,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       threads,
       approvals,
       grants,
-      tools,
+      tools: offered,
       agentSurface: surface,
       logger,
       model: model.instance,
@@ -155,7 +161,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         mcp: options.mcp,
         oauth: options.oauth!,
         store,
-        tools,
+        tools: offered,
         ...(options.actAs ? { actAs: options.actAs } : {}),
         overrides,
         logger,
@@ -359,6 +365,25 @@ function automationsOf(
     ...(given.webhooks ? { webhooks: given.webhooks } : {}),
     ...(tickSecret ? { tickSecret } : {}),
     ...(schedulerIntervalMs ? { schedulerIntervalMs } : {}),
+  });
+}
+
+/** The service's own tools: the apps tools, unless the composition switched apps off. */
+function serviceTools(
+  options: ServiceOptions,
+  deps: { db: Store['db']; tools: ToolRegistry; grants: GrantStore; audit: AuditLog; baseUrl: string | null },
+): AnyHostTool[] {
+  if (options.apps === false) return [];
+  const productName = typeof options.mcp === 'object' ? options.mcp.productName : undefined;
+  return appTools({
+    store: new AppStore(deps.db),
+    hostTools: deps.tools,
+    calls: { grants: deps.grants, audit: deps.audit },
+    ...(typeof productName === 'string' && productName.trim() ? { productName: productName.trim() } : {}),
+    appUrl: (appId) =>
+      deps.baseUrl
+        ? `${deps.baseUrl.replace(/\/$/, '')}${BASE_PATH}/apps/${encodeURIComponent(appId)}/open`
+        : null,
   });
 }
 

@@ -47,7 +47,7 @@ function recordingLogger() {
 }
 
 describe('overrides', () => {
-  it('limits the agent’s menu to surfaces.agent and warns once per missing or disabled tool', async () => {
+  it('limits the agent’s menu to surfaces.agent (never the service’s own tools) and warns once per missing or disabled tool', async () => {
     const path = join(dir, 'overrides.json');
     writeFileSync(path, JSON.stringify({ surfaces: { agent: ['beta', 'gamma', 'ghost'] } }));
     const { logger, warnings } = recordingLogger();
@@ -63,13 +63,15 @@ describe('overrides', () => {
     await readTurn(
       await callerFor(service.fetch, 'una')('/chat', { method: 'POST', json: { message: 'hi' } }),
     );
-    expect(scripted.calls[0]!.tools?.map((t) => t.name)).toEqual(['beta']);
+    const offered = scripted.calls[0]!.tools?.map((t) => t.name) ?? [];
+    expect(offered.filter((name) => !name.startsWith('service_'))).toEqual(['beta']);
+    expect(offered).toContain('service_make');
     expect(warnings.map((w) => w.fields?.tool)).toEqual(['gamma', 'ghost']);
   });
 
   it('offers every enabled tool without overrides', async () => {
     const scripted = scriptedModel([{ text: ['ok'] }]);
-    const service = await testService(store, { model: scripted.model, tools });
+    const service = await testService(store, { model: scripted.model, tools, apps: false });
     services.push(service);
     await readTurn(
       await callerFor(service.fetch, 'vic')('/chat', { method: 'POST', json: { message: 'hi' } }),

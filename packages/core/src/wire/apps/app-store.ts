@@ -84,6 +84,11 @@ export interface NewVersion {
 }
 
 export interface NewApp extends NewVersion {
+  /**
+   * The app's id, when the caller named it before saving (a build streams under the id its app
+   * will have); a fresh `app_...` otherwise.
+   */
+  id?: string;
   name: string;
   /** Provenance of an imported or forked app. */
   forkedFrom?: string;
@@ -152,7 +157,7 @@ export class AppStore {
       const app = await trx
         .insertInto('wire_apps')
         .values({
-          id: newId('app'),
+          id: input.id ?? newId('app'),
           owner,
           name: input.name,
           kind: 'app',

@@ -87,7 +87,8 @@ export async function assemble(chunks: UIMessageChunk[]): Promise<UIMessage | un
   let message: UIMessage | undefined;
   const stream = new ReadableStream<UIMessageChunk>({
     start(controller) {
-      for (const chunk of chunks) controller.enqueue(chunk);
+      // A copy of each data chunk: the SDK repaints a data part in place, which would rewrite it.
+      for (const chunk of chunks) controller.enqueue(chunk.type.startsWith('data-') ? { ...chunk } : chunk);
       controller.close();
     },
   });

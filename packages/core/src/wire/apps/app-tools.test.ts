@@ -1,0 +1,409 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { openTestStore, STORE_KINDS, type TestStore } from '../../../test/support/stores.js';
+import { AuditLog } from '../../agent/audit.js';
+import { GrantStore } from '../../agent/grants.js';
+import {
+  type AnyHostTool,
+  createToolRegistry,
+  defineTool,
+  type Grant,
+  type ToolContext,
+  type ToolDataPart,
+  type ToolRegistry,
+} from '../../agent/tools.js';
+import { buildMenu } from '../../door/tool-menu.js';
+import { silentLogger } from '../../http/logger.js';
+import { AppStore } from './app-store.js';
+import { APP_DATA_PART, type AppPart, appTools, type MakeReceipt } from './app-tools.js';
+
+const ORDERS = [
+  { id: 'o1', total_cents: 1250, customer: { name: 'Ada' } },
+  { id: 'o2', total_cents: 990, customer: { name: 'Bo' } },
+];
+
+function hostTools(refunds: string[]): AnyHostTool[] {
+  return [
+    defineTool({
+      name: 'list_orders',
+      description: 'Lists orders',
+      input: z.object({ status: z.string().optional() }),
+      output: z.object({
+        count: z.number().int(),
+        items: z.array(
+          z.object({
+            id: z.string(),
+            total_cents: z.number().int(),
+            customer: z.object({ name: z.string() }),
+          }),
+        ),
+      }),
+      risk: 'read',
+      execute: async () => ({ count: ORDERS.length, items: ORDERS }),
+    }),
+    // Its schema promises a `total` it never returns: only the run check can tell.
+    defineTool({
+      name: 'revenue',
+      description: 'Revenue',
+      input: z.object({}),
+      output: z.object({ total: z.number().optional(), currency: z.string() }),
+      risk: 'read',
+      execute: async () => ({ currency: 'USD' }),
+    }),
+    defineTool({
+      name: 'refund_order',
+      description: 'Refunds an order',
+      input: z.object({ id: z.string() }),
+      risk: 'destructive',
+      execute: async ({ id }) => {
+        refunds.push(id);
+        return { refunded: id };
+      },
+    }),
+  ];
+}
+
+function ordersApp(title = 'Open orders', extra: object[] = []) {
+  return {
+    version: 1,
+    title,
+    queries: { orders: { tool: 'list_orders', input: { status: 'open' } } },
+    root: {
+      component: 'Stack',
+      children: [
+        { component: 'Stat', props: { label: 'Open', value: { $query: 'orders', path: 'count' } } },
+        {
+          component: 'Table',
+          props: {
+            rows: { $query: 'orders', path: 'items' },
+            columns: [
+              { field: 'id', label: 'Order' },
+              { field: 'customer.name', label: 'Customer' },
+            ],
+          },
+        },
+        {
+          component: 'Button',
+          props: {
+            label: 'Refund the first',
+            action: {
+              type: 'tool',
+              tool: 'refund_order',
+              input: { id: { $query: 'orders', path: 'items[0].id' } },
+            },
+          },
+        },
+        ...extra,
+      ],
+    },
+  };
+}
+
+for (const kind of STORE_KINDS) {
+  describe(`apps tools (${kind})`, () => {
+    let store: TestStore;
+    let apps: AppStore;
+    let registry: ToolRegistry;
+    let grants: GrantStore;
+    const refunds: string[] = [];
+    let serial = 0;
+    const someone = () => `user-${++serial}`;
+
+    beforeAll(async () => {
+      store = await openTestStore(kind);
+      apps = new AppStore(store.db);
+      grants = new GrantStore(store.db);
+      const host = hostTools(refunds);
+      registry = createToolRegistry(host, {
+        service: appTools({
+          store: apps,
+          hostTools: createToolRegistry(host),
+          calls: { grants, audit: new AuditLog(store.db, silentLogger) },
+          productName: 'Shop',
+          appUrl: (id) => `https://shop.test/apps/${id}`,
+        }),
+      });
+      await apps.declareSlots([
+        { id: 'home.top', page: '/home', label: 'Top of home' },
+        { id: 'orders.side', page: '/orders', label: 'Orders sidebar' },
+      ]);
+    });
+    afterAll(async () => store?.dispose());
+
+    /** Calls a tool as `subject` the way the turn does: input parsed by its schema, then executed. */
+    async function call<T>(
+      name: string,
+      input: unknown,
+      subject: string,
+      extra: Partial<ToolContext> = {},
+    ): Promise<{ output: T; parts: ToolDataPart[] }> {
+      const tool = registry.get(name);
+      if (!tool) throw new Error(`no tool ${name}`);
+      const parsed = tool.parseInput(input);
+      if (!parsed.ok) throw new Error(parsed.message);
+      const parts: ToolDataPart[] = [];
+      const output = (await tool.execute(parsed.value, {
+        principal: { subject },
+        via: 'agent',
+        signal: new AbortController().signal,
+        writeData: async (part) => {
+          parts.push(part);
+        },
+        ...extra,
+      })) as T;
+      return { output, parts };
+    }
+    const make = (input: object, subject: string) => call<MakeReceipt>('service_make', input, subject);
+
+    it('builds an app: a receipt of words, the saved app, the wish, and one part repainted to final', async () => {
+      const alice = someone();
+      const { output, parts } = await make({ wish: 'show my open orders', document: ordersApp() }, alice);
+      expect(Object.keys(output).sort()).toEqual(['app', 'note', 'status', 'where']);
+      expect(output).toMatchObject({ status: 'built', app: 'Open orders', where: 'your apps' });
+      expect(output.note).toMatch(/^saved as version 1 of app_/);
+      for (const value of Object.values(output)) expect(typeof value).toBe('string');
+      expect(JSON.stringify(output)).not.toContain('component');
+
+      const [listed] = await apps.listApps(alice);
+      expect(listed).toMatchObject({ name: 'Open orders', version: 1 });
+      expect(output.note).toContain(listed!.id);
+      expect((await apps.trail(alice, listed!.id))?.map((w) => w.wish)).toEqual(['show my open orders']);
+
+      expect(parts.every((p) => p.type === APP_DATA_PART && p.id === listed!.id)).toBe(true);
+      const states = parts.map((p) => (p.data as AppPart).state);
+      expect(states).toEqual(['streaming', 'streaming', 'final']);
+      expect((parts[0]!.data as { document: unknown }).document).toBeNull();
+      expect(parts.at(-1)!.data).toMatchObject({
+        state: 'final',
+        version: 1,
+        document: { title: 'Open orders' },
+      });
+    });
+
+    it('edits an app into a second version under the same part id, with the wish appended', async () => {
+      const alice = someone();
+      const built = await make({ wish: 'orders', document: ordersApp() }, alice);
+      const [app] = await apps.listApps(alice);
+      const edited = await make(
+        {
+          wish: 'add a heading',
+          appId: app!.id,
+          document: ordersApp('Open orders', [{ component: 'Heading', props: { text: 'Mine' } }]),
+        },
+        alice,
+      );
+      expect(built.output.status).toBe('built');
+      expect(edited.output).toMatchObject({ status: 'edited', app: 'Open orders' });
+      expect(edited.output.note).toBe(`saved as version 2 of ${app!.id}`);
+      expect((await apps.history(alice, app!.id))?.map((v) => v.version)).toEqual([2, 1]);
+      expect((await apps.trail(alice, app!.id))?.map((w) => w.wish)).toEqual(['orders', 'add a heading']);
+      expect(edited.parts.every((p) => p.id === app!.id)).toBe(true);
+      expect(edited.parts.at(-1)!.data).toMatchObject({ state: 'final', version: 2 });
+    });
+
+    it('refuses a binding the host tool does not declare: nothing saved, the slot keeps its app', async () => {
+      const alice = someone();
+      await make({ wish: 'orders', document: ordersApp(), slot: 'home.top' }, alice);
+      const before = await apps.placements(alice);
+      expect(before).toHaveLength(1);
+      const bad = ordersApp('Totals', [
+        { component: 'Stat', props: { label: 'Total', value: { $query: 'orders', path: 'total' } } },
+      ]);
+      const { output, parts } = await make({ wish: 'totals', document: bad, slot: 'home.top' }, alice);
+      expect(output).toMatchObject({ status: 'failed', app: 'Totals', where: 'Top of home on /home' });
+      expect(output.note).toContain('refused, nothing saved');
+      expect(output.note).toContain('"total"');
+      expect(await apps.listApps(alice)).toHaveLength(1);
+      expect(await apps.placements(alice)).toEqual(before);
+      const last = parts.at(-1)!.data as AppPart;
+      expect(last.state).toBe('failed');
+      expect(last).not.toHaveProperty('document');
+      expect(parts.every((p) => (p.data as { document?: unknown }).document == null)).toBe(true);
+    });
+
+    it('refuses a document the real run contradicts, after painting it as streaming, and saves nothing', async () => {
+      const alice = someone();
+      const document = {
+        version: 1,
+        title: 'Revenue',
+        queries: { revenue: { tool: 'revenue' } },
+        root: { component: 'Stat', props: { label: 'Revenue', value: { $query: 'revenue', path: 'total' } } },
+      };
+      const { output, parts } = await make({ wish: 'revenue', document }, alice);
+      expect(output.status).toBe('failed');
+      expect(output.note).toContain('returned no "total"');
+      expect(parts.map((p) => (p.data as AppPart).state)).toEqual(['streaming', 'streaming', 'failed']);
+      expect(await apps.listApps(alice)).toHaveLength(0);
+    });
+
+    it('refuses an unknown slot before saving, naming the slots there are', async () => {
+      const alice = someone();
+      const { output } = await make({ wish: 'orders', document: ordersApp(), slot: 'nowhere' }, alice);
+      expect(output.status).toBe('failed');
+      expect(output.note).toContain('home.top');
+      expect(await apps.listApps(alice)).toHaveLength(0);
+    });
+
+    it('keeps each person to their own apps', async () => {
+      const [alice, bob] = [someone(), someone()];
+      await make({ wish: 'orders', document: ordersApp() }, alice);
+      const [app] = await apps.listApps(alice);
+      const edit = await make({ wish: 'mine now', appId: app!.id, document: ordersApp('Hijack') }, bob);
+      expect(edit.output.status).toBe('failed');
+      expect(edit.parts).toEqual([]);
+      expect((await apps.getApp(alice, app!.id))?.version).toBe(1);
+      await expect(call('service_apps_open', { appId: app!.id }, bob)).rejects.toThrow(/No app/);
+      await expect(call('service_apps_pin', { appId: app!.id, slot: 'home.top' }, bob)).rejects.toThrow(
+        /No app/,
+      );
+      await expect(
+        call('service_apps_call', { appId: app!.id, tool: 'refund_order', input: { id: 'o1' } }, bob),
+      ).rejects.toThrow(/No app/);
+      expect((await call<{ apps: unknown[] }>('service_apps_list', {}, bob)).output.apps).toEqual([]);
+    });
+
+    it('pins, lists and unpins', async () => {
+      const alice = someone();
+      await make({ wish: 'a', document: ordersApp('A') }, alice);
+      await make({ wish: 'b', document: ordersApp('B') }, alice);
+      const [b, a] = await apps.listApps(alice);
+      const first = await call('service_apps_pin', { appId: a!.id, slot: 'orders.side' }, alice);
+      expect(first.output).toMatchObject({ placed: a!.id, slot: 'orders.side', replaced: null });
+      const second = await call('service_apps_pin', { appId: b!.id, slot: 'orders.side' }, alice);
+      expect(second.output).toMatchObject({ placed: b!.id, replaced: a!.id });
+      await expect(call('service_apps_pin', { appId: a!.id, slot: 'made.up' }, alice)).rejects.toThrow(
+        /no slot "made.up".*home\.top/,
+      );
+
+      const listed = await call<{ apps: Array<{ id: string; slots: string[] }> }>(
+        'service_apps_list',
+        {},
+        alice,
+      );
+      expect(listed.output.apps).toEqual([
+        { id: b!.id, name: 'B', kind: 'app', version: 1, slots: ['orders.side'] },
+        { id: a!.id, name: 'A', kind: 'app', version: 1, slots: [] },
+      ]);
+      const slots = await call<{ slots: Array<{ id: string; app: string | null }> }>(
+        'service_apps_slots',
+        {},
+        alice,
+      );
+      expect(slots.output.slots).toContainEqual({
+        id: 'orders.side',
+        page: '/orders',
+        label: 'Orders sidebar',
+        app: b!.id,
+      });
+
+      const unpinned = await call('service_apps_unpin', { slot: 'orders.side' }, alice);
+      expect(unpinned.output).toEqual({ slot: 'orders.side', removed: b!.id });
+      expect(await apps.placements(alice)).toEqual([]);
+    });
+
+    it('opens an app with its document and trail, and paints it; over the door it answers the card', async () => {
+      const alice = someone();
+      await make({ wish: 'orders please', document: ordersApp() }, alice);
+      const [app] = await apps.listApps(alice);
+      const opened = await call<{ document: unknown; wishes: string[] }>(
+        'service_apps_open',
+        { appId: app!.id },
+        alice,
+      );
+      expect(opened.output).toMatchObject({ id: app!.id, version: 1, wishes: ['orders please'] });
+      expect(opened.output.document).toMatchObject({ title: 'Open orders' });
+      expect(opened.parts).toEqual([
+        expect.objectContaining({
+          type: APP_DATA_PART,
+          id: app!.id,
+          data: expect.objectContaining({ state: 'final' }),
+        }),
+      ]);
+      const door = await call('service_apps_open', { appId: app!.id }, alice, { via: 'door' });
+      expect(door.output).toEqual({
+        card: {
+          type: 'service.app-open',
+          version: 1,
+          product: 'Shop',
+          app: 'Open orders',
+          url: `https://shop.test/apps/${app!.id}`,
+        },
+        text: `Open Open orders in Shop: https://shop.test/apps/${app!.id}`,
+      });
+    });
+
+    it('calls a button’s tool only when the app has that button, and asks for the tool’s approval', async () => {
+      const alice = someone();
+      await make({ wish: 'orders', document: ordersApp() }, alice);
+      const [app] = await apps.listApps(alice);
+      const callTool = registry.get('service_apps_call')!;
+      const context = {
+        principal: { subject: alice },
+        via: 'agent' as const,
+        signal: new AbortController().signal,
+      };
+      expect(
+        await callTool.needsApproval({ appId: app!.id, tool: 'refund_order', input: { id: 'o1' } }, context),
+      ).toBe(true);
+      const pressed = await call(
+        'service_apps_call',
+        { appId: app!.id, tool: 'refund_order', input: { id: 'o2' } },
+        alice,
+      );
+      expect(pressed.output).toEqual({ refunded: 'o2' });
+      expect(refunds).toContain('o2');
+      await expect(
+        call(
+          'service_apps_call',
+          { appId: app!.id, tool: 'refund_order', input: { id: 'o1', extra: 1 } },
+          alice,
+        ),
+      ).rejects.toThrow(/no button/);
+      await expect(
+        call('service_apps_call', { appId: app!.id, tool: 'list_orders', input: {} }, alice),
+      ).rejects.toThrow(/no button/);
+      // A grant on the apps tool itself does not stand for the button's destructive tool.
+      const grant = { id: 'grt_x', tool: 'service_apps_call' } as Grant;
+      await expect(
+        call('service_apps_call', { appId: app!.id, tool: 'refund_order', input: { id: 'o1' } }, alice, {
+          grant,
+        }),
+      ).rejects.toThrow(/approval/);
+      expect(refunds).not.toContain('o1');
+    });
+
+    it('registers every apps tool with its risk, and the door never curates them away', () => {
+      const risks = Object.fromEntries(
+        registry
+          .all()
+          .filter((t) => t.name.startsWith('service_'))
+          .map((t) => [t.name, t.risk]),
+      );
+      expect(risks).toMatchObject({
+        service_make: 'write',
+        service_apps_create: 'write',
+        service_apps_edit: 'write',
+        service_apps_rebase_pin: 'write',
+        service_apps_list: 'read',
+        service_apps_open: 'read',
+        service_apps_call: null,
+        service_apps_pin: 'write',
+        service_apps_unpin: 'write',
+        service_apps_slots: 'read',
+      });
+      const menu = buildMenu(registry, { surfaces: { mcp: ['list_orders'] } }, silentLogger);
+      const names = menu.tools.map((t) => t.name);
+      expect(names).toContain('list_orders');
+      expect(names).not.toContain('refund_order');
+      expect(names).toEqual(expect.arrayContaining(Object.keys(risks)));
+    });
+
+    it('refuses a host tool named service_*', () => {
+      expect(() =>
+        createToolRegistry([
+          { name: 'service_make', description: 'x', input: z.object({}), execute: () => 1 },
+        ]),
+      ).toThrow(/reserved/);
+    });
+  });
+}

@@ -1,0 +1,511 @@
+/**
+ * The agent's apps tools (`service_make`, `service_apps_*`): build, edit, list, open, pin and
+ * call the person's apps, over the `AppStore` and the document checks. The same tools serve the
+ * embedded agent and the MCP door; every call acts for `context.principal` only.
+ *
+ * A build never saves a refused document and never places an unsaved one: the slot keeps what it
+ * held. `service_make` answers a receipt of words, never the document.
+ *
+ * @see docs/apps.md "Tools"
+ */
+import { z } from 'zod';
+import { newId } from '../../agent/ids.js';
+import { callHostTool, type HostToolDeps, toolErrorText } from '../../agent/tool-call.js';
+import { type AnyHostTool, defineTool, type ToolContext, type ToolRegistry } from '../../agent/tools.js';
+import {
+  type AppDocument,
+  contentHash,
+  isQueryBinding,
+  isStateBinding,
+  kitCatalog,
+  type Problem,
+} from '../../apps/index.js';
+import { eachNode } from '../../apps/walk.js';
+import { type DocumentChecker, documentChecker } from './app-checks.js';
+import type { AppStore, Slot } from './app-store.js';
+
+/** The data part an app paints in the chat: one per app, replaced in place as the build goes on. */
+export const APP_DATA_PART = 'data-service-app' as const;
+
+/** What the chat's app part holds. */
+export type AppPart =
+  /** Building: `document` once it passed the schema checks (still to run and save), else null. */
+  | { state: 'streaming'; appId: string; title: string | null; document: AppDocument | null }
+  | { state: 'final'; appId: string; title: string; version: number; document: AppDocument }
+  /** A refused or broken build: nothing is painted, the reason is said. */
+  | { state: 'failed'; appId: string; title: string | null; reason: string };
+
+/** `service_make`'s answer: four fields of words. */
+export interface MakeReceipt {
+  status: 'built' | 'edited' | 'failed';
+  /** The app's name. */
+  app: string;
+  /** Where it shows: the slot it was placed in, or `your apps`. */
+  where: string;
+  /** What happened, in a sentence: the version and app id, or why it failed. */
+  note: string;
+}
+
+export interface AppToolsDeps {
+  store: AppStore;
+  /** The host's tools (never the service's own): queries and button calls reach these. */
+  hostTools: ToolRegistry;
+  /** What a tool call needs: grants and the activity record. */
+  calls: HostToolDeps;
+  /** The product's name, for the door's app-open card. */
+  productName?: string;
+  /** Where a person opens an app in a browser, for the door's app-open card; null when unknown. */
+  appUrl?: (appId: string) => string | null;
+  /** The current baseline of a remixable host component (from `service sync`), or null when none is known. */
+  baseline?: (key: string) => Promise<{ hash: string } | null>;
+}
+
+/** How much of a refusal's problems a receipt lists (the rest are counted). */
+const PROBLEMS_IN_NOTE = 5;
+const WISH = z.string().trim().min(1).max(2000).describe('what the person asked for, in their words');
+const APP_ID = z.string().min(1).max(64).describe('the app id (app_...), from service_apps_list');
+const DOCUMENT = z
+  .record(z.string(), z.unknown())
+  .describe('the app document: { version: 1, title, queries?, state?, root } built from the Kit');
+
+/** The service's own apps tools. */
+export function appTools(deps: AppToolsDeps): AnyHostTool[] {
+  const checker = documentChecker(deps.hostTools, deps.calls);
+  const builder = new AppBuilder(deps.store, checker);
+  return [
+    defineTool({
+      name: 'service_make',
+      title: 'Make an app',
+      description:
+        'Builds a new app, or a new version of one (appId), from an app document, and optionally places it in a slot on a host page (slot ids come from service_apps_slots). The document is checked against the host tools and one real run of each query; a refused document saves nothing. Answers a receipt of words; the screen appears in the chat and on the person’s page.',
+      input: z.object({
+        wish: WISH,
+        document: DOCUMENT,
+        appId: APP_ID.optional(),
+        slot: z.string().min(1).max(128).optional().describe('a slot id from service_apps_slots'),
+        name: z.string().trim().min(1).max(120).optional().describe('the app’s name; default: the title'),
+      }),
+      risk: 'write',
+      execute: (input, context) => builder.make(input, context),
+    }),
+    defineTool({
+      name: 'service_apps_create',
+      title: 'Create an app',
+      description:
+        'Saves a new app from an app document, after the same checks as service_make. Answers a receipt naming the new app’s id.',
+      input: z.object({
+        document: DOCUMENT,
+        wish: WISH.optional(),
+        name: z.string().trim().min(1).max(120).optional(),
+      }),
+      risk: 'write',
+      execute: (input, context) => builder.make(input, context),
+    }),
+    defineTool({
+      name: 'service_apps_edit',
+      title: 'Edit an app',
+      description:
+        'Saves a new version of one of the person’s apps from a whole new app document (read the current one with service_apps_open), after the same checks as service_make.',
+      input: z.object({ appId: APP_ID, document: DOCUMENT, wish: WISH }),
+      risk: 'write',
+      execute: (input, context) => builder.make(input, context),
+    }),
+    defineTool({
+      name: 'service_apps_rebase_pin',
+      title: 'Update a remix',
+      description:
+        'Moves the person’s remix of a host component onto the component’s current version: send the document rebuilt from the new baseline with every wish of the trail (service_apps_open lists them) replayed, and the version you started from. All or nothing; only when the person asked for it.',
+      input: z.object({
+        appId: APP_ID,
+        document: DOCUMENT,
+        fromVersion: z.number().int().min(1).describe('the app version the replay started from'),
+      }),
+      risk: 'write',
+      execute: (input, context) => builder.rebase(input, context, deps.baseline),
+    }),
+    defineTool({
+      name: 'service_apps_list',
+      title: 'List apps',
+      description: 'Lists the person’s apps (id, name, kind, version) and the slots each is placed in.',
+      input: z.object({}),
+      risk: 'read',
+      execute: async (_input, context) => {
+        const owner = context.principal.subject;
+        const [apps, placements] = await Promise.all([
+          deps.store.listApps(owner),
+          deps.store.placements(owner),
+        ]);
+        return {
+          apps: apps.map((app) => ({
+            id: app.id,
+            name: app.name,
+            kind: app.kind,
+            version: app.version,
+            slots: placements.filter((p) => p.appId === app.id).map((p) => p.slotId),
+          })),
+        };
+      },
+    }),
+    defineTool({
+      name: 'service_apps_open',
+      title: 'Open an app',
+      description:
+        'Opens one of the person’s apps: its current document, version, wish trail and slots, and shows it in the chat.',
+      input: z.object({ appId: APP_ID }),
+      risk: 'read',
+      execute: async ({ appId }, context) => {
+        const owner = context.principal.subject;
+        const app = await deps.store.getApp(owner, appId);
+        if (!app) throw new Error(`No app ${appId}: service_apps_list lists the person’s apps.`);
+        if (context.via === 'door') {
+          const url = deps.appUrl?.(app.id) ?? null;
+          if (url) return appOpenCard(deps.productName ?? 'MCP server', app.name, url);
+        }
+        const [trail, placements] = await Promise.all([
+          deps.store.trail(owner, appId),
+          deps.store.placements(owner),
+        ]);
+        await context.writeData?.({
+          type: APP_DATA_PART,
+          id: app.id,
+          data: {
+            state: 'final',
+            appId: app.id,
+            title: app.name,
+            version: app.version,
+            document: app.current.document as AppDocument,
+          } satisfies AppPart,
+        });
+        return {
+          id: app.id,
+          name: app.name,
+          kind: app.kind,
+          version: app.version,
+          document: app.current.document,
+          wishes: (trail ?? []).map((w) => w.wish),
+          slots: placements.filter((p) => p.appId === app.id).map((p) => p.slotId),
+        };
+      },
+    }),
+    defineTool({
+      name: 'service_apps_call',
+      title: 'Press an app’s button',
+      description:
+        'Calls the host tool behind one of an app’s buttons, with the button’s input (its bound fields filled in). Only a call some button of the app makes is allowed; approvals apply as to any tool call.',
+      input: z.object({
+        appId: APP_ID,
+        tool: z.string().min(1).max(64),
+        input: z.record(z.string(), z.unknown()).default({}),
+      }),
+      // The button's tool decides: the call waits for approval whenever that tool would.
+      needsApproval: async ({ tool, input }, context) => {
+        const target = deps.hostTools.get(tool);
+        return target?.enabled ? target.needsApproval(input, context) : false;
+      },
+      execute: (input, context) => callButton(deps, input, context),
+    }),
+    defineTool({
+      name: 'service_apps_pin',
+      title: 'Pin an app',
+      description:
+        'Places one of the person’s apps in a slot on a host page (slot ids come from service_apps_slots), replacing what they had there.',
+      input: z.object({ appId: APP_ID, slot: z.string().min(1).max(128) }),
+      risk: 'write',
+      execute: async ({ appId, slot }, context) => {
+        const owner = context.principal.subject;
+        const known = await findSlot(deps.store, slot);
+        if (!known) throw new Error(await unknownSlot(deps.store, slot));
+        const placed = await deps.store.place(owner, known.id, appId);
+        if (!placed) throw new Error(`No app ${appId}: service_apps_list lists the person’s apps.`);
+        return { placed: appId, slot: known.id, where: slotWords(known), replaced: placed.evicted };
+      },
+    }),
+    defineTool({
+      name: 'service_apps_unpin',
+      title: 'Unpin an app',
+      description: 'Empties one of the person’s slots; the host’s own content shows there again.',
+      input: z.object({ slot: z.string().min(1).max(128) }),
+      risk: 'write',
+      execute: async ({ slot }, context) => {
+        const removed = await deps.store.unplace(context.principal.subject, slot);
+        return { slot, removed };
+      },
+    }),
+    defineTool({
+      name: 'service_apps_kit',
+      title: 'App building blocks',
+      description:
+        'Lists what an app document may use: the Kit’s components with the JSON Schema of their props, and the host’s tools (which may back a query, and the schema of what each returns). Read it before building with service_make.',
+      input: z.object({}),
+      risk: 'read',
+      execute: async () => ({
+        components: kitCatalog(),
+        tools: deps.hostTools.enabled().map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          query: tool.risk === 'read',
+          output: tool.outputSchema,
+        })),
+      }),
+    }),
+    defineTool({
+      name: 'service_apps_slots',
+      title: 'List slots',
+      description:
+        'Lists the slots host pages offer (id, page, label) and the app the person placed in each. Use these ids; never invent one.',
+      input: z.object({}),
+      risk: 'read',
+      execute: async (_input, context) => {
+        const [slots, placements] = await Promise.all([
+          deps.store.listSlots(),
+          deps.store.placements(context.principal.subject),
+        ]);
+        const placedIn = new Map(placements.map((p) => [p.slotId, p.appId]));
+        return {
+          slots: slots.map((slot) => ({
+            id: slot.id,
+            page: slot.page,
+            label: slot.label,
+            app: placedIn.get(slot.id) ?? null,
+          })),
+        };
+      },
+    }),
+  ];
+}
+
+/** Builds and edits: check, save, then place, painting the chat's app part as it goes. */
+class AppBuilder {
+  constructor(
+    private readonly store: AppStore,
+    private readonly checker: DocumentChecker,
+  ) {}
+
+  async make(
+    input: { wish?: string; document: Record<string, unknown>; appId?: string; slot?: string; name?: string },
+    context: ToolContext,
+  ): Promise<MakeReceipt> {
+    const owner = context.principal.subject;
+    const existing = input.appId ? await this.store.getApp(owner, input.appId) : null;
+    const givenTitle = typeof input.document.title === 'string' ? input.document.title : null;
+    const name = input.name ?? existing?.name ?? givenTitle ?? 'Untitled app';
+    if (input.appId && !existing) {
+      // No part is painted: a failed answer never says whether another person's app exists.
+      return failed(name, 'your apps', `no app ${input.appId} among the person’s apps (service_apps_list)`);
+    }
+    const appId = existing?.id ?? newId('app');
+    const paint = painter(context, appId);
+    let painted: AppPart['state'] | null = null;
+    const show = async (part: AppPart) => {
+      painted = part.state;
+      await paint(part);
+    };
+    try {
+      await show({ state: 'streaming', appId, title: givenTitle, document: null });
+      const slot = input.slot ? await findSlot(this.store, input.slot) : null;
+      const where = slot ? slotWords(slot) : 'your apps';
+      const refuse = async (reason: string) => {
+        await show({ state: 'failed', appId, title: givenTitle, reason });
+        return failed(name, where, reason);
+      };
+      if (input.slot && !slot) return await refuse(await unknownSlot(this.store, input.slot));
+      const schemas = this.checker.validate(input.document);
+      if (!schemas.ok) return await refuse(refusal(schemas.problems));
+      await show({ state: 'streaming', appId, title: schemas.document.title, document: schemas.document });
+      const checked = await this.checker.check(schemas.document, context);
+      if (!checked.ok) return await refuse(refusal(checked.problems));
+      const document = checked.document;
+      const version = {
+        document,
+        contentHash: contentHash(document),
+        ...(input.wish ? { wish: input.wish } : {}),
+      };
+      let number: number;
+      if (existing) {
+        const saved = await this.store.addVersion(owner, existing.id, version);
+        if (!saved) return await refuse('the app was deleted while it was being edited');
+        number = saved.version;
+      } else {
+        number = (await this.store.createApp(owner, { id: appId, name, ...version })).version;
+      }
+      let placedNote = '';
+      if (slot) {
+        const placed = await this.store.place(owner, slot.id, appId);
+        if (!placed) return await refuse('the app was deleted before it could be placed');
+        if (placed.evicted) placedNote = `, replacing ${placed.evicted} there`;
+      }
+      await show({ state: 'final', appId, title: document.title, version: number, document });
+      return {
+        status: existing ? 'edited' : 'built',
+        app: name,
+        where,
+        note: `saved as version ${number} of ${appId}${placedNote}`,
+      };
+    } finally {
+      // A build that broke on the way never leaves a spinner behind.
+      if (painted === 'streaming')
+        await paint({ state: 'failed', appId, title: givenTitle, reason: 'the build stopped' });
+    }
+  }
+
+  async rebase(
+    input: { appId: string; document: Record<string, unknown>; fromVersion: number },
+    context: ToolContext,
+    baseline: AppToolsDeps['baseline'],
+  ): Promise<MakeReceipt> {
+    const owner = context.principal.subject;
+    const app = await this.store.getApp(owner, input.appId);
+    if (!app || app.kind === 'app' || !app.baselineKey) {
+      return failed(
+        app?.name ?? input.appId,
+        'your apps',
+        `${input.appId} is not one of the person’s remixes`,
+      );
+    }
+    const current = baseline ? await baseline(app.baselineKey) : null;
+    if (!current)
+      return failed(app.name, 'your apps', `no baseline of ${app.baselineKey} is known: run service sync`);
+    if (current.hash === app.baselineHash)
+      return failed(app.name, 'your apps', 'the remix is already on the current baseline');
+    const checked = await this.checker.check(input.document, context);
+    if (!checked.ok) return failed(app.name, 'your apps', refusal(checked.problems));
+    const wishes = ((await this.store.trail(owner, app.id)) ?? []).map((w) => w.wish);
+    const outcome = await this.store.rebase(owner, app.id, {
+      fromVersion: input.fromVersion,
+      baselineHash: current.hash,
+      document: checked.document,
+      contentHash: contentHash(checked.document),
+      wishes,
+    });
+    if (!outcome.ok) {
+      return failed(
+        app.name,
+        'your apps',
+        outcome.reason === 'moved'
+          ? 'the app changed since that version: open it again and replay from its current version'
+          : 'the remix is gone',
+      );
+    }
+    return {
+      status: 'edited',
+      app: app.name,
+      where: 'your apps',
+      note: `rebased as version ${outcome.version} of ${app.id}`,
+    };
+  }
+}
+
+function failed(app: string, where: string, note: string): MakeReceipt {
+  return { status: 'failed', app, where, note };
+}
+
+function painter(context: ToolContext, appId: string): (part: AppPart) => Promise<void> {
+  return async (part) => {
+    await context.writeData?.({ type: APP_DATA_PART, id: appId, data: part });
+  };
+}
+
+/** A refusal's problems in one line the model can act on. */
+function refusal(problems: Problem[]): string {
+  const listed = problems
+    .slice(0, PROBLEMS_IN_NOTE)
+    .map((p) => (p.path ? `${p.path}: ${p.message}` : p.message));
+  const more = problems.length > PROBLEMS_IN_NOTE ? `; and ${problems.length - PROBLEMS_IN_NOTE} more` : '';
+  return `refused, nothing saved: ${listed.join('; ')}${more}`;
+}
+
+async function findSlot(store: AppStore, id: string): Promise<Slot | null> {
+  return (await store.listSlots()).find((slot) => slot.id === id) ?? null;
+}
+
+async function unknownSlot(store: AppStore, id: string): Promise<string> {
+  const ids = (await store.listSlots()).map((slot) => slot.id);
+  return `no slot ${JSON.stringify(id)}; the slots are ${ids.length ? ids.slice(0, 20).join(', ') : 'none yet'} (service_apps_slots)`;
+}
+
+function slotWords(slot: Slot): string {
+  return `${slot.label} on ${slot.page}`;
+}
+
+/** The door's answer for an app a browser opens: a versioned card, and the same in words. */
+function appOpenCard(product: string, app: string, url: string) {
+  return {
+    card: { type: 'service.app-open', version: 1, product, app, url },
+    text: `Open ${app} in ${product}: ${url}`,
+  };
+}
+
+/**
+ * One button press: the app must have a button calling `tool` whose written-out input fields
+ * match, and the host tool runs through the guarded path. The approval the outer call waited for
+ * stands for this one; a grant on `service_apps_call` does not.
+ */
+async function callButton(
+  deps: AppToolsDeps,
+  call: { appId: string; tool: string; input: Record<string, unknown> },
+  context: ToolContext,
+): Promise<unknown> {
+  const owner = context.principal.subject;
+  const app = await deps.store.getApp(owner, call.appId);
+  if (!app) throw new Error(`No app ${call.appId}: service_apps_list lists the person’s apps.`);
+  if (!hasButtonFor(app.current.document, call.tool, call.input)) {
+    throw new Error(`${app.name} has no button that calls ${call.tool} with that input.`);
+  }
+  const tool = deps.hostTools.get(call.tool);
+  if (!tool?.enabled) throw new Error(`${call.tool} is not a host tool any more.`);
+  const { writeData: _painting, grant, ...callContext } = context;
+  const outcome = await callHostTool(deps.calls, {
+    tool,
+    input: call.input,
+    owner,
+    context: callContext,
+    audit: {
+      grantUsed: { via: 'app', appId: app.id, ...(context.runId ? { runId: context.runId } : {}) },
+      called: { via: 'app', appId: app.id, ...(context.runId ? { runId: context.runId } : {}) },
+    },
+    // Reached only when the button's tool needs approval: the person approved this very call,
+    // unless a grant on the apps tool let it through, which must not stand for any button's tool.
+    approve: async () => (grant ? null : { markExecuted: async () => {} }),
+  });
+  switch (outcome.status) {
+    case 'ok':
+      return outcome.output;
+    case 'invalid-input':
+      throw new Error(`Invalid input for ${call.tool}: ${outcome.message}`);
+    case 'approval-required':
+      throw new Error(`${tool.title} needs the person’s approval for this call.`);
+    case 'no-credentials':
+      throw new Error(`${tool.title} could not get the host credentials to run.`);
+    case 'failed':
+      throw new Error(toolErrorText(outcome.error));
+  }
+}
+
+/**
+ * Whether a button of the document calls `tool` with `input`: every literal field of the button's
+ * input has exactly that value, every bound field has some value, and nothing else is sent.
+ */
+export function hasButtonFor(document: unknown, tool: string, input: Record<string, unknown>): boolean {
+  const root = (document as { root?: unknown } | null)?.root;
+  if (!root || typeof root !== 'object') return false;
+  let found = false;
+  eachNode(root as AppDocument['root'], (node) => {
+    if (found || node.component !== 'Button') return;
+    const action = (
+      node.props as { action?: { type?: unknown; tool?: unknown; input?: unknown } } | undefined
+    )?.action;
+    if (action?.type !== 'tool' || action.tool !== tool) return;
+    const written = (action.input ?? {}) as Record<string, unknown>;
+    if (Object.keys(input).some((key) => !Object.hasOwn(written, key))) return;
+    found = Object.entries(written).every(([key, value]) =>
+      isQueryBinding(value) || isStateBinding(value)
+        ? Object.hasOwn(input, key)
+        : Object.hasOwn(input, key) && sameJson(value, input[key]),
+    );
+  });
+  return found;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
