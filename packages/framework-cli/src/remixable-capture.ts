@@ -7,7 +7,7 @@
  * wrapped) is a problem at its `file:line:col`.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import type * as TS from 'typescript';
 
@@ -238,7 +238,13 @@ function sourceFiles(dir: string): string[] {
   const pending = [dir];
   while (pending.length > 0) {
     const current = pending.pop()!;
-    for (const entry of readdirSync(current, { withFileTypes: true })) {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(current, { withFileTypes: true });
+    } catch {
+      continue; // a folder this user may not read holds no source of the app's build either
+    }
+    for (const entry of entries) {
       const path = join(current, entry.name);
       if (entry.isDirectory()) {
         if (!entry.name.startsWith('.') && !SKIPPED_DIRECTORIES.has(entry.name)) pending.push(path);

@@ -247,7 +247,9 @@ function describe(result: SyncResult): string {
       `  changed  remixable ${change.id} (${change.file}:${change.line}): remixes of it will report drift and can be rebased`,
     );
   }
-  for (const id of remixables.removed) lines.push(`  removed  remixable ${id}: its wrapper is gone, pruned`);
+  for (const id of remixables.removed) {
+    lines.push(`  removed  remixable ${id}: its wrapper is gone${report.written ? ', pruned' : ''}`);
+  }
   for (const problem of remixables.problems) {
     lines.push(`  ${problem.file}:${problem.line}:${problem.column}: ${problem.message}`);
   }
