@@ -11,6 +11,7 @@ export default defineConfig({
   sourcemap: true,
   platform: 'node',
   target: 'node20',
-  // Core, the developer CLI, esbuild and the AI SDK are imported from the installed packages, lazily.
-  external: [/^@service\//, 'esbuild', 'ai', 'zod'],
+  // Core, the developer CLI, esbuild, the AI SDK and the TypeScript compiler are imported from the
+  // installed packages, lazily.
+  external: [/^@service\//, 'esbuild', 'ai', 'zod', 'typescript'],
 });

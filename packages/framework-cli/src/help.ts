@@ -45,6 +45,9 @@ Examples:
 `,
   sync: `Usage: service sync [dir] [options]
 
+Extracts the app's tools into .service/catalog.json and captures its <Remixable> wrappers
+into .service/remixables.json, reporting the baselines that changed (their remixes drift).
+
   --strict                breaking changes fail (exit 2; 3 when saved references use them)
   --json                  print one JSON object { ok, exitCode, report, impact, notes }
   --url <url>             the running app (overrides SERVICE_URL): impact on saved references
@@ -52,8 +55,9 @@ Examples:
   --key <svc_...>         the cloud key
   --api-url <url>         the cloud (overrides SERVICE_CLOUD_URL)
 
-Exit codes: 0 success (warnings included), 2 unresolved slots or breaking changes under --strict,
-3 breaking changes that impact saved references under --strict, 1 anything else.
+Exit codes: 0 success (warnings included), 2 a <Remixable> sync cannot capture (any mode) or
+breaking changes under --strict, 3 breaking changes that impact saved references under --strict,
+1 anything else.
 
 Examples:
   service sync

@@ -2,10 +2,13 @@
  * `service sync [dir]`: loads the host's tools module (bundled as the app's bundler would), normalizes
  * the tools as the wire does and writes `.service/catalog.json`. Against the previous catalog it
  * reports breaking changes; with a URL it asks the running app which saved references use them.
+ * It also captures the host's `<Remixable>` wrappers into `.service/remixables.json` and reports
+ * the baselines that changed (their remixes drift) or are gone (pruned).
  *
- * Exit 0 (warnings included); 2 unresolved slots (overrides naming a tool the catalog lacks), or
+ * Exit 0 (warnings included); 2 unresolved remixable slots (a wrapper that cannot be captured), or
  * breaking changes under --strict; 3 breaking changes that saved references use, under --strict.
- * The catalog is written only on exit 0, so a failed build step keeps failing until fixed.
+ * Overrides naming a tool the catalog lacks are a warning: the app skips such names at boot.
+ * Nothing is written unless the exit is 0, so a failed build step keeps failing until fixed.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +27,14 @@ import {
   readConfig,
   safeJson,
 } from '../project.js';
+import { captureRemixables } from '../remixable-capture.js';
+import {
+  diffRemixables,
+  REMIXABLES_PATH,
+  type RemixablesReport,
+  readRemixables,
+  remixablesFile,
+} from '../remixables.js';
 
 const OPTIONS = {
   strict: 'boolean',
@@ -55,7 +66,9 @@ export interface SyncResult {
     tools: number;
     changes: CatalogChange[];
     breaking: string[];
-    unresolvedSlots: string[];
+    /** Override entries naming a tool the catalog lacks (a warning). */
+    staleOverrides: string[];
+    remixables: RemixablesReport;
     written: boolean;
   };
   impact: { url: string; tools: ToolImpact[] } | null;
@@ -82,7 +95,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const previous = readCatalog(dir);
   const changes = diffCatalogs(previous, catalog);
   const breaking = changes.filter((c) => c.breaking).map((c) => c.tool);
-  const unresolvedSlots = unresolvedOverrides(dir, catalog);
+  const staleOverrides = staleOverrideNames(dir, catalog);
+  const capture = await captureRemixables(dir);
+  const previousRemixables = readRemixables(dir);
+  const remixables = diffRemixables(previousRemixables, capture);
 
   let impact: SyncResult['impact'] = null;
   const url = configuredAppUrl(dir, io.env, options.url as string | undefined);
@@ -102,8 +118,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const referenced = (impact?.tools ?? []).some((t) => t.apps + t.automations + t.grants > 0);
 
   let exitCode: SyncResult['exitCode'] = 0;
-  if (unresolvedSlots.length > 0) exitCode = 2;
   if (options.strict && breaking.length > 0) exitCode = referenced ? 3 : 2;
+  if (remixables.problems.length > 0 && exitCode === 0) exitCode = 2;
   if (!options.strict && breaking.length > 0)
     notes.push('Breaking changes: `service sync --strict` (prebuild) fails on them.');
 
@@ -111,6 +127,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (written) {
     mkdirSync(join(dir, '.service'), { recursive: true });
     writeFileSync(join(dir, CATALOG_PATH), `${JSON.stringify(catalog, null, 2)}\n`);
+    // An app with no wrapper gets no file; one whose last wrapper went keeps an emptied file.
+    if (remixables.captured.length > 0 || Object.keys(previousRemixables).length > 0) {
+      writeFileSync(join(dir, REMIXABLES_PATH), `${JSON.stringify(remixablesFile(capture), null, 2)}\n`);
+    }
   }
   const result: SyncResult = {
     ok: exitCode === 0,
@@ -120,7 +140,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       tools: catalog.tools.length,
       changes,
       breaking,
-      unresolvedSlots,
+      staleOverrides,
+      remixables,
       written,
     },
     impact,
@@ -167,7 +188,7 @@ function readCatalog(dir: string): Catalog | null {
 }
 
 /** Names in `.service/overrides.json` (surfaces and titles) that no tool of the catalog has. */
-function unresolvedOverrides(dir: string, catalog: Catalog): string[] {
+function staleOverrideNames(dir: string, catalog: Catalog): string[] {
   let overrides: { surfaces?: Record<string, unknown>; tools?: Record<string, unknown> } | undefined;
   try {
     overrides = safeJson(readFileSync(join(dir, OVERRIDES_PATH), 'utf8')) as typeof overrides;
@@ -214,7 +235,27 @@ function describe(result: SyncResult): string {
       `  impact   ${tool.name}: ${tool.apps} apps, ${tool.automations} automations, ${tool.grants} grants`,
     );
   }
-  for (const slot of report.unresolvedSlots) lines.push(`  unresolved slot: ${slot} (no such tool)`);
+  const { remixables } = report;
+  if (remixables.captured.length > 0) {
+    const count = remixables.captured.length;
+    lines.push(
+      `  remixables: ${count} captured${report.written ? ` -> ${REMIXABLES_PATH}` : ' (not written)'}`,
+    );
+  }
+  for (const change of remixables.changed) {
+    lines.push(
+      `  changed  remixable ${change.id} (${change.file}:${change.line}): remixes of it will report drift and can be rebased`,
+    );
+  }
+  for (const id of remixables.removed) {
+    lines.push(`  removed  remixable ${id}: its wrapper is gone${report.written ? ', pruned' : ''}`);
+  }
+  for (const problem of remixables.problems) {
+    lines.push(`  ${problem.file}:${problem.line}:${problem.column}: ${problem.message}`);
+  }
+  for (const entry of report.staleOverrides) {
+    lines.push(`  warning  override ${entry} names no tool of the catalog; the app skips it`);
+  }
   for (const note of result.notes) lines.push(`  note: ${note}`);
   return `${lines.join('\n')}\n`;
 }
