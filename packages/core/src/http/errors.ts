@@ -14,6 +14,8 @@ export interface CanonicalErrorFields {
   resets_at?: string;
   /** The embedded wire: the run a `run_in_flight` refusal is about. */
   run_id?: string;
+  /** The embedded wire: why an app document was refused (`app_invalid`), each `{ path, message }`. */
+  problems?: { path: string; message: string }[];
 }
 
 /** `{ error: { code, message, ...fields } }` plus the `Service-Error-Code` header. */

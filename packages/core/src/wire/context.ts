@@ -11,6 +11,7 @@ import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
 import type { Automations } from '../automations/index.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
+import type { Seed } from './apps/app-seeds.js';
 import type { AppStore } from './apps/app-store.js';
 import type { TextChannels } from './channels.js';
 import type { WireConnections } from './connections.js';
@@ -68,6 +69,8 @@ export interface WireApps {
   store: AppStore;
   /** The composition's `apps.reviewer`, or null: nobody may review. */
   reviewer: NonNullable<AppsOptions['reviewer']> | null;
+  /** The components a person may remix (`apps.seeds`), checked, by component key. */
+  seeds: ReadonlyMap<string, Seed>;
 }
 
 export interface WireEnv {

@@ -24,6 +24,8 @@ import { Automations } from '../automations/index.js';
 import { createJsonLogger, describeError, type Logger } from '../http/logger.js';
 import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
+import { appToolCatalog } from './apps/app-checks.js';
+import { checkSeeds } from './apps/app-seeds.js';
 import { AppStore } from './apps/app-store.js';
 import { appTools } from './apps/app-tools.js';
 import { TextChannels } from './channels.js';
@@ -105,6 +107,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     throw new CompositionError(`createService: ${(error as Error).message}`, { cause: error });
   }
   const overrides = options.overrides === false ? undefined : (options.overrides ?? readOverrides(env));
+  const appsOptions = typeof options.apps === 'object' ? options.apps : {};
+  // Checked before the store opens: a refused seed document refuses the composition.
+  const seeds =
+    options.apps === false ? new Map() : checkSeeds(appsOptions.seeds ?? [], appToolCatalog(tools));
   const ownsStore = options.store === undefined;
   const store: Store = options.store ?? (await createStore());
   const db = store.db;
@@ -192,7 +198,8 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         ? null
         : {
             store: new AppStore(db),
-            reviewer: (typeof options.apps === 'object' && options.apps.reviewer) || null,
+            reviewer: appsOptions.reviewer ?? null,
+            seeds,
           },
     automations,
     files,
@@ -213,6 +220,17 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     maxChatHistoryBytes:
       options.maxChatHistoryBytes ?? Math.max(DEFAULT_MAX_CHAT_HISTORY_BYTES, maxBodyBytes),
   };
+
+  if (context.apps) {
+    try {
+      // Each startup's declaration replaces the last: a slot no longer configured stops being declared.
+      await context.apps.store.declareSlots(appsOptions.slots ?? []);
+    } catch (error) {
+      await door?.close();
+      if (ownsStore) await store.close();
+      throw error;
+    }
+  }
 
   if (!context.baseUrlSet) {
     // Without the host's public URL, tools never get the user's credentials: say so once.

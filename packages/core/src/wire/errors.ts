@@ -45,6 +45,8 @@ export const WIRE_ERROR_CODES = {
   review_stale: 409,
   /** 409: the app's current version was already approved or rejected. */
   review_not_pending: 409,
+  /** 422: an app document failed its checks; `problems` lists where and why. */
+  app_invalid: 422,
   /** 413: the body is over the limit. */
   payload_too_large: 413,
   /** 415: a state-changing request without `Content-Type: application/json` (CSRF gate). */

@@ -34,8 +34,11 @@ export { BASE_PATH } from './context.js';
 export { createService, type Service } from './create-service.js';
 export { WIRE_ERROR_CODES, type WireErrorCode } from './errors.js';
 export {
+  type AppSeed,
+  type AppsOptions,
   CompositionError,
   DEFAULT_MAX_FILE_BYTES,
+  type DeclaredSlot,
   type FilesOptions,
   type PrincipalResolver,
   type ServiceOptions,

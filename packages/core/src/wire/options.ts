@@ -48,7 +48,42 @@ export interface AppsOptions {
    * `reviewer_required`.
    */
   reviewer?: (user: Principal) => boolean | Promise<boolean>;
+  /**
+   * Slots the host's pages have, declared here rather than reported by the pages: listed from
+   * startup, never expiring, and never moved or relabelled by a page's report. Each startup
+   * replaces the previous declaration.
+   */
+  slots?: DeclaredSlot[];
+  /**
+   * Host components a person may remix (`POST /apps/seed`), each with the app document their
+   * remix starts from. Checked at startup against the host's tools: a document that fails the
+   * checks refuses the composition.
+   */
+  seeds?: AppSeed[];
 }
+
+export interface DeclaredSlot {
+  /** 1–128 of `A-Z a-z 0-9 . _ : -`, starting with a letter or digit. */
+  id: string;
+  /** The host page that shows it (`/orders`). */
+  page: string;
+  label: string;
+}
+
+export interface AppSeed {
+  /** The component's key (the baseline a remix is forked from); same rule as a slot id. */
+  component: string;
+  /** The name a person's remix starts with. */
+  name: string;
+  /** The app document a remix starts from; its content hash is the baseline's hash. */
+  document: unknown;
+  /** A review-kind remix: the host's original serves until a reviewer approves a version. */
+  review?: boolean;
+}
+
+/** Slot ids and seed component keys. */
+export const SLOT_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+export const SLOT_ID_RULE = 'must be 1-128 of A-Z a-z 0-9 . _ : - (starting with a letter or digit)';
 
 export interface FilesOptions {
   maxBytes?: number;
@@ -80,7 +115,10 @@ export interface ServiceOptions {
   historyWindow?: number;
   /** Model steps per turn at most (default 8). */
   maxSteps?: number;
-  /** Apps routes (default on): `{ reviewer }` says who may review; `false` unmounts them. */
+  /**
+   * Apps routes (default on): `{ reviewer }` says who may review, `slots` declares slots, `seeds`
+   * the components a person may remix; `false` unmounts them.
+   */
   apps?: boolean | AppsOptions;
   /**
    * Files routes (default on): `maxBytes`, the largest file (default 25 MiB), and `blobs`, where
@@ -174,6 +212,36 @@ const automationsSchema = z.object({
     .optional(),
 });
 
+const appsSchema = z.strictObject({
+  reviewer: fn('a function reviewer(user) returning a boolean').optional(),
+  slots: z
+    .array(
+      z.strictObject({
+        id: z.string().regex(SLOT_ID, SLOT_ID_RULE),
+        page: z.string().trim().min(1).max(500),
+        label: z.string().trim().min(1).max(200),
+      }),
+    )
+    .max(200)
+    .refine((list) => new Set(list.map((s) => s.id)).size === list.length, 'slot ids must be unique')
+    .optional(),
+  seeds: z
+    .array(
+      z.strictObject({
+        component: z.string().regex(SLOT_ID, SLOT_ID_RULE),
+        name: z.string().trim().min(1).max(200),
+        document: z.unknown(),
+        review: z.boolean().optional(),
+      }),
+    )
+    .max(200)
+    .refine(
+      (list) => new Set(list.map((s) => s.component)).size === list.length,
+      'seed components must be unique',
+    )
+    .optional(),
+});
+
 const optionsSchema = z.object({
   store: z
     .custom<Store>(
@@ -198,16 +266,16 @@ const optionsSchema = z.object({
   maxOutputTokens: positiveInt.optional(),
   historyWindow: positiveInt.optional(),
   maxSteps: positiveInt.max(100).optional(),
+  // A union would fail as a whole ("Invalid input"); the object's own issues name the option.
   apps: z
-    .union(
-      [
-        z.boolean(),
-        z.strictObject({ reviewer: fn('a function reviewer(user) returning a boolean').optional() }),
-      ],
-      {
-        message: 'must be true, false or { reviewer }',
-      },
-    )
+    .custom<boolean | AppsOptions>()
+    .superRefine((value, ctx) => {
+      if (typeof value === 'boolean') return;
+      const parsed = appsSchema.safeParse(value);
+      for (const issue of parsed.success ? [] : parsed.error.issues) {
+        ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+      }
+    })
     .optional(),
   anonymous: z.boolean().optional(),
   channels: z

@@ -110,12 +110,30 @@ async function anonymousPrincipal(ctx: WireContext, c: WireCtx): Promise<Princip
 /**
  * A signed-in request that still carries an anonymous cookie: the session's threads and files
  * move to the user (once, whoever asks first), and the cookie is retired either way.
+ *
+ * The visitor's apps and placements move first, in their own transaction, while the session is
+ * still live: if that fails the session is not claimed, the cookie stays, and the next signed-in
+ * request tries again, so no app is left behind under a retired session.
  */
 async function adoptAnonymous(ctx: WireContext, c: WireCtx, principal: Principal): Promise<void> {
   const token = getCookie(c, ANONYMOUS_COOKIE);
   if (!token) return;
+  const visitor = ctx.apps ? await ctx.anonymous!.owner(token) : null;
+  const apps = visitor ? await ctx.apps!.store.adoptApps(visitor, principal.subject) : null;
   const adopted = await ctx.anonymous!.adopt(token, principal.subject);
-  if (adopted) ctx.audit.record(principal.subject, 'session.adopted', { ...adopted });
+  if (adopted) {
+    ctx.audit.record(principal.subject, 'session.adopted', {
+      ...adopted,
+      ...(apps
+        ? {
+            apps: apps.apps,
+            placements: apps.placements,
+            droppedApps: apps.dropped.apps,
+            droppedSlots: apps.dropped.slots,
+          }
+        : {}),
+    });
+  }
   addCookie(c, anonymousCookie(ctx, c, '', 0));
 }
 
@@ -134,15 +152,25 @@ function addCookie(c: WireCtx, cookie: string): void {
   c.set('setCookies', [...(c.get('setCookies') ?? []), cookie]);
 }
 
-/** Reads a JSON body capped at `maxBodyBytes`, guards it (depth, clean text), then validates it. */
+/**
+ * Reads a JSON body capped at `maxBodyBytes` (or the route's own smaller cap), guards it (depth,
+ * clean text), then validates it. `maxDepth` lets a route that carries an app document take the
+ * nesting a document may have.
+ */
 export async function jsonBody<T extends z.ZodType>(
   ctx: WireContext,
   c: WireCtx,
   schema: T,
+  limits: { maxBytes?: number; maxDepth?: number } = {},
 ): Promise<z.infer<T>> {
-  const text = await readBodyText(c.req.raw, { maxBytes: ctx.maxBodyBytes, tooLarge: () => tooLarge(ctx) });
+  const maxBytes = Math.min(ctx.maxBodyBytes, limits.maxBytes ?? ctx.maxBodyBytes);
+  const text = await readBodyText(c.req.raw, { maxBytes, tooLarge: () => tooLarge(maxBytes) });
   // The shared guard: nesting capped, no NUL or lone surrogate in any string.
-  return validate(schema, guardedValue(parseJsonInput(text)), 'body');
+  return validate(
+    schema,
+    guardedValue(parseJsonInput(text, limits.maxDepth ? { maxDepth: limits.maxDepth } : {})),
+    'body',
+  );
 }
 
 /**
@@ -207,8 +235,8 @@ export function refuseOrg(c: WireCtx, body?: unknown): void {
   }
 }
 
-function tooLarge(ctx: WireContext): WireError {
-  return new WireError('payload_too_large', `The request body is larger than ${ctx.maxBodyBytes} bytes.`);
+function tooLarge(maxBytes: number): WireError {
+  return new WireError('payload_too_large', `The request body is larger than ${maxBytes} bytes.`);
 }
 
 function lastMessageTooLarge(ctx: WireContext): WireError {

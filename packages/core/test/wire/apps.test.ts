@@ -436,15 +436,20 @@ for (const kind of STORE_KINDS) {
           expect(`${method} ${path} ${response.status}`).toBe(`${method} ${path} 404`);
           expect((await response.json()).error.code).toBe('route_not_found');
         }
-        await expectError(await as(ada)('/apps/seed', { method: 'POST', json: {} }), 501, 'not_implemented');
+        // The fixed words' own routes answer themselves: their validation, never an app's 404.
+        await expectError(
+          await as(ada)('/apps/seed', { method: 'POST', json: {} }),
+          400,
+          'validation_failed',
+        );
         await expectError(
           await as(ada)('/apps/import', {
             method: 'POST',
             headers: { 'content-type': 'application/vnd.service.app+json' },
             body: '{}',
           }),
-          501,
-          'not_implemented',
+          400,
+          'validation_failed',
         );
         const app = await apps.createApp(ada, { name: 'One', ...made('one') });
         for (const path of ['open', 'call', 'rebase-pin']) {

@@ -175,7 +175,7 @@ for (const transportKind of TRANSPORTS) {
           headers: { ...asAda, 'content-type': 'application/vnd.service.app+json' },
           body: '{}',
         });
-        await expectError(imported, 501, 'not_implemented');
+        await expectError(imported, 400, 'validation_failed');
         await expectError(
           await request('/api/service/apps/import', {
             method: 'POST',

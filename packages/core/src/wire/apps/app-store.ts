@@ -139,6 +139,13 @@ export type ReviewOutcome =
   /** `stale`: the app's current version is no longer the one with that hash; `not_pending`: already decided. */
   | { ok: false; reason: 'not_found' | 'stale' | 'not_pending' | 'note_required' };
 
+/** What an adoption moved, and what it dropped because the user already had one of theirs. */
+export interface AppAdoption {
+  apps: number;
+  placements: number;
+  dropped: { apps: string[]; slots: string[] };
+}
+
 export type RebaseOutcome = { ok: true; version: number } | { ok: false; reason: 'not_found' | 'moved' };
 
 type AppRow = Selectable<WireAppsTable>;
@@ -519,6 +526,67 @@ export class AppStore {
       const row = await this.insertNextVersion(trx, app, input, input.baselineHash);
       await replaceTrail(trx, appId, input.wishes, this.date());
       return { ok: true, version: row.version };
+    });
+  }
+
+  /**
+   * Moves everything an anonymous visitor made to the user they signed in as, in one transaction:
+   * their apps (with versions and trails, which follow the app) and their placements. Where the
+   * two clash the user's is kept: a visitor's remix of a component the user already remixed is
+   * deleted (with its versions, trail and placements), and a visitor's placement in a slot the
+   * user already filled is dropped.
+   */
+  async adoptApps(visitor: string, user: string): Promise<AppAdoption> {
+    return this.db.transaction().execute(async (trx) => {
+      const apps = await trx
+        .selectFrom('wire_apps')
+        .select(['id', 'kind', 'baseline_key'])
+        .where('owner', '=', visitor)
+        .forUpdate()
+        .execute();
+      if (apps.length === 0) return { apps: 0, placements: 0, dropped: { apps: [], slots: [] } };
+      const remixKeys = apps.filter((app) => app.kind !== 'app').map((app) => app.baseline_key!);
+      const taken =
+        remixKeys.length === 0
+          ? new Set<string>()
+          : new Set(
+              (
+                await trx
+                  .selectFrom('wire_apps')
+                  .select('baseline_key')
+                  .where('owner', '=', user)
+                  .where('kind', '<>', 'app')
+                  .where('baseline_key', 'in', remixKeys)
+                  .execute()
+              ).map((row) => row.baseline_key!),
+            );
+      const droppedApps = apps
+        .filter((app) => app.kind !== 'app' && taken.has(app.baseline_key!))
+        .map((app) => app.id);
+      if (droppedApps.length > 0) await trx.deleteFrom('wire_apps').where('id', 'in', droppedApps).execute();
+      const moved = await trx
+        .updateTable('wire_apps')
+        .set({ owner: user })
+        .where('owner', '=', visitor)
+        .executeTakeFirst();
+      const droppedSlots = await trx
+        .deleteFrom('wire_placements')
+        .where('owner', '=', visitor)
+        .where('slot_id', 'in', (eb) =>
+          eb.selectFrom('wire_placements').select('slot_id').where('owner', '=', user),
+        )
+        .returning('slot_id')
+        .execute();
+      const placed = await trx
+        .updateTable('wire_placements')
+        .set({ owner: user })
+        .where('owner', '=', visitor)
+        .executeTakeFirst();
+      return {
+        apps: Number(moved.numUpdatedRows),
+        placements: Number(placed.numUpdatedRows),
+        dropped: { apps: droppedApps.sort(), slots: droppedSlots.map((row) => row.slot_id).sort() },
+      };
     });
   }
 

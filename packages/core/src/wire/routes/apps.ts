@@ -1,30 +1,28 @@
 /**
  * The apps routes (mounted unless `apps: false`): the person's apps (list, read, delete, history,
- * fork, export), where they placed them (`/apps/placements`), the slots host pages report
- * (`/slots`), and the review of review-kind remixes (`/apps/review-queue`, reviewers only).
+ * fork, export, import), their remixes of the host's components (`/apps/seed`), where they placed
+ * them (`/apps/placements`), the slots host pages report (`/slots`), and the review of
+ * review-kind remixes (`/apps/review-queue`, reviewers only).
  *
  * The fixed words after `/apps/` (`seed`, `placements`, `import`, `review-queue`) are registered
  * before `/apps/:id*`, so none is ever read as an app id. Another person's app answers exactly as
- * a missing one does. The routes that need the app document model (import, seed, open, call,
- * rebase-pin) answer 501 `not_implemented`.
+ * a missing one does. The routes that open and run apps (open, call, rebase-pin) answer 501
+ * `not_implemented`.
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Principal } from '../../agent/tools.js';
+import { APP_DOCUMENT_LIMITS, contentHash as hashOf, validateDocument } from '../../apps/index.js';
+import { appToolCatalog } from '../apps/app-checks.js';
 import { APP_EXPORT_MEDIA_TYPE, appExport } from '../apps/app-export.js';
-import type { AppRecord, AppVersion, Slot } from '../apps/app-store.js';
+import { APP_ID, APP_IMPORT_MAX_BYTES, appImportFile } from '../apps/app-import.js';
+import type { AppRecord, AppVersion, AppWithDocument, Slot } from '../apps/app-store.js';
 import type { WireApps, WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
+import { SLOT_ID, SLOT_ID_RULE } from '../options.js';
 import { jsonBody, principalOf, queryOf, userOf, validate } from '../request.js';
 
-/** What `newId('app')` makes, with room to spare; anything else is no app of anyone's. */
-const APP_ID = /^app_[A-Za-z0-9_-]{1,64}$/;
-const slotId = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
-    'must be 1-128 of A-Z a-z 0-9 . _ : - (starting with a letter or digit)',
-  );
+const slotId = z.string().regex(SLOT_ID, SLOT_ID_RULE);
 const page = z.string().trim().min(1).max(500);
 const appId = z.string().min(1).max(100);
 const contentHash = z.string().min(1).max(200);
@@ -42,13 +40,16 @@ const reportBody = z.strictObject({
     .min(1)
     .max(50),
 });
+const seedBody = z.strictObject({ component: slotId, slot: slotId.optional() });
+/** The JSON nesting an import body may have: a document's own, inside the file's object. */
+const IMPORT_MAX_DEPTH = APP_DOCUMENT_LIMITS.maxJsonDepth + 1;
 const approveBody = z.strictObject({ contentHash });
 const rejectBody = z.strictObject({
   contentHash,
   note: z.string().trim().min(1, 'a note saying why is required').max(2000),
 });
 
-/** The document-model routes, not offered yet. */
+/** The routes that open and run apps, not offered yet. */
 const NOT_YET = ['/apps/:id/open', '/apps/:id/call', '/apps/:id/rebase-pin'] as const;
 
 export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
@@ -57,8 +58,73 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
 
   // --- Fixed words first: never an app id.
 
-  app.post('/apps/seed', notImplemented);
-  app.post('/apps/import', notImplemented);
+  app.post('/apps/seed', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const body = await jsonBody(ctx, c, seedBody);
+    const seed = apps.seeds.get(body.component);
+    if (!seed) throw noSuchComponent(body.component, [...apps.seeds.keys()]);
+    if (body.slot !== undefined && !(await isListed(body.slot))) throw noSuchSlot(body.slot);
+    const { app: remix, created } = await store.remixFor(principal.subject, {
+      name: seed.name,
+      kind: seed.kind,
+      baselineKey: seed.component,
+      baselineHash: seed.hash,
+      document: seed.document,
+      contentHash: seed.hash,
+    });
+    if (created) {
+      ctx.audit.record(principal.subject, 'app.seeded', { appId: remix.id, component: seed.component });
+    }
+    const placed = body.slot === undefined ? null : await place(principal, body.slot, remix.id);
+    return c.json({ app: fullAppJson(remix), created, ...(placed ? { placed } : {}) }, created ? 201 : 200);
+  });
+
+  app.post('/apps/import', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const file = await jsonBody(ctx, c, appImportFile, {
+      maxBytes: APP_IMPORT_MAX_BYTES,
+      maxDepth: IMPORT_MAX_DEPTH,
+    });
+    const checked = validateDocument(file.document, { tools: appToolCatalog(ctx.tools) });
+    if (!checked.ok) {
+      throw new WireError(
+        'app_invalid',
+        `The app's document is refused: ${checked.problems.length} problem${checked.problems.length === 1 ? '' : 's'} (listed in problems).`,
+        { fields: { problems: checked.problems } },
+      );
+    }
+    const version = { document: checked.document, contentHash: hashOf(checked.document) };
+    const provenance = file.source ? { forkedFrom: file.source.appId } : {};
+    let imported: AppWithDocument;
+    let created = true;
+    if (file.kind === 'app') {
+      imported = await store.createApp(principal.subject, {
+        name: file.name,
+        ...version,
+        ...provenance,
+        ...(file.baseline ? { baselineKey: file.baseline.key, baselineHash: file.baseline.hash } : {}),
+      });
+    } else {
+      // One remix per person per component: an import of a component the person already remixed
+      // answers their remix, unchanged.
+      ({ app: imported, created } = await store.remixFor(principal.subject, {
+        name: file.name,
+        kind: file.kind,
+        baselineKey: file.baseline!.key,
+        baselineHash: file.baseline!.hash,
+        ...version,
+        ...provenance,
+      }));
+    }
+    if (created) {
+      ctx.audit.record(principal.subject, 'app.imported', {
+        appId: imported.id,
+        kind: imported.kind,
+        ...(file.source ? { forkedFrom: file.source.appId } : {}),
+      });
+    }
+    return c.json({ app: fullAppJson(imported), created }, created ? 201 : 200);
+  });
 
   app.get('/apps/placements', async (c) => {
     const principal = await principalOf(ctx, c);
@@ -76,16 +142,9 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
   app.put('/apps/placements', async (c) => {
     const principal = await principalOf(ctx, c);
     const body = await jsonBody(ctx, c, placeBody);
-    if (!(await store.listSlots()).some((slot) => slot.id === body.slot)) throw noSuchSlot(body.slot);
+    if (!(await isListed(body.slot))) throw noSuchSlot(body.slot);
     if (!APP_ID.test(body.appId)) throw noSuchApp();
-    const placed = await store.place(principal.subject, body.slot, body.appId);
-    if (!placed) throw noSuchApp();
-    ctx.audit.record(principal.subject, 'app.placed', {
-      appId: body.appId,
-      slot: body.slot,
-      evicted: placed.evicted,
-    });
-    return c.json({ slot: body.slot, appId: body.appId, evicted: placed.evicted });
+    return c.json(await place(principal, body.slot, body.appId));
   });
 
   app.delete('/apps/placements', async (c) => {
@@ -143,12 +202,7 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
   app.get('/apps/:id', async (c) => {
     const principal = await principalOf(ctx, c);
     const found = await ownApp(principal, c.req.param('id'));
-    return c.json({
-      app: {
-        ...appJson(found),
-        current: { ...versionJson(found.current), document: found.current.document },
-      },
-    });
+    return c.json({ app: fullAppJson(found) });
   });
 
   app.delete('/apps/:id', async (c) => {
@@ -175,12 +229,7 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
     const fork = APP_ID.test(id) ? await store.forkApp(principal.subject, id, body.name) : null;
     if (!fork) throw noSuchApp();
     ctx.audit.record(principal.subject, 'app.forked', { appId: fork.id, forkedFrom: id });
-    return c.json(
-      {
-        app: { ...appJson(fork), current: { ...versionJson(fork.current), document: fork.current.document } },
-      },
-      201,
-    );
+    return c.json({ app: fullAppJson(fork) }, 201);
   });
 
   app.get('/apps/:id/export', async (c) => {
@@ -219,6 +268,18 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
   });
 
   return app;
+
+  async function isListed(slot: string): Promise<boolean> {
+    return (await store.listSlots()).some((listed) => listed.id === slot);
+  }
+
+  /** Places the person's app in a listed slot; the answer says what it evicted. */
+  async function place(principal: Principal, slot: string, appId: string) {
+    const placed = await store.place(principal.subject, slot, appId);
+    if (!placed) throw noSuchApp();
+    ctx.audit.record(principal.subject, 'app.placed', { appId, slot, evicted: placed.evicted });
+    return { slot, appId, evicted: placed.evicted };
+  }
 
   async function ownApp(principal: Principal, id: string) {
     const found = APP_ID.test(id) ? await store.getApp(principal.subject, id) : null;
@@ -293,6 +354,11 @@ function appJson(record: AppRecord) {
   };
 }
 
+/** An app with its current version and that version's document. */
+function fullAppJson(app: AppWithDocument) {
+  return { ...appJson(app), current: { ...versionJson(app.current), document: app.current.document } };
+}
+
 function versionJson(version: AppVersion) {
   return {
     version: version.version,
@@ -325,6 +391,15 @@ function noSuchSlot(slot: string): WireError {
   return new WireError(
     'not_found',
     `No such slot: ${JSON.stringify(slot)} is not listed (host pages report their slots with POST /slots).`,
+  );
+}
+
+function noSuchComponent(component: string, known: string[]): WireError {
+  return new WireError(
+    'not_found',
+    `No such component to remix: ${JSON.stringify(component)} is not among the host's seeds (${
+      known.length > 0 ? known.join(', ') : 'it declares none: createService({ apps: { seeds } })'
+    }).`,
   );
 }
 
