@@ -6,7 +6,15 @@
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppsWire, startAppsWire } from '../../core/test/support/apps-wire.js';
-import { clearSlot, loadSlot, type SlotClient, SlotView } from '../src/index.js';
+import {
+  clearSlot,
+  loadSlot,
+  Remixable,
+  ServiceProvider,
+  ServiceSlot,
+  type SlotClient,
+  SlotView,
+} from '../src/index.js';
 
 const document = {
   version: 1,
@@ -148,5 +156,30 @@ describe('what a slot renders', () => {
     expect(html).toContain('No &lt;b&gt;such&lt;/b&gt; app.');
     expect(html).toContain('>Try again</button>');
     expect(html).toContain('>Remove the app from this space</button>');
+  });
+});
+
+describe('on the server', () => {
+  it('a ServiceSlot renders its loading placeholder until the page asks the wire', () => {
+    const html = renderToStaticMarkup(
+      <ServiceProvider baseUrl="/api/service">
+        <ServiceSlot id="orders.sidebar" page="/orders">
+          <p>Host content</p>
+        </ServiceSlot>
+      </ServiceProvider>,
+    );
+    expect(html).toBe(
+      '<div class="svc-slot svc-slot-loading" data-service-slot="orders.sidebar" aria-busy="true"><span class="svc-visually-hidden">Loading…</span></div>',
+    );
+  });
+
+  it('Remixable renders its children marked with its id', () => {
+    expect(
+      renderToStaticMarkup(
+        <Remixable id="OrdersCard">
+          <p>Card</p>
+        </Remixable>,
+      ),
+    ).toBe('<div class="svc-remixable" data-service-remixable="OrdersCard"><p>Card</p></div>');
   });
 });
