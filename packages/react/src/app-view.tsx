@@ -6,9 +6,10 @@
  */
 import { APP_DOCUMENT_LIMITS } from '@service/core/apps';
 import { type ReactNode, useCallback, useMemo, useState } from 'react';
+import type { AppAction } from './actions.js';
 import { isRecord, resolveProps } from './bindings.js';
 import type { AppDocument } from './document.js';
-import { type AppAction, KIT_VIEWS, type KitContext } from './kit.js';
+import { KIT_VIEWS, type KitContext } from './kit.js';
 
 export interface AppViewProps {
   /** The app document (as the wire answers it for `GET /apps/:id`, `current.document`). */

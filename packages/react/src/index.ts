@@ -9,10 +9,11 @@
  *
  * Styles: `import '@service/react/styles.css'` (class names all start with `svc-`).
  */
+
+export { type ActionRunner, type AppAction, actionOf, runAction, type WrittenAction } from './actions.js';
 export { AppView, type AppViewProps } from './app-view.js';
 export type { AppDocument, AppNode } from './document.js';
 export { formatMoney, type MoneyUnit } from './format.js';
-export type { AppAction } from './kit.js';
 export { DEFAULT_BASE_URL, ServiceProvider, type ServiceProviderProps } from './provider.js';
 export { Remixable, type RemixableProps } from './remixable.js';
 export { ServiceSlot, type ServiceSlotProps, SlotView, type SlotViewProps } from './service-slot.js';

@@ -5,14 +5,10 @@
  * Every string is rendered as text, never as markup.
  */
 import { type ReactNode, useId, useState } from 'react';
-import { isRecord, readPath, resolveValue, rowsOf, type Scope } from './bindings.js';
+import { type AppAction, actionOf, runAction } from './actions.js';
+import { isRecord, readPath, rowsOf, type Scope } from './bindings.js';
 import { BarChartView, LineChartView } from './charts.js';
 import { formatDate, formatMoney, formatNumber, numberOrNull, oneOf, textOf } from './format.js';
-
-/** An action a button ran, its tool input resolved from the bindings at the moment of the click. */
-export type AppAction =
-  | { type: 'tool'; tool: string; input: Record<string, unknown> }
-  | { type: 'setState'; key: string; value: unknown };
 
 /** What every Kit component may use besides its props. */
 export interface KitContext {
@@ -125,18 +121,6 @@ function Badge({ props }: KitProps) {
   return <span className={`svc-badge svc-tone-${tone}`}>{textOf(props.text)}</span>;
 }
 
-/** The action as written, if it is one the Kit knows. */
-function actionOf(
-  value: unknown,
-): { type: 'tool'; tool: string; input: unknown } | { type: 'setState'; key: string; value: unknown } | null {
-  if (!isRecord(value)) return null;
-  if (value.type === 'tool' && typeof value.tool === 'string')
-    return { type: 'tool', tool: value.tool, input: value.input };
-  if (value.type === 'setState' && typeof value.key === 'string')
-    return { type: 'setState', key: value.key, value: value.value };
-  return null;
-}
-
 function Button({ props, kit }: KitProps) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -147,25 +131,16 @@ function Button({ props, kit }: KitProps) {
   const disabled = busy || action === null || (action.type === 'tool' && kit.onAction === undefined);
 
   async function run() {
-    if (!action || (confirm && !window.confirm(confirm))) return;
+    if (!action) return;
     setError(null);
-    if (action.type === 'setState') {
-      kit.setState(action.key, action.value);
-      await kit.onAction?.({ type: 'setState', key: action.key, value: action.value });
-      return;
-    }
-    const input: Record<string, unknown> = {};
-    if (isRecord(action.input)) {
-      for (const [key, value] of Object.entries(action.input)) input[key] = resolveValue(value, kit.scope);
-    }
-    setBusy(true);
-    try {
-      await kit.onAction?.({ type: 'tool', tool: action.tool, input });
-    } catch (failure) {
-      setError(failure instanceof Error && failure.message ? failure.message : 'The action failed.');
-    } finally {
-      setBusy(false);
-    }
+    const failure = await runAction(action, confirm, {
+      scope: kit.scope,
+      setState: kit.setState,
+      onAction: kit.onAction,
+      ask: (question) => window.confirm(question),
+      busy: setBusy,
+    });
+    setError(failure);
   }
 
   return (

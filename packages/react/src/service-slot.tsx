@@ -4,8 +4,8 @@
  * the placed app, or the host's own children when there is none.
  */
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
+import type { AppAction } from './actions.js';
 import { AppView } from './app-view.js';
-import type { AppAction } from './kit.js';
 import { useServiceClient } from './provider.js';
 import { clearSlot, loadSlot, type SlotState } from './slot-state.js';
 
