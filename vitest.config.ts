@@ -13,6 +13,7 @@ export default defineConfig({
       { find: /^@service\/next$/, replacement: src('next/src/index.ts') },
       { find: /^@service\/sdk$/, replacement: src('sdk/src/index.ts') },
       { find: /^@service\/dev-cli$/, replacement: src('dev-cli/src/index.ts') },
+      { find: /^@service\/react$/, replacement: src('react/src/index.ts') },
     ],
   },
   test: {
@@ -20,6 +21,7 @@ export default defineConfig({
       'scripts/**/*.test.ts',
       'packages/*/src/**/*.test.ts',
       'packages/*/test/**/*.test.ts',
+      'packages/*/test/**/*.test.tsx',
       'examples/*/test/**/*.test.ts',
     ],
     testTimeout: 30_000,

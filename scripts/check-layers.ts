@@ -42,8 +42,12 @@ export const LAYERS: Record<string, string[]> = {
 /** Files that answer HTTP requests directly: they get domain services, never SQL. */
 const ROUTE_FILE = /(^|\/)(routes|oauth|mcp)\/|^platform\/(cli|dashboard)\/|^door\/router\.ts$/;
 
-/** Packages that may use only these public subpaths of core (the SDK and CLI run without the server). */
-const CLIENT_PACKAGES: Record<string, string[]> = { sdk: ['schemas'], 'dev-cli': ['schemas'] };
+/** Packages that may use only these public subpaths of core (the SDK, CLI and React package run without the server). */
+const CLIENT_PACKAGES: Record<string, string[]> = {
+  sdk: ['schemas'],
+  'dev-cli': ['schemas'],
+  react: ['apps'],
+};
 
 const IMPORT =
   /(?:^|[\n;])\s*(import|export)\s+(type\s+)?(?:[\w*$\s{},]*?\s+from\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;

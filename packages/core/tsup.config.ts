@@ -13,6 +13,7 @@ export default defineConfig({
     'connections/index': 'src/connections/index.ts',
     'catalog/index': 'src/catalog/index.ts',
     'deploy/index': 'src/deploy/index.ts',
+    'apps/index': 'src/apps/index.ts',
     'wire/index': 'src/wire/index.ts',
     'agent/index': 'src/agent/index.ts',
     'door/index': 'src/door/index.ts',

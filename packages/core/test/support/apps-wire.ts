@@ -1,0 +1,46 @@
+/**
+ * A real wire with apps, served by Express on loopback, for the suites of packages that talk to
+ * it from the outside (the React package's slots): a fresh store, a service that signs a person in
+ * by the `x-test-user` header, and the app store to make apps with directly (the routes that
+ * build apps need the agent).
+ */
+import { serveWithExpress } from '../../../express/test/support/serve.js';
+import { AppStore } from '../../src/wire/apps/app-store.js';
+import { testService } from '../wire/support/wire.js';
+import { openTestStore } from './stores.js';
+
+export interface AppsWire {
+  /** Where the wire is mounted: `http://127.0.0.1:<port>/api/service`. */
+  baseUrl: string;
+  /** A fetch that signs `user` in (the stand-in for the host's session cookie). */
+  fetchAs(user: string | null): typeof fetch;
+  /** Makes an app for `owner` with `document` as its one version; answers its id. */
+  makeApp(owner: string, name: string, document: Record<string, unknown>): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startAppsWire(): Promise<AppsWire> {
+  const store = await openTestStore('pglite');
+  const service = await testService(store);
+  const server = await serveWithExpress(service);
+  const apps = new AppStore(store.db);
+  let serial = 0;
+  return {
+    baseUrl: `${server.url}/api/service`,
+    fetchAs: (user) => (input, init) => {
+      const headers = new Headers(init?.headers);
+      if (user) headers.set('x-test-user', user);
+      return fetch(input, { ...init, headers });
+    },
+    async makeApp(owner, name, document) {
+      serial += 1;
+      const app = await apps.createApp(owner, { name, document, contentHash: `sha256:test-${serial}` });
+      return app.id;
+    },
+    async close() {
+      await server.close();
+      await service.close();
+      await store.dispose();
+    },
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * `@service/react`: React components for the service wire.
+ *
+ * - `<AppView>` renders an app document with the Kit (bindings resolved from query results and
+ *   local state, charts as inline SVG with a table for screen readers).
+ * - `<ServiceProvider>` says where the wire is mounted; `<ServiceSlot>` shows the person's placed
+ *   app in a named place on a host page, or the host's own children.
+ * - `<Remixable>` marks a host component the person may remix.
+ *
+ * Styles: `import '@service/react/styles.css'` (class names all start with `svc-`).
+ */
+
+export { type ActionRunner, type AppAction, actionOf, runAction, type WrittenAction } from './actions.js';
+export { AppView, type AppViewProps } from './app-view.js';
+export type { AppDocument, AppNode } from './document.js';
+export { formatMoney, type MoneyUnit } from './format.js';
+export { DEFAULT_BASE_URL, ServiceProvider, type ServiceProviderProps } from './provider.js';
+export { Remixable, type RemixableProps } from './remixable.js';
+export { ServiceSlot, type ServiceSlotProps, SlotView, type SlotViewProps } from './service-slot.js';
+export { clearSlot, loadSlot, type SlotClient, type SlotRequest, type SlotState } from './slot-state.js';
+export { type PlacedApp, WireCallError, type WireClient } from './wire.js';

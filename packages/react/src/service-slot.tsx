@@ -1,0 +1,101 @@
+/**
+ * `<ServiceSlot>`: a named place on a host page where the person may put one of their apps. It
+ * reports itself to the wire once per page, reads the person's placement for that page, and shows
+ * the placed app, or the host's own children when there is none.
+ */
+import { type ReactNode, useCallback, useEffect, useState } from 'react';
+import type { AppAction } from './actions.js';
+import { AppView } from './app-view.js';
+import { useServiceClient } from './provider.js';
+import { clearSlot, loadSlot, type SlotState } from './slot-state.js';
+
+export interface ServiceSlotProps {
+  /** The slot's id: 1–128 of `A-Z a-z 0-9 . _ : -`, starting with a letter or digit. */
+  id: string;
+  /** What the person is told the slot is ("Orders sidebar"); the id by default. */
+  label?: string;
+  /** The page the slot is on; the location's path by default. */
+  page?: string;
+  /** Called for each action a button of the placed app runs. */
+  onAction?: (action: AppAction) => void | Promise<void>;
+  /** The host's own content, shown while nothing is placed. */
+  children?: ReactNode;
+}
+
+export function ServiceSlot({ id, label, page, onAction, children }: ServiceSlotProps) {
+  const client = useServiceClient();
+  const [state, setState] = useState<SlotState>({ status: 'loading' });
+  const [attempt, setAttempt] = useState(0);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `attempt` is the retry button's way to load again
+  useEffect(() => {
+    let live = true;
+    setState({ status: 'loading' });
+    const where = page ?? window.location.pathname;
+    void loadSlot(client, { id, label: label ?? id, page: where }).then((next) => {
+      if (live) setState(next);
+    });
+    return () => {
+      live = false;
+    };
+  }, [client, id, label, page, attempt]);
+
+  const retry = useCallback(() => setAttempt((n) => n + 1), []);
+  const clear = useCallback(() => {
+    setState({ status: 'loading' });
+    void clearSlot(client, id).then(setState);
+  }, [client, id]);
+
+  return (
+    <SlotView id={id} state={state} onRetry={retry} onClear={clear} onAction={onAction}>
+      {children}
+    </SlotView>
+  );
+}
+
+export interface SlotViewProps {
+  id: string;
+  state: SlotState;
+  onRetry(): void;
+  onClear(): void;
+  onAction?: (action: AppAction) => void | Promise<void>;
+  children?: ReactNode;
+}
+
+/** What a slot shows in each state; no effects, so it renders on the server as in the browser. */
+export function SlotView({ id, state, onRetry, onClear, onAction, children }: SlotViewProps) {
+  switch (state.status) {
+    case 'empty':
+      return <>{children}</>;
+    case 'loading':
+      return (
+        <div className="svc-slot svc-slot-loading" data-service-slot={id} aria-busy="true">
+          <span className="svc-visually-hidden">Loading…</span>
+        </div>
+      );
+    case 'ready':
+      return (
+        <div className="svc-slot" data-service-slot={id} data-service-app={state.app.id}>
+          <AppView
+            key={`${state.app.id}@${state.app.version}`}
+            document={state.app.document}
+            onAction={onAction}
+          />
+        </div>
+      );
+    case 'failed':
+      return (
+        <div className="svc-slot svc-slot-failed" data-service-slot={id} role="alert">
+          <p className="svc-slot-message">This space could not load the app placed here: {state.message}</p>
+          <div className="svc-row svc-align-center svc-justify-start">
+            <button type="button" className="svc-button svc-button-primary" onClick={onRetry}>
+              Try again
+            </button>
+            <button type="button" className="svc-button svc-button-secondary" onClick={onClear}>
+              Remove the app from this space
+            </button>
+          </div>
+        </div>
+      );
+  }
+}

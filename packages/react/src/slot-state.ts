@@ -1,0 +1,78 @@
+/**
+ * What a slot shows, as data: `loadSlot` asks the wire and answers the next state, so the
+ * component is a thin shell and the logic is testable against a real wire without a browser.
+ *
+ * - `empty`: nothing placed (or nobody signed in): the host's own children show.
+ * - `loading`: asking the wire.
+ * - `ready`: the placed app, rendered with the Kit.
+ * - `failed`: the wire could not answer; the slot says so, offers a retry, and a clear that
+ *   unplaces the app so the host's children come back.
+ */
+import {
+  type PlacedApp,
+  placedAppId,
+  readApp,
+  reportSlot,
+  unplace,
+  WireCallError,
+  type WireClient,
+} from './wire.js';
+
+export type SlotState =
+  | { status: 'loading' }
+  | { status: 'empty' }
+  | { status: 'ready'; app: PlacedApp }
+  | { status: 'failed'; message: string };
+
+export interface SlotRequest {
+  id: string;
+  label: string;
+  page: string;
+}
+
+/** A client that remembers which slots it reported, so a slot reports once per page. */
+export interface SlotClient extends WireClient {
+  reported: Set<string>;
+}
+
+export async function loadSlot(client: SlotClient, slot: SlotRequest): Promise<SlotState> {
+  try {
+    const reportKey = `${slot.page}\n${slot.id}`;
+    if (!client.reported.has(reportKey)) {
+      await reportSlot(client, slot.page, { id: slot.id, label: slot.label });
+      client.reported.add(reportKey);
+    }
+    const appId = await placedAppId(client, slot.page, slot.id);
+    if (appId === null) return { status: 'empty' };
+    const app = await readApp(client, appId);
+    // A review app whose first version nobody approved yet serves the host's original. An approved
+    // version older than the current one is not read here: the slot keeps the host's original
+    // rather than showing content a reviewer has not passed.
+    if (app.servedVersion === null || app.servedVersion !== app.version) return { status: 'empty' };
+    return { status: 'ready', app };
+  } catch (error) {
+    // Nobody signed in, or the app went away between the two reads: nothing of the person's to show.
+    if (
+      error instanceof WireCallError &&
+      (error.code === 'principal_required' || error.code === 'not_found')
+    ) {
+      return { status: 'empty' };
+    }
+    return { status: 'failed', message: failureMessage(error) };
+  }
+}
+
+/** Clears the slot: unplaces the app. Answers `empty`, or `failed` saying why it could not. */
+export async function clearSlot(client: WireClient, slot: string): Promise<SlotState> {
+  try {
+    await unplace(client, slot);
+    return { status: 'empty' };
+  } catch (error) {
+    return { status: 'failed', message: failureMessage(error) };
+  }
+}
+
+function failureMessage(error: unknown): string {
+  if (error instanceof WireCallError) return error.message;
+  return 'The service could not be reached.';
+}

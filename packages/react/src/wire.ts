@@ -1,0 +1,105 @@
+/**
+ * The few wire calls the slot makes: plain `fetch` on the host's own origin (`credentials:
+ * 'same-origin'`, so the host's session cookie signs the person in) with JSON bodies. A refused
+ * call throws a `WireCallError` carrying the wire's own `{ error: { code, message } }`.
+ */
+import type { AppDocument } from './document.js';
+
+export interface WireClient {
+  /** Where the host mounted the wire, `/api/service` by default. */
+  baseUrl: string;
+  fetch: typeof fetch;
+}
+
+export class WireCallError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | null,
+  ) {
+    super(message);
+    this.name = 'WireCallError';
+  }
+}
+
+/** A placed app as the slot shows it. */
+export interface PlacedApp {
+  id: string;
+  name: string;
+  kind: string;
+  version: number;
+  /** The version pages show: the current one, or for a review app the approved one (null: none yet). */
+  servedVersion: number | null;
+  document: AppDocument;
+}
+
+async function call<T>(
+  client: WireClient,
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+): Promise<T> {
+  const answer = await client.fetch(`${client.baseUrl.replace(/\/+$/, '')}${path}`, {
+    method: init.method ?? 'GET',
+    credentials: 'same-origin',
+    headers: {
+      accept: 'application/json',
+      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+  });
+  const text = await answer.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    // Not JSON: a proxy's or host's own error page; its status still says what happened.
+  }
+  if (!answer.ok) {
+    const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    const message =
+      typeof error?.message === 'string' && error.message
+        ? error.message
+        : `The service answered ${answer.status}.`;
+    throw new WireCallError(message, answer.status, typeof error?.code === 'string' ? error.code : null);
+  }
+  return body as T;
+}
+
+/** Tells the wire this page shows the slot (`POST /slots`), so the person can place an app in it. */
+export async function reportSlot(
+  client: WireClient,
+  page: string,
+  slot: { id: string; label: string },
+): Promise<void> {
+  await call(client, '/slots', { method: 'POST', body: { page, slots: [slot] } });
+}
+
+/** The id of the app the person placed in `slot` on `page`, or null. */
+export async function placedAppId(client: WireClient, page: string, slot: string): Promise<string | null> {
+  const answer = await call<{ placements: { slot: string; appId: string }[] }>(
+    client,
+    `/apps/placements?page=${encodeURIComponent(page)}`,
+  );
+  return answer.placements.find((placement) => placement.slot === slot)?.appId ?? null;
+}
+
+/** The app with its current document. */
+export async function readApp(client: WireClient, id: string): Promise<PlacedApp> {
+  const { app } = await call<{ app: Omit<PlacedApp, 'document'> & { current: { document: AppDocument } } }>(
+    client,
+    `/apps/${encodeURIComponent(id)}`,
+  );
+  return {
+    id: app.id,
+    name: app.name,
+    kind: app.kind,
+    version: app.version,
+    servedVersion: app.servedVersion,
+    document: app.current.document,
+  };
+}
+
+/** Empties the person's slot (`DELETE /apps/placements`); the app itself stays. */
+export async function unplace(client: WireClient, slot: string): Promise<void> {
+  await call(client, '/apps/placements', { method: 'DELETE', body: { slot } });
+}

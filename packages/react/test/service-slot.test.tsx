@@ -1,0 +1,185 @@
+/**
+ * The slot against a real wire (Express on loopback): it reports itself once per page, shows the
+ * host's own content when nothing is placed or nobody is signed in, shows the placed app, and a
+ * clear unplaces it. Then what each state renders, server-side.
+ */
+import { renderToStaticMarkup } from 'react-dom/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AppsWire, startAppsWire } from '../../core/test/support/apps-wire.js';
+import {
+  clearSlot,
+  loadSlot,
+  Remixable,
+  ServiceProvider,
+  ServiceSlot,
+  type SlotClient,
+  SlotView,
+} from '../src/index.js';
+
+const document = {
+  version: 1,
+  title: 'Open orders',
+  root: { component: 'Heading', props: { text: 'Your orders' } },
+};
+
+describe('ServiceSlot against the wire', () => {
+  let wire: AppsWire;
+  let serial = 0;
+  const someone = () => `slot-person-${++serial}`;
+  const clientFor = (user: string | null): SlotClient & { calls: string[] } => {
+    const calls: string[] = [];
+    const signedIn = wire.fetchAs(user);
+    return {
+      baseUrl: wire.baseUrl,
+      reported: new Set(),
+      calls,
+      fetch: (input, init) => {
+        calls.push(`${init?.method ?? 'GET'} ${String(input).slice(wire.baseUrl.length)}`);
+        return signedIn(input, init);
+      },
+    };
+  };
+  const placeAs = async (user: string, slot: string, appId: string) => {
+    const answer = await wire.fetchAs(user)(`${wire.baseUrl}/apps/placements`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ slot, appId }),
+    });
+    expect(answer.status, await answer.clone().text()).toBe(200);
+  };
+
+  beforeAll(async () => {
+    wire = await startAppsWire();
+  });
+  afterAll(async () => {
+    await wire?.close();
+  });
+
+  it('shows the host’s content for an empty slot, and reports the slot once per page', async () => {
+    const client = clientFor(someone());
+    const slot = { id: 'orders.sidebar', label: 'Orders sidebar', page: '/orders' };
+    expect(await loadSlot(client, slot)).toEqual({ status: 'empty' });
+    expect(await loadSlot(client, slot)).toEqual({ status: 'empty' });
+    expect(client.calls).toEqual([
+      'POST /slots',
+      'GET /apps/placements?page=%2Forders',
+      'GET /apps/placements?page=%2Forders',
+    ]);
+    const listed = await (await wire.fetchAs('anyone')(`${wire.baseUrl}/slots?page=%2Forders`)).json();
+    expect(listed.slots).toEqual([
+      expect.objectContaining({ id: 'orders.sidebar', label: 'Orders sidebar' }),
+    ]);
+  });
+
+  it('shows the app the person placed, and only theirs', async () => {
+    const [ada, bob] = [someone(), someone()];
+    const slot = { id: 'home.main', label: 'Home', page: '/home' };
+    expect(await loadSlot(clientFor(ada), slot)).toEqual({ status: 'empty' });
+    const appId = await wire.makeApp(ada, 'Orders', document);
+    await placeAs(ada, 'home.main', appId);
+
+    const state = await loadSlot(clientFor(ada), slot);
+    expect(state).toEqual({
+      status: 'ready',
+      app: { id: appId, name: 'Orders', kind: 'app', version: 1, servedVersion: 1, document },
+    });
+    expect(await loadSlot(clientFor(bob), slot)).toEqual({ status: 'empty' });
+  });
+
+  it('clears the slot: the app is unplaced and the host’s content comes back', async () => {
+    const ada = someone();
+    const slot = { id: 'home.aside', label: 'Aside', page: '/home' };
+    const client = clientFor(ada);
+    await loadSlot(client, slot);
+    await placeAs(ada, 'home.aside', await wire.makeApp(ada, 'Stock', document));
+    expect((await loadSlot(client, slot)).status).toBe('ready');
+
+    expect(await clearSlot(client, 'home.aside')).toEqual({ status: 'empty' });
+    expect(await loadSlot(client, slot)).toEqual({ status: 'empty' });
+  });
+
+  it('shows the host’s content to a visitor nobody signed in', async () => {
+    const client = clientFor(null);
+    expect(await loadSlot(client, { id: 'home.main', label: 'Home', page: '/home' })).toEqual({
+      status: 'empty',
+    });
+  });
+
+  it('fails honestly with the wire’s own words, and reports again on retry', async () => {
+    const client = clientFor(someone());
+    const bad = { id: '-not-a-slot', label: 'Bad', page: '/home' };
+    const state = await loadSlot(client, bad);
+    expect(state.status).toBe('failed');
+    expect(state.status === 'failed' && state.message).toMatch(/slots|id|letter/i);
+    await loadSlot(client, bad);
+    expect(client.calls.filter((call) => call === 'POST /slots')).toHaveLength(2);
+  });
+
+  it('fails when the wire cannot be reached', async () => {
+    const client: SlotClient = { baseUrl: 'http://127.0.0.1:9/api/service', fetch, reported: new Set() };
+    expect(await loadSlot(client, { id: 'a', label: 'A', page: '/' })).toEqual({
+      status: 'failed',
+      message: 'The service could not be reached.',
+    });
+  });
+});
+
+describe('what a slot renders', () => {
+  const noop = () => {};
+  const render = (state: Parameters<typeof SlotView>[0]['state']) =>
+    renderToStaticMarkup(
+      <SlotView id="home.main" state={state} onRetry={noop} onClear={noop}>
+        <p>Host content</p>
+      </SlotView>,
+    );
+
+  it('renders the host’s children when empty, a busy placeholder while loading', () => {
+    expect(render({ status: 'empty' })).toBe('<p>Host content</p>');
+    const loading = render({ status: 'loading' });
+    expect(loading).toContain('aria-busy="true"');
+    expect(loading).not.toContain('Host content');
+  });
+
+  it('renders the placed app when ready', () => {
+    const html = render({
+      status: 'ready',
+      app: { id: 'app_1', name: 'Orders', kind: 'app', version: 1, servedVersion: 1, document },
+    });
+    expect(html).toContain('data-service-app="app_1"');
+    expect(html).toContain('<h2 class="svc-heading svc-heading-1">Your orders</h2>');
+    expect(html).not.toContain('Host content');
+  });
+
+  it('renders a failure as an alert with the reason, a retry and a clear', () => {
+    const html = render({ status: 'failed', message: 'No <b>such</b> app.' });
+    expect(html).toContain('role="alert"');
+    expect(html).toContain('No &lt;b&gt;such&lt;/b&gt; app.');
+    expect(html).toContain('>Try again</button>');
+    expect(html).toContain('>Remove the app from this space</button>');
+  });
+});
+
+describe('on the server', () => {
+  it('a ServiceSlot renders its loading placeholder until the page asks the wire', () => {
+    const html = renderToStaticMarkup(
+      <ServiceProvider baseUrl="/api/service">
+        <ServiceSlot id="orders.sidebar" page="/orders">
+          <p>Host content</p>
+        </ServiceSlot>
+      </ServiceProvider>,
+    );
+    expect(html).toBe(
+      '<div class="svc-slot svc-slot-loading" data-service-slot="orders.sidebar" aria-busy="true"><span class="svc-visually-hidden">Loading…</span></div>',
+    );
+  });
+
+  it('Remixable renders its children marked with its id', () => {
+    expect(
+      renderToStaticMarkup(
+        <Remixable id="OrdersCard">
+          <p>Card</p>
+        </Remixable>,
+      ),
+    ).toBe('<div class="svc-remixable" data-service-remixable="OrdersCard"><p>Card</p></div>');
+  });
+});
