@@ -1,7 +1,8 @@
 /**
  * The SDK and the developer CLI used without a registry, as `docs/packages.md` says: each packed
- * with `pnpm pack`, added to a host app outside the workspace from its tarball (offline: the
- * dependencies come from pnpm's store), then used there — the SDK through `require` and `import`
+ * with `pnpm pack`, added to a host app outside the workspace from its tarball (our packages from
+ * their tarballs alone; their third-party dependencies from pnpm's store, or the npm registry
+ * when this machine's pnpm has not seen their metadata), then used there — the SDK through `require` and `import`
  * against a running platform, the CLI through `pnpm exec service`.
  */
 import { execFile, execFileSync } from 'node:child_process';
@@ -46,8 +47,8 @@ beforeAll(async () => {
   );
   const sdk = pack('@service/sdk', 'packages/sdk');
   const cli = pack('@service/dev-cli', 'packages/dev-cli');
-  pnpm(['add', sdk, '--offline'], app);
-  pnpm(['add', '-D', cli, '--offline'], app);
+  pnpm(['add', sdk, '--prefer-offline'], app);
+  pnpm(['add', '-D', cli, '--prefer-offline'], app);
   store = await openTestStore();
   running = await startPlatform(store);
 }, 240_000);
