@@ -125,7 +125,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const approvals = new ApprovalStore(db, grants);
   // What the agent and the door offer: the host's tools, then the service's own.
   const offered = createToolRegistry(options.tools ?? [], {
-    service: serviceTools(options, { db, tools, grants, audit, baseUrl }),
+    service: serviceTools(options, { db, tools, grants, audit }),
   });
   const surface = agentSurface(overrides, offered, logger);
   const model = resolveModel(options.model, env);
@@ -389,7 +389,7 @@ function automationsOf(
 /** The service's own tools: the apps tools, unless the composition switched apps off. */
 function serviceTools(
   options: ServiceOptions,
-  deps: { db: Store['db']; tools: ToolRegistry; grants: GrantStore; audit: AuditLog; baseUrl: string | null },
+  deps: { db: Store['db']; tools: ToolRegistry; grants: GrantStore; audit: AuditLog },
 ): AnyHostTool[] {
   if (options.apps === false) return [];
   const productName = typeof options.mcp === 'object' ? options.mcp.productName : undefined;
@@ -398,10 +398,7 @@ function serviceTools(
     hostTools: deps.tools,
     calls: { grants: deps.grants, audit: deps.audit },
     ...(typeof productName === 'string' && productName.trim() ? { productName: productName.trim() } : {}),
-    appUrl: (appId) =>
-      deps.baseUrl
-        ? `${deps.baseUrl.replace(/\/$/, '')}${BASE_PATH}/apps/${encodeURIComponent(appId)}/open`
-        : null,
+    appUrl: (appId) => (typeof options.apps === 'object' && options.apps.openUrl?.(appId)) || null,
   });
 }
 

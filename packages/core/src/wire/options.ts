@@ -60,6 +60,11 @@ export interface AppsOptions {
    * checks refuses the composition.
    */
   seeds?: AppSeed[];
+  /**
+   * Where a person opens one of their apps in the host (its page's URL, absolute). Over the MCP
+   * door, `service_apps_open` answers a card that links there. Unset: the door answers words only.
+   */
+  openUrl?: (appId: string) => string;
 }
 
 export interface DeclaredSlot {
@@ -214,6 +219,7 @@ const automationsSchema = z.object({
 
 const appsSchema = z.strictObject({
   reviewer: fn('a function reviewer(user) returning a boolean').optional(),
+  openUrl: fn('a function openUrl(appId) returning the URL of the host page that shows the app').optional(),
   slots: z
     .array(
       z.strictObject({

@@ -530,6 +530,9 @@ for (const kind of STORE_KINDS) {
 
       it('refuses a malformed apps option at composition', async () => {
         await expect(testService(store, { apps: { reviewer: 'rita' } as never })).rejects.toThrow(/apps/);
+        await expect(
+          testService(store, { apps: { openUrl: 'https://shop.example/apps' } as never }),
+        ).rejects.toThrow(/openUrl/);
       });
     });
   });
