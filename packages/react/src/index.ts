@@ -3,6 +3,8 @@
  *
  * - `<AppView>` renders an app document with the Kit (bindings resolved from query results and
  *   local state, charts as inline SVG with a table for screen readers).
+ * - `<AppPart>` renders the app the agent builds as the chat shows it (the `data-service-app`
+ *   part): building, finished, or failed in words.
  * - `<ServiceProvider>` says where the wire is mounted; `<ServiceSlot>` shows the person's placed
  *   app in a named place on a host page, or the host's own children.
  * - `<Remixable>` marks a host component the person may remix.
@@ -11,6 +13,17 @@
  */
 
 export { type ActionRunner, type AppAction, actionOf, runAction, type WrittenAction } from './actions.js';
+export {
+  APP_PART_TYPE,
+  type AppChatPart,
+  AppPart,
+  type AppPartProps,
+  type AppPartView,
+  appPartView,
+  type ChatPartLike,
+  isAppPart,
+  STOPPED_BUILD_REASON,
+} from './app-part.js';
 export { AppView, type AppViewProps } from './app-view.js';
 export type { AppDocument, AppNode } from './document.js';
 export { formatMoney, type MoneyUnit } from './format.js';
