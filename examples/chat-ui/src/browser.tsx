@@ -5,6 +5,7 @@
  */
 import { createRoot } from 'react-dom/client';
 import { ChatApp } from './chat-app';
+import '@service/react/styles.css';
 import './chat.css';
 
 const root = document.getElementById('chat-root');

@@ -95,6 +95,7 @@ export function Conversation({ base, threadId, initialMessages, resume, onActivi
           <MessageView
             key={message.id}
             message={message}
+            streaming={message === last && busy}
             actions={actions}
             footer={
               message === last && message.role === 'assistant' && !busy ? (

@@ -1,17 +1,21 @@
 /**
  * One message: its text (as plain text: React escapes it, nothing is parsed as HTML), its
- * reasoning when the model sent any, and its tool calls as cards.
+ * reasoning when the model sent any, its tool calls as cards, and the apps the agent builds.
  */
+import { AppPart, isAppPart } from '@service/react';
 import { isToolUIPart, type UIMessage } from 'ai';
 import type { ReactNode } from 'react';
 import { type ApprovalActions, ToolCard } from './tool-card';
 
 export function MessageView({
   message,
+  streaming,
   actions,
   footer,
 }: {
   message: UIMessage;
+  /** Whether this message is still streaming: an app part still building past its end died. */
+  streaming: boolean;
   actions: ApprovalActions;
   /** Shown under the message (the last answer's Regenerate button). */
   footer?: ReactNode;
@@ -38,6 +42,7 @@ export function MessageView({
           );
         }
         if (isToolUIPart(part)) return <ToolCard key={key} part={part} actions={actions} />;
+        if (isAppPart(part)) return <AppPart key={key} part={part} messageStreaming={streaming} />;
         return null;
       })}
       {footer}

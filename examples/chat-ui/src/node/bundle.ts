@@ -56,6 +56,9 @@ export async function bundleChatUi(outdir: string = CHAT_UI_DIST): Promise<Bundl
     platform: 'browser',
     target: ['es2022'],
     jsx: 'automatic',
+    // Workspace packages as their packages publish them (their built `dist`), not the repository
+    // tsconfig's paths to their sources: `@service/react`'s build leaves core's server code out.
+    tsconfigRaw: {},
     define: { 'process.env.NODE_ENV': '"production"' },
     legalComments: 'none',
     metafile: true,

@@ -1,3 +1,4 @@
+import '@service/react/styles.css';
 import '@service/example-chat-ui/chat.css';
 import type { ReactNode } from 'react';
 
