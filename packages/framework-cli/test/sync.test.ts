@@ -101,7 +101,7 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
     expect(Object.keys(body).sort()).toEqual(['exitCode', 'impact', 'notes', 'ok', 'report']);
     // The zeros of apps and automations are not counts: sync says what impact covers.
     expect(body.notes).toContainEqual(
-      expect.stringMatching(/^Impact counts grants only: apps do not exist yet/),
+      expect.stringMatching(/^Impact counts grants and saved apps; not automations/),
     );
     expect(catalogNames()).toContain('list_orders');
   });

@@ -33,4 +33,5 @@ export { APP_DOCUMENT_LIMITS } from './limits.js';
 export { formatPath, type PathSegment, parsePath, resolvePath } from './path.js';
 export type { Problem } from './problems.js';
 export { checkAgainstRun, type RunCheck } from './run-check.js';
+export { toolsOf } from './uses.js';
 export { type AppTool, type AppToolCatalog, type Validation, validateDocument } from './validate.js';

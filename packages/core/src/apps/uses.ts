@@ -83,6 +83,16 @@ export function usesOf(document: AppDocument, propsOk: (node: AppNode) => boolea
   return uses;
 }
 
+/** The host tools a document calls: its queries' tools and its buttons' tools, each once. */
+export function toolsOf(document: AppDocument): Set<string> {
+  const tools = new Set(Object.values(document.queries ?? {}).map((query) => query.tool));
+  eachNode(document.root, (node) => {
+    const action = (node.props as { action?: { type?: unknown; tool?: unknown } } | undefined)?.action;
+    if (action?.type === 'tool' && typeof action.tool === 'string') tools.add(action.tool);
+  });
+  return tools;
+}
+
 /** A button's tool input, or an empty object for any other node or action. */
 export function actionInputOf(props: Record<string, unknown>): Record<string, unknown> {
   const action = props.action as { type?: unknown; input?: unknown } | undefined;

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { signWebhook } from '../../src/automations/webhooks.js';
+import { AppStore } from '../../src/wire/apps/app-store.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { scriptedModel } from './support/models.js';
@@ -124,6 +125,33 @@ describe('development routes', () => {
       ],
       totals: { apps: 0, automations: 0, grants: 0 },
     });
+  });
+
+  it('count the apps whose current version calls a tool, by query or by button', async () => {
+    const apps = new AppStore(store.db);
+    const button = (tool: string) => ({
+      version: 1,
+      title: 'Purge',
+      root: { component: 'Button', props: { label: 'Purge', action: { type: 'tool', tool, input: {} } } },
+    });
+    const owner = `impact-${Date.now()}`;
+    const purging = await apps.createApp(owner, {
+      name: 'Purger',
+      document: button('purge'),
+      contentHash: 'h1',
+    });
+    await apps.createApp(owner, { name: 'Other', document: button('gone'), contentHash: 'h2' });
+    const count = async () => {
+      const impact = await anonymous(development)('/sync/impact', {
+        method: 'POST',
+        json: { tools: ['purge'] },
+      });
+      return (await impact.json()).tools[0].apps;
+    };
+    expect(await count()).toBe(1);
+    // Only the current version counts: an edit that stops calling the tool takes the app out.
+    await apps.addVersion(owner, purging.id, { document: button('gone'), contentHash: 'h3' });
+    expect(await count()).toBe(0);
   });
 
   it('answer 404 in production, except /doctor/base-url, which reveals only whether the base URL is set', async () => {

@@ -48,7 +48,7 @@ const CLOUD_KEY = /^svc_[0-9a-f]{40}$/;
 
 /** Said with every impact, so its zeros are not read as "nothing uses this tool". */
 const IMPACT_SCOPE =
-  'Impact counts grants only: apps do not exist yet, and an automation saves a free-text prompt, not the tools it will call.';
+  'Impact counts grants and saved apps; not automations: an automation saves a free-text prompt, not the tools it will call.';
 
 interface ToolImpact {
   name: string;

@@ -13,6 +13,7 @@
  */
 import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { newId } from '../../agent/ids.js';
+import { appDocument, toolsOf } from '../../apps/index.js';
 import type {
   Database,
   WireAppKind,
@@ -249,6 +250,30 @@ export class AppStore {
       .where('v.version', '=', version)
       .executeTakeFirst();
     return row ? { ...versionOf(row), document: row.document } : null;
+  }
+
+  /**
+   * Across every owner (development's `/sync/impact`): how many apps' current documents call each
+   * of `tools`, from a query or a button.
+   */
+  async countByTool(tools: string[]): Promise<Map<string, number>> {
+    const counts = new Map(tools.map((tool) => [tool, 0]));
+    const rows = await this.db
+      .selectFrom('wire_apps as a')
+      .innerJoin('wire_app_versions as v', (join) =>
+        join.onRef('v.app_id', '=', 'a.id').onRef('v.version', '=', 'a.version'),
+      )
+      .select('v.document')
+      .execute();
+    for (const { document } of rows) {
+      const parsed = appDocument.safeParse(document);
+      if (!parsed.success) continue;
+      for (const tool of toolsOf(parsed.data)) {
+        const count = counts.get(tool);
+        if (count !== undefined) counts.set(tool, count + 1);
+      }
+    }
+    return counts;
   }
 
   /** The owner's apps, most recently changed first (without documents). */

@@ -31,12 +31,13 @@ export function developmentRoutes(ctx: WireContext): Hono<WireEnv> {
     const body = await jsonBody(ctx, c, impactBody);
     const names = body.tools ?? ctx.tools.all().map((t) => t.name);
     const grants = await ctx.grants.countByTool(names);
-    // Only grants name a tool. Apps do not exist yet; an automation saves a free-text prompt, not
-    // the tools it will call, so neither can be counted: both stay 0 (docs/framework-cli.md).
+    const apps = ctx.apps ? await ctx.apps.store.countByTool(names) : new Map<string, number>();
+    // An automation saves a free-text prompt, not the tools it will call, so it cannot be counted:
+    // it stays 0 (docs/framework-cli.md).
     const tools = names.map((name) => ({
       name,
       known: ctx.tools.get(name) !== undefined,
-      apps: 0,
+      apps: apps.get(name) ?? 0,
       automations: 0,
       grants: grants.get(name) ?? 0,
     }));
