@@ -91,11 +91,18 @@ describe('the demo host’s MCP door', () => {
     await client.connect(transport);
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => [t.name, t.annotations])).toEqual([
-        ['list_orders', { title: 'List orders', readOnlyHint: true, destructiveHint: false }],
-        ['add_order_note', { title: 'Add a note to an order', readOnlyHint: false, destructiveHint: false }],
-        ['cancel_order', { title: 'Cancel an order', readOnlyHint: false, destructiveHint: true }],
-      ]);
+      // The host's tools, then the service's own apps tools, which no menu curates away.
+      expect(tools.map((t) => t.name)).toContain('service_make');
+      expect(tools.filter((t) => !t.name.startsWith('service_')).map((t) => [t.name, t.annotations])).toEqual(
+        [
+          ['list_orders', { title: 'List orders', readOnlyHint: true, destructiveHint: false }],
+          [
+            'add_order_note',
+            { title: 'Add a note to an order', readOnlyHint: false, destructiveHint: false },
+          ],
+          ['cancel_order', { title: 'Cancel an order', readOnlyHint: false, destructiveHint: true }],
+        ],
+      );
 
       // Calls run as the signed-in user: the note lands in Ada's order book.
       const noted = await client.callTool({
@@ -134,7 +141,12 @@ describe('the demo host’s MCP door', () => {
     const client = await connectWithBearer(host.mcpUrl, String(token.access_token));
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toEqual(['list_orders', 'add_order_note', 'cancel_order']);
+      expect(tools.map((t) => t.name).filter((name) => !name.startsWith('service_'))).toEqual([
+        'list_orders',
+        'add_order_note',
+        'cancel_order',
+      ]);
+      expect(tools.map((t) => t.name)).toContain('service_make');
       const listed = await client.callTool({ name: 'list_orders', arguments: {} });
       // Grace's own book: Ada's note from the OAuth flow is not in it.
       expect(listed.structuredContent).toMatchObject({
