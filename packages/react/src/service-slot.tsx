@@ -1,7 +1,8 @@
 /**
  * `<ServiceSlot>`: a named place on a host page where the person may put one of their apps. It
  * reports itself to the wire once per page, reads the person's placement for that page, and shows
- * the placed app, or the host's own children when there is none.
+ * the placed app as the wire opens it (its queries run as the person), or the host's own children
+ * when there is none.
  */
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import type { AppAction } from './actions.js';
@@ -79,6 +80,7 @@ export function SlotView({ id, state, onRetry, onClear, onAction, children }: Sl
           <AppView
             key={`${state.app.id}@${state.app.version}`}
             document={state.app.document}
+            queries={state.app.queries}
             onAction={onAction}
           />
         </div>

@@ -9,9 +9,9 @@
  *   unplaces the app so the host's children come back.
  */
 import {
+  openApp,
   type PlacedApp,
   placedAppId,
-  readApp,
   reportSlot,
   unplace,
   WireCallError,
@@ -44,11 +44,9 @@ export async function loadSlot(client: SlotClient, slot: SlotRequest): Promise<S
     }
     const appId = await placedAppId(client, slot.page, slot.id);
     if (appId === null) return { status: 'empty' };
-    const app = await readApp(client, appId);
-    // A review app whose first version nobody approved yet serves the host's original. An approved
-    // version older than the current one is not read here: the slot keeps the host's original
-    // rather than showing content a reviewer has not passed.
-    if (app.servedVersion === null || app.servedVersion !== app.version) return { status: 'empty' };
+    const app = await openApp(client, appId);
+    // A review app nobody approved yet serves the host's original.
+    if (app === null) return { status: 'empty' };
     return { status: 'ready', app };
   } catch (error) {
     // Nobody signed in, or the app went away between the two reads: nothing of the person's to show.
