@@ -9,6 +9,7 @@
  *   unplaces the app so the host's children come back.
  */
 import {
+  callApp,
   openApp,
   type PlacedApp,
   placedAppId,
@@ -58,6 +59,21 @@ export async function loadSlot(client: SlotClient, slot: SlotRequest): Promise<S
     }
     return { status: 'failed', message: failureMessage(error) };
   }
+}
+
+/**
+ * Presses a tool button of the app the slot shows, over the wire (`POST /apps/:id/call`), then
+ * loads the slot again so its queries show what the call changed. A refused call throws the
+ * wire's own words (a `WireCallError`), which the button shows next to itself.
+ */
+export async function pressInSlot(
+  client: SlotClient,
+  slot: SlotRequest,
+  appId: string,
+  press: { tool: string; input: Record<string, unknown> },
+): Promise<SlotState> {
+  await callApp(client, appId, press);
+  return loadSlot(client, slot);
 }
 
 /** Clears the slot: unplaces the app. Answers `empty`, or `failed` saying why it could not. */

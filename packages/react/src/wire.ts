@@ -110,6 +110,22 @@ export async function openApp(client: WireClient, id: string): Promise<PlacedApp
   };
 }
 
+/**
+ * Presses one of the person's app's buttons (`POST /apps/:id/call`): the wire runs the host tool
+ * only if a button of the served app makes that call. Answers the tool's output.
+ */
+export async function callApp(
+  client: WireClient,
+  id: string,
+  press: { tool: string; input: Record<string, unknown> },
+): Promise<unknown> {
+  const answer = await call<{ output: unknown }>(client, `/apps/${encodeURIComponent(id)}/call`, {
+    method: 'POST',
+    body: press,
+  });
+  return answer.output;
+}
+
 /** Empties the person's slot (`DELETE /apps/placements`); the app itself stays. */
 export async function unplace(client: WireClient, slot: string): Promise<void> {
   await call(client, '/apps/placements', { method: 'DELETE', body: { slot } });

@@ -9,6 +9,7 @@ import { type AppsWire, startAppsWire } from '../../core/test/support/apps-wire.
 import {
   clearSlot,
   loadSlot,
+  pressInSlot,
   Remixable,
   ServiceProvider,
   ServiceSlot,
@@ -29,6 +30,46 @@ const greeting = {
   queries: { me: { tool: 'whoami' } },
   root: { component: 'Heading', props: { text: { $query: 'me', path: 'name' } } },
 };
+
+/** Each person's count, which `bump` raises and `count` reads. */
+const counts = new Map<string, number>();
+const counter = {
+  version: 1,
+  title: 'Counter',
+  queries: { count: { tool: 'count' } },
+  root: {
+    component: 'Stack',
+    children: [
+      { component: 'Heading', props: { text: { $query: 'count', path: 'text' } } },
+      {
+        component: 'Button',
+        props: { label: 'Add one', action: { type: 'tool', tool: 'bump', input: { by: 1 } } },
+      },
+    ],
+  },
+};
+const countTools = [
+  {
+    name: 'count',
+    description: 'The person’s count',
+    input: { type: 'object', properties: {} },
+    output: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    risk: 'read' as const,
+    execute: async (_input: unknown, context: { principal: { subject: string } }) => ({
+      text: `Count ${counts.get(context.principal.subject) ?? 0}`,
+    }),
+  },
+  {
+    name: 'bump',
+    description: 'Raises the person’s count',
+    input: { type: 'object', properties: { by: { type: 'integer' } }, required: ['by'] },
+    risk: 'write' as const,
+    execute: async (input: { by: number }, context: { principal: { subject: string } }) => {
+      counts.set(context.principal.subject, (counts.get(context.principal.subject) ?? 0) + input.by);
+      return { ok: true };
+    },
+  },
+];
 
 /** The host's read tool: who the wire ran it as. */
 const whoami = {
@@ -69,7 +110,7 @@ describe('ServiceSlot against the wire', () => {
   };
 
   beforeAll(async () => {
-    wire = await startAppsWire({ tools: [whoami] });
+    wire = await startAppsWire({ tools: [whoami, ...countTools] });
   });
   afterAll(async () => {
     await wire?.close();
@@ -119,6 +160,25 @@ describe('ServiceSlot against the wire', () => {
       <SlotView id="home.greeting" state={state} onRetry={() => {}} onClear={() => {}} />,
     );
     expect(html).toContain(`>Hello ${ada}</h2>`);
+  });
+
+  it('presses a button over the wire and shows what the call changed; a call no button makes is refused', async () => {
+    const ada = someone();
+    const slot = { id: 'home.counter', label: 'Counter', page: '/home' };
+    const client = clientFor(ada);
+    await loadSlot(client, slot);
+    const appId = await wire.makeApp(ada, 'Counter', counter);
+    await placeAs(ada, 'home.counter', appId);
+    expect(await loadSlot(client, slot)).toMatchObject({ app: { queries: { count: { text: 'Count 0' } } } });
+
+    const next = await pressInSlot(client, slot, appId, { tool: 'bump', input: { by: 1 } });
+    expect(next).toMatchObject({ status: 'ready', app: { queries: { count: { text: 'Count 1' } } } });
+    expect(client.calls).toContain(`POST /apps/${appId}/call`);
+
+    const refused = pressInSlot(client, slot, appId, { tool: 'bump', input: { by: 100 } });
+    await expect(refused).rejects.toMatchObject({ status: 403, code: 'app_call_refused' });
+    await expect(refused).rejects.toThrow(/no button that calls bump/);
+    expect(counts.get(ada)).toBe(1);
   });
 
   it('shows a review remix only once a reviewer approved it, and then the approved version', async () => {
