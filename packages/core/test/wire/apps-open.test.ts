@@ -149,6 +149,20 @@ for (const kind of STORE_KINDS) {
           problems: [],
         });
         expect(ran.filter((r) => r.startsWith(`list_orders:${ada}:`))).toEqual([`list_orders:${ada}:open`]);
+        const activity = await json(await as(ada)('/activity'), 200);
+        expect(activity.events).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({
+              kind: 'tool.called',
+              data: expect.objectContaining({
+                tool: 'list_orders',
+                via: 'app-open',
+                appId: app.id,
+                ok: true,
+              }),
+            }),
+          ]),
+        );
       });
 
       it('reports a query that fails as a problem in words, and still answers the others', async () => {

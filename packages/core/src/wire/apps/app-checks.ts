@@ -65,19 +65,21 @@ export interface QueryRuns {
 
 /**
  * Runs each query of a checked document once, as the person in `context`, through the same path
- * as any host tool call. A query that cannot run is a problem naming it, never a throw.
+ * as any host tool call; `attribution` is what the activity record says ran them. A query that
+ * cannot run is a problem naming it, never a throw.
  */
 export async function runQueries(
   tools: ToolRegistry,
   deps: HostToolDeps,
   document: AppDocument,
   context: ToolContext,
+  attribution: Record<string, unknown> = { via: 'app-check' },
 ): Promise<QueryRuns> {
   const results: Record<string, unknown> = {};
   const problems: Problem[] = [];
   // A stored document passed the checks when saved; one saved with no queries has none to run.
   for (const [name, query] of Object.entries(document.queries ?? {})) {
-    const ran = await runQuery(tools, deps, query.tool, query.input ?? {}, context);
+    const ran = await runQuery(tools, deps, query.tool, query.input ?? {}, context, attribution);
     if (ran.ok) results[name] = ran.output;
     else problems.push({ path: `queries.${name}`, message: `query "${name}" (${query.tool}) ${ran.why}` });
   }
@@ -90,6 +92,7 @@ async function runQuery(
   name: string,
   input: unknown,
   context: ToolContext,
+  attribution: Record<string, unknown>,
 ): Promise<{ ok: true; output: unknown } | { ok: false; why: string }> {
   const tool = tools.get(name);
   if (!tool?.enabled) return { ok: false, why: 'names no host tool' };
@@ -99,7 +102,7 @@ async function runQuery(
     input,
     owner: context.principal.subject,
     context: callContext,
-    audit: { grantUsed: { via: 'app-check' }, called: { via: 'app-check' } },
+    audit: { grantUsed: attribution, called: attribution },
     approve: async () => null,
   });
   switch (outcome.status) {

@@ -269,6 +269,7 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
           // Stored documents passed the checks when saved; the queries are all that is read here.
           version.document as unknown as AppDocument,
           toolContext(c, principal, c.req.raw.signal),
+          { via: 'app-open', appId: record.id },
         )
       : { results: {}, problems: [] };
     return c.json({
