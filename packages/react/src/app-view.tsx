@@ -12,7 +12,7 @@ import type { AppDocument } from './document.js';
 import { KIT_VIEWS, type KitContext } from './kit.js';
 
 export interface AppViewProps {
-  /** The app document (as the wire answers it for `GET /apps/:id`, `current.document`). */
+  /** The app document (as the wire answers it for `POST /apps/:id/open`, `document`). */
   document: AppDocument;
   /** Each query's result by name, for `{ $query, path }` bindings; a missing one reads as nothing. */
   queries?: Readonly<Record<string, unknown>>;

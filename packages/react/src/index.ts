@@ -30,5 +30,12 @@ export { formatMoney, type MoneyUnit } from './format.js';
 export { DEFAULT_BASE_URL, ServiceProvider, type ServiceProviderProps } from './provider.js';
 export { Remixable, type RemixableProps } from './remixable.js';
 export { ServiceSlot, type ServiceSlotProps, SlotView, type SlotViewProps } from './service-slot.js';
-export { clearSlot, loadSlot, type SlotClient, type SlotRequest, type SlotState } from './slot-state.js';
+export {
+  clearSlot,
+  loadSlot,
+  pressInSlot,
+  type SlotClient,
+  type SlotRequest,
+  type SlotState,
+} from './slot-state.js';
 export { type PlacedApp, WireCallError, type WireClient } from './wire.js';

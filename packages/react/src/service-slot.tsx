@@ -1,13 +1,14 @@
 /**
  * `<ServiceSlot>`: a named place on a host page where the person may put one of their apps. It
  * reports itself to the wire once per page, reads the person's placement for that page, and shows
- * the placed app, or the host's own children when there is none.
+ * the placed app as the wire opens it (its queries run as the person), or the host's own children
+ * when there is none.
  */
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import type { AppAction } from './actions.js';
 import { AppView } from './app-view.js';
 import { useServiceClient } from './provider.js';
-import { clearSlot, loadSlot, type SlotState } from './slot-state.js';
+import { clearSlot, loadSlot, pressInSlot, type SlotState } from './slot-state.js';
 
 export interface ServiceSlotProps {
   /** The slot's id: 1–128 of `A-Z a-z 0-9 . _ : -`, starting with a letter or digit. */
@@ -16,7 +17,11 @@ export interface ServiceSlotProps {
   label?: string;
   /** The page the slot is on; the location's path by default. */
   page?: string;
-  /** Called for each action a button of the placed app runs. */
+  /**
+   * Called for each action a button of the placed app runs. Unset: a tool button is pressed over
+   * the wire (`POST /apps/:id/call`, which runs it only if the app has that button) and the app is
+   * opened again to show what changed.
+   */
   onAction?: (action: AppAction) => void | Promise<void>;
   /** The host's own content, shown while nothing is placed. */
   children?: ReactNode;
@@ -41,13 +46,23 @@ export function ServiceSlot({ id, label, page, onAction, children }: ServiceSlot
   }, [client, id, label, page, attempt]);
 
   const retry = useCallback(() => setAttempt((n) => n + 1), []);
+  const appId = state.status === 'ready' ? state.app.id : null;
+  const press = useCallback(
+    async (action: AppAction) => {
+      if (action.type !== 'tool' || appId === null) return;
+      const where = page ?? window.location.pathname;
+      // A refusal throws: the button shows the wire's words; the slot keeps showing the app.
+      setState(await pressInSlot(client, { id, label: label ?? id, page: where }, appId, action));
+    },
+    [client, id, label, page, appId],
+  );
   const clear = useCallback(() => {
     setState({ status: 'loading' });
     void clearSlot(client, id).then(setState);
   }, [client, id]);
 
   return (
-    <SlotView id={id} state={state} onRetry={retry} onClear={clear} onAction={onAction}>
+    <SlotView id={id} state={state} onRetry={retry} onClear={clear} onAction={onAction ?? press}>
       {children}
     </SlotView>
   );
@@ -79,6 +94,7 @@ export function SlotView({ id, state, onRetry, onClear, onAction, children }: Sl
           <AppView
             key={`${state.app.id}@${state.app.version}`}
             document={state.app.document}
+            queries={state.app.queries}
             onAction={onAction}
           />
         </div>

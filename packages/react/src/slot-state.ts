@@ -9,9 +9,10 @@
  *   unplaces the app so the host's children come back.
  */
 import {
+  callApp,
+  openApp,
   type PlacedApp,
   placedAppId,
-  readApp,
   reportSlot,
   unplace,
   WireCallError,
@@ -44,11 +45,9 @@ export async function loadSlot(client: SlotClient, slot: SlotRequest): Promise<S
     }
     const appId = await placedAppId(client, slot.page, slot.id);
     if (appId === null) return { status: 'empty' };
-    const app = await readApp(client, appId);
-    // A review app whose first version nobody approved yet serves the host's original. An approved
-    // version older than the current one is not read here: the slot keeps the host's original
-    // rather than showing content a reviewer has not passed.
-    if (app.servedVersion === null || app.servedVersion !== app.version) return { status: 'empty' };
+    const app = await openApp(client, appId);
+    // A review app nobody approved yet serves the host's original.
+    if (app === null) return { status: 'empty' };
     return { status: 'ready', app };
   } catch (error) {
     // Nobody signed in, or the app went away between the two reads: nothing of the person's to show.
@@ -60,6 +59,21 @@ export async function loadSlot(client: SlotClient, slot: SlotRequest): Promise<S
     }
     return { status: 'failed', message: failureMessage(error) };
   }
+}
+
+/**
+ * Presses a tool button of the app the slot shows, over the wire (`POST /apps/:id/call`), then
+ * loads the slot again so its queries show what the call changed. A refused call throws the
+ * wire's own words (a `WireCallError`), which the button shows next to itself.
+ */
+export async function pressInSlot(
+  client: SlotClient,
+  slot: SlotRequest,
+  appId: string,
+  press: { tool: string; input: Record<string, unknown> },
+): Promise<SlotState> {
+  await callApp(client, appId, press);
+  return loadSlot(client, slot);
 }
 
 /** Clears the slot: unplaces the app. Answers `empty`, or `failed` saying why it could not. */

@@ -22,15 +22,18 @@ export class WireCallError extends Error {
   }
 }
 
-/** A placed app as the slot shows it. */
+/** A placed app as the slot shows it: the version the wire serves, with its queries run. */
 export interface PlacedApp {
   id: string;
   name: string;
   kind: string;
+  /** The served version's number (for a review app, the approved one). */
   version: number;
-  /** The version pages show: the current one, or for a review app the approved one (null: none yet). */
-  servedVersion: number | null;
   document: AppDocument;
+  /** Each query's result by name, run as the signed-in person when the app was opened. */
+  queries: Record<string, unknown>;
+  /** The queries that could not run, in words; their bindings read as nothing. */
+  problems: { path: string; message: string }[];
 }
 
 async function call<T>(
@@ -83,20 +86,44 @@ export async function placedAppId(client: WireClient, page: string, slot: string
   return answer.placements.find((placement) => placement.slot === slot)?.appId ?? null;
 }
 
-/** The app with its current document. */
-export async function readApp(client: WireClient, id: string): Promise<PlacedApp> {
-  const { app } = await call<{ app: Omit<PlacedApp, 'document'> & { current: { document: AppDocument } } }>(
-    client,
-    `/apps/${encodeURIComponent(id)}`,
-  );
+/**
+ * Opens the person's app (`POST /apps/:id/open`): the version it serves with its queries' results.
+ * Null when nothing of the app serves yet (a review remix nobody approved: the host's original).
+ */
+export async function openApp(client: WireClient, id: string): Promise<PlacedApp | null> {
+  const opened = await call<{
+    app: { id: string; name: string; kind: string };
+    document: AppDocument | null;
+    version: number | null;
+    queries: Record<string, unknown>;
+    problems: { path: string; message: string }[];
+  }>(client, `/apps/${encodeURIComponent(id)}/open`, { method: 'POST', body: {} });
+  if (opened.document === null || opened.version === null) return null;
   return {
-    id: app.id,
-    name: app.name,
-    kind: app.kind,
-    version: app.version,
-    servedVersion: app.servedVersion,
-    document: app.current.document,
+    id: opened.app.id,
+    name: opened.app.name,
+    kind: opened.app.kind,
+    version: opened.version,
+    document: opened.document,
+    queries: opened.queries,
+    problems: opened.problems,
   };
+}
+
+/**
+ * Presses one of the person's app's buttons (`POST /apps/:id/call`): the wire runs the host tool
+ * only if a button of the served app makes that call. Answers the tool's output.
+ */
+export async function callApp(
+  client: WireClient,
+  id: string,
+  press: { tool: string; input: Record<string, unknown> },
+): Promise<unknown> {
+  const answer = await call<{ output: unknown }>(client, `/apps/${encodeURIComponent(id)}/call`, {
+    method: 'POST',
+    body: press,
+  });
+  return answer.output;
 }
 
 /** Empties the person's slot (`DELETE /apps/placements`); the app itself stays. */

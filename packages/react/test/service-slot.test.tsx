@@ -9,6 +9,7 @@ import { type AppsWire, startAppsWire } from '../../core/test/support/apps-wire.
 import {
   clearSlot,
   loadSlot,
+  pressInSlot,
   Remixable,
   ServiceProvider,
   ServiceSlot,
@@ -20,6 +21,66 @@ const document = {
   version: 1,
   title: 'Open orders',
   root: { component: 'Heading', props: { text: 'Your orders' } },
+};
+
+/** A document whose heading reads a query of the host's `whoami` tool. */
+const greeting = {
+  version: 1,
+  title: 'Greeting',
+  queries: { me: { tool: 'whoami' } },
+  root: { component: 'Heading', props: { text: { $query: 'me', path: 'name' } } },
+};
+
+/** Each person's count, which `bump` raises and `count` reads. */
+const counts = new Map<string, number>();
+const counter = {
+  version: 1,
+  title: 'Counter',
+  queries: { count: { tool: 'count' } },
+  root: {
+    component: 'Stack',
+    children: [
+      { component: 'Heading', props: { text: { $query: 'count', path: 'text' } } },
+      {
+        component: 'Button',
+        props: { label: 'Add one', action: { type: 'tool', tool: 'bump', input: { by: 1 } } },
+      },
+    ],
+  },
+};
+const countTools = [
+  {
+    name: 'count',
+    description: 'The person’s count',
+    input: { type: 'object', properties: {} },
+    output: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    risk: 'read' as const,
+    execute: async (_input: unknown, context: { principal: { subject: string } }) => ({
+      text: `Count ${counts.get(context.principal.subject) ?? 0}`,
+    }),
+  },
+  {
+    name: 'bump',
+    description: 'Raises the person’s count',
+    input: { type: 'object', properties: { by: { type: 'integer' } }, required: ['by'] },
+    risk: 'write' as const,
+    execute: async (input: { by: number }, context: { principal: { subject: string } }) => {
+      counts.set(context.principal.subject, (counts.get(context.principal.subject) ?? 0) + input.by);
+      return { ok: true };
+    },
+  },
+];
+
+/** The host's read tool: who the wire ran it as. */
+const whoami = {
+  name: 'whoami',
+  description: 'Who is signed in',
+  input: { type: 'object', properties: {} },
+  output: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+  risk: 'read' as const,
+  execute: async (_input: unknown, context: { principal: { subject: string } }) => ({
+    name: `Hello ${context.principal.subject}`,
+  }),
 };
 
 describe('ServiceSlot against the wire', () => {
@@ -49,7 +110,7 @@ describe('ServiceSlot against the wire', () => {
   };
 
   beforeAll(async () => {
-    wire = await startAppsWire();
+    wire = await startAppsWire({ tools: [whoami, ...countTools] });
   });
   afterAll(async () => {
     await wire?.close();
@@ -78,12 +139,69 @@ describe('ServiceSlot against the wire', () => {
     const appId = await wire.makeApp(ada, 'Orders', document);
     await placeAs(ada, 'home.main', appId);
 
-    const state = await loadSlot(clientFor(ada), slot);
+    const client = clientFor(ada);
+    const state = await loadSlot(client, slot);
     expect(state).toEqual({
       status: 'ready',
-      app: { id: appId, name: 'Orders', kind: 'app', version: 1, servedVersion: 1, document },
+      app: { id: appId, name: 'Orders', kind: 'app', version: 1, document, queries: {}, problems: [] },
     });
+    expect(client.calls).toContain(`POST /apps/${appId}/open`);
     expect(await loadSlot(clientFor(bob), slot)).toEqual({ status: 'empty' });
+  });
+
+  it('renders the placed app with its queries run as the person', async () => {
+    const ada = someone();
+    const slot = { id: 'home.greeting', label: 'Greeting', page: '/home' };
+    await loadSlot(clientFor(ada), slot);
+    await placeAs(ada, 'home.greeting', await wire.makeApp(ada, 'Greeting', greeting));
+    const state = await loadSlot(clientFor(ada), slot);
+    expect(state).toMatchObject({ status: 'ready', app: { queries: { me: { name: `Hello ${ada}` } } } });
+    const html = renderToStaticMarkup(
+      <SlotView id="home.greeting" state={state} onRetry={() => {}} onClear={() => {}} />,
+    );
+    expect(html).toContain(`>Hello ${ada}</h2>`);
+  });
+
+  it('presses a button over the wire and shows what the call changed; a call no button makes is refused', async () => {
+    const ada = someone();
+    const slot = { id: 'home.counter', label: 'Counter', page: '/home' };
+    const client = clientFor(ada);
+    await loadSlot(client, slot);
+    const appId = await wire.makeApp(ada, 'Counter', counter);
+    await placeAs(ada, 'home.counter', appId);
+    expect(await loadSlot(client, slot)).toMatchObject({ app: { queries: { count: { text: 'Count 0' } } } });
+
+    const next = await pressInSlot(client, slot, appId, { tool: 'bump', input: { by: 1 } });
+    expect(next).toMatchObject({ status: 'ready', app: { queries: { count: { text: 'Count 1' } } } });
+    expect(client.calls).toContain(`POST /apps/${appId}/call`);
+
+    const refused = pressInSlot(client, slot, appId, { tool: 'bump', input: { by: 100 } });
+    await expect(refused).rejects.toMatchObject({ status: 403, code: 'app_call_refused' });
+    await expect(refused).rejects.toThrow(/no button that calls bump/);
+    expect(counts.get(ada)).toBe(1);
+  });
+
+  it('shows a review remix only once a reviewer approved it, and then the approved version', async () => {
+    const ada = someone();
+    const slot = { id: 'home.review', label: 'Review', page: '/home' };
+    await loadSlot(clientFor(ada), slot);
+    const { app } = await wire.apps.remixFor(ada, {
+      name: 'Orders card',
+      kind: 'review',
+      baselineKey: 'OrdersCard',
+      baselineHash: 'sha256:base',
+      document,
+      contentHash: 'sha256:review-1',
+    });
+    await placeAs(ada, 'home.review', app.id);
+    expect(await loadSlot(clientFor(ada), slot)).toEqual({ status: 'empty' });
+
+    await wire.apps.approve(app.id, 'sha256:review-1', 'rita');
+    await wire.apps.addVersion(ada, app.id, { document: greeting, contentHash: 'sha256:review-2' });
+    expect(await loadSlot(clientFor(ada), slot)).toMatchObject({
+      status: 'ready',
+      app: { id: app.id, version: 1, document },
+    });
   });
 
   it('clears the slot: the app is unplaced and the host’s content comes back', async () => {
@@ -143,7 +261,7 @@ describe('what a slot renders', () => {
   it('renders the placed app when ready', () => {
     const html = render({
       status: 'ready',
-      app: { id: 'app_1', name: 'Orders', kind: 'app', version: 1, servedVersion: 1, document },
+      app: { id: 'app_1', name: 'Orders', kind: 'app', version: 1, document, queries: {}, problems: [] },
     });
     expect(html).toContain('data-service-app="app_1"');
     expect(html).toContain('<h2 class="svc-heading svc-heading-1">Your orders</h2>');

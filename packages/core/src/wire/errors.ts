@@ -27,6 +27,10 @@ export const WIRE_ERROR_CODES = {
   principal_required: 403,
   /** 403: a review route asked by someone the composition's `apps.reviewer` does not name. */
   reviewer_required: 403,
+  /** 403: an app call its served document has no button for (that tool with that input). */
+  app_call_refused: 403,
+  /** 403: an app call needs the person's approval and no remembered grant covers it. */
+  approval_required: 403,
   /** 404: no such route. */
   route_not_found: 404,
   /** 404: no such thread, run, automation, approval, grant, file, app or slot for this principal. */
@@ -61,6 +65,8 @@ export const WIRE_ERROR_CODES = {
   channel_send_failed: 502,
   /** 502: the platform behind a `cloud` connections source refused the app's key or did not answer. */
   connections_unavailable: 502,
+  /** 502: the host tool behind an app's button failed when run. */
+  tool_failed: 502,
   /** 501: the route exists in the contract but is not available in this composition. */
   not_implemented: 501,
   /** 503: the store is unreachable (briefly, as a rule), or the service is stopping; with `Retry-After`. */

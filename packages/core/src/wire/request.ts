@@ -255,3 +255,20 @@ function historyTooLarge(ctx: WireContext): WireError {
       '({ body: { id, messages: messages.slice(-1) } }) }).',
   );
 }
+
+/**
+ * The user's own credentials, for tools that call the host's API as them ("present" mode):
+ * forwarded only when the host's public URL is configured, so they only ever go back to it.
+ */
+export function presentCredentials(
+  ctx: WireContext,
+  request: Request,
+): { headers: Record<string, string> } | null {
+  if (!ctx.baseUrlSet) return null;
+  const headers: Record<string, string> = {};
+  for (const name of ['authorization', 'cookie']) {
+    const value = request.headers.get(name);
+    if (value) headers[name] = value;
+  }
+  return { headers };
+}

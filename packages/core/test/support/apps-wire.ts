@@ -5,6 +5,7 @@
  * build apps need the agent).
  */
 import { serveWithExpress } from '../../../express/test/support/serve.js';
+import type { AnyHostTool } from '../../src/agent/tools.js';
 import { AppStore } from '../../src/wire/apps/app-store.js';
 import { testService } from '../wire/support/wire.js';
 import { openTestStore } from './stores.js';
@@ -16,16 +17,20 @@ export interface AppsWire {
   fetchAs(user: string | null): typeof fetch;
   /** Makes an app for `owner` with `document` as its one version; answers its id. */
   makeApp(owner: string, name: string, document: Record<string, unknown>): Promise<string>;
+  /** The app store itself, for what no route of the wire makes (a review remix, its approval). */
+  apps: AppStore;
   close(): Promise<void>;
 }
 
-export async function startAppsWire(): Promise<AppsWire> {
+/** `tools`: the host's tools, which the apps' queries and buttons call. */
+export async function startAppsWire(options: { tools?: AnyHostTool[] } = {}): Promise<AppsWire> {
   const store = await openTestStore('pglite');
-  const service = await testService(store);
+  const service = await testService(store, options.tools ? { tools: options.tools } : {});
   const server = await serveWithExpress(service);
   const apps = new AppStore(store.db);
   let serial = 0;
   return {
+    apps,
     baseUrl: `${server.url}/api/service`,
     fetchAs: (user) => (input, init) => {
       const headers = new Headers(init?.headers);

@@ -452,13 +452,18 @@ for (const kind of STORE_KINDS) {
           'validation_failed',
         );
         const app = await apps.createApp(ada, { name: 'One', ...made('one') });
-        for (const path of ['open', 'call', 'rebase-pin']) {
-          await expectError(
-            await as(ada)(`/apps/${app.id}/${path}`, { method: 'POST', json: {} }),
-            501,
-            'not_implemented',
-          );
-        }
+        const opened = await json(await as(ada)(`/apps/${app.id}/open`, { method: 'POST', json: {} }), 200);
+        expect(opened).toMatchObject({ document: doc('one'), queries: {}, problems: [] });
+        await expectError(
+          await as(ada)(`/apps/${app.id}/call`, { method: 'POST', json: { tool: 'x' } }),
+          403,
+          'app_call_refused',
+        );
+        await expectError(
+          await as(ada)(`/apps/${app.id}/rebase-pin`, { method: 'POST', json: {} }),
+          501,
+          'not_implemented',
+        );
       });
 
       it('refuses bad JSON, wrong types and oversized bodies with a clear 4xx', async () => {

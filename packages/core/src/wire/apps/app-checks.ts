@@ -49,19 +49,41 @@ export function documentChecker(tools: ToolRegistry, deps: HostToolDeps): Docume
       const checked = validate(raw);
       if (!checked.ok) return checked;
       const document = checked.document;
-      const results: Record<string, unknown> = {};
-      const problems: Problem[] = [];
-      for (const [name, query] of Object.entries(document.queries)) {
-        const ran = await runQuery(tools, deps, query.tool, query.input ?? {}, context);
-        if (ran.ok) results[name] = ran.output;
-        else
-          problems.push({ path: `queries.${name}`, message: `query "${name}" (${query.tool}) ${ran.why}` });
-      }
+      const { results, problems } = await runQueries(tools, deps, document, context);
       if (problems.length > 0) return { ok: false, problems };
       const run = checkAgainstRun(document, results);
       return run.ok ? { ok: true, document } : run;
     },
   };
+}
+
+/** What running a document's queries gave: each query's output by name, and why the others failed. */
+export interface QueryRuns {
+  results: Record<string, unknown>;
+  problems: Problem[];
+}
+
+/**
+ * Runs each query of a checked document once, as the person in `context`, through the same path
+ * as any host tool call; `attribution` is what the activity record says ran them. A query that
+ * cannot run is a problem naming it, never a throw.
+ */
+export async function runQueries(
+  tools: ToolRegistry,
+  deps: HostToolDeps,
+  document: AppDocument,
+  context: ToolContext,
+  attribution: Record<string, unknown> = { via: 'app-check' },
+): Promise<QueryRuns> {
+  const results: Record<string, unknown> = {};
+  const problems: Problem[] = [];
+  // A stored document passed the checks when saved; one saved with no queries has none to run.
+  for (const [name, query] of Object.entries(document.queries ?? {})) {
+    const ran = await runQuery(tools, deps, query.tool, query.input ?? {}, context, attribution);
+    if (ran.ok) results[name] = ran.output;
+    else problems.push({ path: `queries.${name}`, message: `query "${name}" (${query.tool}) ${ran.why}` });
+  }
+  return { results, problems };
 }
 
 async function runQuery(
@@ -70,6 +92,7 @@ async function runQuery(
   name: string,
   input: unknown,
   context: ToolContext,
+  attribution: Record<string, unknown>,
 ): Promise<{ ok: true; output: unknown } | { ok: false; why: string }> {
   const tool = tools.get(name);
   if (!tool?.enabled) return { ok: false, why: 'names no host tool' };
@@ -79,7 +102,7 @@ async function runQuery(
     input,
     owner: context.principal.subject,
     context: callContext,
-    audit: { grantUsed: { via: 'app-check' }, called: { via: 'app-check' } },
+    audit: { grantUsed: attribution, called: attribution },
     approve: async () => null,
   });
   switch (outcome.status) {

@@ -10,18 +10,11 @@
  */
 import { z } from 'zod';
 import { newId } from '../../agent/ids.js';
-import { callHostTool, type HostToolDeps, toolErrorText } from '../../agent/tool-call.js';
+import { type HostToolDeps, toolErrorText } from '../../agent/tool-call.js';
 import { type AnyHostTool, defineTool, type ToolContext, type ToolRegistry } from '../../agent/tools.js';
-import {
-  type AppDocument,
-  contentHash,
-  isQueryBinding,
-  isStateBinding,
-  kitCatalog,
-  type Problem,
-} from '../../apps/index.js';
-import { eachNode } from '../../apps/walk.js';
+import { type AppDocument, contentHash, kitCatalog, type Problem } from '../../apps/index.js';
 import { type DocumentChecker, documentChecker } from './app-checks.js';
+import { pressButton } from './app-serving.js';
 import type { AppStore, Slot } from './app-store.js';
 
 /** The data part an app paints in the chat: one per app, replaced in place as the build goes on. */
@@ -436,37 +429,28 @@ function appOpenCard(product: string, app: string, url: string) {
 }
 
 /**
- * One button press: the app must have a button calling `tool` whose written-out input fields
- * match, and the host tool runs through the guarded path. The approval the outer call waited for
- * stands for this one; a grant on `service_apps_call` does not.
+ * One button press (`pressButton`'s rule). The approval the outer call waited for stands for this
+ * one; a grant on `service_apps_call` does not.
  */
 async function callButton(
   deps: AppToolsDeps,
   call: { appId: string; tool: string; input: Record<string, unknown> },
   context: ToolContext,
 ): Promise<unknown> {
-  const owner = context.principal.subject;
-  const app = await deps.store.getApp(owner, call.appId);
-  if (!app) throw new Error(`No app ${call.appId}: service_apps_list lists the person’s apps.`);
-  if (!hasButtonFor(app.current.document, call.tool, call.input)) {
-    throw new Error(`${app.name} has no button that calls ${call.tool} with that input.`);
-  }
-  const tool = deps.hostTools.get(call.tool);
-  if (!tool?.enabled) throw new Error(`${call.tool} is not a host tool any more.`);
-  const { writeData: _painting, grant, ...callContext } = context;
-  const outcome = await callHostTool(deps.calls, {
-    tool,
-    input: call.input,
-    owner,
-    context: callContext,
-    audit: {
-      grantUsed: { via: 'app', appId: app.id, ...(context.runId ? { runId: context.runId } : {}) },
-      called: { via: 'app', appId: app.id, ...(context.runId ? { runId: context.runId } : {}) },
-    },
+  const pressed = await pressButton(deps, call, context, async () =>
     // Reached only when the button's tool needs approval: the person approved this very call,
     // unless a grant on the apps tool let it through, which must not stand for any button's tool.
-    approve: async () => (grant ? null : { markExecuted: async () => {} }),
-  });
+    context.grant ? null : { markExecuted: async () => {} },
+  );
+  switch (pressed.status) {
+    case 'no-app':
+      throw new Error(`No app ${call.appId}: service_apps_list lists the person’s apps.`);
+    case 'no-button':
+      throw new Error(`${pressed.app.name} has no button that calls ${call.tool} with that input.`);
+    case 'no-tool':
+      throw new Error(`${call.tool} is not a host tool any more.`);
+  }
+  const { tool, outcome } = pressed;
   switch (outcome.status) {
     case 'ok':
       return outcome.output;
@@ -479,33 +463,4 @@ async function callButton(
     case 'failed':
       throw new Error(toolErrorText(outcome.error));
   }
-}
-
-/**
- * Whether a button of the document calls `tool` with `input`: every literal field of the button's
- * input has exactly that value, every bound field has some value, and nothing else is sent.
- */
-export function hasButtonFor(document: unknown, tool: string, input: Record<string, unknown>): boolean {
-  const root = (document as { root?: unknown } | null)?.root;
-  if (!root || typeof root !== 'object') return false;
-  let found = false;
-  eachNode(root as AppDocument['root'], (node) => {
-    if (found || node.component !== 'Button') return;
-    const action = (
-      node.props as { action?: { type?: unknown; tool?: unknown; input?: unknown } } | undefined
-    )?.action;
-    if (action?.type !== 'tool' || action.tool !== tool) return;
-    const written = (action.input ?? {}) as Record<string, unknown>;
-    if (Object.keys(input).some((key) => !Object.hasOwn(written, key))) return;
-    found = Object.entries(written).every(([key, value]) =>
-      isQueryBinding(value) || isStateBinding(value)
-        ? Object.hasOwn(input, key)
-        : Object.hasOwn(input, key) && sameJson(value, input[key]),
-    );
-  });
-  return found;
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
 }

@@ -6,21 +6,29 @@
  *
  * The fixed words after `/apps/` (`seed`, `placements`, `import`, `review-queue`) are registered
  * before `/apps/:id*`, so none is ever read as an app id. Another person's app answers exactly as
- * a missing one does. The routes that open and run apps (open, call, rebase-pin) answer 501
+ * a missing one does. Opening an app runs its queries as the person; a button press goes through
+ * the same rule and guarded path as the agent's `service_apps_call`. `rebase-pin` answers 501
  * `not_implemented`.
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { Principal } from '../../agent/tools.js';
-import { APP_DOCUMENT_LIMITS, contentHash as hashOf, validateDocument } from '../../apps/index.js';
-import { appToolCatalog } from '../apps/app-checks.js';
+import { toolErrorText } from '../../agent/tool-call.js';
+import type { Principal, ToolContext } from '../../agent/tools.js';
+import {
+  APP_DOCUMENT_LIMITS,
+  type AppDocument,
+  contentHash as hashOf,
+  validateDocument,
+} from '../../apps/index.js';
+import { appToolCatalog, runQueries } from '../apps/app-checks.js';
 import { APP_EXPORT_MEDIA_TYPE, appExport } from '../apps/app-export.js';
 import { APP_ID, APP_IMPORT_MAX_BYTES, appImportFile } from '../apps/app-import.js';
+import { pressButton, servedApp } from '../apps/app-serving.js';
 import type { AppRecord, AppVersion, AppWithDocument, Slot } from '../apps/app-store.js';
 import type { WireApps, WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { SLOT_ID, SLOT_ID_RULE } from '../options.js';
-import { jsonBody, principalOf, queryOf, userOf, validate } from '../request.js';
+import { jsonBody, presentCredentials, principalOf, queryOf, userOf, validate } from '../request.js';
 
 const slotId = z.string().regex(SLOT_ID, SLOT_ID_RULE);
 const page = z.string().trim().min(1).max(500);
@@ -44,13 +52,18 @@ const seedBody = z.strictObject({ component: slotId, slot: slotId.optional() });
 /** The JSON nesting an import body may have: a document's own, inside the file's object. */
 const IMPORT_MAX_DEPTH = APP_DOCUMENT_LIMITS.maxJsonDepth + 1;
 const approveBody = z.strictObject({ contentHash });
+const openBody = z.strictObject({});
+const callBody = z.strictObject({
+  tool: z.string().min(1).max(64),
+  input: z.record(z.string(), z.unknown()).default({}),
+});
 const rejectBody = z.strictObject({
   contentHash,
   note: z.string().trim().min(1, 'a note saying why is required').max(2000),
 });
 
-/** The routes that open and run apps, not offered yet. */
-const NOT_YET = ['/apps/:id/open', '/apps/:id/call', '/apps/:id/rebase-pin'] as const;
+/** The routes of apps not offered yet. */
+const NOT_YET = ['/apps/:id/rebase-pin'] as const;
 
 export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
   const app = new Hono<WireEnv>();
@@ -242,6 +255,79 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
     });
   });
 
+  app.post('/apps/:id/open', async (c) => {
+    const principal = await principalOf(ctx, c);
+    await jsonBody(ctx, c, openBody);
+    const id = c.req.param('id');
+    const served = APP_ID.test(id) ? await servedApp(store, principal.subject, id) : null;
+    if (!served) throw noSuchApp();
+    const { app: record, serving, version } = served;
+    const ran = version
+      ? await runQueries(
+          ctx.tools,
+          ctx,
+          // Stored documents passed the checks when saved; the queries are all that is read here.
+          version.document as unknown as AppDocument,
+          toolContext(c, principal, c.req.raw.signal),
+          { via: 'app-open', appId: record.id },
+        )
+      : { results: {}, problems: [] };
+    return c.json({
+      app: appJson(record),
+      serving,
+      document: version?.document ?? null,
+      version: version?.version ?? null,
+      contentHash: version?.contentHash ?? null,
+      queries: ran.results,
+      problems: ran.problems,
+    });
+  });
+
+  app.post('/apps/:id/call', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const body = await jsonBody(ctx, c, callBody);
+    const id = c.req.param('id');
+    if (!APP_ID.test(id)) throw noSuchApp();
+    // The press runs to its end once started, as a drained tool call does: a closed tab does not cut it.
+    const context = toolContext(c, principal, new AbortController().signal);
+    // Nobody is there to answer an approval over HTTP: only a remembered grant lets such a call run.
+    const pressed = await pressButton(
+      { store, hostTools: ctx.tools, calls: ctx },
+      { appId: id, ...body },
+      context,
+      async () => null,
+    );
+    switch (pressed.status) {
+      case 'no-app':
+        throw noSuchApp();
+      case 'no-button':
+        throw new WireError(
+          'app_call_refused',
+          `${pressed.app.name} has no button that calls ${body.tool} with that input.`,
+        );
+      case 'no-tool':
+        throw new WireError('app_call_refused', `${body.tool} is not one of the host's tools any more.`);
+    }
+    const { tool, outcome } = pressed;
+    switch (outcome.status) {
+      case 'ok':
+        return c.json({ tool: tool.name, output: outcome.output ?? null });
+      case 'invalid-input':
+        throw new WireError('validation_failed', `body.input: ${outcome.message}`);
+      case 'approval-required':
+        throw new WireError(
+          'approval_required',
+          `${tool.title} needs the person's approval for this call: press it through the assistant in the chat, which asks for it.`,
+        );
+      case 'no-credentials':
+      case 'failed':
+        throw new WireError(
+          'tool_failed',
+          `${tool.title} failed: ${toolErrorText(outcome.status === 'failed' ? outcome.error : null)}`,
+        );
+    }
+  });
+
   for (const path of NOT_YET) app.all(path, notImplemented);
 
   // --- Slots host pages offer.
@@ -279,6 +365,12 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
     if (!placed) throw noSuchApp();
     ctx.audit.record(principal.subject, 'app.placed', { appId, slot, evicted: placed.evicted });
     return { slot, appId, evicted: placed.evicted };
+  }
+
+  /** What a host tool run from this request receives: the person, and their own credentials ("present" mode). */
+  function toolContext(c: WireCtx, principal: Principal, signal: AbortSignal): ToolContext {
+    const credentials = presentCredentials(ctx, c.req.raw);
+    return { principal, via: 'agent', signal, ...(credentials ? { credentials } : {}) };
   }
 
   async function ownApp(principal: Principal, id: string) {
@@ -408,8 +500,5 @@ function noRoute(): never {
 }
 
 function notImplemented(): never {
-  throw new WireError(
-    'not_implemented',
-    'This apps route is not available in this composition yet: it needs the app document model.',
-  );
+  throw new WireError('not_implemented', 'This apps route is not available in this composition yet.');
 }

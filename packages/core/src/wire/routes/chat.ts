@@ -18,7 +18,7 @@ import { isTerminal } from '../../agent/run-rows.js';
 import type { Principal } from '../../agent/tools.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
-import { chatBody, principalOf, queryOf, validate } from '../request.js';
+import { chatBody, presentCredentials, principalOf, queryOf, validate } from '../request.js';
 import { turnStreamResponse } from '../sse.js';
 import { decideInBand } from './approvals.js';
 
@@ -274,18 +274,4 @@ async function storeAttachments(
 
 async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
   yield bytes;
-}
-
-/**
- * The user's own credentials, for tools that call the host's API as them ("present" mode):
- * forwarded only when the host's public URL is configured, so they only ever go back to it.
- */
-function presentCredentials(ctx: WireContext, request: Request): { headers: Record<string, string> } | null {
-  if (!ctx.baseUrlSet) return null;
-  const headers: Record<string, string> = {};
-  for (const name of ['authorization', 'cookie']) {
-    const value = request.headers.get(name);
-    if (value) headers[name] = value;
-  }
-  return { headers };
 }
