@@ -9,9 +9,9 @@
  * - portkey: Portkey's open-source AI gateway (`@portkey-ai/gateway`), custom host = the upstream;
  * - metered (before): the platform's proxy through `platform.fetch` and a `fetch` upstream, the
  *   way every call went before the Node listener;
- * - metered (inline): the same with the embedded store in the platform's own thread;
+ * - metered (store thread): the same with the embedded store on a thread of its own;
  * - metered: the platform as `pnpm start` serves it (`nodeListener`, pooled upstream, the embedded
- *   store on a thread of its own), JSON and SSE.
+ *   store inline in the platform's thread), JSON and SSE.
  *
  * Then the multi-core figure, when the PostgreSQL server programs are installed: the platform in
  * cluster mode with 1 and 2 workers on one PostgreSQL store, and the statements it sent the
@@ -62,7 +62,7 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
     const honoFetch = await server(started, 'hono-fetch', upstream.url);
     const before = await server(started, 'metered', upstream.url, { serving: 'fetch' });
     const metered = await server(started, 'metered', upstream.url);
-    const inline = await server(started, 'metered', upstream.url, { embedded: 'inline' });
+    const threaded = await server(started, 'metered', upstream.url, { embedded: 'thread' });
     const portkey = await startPortkey(started).catch((error: Error) => error);
 
     const post = (url: string, headers: Record<string, string> = {}, body = REQUEST): Target => ({
@@ -86,7 +86,7 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
             }),
           }),
       'metered (before)': post(`${before.url}/proxy/bench-llm${PATH}`, bearer(before.key)),
-      'metered (inline)': post(`${inline.url}/proxy/bench-llm${PATH}`, bearer(inline.key)),
+      'metered (store thread)': post(`${threaded.url}/proxy/bench-llm${PATH}`, bearer(threaded.key)),
       metered: post(`${metered.url}/proxy/bench-llm${PATH}`, bearer(metered.key)),
       'direct SSE': post(`${upstream.url}${PATH}`, bearer(), STREAM_REQUEST),
       'raw SSE': post(`${raw.url}/proxy/bench-llm${PATH}`, {}, STREAM_REQUEST),

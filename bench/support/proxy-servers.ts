@@ -140,7 +140,7 @@ async function seed(store: Store, upstreamUrl: string, sealer: Parameters<typeof
 
 interface MeteredOptions {
   serving?: 'node' | 'fetch';
-  /** Where the embedded store runs (default: on a thread of its own). */
+  /** Where the embedded store runs (default: the store's own default, inline). */
   embedded?: 'thread' | 'inline';
   workers?: number;
   databaseUrl?: string;
@@ -161,7 +161,10 @@ async function meteredPlatform(store: Store, options: MeteredOptions) {
 
 /** One process: its own embedded store, seeded, serving the platform. */
 async function metered(upstreamUrl: string, options: MeteredOptions) {
-  const store = await createStore({ url: 'memory://', embedded: options.embedded ?? 'thread' });
+  const store = await createStore({
+    url: 'memory://',
+    ...(options.embedded ? { embedded: options.embedded } : {}),
+  });
   const platform = await meteredPlatform(store, options);
   const { tenantId, appId } = await seed(store, upstreamUrl, platform.context.sealer);
   const { keys, sealer } = platform.context;

@@ -28,8 +28,9 @@ export interface StoreOptions {
    */
   connectTimeoutMs?: number;
   /**
-   * Where the embedded store runs: on a thread of its own (default), so that its statements
-   * never hold the platform's requests, or `inline` in the caller's thread.
+   * Where the embedded store runs: `inline` in the caller's thread (default), or on a `thread`
+   * of its own, so that its statements never hold the caller's requests (docs/storage.md weighs
+   * the two).
    */
   embedded?: 'thread' | 'inline';
 }
@@ -63,7 +64,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       ? openPostgres(url, options.poolSize ?? 10, options.connectTimeoutMs ?? 5000)
       : await openPGlite(
           url === 'memory://' ? undefined : resolveDataDir(options.dataDir),
-          options.embedded ?? 'thread',
+          options.embedded ?? 'inline',
         );
   if (options.migrate !== false) {
     try {
