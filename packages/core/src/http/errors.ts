@@ -16,6 +16,11 @@ export interface CanonicalErrorFields {
   run_id?: string;
   /** The embedded wire: why an app document was refused (`app_invalid`), each `{ path, message }`. */
   problems?: { path: string; message: string }[];
+  /** The embedded wire: where a rebase's replay stopped (`rebase_failed`), and the wish that failed. */
+  replayed?: number;
+  failed?: number;
+  remaining?: number;
+  wish?: string;
 }
 
 /** `{ error: { code, message, ...fields } }` plus the `Service-Error-Code` header. */

@@ -15,7 +15,7 @@ import type { Seed } from './apps/app-seeds.js';
 import type { AppStore } from './apps/app-store.js';
 import type { TextChannels } from './channels.js';
 import type { WireConnections } from './connections.js';
-import type { AppsOptions, PrincipalResolver } from './options.js';
+import type { AppReplayer, AppsOptions, PrincipalResolver } from './options.js';
 import type { OrgSelections, WireOrgs } from './orgs.js';
 
 /** The fixed mount point of the wire. */
@@ -71,6 +71,8 @@ export interface WireApps {
   reviewer: NonNullable<AppsOptions['reviewer']> | null;
   /** The components a person may remix (`apps.seeds`), checked, by component key. */
   seeds: ReadonlyMap<string, Seed>;
+  /** How a rebase replays a remix's wishes: `apps.replay`, else the service's model. */
+  replay: AppReplayer;
 }
 
 export interface WireEnv {

@@ -25,7 +25,8 @@ import { createJsonLogger, describeError, type Logger } from '../http/logger.js'
 import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
 import { appToolCatalog } from './apps/app-checks.js';
-import { checkSeeds } from './apps/app-seeds.js';
+import { modelReplayer } from './apps/app-replay.js';
+import { checkSeeds, type Seed } from './apps/app-seeds.js';
 import { AppStore } from './apps/app-store.js';
 import { appTools } from './apps/app-tools.js';
 import { TextChannels } from './channels.js';
@@ -33,6 +34,7 @@ import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
 import { loadDoor, type WireDoor } from './door-loader.js';
 import { asWireError, wireError } from './errors.js';
 import {
+  type AppReplayer,
   CompositionError,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CHAT_HISTORY_BYTES,
@@ -123,12 +125,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       : new FileStore(db, options.files?.blobs ?? new StoreBlobs(db), `${BASE_PATH}/files/`);
   const grants = new GrantStore(db);
   const approvals = new ApprovalStore(db, grants);
+  const model = resolveModel(options.model, env);
+  // A rebase's replay: the composition's, else the same model turns use.
+  const replay = appsOptions.replay ?? modelReplayer(model.instance, tools);
   // What the agent and the door offer: the host's tools, then the service's own.
   const offered = createToolRegistry(options.tools ?? [], {
-    service: serviceTools(options, { db, tools, grants, audit }),
+    service: serviceTools(options, { db, tools, grants, audit, seeds, replay }),
   });
   const surface = agentSurface(overrides, offered, logger);
-  const model = resolveModel(options.model, env);
   const toolOutputCap = options.toolOutputCap ?? DEFAULT_TOOL_OUTPUT_CAP;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const runs = new RunHub(
@@ -200,6 +204,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             store: new AppStore(db),
             reviewer: appsOptions.reviewer ?? null,
             seeds,
+            replay,
           },
     automations,
     files,
@@ -389,7 +394,14 @@ function automationsOf(
 /** The service's own tools: the apps tools, unless the composition switched apps off. */
 function serviceTools(
   options: ServiceOptions,
-  deps: { db: Store['db']; tools: ToolRegistry; grants: GrantStore; audit: AuditLog },
+  deps: {
+    db: Store['db'];
+    tools: ToolRegistry;
+    grants: GrantStore;
+    audit: AuditLog;
+    seeds: ReadonlyMap<string, Seed>;
+    replay: AppReplayer;
+  },
 ): AnyHostTool[] {
   if (options.apps === false) return [];
   const productName = typeof options.mcp === 'object' ? options.mcp.productName : undefined;
@@ -397,6 +409,8 @@ function serviceTools(
     store: new AppStore(deps.db),
     hostTools: deps.tools,
     calls: { grants: deps.grants, audit: deps.audit },
+    seeds: deps.seeds,
+    replay: deps.replay,
     ...(typeof productName === 'string' && productName.trim() ? { productName: productName.trim() } : {}),
     appUrl: (appId) => (typeof options.apps === 'object' && options.apps.openUrl?.(appId)) || null,
   });

@@ -15,6 +15,8 @@ export const WIRE_ERROR_CODES = {
   invalid_json: 400,
   /** 400: the path or query has a malformed percent-encoding. */
   malformed_url: 400,
+  /** 400: a rebase of an app that is not a remix of a host component. */
+  not_a_remix: 400,
   /** 400: the host's principal() returned a subject in the reserved `service:` namespace. */
   principal_reserved: 400,
   /** 400: the host's principal() returned a kind other than `user` (e.g. `org`). */
@@ -49,8 +51,16 @@ export const WIRE_ERROR_CODES = {
   review_stale: 409,
   /** 409: the app's current version was already approved or rejected. */
   review_not_pending: 409,
+  /** 409: a rebase of a remix already on its component's current seed. */
+  not_drifted: 409,
+  /** 409: a rebase of a remix whose component no seed names any more. */
+  baseline_unknown: 409,
+  /** 409: a rebase from a version that is no longer the app's current one. */
+  app_moved: 409,
   /** 422: an app document failed its checks; `problems` lists where and why. */
   app_invalid: 422,
+  /** 422: a wish of a remix's trail could not be replayed; `replayed`, `failed`, `remaining`, `wish` say which. */
+  rebase_failed: 422,
   /** 413: the body is over the limit. */
   payload_too_large: 413,
   /** 415: a state-changing request without `Content-Type: application/json` (CSRF gate). */

@@ -34,6 +34,8 @@ export { BASE_PATH } from './context.js';
 export { createService, type Service } from './create-service.js';
 export { WIRE_ERROR_CODES, type WireErrorCode } from './errors.js';
 export {
+  type AppReplayer,
+  type AppReplayStep,
   type AppSeed,
   type AppsOptions,
   CompositionError,

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { BlobStore } from '../agent/blobs.js';
 import type { Overrides } from '../agent/overrides.js';
 import type { ActAs, AnyHostTool, Principal } from '../agent/tools.js';
+import type { AppDocument } from '../apps/index.js';
 import { WEBHOOK_SCHEMES, type WebhookSource } from '../automations/index.js';
 import { describeIssues } from '../http/issues.js';
 import type { Logger } from '../http/logger.js';
@@ -65,7 +66,23 @@ export interface AppsOptions {
    * door, `service_apps_open` answers a card that links there. Unset: the door answers words only.
    */
   openUrl?: (appId: string) => string;
+  /**
+   * How a remix's wishes are replayed onto its component's current seed (`rebase-pin`): called
+   * once per wish, in order, with the document so far; answers the next document, which is
+   * checked as any build is. Unset: the service's language model, one call per wish.
+   */
+  replay?: AppReplayer;
 }
+
+/** One step of a rebase's replay: the document so far and the wish to apply to it. */
+export interface AppReplayStep {
+  document: AppDocument;
+  wish: string;
+  signal?: AbortSignal;
+}
+
+/** Answers the document `step.wish` makes of `step.document`; a throw or no answer fails the wish. */
+export type AppReplayer = (step: AppReplayStep) => Promise<unknown>;
 
 export interface DeclaredSlot {
   /** 1–128 of `A-Z a-z 0-9 . _ : -`, starting with a letter or digit. */
@@ -220,6 +237,7 @@ const automationsSchema = z.object({
 const appsSchema = z.strictObject({
   reviewer: fn('a function reviewer(user) returning a boolean').optional(),
   openUrl: fn('a function openUrl(appId) returning the URL of the host page that shows the app').optional(),
+  replay: fn('a function replay({ document, wish, signal }) answering the next app document').optional(),
   slots: z
     .array(
       z.strictObject({

@@ -351,9 +351,9 @@ for (const kind of STORE_KINDS) {
       });
       await expectError(notJson, 400, 'invalid_json');
       await expectError(
-        await as(jo)(`/apps/${app.id}/rebase-pin`, { method: 'POST', json: {} }),
-        501,
-        'not_implemented',
+        await as(jo)(`/apps/${app.id}/rebase-pin`, { method: 'POST', json: { fromVersion: 'x' } }),
+        400,
+        'validation_failed',
       );
     });
   });

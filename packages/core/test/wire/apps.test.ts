@@ -461,8 +461,8 @@ for (const kind of STORE_KINDS) {
         );
         await expectError(
           await as(ada)(`/apps/${app.id}/rebase-pin`, { method: 'POST', json: {} }),
-          501,
-          'not_implemented',
+          400,
+          'not_a_remix',
         );
       });
 

@@ -11,6 +11,7 @@ import {
   type AppToolCatalog,
   checkAgainstRun,
   type JsonSchema,
+  kitCatalog,
   type Problem,
   validateDocument,
 } from '../../apps/index.js';
@@ -27,6 +28,23 @@ export function appToolCatalog(tools: ToolRegistry): AppToolCatalog {
     };
   }
   return catalog;
+}
+
+/**
+ * What an app document may use on this host: the Kit's components with their props' schemas, and
+ * the host's enabled tools (which may back a query, and what each returns). The agent reads it
+ * through `service_apps_kit`; a replay's model gets it in its instructions.
+ */
+export function appKit(tools: ToolRegistry) {
+  return {
+    components: kitCatalog(),
+    tools: tools.enabled().map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      query: tool.risk === 'read',
+      output: tool.outputSchema,
+    })),
+  };
 }
 
 export interface DocumentChecker {

@@ -14,6 +14,8 @@ import {
 } from '../../agent/tools.js';
 import { buildMenu } from '../../door/tool-menu.js';
 import { silentLogger } from '../../http/logger.js';
+import { appToolCatalog } from './app-checks.js';
+import { checkSeeds } from './app-seeds.js';
 import { AppStore } from './app-store.js';
 import { APP_DATA_PART, type AppPart, appTools, type MakeReceipt } from './app-tools.js';
 
@@ -370,6 +372,106 @@ for (const kind of STORE_KINDS) {
         }),
       ).rejects.toThrow(/approval/);
       expect(refunds).not.toContain('o1');
+    });
+
+    it('updates a drifted remix through the replay engine: a receipt of words, all or nothing', async () => {
+      const host = createToolRegistry(hostTools(refunds));
+      const seeds = checkSeeds(
+        [{ component: 'OrdersCard', name: 'Orders card', document: ordersApp('Orders card') }],
+        appToolCatalog(host),
+      );
+      const seen: string[] = [];
+      const withSeeds = createToolRegistry([], {
+        service: appTools({
+          store: apps,
+          hostTools: host,
+          calls: { grants, audit: new AuditLog(store.db, silentLogger) },
+          seeds,
+          // Each wish adds a heading of its words; `fail` throws.
+          replay: async ({ document, wish }) => {
+            seen.push(wish);
+            if (wish === 'fail') throw new Error('no can do');
+            const root = document.root as { children?: unknown[] };
+            const children = [...(root.children ?? []), { component: 'Heading', props: { text: wish } }];
+            return { ...document, root: { ...root, children } };
+          },
+        }),
+      });
+      const rebaseTool = withSeeds.get('service_apps_rebase_pin')!;
+      expect(Object.keys((rebaseTool.inputSchema as { properties: object }).properties).sort()).toEqual([
+        'appId',
+        'fromVersion',
+      ]);
+      const rebase = async (input: object, subject: string) => {
+        const parsed = rebaseTool.parseInput(input);
+        if (!parsed.ok) throw new Error(parsed.message);
+        return (await rebaseTool.execute(parsed.value, {
+          principal: { subject },
+          via: 'agent',
+          signal: new AbortController().signal,
+        })) as MakeReceipt;
+      };
+      const remix = async (owner: string, wishes: string[]) => {
+        const { app } = await apps.remixFor(owner, {
+          name: 'Orders card',
+          kind: 'remix',
+          baselineKey: 'OrdersCard',
+          baselineHash: 'sha256:an-older-seed',
+          document: ordersApp('Mine'),
+          contentHash: 'sha256:mine',
+        });
+        for (const wish of wishes) {
+          await apps.addVersion(owner, app.id, {
+            document: ordersApp('Mine'),
+            contentHash: 'sha256:m',
+            wish,
+          });
+        }
+        return app.id;
+      };
+
+      const alice = someone();
+      const id = await remix(alice, ['Sales', 'Today']);
+      const done = await rebase({ appId: id }, alice);
+      expect(Object.keys(done).sort()).toEqual(['app', 'note', 'status', 'where']);
+      expect(done).toEqual({
+        status: 'edited',
+        app: 'Orders card',
+        where: 'your apps',
+        note: `rebased as version 4 of ${id}, 2 wishes replayed`,
+      });
+      expect(seen).toEqual(['Sales', 'Today']);
+      const rebased = await apps.getApp(alice, id);
+      expect(rebased).toMatchObject({ version: 4, baselineHash: seeds.get('OrdersCard')!.hash });
+      expect(JSON.stringify(rebased!.current.document)).toContain('"title":"Orders card"');
+      expect((await apps.trail(alice, id))?.map((w) => w.wish)).toEqual(['Sales', 'Today']);
+      expect(await rebase({ appId: id }, alice)).toMatchObject({
+        status: 'failed',
+        note: 'the remix is already on the current baseline',
+      });
+
+      const bob = someone();
+      const broken = await remix(bob, ['Sales', 'fail', 'Today']);
+      seen.length = 0;
+      const refused = await rebase({ appId: broken, fromVersion: 4 }, bob);
+      expect(refused.status).toBe('failed');
+      expect(refused.note).toMatch(
+        /^replayed 1, failed 1, remaining 1: the wish "fail" could not be replayed/,
+      );
+      expect(refused.note).toMatch(/nothing was saved$/);
+      expect(seen).toEqual(['Sales', 'fail']);
+      expect(await apps.getApp(bob, broken)).toMatchObject({
+        version: 4,
+        baselineHash: 'sha256:an-older-seed',
+      });
+      expect(await rebase({ appId: broken, fromVersion: 3 }, bob)).toMatchObject({
+        status: 'failed',
+        note: expect.stringMatching(/changed since that version/),
+      });
+      // Another person's remix answers as a missing one.
+      expect((await rebase({ appId: broken }, alice)).note).toBe(
+        `no app ${broken} among the person’s apps (service_apps_list)`,
+      );
     });
 
     it('registers every apps tool with its risk, and the door never curates them away', () => {

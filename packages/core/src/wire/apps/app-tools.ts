@@ -12,8 +12,11 @@ import { z } from 'zod';
 import { newId } from '../../agent/ids.js';
 import { type HostToolDeps, toolErrorText } from '../../agent/tool-call.js';
 import { type AnyHostTool, defineTool, type ToolContext, type ToolRegistry } from '../../agent/tools.js';
-import { type AppDocument, contentHash, kitCatalog, type Problem } from '../../apps/index.js';
-import { type DocumentChecker, documentChecker } from './app-checks.js';
+import { type AppDocument, contentHash, type Problem } from '../../apps/index.js';
+import type { AppReplayer } from '../options.js';
+import { appKit, type DocumentChecker, documentChecker } from './app-checks.js';
+import { problemWords, type RebaseDeps, rebasePin, stopWords } from './app-replay.js';
+import type { Seed } from './app-seeds.js';
 import { pressButton } from './app-serving.js';
 import type { AppStore, Slot } from './app-store.js';
 
@@ -49,12 +52,12 @@ export interface AppToolsDeps {
   productName?: string;
   /** Where a person opens an app in a browser, for the door's app-open card; null when unknown. */
   appUrl?: (appId: string) => string | null;
-  /** The current baseline of a remixable host component (from `service sync`), or null when none is known. */
-  baseline?: (key: string) => Promise<{ hash: string } | null>;
+  /** The host's seeds (`apps.seeds`): a remix's current baseline is its component's seed. */
+  seeds?: ReadonlyMap<string, Seed>;
+  /** How `service_apps_rebase_pin` replays a remix's wishes (`apps.replay`, else the model's). */
+  replay?: AppReplayer;
 }
 
-/** How much of a refusal's problems a receipt lists (the rest are counted). */
-const PROBLEMS_IN_NOTE = 5;
 const WISH = z.string().trim().min(1).max(2000).describe('what the person asked for, in their words');
 const APP_ID = z.string().min(1).max(64).describe('the app id (app_...), from service_apps_list');
 const DOCUMENT = z
@@ -65,6 +68,13 @@ const DOCUMENT = z
 export function appTools(deps: AppToolsDeps): AnyHostTool[] {
   const checker = documentChecker(deps.hostTools, deps.calls);
   const builder = new AppBuilder(deps.store, checker);
+  const rebaseDeps: RebaseDeps = {
+    store: deps.store,
+    seeds: deps.seeds ?? new Map(),
+    replay: deps.replay ?? (async () => Promise.reject(new Error('no replayer is configured'))),
+    checker,
+    audit: deps.calls.audit,
+  };
   return [
     defineTool({
       name: 'service_make',
@@ -107,14 +117,18 @@ export function appTools(deps: AppToolsDeps): AnyHostTool[] {
       name: 'service_apps_rebase_pin',
       title: 'Update a remix',
       description:
-        'Moves the person’s remix of a host component onto the component’s current version: send the document rebuilt from the new baseline with every wish of the trail (service_apps_open lists them) replayed, and the version you started from. All or nothing; only when the person asked for it.',
+        'Moves the person’s remix of a host component onto the component’s current version: the service rebuilds it from the component’s current seed with every wish of its trail replayed, one at a time, and saves it as one new version, the trail kept. All or nothing: a wish that cannot be replayed saves nothing. fromVersion (optional) is the version the person saw; the update is refused if the app moved past it. Only when the person asked for it.',
       input: z.object({
         appId: APP_ID,
-        document: DOCUMENT,
-        fromVersion: z.number().int().min(1).describe('the app version the replay started from'),
+        fromVersion: z
+          .number()
+          .int()
+          .min(1)
+          .optional()
+          .describe('the app version the person saw (service_apps_open); default its current one'),
       }),
       risk: 'write',
-      execute: (input, context) => builder.rebase(input, context, deps.baseline),
+      execute: (input, context) => rebaseReceipt(rebaseDeps, input, context),
     }),
     defineTool({
       name: 'service_apps_list',
@@ -231,15 +245,7 @@ export function appTools(deps: AppToolsDeps): AnyHostTool[] {
         'Lists what an app document may use: the Kit’s components with the JSON Schema of their props, and the host’s tools (which may back a query, and the schema of what each returns). Read it before building with service_make.',
       input: z.object({}),
       risk: 'read',
-      execute: async () => ({
-        components: kitCatalog(),
-        tools: deps.hostTools.enabled().map((tool) => ({
-          name: tool.name,
-          description: tool.description,
-          query: tool.risk === 'read',
-          output: tool.outputSchema,
-        })),
-      }),
+      execute: async () => appKit(deps.hostTools),
     }),
     defineTool({
       name: 'service_apps_slots',
@@ -340,51 +346,44 @@ class AppBuilder {
         await paint({ state: 'failed', appId, title: givenTitle, reason: 'the build stopped' });
     }
   }
+}
 
-  async rebase(
-    input: { appId: string; document: Record<string, unknown>; fromVersion: number },
-    context: ToolContext,
-    baseline: AppToolsDeps['baseline'],
-  ): Promise<MakeReceipt> {
-    const owner = context.principal.subject;
-    const app = await this.store.getApp(owner, input.appId);
-    if (!app || app.kind === 'app' || !app.baselineKey) {
+/** `rebasePin`'s outcome as `service_apps_rebase_pin`'s receipt of words. */
+async function rebaseReceipt(
+  deps: RebaseDeps,
+  input: { appId: string; fromVersion?: number | undefined },
+  context: ToolContext,
+): Promise<MakeReceipt> {
+  const outcome = await rebasePin(deps, input, context);
+  const where = 'your apps';
+  switch (outcome.status) {
+    case 'rebased':
+      return {
+        status: 'edited',
+        app: outcome.app.name,
+        where,
+        note: `rebased as version ${outcome.app.version} of ${outcome.app.id}, ${outcome.replayed} wish${outcome.replayed === 1 ? '' : 'es'} replayed`,
+      };
+    case 'not_found':
+      return failed(input.appId, where, `no app ${input.appId} among the person’s apps (service_apps_list)`);
+    case 'not_a_remix':
+      return failed(outcome.app.name, where, `${outcome.app.id} is not a remix of a host component`);
+    case 'baseline_unknown':
       return failed(
-        app?.name ?? input.appId,
-        'your apps',
-        `${input.appId} is not one of the person’s remixes`,
+        outcome.app.name,
+        where,
+        `no seed of ${outcome.app.baselineKey} is known any more: there is nothing to update onto`,
       );
-    }
-    const current = baseline ? await baseline(app.baselineKey) : null;
-    if (!current)
-      return failed(app.name, 'your apps', `no baseline of ${app.baselineKey} is known: run service sync`);
-    if (current.hash === app.baselineHash)
-      return failed(app.name, 'your apps', 'the remix is already on the current baseline');
-    const checked = await this.checker.check(input.document, context);
-    if (!checked.ok) return failed(app.name, 'your apps', refusal(checked.problems));
-    const wishes = ((await this.store.trail(owner, app.id)) ?? []).map((w) => w.wish);
-    const outcome = await this.store.rebase(owner, app.id, {
-      fromVersion: input.fromVersion,
-      baselineHash: current.hash,
-      document: checked.document,
-      contentHash: contentHash(checked.document),
-      wishes,
-    });
-    if (!outcome.ok) {
+    case 'not_drifted':
+      return failed(outcome.app.name, where, 'the remix is already on the current baseline');
+    case 'moved':
       return failed(
-        app.name,
-        'your apps',
-        outcome.reason === 'moved'
-          ? 'the app changed since that version: open it again and replay from its current version'
-          : 'the remix is gone',
+        outcome.app.name,
+        where,
+        'the app changed since that version: open it again and update from its current version',
       );
-    }
-    return {
-      status: 'edited',
-      app: app.name,
-      where: 'your apps',
-      note: `rebased as version ${outcome.version} of ${app.id}`,
-    };
+    case 'failed':
+      return failed(outcome.app.name, where, stopWords(outcome.stop));
   }
 }
 
@@ -400,11 +399,7 @@ function painter(context: ToolContext, appId: string): (part: AppPart) => Promis
 
 /** A refusal's problems in one line the model can act on. */
 function refusal(problems: Problem[]): string {
-  const listed = problems
-    .slice(0, PROBLEMS_IN_NOTE)
-    .map((p) => (p.path ? `${p.path}: ${p.message}` : p.message));
-  const more = problems.length > PROBLEMS_IN_NOTE ? `; and ${problems.length - PROBLEMS_IN_NOTE} more` : '';
-  return `refused, nothing saved: ${listed.join('; ')}${more}`;
+  return `refused, nothing saved: ${problemWords(problems)}`;
 }
 
 async function findSlot(store: AppStore, id: string): Promise<Slot | null> {

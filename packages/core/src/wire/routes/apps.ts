@@ -7,8 +7,9 @@
  * The fixed words after `/apps/` (`seed`, `placements`, `import`, `review-queue`) are registered
  * before `/apps/:id*`, so none is ever read as an app id. Another person's app answers exactly as
  * a missing one does. Opening an app runs its queries as the person; a button press goes through
- * the same rule and guarded path as the agent's `service_apps_call`. `rebase-pin` answers 501
- * `not_implemented`.
+ * the same rule and guarded path as the agent's `service_apps_call`. `rebase-pin` moves a remix
+ * onto its component's current seed with its trail replayed (`rebasePin`, the same engine as the
+ * agent's `service_apps_rebase_pin`). Every app answered says whether it `drifted` from its seed.
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
@@ -20,9 +21,11 @@ import {
   contentHash as hashOf,
   validateDocument,
 } from '../../apps/index.js';
-import { appToolCatalog, runQueries } from '../apps/app-checks.js';
+import { appToolCatalog, documentChecker, runQueries } from '../apps/app-checks.js';
 import { APP_EXPORT_MEDIA_TYPE, appExport } from '../apps/app-export.js';
 import { APP_ID, APP_IMPORT_MAX_BYTES, appImportFile } from '../apps/app-import.js';
+import { rebasePin } from '../apps/app-replay.js';
+import type { Seed } from '../apps/app-seeds.js';
 import { pressButton, servedApp } from '../apps/app-serving.js';
 import type { AppRecord, AppVersion, AppWithDocument, Slot } from '../apps/app-store.js';
 import type { WireApps, WireContext, WireCtx, WireEnv } from '../context.js';
@@ -62,12 +65,14 @@ const rejectBody = z.strictObject({
   note: z.string().trim().min(1, 'a note saying why is required').max(2000),
 });
 
-/** The routes of apps not offered yet. */
-const NOT_YET = ['/apps/:id/rebase-pin'] as const;
+const rebaseBody = z.strictObject({ fromVersion: z.number().int().min(1).optional() });
 
 export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
   const app = new Hono<WireEnv>();
   const store = apps.store;
+  const checker = documentChecker(ctx.tools, ctx);
+  const appJson = (record: AppRecord) => appJsonOf(record, apps.seeds);
+  const fullAppJson = (found: AppWithDocument) => fullAppJsonOf(found, apps.seeds);
 
   // --- Fixed words first: never an app id.
 
@@ -328,7 +333,48 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
     }
   });
 
-  for (const path of NOT_YET) app.all(path, notImplemented);
+  app.post('/apps/:id/rebase-pin', async (c) => {
+    const principal = await principalOf(ctx, c);
+    const body = await jsonBody(ctx, c, rebaseBody);
+    const id = c.req.param('id');
+    if (!APP_ID.test(id)) throw noSuchApp();
+    const outcome = await rebasePin(
+      { store, seeds: apps.seeds, replay: apps.replay, checker, audit: ctx.audit },
+      { appId: id, fromVersion: body.fromVersion },
+      toolContext(c, principal, c.req.raw.signal),
+    );
+    switch (outcome.status) {
+      case 'rebased':
+        return c.json({ app: fullAppJson(outcome.app), replayed: outcome.replayed });
+      case 'not_found':
+        throw noSuchApp();
+      case 'not_a_remix':
+        throw new WireError(
+          'not_a_remix',
+          'This app is not a remix of a host component: it has no baseline to update onto.',
+        );
+      case 'baseline_unknown':
+        throw new WireError(
+          'baseline_unknown',
+          `No seed names ${JSON.stringify(outcome.app.baselineKey)} any more: there is no current baseline to update onto.`,
+        );
+      case 'not_drifted':
+        throw new WireError('not_drifted', 'The remix is already on its component’s current baseline.');
+      case 'moved':
+        throw new WireError(
+          'app_moved',
+          `The app changed since that version: its current version is ${outcome.app.version}. Read it again and retry.`,
+        );
+      case 'failed': {
+        const { replayed, failed, remaining, wish, reason } = outcome.stop;
+        throw new WireError(
+          'rebase_failed',
+          `Wish ${replayed + 1} of ${replayed + failed + remaining} could not be replayed (${reason}); nothing was saved.`,
+          { fields: { replayed, failed, remaining, wish } },
+        );
+      }
+    }
+  });
 
   // --- Slots host pages offer.
 
@@ -430,7 +476,17 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
   }
 }
 
-function appJson(record: AppRecord) {
+/**
+ * A remix drifted when the host's current seed of its component is not the one it was built on;
+ * a plain app, or a remix of a component no seed names any more, never did.
+ */
+function driftedOf(record: AppRecord, seeds: ReadonlyMap<string, Seed>): boolean {
+  if (record.kind === 'app' || record.baselineKey === null) return false;
+  const seed = seeds.get(record.baselineKey);
+  return seed !== undefined && seed.hash !== record.baselineHash;
+}
+
+function appJsonOf(record: AppRecord, seeds: ReadonlyMap<string, Seed>) {
   return {
     id: record.id,
     name: record.name,
@@ -441,14 +497,18 @@ function appJson(record: AppRecord) {
     version: record.version,
     servedVersion: record.servedVersion,
     approvedHash: record.approvedHash,
+    drifted: driftedOf(record, seeds),
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
   };
 }
 
 /** An app with its current version and that version's document. */
-function fullAppJson(app: AppWithDocument) {
-  return { ...appJson(app), current: { ...versionJson(app.current), document: app.current.document } };
+function fullAppJsonOf(app: AppWithDocument, seeds: ReadonlyMap<string, Seed>) {
+  return {
+    ...appJsonOf(app, seeds),
+    current: { ...versionJson(app.current), document: app.current.document },
+  };
 }
 
 function versionJson(version: AppVersion) {
@@ -497,8 +557,4 @@ function noSuchComponent(component: string, known: string[]): WireError {
 
 function noRoute(): never {
   throw new WireError('route_not_found', 'No such route.');
-}
-
-function notImplemented(): never {
-  throw new WireError('not_implemented', 'This apps route is not available in this composition yet.');
 }
