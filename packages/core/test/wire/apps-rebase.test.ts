@@ -315,6 +315,12 @@ for (const kind of STORE_KINDS) {
       });
     });
 
+    it('refuses a replay option that is not a function at composition', async () => {
+      await expect(testService(store, { tools, apps: { replay: 'model' as never } })).rejects.toThrow(
+        /replay/,
+      );
+    });
+
     it('replays through the service’s own model by default: one required tool call per wish', async () => {
       const ada = someone();
       const bob = someone();
