@@ -28,7 +28,25 @@ export { AppView, type AppViewProps } from './app-view.js';
 export type { AppDocument, AppNode } from './document.js';
 export { formatMoney, type MoneyUnit } from './format.js';
 export { DEFAULT_BASE_URL, ServiceProvider, type ServiceProviderProps } from './provider.js';
-export { Remixable, type RemixableProps } from './remixable.js';
+export {
+  findRemix,
+  loadRemix,
+  type RemixNote,
+  type RemixShown,
+  type RemixState,
+  remixComponent,
+  revertRemix,
+  updateRemix,
+} from './remix-state.js';
+export {
+  REVERT_QUESTION,
+  Remixable,
+  type RemixableProps,
+  RemixableView,
+  type RemixableViewProps,
+  type RemixControls,
+  type RemixInfo,
+} from './remixable.js';
 export { ServiceSlot, type ServiceSlotProps, SlotView, type SlotViewProps } from './service-slot.js';
 export {
   clearSlot,
