@@ -9,6 +9,7 @@
  *   app in a named place on a host page, or the host's own children.
  * - `<Remixable>` marks a host component the person may remix, and shows their remix of it in place.
  * - `<AppsPage>` lists the person's apps to open, fork, export, import and delete them.
+ * - `<ReviewQueue>` lets reviewers approve or reject review remixes.
  *
  * Styles: `import '@service/react/styles.css'` (class names all start with `svc-`).
  */
@@ -85,6 +86,20 @@ export {
   type RemixControls,
   type RemixInfo,
 } from './remixable.js';
+export {
+  ReviewQueue,
+  type ReviewQueueProps,
+  ReviewQueueView,
+  type ReviewQueueViewProps,
+} from './review-queue.js';
+export {
+  type DecisionOutcome,
+  decideReview,
+  loadReviewQueue,
+  NOTE_REQUIRED,
+  type ReviewEntry,
+  type ReviewQueueState,
+} from './review-state.js';
 export { ServiceSlot, type ServiceSlotProps, SlotView, type SlotViewProps } from './service-slot.js';
 export {
   clearSlot,
