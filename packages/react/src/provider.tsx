@@ -39,3 +39,8 @@ export function useServiceClient(): SlotClient {
   fallback ??= clientFor(DEFAULT_BASE_URL, undefined);
   return fallback;
 }
+
+/** The wire client of the nearest provider, or null outside one (a `<Remixable>` then stays the host's). */
+export function useProvidedServiceClient(): SlotClient | null {
+  return useContext(ServiceContext);
+}

@@ -16,6 +16,8 @@ export class WireCallError extends Error {
     message: string,
     readonly status: number,
     readonly code: string | null,
+    /** The error object's other fields (`problems` of an import, the counts of a failed rebase). */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = 'WireCallError';
@@ -36,36 +38,57 @@ export interface PlacedApp {
   problems: { path: string; message: string }[];
 }
 
-async function call<T>(
+/** The wire's answer to one call: `body` as JSON, or `rawBody` sent as it is (an imported file's text). */
+export async function call<T>(
   client: WireClient,
   path: string,
-  init: { method?: string; body?: unknown } = {},
+  init: { method?: string; body?: unknown; rawBody?: string } = {},
 ): Promise<T> {
+  const text = await callText(client, path, init);
+  try {
+    return (text ? JSON.parse(text) : null) as T;
+  } catch {
+    throw new WireCallError('The service answered something that is not JSON.', 200, null);
+  }
+}
+
+/** The wire's answer as text (an export file, kept byte for byte); a refusal throws `WireCallError`. */
+export async function callText(
+  client: WireClient,
+  path: string,
+  init: { method?: string; body?: unknown; rawBody?: string } = {},
+): Promise<string> {
+  const method = init.method ?? 'GET';
+  const payload = init.rawBody ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined);
   const answer = await client.fetch(`${client.baseUrl.replace(/\/+$/, '')}${path}`, {
-    method: init.method ?? 'GET',
+    method,
     credentials: 'same-origin',
     headers: {
       accept: 'application/json',
-      ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      // The wire asks every write to say JSON, even a DELETE without a body (a cross-site form cannot).
+      ...(payload !== undefined || method !== 'GET' ? { 'content-type': 'application/json' } : {}),
     },
-    ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
+    ...(payload !== undefined ? { body: payload } : {}),
   });
   const text = await answer.text();
+  if (answer.ok) return text;
   let body: unknown = null;
   try {
     body = text ? JSON.parse(text) : null;
   } catch {
     // Not JSON: a proxy's or host's own error page; its status still says what happened.
   }
-  if (!answer.ok) {
-    const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
-    const message =
-      typeof error?.message === 'string' && error.message
-        ? error.message
-        : `The service answered ${answer.status}.`;
-    throw new WireCallError(message, answer.status, typeof error?.code === 'string' ? error.code : null);
-  }
-  return body as T;
+  const error = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  const message =
+    typeof error?.message === 'string' && error.message
+      ? error.message
+      : `The service answered ${answer.status}.`;
+  const {
+    code,
+    message: _message,
+    ...details
+  } = (error && typeof error === 'object' ? error : {}) as Record<string, unknown>;
+  throw new WireCallError(message, answer.status, typeof code === 'string' ? code : null, details);
 }
 
 /** Tells the wire this page shows the slot (`POST /slots`), so the person can place an app in it. */

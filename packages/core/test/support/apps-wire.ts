@@ -7,6 +7,7 @@
 import { serveWithExpress } from '../../../express/test/support/serve.js';
 import type { AnyHostTool } from '../../src/agent/tools.js';
 import { AppStore } from '../../src/wire/apps/app-store.js';
+import type { AppsOptions } from '../../src/wire/options.js';
 import { testService } from '../wire/support/wire.js';
 import { openTestStore } from './stores.js';
 
@@ -22,10 +23,18 @@ export interface AppsWire {
   close(): Promise<void>;
 }
 
-/** `tools`: the host's tools, which the apps' queries and buttons call. */
-export async function startAppsWire(options: { tools?: AnyHostTool[] } = {}): Promise<AppsWire> {
+/**
+ * `tools`: the host's tools, which the apps' queries and buttons call; `apps`: the composition's
+ * apps options (seeds, reviewers), or `false` for a wire without apps.
+ */
+export async function startAppsWire(
+  options: { tools?: AnyHostTool[]; apps?: AppsOptions | false } = {},
+): Promise<AppsWire> {
   const store = await openTestStore('pglite');
-  const service = await testService(store, options.tools ? { tools: options.tools } : {});
+  const service = await testService(store, {
+    ...(options.tools ? { tools: options.tools } : {}),
+    ...(options.apps !== undefined ? { apps: options.apps } : {}),
+  });
   const server = await serveWithExpress(service);
   const apps = new AppStore(store.db);
   let serial = 0;

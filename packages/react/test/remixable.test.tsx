@@ -1,0 +1,277 @@
+/**
+ * `<Remixable>` against a real wire (Express on loopback, with seeds): no remix shows the host's
+ * children with a Remix control, Remix shows the seeded remix, Revert deletes it and the children
+ * come back, a review remix waits for review, and a refusing wire or no provider leaves the host's
+ * children alone. `drifted` and rebase-pin are answered by a stand-in in front of the real wire
+ * (test/support/rebase-pin-fake.ts) until the wire serves them.
+ */
+import { renderToStaticMarkup } from 'react-dom/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AppsWire, startAppsWire } from '../../core/test/support/apps-wire.js';
+import {
+  loadRemix,
+  Remixable,
+  RemixableView,
+  type RemixState,
+  remixComponent,
+  revertRemix,
+  ServiceProvider,
+  updateRemix,
+} from '../src/index.js';
+import type { WireClient } from '../src/wire.js';
+import { type RebasePinFake, withRebasePin } from './support/rebase-pin-fake.js';
+
+const seedDocument = {
+  version: 1,
+  title: 'Orders card',
+  root: { component: 'Heading', props: { text: 'Remixed orders' } },
+};
+const reviewDocument = {
+  version: 1,
+  title: 'Stock card',
+  root: { component: 'Heading', props: { text: 'Remixed stock' } },
+};
+const rebasedDocument = {
+  version: 1,
+  title: 'Orders card',
+  root: { component: 'Heading', props: { text: 'Rebased orders' } },
+};
+
+const host = <p>Host card</p>;
+
+function html(state: RemixState, extra: Partial<Parameters<typeof RemixableView>[0]> = {}) {
+  return renderToStaticMarkup(
+    <RemixableView id="OrdersCard" state={state} {...extra}>
+      {host}
+    </RemixableView>,
+  );
+}
+
+describe('Remixable against the wire', () => {
+  let wire: AppsWire;
+  let serial = 0;
+  const someone = () => `remix-person-${++serial}`;
+  const clientFor = (user: string | null, fetcher?: typeof fetch): WireClient & { calls: string[] } => {
+    const calls: string[] = [];
+    const signedIn = fetcher ?? wire.fetchAs(user);
+    return {
+      baseUrl: wire.baseUrl,
+      calls,
+      fetch: (input, init) => {
+        calls.push(`${init?.method ?? 'GET'} ${String(input).slice(wire.baseUrl.length)}`);
+        return signedIn(input, init);
+      },
+    };
+  };
+
+  beforeAll(async () => {
+    wire = await startAppsWire({
+      apps: {
+        seeds: [
+          { component: 'OrdersCard', name: 'Orders card', document: seedDocument },
+          { component: 'StockCard', name: 'Stock card', document: reviewDocument, review: true },
+        ],
+      },
+    });
+  });
+  afterAll(async () => {
+    await wire?.close();
+  });
+
+  it('shows the host’s children and a Remix control with no remix; Remix shows the seeded remix', async () => {
+    const user = someone();
+    const client = clientFor(user);
+    const none = await loadRemix(client, 'OrdersCard');
+    expect(none).toEqual({ status: 'original' });
+    const before = html(none);
+    expect(before).toContain('<p>Host card</p>');
+    expect(before).toContain('>Remix</button>');
+
+    const remixed = await remixComponent(client, 'OrdersCard');
+    expect(remixed).toMatchObject({
+      status: 'remixed',
+      remix: { kind: 'remix', baselineKey: 'OrdersCard', drifted: false },
+      app: { version: 1, document: seedDocument },
+    });
+    expect(client.calls).toContain('POST /apps/seed');
+    const after = html(remixed);
+    expect(after).toContain('>Remixed orders</h2>');
+    expect(after).not.toContain('Host card');
+    expect(after).toContain('>Revert</button>');
+    expect(after).not.toContain('>Update</button>');
+    // Loaded again, the page finds the same remix.
+    expect(await loadRemix(clientFor(user), 'OrdersCard')).toMatchObject({ status: 'remixed' });
+    expect(await loadRemix(clientFor(someone()), 'OrdersCard')).toEqual({ status: 'original' });
+  });
+
+  it('reverts: the remix is deleted and the host’s children show again', async () => {
+    const client = clientFor(someone());
+    const remixed = await remixComponent(client, 'OrdersCard');
+    if (remixed.status !== 'remixed') throw new Error(`expected a remix, got ${remixed.status}`);
+    const reverted = await revertRemix(client, remixed);
+    expect(reverted).toEqual({ status: 'original' });
+    expect(client.calls).toContain(`DELETE /apps/${remixed.remix.id}`);
+    expect(await loadRemix(client, 'OrdersCard')).toEqual({ status: 'original' });
+    expect(html(reverted)).toContain('<p>Host card</p>');
+  });
+
+  it('a review remix shows the host’s children with a waiting note until approved', async () => {
+    const client = clientFor(someone());
+    const pending = await remixComponent(client, 'StockCard');
+    expect(pending).toMatchObject({ status: 'pending', remix: { kind: 'review', baselineKey: 'StockCard' } });
+    const markup = html(pending);
+    expect(markup).toContain('<p>Host card</p>');
+    expect(markup).toContain('waiting for review');
+    expect(markup).toContain('>Revert</button>');
+  });
+
+  it('a drifted remix offers Update, which shows the new version', async () => {
+    const user = someone();
+    // FAKE: drifted and rebase-pin come from the stand-in; switch to the real route once served.
+    const fake: RebasePinFake = {
+      seedHashes: new Map(),
+      next: { outcome: 'replay', document: rebasedDocument, replayed: 2 },
+      calls: [],
+    };
+    const client = clientFor(user, withRebasePin(wire, user, fake));
+    const first = await remixComponent(client, 'OrdersCard');
+    expect(first).toMatchObject({ status: 'remixed', remix: { drifted: false } });
+    expect(html(first)).not.toContain('changed since you remixed it');
+
+    fake.seedHashes.set('OrdersCard', 'sha256:orders-card-v2');
+    const drifted = await loadRemix(client, 'OrdersCard');
+    expect(drifted).toMatchObject({ status: 'remixed', remix: { drifted: true, version: 1 } });
+    const notice = html(drifted);
+    expect(notice).toContain('This component changed since you remixed it.');
+    expect(notice).toContain('>Update</button>');
+    if (drifted.status !== 'remixed') throw new Error('expected a remix');
+
+    const updated = await updateRemix(client, drifted);
+    expect(fake.calls).toEqual([{ appId: drifted.remix.id, body: { fromVersion: 1 } }]);
+    expect(updated).toMatchObject({
+      status: 'remixed',
+      remix: { version: 2, drifted: false },
+      app: { version: 2, document: rebasedDocument },
+      note: { kind: 'updated', version: 2, replayed: 2 },
+    });
+    const after = html(updated);
+    expect(after).toContain('>Rebased orders</h2>');
+    expect(after).toContain('Updated to version 2: 2 changes replayed.');
+    expect(after).not.toContain('>Update</button>');
+  });
+
+  it('a failed update says what replayed and which wish failed, and changes nothing', async () => {
+    const user = someone();
+    // FAKE: rebase_failed comes from the stand-in; switch to the real route once served.
+    const fake: RebasePinFake = {
+      seedHashes: new Map([['OrdersCard', 'sha256:orders-card-v3']]),
+      next: { outcome: 'fail', replayed: 1, remaining: 2, wish: 'make the <b>heading</b> red' },
+      calls: [],
+    };
+    const client = clientFor(user, withRebasePin(wire, user, fake));
+    const drifted = await remixComponent(client, 'OrdersCard');
+    if (drifted.status !== 'remixed') throw new Error('expected a remix');
+    expect(drifted.remix.drifted).toBe(true);
+
+    const failed = await updateRemix(client, drifted);
+    expect(failed).toEqual({
+      ...drifted,
+      note: {
+        kind: 'update-failed',
+        replayed: 1,
+        failed: 1,
+        remaining: 2,
+        wish: 'make the <b>heading</b> red',
+        message: 'A wish could not be replayed: make the <b>heading</b> red',
+      },
+    });
+    const markup = html(failed);
+    expect(markup).toContain('Could not update: 1 change replayed, 1 failed, 2 not tried.');
+    expect(markup).toContain('“make the &lt;b&gt;heading&lt;/b&gt; red”');
+    expect(markup).toContain('>Remixed orders</h2>');
+    expect(markup).toContain('>Update</button>');
+    const history = await (
+      await wire.fetchAs(user)(`${wire.baseUrl}/apps/${drifted.remix.id}/history`)
+    ).json();
+    expect(history.versions).toHaveLength(1);
+  });
+
+  it('leaves the host’s children alone when nobody is signed in or apps are off', async () => {
+    expect(await loadRemix(clientFor(null), 'OrdersCard')).toEqual({ status: 'host' });
+    const off = await startAppsWire({ apps: false });
+    try {
+      const client: WireClient = { baseUrl: off.baseUrl, fetch: off.fetchAs('ada') };
+      expect(await loadRemix(client, 'OrdersCard')).toEqual({ status: 'host' });
+    } finally {
+      await off.close();
+    }
+    expect(html({ status: 'host' })).toBe(
+      '<div class="svc-remixable" data-service-remixable="OrdersCard"><p>Host card</p></div>',
+    );
+  });
+});
+
+describe('Remixable on the page', () => {
+  const remixed: RemixState = {
+    status: 'remixed',
+    remix: {
+      id: 'app_1',
+      name: 'Orders card',
+      kind: 'remix',
+      baselineKey: 'OrdersCard',
+      baselineHash: 'sha256:a',
+      forkedFrom: null,
+      version: 1,
+      servedVersion: 1,
+      approvedHash: null,
+      createdAt: '2030-01-01T00:00:00.000Z',
+      updatedAt: '2030-01-01T00:00:00.000Z',
+      drifted: false,
+    },
+    app: {
+      id: 'app_1',
+      name: 'Orders card',
+      kind: 'remix',
+      version: 1,
+      document: seedDocument,
+      queries: {},
+      problems: [],
+    },
+  };
+
+  it('without a provider renders only the host’s children in the marker', () => {
+    expect(
+      renderToStaticMarkup(
+        <Remixable id="OrdersCard">
+          <p>Card</p>
+        </Remixable>,
+      ),
+    ).toBe('<div class="svc-remixable" data-service-remixable="OrdersCard"><p>Card</p></div>');
+  });
+
+  it('inside a provider, on the server, shows the host’s children until the page asks the wire', () => {
+    expect(
+      renderToStaticMarkup(
+        <ServiceProvider baseUrl="/api/service">
+          <Remixable id="OrdersCard">
+            <p>Card</p>
+          </Remixable>
+        </ServiceProvider>,
+      ),
+    ).toBe('<div class="svc-remixable" data-service-remixable="OrdersCard"><p>Card</p></div>');
+  });
+
+  it('hides the controls, or renders the host’s own', () => {
+    const hidden = html(remixed, { controls: null });
+    expect(hidden).toContain('>Remixed orders</h2>');
+    expect(hidden).not.toContain('<button');
+    const own = html({ status: 'original' }, { controls: <button type="button">Make it mine</button> });
+    expect(own).toContain('<p>Host card</p><button type="button">Make it mine</button>');
+    expect(own).not.toContain('>Remix</button>');
+  });
+
+  it('offers Edit when the host handles editing', () => {
+    expect(html(remixed, { onEdit: () => {} })).toContain('>Edit</button>');
+    expect(html(remixed)).not.toContain('>Edit</button>');
+  });
+});
