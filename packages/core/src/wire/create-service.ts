@@ -128,9 +128,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const model = resolveModel(options.model, env);
   // A rebase's replay: the composition's, else the same model turns use.
   const replay = appsOptions.replay ?? modelReplayer(model.instance, tools);
+  // One apps store for the routes and the agent's tools alike.
+  const appStore = options.apps === false ? null : new AppStore(db);
   // What the agent and the door offer: the host's tools, then the service's own.
   const offered = createToolRegistry(options.tools ?? [], {
-    service: serviceTools(options, { db, tools, grants, audit, seeds, replay }),
+    service: appStore ? serviceTools(options, { appStore, tools, grants, audit, seeds, replay }) : [],
   });
   const surface = agentSurface(overrides, offered, logger);
   const toolOutputCap = options.toolOutputCap ?? DEFAULT_TOOL_OUTPUT_CAP;
@@ -198,10 +200,10 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     model,
     development: options.development ?? env.NODE_ENV !== 'production',
     apps:
-      options.apps === false
+      appStore === null
         ? null
         : {
-            store: new AppStore(db),
+            store: appStore,
             reviewer: appsOptions.reviewer ?? null,
             seeds,
             replay,
@@ -391,11 +393,11 @@ function automationsOf(
   });
 }
 
-/** The service's own tools: the apps tools, unless the composition switched apps off. */
+/** The service's own tools: the apps tools (only composed when apps are on). */
 function serviceTools(
   options: ServiceOptions,
   deps: {
-    db: Store['db'];
+    appStore: AppStore;
     tools: ToolRegistry;
     grants: GrantStore;
     audit: AuditLog;
@@ -403,10 +405,9 @@ function serviceTools(
     replay: AppReplayer;
   },
 ): AnyHostTool[] {
-  if (options.apps === false) return [];
   const productName = typeof options.mcp === 'object' ? options.mcp.productName : undefined;
   return appTools({
-    store: new AppStore(deps.db),
+    store: deps.appStore,
     hostTools: deps.tools,
     calls: { grants: deps.grants, audit: deps.audit },
     seeds: deps.seeds,
