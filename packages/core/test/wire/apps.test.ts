@@ -140,6 +140,52 @@ for (const kind of STORE_KINDS) {
         expect((await json(await as(bob)('/apps/placements'), 200)).placements).toEqual([]);
       });
 
+      it('lists only the person’s remix of a component with ?component=', async () => {
+        const [ada, bob, cy] = [someone(), someone(), someone()];
+        const remixOf = (owner: string, component: string, kind: 'remix' | 'review' = 'remix') =>
+          apps.remixFor(owner, {
+            name: component,
+            kind,
+            baselineKey: component,
+            baselineHash: `sha256:${component}`,
+            ...made(`${owner} ${component}`),
+          });
+        const orders = (await remixOf(ada, 'OrdersCard')).app;
+        const stock = (await remixOf(ada, 'Stock.card:v2', 'review')).app;
+        const bobs = (await remixOf(bob, 'OrdersCard')).app;
+        // A plain app carrying the same baseline key is not a remix of the component.
+        await apps.createApp(ada, {
+          name: 'Imported',
+          baselineKey: 'OrdersCard',
+          baselineHash: 'sha256:OrdersCard',
+          ...made('imported'),
+        });
+        await apps.createApp(ada, { name: 'Plain', ...made('plain') });
+        const listed = async (user: string, query: string) =>
+          (await json(await as(user)(`/apps?${query}`), 200)).apps.map((a: { id: string }) => a.id);
+
+        expect(await listed(ada, 'component=OrdersCard')).toEqual([orders.id]);
+        expect(await listed(ada, 'component=Stock.card%3Av2&limit=1')).toEqual([stock.id]);
+        expect(await listed(bob, 'component=OrdersCard')).toEqual([bobs.id]);
+        expect(await listed(bob, 'component=Stock.card%3Av2')).toEqual([]);
+        expect(await listed(cy, 'component=OrdersCard')).toEqual([]);
+        expect(await listed(ada, 'component=ordersCard')).toEqual([]);
+        expect(await listed(ada, '')).toHaveLength(4);
+        const [answer] = (await json(await as(ada)('/apps?component=OrdersCard'), 200)).apps;
+        expect(answer).toMatchObject({ id: orders.id, kind: 'remix', baselineKey: 'OrdersCard' });
+        expect(answer).not.toHaveProperty('owner');
+
+        for (const bad of ['', '-OrdersCard', 'Orders%20Card', 'Orders%2FCard', 'x'.repeat(129)]) {
+          const message = await expectError(
+            await as(ada)(`/apps?component=${bad}`),
+            400,
+            'validation_failed',
+          );
+          expect(message, bad).toMatch(/component/);
+        }
+        await expectError(await as(null)('/apps?component=OrdersCard'), 403, 'principal_required');
+      });
+
       it('exports only the allowlisted fields, as the import media type', async () => {
         const ada = someone();
         const remix = await apps.remixFor(ada, {

@@ -276,16 +276,16 @@ export class AppStore {
     return counts;
   }
 
-  /** The owner's apps, most recently changed first (without documents). */
-  async listApps(owner: string, limit = 200): Promise<AppRecord[]> {
-    const rows = await this.db
-      .selectFrom('wire_apps')
-      .selectAll()
-      .where('owner', '=', owner)
-      .orderBy('updated_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .execute();
+  /**
+   * The owner's apps, most recently changed first (without documents). With `component`, only
+   * their remix of that host component (remix or review kind): at most one, as `remixFor` keeps it.
+   */
+  async listApps(owner: string, limit = 200, filter: { component?: string } = {}): Promise<AppRecord[]> {
+    let query = this.db.selectFrom('wire_apps').selectAll().where('owner', '=', owner);
+    if (filter.component !== undefined) {
+      query = query.where('kind', '<>', 'app').where('baseline_key', '=', filter.component);
+    }
+    const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     return rows.map(recordOf);
   }
 

@@ -4,6 +4,9 @@
  * them (`/apps/placements`), the slots host pages report (`/slots`), and the review of
  * review-kind remixes (`/apps/review-queue`, reviewers only).
  *
+ * `GET /apps?component=<key>` lists only the person's remix of that host component (at most one),
+ * so a `<Remixable>` finds it without reading every app.
+ *
  * The fixed words after `/apps/` (`seed`, `placements`, `import`, `review-queue`) are registered
  * before `/apps/:id*`, so none is ever read as an app id. Another person's app answers exactly as
  * a missing one does. Opening an app runs its queries as the person; a button press goes through
@@ -38,7 +41,10 @@ const page = z.string().trim().min(1).max(500);
 const appId = z.string().min(1).max(100);
 const contentHash = z.string().min(1).max(200);
 
-const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).default(100) });
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(100),
+  component: slotId.optional(),
+});
 const pageQuery = z.object({ page: page.optional() });
 const queueQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50) });
 const forkBody = z.strictObject({ name: z.string().trim().min(1).max(200).optional() });
@@ -213,7 +219,7 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
   app.get('/apps', async (c) => {
     const principal = await principalOf(ctx, c);
     const query = validate(listQuery, queryOf(c), 'query');
-    const list = await store.listApps(principal.subject, query.limit);
+    const list = await store.listApps(principal.subject, query.limit, { component: query.component });
     return c.json({ apps: list.map(appJson) });
   });
 
