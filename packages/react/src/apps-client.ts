@@ -52,6 +52,19 @@ export async function listApps(client: WireClient, limit = 200): Promise<AppSumm
   return answer.apps.map(summary);
 }
 
+/**
+ * The person's remix of the host's `component` (`GET /apps?component=`): their remix or review app
+ * whose baseline is that component, or null when they have none.
+ */
+export async function findRemix(client: WireClient, component: string): Promise<AppSummary | null> {
+  const answer = await call<{ apps: AppSummary[] }>(
+    client,
+    `/apps?component=${encodeURIComponent(component)}`,
+  );
+  const [remix] = answer.apps;
+  return remix ? summary(remix) : null;
+}
+
 export async function getApp(client: WireClient, id: string): Promise<AppDetail> {
   return summary((await call<{ app: AppDetail }>(client, appPath(id))).app);
 }

@@ -36,6 +36,7 @@ export {
   approveReview,
   deleteApp,
   exportApp,
+  findRemix,
   forkApp,
   getApp,
   importApp,
@@ -68,7 +69,6 @@ export type { AppDocument, AppNode } from './document.js';
 export { formatMoney, type MoneyUnit } from './format.js';
 export { DEFAULT_BASE_URL, ServiceProvider, type ServiceProviderProps } from './provider.js';
 export {
-  findRemix,
   loadRemix,
   type RemixNote,
   type RemixShown,

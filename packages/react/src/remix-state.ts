@@ -13,7 +13,7 @@
  * `note` is a line beside the controls saying what just happened (updated, a failed update, a
  * refused action), never an alert.
  */
-import { type AppSummary, deleteApp, listApps, rebaseRemix, seedRemix } from './apps-client.js';
+import { type AppSummary, deleteApp, findRemix, rebaseRemix, seedRemix } from './apps-client.js';
 import { openApp, type PlacedApp, WireCallError, type WireClient } from './wire.js';
 
 export type RemixNote =
@@ -40,15 +40,6 @@ export type RemixShown = Extract<RemixState, { remix: AppSummary }>;
 
 function withNote(state: RemixState, note: RemixNote): RemixState {
   return state.status === 'host' || state.status === 'loading' ? state : { ...state, note };
-}
-
-/** The person's remix of `component`: a remix or review app whose baseline is that component. */
-export async function findRemix(client: WireClient, component: string): Promise<AppSummary | null> {
-  const apps = await listApps(client);
-  return (
-    apps.find((app) => (app.kind === 'remix' || app.kind === 'review') && app.baselineKey === component) ??
-    null
-  );
 }
 
 export async function loadRemix(client: WireClient, component: string): Promise<RemixState> {

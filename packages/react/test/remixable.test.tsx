@@ -2,11 +2,12 @@
  * `<Remixable>` against a real wire (Express on loopback, with seeds): no remix shows the host's
  * children with a Remix control, Remix shows the seeded remix, Revert deletes it and the children
  * come back, a review remix waits for review, and a refusing wire or no provider leaves the host's
- * children alone. `drifted` and rebase-pin are answered by a stand-in in front of the real wire
- * (test/support/rebase-pin-fake.ts) until the wire serves them.
+ * children alone. A remix drifts for real: a second wire on the same store is the host's next
+ * deploy, with the component's seed changed and a scripted replay of the remix's wishes.
  */
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppReplayer } from '../../core/src/wire/options.js';
 import { type AppsWire, startAppsWire } from '../../core/test/support/apps-wire.js';
 import {
   loadRemix,
@@ -19,7 +20,6 @@ import {
   updateRemix,
 } from '../src/index.js';
 import type { WireClient } from '../src/wire.js';
-import { type RebasePinFake, withRebasePin } from './support/rebase-pin-fake.js';
 
 const seedDocument = {
   version: 1,
@@ -31,10 +31,20 @@ const reviewDocument = {
   title: 'Stock card',
   root: { component: 'Heading', props: { text: 'Remixed stock' } },
 };
-const rebasedDocument = {
+/** The host's next deploy changed the OrdersCard seed: remixes of the first one drift. */
+const changedDocument = {
   version: 1,
   title: 'Orders card',
-  root: { component: 'Heading', props: { text: 'Rebased orders' } },
+  root: { component: 'Heading', props: { text: 'Orders, redesigned' } },
+};
+/** The wish the scripted replay cannot apply. */
+const FAILING_WISH = 'make the <b>heading</b> red';
+
+/** The scripted replay of a remix's wishes: `title: X` retitles; the failing wish throws. */
+const replay: AppReplayer = async ({ document, wish }) => {
+  if (wish.startsWith('title: ')) return { ...document, title: wish.slice('title: '.length) };
+  if (wish === FAILING_WISH) throw new Error('no red headings here');
+  throw new Error(`unscripted wish ${wish}`);
 };
 
 const host = <p>Host card</p>;
@@ -49,20 +59,26 @@ function html(state: RemixState, extra: Partial<Parameters<typeof RemixableView>
 
 describe('Remixable against the wire', () => {
   let wire: AppsWire;
+  /** The same store, composed with the changed OrdersCard seed. */
+  let redeployed: AppsWire;
   let serial = 0;
   const someone = () => `remix-person-${++serial}`;
-  const clientFor = (user: string | null, fetcher?: typeof fetch): WireClient & { calls: string[] } => {
+  const clientFor = (user: string | null, on: AppsWire = wire): WireClient & { calls: string[] } => {
     const calls: string[] = [];
-    const signedIn = fetcher ?? wire.fetchAs(user);
+    const signedIn = on.fetchAs(user);
     return {
-      baseUrl: wire.baseUrl,
+      baseUrl: on.baseUrl,
       calls,
       fetch: (input, init) => {
-        calls.push(`${init?.method ?? 'GET'} ${String(input).slice(wire.baseUrl.length)}`);
+        calls.push(`${init?.method ?? 'GET'} ${String(input).slice(on.baseUrl.length)}`);
         return signedIn(input, init);
       },
     };
   };
+  const historyOf = async (user: string, id: string) =>
+    (await (await wire.fetchAs(user)(`${wire.baseUrl}/apps/${id}/history`)).json()).versions as {
+      version: number;
+    }[];
 
   beforeAll(async () => {
     wire = await startAppsWire({
@@ -73,8 +89,15 @@ describe('Remixable against the wire', () => {
         ],
       },
     });
+    redeployed = await wire.recompose({
+      apps: {
+        seeds: [{ component: 'OrdersCard', name: 'Orders card', document: changedDocument }],
+        replay,
+      },
+    });
   });
   afterAll(async () => {
+    await redeployed?.close();
     await wire?.close();
   });
 
@@ -83,6 +106,8 @@ describe('Remixable against the wire', () => {
     const client = clientFor(user);
     const none = await loadRemix(client, 'OrdersCard');
     expect(none).toEqual({ status: 'original' });
+    // Only this component's remix is asked for, never the person's whole list.
+    expect(client.calls).toEqual(['GET /apps?component=OrdersCard']);
     const before = html(none);
     expect(before).toContain('<p>Host card</p>');
     expect(before).toContain('>Remix</button>');
@@ -127,49 +152,51 @@ describe('Remixable against the wire', () => {
 
   it('a drifted remix offers Update, which shows the new version', async () => {
     const user = someone();
-    // FAKE: drifted and rebase-pin come from the stand-in; switch to the real route once served.
-    const fake: RebasePinFake = {
-      seedHashes: new Map(),
-      next: { outcome: 'replay', document: rebasedDocument, replayed: 2 },
-      calls: [],
-    };
-    const client = clientFor(user, withRebasePin(wire, user, fake));
-    const first = await remixComponent(client, 'OrdersCard');
+    const first = await remixComponent(clientFor(user), 'OrdersCard');
     expect(first).toMatchObject({ status: 'remixed', remix: { drifted: false } });
     expect(html(first)).not.toContain('changed since you remixed it');
 
-    fake.seedHashes.set('OrdersCard', 'sha256:orders-card-v2');
+    // The host deployed a changed seed of the component: the same remix now drifted.
+    const client = clientFor(user, redeployed);
     const drifted = await loadRemix(client, 'OrdersCard');
     expect(drifted).toMatchObject({ status: 'remixed', remix: { drifted: true, version: 1 } });
     const notice = html(drifted);
     expect(notice).toContain('This component changed since you remixed it.');
     expect(notice).toContain('>Update</button>');
+    expect(notice).toContain('>Remixed orders</h2>');
     if (drifted.status !== 'remixed') throw new Error('expected a remix');
 
     const updated = await updateRemix(client, drifted);
-    expect(fake.calls).toEqual([{ appId: drifted.remix.id, body: { fromVersion: 1 } }]);
+    expect(client.calls).toContain(`POST /apps/${drifted.remix.id}/rebase-pin`);
     expect(updated).toMatchObject({
       status: 'remixed',
-      remix: { version: 2, drifted: false },
-      app: { version: 2, document: rebasedDocument },
-      note: { kind: 'updated', version: 2, replayed: 2 },
+      remix: { id: drifted.remix.id, version: 2, drifted: false },
+      app: { version: 2, document: changedDocument },
+      note: { kind: 'updated', version: 2, replayed: 0 },
     });
     const after = html(updated);
-    expect(after).toContain('>Rebased orders</h2>');
-    expect(after).toContain('Updated to version 2: 2 changes replayed.');
+    expect(after).toContain('>Orders, redesigned</h2>');
+    expect(after).toContain('Updated to version 2: 0 changes replayed.');
     expect(after).not.toContain('>Update</button>');
+    // Loaded again, the page finds the updated remix, no longer drifted.
+    expect(await loadRemix(clientFor(user, redeployed), 'OrdersCard')).toMatchObject({
+      status: 'remixed',
+      remix: { version: 2, drifted: false },
+      app: { document: changedDocument },
+    });
+    expect((await historyOf(user, drifted.remix.id)).map((v) => v.version)).toEqual([2, 1]);
   });
 
   it('a failed update says what replayed and which wish failed, and changes nothing', async () => {
     const user = someone();
-    // FAKE: rebase_failed comes from the stand-in; switch to the real route once served.
-    const fake: RebasePinFake = {
-      seedHashes: new Map([['OrdersCard', 'sha256:orders-card-v3']]),
-      next: { outcome: 'fail', replayed: 1, remaining: 2, wish: 'make the <b>heading</b> red' },
-      calls: [],
-    };
-    const client = clientFor(user, withRebasePin(wire, user, fake));
-    const drifted = await remixComponent(client, 'OrdersCard');
+    const remixed = await remixComponent(clientFor(user), 'OrdersCard');
+    if (remixed.status !== 'remixed') throw new Error('expected a remix');
+    // The remix's trail: the wishes the person asked for, the second of which will not replay.
+    for (const wish of ['title: Mine', FAILING_WISH, 'title: Never asked']) {
+      expect(await wire.apps.appendWish(user, remixed.remix.id, wish)).not.toBeNull();
+    }
+    const client = clientFor(user, redeployed);
+    const drifted = await loadRemix(client, 'OrdersCard');
     if (drifted.status !== 'remixed') throw new Error('expected a remix');
     expect(drifted.remix.drifted).toBe(true);
 
@@ -180,20 +207,30 @@ describe('Remixable against the wire', () => {
         kind: 'update-failed',
         replayed: 1,
         failed: 1,
-        remaining: 2,
-        wish: 'make the <b>heading</b> red',
-        message: 'A wish could not be replayed: make the <b>heading</b> red',
+        remaining: 1,
+        wish: FAILING_WISH,
+        message:
+          'Wish 2 of 3 could not be replayed (the replay failed: no red headings here); nothing was saved.',
       },
     });
     const markup = html(failed);
-    expect(markup).toContain('Could not update: 1 change replayed, 1 failed, 2 not tried.');
+    expect(markup).toContain('Could not update: 1 change replayed, 1 failed, 1 not tried.');
     expect(markup).toContain('“make the &lt;b&gt;heading&lt;/b&gt; red”');
+    expect(markup).not.toContain('<b>heading</b>');
     expect(markup).toContain('>Remixed orders</h2>');
     expect(markup).toContain('>Update</button>');
-    const history = await (
-      await wire.fetchAs(user)(`${wire.baseUrl}/apps/${drifted.remix.id}/history`)
-    ).json();
-    expect(history.versions).toHaveLength(1);
+    // Nothing changed: one version, the same trail, still drifted.
+    expect(await historyOf(user, drifted.remix.id)).toHaveLength(1);
+    expect((await wire.apps.trail(user, drifted.remix.id))?.map((w) => w.wish)).toEqual([
+      'title: Mine',
+      FAILING_WISH,
+      'title: Never asked',
+    ]);
+    expect(await loadRemix(clientFor(user, redeployed), 'OrdersCard')).toMatchObject({
+      status: 'remixed',
+      remix: { version: 1, drifted: true },
+      app: { document: seedDocument },
+    });
   });
 
   it('leaves the host’s children alone when nobody is signed in or apps are off', async () => {
