@@ -113,6 +113,7 @@ describe('the demo host’s MCP door', () => {
       expect(noted.structuredContent).toMatchObject({ id: 'A-1001', note: 'Leave at the door' });
       const listed = await client.callTool({ name: 'list_orders', arguments: {} });
       expect(listed.structuredContent).toEqual({
+        count: 2,
         orders: [
           { id: 'A-1001', item: 'Espresso machine', status: 'open', note: 'Leave at the door' },
           { id: 'A-1002', item: 'Coffee grinder', status: 'open', note: null },
