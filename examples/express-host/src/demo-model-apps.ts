@@ -6,10 +6,12 @@
  *   that queries `list_orders` and shows a stat of the count and a table of the orders (placed in
  *   `orders.side` when the same message says "pin it to orders.side" or "on my orders page");
  * - "pin it to orders.side" / "put it on my orders page" → `service_apps_pin` of the app it made;
- * - "add <words> to it" / "add <words>" / "edit it to show <words>" → `service_make` with that app's `appId` and
- *   the table grown by a column: `notes`, `items` and `status` are fields `list_orders` returns;
- *   any other words become a field it does not return (`the customer's shoe size` →
- *   `customer_shoe_size`), so the build is refused and nothing changes;
+ * - "add a chart to it" → `service_make` with that app's `appId` and a bar chart of the orders by
+ *   status (an `order_stats` query) below the table;
+ * - "add <words> to it" / "add <words>" / "edit it to show <words>" → `service_make` with that
+ *   app's `appId` and the table grown by a column: `notes`, `items` and `status` are fields
+ *   `list_orders` returns; any other words become a field it does not return (`the customer's
+ *   shoe size` → `customer_shoe_size`), so the build is refused and nothing changes;
  * - a rebase replay (a call whose only tool is `apply_wish`) → the same edits, applied to the
  *   document in the prompt; a wish it does not know gets no tool call.
  *
@@ -78,14 +80,46 @@ export function columnFor(words: string): { field: string; label: string } | nul
   return { field, label: plain.charAt(0).toUpperCase() + plain.slice(1) };
 }
 
-/** The column an edit wish asks for, or null when the words are not an edit it knows. */
-export function editOf(wish: string): { field: string; label: string } | null {
+/** An edit the model knows: a table column, or a chart of the orders by status. */
+export type Edit = { field: string; label: string } | { chart: 'byStatus' };
+
+/** `document` with the edit made (a copy). */
+export function applyEdit(document: Json, edit: Edit): Json {
+  return 'chart' in edit ? withStatusChart(document) : withColumn(document, edit);
+}
+
+/**
+ * `document` with a bar chart of the orders by status below its tree (an `order_stats` query
+ * named `stats`); the same document when it has one already.
+ */
+export function withStatusChart(document: Json): Json {
+  const copy = structuredClone(document) as Json & { queries?: Json; root: Json & { children?: unknown[] } };
+  if (copy.queries && 'stats' in copy.queries) return copy;
+  copy.queries = { ...(copy.queries ?? {}), stats: { tool: 'order_stats' } };
+  const chart = {
+    component: 'BarChart',
+    props: {
+      data: { $query: 'stats', path: 'byStatus' },
+      x: 'status',
+      y: 'count',
+      label: 'Orders by status',
+    },
+  };
+  if (Array.isArray(copy.root.children)) copy.root.children.push(chart);
+  else copy.root = { component: 'Stack', props: { gap: 12 }, children: [copy.root, chart] };
+  return copy;
+}
+
+/** The edit a wish asks for, or null when the words are not an edit it knows. */
+export function editOf(wish: string): Edit | null {
   const add = /\badd\s+(.+?)\s+to\s+(?:it|this|that|the\s+(?:screen|app))\b/i.exec(wish);
   const edit = /\bedit\s+it\s+to\s+(?:show|add|include)\s+(.+)$/i.exec(wish);
   // "add the customer's shoe size": the app is implied, unless the words are about an order.
   const bare = /^\s*(?:and\s+)?(?:now\s+)?add\s+(.+)$/i.exec(wish);
   const words = add?.[1] ?? edit?.[1] ?? (bare && !/\border\b/i.test(bare[1]!) ? bare[1] : undefined);
-  return words ? columnFor(words) : null;
+  if (!words) return null;
+  if (/^(an?\s+|the\s+)?(bar\s+)?(chart|graph)\b/i.test(words.trim())) return { chart: 'byStatus' };
+  return columnFor(words);
 }
 
 /** `document` with the column added to its table (a copy; the same document when it has one already). */
@@ -161,11 +195,11 @@ export function appsReply(options: LanguageModelV3CallOptions): ScriptedReply | 
 
 /** Pins or edits `appId` as `said` asks; `document` is its current one when the prompt has it. */
 function actOn(said: string, appId: string, document: Json | null): ScriptedReply | null {
-  const column = editOf(said);
-  if (column) {
+  const edit = editOf(said);
+  if (edit) {
     return {
       tool: 'service_make',
-      input: { wish: wishOf(said), appId, document: withColumn(document ?? ordersScreen(), column) },
+      input: { wish: wishOf(said), appId, document: applyEdit(document ?? ordersScreen(), edit) },
     };
   }
   if (PIN.test(said)) return { tool: 'service_apps_pin', input: { appId, slot: ORDERS_SLOT } };
@@ -183,10 +217,10 @@ function replayReply(prompt: LanguageModelV3Prompt): ScriptedReply {
           : [],
     )
     .join('\n');
-  const column = editOf(lastUserText(prompt)) ?? editOf(text);
+  const edit = editOf(lastUserText(prompt)) ?? editOf(text);
   const document = jsonObjects(text).find((value) => 'root' in value && 'version' in value);
-  if (!column || !document) return { text: 'I do not know how to apply that wish to this screen.' };
-  return { tool: 'apply_wish', input: { document: withColumn(document, column) } };
+  if (!edit || !document) return { text: 'I do not know how to apply that wish to this screen.' };
+  return { tool: 'apply_wish', input: { document: applyEdit(document, edit) } };
 }
 
 /** The app the last successful `service_make` of the prompt built or edited, with its document. */

@@ -7,7 +7,7 @@
  *
  * It also builds apps (`src/demo-model-apps.ts`): "make a screen of my orders" calls
  * `service_make`, "pin it to orders.side" / "put it on my orders page" pins it, "add the notes to
- * it" edits it (a version 2), "add the customer's shoe size" asks for a field the host does not
+ * it" or "add a chart to it" edits it (its next version), "add the customer's shoe size" asks for a field the host does not
  * return (the build is refused), and a rebase replay (`apply_wish`) applies the same edits. After
  * `service_make` it says the receipt's note.
  *

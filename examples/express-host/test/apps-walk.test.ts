@@ -2,7 +2,7 @@
  * The demo host's apps walked through in headless Chromium as a person would, offline with the
  * demo model: sign in, move between the chat page and the orders page, ask the chat for a screen
  * of the orders and watch it stream in and end as a table of the real orders, pin it beside the
- * orders, find it there, edit it into a second version, and ask for a field the host does not
+ * orders, find it there, edit it into a second and a third version, and ask for a field the host does not
  * return, which is refused with nothing painted. The pages are the real bundle over the real wire.
  *
  * A screenshot of the orders page with the pinned app lands in `examples/express-host/test-results/`.
@@ -155,6 +155,15 @@ describeInBrowser(`the demo host's apps in headless Chromium (needs ${CHROMIUM_P
     expect(await versions()).toEqual([2, 1]);
   });
 
+  it('adds a chart of the orders by status: a third version', async () => {
+    await send('add a chart to it');
+    const part = lastAnswer().locator('.svc-app-part');
+    await part.locator('svg').first().waitFor();
+    await part.getByRole('columnheader', { name: 'Note' }).waitFor();
+    await lastAnswer().getByText(`Done: saved as version 3 of ${appId}.`).waitFor();
+    expect(await versions()).toEqual([3, 2, 1]);
+  });
+
   it('refuses a field the host does not return: a failed receipt, nothing painted, no new version', async () => {
     const stream = await send("add the customer's shoe size");
     const failed = lastAnswer().locator('.svc-app-part-failed');
@@ -164,12 +173,13 @@ describeInBrowser(`the demo host's apps in headless Chromium (needs ${CHROMIUM_P
       .waitFor();
     expect(await lastAnswer().locator('.svc-app, table').count()).toBe(0);
     expect(appStates(stream).at(-1)).toEqual({ id: appId, state: 'failed' });
-    expect(await versions()).toEqual([2, 1]);
+    expect(await versions()).toEqual([3, 2, 1]);
 
-    // The orders page still shows version 2.
+    // The orders page still shows version 3.
     await page.goto(`${host.url}/orders`);
     const placed = page.locator(`[data-service-slot="orders.side"][data-service-app="${appId}"]`);
     await placed.getByRole('columnheader', { name: 'Note' }).waitFor();
+    await placed.locator('svg').first().waitFor();
     expect(await placed.getByRole('columnheader', { name: /shoe/i }).count()).toBe(0);
   });
 });

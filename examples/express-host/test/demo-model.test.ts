@@ -53,9 +53,14 @@ function documentOf(answer: Answer): unknown {
 
 /** The checks `service_make` makes, against the host's real `list_orders` declaration. */
 function check(document: unknown) {
-  const listOrders = hostTools.find((t) => t.name === 'list_orders')!;
-  const output = z.toJSONSchema(listOrders.output as z.ZodType, { io: 'output' });
-  return validateDocument(document, { tools: { list_orders: { read: true, output: output as never } } });
+  const outputOf = (name: string) =>
+    z.toJSONSchema(hostTools.find((t) => t.name === name)!.output as z.ZodType, { io: 'output' }) as never;
+  return validateDocument(document, {
+    tools: {
+      list_orders: { read: true, output: outputOf('list_orders') },
+      order_stats: { read: true, output: outputOf('order_stats') },
+    },
+  });
 }
 
 /** A conversation in which the model built app_1 with its orders screen. */
@@ -127,6 +132,15 @@ describe('the demo model builds apps', () => {
     expect(JSON.stringify(document)).toContain('{"field":"note","label":"Note"}');
     const reworded = await ask([...built, user('edit it to show the item names')]);
     expect(JSON.stringify(reworded)).toContain('{"field":"item","label":"Item"}');
+  });
+
+  it('adds a bar chart of the orders by status from order_stats', async () => {
+    const answer = await ask([...built, user('add a chart to it')]);
+    expect(answer).toMatchObject({ tool: 'service_make', input: { appId: 'app_1' } });
+    const document = documentOf(answer) as { queries: Record<string, unknown> };
+    expect(check(document)).toMatchObject({ ok: true });
+    expect(document.queries.stats).toEqual({ tool: 'order_stats' });
+    expect(JSON.stringify(document)).toContain('"component":"BarChart"');
   });
 
   it('asks for a field the host does not return, so the checks refuse it', async () => {

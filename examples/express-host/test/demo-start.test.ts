@@ -208,10 +208,11 @@ describe('pnpm start demo host', () => {
   });
 });
 
-/** The demo's three tools, in order, then the service's own apps tools, which no menu curates away. */
+/** The demo's four tools, in order, then the service's own apps tools, which no menu curates away. */
 function expectDemoMenu(names: string[]): void {
   expect(names.filter((name) => !name.startsWith('service_'))).toEqual([
     'list_orders',
+    'order_stats',
     'add_order_note',
     'cancel_order',
   ]);
