@@ -16,7 +16,7 @@
  *   document in the prompt; a wish it does not know gets no tool call.
  *
  * The app it means is the last one a `service_make` of this conversation built; with none in the
- * prompt it asks `service_apps_list` first and then acts on the newest app there.
+ * prompt it asks `service_apps_list` first and then acts on the app changed last (listed first).
  */
 import type { LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
 
@@ -159,9 +159,9 @@ export function appsReply(options: LanguageModelV3CallOptions): ScriptedReply | 
     if (result?.type !== 'tool-result') return null;
     const value = outputValue(result.output);
     if (result.toolName === 'service_apps_list') {
-      // Asked for the app before acting on it: act now on the newest one listed.
+      // Asked for the app before acting on it: act now on the one changed last (listed first).
       const apps = (value as { apps?: Array<{ id: string }> } | null)?.apps ?? [];
-      const appId = apps.at(-1)?.id;
+      const appId = apps[0]?.id;
       if (!appId) return { text: 'You have no apps yet: ask me to make a screen of your orders.' };
       return actOn(said, appId, null);
     }

@@ -103,15 +103,15 @@ describe('the demo model builds apps', () => {
     }
   });
 
-  it('lists the apps first when the conversation does not name one, then acts on the newest', async () => {
+  it('lists the apps first when the conversation does not name one, then acts on the one changed last', async () => {
     expect(await ask([user('pin it to orders.side')])).toEqual({ tool: 'service_apps_list', input: {} });
     const listed = [
       user('pin it to orders.side'),
       called('l1', 'service_apps_list', {}),
       answered('l1', 'service_apps_list', {
         apps: [
-          { id: 'app_old', name: 'Old', kind: 'app', version: 1, slots: [] },
           { id: 'app_new', name: 'My orders', kind: 'app', version: 1, slots: [] },
+          { id: 'app_old', name: 'Old', kind: 'app', version: 1, slots: [] },
         ],
       }),
     ];
