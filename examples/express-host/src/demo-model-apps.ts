@@ -206,19 +206,17 @@ function actOn(said: string, appId: string, document: Json | null): ScriptedRepl
   return null;
 }
 
-/** A rebase replay: the wish in the prompt applied to the document in the prompt, or no tool call. */
+/**
+ * A rebase replay: the wish in the prompt applied to the document in the prompt, or no tool call.
+ * The service's replayer asks in the user message ("The app document now: {…} … The person's
+ * wish: …"); its system message lists the Kit, so the wish and the document are read from the
+ * user message first.
+ */
 function replayReply(prompt: LanguageModelV3Prompt): ScriptedReply {
-  const text = prompt
-    .flatMap((message) =>
-      message.role === 'system'
-        ? [message.content]
-        : message.role === 'user'
-          ? message.content.map((part) => (part.type === 'text' ? part.text : ''))
-          : [],
-    )
-    .join('\n');
-  const edit = editOf(lastUserText(prompt)) ?? editOf(text);
-  const document = jsonObjects(text).find((value) => 'root' in value && 'version' in value);
+  const asked = lastUserText(prompt);
+  const wish = /wish:\s*([\s\S]+)$/i.exec(asked)?.[1]?.trim() ?? asked;
+  const document = jsonObjects(asked).find((value) => 'root' in value && 'version' in value);
+  const edit = editOf(wish);
   if (!edit || !document) return { text: 'I do not know how to apply that wish to this screen.' };
   return { tool: 'apply_wish', input: { document: applyEdit(document, edit) } };
 }

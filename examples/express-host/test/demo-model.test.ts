@@ -198,16 +198,10 @@ describe('the demo model replays a wish for a rebase', () => {
       },
     ],
   };
-  const replay = (wish: string) => [
-    {
-      role: 'user' as const,
-      content: [
-        {
-          type: 'text' as const,
-          text: `Apply this wish to the document.\nWish: ${wish}\nDocument: ${JSON.stringify(ordersScreen())}`,
-        },
-      ],
-    },
+  // As the service's replayer asks: the Kit in the system message, document and wish in the user's.
+  const replay = (wish: string): LanguageModelV3Prompt => [
+    { role: 'system', content: 'You update an app document. The Kit: {"components":[]}' },
+    user(`The app document now:\n${JSON.stringify(ordersScreen())}\n\nThe person's wish: ${wish}`),
   ];
 
   it('applies a wish it knows to the document in the prompt with apply_wish', async () => {
@@ -216,6 +210,9 @@ describe('the demo model replays a wish for a rebase', () => {
     const document = documentOf(answer);
     expect(check(document)).toMatchObject({ ok: true });
     expect(JSON.stringify(document)).toContain('"field":"note"');
+    const chart = documentOf(await ask(replay('add a chart'), applyWish));
+    expect(check(chart)).toMatchObject({ ok: true });
+    expect(JSON.stringify(chart)).toContain('"component":"BarChart"');
   });
 
   it('answers no tool call for a wish it does not know', async () => {
