@@ -18,9 +18,11 @@ export interface ChatAppProps {
   onSignOut?: () => void;
   /** The page's heading. */
   title?: string;
+  /** The host's other pages, linked from the header. */
+  links?: ReadonlyArray<{ href: string; label: string }>;
 }
 
-export function ChatApp({ base = '/api/service', user, onSignOut, title = 'Chat' }: ChatAppProps) {
+export function ChatApp({ base = '/api/service', user, onSignOut, title = 'Chat', links }: ChatAppProps) {
   const [threadId, setThreadId] = useState(() => threadInUrl() ?? newThreadId());
   const [threads, setThreads] = useState<ThreadSummary[]>([]);
   const [listError, setListError] = useState<string | null>(null);
@@ -54,6 +56,15 @@ export function ChatApp({ base = '/api/service', user, onSignOut, title = 'Chat'
     <div className="chat-app">
       <header className="app-header">
         <h1>{title}</h1>
+        {links && links.length > 0 && (
+          <nav aria-label="Pages">
+            {links.map((link) => (
+              <a key={link.href} href={link.href}>
+                {link.label}
+              </a>
+            ))}
+          </nav>
+        )}
         {user && <span className="user">Signed in as {user}</span>}
         {onSignOut && (
           <button type="button" onClick={onSignOut}>

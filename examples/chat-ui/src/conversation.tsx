@@ -97,6 +97,7 @@ export function Conversation({ base, threadId, initialMessages, resume, onActivi
             message={message}
             streaming={message === last && busy}
             actions={actions}
+            base={base}
             footer={
               message === last && message.role === 'assistant' && !busy ? (
                 <button type="button" className="regenerate" onClick={() => void chat.regenerate()}>

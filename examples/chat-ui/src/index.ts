@@ -5,4 +5,5 @@
  * Next.js), so relative imports carry no extension.
  */
 export { ChatApp, type ChatAppProps } from './chat-app';
+export { type Order, OrdersPage, type OrdersPageProps } from './orders-page';
 export { wireErrorMessage } from './wire';

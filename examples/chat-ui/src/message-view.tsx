@@ -2,9 +2,10 @@
  * One message: its text (as plain text: React escapes it, nothing is parsed as HTML), its
  * reasoning when the model sent any, its tool calls as cards, and the apps the agent builds.
  */
-import { AppPart, isAppPart } from '@service/react';
+import { isAppPart } from '@service/react';
 import { isToolUIPart, type UIMessage } from 'ai';
 import type { ReactNode } from 'react';
+import { ChatAppPart } from './chat-app-part';
 import { type ApprovalActions, ToolCard } from './tool-card';
 
 export function MessageView({
@@ -12,6 +13,7 @@ export function MessageView({
   streaming,
   actions,
   footer,
+  base = '/api/service',
 }: {
   message: UIMessage;
   /** Whether this message is still streaming: an app part still building past its end died. */
@@ -19,6 +21,8 @@ export function MessageView({
   actions: ApprovalActions;
   /** Shown under the message (the last answer's Regenerate button). */
   footer?: ReactNode;
+  /** Where the host mounts the wire: a finished app is opened there for its data. */
+  base?: string;
 }) {
   return (
     <li className={`message message-${message.role}`}>
@@ -42,7 +46,7 @@ export function MessageView({
           );
         }
         if (isToolUIPart(part)) return <ToolCard key={key} part={part} actions={actions} />;
-        if (isAppPart(part)) return <AppPart key={key} part={part} messageStreaming={streaming} />;
+        if (isAppPart(part)) return <ChatAppPart key={key} part={part} streaming={streaming} base={base} />;
         return null;
       })}
       {footer}

@@ -41,6 +41,12 @@ export async function approveAndRemember(base: string, approvalId: string): Prom
   );
 }
 
+/** Each query's result of one of the person's apps, run once as them (`POST /apps/:id/open`). */
+export async function openAppQueries(base: string, appId: string): Promise<Record<string, unknown>> {
+  const answer = await call(`${base}/apps/${encodeURIComponent(appId)}/open`, postJson({}));
+  return ((await answer.json()) as { queries?: Record<string, unknown> }).queries ?? {};
+}
+
 /**
  * What to show for a failed request: the wire's `error.message` when the text is its JSON error
  * body (useChat's transport puts the response text in `error.message`), else the text itself.

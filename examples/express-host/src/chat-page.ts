@@ -1,14 +1,17 @@
 /**
- * The demo host's chat page (the chat UI package's `ChatApp`, built by its `build` script):
- * `GET /` sends a signed-out browser to the sign-in page, which comes back here, and answers a
+ * The demo host's pages, both from the chat UI package's bundle (built by its `build` script):
+ * the chat page (`ChatApp`) at `GET /` and the orders page (`OrdersPage`) at `GET /orders`. Each
+ * sends a signed-out browser to the sign-in page, which comes back to it, and answers a
  * signed-in one an HTML shell that loads the bundle from `/assets/`. The shell runs no inline
  * script: its values reach the page as (escaped) data attributes, so its policy allows scripts
  * and styles from this origin only.
  */
 import { type ChatAssets, readChatAssets } from '@service/example-chat-ui/assets';
 import express, { type Router } from 'express';
+import { ORDERS_PAGE } from './apps.js';
 import type { SignIn } from './sign-in.js';
 import { escapeHtml } from './sign-in-page.js';
+import { ordersOf } from './tools.js';
 
 export interface ChatPageOptions {
   /** Where the built page is. Default: the chat UI package's `dist/`. */
@@ -39,15 +42,17 @@ export function chatPageRoutes(signIn: SignIn, options: ChatPageOptions): Router
     return assets;
   };
 
-  router.get('/', (req, res) => {
+  /** The signed-in user of a page request, or null after sending the browser to sign in. */
+  const userOf = (req: express.Request, res: express.Response) => {
     const user = signIn.principalOfHeaders({
       authorization: req.get('authorization'),
       cookie: req.get('cookie'),
     });
-    if (!user) {
-      res.redirect(302, `/login?return_to=${encodeURIComponent(req.originalUrl)}`);
-      return;
-    }
+    if (!user) res.redirect(302, `/login?return_to=${encodeURIComponent(req.originalUrl)}`);
+    return user;
+  };
+  /** The built page, or null after answering 503 with the command that builds it. */
+  const builtOr503 = (res: express.Response) => {
     const page = built();
     if (!page) {
       res
@@ -56,11 +61,66 @@ export function chatPageRoutes(signIn: SignIn, options: ChatPageOptions): Router
         .send(
           'The chat page is not built: run `pnpm --filter @service/example-chat-ui build`, then reload.\n',
         );
+    }
+    return page;
+  };
+
+  router.get('/', (req, res) => {
+    const user = userOf(req, res);
+    const page = user && builtOr503(res);
+    if (!user || !page) return;
+    res.set(SHELL_HEADERS).send(
+      pageShell({
+        assets: page,
+        heading: 'Chat',
+        rootId: 'chat-root',
+        data: {
+          base: '/api/service',
+          user: user.email ?? user.subject,
+          'sign-out': '/logout',
+          title: options.productName,
+          orders: ORDERS_PAGE,
+        },
+        productName: options.productName,
+      }),
+    );
+  });
+
+  // The host's own orders page: the orders, a slot for the person's app beside them, and host
+  // components a person may remix. Its orders come from `/api/orders`, the host's own API.
+  router.get(ORDERS_PAGE, (req, res) => {
+    const user = userOf(req, res);
+    const page = user && builtOr503(res);
+    if (!user || !page) return;
+    res.set(SHELL_HEADERS).send(
+      pageShell({
+        assets: page,
+        heading: 'Orders',
+        rootId: 'orders-root',
+        data: {
+          base: '/api/service',
+          user: user.email ?? user.subject,
+          'sign-out': '/logout',
+          title: options.productName,
+          orders: '/api/orders',
+          chat: '/',
+        },
+        productName: options.productName,
+      }),
+    );
+  });
+
+  router.get('/api/orders', (req, res) => {
+    const user = signIn.principalOfHeaders({
+      authorization: req.get('authorization'),
+      cookie: req.get('cookie'),
+    });
+    res.set({ 'cache-control': 'no-store' });
+    if (!user) {
+      res.status(401).json({ error: { code: 'unauthenticated', message: 'Sign in first.' } });
       return;
     }
-    res
-      .set(SHELL_HEADERS)
-      .send(chatShell({ assets: page, user: user.email ?? user.subject, productName: options.productName }));
+    res.json(ordersOf(user.subject));
   });
 
   router.get('/assets/:name', (req, res) => {
@@ -81,21 +141,31 @@ export function chatPageRoutes(signIn: SignIn, options: ChatPageOptions): Router
   return router;
 }
 
-function chatShell(page: { assets: ChatAssets; user: string; productName: string }): string {
+function pageShell(page: {
+  assets: ChatAssets;
+  heading: string;
+  rootId: string;
+  /** The root element's `data-*` attributes: the page's configuration (escaped). */
+  data: Record<string, string>;
+  productName: string;
+}): string {
   const { script, stylesheet } = page.assets.manifest;
   const name = escapeHtml(page.productName);
+  const data = Object.entries(page.data)
+    .map(([key, value]) => ` data-${key}="${escapeHtml(value)}"`)
+    .join('');
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Chat · ${name}</title>
+<title>${escapeHtml(page.heading)} · ${name}</title>
 <link rel="stylesheet" href="/assets/${escapeHtml(stylesheet)}">
 <script type="module" src="/assets/${escapeHtml(script)}"></script>
 </head>
 <body>
-<div id="chat-root" data-base="/api/service" data-user="${escapeHtml(page.user)}" data-sign-out="/logout" data-title="${name}"></div>
-<noscript>The chat page needs JavaScript.</noscript>
+<div id="${escapeHtml(page.rootId)}"${data}></div>
+<noscript>This page needs JavaScript.</noscript>
 </body>
 </html>
 `;

@@ -4,6 +4,13 @@
  * ("cancel order A-1001", which parks for approval), tells a story slowly when a message says
  * "story" (about 150 words, one every 30 ms, so a Stop button can be seen to work; it stops when
  * the call is aborted, as a provider does), reports what a tool returned, and otherwise echoes.
+ *
+ * It also builds apps (`src/demo-model-apps.ts`): "make a screen of my orders" calls
+ * `service_make`, "pin it to orders.side" / "put it on my orders page" pins it, "add the notes to
+ * it" or "add a chart to it" edits it (its next version), "add the customer's shoe size" asks for a field the host does not
+ * return (the build is refused), and a rebase replay (`apply_wish`) applies the same edits. After
+ * `service_make` it says the receipt's note.
+ *
  * Swap in any AI SDK provider model (`openai('gpt-4o-mini')`) for real conversations.
  */
 import type {
@@ -11,6 +18,7 @@ import type {
   LanguageModelV3CallOptions,
   LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
+import { appsReply } from './demo-model-apps.js';
 
 const usage = {
   inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined },
@@ -43,6 +51,8 @@ const STORY = Array.from(
 ).join(' ');
 
 function reply(options: LanguageModelV3CallOptions): Reply {
+  const scripted = appsReply(options);
+  if (scripted) return scripted;
   const last = options.prompt.at(-1);
   if (last?.role === 'tool') {
     const result = last.content.find((part) => part.type === 'tool-result');

@@ -1,5 +1,6 @@
 /**
- * The demo host: an Express app with its own sign-in, a chat page at `/`, the service wire
+ * The demo host: an Express app with its own sign-in, a chat page at `/`, an orders page at
+ * `/orders` (with a slot for the person's apps and host components they may remix), the service wire
  * mounted at `/api/service` with the MCP door on (and the door's discovery handler at
  * `/.well-known`), and a few host tools.
  *
@@ -14,6 +15,7 @@ import type { Store } from '@service/core/store';
 import { createService, type Service } from '@service/core/wire';
 import { withService } from '@service/express';
 import express from 'express';
+import { demoApps } from './apps.js';
 import { chatPageRoutes } from './chat-page.js';
 import { createDemoModel } from './demo-model.js';
 import { demoDoor, PRODUCT_NAME } from './door.js';
@@ -92,6 +94,8 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
       model: options.model ?? createDemoModel(),
       system: 'You help the signed-in user with their orders.',
       tools: hostTools,
+      // The orders page's slot and its remixable components.
+      apps: demoApps,
       mcp: { ...door.mcp },
       oauth: { ...door.oauth },
       actAs: door.actAs,

@@ -10,6 +10,7 @@ const host = await startExpressHost({
 process.stdout.write(
   `Express host at ${host.url}\n` +
     `Chat page: ${host.url}/ (sign in with any email address)\n` +
+    `Orders page: ${host.url}/orders (a slot for your apps)\n` +
     `Sign in: curl -s ${host.url}/login -H 'content-type: application/json' -d '{"email":"you@example.com"}'\n` +
     `MCP door: ${host.mcpUrl} (setup steps at ${host.mcpUrl}/connect)\n`,
 );

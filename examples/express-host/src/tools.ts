@@ -27,14 +27,70 @@ function bookOf(subject: string): Order[] {
   return book;
 }
 
+/** The signed-in person's orders, as `list_orders` answers them and the orders page shows them. */
+export function ordersOf(subject: string): { count: number; orders: Order[] } {
+  const orders = bookOf(subject);
+  return { count: orders.length, orders };
+}
+
+/**
+ * What `list_orders` returns, declared so an app's bindings to it are checked when it is built
+ * (a field not listed here refuses the app).
+ */
+const ORDERS_OUTPUT = z.object({
+  count: z.number().int().describe('how many orders there are'),
+  orders: z.array(
+    z.object({
+      id: z.string(),
+      item: z.string(),
+      status: z.enum(['open', 'cancelled']),
+      note: z.string().nullable(),
+    }),
+  ),
+});
+
+/** How many of the person's orders there are, in all and by status: figures and a chart for a screen. */
+export function orderStatsOf(subject: string): {
+  count: number;
+  open: number;
+  cancelled: number;
+  byStatus: Array<{ status: Order['status']; count: number }>;
+} {
+  const orders = bookOf(subject);
+  const counted = (status: Order['status']) => orders.filter((order) => order.status === status).length;
+  return {
+    count: orders.length,
+    open: counted('open'),
+    cancelled: counted('cancelled'),
+    byStatus: (['open', 'cancelled'] as const).map((status) => ({ status, count: counted(status) })),
+  };
+}
+
+const STATS_OUTPUT = z.object({
+  count: z.number().int(),
+  open: z.number().int(),
+  cancelled: z.number().int(),
+  byStatus: z.array(z.object({ status: z.enum(['open', 'cancelled']), count: z.number().int() })),
+});
+
 export const hostTools: AnyHostTool[] = [
   defineTool({
     name: 'list_orders',
     title: 'List orders',
     description: 'Lists the signed-in user’s orders with their status.',
     input: z.object({}),
+    output: ORDERS_OUTPUT,
     risk: 'read',
-    execute: (_input, { principal }) => ({ orders: bookOf(principal.subject) }),
+    execute: (_input, { principal }) => ordersOf(principal.subject),
+  }),
+  defineTool({
+    name: 'order_stats',
+    title: 'Order figures',
+    description: 'Counts the signed-in user’s orders: in all, open, cancelled, and by status.',
+    input: z.object({}),
+    output: STATS_OUTPUT,
+    risk: 'read',
+    execute: (_input, { principal }) => orderStatsOf(principal.subject),
   }),
   defineTool({
     name: 'add_order_note',

@@ -84,6 +84,29 @@ describe('the chat page over HTTP', () => {
     expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
   });
 
+  it('serves the orders page the same way, and the host’s orders API to the signed-in person only', async () => {
+    const signedOut = await fetch(`${host.url}/orders`, { redirect: 'manual' });
+    expect(signedOut.status).toBe(302);
+    expect(signedOut.headers.get('location')).toBe(`/login?return_to=${encodeURIComponent('/orders')}`);
+    const cookie = `host_session=${await tokenOf(host.url, 'bo@example.com')}`;
+    const answer = await fetch(`${host.url}/orders`, { headers: { cookie } });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-security-policy')).toContain("script-src 'self';");
+    const html = await answer.text();
+    expect(html).toContain('<div id="orders-root"');
+    expect(html).toContain('data-orders="/api/orders" data-chat="/"');
+    expect(html).not.toMatch(/<script>/);
+    // The chat page links the orders page.
+    expect(await (await fetch(`${host.url}/`, { headers: { cookie } })).text()).toContain(
+      'data-orders="/orders"',
+    );
+
+    expect((await fetch(`${host.url}/api/orders`)).status).toBe(401);
+    const orders = await fetch(`${host.url}/api/orders`, { headers: { cookie } });
+    expect(orders.headers.get('cache-control')).toBe('no-store');
+    expect(await orders.json()).toMatchObject({ count: 2, orders: [{ id: 'A-1001' }, { id: 'A-1002' }] });
+  });
+
   it('serves only the files the build names', async () => {
     for (const name of ['manifest.json', 'chat.js', '..%2Fpackage.json']) {
       const answer = await fetch(`${host.url}/assets/${name}`);

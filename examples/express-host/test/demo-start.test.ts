@@ -81,6 +81,27 @@ describe('pnpm start demo host', () => {
     expect(answer.headers.get('location')).toBe('/login?return_to=%2F');
   });
 
+  it('prints the orders page in the banner, where a signed-out browser is sent to sign in', async () => {
+    const orders = /^Orders page of the demo host: (\S+) /m.exec(platform.output())?.[1];
+    expect(orders).toBe(`${demoHost().url}/orders`);
+    const answer = await fetch(orders!, { redirect: 'manual' });
+    expect(answer.status).toBe(302);
+    expect(answer.headers.get('location')).toBe('/login?return_to=%2Forders');
+  });
+
+  itWithPrograms(['curl'], 'builds a screen onto the orders page with the curl lines of docs/apps.md', () => {
+    const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('docs/apps.md', 'demo-app')], {
+      cwd,
+      encoding: 'utf8',
+    });
+    expect(out).toContain('"type":"data-service-app"');
+    expect(out).toContain('"state":"final"');
+    expect(out).toMatch(
+      /"output":\{"status":"built","app":"My orders","where":"Beside my orders on \/orders"/,
+    );
+    expect(out).toMatch(/\{"placements":\[\{"slot":"orders\.side","appId":"app_/);
+  });
+
   it('prints where the dashboard is: a page that sends a signed-out browser to sign in and back', async () => {
     const dashboard = /^Dashboard: (\S+) \(sign in as demo@example\.com/m.exec(platform.output())?.[1];
     expect(dashboard).toMatch(/\/$/);
@@ -187,10 +208,11 @@ describe('pnpm start demo host', () => {
   });
 });
 
-/** The demo's three tools, in order, then the service's own apps tools, which no menu curates away. */
+/** The demo's four tools, in order, then the service's own apps tools, which no menu curates away. */
 function expectDemoMenu(names: string[]): void {
   expect(names.filter((name) => !name.startsWith('service_'))).toEqual([
     'list_orders',
+    'order_stats',
     'add_order_note',
     'cancel_order',
   ]);

@@ -96,6 +96,7 @@ describe('the demo host’s MCP door', () => {
       expect(tools.filter((t) => !t.name.startsWith('service_')).map((t) => [t.name, t.annotations])).toEqual(
         [
           ['list_orders', { title: 'List orders', readOnlyHint: true, destructiveHint: false }],
+          ['order_stats', { title: 'Order figures', readOnlyHint: true, destructiveHint: false }],
           [
             'add_order_note',
             { title: 'Add a note to an order', readOnlyHint: false, destructiveHint: false },
@@ -113,6 +114,7 @@ describe('the demo host’s MCP door', () => {
       expect(noted.structuredContent).toMatchObject({ id: 'A-1001', note: 'Leave at the door' });
       const listed = await client.callTool({ name: 'list_orders', arguments: {} });
       expect(listed.structuredContent).toEqual({
+        count: 2,
         orders: [
           { id: 'A-1001', item: 'Espresso machine', status: 'open', note: 'Leave at the door' },
           { id: 'A-1002', item: 'Coffee grinder', status: 'open', note: null },
@@ -143,6 +145,7 @@ describe('the demo host’s MCP door', () => {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).filter((name) => !name.startsWith('service_'))).toEqual([
         'list_orders',
+        'order_stats',
         'add_order_note',
         'cancel_order',
       ]);
