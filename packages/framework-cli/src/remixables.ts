@@ -1,7 +1,9 @@
 /**
  * `.service/remixables.json`: the baselines of the host's `<Remixable>` wrappers as the last
- * successful sync captured them. A remix records the hash of the baseline it was forked from, so
- * a baseline whose hash changes here is what makes its remixes report drift.
+ * successful sync captured them. A hash that changes here tells the developer which wrapped
+ * component changed since the last sync, so they update its seed (`apps.seeds`): the seed's
+ * document is the baseline people's remixes are forked from, and changing it is what makes those
+ * remixes report drift.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -13,6 +13,7 @@ export {
   type ToolRisk,
 } from '../agent/tools.js';
 export { signWebhook } from '../automations/index.js';
+export { remixableHashes } from './apps/remixable-hashes.js';
 export {
   type ChannelBinding,
   type OutboundText,

@@ -101,6 +101,13 @@ export interface AppSeed {
   document: unknown;
   /** A review-kind remix: the host's original serves until a reviewer approves a version. */
   review?: boolean;
+  /**
+   * The hash `service sync` captured for the component's `<Remixable>` wrapper (its entry in
+   * `.service/remixables.json`; `remixableHashes()` reads them). Set, it is part of the baseline's
+   * hash: changing the wrapped component and syncing again makes remixes drift, as changing the
+   * document does.
+   */
+  sourceHash?: string;
 }
 
 /** Slot ids and seed component keys. */
@@ -256,6 +263,10 @@ const appsSchema = z.strictObject({
         name: z.string().trim().min(1).max(200),
         document: z.unknown(),
         review: z.boolean().optional(),
+        sourceHash: z
+          .string()
+          .regex(/^[0-9a-f]{64}$/, 'must be a sha256 in lowercase hex, as service sync writes it')
+          .optional(),
       }),
     )
     .max(200)
