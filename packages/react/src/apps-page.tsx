@@ -28,9 +28,14 @@ export interface AppsPageProps {
   title?: string;
   /** Asks before Delete; `window.confirm` by default. */
   confirmDelete?: (question: string) => boolean | Promise<boolean>;
+  /**
+   * An app to open as the page loads (its id): a link that names one app, such as the URL the MCP
+   * door's app-open card gives an outside agent, lands on that app with its history.
+   */
+  openAppId?: string;
 }
 
-export function AppsPage({ title, confirmDelete }: AppsPageProps) {
+export function AppsPage({ title, confirmDelete, openAppId }: AppsPageProps) {
   const client = useServiceClient();
   const [list, setList] = useState<AppsListState>({ status: 'loading' });
   const [opened, setOpened] = useState<OpenedAppState | null>(null);
@@ -53,10 +58,16 @@ export function AppsPage({ title, confirmDelete }: AppsPageProps) {
       setBusy(false);
     }
   };
-  const open = async (id: string) => {
-    setOpened({ status: 'loading', id });
-    setOpened(await openAppDetail(client, id));
-  };
+  const open = useCallback(
+    async (id: string) => {
+      setOpened({ status: 'loading', id });
+      setOpened(await openAppDetail(client, id));
+    },
+    [client],
+  );
+  useEffect(() => {
+    if (openAppId) void open(openAppId);
+  }, [open, openAppId]);
 
   const handlers: AppsPageHandlers = {
     onOpen: (app) => void open(app.id),
