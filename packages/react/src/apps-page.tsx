@@ -7,7 +7,7 @@
 import { type ChangeEvent, type ReactNode, useCallback, useEffect, useState } from 'react';
 import type { AppAction } from './actions.js';
 import { AppView } from './app-view.js';
-import type { AppSummary } from './apps-client.js';
+import type { AppSummary, AppVersionReview } from './apps-client.js';
 import { exportApp } from './apps-client.js';
 import {
   type ActionOutcome,
@@ -278,7 +278,7 @@ function OpenedApp({
               {served?.version === version.version ? ' (showing)' : ''}
             </span>
             <span className="svc-tone-muted">
-              {version.review ? `${version.review} · ` : ''}
+              {version.review ? `${reviewWords(version.review)} · ` : ''}
               <time dateTime={version.createdAt}>{when(version.createdAt)}</time>
             </span>
           </li>
@@ -332,6 +332,11 @@ function PageButton({
       {children}
     </button>
   );
+}
+
+/** A version's review in words: `approved`, `pending`, `rejected: <the reviewer's note>`. */
+function reviewWords(review: AppVersionReview): string {
+  return review.status === 'rejected' && review.note ? `rejected: ${review.note}` : review.status;
 }
 
 /** A timestamp as `2030-01-05 14:03 UTC`: the same text on the server and in the browser. */
