@@ -6,6 +6,7 @@
 import type { UIMessage } from 'ai';
 import { useCallback, useEffect, useState } from 'react';
 import { Conversation } from './conversation';
+import { PageHeader } from './page-header';
 import { ThreadList } from './thread-list';
 import { listThreads, loadThread, type ThreadSummary, wireErrorMessage } from './wire';
 
@@ -54,24 +55,7 @@ export function ChatApp({ base = '/api/service', user, onSignOut, title = 'Chat'
 
   return (
     <div className="chat-app">
-      <header className="app-header">
-        <h1>{title}</h1>
-        {links && links.length > 0 && (
-          <nav aria-label="Pages">
-            {links.map((link) => (
-              <a key={link.href} href={link.href}>
-                {link.label}
-              </a>
-            ))}
-          </nav>
-        )}
-        {user && <span className="user">Signed in as {user}</span>}
-        {onSignOut && (
-          <button type="button" onClick={onSignOut}>
-            Sign out
-          </button>
-        )}
-      </header>
+      <PageHeader title={title} links={links} user={user} onSignOut={onSignOut} />
       <ThreadList
         threads={threads}
         error={listError}

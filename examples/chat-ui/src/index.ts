@@ -4,6 +4,8 @@
  * `@service/example-chat-ui/chat.css`). It ships as TypeScript source for bundlers (esbuild,
  * Next.js), so relative imports carry no extension.
  */
+export { AppsHostPage, type AppsHostPageProps, type HostPageProps, ReviewHostPage } from './apps-pages';
 export { ChatApp, type ChatAppProps } from './chat-app';
 export { type Order, OrdersPage, type OrdersPageProps } from './orders-page';
+export { PageHeader, type PageLink } from './page-header';
 export { wireErrorMessage } from './wire';

@@ -7,6 +7,7 @@
  */
 import { Remixable, ServiceProvider, ServiceSlot } from '@service/react';
 import { useEffect, useState } from 'react';
+import { PageHeader, type PageLink } from './page-header';
 
 export interface Order {
   id: string;
@@ -20,8 +21,8 @@ export interface OrdersPageProps {
   base?: string;
   /** The host's own API answering `{ count, orders }` for the signed-in person. */
   ordersUrl: string;
-  /** The chat page, linked from the header. */
-  chatHref?: string;
+  /** The host's other pages (the chat, the apps), linked from the header. */
+  links?: ReadonlyArray<PageLink>;
   user?: string;
   onSignOut?: () => void;
   title?: string;
@@ -33,7 +34,7 @@ export const ORDERS_SLOT = { id: 'orders.side', label: 'Beside my orders' } as c
 export function OrdersPage({
   base = '/api/service',
   ordersUrl,
-  chatHref,
+  links,
   user,
   onSignOut,
   title = 'Orders',
@@ -60,20 +61,7 @@ export function OrdersPage({
   return (
     <ServiceProvider baseUrl={base}>
       <div className="orders-app">
-        <header className="app-header">
-          <h1>{title}</h1>
-          {chatHref && (
-            <nav aria-label="Pages">
-              <a href={chatHref}>Chat</a>
-            </nav>
-          )}
-          {user && <span className="user">Signed in as {user}</span>}
-          {onSignOut && (
-            <button type="button" onClick={onSignOut}>
-              Sign out
-            </button>
-          )}
-        </header>
+        <PageHeader title={title} links={links} user={user} onSignOut={onSignOut} />
         <main className="orders-main">
           <Remixable id="orders-header">
             <OrdersHeader />

@@ -1,14 +1,18 @@
 /**
- * The demo host's pages, both from the chat UI package's bundle (built by its `build` script):
- * the chat page (`ChatApp`) at `GET /` and the orders page (`OrdersPage`) at `GET /orders`. Each
+ * The demo host's pages, all from the chat UI package's bundle (built by its `build` script):
+ * the chat page (`ChatApp`) at `GET /`, the orders page (`OrdersPage`) at `GET /orders`, the
+ * person's apps (`<AppsPage>`) at `GET /apps` and the review queue (`<ReviewQueue>`) at
+ * `GET /review`, each linking the others from its header. Each
  * sends a signed-out browser to the sign-in page, which comes back to it, and answers a
  * signed-in one an HTML shell that loads the bundle from `/assets/`. The shell runs no inline
  * script: its values reach the page as (escaped) data attributes, so its policy allows scripts
  * and styles from this origin only.
  */
+
+import type { Principal } from '@service/core/wire';
 import { type ChatAssets, readChatAssets } from '@service/example-chat-ui/assets';
 import express, { type Router } from 'express';
-import { ORDERS_PAGE } from './apps.js';
+import { APPS_PAGE, isReviewer, ORDERS_PAGE, REVIEW_PAGE } from './apps.js';
 import type { SignIn } from './sign-in.js';
 import { escapeHtml } from './sign-in-page.js';
 import { ordersOf } from './tools.js';
@@ -17,6 +21,8 @@ export interface ChatPageOptions {
   /** Where the built page is. Default: the chat UI package's `dist/`. */
   assetsDir?: string;
   productName: string;
+  /** The reviewers' emails: their pages link the review queue. */
+  reviewers: readonly string[];
 }
 
 /** The shell: never cached (it names the user), scripts, styles and requests to this origin only. */
@@ -65,50 +71,49 @@ export function chatPageRoutes(signIn: SignIn, options: ChatPageOptions): Router
     return page;
   };
 
-  router.get('/', (req, res) => {
-    const user = userOf(req, res);
-    const page = user && builtOr503(res);
-    if (!user || !page) return;
-    res.set(SHELL_HEADERS).send(
-      pageShell({
-        assets: page,
-        heading: 'Chat',
-        rootId: 'chat-root',
-        data: {
-          base: '/api/service',
-          user: user.email ?? user.subject,
-          'sign-out': '/logout',
-          title: options.productName,
-          orders: ORDERS_PAGE,
-        },
-        productName: options.productName,
-      }),
+  /** The header's links: every page but the one shown; the review queue for reviewers only. */
+  const linksFor = (user: Principal, here: string) =>
+    JSON.stringify(
+      [
+        { href: '/', label: 'Chat' },
+        { href: ORDERS_PAGE, label: 'Orders' },
+        { href: APPS_PAGE, label: 'Your apps' },
+        ...(isReviewer(options.reviewers, user) ? [{ href: REVIEW_PAGE, label: 'Review' }] : []),
+      ].filter((link) => link.href !== here),
     );
-  });
 
+  /** A page of the bundle: `rootId` names which; `data` adds to what every page is told. */
+  const page = (path: string, heading: string, rootId: string, data: Record<string, string> = {}) =>
+    router.get(path, (req, res) => {
+      const user = userOf(req, res);
+      const assets = user && builtOr503(res);
+      if (!user || !assets) return;
+      res.set(SHELL_HEADERS).send(
+        pageShell({
+          assets,
+          heading,
+          rootId,
+          data: {
+            base: '/api/service',
+            user: user.email ?? user.subject,
+            'sign-out': '/logout',
+            title: options.productName,
+            links: linksFor(user, path),
+            ...data,
+          },
+          productName: options.productName,
+        }),
+      );
+    });
+
+  page('/', 'Chat', 'chat-root');
   // The host's own orders page: the orders, a slot for the person's app beside them, and host
   // components a person may remix. Its orders come from `/api/orders`, the host's own API.
-  router.get(ORDERS_PAGE, (req, res) => {
-    const user = userOf(req, res);
-    const page = user && builtOr503(res);
-    if (!user || !page) return;
-    res.set(SHELL_HEADERS).send(
-      pageShell({
-        assets: page,
-        heading: 'Orders',
-        rootId: 'orders-root',
-        data: {
-          base: '/api/service',
-          user: user.email ?? user.subject,
-          'sign-out': '/logout',
-          title: options.productName,
-          orders: '/api/orders',
-          chat: '/',
-        },
-        productName: options.productName,
-      }),
-    );
-  });
+  page(ORDERS_PAGE, 'Orders', 'orders-root', { orders: '/api/orders' });
+  // The person's apps (`?app=<id>` opens one: the MCP door's app-open card links there), and the
+  // review queue, which answers anyone but a reviewer the wire's refusal in words.
+  page(APPS_PAGE, 'Your apps', 'apps-root');
+  page(REVIEW_PAGE, 'Review', 'review-root');
 
   router.get('/api/orders', (req, res) => {
     const user = signIn.principalOfHeaders({

@@ -16,7 +16,9 @@
  *   document in the prompt; a wish it does not know gets no tool call.
  *
  * The app it means is the last one a `service_make` of this conversation built; with none in the
- * prompt it asks `service_apps_list` first and then acts on the app changed last (listed first).
+ * prompt it asks `service_apps_list` first and then acts on the app changed last (listed first),
+ * opening it first (`service_apps_open`) to edit its own document: a remix of a host component
+ * is edited from the component's document, not from a screen of the orders.
  */
 import type { LanguageModelV3CallOptions, LanguageModelV3Prompt } from '@ai-sdk/provider';
 
@@ -163,7 +165,14 @@ export function appsReply(options: LanguageModelV3CallOptions): ScriptedReply | 
       const apps = (value as { apps?: Array<{ id: string }> } | null)?.apps ?? [];
       const appId = apps[0]?.id;
       if (!appId) return { text: 'You have no apps yet: ask me to make a screen of your orders.' };
+      // An edit starts from the app's own document, which the list does not carry: open it first.
+      if (editOf(said)) return { tool: 'service_apps_open', input: { appId } };
       return actOn(said, appId, null);
+    }
+    if (result.toolName === 'service_apps_open') {
+      const opened = value as { id?: string; document?: Json } | null;
+      if (!opened?.id || !opened.document) return null;
+      return actOn(said, opened.id, opened.document);
     }
     if (result.toolName === 'service_make') {
       const receipt = value as { status?: string; note?: string } | null;

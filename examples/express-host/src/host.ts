@@ -1,6 +1,7 @@
 /**
  * The demo host: an Express app with its own sign-in, a chat page at `/`, an orders page at
- * `/orders` (with a slot for the person's apps and host components they may remix), the service wire
+ * `/orders` (with a slot for the person's apps and host components they may remix), the person's
+ * apps at `/apps`, the review queue at `/review` (for reviewers), the service wire
  * mounted at `/api/service` with the MCP door on (and the door's discovery handler at
  * `/.well-known`), and a few host tools.
  *
@@ -12,10 +13,10 @@ import type { AddressInfo } from 'node:net';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Logger } from '@service/core/http';
 import type { Store } from '@service/core/store';
-import { createService, type Service } from '@service/core/wire';
+import { type AppSeed, createService, type Service } from '@service/core/wire';
 import { withService } from '@service/express';
 import express from 'express';
-import { demoApps } from './apps.js';
+import { demoApps, reviewersFrom } from './apps.js';
 import { chatPageRoutes } from './chat-page.js';
 import { createDemoModel } from './demo-model.js';
 import { demoDoor, PRODUCT_NAME } from './door.js';
@@ -47,6 +48,16 @@ export interface ExpressHostOptions {
   env?: Record<string, string | undefined>;
   /** Where the built chat page is. Default: the chat UI package's `dist/` (its `build` writes it). */
   chatAssetsDir?: string;
+  /**
+   * Who may review review remixes (emails). Default: `HOST_REVIEWERS` of `env` (comma-separated),
+   * else `reviewer@example.com`.
+   */
+  reviewers?: string[];
+  /**
+   * The remixable components' seeds in place of `src/apps.ts`'s (tests: a restart on the same
+   * store with a changed seed is the host shipping a changed component).
+   */
+  seeds?: AppSeed[];
 }
 
 export interface RunningHost {
@@ -86,6 +97,8 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
     ...(options.serviceKey ? { serviceKey: options.serviceKey } : {}),
   });
 
+  const reviewers = options.reviewers ?? reviewersFrom(env);
+
   let service: Service;
   try {
     service = await createService({
@@ -94,8 +107,8 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
       model: options.model ?? createDemoModel(),
       system: 'You help the signed-in user with their orders.',
       tools: hostTools,
-      // The orders page's slot and its remixable components.
-      apps: demoApps,
+      // The orders page's slot and remixable components, the reviewers, and the apps page.
+      apps: demoApps({ baseUrl, reviewers, ...(options.seeds ? { seeds: options.seeds } : {}) }),
       mcp: { ...door.mcp },
       oauth: { ...door.oauth },
       actAs: door.actAs,
@@ -118,6 +131,7 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
   app.use(
     chatPageRoutes(signIn, {
       productName: PRODUCT_NAME,
+      reviewers,
       ...(options.chatAssetsDir ? { assetsDir: options.chatAssetsDir } : {}),
     }),
   );

@@ -119,3 +119,6 @@ export const hostTools: AnyHostTool[] = [
     },
   }),
 ];
+
+/** The same list under the name `service sync` reads from a host's tools module. */
+export { hostTools as tools };

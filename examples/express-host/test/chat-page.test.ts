@@ -94,12 +94,33 @@ describe('the chat page over HTTP', () => {
     expect(answer.headers.get('content-security-policy')).toContain("script-src 'self';");
     const html = await answer.text();
     expect(html).toContain('<div id="orders-root"');
-    expect(html).toContain('data-orders="/api/orders" data-chat="/"');
+    expect(html).toContain('data-orders="/api/orders"');
     expect(html).not.toMatch(/<script>/);
-    // The chat page links the orders page.
-    expect(await (await fetch(`${host.url}/`, { headers: { cookie } })).text()).toContain(
-      'data-orders="/orders"',
-    );
+    // Each page links the others in its header; the review queue only for a reviewer.
+    expect(linksOf(html)).toEqual([
+      { href: '/', label: 'Chat' },
+      { href: '/apps', label: 'Your apps' },
+    ]);
+    expect(linksOf(await (await fetch(`${host.url}/`, { headers: { cookie } })).text())).toEqual([
+      { href: '/orders', label: 'Orders' },
+      { href: '/apps', label: 'Your apps' },
+    ]);
+    const reviewer = `host_session=${await tokenOf(host.url, 'reviewer@example.com')}`;
+    expect(linksOf(await (await fetch(`${host.url}/`, { headers: { cookie: reviewer } })).text())).toEqual([
+      { href: '/orders', label: 'Orders' },
+      { href: '/apps', label: 'Your apps' },
+      { href: '/review', label: 'Review' },
+    ]);
+    for (const [path, root] of [
+      ['/apps', 'apps-root'],
+      ['/review', 'review-root'],
+    ]) {
+      const signedOutPage = await fetch(`${host.url}${path}`, { redirect: 'manual' });
+      expect(signedOutPage.headers.get('location')).toBe(`/login?return_to=${encodeURIComponent(path!)}`);
+      const shell = await fetch(`${host.url}${path}`, { headers: { cookie } });
+      expect(shell.headers.get('content-security-policy')).toContain("script-src 'self';");
+      expect(await shell.text()).toContain(`<div id="${root}"`);
+    }
 
     expect((await fetch(`${host.url}/api/orders`)).status).toBe(401);
     const orders = await fetch(`${host.url}/api/orders`, { headers: { cookie } });
@@ -321,3 +342,9 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
     expect((await page.context().cookies()).find((c) => c.name === 'host_session')).toBeUndefined();
   });
 });
+
+/** The header links a page shell hands its bundle (`data-links`, escaped JSON). */
+function linksOf(html: string): Array<{ href: string; label: string }> {
+  const attribute = /data-links="([^"]*)"/.exec(html)?.[1] ?? '[]';
+  return JSON.parse(attribute.replaceAll('&quot;', '"').replaceAll('&#39;', "'").replaceAll('&amp;', '&'));
+}

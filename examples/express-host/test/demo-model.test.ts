@@ -121,6 +121,48 @@ describe('the demo model builds apps', () => {
     });
   });
 
+  it('opens the app changed last before editing it, and edits its own document (a remix keeps its component)', async () => {
+    const summary = {
+      version: 1,
+      title: 'Orders summary',
+      queries: { orders: { tool: 'list_orders' } },
+      root: {
+        component: 'Card',
+        props: { title: 'Summary' },
+        children: [
+          { component: 'Stat', props: { label: 'Orders', value: { $query: 'orders', path: 'count' } } },
+        ],
+      },
+    };
+    const listed = [
+      user('add a chart to it'),
+      called('l1', 'service_apps_list', {}),
+      answered('l1', 'service_apps_list', {
+        apps: [{ id: 'app_remix', name: 'Orders summary', kind: 'remix', version: 1, slots: [] }],
+      }),
+    ];
+    expect(await ask(listed)).toEqual({ tool: 'service_apps_open', input: { appId: 'app_remix' } });
+    const opened = [
+      ...listed,
+      called('o1', 'service_apps_open', { appId: 'app_remix' }),
+      answered('o1', 'service_apps_open', {
+        id: 'app_remix',
+        name: 'Orders summary',
+        version: 1,
+        document: summary,
+      }),
+    ];
+    const answer = await ask(opened);
+    expect(answer).toMatchObject({
+      tool: 'service_make',
+      input: { appId: 'app_remix', wish: 'add a chart to it' },
+    });
+    const document = documentOf(answer) as typeof summary;
+    expect(document.root.component).toBe('Card');
+    expect(document.root.children.map((c) => c.component)).toEqual(['Stat', 'BarChart']);
+    expect(check(document)).toMatchObject({ ok: true });
+  });
+
   it('edits the app it built into a next version with the column asked for', async () => {
     const answer = await ask([...built, user('add the notes to it')]);
     expect(answer).toMatchObject({

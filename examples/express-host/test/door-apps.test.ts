@@ -3,7 +3,8 @@
  * SDK client, signed in through the door's OAuth flow on the host's own sign-in page, lists the
  * service's apps tools beside the host's, calls `service_make` into the orders page's slot and
  * gets the receipt of words, never the document; the person's own session then finds the screen
- * placed on their orders page and opens it with their orders.
+ * placed on their orders page and opens it with their orders. `service_apps_open` answers the
+ * door's app-open card, linking the host's apps page that opens the app.
  */
 
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -124,5 +125,29 @@ describe('service_make through the demo host’s MCP door', () => {
     expect(await placements()).toEqual(before);
     const apps = (await (await asThePerson('/apps')).json()) as { apps: unknown[] };
     expect(apps.apps).toHaveLength(1);
+  });
+
+  it('service_apps_open answers the versioned card linking the apps page that opens the app, and words', async () => {
+    const [app] = (
+      (await (await asThePerson('/apps')).json()) as { apps: Array<{ id: string; name: string }> }
+    ).apps;
+    const result = await client.callTool({ name: 'service_apps_open', arguments: { appId: app!.id } });
+    expect(result.isError).toBeFalsy();
+    const url = `${host.url}/apps?app=${app!.id}`;
+    expect(result.structuredContent).toEqual({
+      card: { type: 'service.app-open', version: 1, product: 'Demo shop', app: 'My orders', url },
+      text: `Open My orders in Demo shop: ${url}`,
+    });
+    // The text fallback, for a client that does not read structured content.
+    const text = (result.content as Array<{ type: string; text?: string }>)
+      .map((part) => part.text ?? '')
+      .join('\n');
+    expect(text).toContain(`Open My orders in Demo shop: ${url}`);
+    // The link is the host's apps page: a browser not signed in is sent to sign in, and back to it.
+    const page = await fetch(url, { redirect: 'manual' });
+    expect(page.status).toBe(302);
+    expect(page.headers.get('location')).toBe(
+      `/login?return_to=${encodeURIComponent(`/apps?app=${app!.id}`)}`,
+    );
   });
 });

@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   });
   if (seed.tenantId) {
     process.stdout.write(
-      `\nPlatform ready at ${platform.context.baseUrl}\nDashboard: ${platform.context.baseUrl}/ (sign in as ${DEMO_EMAIL} for the demo workspace, or any email for a new one)\nChat page of the demo host: ${demoHost.url}/\nOrders page of the demo host: ${demoHost.url}/orders (a slot for your apps)\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
+      `\nPlatform ready at ${platform.context.baseUrl}\nDashboard: ${platform.context.baseUrl}/ (sign in as ${DEMO_EMAIL} for the demo workspace, or any email for a new one)\nChat page of the demo host: ${demoHost.url}/\nOrders page of the demo host: ${demoHost.url}/orders (a slot for your apps, components to remix)\nApps and review pages of the demo host: ${demoHost.url}/apps, ${demoHost.url}/review (reviewers: HOST_REVIEWERS, default reviewer@example.com)\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
     );
   }
 

@@ -30,9 +30,18 @@ export interface AppSummary {
 export interface AppVersionInfo {
   version: number;
   contentHash: string;
-  /** A review remix's version: `pending`, `approved` or `rejected`; null for the others. */
-  review: string | null;
+  /** A review remix's version: its decision, or pending; null for the other kinds. */
+  review: AppVersionReview | null;
   createdAt: string;
+}
+
+/** Where a review remix's version stands, as the wire answers it. */
+export interface AppVersionReview {
+  status: 'pending' | 'approved' | 'rejected';
+  /** Why it was rejected. */
+  note: string | null;
+  reviewedBy: string | null;
+  reviewedAt: string | null;
 }
 
 /** An app with its current version's document. */

@@ -7,7 +7,7 @@
 import { type ChangeEvent, type ReactNode, useCallback, useEffect, useState } from 'react';
 import type { AppAction } from './actions.js';
 import { AppView } from './app-view.js';
-import type { AppSummary } from './apps-client.js';
+import type { AppSummary, AppVersionReview } from './apps-client.js';
 import { exportApp } from './apps-client.js';
 import {
   type ActionOutcome,
@@ -28,9 +28,14 @@ export interface AppsPageProps {
   title?: string;
   /** Asks before Delete; `window.confirm` by default. */
   confirmDelete?: (question: string) => boolean | Promise<boolean>;
+  /**
+   * An app to open as the page loads (its id): a link that names one app, such as the URL the MCP
+   * door's app-open card gives an outside agent, lands on that app with its history.
+   */
+  openAppId?: string;
 }
 
-export function AppsPage({ title, confirmDelete }: AppsPageProps) {
+export function AppsPage({ title, confirmDelete, openAppId }: AppsPageProps) {
   const client = useServiceClient();
   const [list, setList] = useState<AppsListState>({ status: 'loading' });
   const [opened, setOpened] = useState<OpenedAppState | null>(null);
@@ -53,10 +58,16 @@ export function AppsPage({ title, confirmDelete }: AppsPageProps) {
       setBusy(false);
     }
   };
-  const open = async (id: string) => {
-    setOpened({ status: 'loading', id });
-    setOpened(await openAppDetail(client, id));
-  };
+  const open = useCallback(
+    async (id: string) => {
+      setOpened({ status: 'loading', id });
+      setOpened(await openAppDetail(client, id));
+    },
+    [client],
+  );
+  useEffect(() => {
+    if (openAppId) void open(openAppId);
+  }, [open, openAppId]);
 
   const handlers: AppsPageHandlers = {
     onOpen: (app) => void open(app.id),
@@ -267,7 +278,7 @@ function OpenedApp({
               {served?.version === version.version ? ' (showing)' : ''}
             </span>
             <span className="svc-tone-muted">
-              {version.review ? `${version.review} · ` : ''}
+              {version.review ? `${reviewWords(version.review)} · ` : ''}
               <time dateTime={version.createdAt}>{when(version.createdAt)}</time>
             </span>
           </li>
@@ -321,6 +332,11 @@ function PageButton({
       {children}
     </button>
   );
+}
+
+/** A version's review in words: `approved`, `pending`, `rejected: <the reviewer's note>`. */
+function reviewWords(review: AppVersionReview): string {
+  return review.status === 'rejected' && review.note ? `rejected: ${review.note}` : review.status;
 }
 
 /** A timestamp as `2030-01-05 14:03 UTC`: the same text on the server and in the browser. */

@@ -32,6 +32,7 @@ export {
   type AppKind,
   type AppSummary,
   type AppVersionInfo,
+  type AppVersionReview,
   appHistory,
   approveReview,
   deleteApp,

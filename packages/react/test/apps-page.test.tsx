@@ -221,17 +221,38 @@ describe('what the apps page renders', () => {
           current: {
             version: 1,
             contentHash: 'h',
-            review: 'pending',
+            review: { status: 'pending' as const, note: null, reviewedBy: null, reviewedAt: null },
             createdAt: app.createdAt,
             document: { version: 1, title: 'x', root: { component: 'Text', props: { text: 'x' } } },
           },
         },
-        history: [{ version: 1, contentHash: 'h', review: 'pending', createdAt: app.createdAt }],
+        history: [
+          {
+            version: 2,
+            contentHash: 'h2',
+            review: { status: 'pending' as const, note: null, reviewedBy: null, reviewedAt: null },
+            createdAt: app.createdAt,
+          },
+          {
+            version: 1,
+            contentHash: 'h',
+            review: {
+              status: 'rejected',
+              note: 'Too loud',
+              reviewedBy: 'user:rev',
+              reviewedAt: app.createdAt,
+            },
+            createdAt: app.createdAt,
+          },
+        ],
         served: null,
       },
       outcome: null,
     });
     expect(html).toContain('waiting for a reviewer');
+    // Each version's review in words, from the wire's review object.
     expect(html).toContain('pending · ');
+    expect(html).toContain('rejected: Too loud · ');
+    expect(html).not.toContain('[object Object]');
   });
 });

@@ -1,0 +1,78 @@
+/**
+ * `service sync` of the demo host, in a temp copy: the host's source with the page source it
+ * serves (the orders page is the chat UI package's, so the copy holds both), its tools module, and
+ * the `.service/config.json` that `service init` writes. The first sync captures both
+ * `<Remixable>` baselines (exit 0); changing what the summary's wrapper holds is drift on the next.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BUILT,
+  ROOT,
+  readJson,
+  runCli,
+  writeJson,
+} from '../../../packages/framework-cli/test/support/cli.js';
+
+interface RemixablesFile {
+  remixables: Record<string, { file: string; line: number; hash: string; source: string }>;
+}
+
+const PAGE = 'chat-ui/src/orders-page.tsx';
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'express-host-sync-'));
+  cpSync(join(ROOT, 'examples/express-host/src'), join(dir, 'src'), { recursive: true });
+  cpSync(join(ROOT, 'examples/express-host/package.json'), join(dir, 'package.json'));
+  cpSync(join(ROOT, 'examples/chat-ui/src'), join(dir, 'chat-ui/src'), { recursive: true });
+  symlinkSync(join(ROOT, 'examples/express-host/node_modules'), join(dir, 'node_modules'));
+  writeJson(join(dir, '.service/config.json'), {
+    version: 1,
+    framework: 'express',
+    toolsModule: 'src/tools.ts',
+    modelImport: './demo-model.js',
+    wiring: [],
+  });
+});
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const sync = () => runCli(['sync'], { cwd: dir });
+const baselines = () => readJson<RemixablesFile>(join(dir, '.service/remixables.json')).remixables;
+
+describe.skipIf(!BUILT)('service sync of the demo host', () => {
+  it('captures the orders page’s two <Remixable> baselines beside its four tools', async () => {
+    const run = await sync();
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('service sync: 4 tools -> .service/catalog.json');
+    expect(run.stdout).toContain('remixables: 2 captured -> .service/remixables.json');
+    expect(baselines()).toMatchObject({
+      'orders-header': { file: PAGE, source: '<OrdersHeader />' },
+      'orders-summary': { file: PAGE, source: '<OrdersSummary count={orders?.length ?? null} />' },
+    });
+  });
+
+  it('reports the summary as drifted once what its wrapper holds changes, and the header as it was', async () => {
+    const before = baselines();
+    const file = join(dir, PAGE);
+    const source = readFileSync(file, 'utf8');
+    const wrapped = '<OrdersSummary count={orders?.length ?? null} />';
+    expect(source).toContain(wrapped);
+    writeFileSync(file, source.replace(wrapped, '<OrdersSummary count={orders?.length ?? null} compact />'));
+
+    const run = await sync();
+    expect(run.code).toBe(0);
+    const line = before['orders-summary']!.line;
+    expect(run.stdout).toContain(
+      `changed  remixable orders-summary (${PAGE}:${line}): remixes of it will report drift and can be rebased`,
+    );
+    expect(run.stdout).not.toContain('remixable orders-header');
+    const after = baselines();
+    expect(after['orders-summary']!.hash).not.toBe(before['orders-summary']!.hash);
+    expect(after['orders-header']).toEqual(before['orders-header']);
+  });
+});
