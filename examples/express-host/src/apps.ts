@@ -90,13 +90,21 @@ export interface DemoAppsOptions {
   reviewers: readonly string[];
   /** Default `DEMO_SEEDS`. */
   seeds?: AppSeed[];
+  /**
+   * The source hashes `service sync` captured for the `<Remixable>` wrappers (`remixableHashes`):
+   * each seed takes its component's, so a changed component, synced, drifts people's remixes.
+   */
+  sourceHashes?: Record<string, string>;
 }
 
 /** What the demo host passes as `createService({ apps })`. */
 export function demoApps(options: DemoAppsOptions): AppsOptions {
   return {
     slots: [ORDERS_SIDE_SLOT],
-    seeds: options.seeds ?? DEMO_SEEDS,
+    seeds: (options.seeds ?? DEMO_SEEDS).map((seed) => {
+      const sourceHash = options.sourceHashes?.[seed.component];
+      return sourceHash ? { ...seed, sourceHash } : seed;
+    }),
     reviewer: (user) => isReviewer(options.reviewers, user),
     openUrl: (appId) => `${options.baseUrl}${APPS_PAGE}?app=${encodeURIComponent(appId)}`,
   };

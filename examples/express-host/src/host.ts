@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { Logger } from '@service/core/http';
 import type { Store } from '@service/core/store';
-import { type AppSeed, createService, type Service } from '@service/core/wire';
+import { type AppSeed, createService, remixableHashes, type Service } from '@service/core/wire';
 import { withService } from '@service/express';
 import express from 'express';
 import { demoApps, reviewersFrom } from './apps.js';
@@ -58,6 +58,12 @@ export interface ExpressHostOptions {
    * store with a changed seed is the host shipping a changed component).
    */
   seeds?: AppSeed[];
+  /**
+   * The folder `service sync` ran in: its `.service/remixables.json` gives each seed the source
+   * hash of its `<Remixable>` wrapper, so changing a wrapped component and syncing again drifts
+   * people's remixes of it. Unset: the seeds carry no source hash (their documents alone count).
+   */
+  remixablesDir?: string;
 }
 
 export interface RunningHost {
@@ -108,7 +114,12 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
       system: 'You help the signed-in user with their orders.',
       tools: hostTools,
       // The orders page's slot and remixable components, the reviewers, and the apps page.
-      apps: demoApps({ baseUrl, reviewers, ...(options.seeds ? { seeds: options.seeds } : {}) }),
+      apps: demoApps({
+        baseUrl,
+        reviewers,
+        ...(options.seeds ? { seeds: options.seeds } : {}),
+        ...(options.remixablesDir ? { sourceHashes: remixableHashes(options.remixablesDir) } : {}),
+      }),
       mcp: { ...door.mcp },
       oauth: { ...door.oauth },
       actAs: door.actAs,
