@@ -18,7 +18,9 @@ import type {
   LanguageModelV3CallOptions,
   LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
-import { appsReply } from './demo-model-apps.js';
+// No extension: the Next.js example compiles this module from source, and its bundler does not
+// map `.js` to `.ts` outside the app.
+import { appsReply } from './demo-model-apps';
 
 const usage = {
   inputTokens: { total: 0, noCache: 0, cacheRead: undefined, cacheWrite: undefined },
