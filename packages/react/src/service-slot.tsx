@@ -48,6 +48,7 @@ export function ServiceSlot({ id, label, page, onAction, children }: ServiceSlot
 
   // While a build targets the slot, it asks again until the build ends (the new app, or what it held).
   const building = state.status === 'building' ? state.since : null;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: each answer still building (`state`) arms the next poll
   useEffect(() => {
     if (building === null) return;
     let live = true;
