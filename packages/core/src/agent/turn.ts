@@ -145,8 +145,8 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
       }
     }
     if (aborted) {
-      await endInputs(deps, inputs);
       await drainCalls(run, started);
+      await endInputs(deps, inputs);
       run.emit(aborted);
       run.emit({
         type: 'finish',
@@ -155,6 +155,7 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
     }
   } catch (error) {
     failure ??= failureOf(error);
+    await endInputs(deps, inputs);
     if (!(error instanceof TurnError)) {
       deps.logger.error('turn failed', { run_id: run.id, ...describeError(error) });
     }
@@ -275,11 +276,16 @@ function toolSet(
       inputSchema: jsonSchema(registered.inputSchema),
       ...(registered.inputStream ? inputHooks(run, deps, registered, registered.inputStream, inputs) : {}),
       execute: async (input: unknown, options: { toolCallId: string }) => {
-        // The call runs: from here the tool's execute paints, its input stream is over.
-        inputs.delete(options.toolCallId);
         // Past a stop no call starts: the model's stream was aborted, only running calls drain.
-        if (run.stopRequested) throw new ToolCallFailure(NOT_STARTED);
-        const call = callTool(run, deps, registered, input, options.toolCallId);
+        if (run.stopRequested) {
+          await endInputs(deps, inputs, options.toolCallId);
+          throw new ToolCallFailure(NOT_STARTED);
+        }
+        // Once the call settled, its input stream is over; a tool whose execute never ran (its
+        // input was refused) closes its preview before the call's result goes out.
+        const call = callTool(run, deps, registered, input, options.toolCallId).finally(() =>
+          endInputs(deps, inputs, options.toolCallId),
+        );
         started.set(options.toolCallId, settle(registered.name, input, call));
         return call;
       },

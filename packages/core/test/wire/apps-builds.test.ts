@@ -147,6 +147,21 @@ describe('builds in a turn', () => {
     ]);
   });
 
+  it('ends the preview of an input the tool refuses, so no part is left building', async () => {
+    // No `wish`: the input streams (and previews), then fails the tool's schema; execute never runs.
+    const service = await serviceWith(makeStep({ document: document('Half') }, 12));
+    const turn = await readTurn(
+      await callerFor(service.fetch, 'flo')('/chat', { method: 'POST', json: { message: 'orders' } }),
+    );
+    expect(turn.chunks.some((c) => c.type === 'tool-output-error')).toBe(true);
+    const parts = appParts(turn.chunks);
+    expect(parts.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(parts.map((p) => p.id)).size).toBe(1);
+    expect(parts.at(-1)!.data).toMatchObject({ state: 'failed' });
+    expect(parts.at(-1)!.data).not.toHaveProperty('document');
+    expect(await new AppStore(store.db).listApps('flo')).toEqual([]);
+  });
+
   it('a refused new build ends failed with no tree; a refused edit shows the last good version', async () => {
     const bad = document('Totals', 'list_orders', 'total');
     const refusedNew = await readTurn(

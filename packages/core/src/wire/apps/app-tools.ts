@@ -292,8 +292,12 @@ export const PREVIEW_INTERVAL_MS = 80;
 /** How long a build's checks may take by default (`apps.buildTimeLimitMs`). */
 export const DEFAULT_BUILD_TIME_LIMIT_MS = 20_000;
 
+/** How long a draft whose call never came is kept. */
+const DRAFT_TTL_MS = 15 * 60 * 1000;
+
 /** What a build's preview knows while the model still writes the call's input. */
 interface Draft {
+  startedAt: number;
   owner: string;
   /** The id a new app gets: fixed when the input starts, so the preview and the build share it. */
   newId: string;
@@ -332,7 +336,9 @@ class AppBuilder {
       start: (context) => {
         const key = draftKey(context);
         if (!key) return;
+        this.forgetStaleDrafts();
         this.drafts.set(key, {
+          startedAt: Date.now(),
           owner: context.principal.subject,
           newId: newId('app'),
           partId: null,
@@ -357,6 +363,17 @@ class AppBuilder {
         if (draft?.painted && draft.partId) await this.unpaint(draft, draft.partId, context);
       },
     };
+  }
+
+  /** Drafts no build and no end ever took (a turn that crashed mid-input) are dropped after a while. */
+  private forgetStaleDrafts(): void {
+    const before = Date.now() - DRAFT_TTL_MS;
+    for (const [key, draft] of this.drafts) {
+      if (draft.startedAt < before) {
+        draft.closed = true;
+        this.drafts.delete(key);
+      }
+    }
   }
 
   private async preview(tool: BuildTool, draft: Draft, text: string, context: ToolContext): Promise<void> {
