@@ -164,15 +164,17 @@ describeInBrowser(`the demo host's apps in headless Chromium (needs ${CHROMIUM_P
     expect(await versions()).toEqual([3, 2, 1]);
   });
 
-  it('refuses a field the host does not return: a failed receipt, nothing painted, no new version', async () => {
+  it('refuses a field the host does not return: a failed receipt, the last good version kept, no new version', async () => {
     const stream = await send("add the customer's shoe size");
-    const failed = lastAnswer().locator('.svc-app-part-failed');
-    await failed.getByText(/My orders could not be built: refused, nothing saved/).waitFor();
     await lastAnswer()
       .getByText(/^I could not change the screen: refused, nothing saved/)
       .waitFor();
-    expect(await lastAnswer().locator('.svc-app, table').count()).toBe(0);
-    expect(appStates(stream).at(-1)).toEqual({ id: appId, state: 'failed' });
+    // A refused edit shows the app's last good version again, never the refused tree.
+    const kept = lastAnswer().locator('.svc-app-part');
+    await kept.getByRole('columnheader', { name: 'Note' }).waitFor();
+    expect(await kept.getByRole('columnheader', { name: /shoe/i }).count()).toBe(0);
+    expect(await lastAnswer().locator('.svc-app-part-failed').count()).toBe(0);
+    expect(appStates(stream).at(-1)).toEqual({ id: appId, state: 'final' });
     expect(await versions()).toEqual([3, 2, 1]);
 
     // The orders page still shows version 3.

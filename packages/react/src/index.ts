@@ -103,10 +103,12 @@ export {
 } from './review-state.js';
 export { ServiceSlot, type ServiceSlotProps, SlotView, type SlotViewProps } from './service-slot.js';
 export {
+  BUILDING_POLL_MS,
   clearSlot,
   loadSlot,
   pressInSlot,
   type SlotClient,
+  type SlotContent,
   type SlotRequest,
   type SlotState,
 } from './slot-state.js';

@@ -2,13 +2,14 @@
  * `<ServiceSlot>`: a named place on a host page where the person may put one of their apps. It
  * reports itself to the wire once per page, reads the person's placement for that page, and shows
  * the placed app as the wire opens it (its queries run as the person), or the host's own children
- * when there is none.
+ * when there is none. While the agent builds an app into the slot, the slot keeps what it showed
+ * with a small "Building…" note, and asks again every couple of seconds until the build ends.
  */
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import type { AppAction } from './actions.js';
 import { AppView } from './app-view.js';
 import { useServiceClient } from './provider.js';
-import { clearSlot, loadSlot, pressInSlot, type SlotState } from './slot-state.js';
+import { BUILDING_POLL_MS, clearSlot, loadSlot, pressInSlot, type SlotState } from './slot-state.js';
 
 export interface ServiceSlotProps {
   /** The slot's id: 1–128 of `A-Z a-z 0-9 . _ : -`, starting with a letter or digit. */
@@ -45,8 +46,27 @@ export function ServiceSlot({ id, label, page, onAction, children }: ServiceSlot
     };
   }, [client, id, label, page, attempt]);
 
+  // While a build targets the slot, it asks again until the build ends (the new app, or what it held).
+  const building = state.status === 'building' ? state.since : null;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: each answer still building (`state`) arms the next poll
+  useEffect(() => {
+    if (building === null) return;
+    let live = true;
+    const timer = setTimeout(() => {
+      const where = page ?? window.location.pathname;
+      void loadSlot(client, { id, label: label ?? id, page: where }).then((next) => {
+        if (live) setState(next);
+      });
+    }, BUILDING_POLL_MS);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [client, id, label, page, building, state]);
+
   const retry = useCallback(() => setAttempt((n) => n + 1), []);
-  const appId = state.status === 'ready' ? state.app.id : null;
+  const shown = state.status === 'building' ? state.prior : state;
+  const appId = shown.status === 'ready' ? shown.app.id : null;
   const press = useCallback(
     async (action: AppAction) => {
       if (action.type !== 'tool' || appId === null) return;
@@ -86,6 +106,30 @@ export function SlotView({ id, state, onRetry, onClear, onAction, children }: Sl
       return (
         <div className="svc-slot svc-slot-loading" data-service-slot={id} aria-busy="true">
           <span className="svc-visually-hidden">Loading…</span>
+        </div>
+      );
+    case 'building':
+      // The slot keeps what it showed while the agent builds; a note says a new app is coming.
+      return (
+        <div
+          className="svc-slot svc-slot-building"
+          data-service-slot={id}
+          data-service-building={state.appId}
+          aria-busy="true"
+        >
+          <p className="svc-slot-note" role="status">
+            Building…
+          </p>
+          {state.prior.status === 'ready' ? (
+            <AppView
+              key={`${state.prior.app.id}@${state.prior.app.version}`}
+              document={state.prior.app.document}
+              queries={state.prior.app.queries}
+              onAction={onAction}
+            />
+          ) : (
+            children
+          )}
         </div>
       );
     case 'ready':

@@ -7,13 +7,16 @@
  * - `ready`: the placed app, rendered with the Kit.
  * - `failed`: the wire could not answer; the slot says so, offers a retry, and a clear that
  *   unplaces the app so the host's children come back.
+ * - `building`: the agent is building an app into the slot; what the slot held (`prior`: the
+ *   placed app, or the host's children) stays, with a note, until the build ends: then the slot
+ *   loads again and shows the new app, or its prior content if the build failed.
  */
 import {
   callApp,
   openApp,
   type PlacedApp,
-  placedAppId,
   reportSlot,
+  slotPlacement,
   unplace,
   WireCallError,
   type WireClient,
@@ -23,7 +26,14 @@ export type SlotState =
   | { status: 'loading' }
   | { status: 'empty' }
   | { status: 'ready'; app: PlacedApp }
-  | { status: 'failed'; message: string };
+  | { status: 'failed'; message: string }
+  | { status: 'building'; appId: string; since: string; prior: SlotContent };
+
+/** What a slot shows when it is not loading, failing or being built. */
+export type SlotContent = { status: 'empty' } | { status: 'ready'; app: PlacedApp };
+
+/** How often a slot being built asks the wire whether the build has ended. */
+export const BUILDING_POLL_MS = 2000;
 
 export interface SlotRequest {
   id: string;
@@ -43,12 +53,9 @@ export async function loadSlot(client: SlotClient, slot: SlotRequest): Promise<S
       await reportSlot(client, slot.page, { id: slot.id, label: slot.label });
       client.reported.add(reportKey);
     }
-    const appId = await placedAppId(client, slot.page, slot.id);
-    if (appId === null) return { status: 'empty' };
-    const app = await openApp(client, appId);
-    // A review app nobody approved yet serves the host's original.
-    if (app === null) return { status: 'empty' };
-    return { status: 'ready', app };
+    const { appId, building } = await slotPlacement(client, slot.page, slot.id);
+    const prior = await contentOf(client, appId);
+    return building ? { status: 'building', appId: building.appId, since: building.since, prior } : prior;
   } catch (error) {
     // Nobody signed in, or the app went away between the two reads: nothing of the person's to show.
     if (
@@ -59,6 +66,15 @@ export async function loadSlot(client: SlotClient, slot: SlotRequest): Promise<S
     }
     return { status: 'failed', message: failureMessage(error) };
   }
+}
+
+/** The placed app as the slot shows it, or the host's children when nothing of it serves. */
+async function contentOf(client: WireClient, appId: string | null): Promise<SlotContent> {
+  if (appId === null) return { status: 'empty' };
+  const app = await openApp(client, appId);
+  // A review app nobody approved yet serves the host's original.
+  if (app === null) return { status: 'empty' };
+  return { status: 'ready', app };
 }
 
 /**

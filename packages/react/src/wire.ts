@@ -101,12 +101,23 @@ export async function reportSlot(
 }
 
 /** The id of the app the person placed in `slot` on `page`, or null. */
-export async function placedAppId(client: WireClient, page: string, slot: string): Promise<string | null> {
-  const answer = await call<{ placements: { slot: string; appId: string }[] }>(
-    client,
-    `/apps/placements?page=${encodeURIComponent(page)}`,
-  );
-  return answer.placements.find((placement) => placement.slot === slot)?.appId ?? null;
+/** What the person has in one slot: the app placed there, and a build the agent runs into it. */
+export interface SlotPlacement {
+  appId: string | null;
+  /** A build targeting the slot, while it runs; null when none does (or the wire does not say). */
+  building: { appId: string; since: string } | null;
+}
+
+export async function slotPlacement(client: WireClient, page: string, slot: string): Promise<SlotPlacement> {
+  const answer = await call<{
+    placements: { slot: string; appId: string }[];
+    building?: { slot: string; appId: string; since: string }[];
+  }>(client, `/apps/placements?page=${encodeURIComponent(page)}`);
+  const build = (Array.isArray(answer.building) ? answer.building : []).find((b) => b.slot === slot);
+  return {
+    appId: answer.placements.find((placement) => placement.slot === slot)?.appId ?? null,
+    building: build ? { appId: build.appId, since: build.since } : null,
+  };
 }
 
 /**

@@ -128,6 +128,82 @@ describe('AppPart', () => {
     }
   });
 
+  it('a tree cut off mid-way while the model writes it renders what is there, and never throws', () => {
+    // What a preview of a half-written document can hold: props missing or half-written, an
+    // unknown (cut-off) component name, children that are not nodes, a binding without its path.
+    const truncated = {
+      version: 1,
+      title: 'Open ord',
+      root: {
+        component: 'Stack',
+        children: [
+          { component: 'Heading', props: { text: 'Orders' } },
+          { component: 'Table', props: { rows: { $query: 'orders' }, columns: [{ field: 'id' }, {}] } },
+          { component: 'Stat', props: { label: 'Open', value: { $query: 'ord' } } },
+          { component: 'Button', props: { label: 'Refund', action: { type: 'tool' } } },
+          { component: 'BarChart', props: { x: 'day' } },
+          { component: 'Money' },
+          { component: 'Ta' },
+          { props: { text: 'no component yet' } },
+          null,
+          'Text',
+          { component: 'Row', children: [{ component: 'Badge', props: { text: 'Ne' } }, { compo: 1 }] },
+          { component: 'List', props: { items: 'not a list' } },
+        ],
+      },
+    };
+    for (const messageStreaming of [true, false]) {
+      const markup = html(
+        part({ state: 'streaming', appId: 'app_1', title: 'Open ord', document: truncated }),
+        messageStreaming,
+        () => {},
+      );
+      if (!messageStreaming) {
+        expect(markup).toContain(STOPPED_BUILD_REASON);
+        continue;
+      }
+      expect(markup).toContain('<h2 class="svc-heading svc-heading-1">Orders</h2>');
+      expect(markup).toContain('Ne</span>');
+      expect(markup).not.toContain('no component yet');
+      expect(markup).toMatch(/<button[^>]*disabled=""[^>]*>Refund<\/button>/);
+    }
+    // Even the root itself cut off: a busy status with nothing painted.
+    const rootless = html(
+      part({ state: 'streaming', appId: 'app_1', title: null, document: { version: 1, title: '' } }),
+      true,
+    );
+    expect(rootless).toContain('role="status">Building…</p>');
+    expect(rootless).not.toContain('svc-app"');
+  });
+
+  it('a refused build: a new app ends on a short failed line, an edit keeps showing its last good version', () => {
+    const preview = { state: 'streaming', appId: 'app_1', title: 'Open orders', document };
+    // The parts one id takes in turn; the chat shows the last.
+    const newBuild = [
+      preview,
+      { state: 'failed', appId: 'app_1', title: 'Open orders', reason: 'refused, nothing saved: no "total"' },
+    ];
+    const refusedNew = html(part(newBuild.at(-1)), false);
+    expect(refusedNew).toBe(
+      '<div class="svc-app-part svc-app-part-failed" data-service-app="app_1">' +
+        '<p class="svc-app-part-status">Open orders could not be built: refused, nothing saved: no &quot;total&quot;</p></div>',
+    );
+    const lastGood = {
+      ...document,
+      title: 'Orders v1',
+      root: { component: 'Heading', props: { text: 'Version one' } },
+    };
+    const edit = [
+      preview,
+      { state: 'final', appId: 'app_1', title: 'Orders v1', version: 1, document: lastGood },
+    ];
+    const refusedEdit = html(part(edit.at(-1)), false);
+    expect(refusedEdit).toContain('>Version one</h2>');
+    expect(refusedEdit).not.toContain('could not be built');
+    expect(refusedEdit).not.toContain('>Orders</h2>');
+    expect(refusedEdit).not.toContain('aria-busy');
+  });
+
   it('malformed parts read as failed, never throw, never paint', () => {
     const cases: [unknown, string][] = [
       [undefined, 'the app could not be read'],

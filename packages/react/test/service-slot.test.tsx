@@ -181,6 +181,68 @@ describe('ServiceSlot against the wire', () => {
     expect(counts.get(ada)).toBe(1);
   });
 
+  it('says it is being built while a build targets it, keeping the app it shows, then shows the new app', async () => {
+    const ada = someone();
+    const slot = { id: 'home.building', label: 'Building', page: '/home' };
+    const client = clientFor(ada);
+    await loadSlot(client, slot);
+    const prior = await wire.makeApp(ada, 'Orders', document);
+    await placeAs(ada, 'home.building', prior);
+    const next = await wire.makeApp(ada, 'Greeting', greeting);
+    await wire.apps.startSlotBuild(ada, 'home.building', next);
+
+    const during = await loadSlot(client, slot);
+    expect(during).toMatchObject({
+      status: 'building',
+      appId: next,
+      since: expect.any(String),
+      prior: { status: 'ready', app: { id: prior, document } },
+    });
+    const markup = renderToStaticMarkup(
+      <SlotView id="home.building" state={during} onRetry={() => {}} onClear={() => {}}>
+        <p>Host content</p>
+      </SlotView>,
+    );
+    expect(markup).toMatch(/^<div class="svc-slot svc-slot-building" data-service-slot="home.building"/);
+    expect(markup).toContain('aria-busy="true"');
+    expect(markup).toContain('<p class="svc-slot-note" role="status">Building…</p>');
+    expect(markup).toContain('>Your orders</h2>');
+    expect(markup).not.toContain('Host content');
+    // Only the person's own slot is being built.
+    expect(await loadSlot(clientFor(someone()), slot)).toEqual({ status: 'empty' });
+
+    // The build saved and placed its app, and ended: the slot shows it.
+    await placeAs(ada, 'home.building', next);
+    await wire.apps.endSlotBuild(ada, 'home.building', next);
+    expect(await loadSlot(client, slot)).toMatchObject({ status: 'ready', app: { id: next } });
+  });
+
+  it('keeps the host’s content while an empty slot is built, and its prior app when the build fails', async () => {
+    const ada = someone();
+    const slot = { id: 'home.failing', label: 'Failing', page: '/home' };
+    const client = clientFor(ada);
+    await loadSlot(client, slot);
+    await wire.apps.startSlotBuild(ada, 'home.failing', 'app_never');
+    const empty = await loadSlot(client, slot);
+    expect(empty).toMatchObject({ status: 'building', prior: { status: 'empty' } });
+    const markup = renderToStaticMarkup(
+      <SlotView id="home.failing" state={empty} onRetry={() => {}} onClear={() => {}}>
+        <p>Host content</p>
+      </SlotView>,
+    );
+    expect(markup).toContain('Building…</p><p>Host content</p>');
+    await wire.apps.endSlotBuild(ada, 'home.failing', 'app_never');
+    expect(await loadSlot(client, slot)).toEqual({ status: 'empty' });
+
+    // A refused build into a slot with an app: the app stays.
+    const prior = await wire.makeApp(ada, 'Orders', document);
+    await placeAs(ada, 'home.failing', prior);
+    await wire.apps.startSlotBuild(ada, 'home.failing', 'app_refused');
+    expect(await loadSlot(client, slot)).toMatchObject({ status: 'building', prior: { app: { id: prior } } });
+    await wire.apps.endSlotBuild(ada, 'home.failing', 'app_refused');
+    expect(await loadSlot(client, slot)).toMatchObject({ status: 'ready', app: { id: prior, document } });
+  });
+
   it('shows a review remix only once a reviewer approved it, and then the approved version', async () => {
     const ada = someone();
     const slot = { id: 'home.review', label: 'Review', page: '/home' };

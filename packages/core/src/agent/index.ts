@@ -10,6 +10,7 @@ export {
   type ToolAudience,
   type ToolContext,
   ToolDefinitionError,
+  type ToolInputStream,
   type ToolRegistry,
   type ToolRisk,
 } from './tools.js';

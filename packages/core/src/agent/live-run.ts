@@ -64,6 +64,8 @@ export class LiveRun {
   #wakers = new Set<() => void>();
   #inputSeen = new Map<string, () => void>();
   #inputSeenIds = new Set<string>();
+  #inputStarted = new Map<string, () => void>();
+  #inputStartedIds = new Set<string>();
   #pending: SequencedChunk[] = [];
   #flushing: Promise<void> | null = null;
   #flushTimer: ReturnType<typeof setTimeout> | null = null;
@@ -109,6 +111,10 @@ export class LiveRun {
   emit(chunk: UIMessageChunk): void {
     this.chunks.push(chunk);
     this.#pending.push({ seq: this.chunks.length, chunk });
+    if (chunk.type === 'tool-input-start') {
+      this.#inputStartedIds.add(chunk.toolCallId);
+      this.#inputStarted.get(chunk.toolCallId)?.();
+    }
     if (chunk.type === 'tool-input-available' || chunk.type === 'tool-input-error') {
       this.#inputSeenIds.add(chunk.toolCallId);
       this.#inputSeen.get(chunk.toolCallId)?.();
@@ -141,17 +147,13 @@ export class LiveRun {
 
   /** Waits until the stream has announced a tool call (so an approval request follows it). */
   toolInputSeen(toolCallId: string, timeoutMs = 5000): Promise<void> {
+    return waitFor(this.#inputSeenIds, this.#inputSeen, toolCallId, timeoutMs);
+  }
+
+  /** Waits until the stream has opened a tool call's input (so a preview painted from it follows it). */
+  toolInputStarted(toolCallId: string, timeoutMs = 5000): Promise<void> {
     if (this.#inputSeenIds.has(toolCallId)) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      const map = this.#inputSeen;
-      function done() {
-        clearTimeout(timer);
-        map.delete(toolCallId);
-        resolve();
-      }
-      this.#inputSeen.set(toolCallId, done);
-    });
+    return waitFor(this.#inputStartedIds, this.#inputStarted, toolCallId, timeoutMs);
   }
 
   /** Resolves at the next chunk, stop or finish (or when `signal` aborts). */
@@ -208,4 +210,25 @@ export class LiveRun {
       }
     }
   }
+}
+
+/** Resolves once `id` is in `seen` (its waiter in `waiters` is called then), or after `timeoutMs`. */
+function waitFor(
+  seen: Set<string>,
+  waiters: Map<string, () => void>,
+  id: string,
+  timeoutMs: number,
+): Promise<void> {
+  if (seen.has(id)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const earlier = waiters.get(id);
+    const timer = setTimeout(done, timeoutMs);
+    function done() {
+      clearTimeout(timer);
+      if (waiters.get(id) === done) waiters.delete(id);
+      earlier?.();
+      resolve();
+    }
+    waiters.set(id, done);
+  });
 }

@@ -128,6 +128,29 @@ export interface HostTool<INPUT = unknown, OUTPUT = unknown> {
   /** Default true. A disabled tool is offered nowhere. */
   enabled?: boolean;
   execute(input: INPUT, context: ToolContext): OUTPUT | Promise<OUTPUT>;
+  /**
+   * Sees the call's input while the model is still writing it (embedded agent only: the door
+   * receives whole inputs). Lets a tool paint a preview before `execute` runs; the input text is
+   * unchecked and usually cut off mid-way.
+   */
+  inputStream?: ToolInputStream;
+}
+
+/**
+ * A tool's view of its input as the model streams it. Each hook receives the call's context (its
+ * `toolCallId` and `writeData` included); none may throw or block long: they run inside the
+ * model's stream.
+ */
+export interface ToolInputStream {
+  /** The model started writing a call's input. */
+  start?(context: ToolContext): void | Promise<void>;
+  /** More input arrived: `text` is all of it so far (partial JSON). */
+  delta?(text: string, context: ToolContext): void | Promise<void>;
+  /**
+   * The input stream ended without `execute` running (the input did not parse, or the turn
+   * stopped). Called after every call that started, so it must do nothing once `execute` ran.
+   */
+  end?(context: ToolContext): void | Promise<void>;
 }
 
 /** A tool of any input and output type, as lists of tools hold them. */
@@ -173,6 +196,8 @@ export interface RegisteredTool {
   parseInput(input: unknown): ParsedInput;
   needsApproval(input: unknown, context: ToolContext): Promise<boolean>;
   execute(input: unknown, context: ToolContext): Promise<unknown>;
+  /** The tool's view of its input while the model writes it, when it has one. */
+  inputStream: ToolInputStream | null;
 }
 
 /** Everything about the host's tools the agent and the door need. */
@@ -272,6 +297,7 @@ export function createToolRegistry(
       needsApproval: async (input, context) =>
         typeof needsApproval === 'function' ? Boolean(await needsApproval(input, context)) : needsApproval,
       execute: async (input, context) => tool.execute(input, context),
+      inputStream: tool.inputStream ?? null,
     };
     registered.push(entry);
     byName.set(entry.name, entry);

@@ -28,7 +28,7 @@ import { newId } from './ids.js';
 import type { LiveRun } from './live-run.js';
 import type { ThreadStore } from './threads.js';
 import { callHostTool, toolErrorText } from './tool-call.js';
-import type { RegisteredTool, ToolRegistry } from './tools.js';
+import type { RegisteredTool, ToolContext, ToolInputStream, ToolRegistry } from './tools.js';
 
 export interface TurnDeps {
   audit: AuditLog;
@@ -92,11 +92,13 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
   const callErrors = new Set<string>();
   /** The host tool calls this turn started, by tool call id. */
   const started = new Map<string, Promise<SettledCall>>();
+  /** Tool inputs the model is writing to a tool that watches them, by tool call id. */
+  const inputs = new Map<string, StreamedInput>();
   try {
     if (!deps.model) throw new TurnError('model_not_configured', MODEL_NOT_CONFIGURED);
     const stored = run.knownHistory ?? (await deps.threads.messages(run.owner, run.threadId));
     const history = deps.inlineFiles ? await deps.inlineFiles(run.owner, stored) : stored;
-    const tools = toolSet(run, deps, started);
+    const tools = toolSet(run, deps, started, inputs);
     const messages = windowMessages(
       await convertToModelMessages(history, { tools, ignoreIncompleteToolCalls: true }),
       deps.historyWindow,
@@ -135,10 +137,16 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
     for await (const chunk of stream) {
       // Held back: the results of calls still running go out first.
       if (chunk.type === 'abort') aborted = chunk;
-      else run.emit(refusalAsDenial(run, chunk));
+      else {
+        // An input stream that ends without its call running is closed before the message ends.
+        if (chunk.type === 'finish') await endInputs(deps, inputs);
+        run.emit(refusalAsDenial(run, chunk));
+        if (chunk.type === 'tool-input-error') await endInputs(deps, inputs, chunk.toolCallId);
+      }
     }
     if (aborted) {
       await drainCalls(run, started);
+      await endInputs(deps, inputs);
       run.emit(aborted);
       run.emit({
         type: 'finish',
@@ -147,6 +155,7 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
     }
   } catch (error) {
     failure ??= failureOf(error);
+    await endInputs(deps, inputs);
     if (!(error instanceof TurnError)) {
       deps.logger.error('turn failed', { run_id: run.id, ...describeError(error) });
     }
@@ -244,7 +253,19 @@ interface SettledCall {
 /** Why a call the model asked for after a stop did not run. */
 const NOT_STARTED = 'The run was stopped before this call started.';
 
-function toolSet(run: LiveRun, deps: TurnDeps, started: Map<string, Promise<SettledCall>>): ToolSet {
+/** A call's input as the model writes it, for a tool that watches it (`inputStream`). */
+interface StreamedInput {
+  text: string;
+  stream: ToolInputStream;
+  context: ToolContext;
+}
+
+function toolSet(
+  run: LiveRun,
+  deps: TurnDeps,
+  started: Map<string, Promise<SettledCall>>,
+  inputs: Map<string, StreamedInput>,
+): ToolSet {
   const set: ToolSet = {};
   for (const registered of deps.tools.enabled()) {
     // Curation, not permission: the service's own tools are never curated away.
@@ -253,10 +274,18 @@ function toolSet(run: LiveRun, deps: TurnDeps, started: Map<string, Promise<Sett
     set[registered.name] = tool({
       description: registered.description,
       inputSchema: jsonSchema(registered.inputSchema),
+      ...(registered.inputStream ? inputHooks(run, deps, registered, registered.inputStream, inputs) : {}),
       execute: async (input: unknown, options: { toolCallId: string }) => {
         // Past a stop no call starts: the model's stream was aborted, only running calls drain.
-        if (run.stopRequested) throw new ToolCallFailure(NOT_STARTED);
-        const call = callTool(run, deps, registered, input, options.toolCallId);
+        if (run.stopRequested) {
+          await endInputs(deps, inputs, options.toolCallId);
+          throw new ToolCallFailure(NOT_STARTED);
+        }
+        // Once the call settled, its input stream is over; a tool whose execute never ran (its
+        // input was refused) closes its preview before the call's result goes out.
+        const call = callTool(run, deps, registered, input, options.toolCallId).finally(() =>
+          endInputs(deps, inputs, options.toolCallId),
+        );
         started.set(options.toolCallId, settle(registered.name, input, call));
         return call;
       },
@@ -264,6 +293,83 @@ function toolSet(run: LiveRun, deps: TurnDeps, started: Map<string, Promise<Sett
     });
   }
   return set;
+}
+
+/**
+ * The AI SDK's input hooks, handing a tool its input as the model writes it. A hook that throws
+ * is logged and ignored: a preview never breaks the model's stream.
+ */
+function inputHooks(
+  run: LiveRun,
+  deps: TurnDeps,
+  registered: RegisteredTool,
+  stream: ToolInputStream,
+  inputs: Map<string, StreamedInput>,
+) {
+  const guarded = async (hook: () => void | Promise<void>) => {
+    try {
+      await hook();
+    } catch (error) {
+      deps.logger.warn('tool input hook failed', {
+        run_id: run.id,
+        tool: registered.name,
+        ...describeError(error),
+      });
+    }
+  };
+  return {
+    onInputStart: async ({ toolCallId }: { toolCallId: string }) => {
+      // A preview follows the call's own start on the stream, so the client has the call first.
+      const context = toolContext(run, deps, toolCallId, (id) => run.toolInputStarted(id));
+      const entry: StreamedInput = { text: '', stream, context };
+      inputs.set(toolCallId, entry);
+      if (stream.start) await guarded(() => stream.start?.(context));
+    },
+    onInputDelta: async ({ toolCallId, inputTextDelta }: { toolCallId: string; inputTextDelta: string }) => {
+      const entry = inputs.get(toolCallId);
+      if (!entry) return;
+      entry.text += inputTextDelta;
+      if (stream.delta) await guarded(() => stream.delta?.(entry.text, entry.context));
+    },
+  };
+}
+
+/** Tells the tools whose input streams are still open (or only `toolCallId`'s) that they ended. */
+async function endInputs(deps: TurnDeps, inputs: Map<string, StreamedInput>, toolCallId?: string) {
+  const ids = toolCallId === undefined ? [...inputs.keys()] : [toolCallId];
+  for (const id of ids) {
+    const entry = inputs.get(id);
+    if (!entry) continue;
+    inputs.delete(id);
+    try {
+      await entry.stream.end?.(entry.context);
+    } catch (error) {
+      deps.logger.warn('tool input hook failed', { run_id: entry.context.runId, ...describeError(error) });
+    }
+  }
+}
+
+/** What a call's tool receives besides its input; its data parts wait for `ready` first. */
+function toolContext(
+  run: LiveRun,
+  deps: TurnDeps,
+  toolCallId: string,
+  ready: (toolCallId: string) => Promise<void>,
+): ToolContext {
+  return {
+    principal: run.principal,
+    via: 'agent',
+    signal: deps.shutdown,
+    threadId: run.threadId,
+    runId: run.id,
+    toolCallId,
+    run: run.origin,
+    ...(run.credentials ? { credentials: run.credentials } : {}),
+    writeData: async (part) => {
+      await ready(toolCallId);
+      run.emit({ type: part.type, id: part.id, data: part.data });
+    },
+  };
 }
 
 async function settle(toolName: string, input: unknown, call: Promise<unknown>): Promise<SettledCall> {
@@ -325,21 +431,8 @@ async function runHostTool(
     tool: registered,
     input: rawInput,
     owner: run.owner,
-    context: {
-      principal: run.principal,
-      via: 'agent',
-      signal: deps.shutdown,
-      threadId: run.threadId,
-      runId: run.id,
-      toolCallId,
-      run: run.origin,
-      ...(run.credentials ? { credentials: run.credentials } : {}),
-      writeData: async (part) => {
-        // After the call's own input on the stream, so the client has the call the part belongs to.
-        await run.toolInputSeen(toolCallId);
-        run.emit({ type: part.type, id: part.id, data: part.data });
-      },
-    },
+    // Parts follow the call's own input on the stream, so the client has the call they belong to.
+    context: toolContext(run, deps, toolCallId, (id) => run.toolInputSeen(id)),
     audit: {
       grantUsed: { runId: run.id },
       called: { runId: run.id, threadId: run.threadId, toolCallId },

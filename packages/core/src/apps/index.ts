@@ -30,6 +30,7 @@ export {
   kitComponent,
 } from './kit.js';
 export { APP_DOCUMENT_LIMITS } from './limits.js';
+export { partialDocument } from './partial.js';
 export { formatPath, type PathSegment, parsePath, resolvePath } from './path.js';
 export type { Problem } from './problems.js';
 export { checkAgainstRun, type RunCheck } from './run-check.js';

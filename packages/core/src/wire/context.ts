@@ -73,6 +73,8 @@ export interface WireApps {
   seeds: ReadonlyMap<string, Seed>;
   /** How a rebase replays a remix's wishes: `apps.replay`, else the service's model. */
   replay: AppReplayer;
+  /** How long a build may take (`apps.buildTimeLimitMs`): a slot build older than this is gone. */
+  buildTimeLimitMs: number;
 }
 
 export interface WireEnv {

@@ -28,7 +28,7 @@ import { appToolCatalog } from './apps/app-checks.js';
 import { modelReplayer } from './apps/app-replay.js';
 import { checkSeeds, type Seed } from './apps/app-seeds.js';
 import { AppStore } from './apps/app-store.js';
-import { appTools } from './apps/app-tools.js';
+import { appTools, DEFAULT_BUILD_TIME_LIMIT_MS } from './apps/app-tools.js';
 import { TextChannels } from './channels.js';
 import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
 import { loadDoor, type WireDoor } from './door-loader.js';
@@ -130,9 +130,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const replay = appsOptions.replay ?? modelReplayer(model.instance, tools);
   // One apps store for the routes and the agent's tools alike.
   const appStore = options.apps === false ? null : new AppStore(db);
+  const buildTimeLimitMs = appsOptions.buildTimeLimitMs ?? DEFAULT_BUILD_TIME_LIMIT_MS;
   // What the agent and the door offer: the host's tools, then the service's own.
   const offered = createToolRegistry(options.tools ?? [], {
-    service: appStore ? serviceTools(options, { appStore, tools, grants, audit, seeds, replay }) : [],
+    service: appStore
+      ? serviceTools(options, { appStore, tools, grants, audit, seeds, replay, buildTimeLimitMs })
+      : [],
   });
   const surface = agentSurface(overrides, offered, logger);
   const toolOutputCap = options.toolOutputCap ?? DEFAULT_TOOL_OUTPUT_CAP;
@@ -207,6 +210,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             reviewer: appsOptions.reviewer ?? null,
             seeds,
             replay,
+            buildTimeLimitMs,
           },
     automations,
     files,
@@ -403,6 +407,7 @@ function serviceTools(
     audit: AuditLog;
     seeds: ReadonlyMap<string, Seed>;
     replay: AppReplayer;
+    buildTimeLimitMs: number;
   },
 ): AnyHostTool[] {
   const productName = typeof options.mcp === 'object' ? options.mcp.productName : undefined;
@@ -412,6 +417,7 @@ function serviceTools(
     calls: { grants: deps.grants, audit: deps.audit },
     seeds: deps.seeds,
     replay: deps.replay,
+    buildTimeLimitMs: deps.buildTimeLimitMs,
     ...(typeof productName === 'string' && productName.trim() ? { productName: productName.trim() } : {}),
     appUrl: (appId) => (typeof options.apps === 'object' && options.apps.openUrl?.(appId)) || null,
   });

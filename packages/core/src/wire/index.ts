@@ -10,6 +10,7 @@ export {
   type HostTool,
   type Principal,
   type ToolContext,
+  type ToolInputStream,
   type ToolRisk,
 } from '../agent/tools.js';
 export { signWebhook } from '../automations/index.js';

@@ -72,6 +72,12 @@ export interface AppsOptions {
    * checked as any build is. Unset: the service's language model, one call per wish.
    */
   replay?: AppReplayer;
+  /**
+   * How long a build's checks (one real run of each query of the document) may take, in
+   * milliseconds (default 20 000). Past it the build fails with "the build timed out" and nothing
+   * is saved; a slot being built stops saying so.
+   */
+  buildTimeLimitMs?: number;
 }
 
 /** One step of a rebase's replay: the document so far and the wish to apply to it. */
@@ -245,6 +251,7 @@ const appsSchema = z.strictObject({
   reviewer: fn('a function reviewer(user) returning a boolean').optional(),
   openUrl: fn('a function openUrl(appId) returning the URL of the host page that shows the app').optional(),
   replay: fn('a function replay({ document, wish, signal }) answering the next app document').optional(),
+  buildTimeLimitMs: z.number().int().min(100).max(600_000).optional(),
   slots: z
     .array(
       z.strictObject({

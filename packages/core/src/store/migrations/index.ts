@@ -19,6 +19,7 @@ import * as files from './0019-files.js';
 import * as wireSessions from './0020-wire-sessions.js';
 import * as endUserConnections from './0021-end-user-connections.js';
 import * as wireApps from './0022-wire-apps.js';
+import * as wireSlotBuilds from './0023-wire-slot-builds.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0020-wire-sessions': wireSessions,
   '0021-end-user-connections': endUserConnections,
   '0022-wire-apps': wireApps,
+  '0023-wire-slot-builds': wireSlotBuilds,
 };

@@ -228,6 +228,14 @@ export interface WirePlacementsTable {
   placed_at: Touched;
 }
 
+/** A build in flight that targets the owner's slot; deleted when the build ends. */
+export interface WireSlotBuildsTable {
+  owner: string;
+  slot_id: string;
+  app_id: string;
+  started_at: Touched;
+}
+
 export interface WireTables {
   wire_threads: WireThreadsTable;
   wire_messages: WireMessagesTable;
@@ -248,4 +256,5 @@ export interface WireTables {
   wire_app_trail: WireAppTrailTable;
   wire_slots: WireSlotsTable;
   wire_placements: WirePlacementsTable;
+  wire_slot_builds: WireSlotBuildsTable;
 }

@@ -117,6 +117,13 @@ export interface Placement {
   placedAt: Date;
 }
 
+/** A build in flight that targets one of the owner's slots. */
+export interface SlotBuild {
+  slotId: string;
+  appId: string;
+  startedAt: Date;
+}
+
 export interface Slot {
   id: string;
   page: string;
@@ -401,6 +408,40 @@ export class AppStore {
       .orderBy('slot_id')
       .execute();
     return rows.map((row) => ({ slotId: row.slot_id, appId: row.app_id, placedAt: row.placed_at }));
+  }
+
+  /** Records that a build of `appId` targeting the owner's slot has started. */
+  async startSlotBuild(owner: string, slotId: string, appId: string): Promise<void> {
+    await this.db
+      .insertInto('wire_slot_builds')
+      .values({ owner, slot_id: slotId, app_id: appId, started_at: new Date() })
+      .onConflict((oc) => oc.columns(['owner', 'slot_id', 'app_id']).doUpdateSet({ started_at: new Date() }))
+      .execute();
+  }
+
+  /** Records that the build has ended (saved or not). */
+  async endSlotBuild(owner: string, slotId: string, appId: string): Promise<void> {
+    await this.db
+      .deleteFrom('wire_slot_builds')
+      .where('owner', '=', owner)
+      .where('slot_id', '=', slotId)
+      .where('app_id', '=', appId)
+      .execute();
+  }
+
+  /**
+   * The owner's builds in flight that target a slot, oldest first; one that started more than
+   * `maxAgeMs` ago is past the build time limit and counts as gone.
+   */
+  async slotBuilds(owner: string, maxAgeMs: number): Promise<SlotBuild[]> {
+    const rows = await this.db
+      .selectFrom('wire_slot_builds')
+      .select(['slot_id', 'app_id', 'started_at'])
+      .where('owner', '=', owner)
+      .where('started_at', '>', new Date(Date.now() - maxAgeMs))
+      .orderBy('started_at')
+      .execute();
+    return rows.map((row) => ({ slotId: row.slot_id, appId: row.app_id, startedAt: row.started_at }));
   }
 
   /** Slots a page reports it shows; each stays listed `SLOT_REPORT_TTL_MS` past its last report. */

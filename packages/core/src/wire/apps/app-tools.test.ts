@@ -474,6 +474,191 @@ for (const kind of STORE_KINDS) {
       );
     });
 
+    it('creates a new app with service_apps_create: a receipt naming its id, one part to final', async () => {
+      const alice = someone();
+      const { output, parts } = await call<MakeReceipt>(
+        'service_apps_create',
+        { document: ordersApp('Created'), wish: 'a new one' },
+        alice,
+      );
+      expect(output).toMatchObject({ status: 'built', app: 'Created', where: 'your apps' });
+      const [app] = await apps.listApps(alice);
+      expect(app).toMatchObject({ name: 'Created', version: 1 });
+      expect(output.note).toBe(`saved as version 1 of ${app!.id}`);
+      expect(parts.at(-1)).toMatchObject({ id: app!.id, data: { state: 'final', version: 1 } });
+      // An app id in its input is not among its fields: it always makes a new app.
+      expect(
+        registry.get('service_apps_create')!.parseInput({ document: ordersApp(), appId: app!.id }),
+      ).toEqual({ ok: true, value: { document: ordersApp() } });
+    });
+
+    it('edits with service_apps_edit: appId and wish required; another person’s app reads as missing', async () => {
+      const [alice, bob] = [someone(), someone()];
+      await make({ wish: 'orders', document: ordersApp() }, alice);
+      const [app] = await apps.listApps(alice);
+      const edit = registry.get('service_apps_edit')!;
+      expect(edit.parseInput({ document: ordersApp(), wish: 'x' }).ok).toBe(false);
+      expect(edit.parseInput({ appId: app!.id, document: ordersApp() }).ok).toBe(false);
+      const edited = await call<MakeReceipt>(
+        'service_apps_edit',
+        { appId: app!.id, wish: 'rename it', document: ordersApp('Renamed') },
+        alice,
+      );
+      expect(edited.output).toMatchObject({ status: 'edited', note: `saved as version 2 of ${app!.id}` });
+      expect((await apps.getApp(alice, app!.id))?.current.document).toMatchObject({ title: 'Renamed' });
+      const hijack = await call<MakeReceipt>(
+        'service_apps_edit',
+        { appId: app!.id, wish: 'mine', document: ordersApp('Hijack') },
+        bob,
+      );
+      const missing = await call<MakeReceipt>(
+        'service_apps_edit',
+        { appId: 'app_nope', wish: 'mine', document: ordersApp('Hijack') },
+        bob,
+      );
+      expect(hijack.output.status).toBe('failed');
+      expect(hijack.output.note.replace(app!.id, 'ID')).toBe(missing.output.note.replace('app_nope', 'ID'));
+      expect(hijack.parts).toEqual([]);
+      expect((await apps.getApp(alice, app!.id))?.version).toBe(2);
+    });
+
+    it('lists the Kit’s 13 components with JSON Schema props, and the host’s read tools, with service_apps_kit', async () => {
+      const { output } = await call<{
+        components: Array<{ name: string; props: { type?: string; properties?: object } }>;
+        tools: Array<{ name: string; query: boolean; output: unknown }>;
+      }>('service_apps_kit', {}, someone());
+      expect(output.components).toHaveLength(13);
+      expect(output.components.map((c) => c.name)).toEqual(
+        expect.arrayContaining(['Stack', 'Table', 'Button']),
+      );
+      for (const component of output.components) expect(component.props.type).toBe('object');
+      const table = output.components.find((c) => c.name === 'Table')!;
+      expect(Object.keys(table.props.properties ?? {})).toEqual(expect.arrayContaining(['rows', 'columns']));
+      expect(output.tools.filter((t) => t.query).map((t) => t.name)).toEqual(['list_orders', 'revenue']);
+      expect(output.tools.find((t) => t.name === 'refund_order')).toMatchObject({ query: false });
+      expect(output.tools.find((t) => t.name === 'list_orders')!.output).toMatchObject({ type: 'object' });
+      // Only the host's tools: the service's own never back a query.
+      expect(output.tools.some((t) => t.name.startsWith('service_'))).toBe(false);
+    });
+
+    it('answers a press on another person’s app exactly as on a missing one while approval is pending', async () => {
+      const [alice, bob] = [someone(), someone()];
+      await make({ wish: 'orders', document: ordersApp() }, alice);
+      const [app] = await apps.listApps(alice);
+      const pressTool = registry.get('service_apps_call')!;
+      const context = {
+        principal: { subject: bob },
+        via: 'agent' as const,
+        signal: new AbortController().signal,
+      };
+      const press = (appId: string) => ({ appId, tool: 'refund_order', input: { id: 'o1' } });
+      // Both ask for the approval the button's tool asks for, whether or not the app exists.
+      expect(await pressTool.needsApproval(press(app!.id), context)).toBe(true);
+      expect(await pressTool.needsApproval(press('app_missing'), context)).toBe(true);
+      const answer = async (appId: string) =>
+        (await call('service_apps_call', press(appId), bob).catch((error: Error) => error.message)) as string;
+      const [theirs, missing] = [await answer(app!.id), await answer('app_missing')];
+      expect(theirs.replace(app!.id, 'ID')).toBe(missing.replace('app_missing', 'ID'));
+      expect(refunds).not.toContain('o1');
+    });
+
+    it('a refused edit paints the app’s last good version again, not a failure', async () => {
+      const alice = someone();
+      await make({ wish: 'orders', document: ordersApp() }, alice);
+      const [app] = await apps.listApps(alice);
+      const bad = ordersApp('Broken', [
+        { component: 'Stat', props: { label: 'Total', value: { $query: 'orders', path: 'total' } } },
+      ]);
+      const { output, parts } = await make({ wish: 'totals', appId: app!.id, document: bad }, alice);
+      expect(output).toMatchObject({ status: 'failed', app: 'Open orders' });
+      expect(output.note).toContain('refused, nothing saved');
+      expect(parts.every((p) => p.id === app!.id)).toBe(true);
+      expect(parts.map((p) => (p.data as AppPart).state)).toEqual(['streaming', 'final']);
+      expect(parts.at(-1)!.data).toEqual({
+        state: 'final',
+        appId: app!.id,
+        title: 'Open orders',
+        version: 1,
+        document: ordersApp(),
+      });
+      expect((await apps.getApp(alice, app!.id))?.version).toBe(1);
+    });
+
+    it('paints the tree as the model writes it, under the id the build saves, at a bounded rate', async () => {
+      const alice = someone();
+      const stream = registry.get('service_make')!.inputStream!;
+      const parts: ToolDataPart[] = [];
+      const context: ToolContext = {
+        principal: { subject: alice },
+        via: 'agent',
+        signal: new AbortController().signal,
+        runId: 'run_preview',
+        toolCallId: 'call_preview',
+        writeData: async (part) => {
+          parts.push(part);
+        },
+      };
+      const input = { wish: 'orders', document: ordersApp() };
+      const text = JSON.stringify(input);
+      await stream.start!(context);
+      let deltas = 0;
+      for (let end = 20; end < text.length + 20; end += 20) {
+        await stream.delta!(text.slice(0, end), context);
+        deltas++;
+        // Most deltas come sooner than the paint interval; every fourth one waits it out.
+        if (deltas % 4 === 0) await new Promise((resolve) => setTimeout(resolve, 90));
+      }
+      const receipt = (await registry.get('service_make')!.execute(input, context)) as MakeReceipt;
+      const [app] = await apps.listApps(alice);
+      expect(receipt.note).toBe(`saved as version 1 of ${app!.id}`);
+      expect(parts.every((p) => p.type === APP_DATA_PART && p.id === app!.id)).toBe(true);
+      const previews = parts.slice(0, -2).map((p) => p.data as Extract<AppPart, { state: 'streaming' }>);
+      expect(previews.length).toBeGreaterThanOrEqual(2);
+      expect(previews.length).toBeLessThan(deltas / 2);
+      expect(previews.every((p) => p.state === 'streaming')).toBe(true);
+      // The tree grows: some preview holds part of it, and none holds anything but Kit nodes.
+      const sizes = previews.map((p) => JSON.stringify(p.document ?? {}).length);
+      expect(sizes).toEqual([...sizes].sort((a, b) => a - b));
+      expect(previews.some((p) => p.document !== null && sizes.at(-1)! > 0)).toBe(true);
+      for (const preview of previews) {
+        if (preview.document) expect(preview.document).not.toHaveProperty('queries');
+      }
+      expect(parts.at(-1)!.data).toMatchObject({ state: 'final', version: 1 });
+    });
+
+    it('never previews an edit of another person’s app, and ends an unread input’s preview', async () => {
+      const [alice, bob] = [someone(), someone()];
+      await make({ wish: 'orders', document: ordersApp() }, alice);
+      const [app] = await apps.listApps(alice);
+      const stream = registry.get('service_apps_edit')!.inputStream!;
+      const parts: ToolDataPart[] = [];
+      const contextOf = (subject: string, toolCallId: string): ToolContext => ({
+        principal: { subject },
+        via: 'agent',
+        signal: new AbortController().signal,
+        runId: 'run_x',
+        toolCallId,
+        writeData: async (part) => {
+          parts.push(part);
+        },
+      });
+      const text = JSON.stringify({ appId: app!.id, wish: 'x', document: ordersApp('Theirs') });
+      const bobs = contextOf(bob, 'call_bob');
+      await stream.start!(bobs);
+      await stream.delta!(text.slice(0, text.length - 10), bobs);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await stream.end!(bobs);
+      expect(parts).toEqual([]);
+      // Alice's own edit previews, and an input that never became a call shows her app again.
+      const alices = contextOf(alice, 'call_alice');
+      await stream.start!(alices);
+      await stream.delta!(text.slice(0, text.length - 10), alices);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await stream.end!(alices);
+      expect(parts.map((p) => (p.data as AppPart).state)).toEqual(['streaming', 'final']);
+      expect(parts.at(-1)!.data).toMatchObject({ version: 1, document: { title: 'Open orders' } });
+    });
+
     it('registers every apps tool with its risk, and the door never curates them away', () => {
       const risks = Object.fromEntries(
         registry

@@ -8,17 +8,24 @@
  *
  * @see docs/apps.md "Tools"
  */
+import { parsePartialJson } from 'ai';
 import { z } from 'zod';
 import { newId } from '../../agent/ids.js';
 import { type HostToolDeps, toolErrorText } from '../../agent/tool-call.js';
-import { type AnyHostTool, defineTool, type ToolContext, type ToolRegistry } from '../../agent/tools.js';
-import { type AppDocument, contentHash, type Problem } from '../../apps/index.js';
+import {
+  type AnyHostTool,
+  defineTool,
+  type ToolContext,
+  type ToolInputStream,
+  type ToolRegistry,
+} from '../../agent/tools.js';
+import { type AppDocument, contentHash, type Problem, partialDocument } from '../../apps/index.js';
 import type { AppReplayer } from '../options.js';
 import { appKit, type DocumentChecker, documentChecker } from './app-checks.js';
 import { problemWords, type RebaseDeps, rebasePin, stopWords } from './app-replay.js';
 import type { Seed } from './app-seeds.js';
 import { pressButton } from './app-serving.js';
-import type { AppStore, Slot } from './app-store.js';
+import type { AppStore, AppWithDocument, Slot } from './app-store.js';
 
 /** The data part an app paints in the chat: one per app, replaced in place as the build goes on. */
 export const APP_DATA_PART = 'data-service-app' as const;
@@ -56,6 +63,8 @@ export interface AppToolsDeps {
   seeds?: ReadonlyMap<string, Seed>;
   /** How `service_apps_rebase_pin` replays a remix's wishes (`apps.replay`, else the model's). */
   replay?: AppReplayer;
+  /** How long a build's checks may take before it fails (`apps.buildTimeLimitMs`). */
+  buildTimeLimitMs?: number;
 }
 
 const WISH = z.string().trim().min(1).max(2000).describe('what the person asked for, in their words');
@@ -67,7 +76,7 @@ const DOCUMENT = z
 /** The service's own apps tools. */
 export function appTools(deps: AppToolsDeps): AnyHostTool[] {
   const checker = documentChecker(deps.hostTools, deps.calls);
-  const builder = new AppBuilder(deps.store, checker);
+  const builder = new AppBuilder(deps.store, checker, deps.buildTimeLimitMs ?? DEFAULT_BUILD_TIME_LIMIT_MS);
   const rebaseDeps: RebaseDeps = {
     store: deps.store,
     seeds: deps.seeds ?? new Map(),
@@ -81,14 +90,16 @@ export function appTools(deps: AppToolsDeps): AnyHostTool[] {
       title: 'Make an app',
       description:
         'Builds a new app, or a new version of one (appId), from an app document, and optionally places it in a slot on a host page (slot ids come from service_apps_slots). The document is checked against the host tools and one real run of each query; a refused document saves nothing. Answers a receipt of words; the screen appears in the chat and on the person’s page.',
+      // The app id comes before the document: a preview knows whose part it paints.
       input: z.object({
         wish: WISH,
-        document: DOCUMENT,
         appId: APP_ID.optional(),
         slot: z.string().min(1).max(128).optional().describe('a slot id from service_apps_slots'),
         name: z.string().trim().min(1).max(120).optional().describe('the app’s name; default: the title'),
+        document: DOCUMENT,
       }),
       risk: 'write',
+      inputStream: builder.inputStream('make'),
       execute: (input, context) => builder.make(input, context),
     }),
     defineTool({
@@ -97,11 +108,12 @@ export function appTools(deps: AppToolsDeps): AnyHostTool[] {
       description:
         'Saves a new app from an app document, after the same checks as service_make. Answers a receipt naming the new app’s id.',
       input: z.object({
-        document: DOCUMENT,
         wish: WISH.optional(),
         name: z.string().trim().min(1).max(120).optional(),
+        document: DOCUMENT,
       }),
       risk: 'write',
+      inputStream: builder.inputStream('create'),
       execute: (input, context) => builder.make(input, context),
     }),
     defineTool({
@@ -109,8 +121,9 @@ export function appTools(deps: AppToolsDeps): AnyHostTool[] {
       title: 'Edit an app',
       description:
         'Saves a new version of one of the person’s apps from a whole new app document (read the current one with service_apps_open), after the same checks as service_make.',
-      input: z.object({ appId: APP_ID, document: DOCUMENT, wish: WISH }),
+      input: z.object({ appId: APP_ID, wish: WISH, document: DOCUMENT }),
       risk: 'write',
+      inputStream: builder.inputStream('edit'),
       execute: (input, context) => builder.make(input, context),
     }),
     defineTool({
@@ -273,45 +286,203 @@ export function appTools(deps: AppToolsDeps): AnyHostTool[] {
   ];
 }
 
+/** How often at most a build in progress repaints its preview while the model writes the document. */
+export const PREVIEW_INTERVAL_MS = 80;
+
+/** How long a build's checks may take by default (`apps.buildTimeLimitMs`). */
+export const DEFAULT_BUILD_TIME_LIMIT_MS = 20_000;
+
+/** How long a draft whose call never came is kept. */
+const DRAFT_TTL_MS = 15 * 60 * 1000;
+
+/** What a build's preview knows while the model still writes the call's input. */
+interface Draft {
+  startedAt: number;
+  owner: string;
+  /** The id a new app gets: fixed when the input starts, so the preview and the build share it. */
+  newId: string;
+  /** The part the preview paints, once the document began; null until then. */
+  partId: string | null;
+  /** The app an edit previews over (its last good version is what a refusal shows again). */
+  existing: AppWithDocument | null;
+  /** The preview stopped for good (an app not the person's, or the build took over). */
+  closed: boolean;
+  painted: boolean;
+  lastPaintAt: number;
+  /** Paints in order; the build waits for it before painting its own states. */
+  queue: Promise<void>;
+}
+
+/** Which of the building tools a call is: what its input may say about the app. */
+type BuildTool = 'make' | 'create' | 'edit';
+
 /** Builds and edits: check, save, then place, painting the chat's app part as it goes. */
 class AppBuilder {
+  private readonly drafts = new Map<string, Draft>();
+
   constructor(
     private readonly store: AppStore,
     private readonly checker: DocumentChecker,
+    private readonly timeLimitMs: number,
   ) {}
+
+  /**
+   * The preview while the model writes the input: the partial document, parsed and reduced to a
+   * paintable tree, painted as `streaming` under the part id the build will use, at most once per
+   * `PREVIEW_INTERVAL_MS`. An edit previews only over an app of the person's.
+   */
+  inputStream(tool: BuildTool): ToolInputStream {
+    return {
+      start: (context) => {
+        const key = draftKey(context);
+        if (!key) return;
+        this.forgetStaleDrafts();
+        this.drafts.set(key, {
+          startedAt: Date.now(),
+          owner: context.principal.subject,
+          newId: newId('app'),
+          partId: null,
+          existing: null,
+          closed: false,
+          painted: false,
+          lastPaintAt: 0,
+          queue: Promise.resolve(),
+        });
+      },
+      delta: (text, context) => {
+        const draft = this.drafts.get(draftKey(context) ?? '');
+        if (!draft || draft.closed) return;
+        const now = Date.now();
+        if (now - draft.lastPaintAt < PREVIEW_INTERVAL_MS) return;
+        draft.lastPaintAt = now;
+        // Not awaited: the model's stream goes on while the preview paints.
+        draft.queue = draft.queue.then(() => this.preview(tool, draft, text, context)).catch(() => {});
+      },
+      end: async (context) => {
+        const draft = await this.takeDraft(context);
+        if (draft?.painted && draft.partId) await this.unpaint(draft, draft.partId, context);
+      },
+    };
+  }
+
+  /** Drafts no build and no end ever took (a turn that crashed mid-input) are dropped after a while. */
+  private forgetStaleDrafts(): void {
+    const before = Date.now() - DRAFT_TTL_MS;
+    for (const [key, draft] of this.drafts) {
+      if (draft.startedAt < before) {
+        draft.closed = true;
+        this.drafts.delete(key);
+      }
+    }
+  }
+
+  private async preview(tool: BuildTool, draft: Draft, text: string, context: ToolContext): Promise<void> {
+    const { value } = await parsePartialJson(text);
+    if (draft.closed || !isRecord(value) || !Object.hasOwn(value, 'document')) return;
+    if (draft.partId === null) {
+      // The app id is written before the document (the input's order), so it is whole by now.
+      const appId = tool === 'create' ? undefined : value.appId;
+      if (typeof appId === 'string') {
+        draft.existing = await this.store.getApp(draft.owner, appId);
+        // Never paint over an app that is not the person's: the build will say it is missing.
+        if (!draft.existing) {
+          draft.closed = true;
+          return;
+        }
+        draft.partId = draft.existing.id;
+      } else if (tool === 'edit') {
+        return;
+      } else {
+        draft.partId = draft.newId;
+      }
+    }
+    const document = partialDocument(value.document);
+    if (draft.closed) return;
+    const title = document?.title || null;
+    draft.painted = true;
+    await painter(context, draft.partId)({ state: 'streaming', appId: draft.partId, title, document });
+  }
+
+  /** The call's draft, its preview stopped and its last paint landed. */
+  private async takeDraft(context: ToolContext): Promise<Draft | null> {
+    const key = draftKey(context);
+    const draft = key ? this.drafts.get(key) : undefined;
+    if (!draft || !key) return null;
+    this.drafts.delete(key);
+    draft.closed = true;
+    await draft.queue;
+    return draft;
+  }
+
+  /** Ends a preview no build follows: an edit shows its last good version again, a new app fails. */
+  private async unpaint(draft: Draft, partId: string, context: ToolContext): Promise<void> {
+    const paint = painter(context, partId);
+    if (draft.existing?.id === partId) await paint(lastGood(draft.existing));
+    else
+      await paint({
+        state: 'failed',
+        appId: partId,
+        title: null,
+        reason: 'the app’s document could not be read',
+      });
+  }
 
   async make(
     input: { wish?: string; document: Record<string, unknown>; appId?: string; slot?: string; name?: string },
     context: ToolContext,
   ): Promise<MakeReceipt> {
     const owner = context.principal.subject;
+    const draft = await this.takeDraft(context);
     const existing = input.appId ? await this.store.getApp(owner, input.appId) : null;
     const givenTitle = typeof input.document.title === 'string' ? input.document.title : null;
     const name = input.name ?? existing?.name ?? givenTitle ?? 'Untitled app';
+    const appId = existing?.id ?? draft?.newId ?? newId('app');
+    // A preview painted under another part than the build's (the input changed its mind) ends.
+    if (draft?.painted && draft.partId && draft.partId !== appId)
+      await this.unpaint(draft, draft.partId, context);
     if (input.appId && !existing) {
       // No part is painted: a failed answer never says whether another person's app exists.
       return failed(name, 'your apps', `no app ${input.appId} among the person’s apps (service_apps_list)`);
     }
-    const appId = existing?.id ?? newId('app');
     const paint = painter(context, appId);
     let painted: AppPart['state'] | null = null;
     const show = async (part: AppPart) => {
       painted = part.state;
       await paint(part);
     };
+    /**
+     * A refusal paints nothing new: a new app's part ends failed (no tree), an edit's part shows
+     * the app's last good version again, so what the person saw stays.
+     */
+    const endRefused = async (reason: string) => {
+      if (existing) await show(lastGood(existing));
+      else await show({ state: 'failed', appId, title: givenTitle, reason });
+    };
+    let building: Slot | null = null;
     try {
-      await show({ state: 'streaming', appId, title: givenTitle, document: null });
+      if (!draft?.painted || draft.partId !== appId) {
+        await show({ state: 'streaming', appId, title: givenTitle, document: null });
+      } else painted = 'streaming';
       const slot = input.slot ? await findSlot(this.store, input.slot) : null;
       const where = slot ? slotWords(slot) : 'your apps';
       const refuse = async (reason: string) => {
-        await show({ state: 'failed', appId, title: givenTitle, reason });
+        await endRefused(reason);
         return failed(name, where, reason);
       };
       if (input.slot && !slot) return await refuse(await unknownSlot(this.store, input.slot));
+      if (slot) {
+        await this.store.startSlotBuild(owner, slot.id, appId);
+        building = slot;
+      }
       const schemas = this.checker.validate(input.document);
       if (!schemas.ok) return await refuse(refusal(schemas.problems));
       await show({ state: 'streaming', appId, title: schemas.document.title, document: schemas.document });
-      const checked = await this.checker.check(schemas.document, context);
+      const checked = await withinLimit(this.checker.check(schemas.document, context), this.timeLimitMs);
+      if (checked === 'timed-out') {
+        return await refuse(
+          `the build timed out: its checks took longer than ${seconds(this.timeLimitMs)}; nothing saved`,
+        );
+      }
       if (!checked.ok) return await refuse(refusal(checked.problems));
       const document = checked.document;
       const version = {
@@ -341,11 +512,49 @@ class AppBuilder {
         note: `saved as version ${number} of ${appId}${placedNote}`,
       };
     } finally {
+      if (building) await this.store.endSlotBuild(owner, building.id, appId).catch(() => {});
       // A build that broke on the way never leaves a spinner behind.
-      if (painted === 'streaming')
-        await paint({ state: 'failed', appId, title: givenTitle, reason: 'the build stopped' });
+      if (painted === 'streaming') await endRefused('the build stopped');
     }
   }
+}
+
+/** The key of a call's draft: its run and tool call (absent outside a turn, so no preview). */
+function draftKey(context: ToolContext): string | null {
+  return context.toolCallId ? `${context.runId ?? ''}\n${context.toolCallId}` : null;
+}
+
+/** The app's current version as its `final` part: what a refused edit paints again. */
+function lastGood(app: AppWithDocument): AppPart {
+  return {
+    state: 'final',
+    appId: app.id,
+    title: app.name,
+    version: app.version,
+    document: app.current.document as AppDocument,
+  };
+}
+
+/** The work's outcome, or `timed-out` when it takes longer than `limitMs` (it is not cut, only no longer waited for). */
+async function withinLimit<T>(work: Promise<T>, limitMs: number): Promise<T | 'timed-out'> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<'timed-out'>((resolve) => {
+    timer = setTimeout(() => resolve('timed-out'), limitMs);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function seconds(ms: number): string {
+  const s = ms / 1000;
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /** `rebasePin`'s outcome as `service_apps_rebase_pin`'s receipt of words. */

@@ -154,12 +154,22 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
     const principal = await principalOf(ctx, c);
     const query = validate(pageQuery, queryOf(c), 'query');
     const listed = new Map((await store.listSlots()).map((slot) => [slot.id, slot]));
-    const placements = (await store.placements(principal.subject)).filter((placement) => {
-      const slot = listed.get(placement.slotId);
+    const onPage = (slotId: string) => {
+      const slot = listed.get(slotId);
       return slot !== undefined && (query.page === undefined || slot.page === query.page);
-    });
+    };
+    const [placements, builds] = await Promise.all([
+      store.placements(principal.subject),
+      store.slotBuilds(principal.subject, apps.buildTimeLimitMs),
+    ]);
     return c.json({
-      placements: placements.map((p) => ({ slot: p.slotId, appId: p.appId, placedAt: p.placedAt })),
+      placements: placements
+        .filter((p) => onPage(p.slotId))
+        .map((p) => ({ slot: p.slotId, appId: p.appId, placedAt: p.placedAt })),
+      // Builds the agent is running into the person's slots: the slot says so until they end.
+      building: builds
+        .filter((b) => onPage(b.slotId))
+        .map((b) => ({ slot: b.slotId, appId: b.appId, since: b.startedAt })),
     });
   });
 

@@ -8,7 +8,8 @@ import { MockLanguageModelV3 } from 'ai/test';
 
 export interface ScriptedStep {
   text?: string[];
-  toolCalls?: Array<{ id: string; name: string; input: unknown }>;
+  /** `streamInput`: the input is first streamed in pieces of that many characters, as providers do. */
+  toolCalls?: Array<{ id: string; name: string; input: unknown; streamInput?: number }>;
   /** Fails the model call with this error. */
   error?: Error;
   /** Waits before streaming this step. */
@@ -30,6 +31,14 @@ export function streamPartsOf(step: ScriptedStep): LanguageModelV3StreamPart[] {
     parts.push({ type: 'text-end', id: 't1' });
   }
   for (const call of step.toolCalls ?? []) {
+    if (call.streamInput) {
+      const text = JSON.stringify(call.input);
+      parts.push({ type: 'tool-input-start', id: call.id, toolName: call.name });
+      for (let at = 0; at < text.length; at += call.streamInput) {
+        parts.push({ type: 'tool-input-delta', id: call.id, delta: text.slice(at, at + call.streamInput) });
+      }
+      parts.push({ type: 'tool-input-end', id: call.id });
+    }
     parts.push({
       type: 'tool-call',
       toolCallId: call.id,
