@@ -2,9 +2,10 @@
  * The person's orders page while an outside agent builds for them over the MCP door, in headless
  * Chromium: the person has `/orders` open, the agent (the real MCP SDK client, signed in as that
  * same person through the door's OAuth flow) calls `service_make` into the page's slot and gets
- * the four-field receipt; the person's page, reloaded, shows the screen in the slot with their real
- * orders beside the host's own. A refused build over the door then leaves the slot's screen as it
- * was. The slot reads its placement when the page loads, so the test reloads and touches nothing else.
+ * the four-field receipt; when the person comes back to the page (its window regains focus, as
+ * when they return from the agent's app) the slot reads its placement again and shows the screen
+ * with their real orders beside the host's own, without a reload. A refused build over the door
+ * then leaves the slot's screen as it was, reloaded.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -97,7 +98,7 @@ describeInBrowser(
       expect(await page.locator('[data-service-slot="orders.side"]').count()).toBe(0);
     });
 
-    it('the agent’s service_make answers the built receipt; the page, reloaded, shows the screen with the person’s orders', async () => {
+    it('the agent’s service_make answers the built receipt; back on the page, the slot shows the screen with the person’s orders', async () => {
       const result = await client.callTool({
         name: 'service_make',
         arguments: {
@@ -117,7 +118,8 @@ describeInBrowser(
       });
       appId = /\b(app_[\w-]+)/.exec(receipt.note!)![1]!;
 
-      await page.reload();
+      // The person returns to the open page: no reload.
+      await page.evaluate(() => window.dispatchEvent(new Event('focus')));
       await placed().getByRole('cell', { name: 'A-1001' }).waitFor();
       await placed().getByRole('cell', { name: 'A-1002' }).waitFor();
       expect(await page.getByText(HOST_WORDS).count()).toBe(0);

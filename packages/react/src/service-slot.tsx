@@ -4,6 +4,8 @@
  * the placed app as the wire opens it (its queries run as the person), or the host's own children
  * when there is none. While the agent builds an app into the slot, the slot keeps what it showed
  * with a small "Building…" note, and asks again every couple of seconds until the build ends.
+ * When the page comes back into view (the person returns from another tab or app, where an agent
+ * may have built into the slot), it reads the placement again, keeping what it shows meanwhile.
  */
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import type { AppAction } from './actions.js';
@@ -63,6 +65,29 @@ export function ServiceSlot({ id, label, page, onAction, children }: ServiceSlot
       clearTimeout(timer);
     };
   }, [client, id, label, page, building, state]);
+
+  // Back in view: read again, quietly (no loading flash); focus and visibility often come together,
+  // so one read at a time.
+  useEffect(() => {
+    let live = true;
+    let reading = false;
+    const reread = () => {
+      if (document.visibilityState !== 'visible' || reading) return;
+      reading = true;
+      const where = page ?? window.location.pathname;
+      void loadSlot(client, { id, label: label ?? id, page: where }).then((next) => {
+        reading = false;
+        if (live) setState(next);
+      });
+    };
+    document.addEventListener('visibilitychange', reread);
+    window.addEventListener('focus', reread);
+    return () => {
+      live = false;
+      document.removeEventListener('visibilitychange', reread);
+      window.removeEventListener('focus', reread);
+    };
+  }, [client, id, label, page]);
 
   const retry = useCallback(() => setAttempt((n) => n + 1), []);
   const shown = state.status === 'building' ? state.prior : state;
