@@ -72,6 +72,11 @@ export interface RunningHost {
   /** The MCP door: `{baseUrl}/api/service/mcp` (its setup page is `{mcpUrl}/connect`). */
   mcpUrl: string;
   service: Service;
+  /**
+   * The host's session token for `email`, as `POST /login` mints it (null when it is not an email
+   * address): what the demo seed acts with on the wire as that person.
+   */
+  sessionFor(email: string): string | null;
   /** Stops: turns in flight may finish for up to `graceMs` (default 0), then the server closes. */
   close(options?: { graceMs?: number }): Promise<void>;
 }
@@ -153,6 +158,7 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
     url,
     mcpUrl: `${baseUrl}/api/service/mcp`,
     service,
+    sessionFor: (email) => signIn.tokenFor(email)?.token ?? null,
     close: async (options = {}) => {
       server.closeIdleConnections();
       await service.close(options);

@@ -23,15 +23,14 @@ import {
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 let cwd: string;
+let env: Record<string, string>;
 let platform: PlatformProcess;
 
 // Booting waits up to bootPlatform's own minute; on a busy 2-core machine the hook needs more.
 beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'svc-demo-host-'));
-  platform = await bootPlatform(cwd, {
-    PORT: String(await freePort()),
-    SERVICE_DEMO_HOST_PORT: String(await freePort()),
-  });
+  env = { PORT: String(await freePort()), SERVICE_DEMO_HOST_PORT: String(await freePort()) };
+  platform = await bootPlatform(cwd, env);
 }, 180_000);
 afterAll(async () => {
   await platform?.stop();
@@ -72,6 +71,31 @@ describe('pnpm start demo host', () => {
     });
     expect(platform.output()).not.toContain(host.mcp.serviceKey);
   });
+
+  it('gives demo@example.com the saved screen My orders, placed beside their orders', async () => {
+    const seeded = await demoScreen();
+    expect(seeded.apps).toEqual([expect.objectContaining({ name: 'My orders', kind: 'app', version: 1 })]);
+    expect(seeded.placements).toEqual([
+      expect.objectContaining({ slot: 'orders.side', appId: seeded.apps[0]!.id }),
+    ]);
+    const opened = await seeded.wire(`/apps/${seeded.apps[0]!.id}/open`, { method: 'POST', body: '{}' });
+    expect(opened).toMatchObject({
+      document: { title: 'My orders', queries: { orders: { tool: 'list_orders' } } },
+      queries: { orders: { count: 2 } },
+      problems: [],
+    });
+  });
+
+  it('keeps exactly that one screen when it boots again on the same data', async () => {
+    const before = await demoScreen();
+    expect(await platform.stop()).toBe(0);
+    platform = await bootPlatform(cwd, env);
+    const after = await demoScreen();
+    expect(after.apps.map((app) => app.id)).toEqual(before.apps.map((app) => app.id));
+    expect(after.placements.map(({ slot, appId }) => ({ slot, appId }))).toEqual([
+      { slot: 'orders.side', appId: before.apps[0]!.id },
+    ]);
+  }, 180_000);
 
   it('prints the chat page in the banner, where a signed-out browser is sent to sign in', async () => {
     const chat = /^Chat page of the demo host: (\S+)$/m.exec(platform.output())?.[1];
@@ -207,6 +231,30 @@ describe('pnpm start demo host', () => {
     expect(await page.text()).toContain(mcp.url);
   });
 });
+
+/** demo@example.com signed in on the demo host as its sign-in page does: their apps and placements. */
+async function demoScreen() {
+  const { url } = demoHost();
+  const login = await fetch(`${url}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'demo@example.com' }),
+  });
+  const { token } = (await login.json()) as { token: string };
+  const wire = async (path: string, init: RequestInit = {}) => {
+    const answer = await fetch(`${url}/api/service${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    });
+    expect(answer.status).toBe(200);
+    return answer.json();
+  };
+  const { apps } = (await wire('/apps')) as { apps: Array<{ id: string; name: string }> };
+  const { placements } = (await wire('/apps/placements?page=/orders')) as {
+    placements: Array<{ slot: string; appId: string }>;
+  };
+  return { apps, placements, wire };
+}
 
 /** The demo's four tools, in order, then the service's own apps tools, which no menu curates away. */
 function expectDemoMenu(names: string[]): void {

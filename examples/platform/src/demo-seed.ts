@@ -5,6 +5,8 @@ import { mintServiceKey } from '@service/core/door';
 import { ensureAccount } from '@service/core/identity';
 import type { Platform } from '@service/core/platform';
 import { upsertProvider } from '@service/core/proxy';
+import type { RunningHost } from '@service/example-express-host';
+import { seedOrdersScreen } from '@service/example-express-host/demo-screen';
 import { ensureDemoIntegrations } from './demo-integrations.js';
 import { seedDemoTools } from './demo-tools.js';
 import { DEMO_UPSTREAM_ORIGIN } from './demo-upstream.js';
@@ -27,6 +29,8 @@ export interface DemoFile {
   urls: Record<string, string>;
   openingCreditMicros: number;
   writtenAt: string;
+  /** The demo user's saved screen on the demo host, once seeded (`seedDemoScreen`). */
+  demoScreen?: { appId: string };
 }
 
 export interface SeedResult {
@@ -313,5 +317,25 @@ export function recordDemoHost(
       subjectToken: `user:${DEMO_EMAIL}`,
     },
   };
+  writeSecretFile(demoFilePath, `${JSON.stringify(file, null, 2)}\n`);
+}
+
+/**
+ * The demo user's saved screen on the demo host: "My orders", placed beside their orders, seeded
+ * through the host's wire once per demo file (the file records it). So a restart adds no second
+ * one, and a person who deleted it does not get it back, until the demo file is written anew
+ * (then it is seeded again, unless they have an app named "My orders").
+ */
+export async function seedDemoScreen(
+  demoFilePath: string,
+  host: Pick<RunningHost, 'url' | 'service' | 'sessionFor'>,
+): Promise<void> {
+  if (!existsSync(demoFilePath)) return;
+  const recorded = JSON.parse(readFileSync(demoFilePath, 'utf8')) as DemoFile;
+  if (recorded.demoScreen) return;
+  const { appId } = await seedOrdersScreen(host, DEMO_EMAIL);
+  // Read again: keep whatever else the file holds now.
+  const file = JSON.parse(readFileSync(demoFilePath, 'utf8')) as DemoFile;
+  file.demoScreen = { appId };
   writeSecretFile(demoFilePath, `${JSON.stringify(file, null, 2)}\n`);
 }

@@ -7,7 +7,7 @@ import { createPlatform } from '@service/core/platform';
 import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
 import { startExpressHost } from '@service/example-express-host';
 import { seedDeployableDemoTool } from './demo-deploy.js';
-import { DEMO_EMAIL, demoServiceKey, recordDemoHost, seedDemo } from './demo-seed.js';
+import { DEMO_EMAIL, demoServiceKey, recordDemoHost, seedDemo, seedDemoScreen } from './demo-seed.js';
 import { withDemoUpstream } from './demo-upstream.js';
 
 /**
@@ -55,6 +55,12 @@ async function main(): Promise<void> {
   const serviceKey = demoServiceKey(demoFile);
   const demoHost = await startDemoHost(store, serviceKey);
   recordDemoHost(demoFile, demoHost, serviceKey);
+  // The demo user's saved screen on the orders page. A demo nicety: failing, the platform still runs.
+  if (seed.tenantId) {
+    await seedDemoScreen(demoFile, demoHost).catch((error: unknown) => {
+      logger.warn('demo screen not seeded', describeError(error));
+    });
+  }
   logger.info('listening', {
     url: platform.context.baseUrl,
     address: `${address.address}:${address.port}`,
@@ -63,7 +69,7 @@ async function main(): Promise<void> {
   });
   if (seed.tenantId) {
     process.stdout.write(
-      `\nPlatform ready at ${platform.context.baseUrl}\nDashboard: ${platform.context.baseUrl}/ (sign in as ${DEMO_EMAIL} for the demo workspace, or any email for a new one)\nChat page of the demo host: ${demoHost.url}/\nOrders page of the demo host: ${demoHost.url}/orders (a slot for your apps, components to remix)\nApps and review pages of the demo host: ${demoHost.url}/apps, ${demoHost.url}/review (reviewers: HOST_REVIEWERS, default reviewer@example.com)\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
+      `\nPlatform ready at ${platform.context.baseUrl}\nDashboard: ${platform.context.baseUrl}/ (sign in as ${DEMO_EMAIL} for the demo workspace, or any email for a new one)\nChat page of the demo host: ${demoHost.url}/\nOrders page of the demo host: ${demoHost.url}/orders (a slot for your apps, with ${DEMO_EMAIL}'s saved screen My orders in it; components to remix)\nApps and review pages of the demo host: ${demoHost.url}/apps, ${demoHost.url}/review (reviewers: HOST_REVIEWERS, default reviewer@example.com)\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
     );
   }
 
