@@ -61,7 +61,8 @@ export interface ExpressHostOptions {
   /**
    * The folder `service sync` ran in: its `.service/remixables.json` gives each seed the source
    * hash of its `<Remixable>` wrapper, so changing a wrapped component and syncing again drifts
-   * people's remixes of it. Unset: the seeds carry no source hash (their documents alone count).
+   * people's remixes of it. Default: `HOST_REMIXABLES_DIR` of `env`; unset, the seeds carry no
+   * source hash (their documents alone count).
    */
   remixablesDir?: string;
 }
@@ -109,6 +110,7 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
   });
 
   const reviewers = options.reviewers ?? reviewersFrom(env);
+  const remixablesDir = options.remixablesDir ?? (env.HOST_REMIXABLES_DIR || undefined);
 
   let service: Service;
   try {
@@ -123,7 +125,7 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
         baseUrl,
         reviewers,
         ...(options.seeds ? { seeds: options.seeds } : {}),
-        ...(options.remixablesDir ? { sourceHashes: remixableHashes(options.remixablesDir) } : {}),
+        ...(remixablesDir ? { sourceHashes: remixableHashes(remixablesDir) } : {}),
       }),
       mcp: { ...door.mcp },
       oauth: { ...door.oauth },

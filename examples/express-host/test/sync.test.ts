@@ -57,11 +57,17 @@ interface AppJson {
 
 /** Starts the host on the synced folder, signs `email` in, runs `walk` with a wire caller, stops. */
 async function withHost<T>(
+  how: 'option' | 'environment',
   email: string,
   walk: (wire: (path: string, init?: { method?: string; json?: unknown }) => Promise<Response>) => Promise<T>,
 ): Promise<T> {
   store ??= await createStore({ url: 'memory://' });
-  const host = await startExpressHost({ store, remixablesDir: dir, logger: silentLogger, env: {} });
+  // The folder is named by the option or, as `pnpm start` would take it, by the environment.
+  const host = await startExpressHost({
+    store,
+    logger: silentLogger,
+    ...(how === 'option' ? { remixablesDir: dir, env: {} } : { env: { HOST_REMIXABLES_DIR: dir } }),
+  });
   try {
     const login = await fetch(`${host.url}/login`, {
       method: 'POST',
@@ -101,7 +107,7 @@ describe.skipIf(!BUILT)('service sync of the demo host', () => {
     });
 
     // The person remixes the summary on the host as synced now: on its baseline, no drift.
-    const remix = await withHost(PERSON, async (wire) => {
+    const remix = await withHost('option', PERSON, async (wire) => {
       const seeded = await wire('/apps/seed', { method: 'POST', json: { component: 'orders-summary' } });
       expect(seeded.status).toBe(201);
       return ((await seeded.json()) as { app: AppJson }).app;
@@ -129,7 +135,7 @@ describe.skipIf(!BUILT)('service sync of the demo host', () => {
     expect(after['orders-header']).toEqual(before['orders-header']);
 
     // The host runs with the new sync: the person's remix has drifted, and rebases onto it.
-    await withHost(PERSON, async (wire) => {
+    await withHost('environment', PERSON, async (wire) => {
       const listed = await wire('/apps?component=orders-summary');
       const [remix] = ((await listed.json()) as { apps: AppJson[] }).apps;
       expect(remix).toMatchObject({ version: 1, drifted: true });
