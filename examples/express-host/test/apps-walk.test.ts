@@ -1,7 +1,8 @@
 /**
  * The demo host's apps walked through in headless Chromium as a person would, offline with the
  * demo model: sign in, move between the chat page and the orders page, ask the chat for a screen
- * of the orders and watch it stream in and end as a table of the real orders, pin it beside the
+ * of the orders and watch its tree grow while the model writes it (the part building, part of the
+ * tree already painted) and end as a table of the real orders, pin it beside the
  * orders, find it there, edit it into a second and a third version, and ask for a field the host does not
  * return, which is refused with nothing painted. The pages are the real bundle over the real wire.
  *
@@ -80,6 +81,44 @@ describeInBrowser(`the demo host's apps in headless Chromium (needs ${CHROMIUM_P
       .map((chunk) => ({ id: chunk.id!, state: chunk.data!.state! }));
   }
 
+  /**
+   * What a building app part shows at one moment: its status line, the stats painted, and how
+   * many nodes its root stack holds so far.
+   */
+  type BuildingView = { status: string; stats: number; stacked: number };
+
+  /**
+   * Starts recording every view of a building app part (`aria-busy`) the page shows, as the DOM
+   * changes: the partial tree is painted and replaced within the turn, so it is watched, not
+   * polled for. A string, so the page runs it as written.
+   */
+  async function watchBuildingParts(): Promise<void> {
+    await page.evaluate(`(() => {
+      const seen = (window.__buildingViews = []);
+      window.__buildingWatch?.disconnect();
+      window.__buildingWatch = new MutationObserver(() => {
+        for (const part of document.querySelectorAll('.svc-app-part[aria-busy="true"]')) {
+          const view = {
+            status: part.querySelector('[role="status"]')?.textContent ?? '',
+            stats: part.querySelectorAll('.svc-stat').length,
+            stacked: part.querySelector('.svc-stack')?.children.length ?? 0,
+          };
+          const last = seen.at(-1);
+          if (!last || JSON.stringify(last) !== JSON.stringify(view)) seen.push(view);
+        }
+      });
+      window.__buildingWatch.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+    })()`);
+  }
+
+  /** The building views recorded since `watchBuildingParts`, which stops recording. */
+  async function buildingViews(): Promise<BuildingView[]> {
+    return page.evaluate(`(() => {
+      window.__buildingWatch?.disconnect();
+      return window.__buildingViews ?? [];
+    })()`);
+  }
+
   /** The app's kept versions, asked with the page's own session. */
   async function versions(): Promise<number[]> {
     const answer = await page.request.get(`${host.url}/api/service/apps/${appId}/history`);
@@ -107,11 +146,17 @@ describeInBrowser(`the demo host's apps in headless Chromium (needs ${CHROMIUM_P
     await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name: 'Orders' }).waitFor();
   });
 
-  it('builds a screen of the orders in the chat: the part streams in and ends as a table of the real orders', async () => {
+  it('builds a screen of the orders in the chat: the tree grows while it is written and ends as a table of the real orders', async () => {
+    await watchBuildingParts();
     const stream = await send('make a screen of my orders');
     const part = lastAnswer().locator('.svc-app-part');
     await part.getByRole('cell', { name: 'A-1001' }).waitFor();
     await part.getByRole('cell', { name: 'A-1002' }).waitFor();
+    // Before the table of the real orders, the part was building with part of its tree painted:
+    // the stat, with the table not yet written (the checked document's building view holds both).
+    const building = await buildingViews();
+    expect(building).toContainEqual({ status: 'Building My orders…', stats: 1, stacked: 1 });
+    expect(await part.getAttribute('aria-busy')).toBeNull();
     appId = (await part.getAttribute('data-service-app'))!;
     expect(appId).toMatch(/^app_/);
     // One part, written under the app's id: building first, final last.

@@ -2,7 +2,8 @@
  * The demo model's scripted apps answers, read off its stream as the agent would: what it calls
  * for each request about a screen, that the documents it writes pass (or, for a field the host
  * does not return, fail) the real document checks against `list_orders`' declared output, and
- * what it says after each receipt.
+ * what it says after each receipt; and how it writes a call of the apps building tools, in
+ * chunks as a provider streams it, with the other tools called whole.
  */
 import type {
   LanguageModelV3CallOptions,
@@ -12,16 +13,22 @@ import type {
 import { validateDocument } from '@service/core/apps';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createDemoModel } from '../src/demo-model.js';
+import { createDemoModel, INPUT_CHUNK_CHARS, INPUT_CHUNK_DELAY_MS } from '../src/demo-model.js';
 import { ordersScreen } from '../src/demo-model-apps.js';
 import { hostTools } from '../src/tools.js';
 
 type Answer = { text: string } | { tool: string; input: Record<string, unknown> };
 
-async function ask(prompt: LanguageModelV3Prompt, extra: Partial<LanguageModelV3CallOptions> = {}) {
+/** Every part of the model's stream for `prompt`, read to its end. */
+async function partsOf(prompt: LanguageModelV3Prompt, extra: Partial<LanguageModelV3CallOptions> = {}) {
   const { stream } = await createDemoModel().doStream({ prompt, ...extra });
   const parts: LanguageModelV3StreamPart[] = [];
   for await (const part of stream as unknown as AsyncIterable<LanguageModelV3StreamPart>) parts.push(part);
+  return parts;
+}
+
+async function ask(prompt: LanguageModelV3Prompt, extra: Partial<LanguageModelV3CallOptions> = {}) {
+  const parts = await partsOf(prompt, extra);
   const call = parts.find((p) => p.type === 'tool-call');
   if (call?.type === 'tool-call') return { tool: call.toolName, input: JSON.parse(call.input) } as Answer;
   return {
@@ -259,5 +266,92 @@ describe('the demo model replays a wish for a rebase', () => {
 
   it('answers no tool call for a wish it does not know', async () => {
     expect(await ask(replay('make it purple'), applyWish)).toMatchObject({ text: expect.any(String) });
+  });
+});
+
+describe('the demo model writes the input of the apps building tools as a provider streams it', () => {
+  /** The stream's parts, reduced to their types, with the deltas counted as one `tool-input-delta*`. */
+  const shape = (parts: LanguageModelV3StreamPart[]) =>
+    parts
+      .map((part) => part.type)
+      .filter((type, i, types) => type !== 'tool-input-delta' || types[i - 1] !== 'tool-input-delta')
+      .map((type) => (type === 'tool-input-delta' ? 'tool-input-delta*' : type));
+
+  it('starts the input, writes its JSON in chunks, ends it, then calls the tool with the whole input', async () => {
+    const parts = await partsOf([user('make a screen of my orders')]);
+    expect(shape(parts)).toEqual([
+      'stream-start',
+      'tool-input-start',
+      'tool-input-delta*',
+      'tool-input-end',
+      'tool-call',
+      'finish',
+    ]);
+    const start = parts.find((p) => p.type === 'tool-input-start');
+    const call = parts.find((p) => p.type === 'tool-call');
+    if (start?.type !== 'tool-input-start' || call?.type !== 'tool-call') throw new Error('no call');
+    expect(start.toolName).toBe('service_make');
+    expect(call.toolName).toBe('service_make');
+    const deltas = parts.flatMap((p) => (p.type === 'tool-input-delta' ? [p] : []));
+    expect(deltas.length).toBeGreaterThan(2);
+    for (const delta of deltas) {
+      expect(delta.id).toBe(start.id);
+      expect(delta.delta.length).toBeLessThanOrEqual(INPUT_CHUNK_CHARS);
+    }
+    expect(parts.find((p) => p.type === 'tool-input-end')).toEqual({ type: 'tool-input-end', id: start.id });
+    expect(call.toolCallId).toBe(start.id);
+    // The deltas are the call's input, which parses to the scripted document.
+    const written = deltas.map((d) => d.delta).join('');
+    expect(written).toBe(call.input);
+    expect(JSON.parse(written)).toEqual({ wish: 'make a screen of my orders', document: ordersScreen() });
+  });
+
+  it('writes the app an edit changes before its document', async () => {
+    const parts = await partsOf([...built, user('add the notes to it')]);
+    const written = parts.map((p) => (p.type === 'tool-input-delta' ? p.delta : '')).join('');
+    expect(JSON.parse(written)).toMatchObject({ appId: 'app_1', wish: 'add the notes to it' });
+    expect(written.indexOf('"appId":"app_1"')).toBeGreaterThan(-1);
+    expect(written.indexOf('"appId"')).toBeLessThan(written.indexOf('"document"'));
+  });
+
+  it('calls the other tools whole, in one tool-call', async () => {
+    for (const prompt of [[user('What are my orders?')], [...built, user('pin it to orders.side')]]) {
+      expect(shape(await partsOf(prompt))).toEqual(['stream-start', 'tool-call', 'finish']);
+    }
+    const replay = await partsOf(
+      [user(`The app document now:\n${JSON.stringify(ordersScreen())}\n\nThe person's wish: add a chart`)],
+      { tools: [{ type: 'function', name: 'apply_wish', inputSchema: { type: 'object' } }] },
+    );
+    expect(shape(replay)).toEqual(['stream-start', 'tool-call', 'finish']);
+  });
+
+  it('paces the chunks, and stops between them when the call is aborted, with the abort’s reason', async () => {
+    const controller = new AbortController();
+    const { stream } = await createDemoModel().doStream({
+      prompt: [user('make a screen of my orders')],
+      abortSignal: controller.signal,
+    });
+    const reader = stream.getReader();
+    const seen: string[] = [];
+    const firstAt = Date.now();
+    let deltaAt = 0;
+    for (;;) {
+      const { value } = await reader.read();
+      seen.push(value!.type);
+      if (value!.type === 'tool-input-delta') {
+        deltaAt = Date.now();
+        break;
+      }
+    }
+    // The first chunk waited its turn, as the rest do: a person sees the input grow.
+    expect(deltaAt - firstAt).toBeGreaterThanOrEqual(INPUT_CHUNK_DELAY_MS - 10);
+    const reason = new Error('stopped');
+    const next = reader.read();
+    const abortedAt = Date.now();
+    controller.abort(reason);
+    await expect(next).rejects.toBe(reason);
+    // Promptly: the pause ends with the abort, not after the chunk's delay.
+    expect(Date.now() - abortedAt).toBeLessThan(INPUT_CHUNK_DELAY_MS / 2);
+    expect(seen).not.toContain('tool-call');
   });
 });
