@@ -19,6 +19,7 @@ const services: Service[] = [];
 
 /** A read tool whose answer waits for `release()` (or never comes, if nobody releases it). */
 function gatedTool(name: string) {
+  const signals: AbortSignal[] = [];
   let open: () => void = () => {};
   let gate = new Promise<void>((resolve) => {
     open = resolve;
@@ -30,11 +31,14 @@ function gatedTool(name: string) {
       input: z.object({}),
       output: z.object({ count: z.number().int() }),
       risk: 'read' as const,
-      execute: async () => {
+      execute: async (_input: unknown, context: { signal: AbortSignal }) => {
+        signals.push(context.signal);
         await gate;
         return { count: 3 };
       },
     },
+    /** The signal each run was given, latest last. */
+    signals,
     release: () => open(),
     rearm: () => {
       gate = new Promise<void>((resolve) => {
@@ -264,6 +268,8 @@ describe('builds in a turn', () => {
     };
     expect(output.output.status).toBe('failed');
     expect(output.output.note).toMatch(/^the build timed out/);
+    // The hung query was told to stop when the limit passed, not left running.
+    expect(hanging.signals.at(-1)?.aborted).toBe(true);
     expect((await apps.listApps('eve')).map((a) => a.id)).toEqual([kept!.id]);
     const parts = appParts(turn.chunks);
     expect(parts.at(-1)!.data).toMatchObject({

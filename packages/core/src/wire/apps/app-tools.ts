@@ -477,7 +477,11 @@ class AppBuilder {
       const schemas = this.checker.validate(input.document);
       if (!schemas.ok) return await refuse(refusal(schemas.problems));
       await show({ state: 'streaming', appId, title: schemas.document.title, document: schemas.document });
-      const checked = await withinLimit(this.checker.check(schemas.document, context), this.timeLimitMs);
+      const checked = await withinLimit(
+        (signal) => this.checker.check(schemas.document, { ...context, signal }),
+        context.signal,
+        this.timeLimitMs,
+      );
       if (checked === 'timed-out') {
         return await refuse(
           `the build timed out: its checks took longer than ${seconds(this.timeLimitMs)}; nothing saved`,
@@ -535,14 +539,26 @@ function lastGood(app: AppWithDocument): AppPart {
   };
 }
 
-/** The work's outcome, or `timed-out` when it takes longer than `limitMs` (it is not cut, only no longer waited for). */
-async function withinLimit<T>(work: Promise<T>, limitMs: number): Promise<T | 'timed-out'> {
+/**
+ * The work's outcome, or `timed-out` when it takes longer than `limitMs`. The work gets a signal
+ * that aborts when the caller's does or when the limit passes, so a host tool that hangs is told
+ * to stop rather than left running after nobody waits for it.
+ */
+async function withinLimit<T>(
+  work: (signal: AbortSignal) => Promise<T>,
+  callerSignal: AbortSignal,
+  limitMs: number,
+): Promise<T | 'timed-out'> {
+  const limit = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<'timed-out'>((resolve) => {
-    timer = setTimeout(() => resolve('timed-out'), limitMs);
+    timer = setTimeout(() => {
+      resolve('timed-out');
+      limit.abort(new Error(`the build's checks took longer than ${seconds(limitMs)}`));
+    }, limitMs);
   });
   try {
-    return await Promise.race([work, timeout]);
+    return await Promise.race([work(AbortSignal.any([callerSignal, limit.signal])), timeout]);
   } finally {
     clearTimeout(timer);
   }
