@@ -282,8 +282,10 @@ function toolSet(
           throw new ToolCallFailure(NOT_STARTED);
         }
         // Once the call settled, its input stream is over; a tool whose execute never ran (its
-        // input was refused) closes its preview before the call's result goes out.
-        const call = callTool(run, deps, registered, input, options.toolCallId).finally(() =>
+        // input was refused) closes its preview before the call's result goes out. One whose
+        // execute started owns what its stream began: its `end` is not called.
+        const executing = () => inputs.delete(options.toolCallId);
+        const call = callTool(run, deps, registered, input, options.toolCallId, executing).finally(() =>
           endInputs(deps, inputs, options.toolCallId),
         );
         started.set(options.toolCallId, settle(registered.name, input, call));
@@ -409,10 +411,11 @@ async function callTool(
   registered: RegisteredTool,
   rawInput: unknown,
   toolCallId: string,
+  executing: () => void,
 ): Promise<unknown> {
   run.calls++;
   try {
-    return await runHostTool(run, deps, registered, rawInput, toolCallId);
+    return await runHostTool(run, deps, registered, rawInput, toolCallId, executing);
   } finally {
     run.calls--;
     // The last call still running has ended while others wait: the run may pause now.
@@ -426,10 +429,12 @@ async function runHostTool(
   registered: RegisteredTool,
   rawInput: unknown,
   toolCallId: string,
+  executing: () => void,
 ): Promise<unknown> {
   const outcome = await callHostTool(deps, {
     tool: registered,
     input: rawInput,
+    executing,
     owner: run.owner,
     // Parts follow the call's own input on the stream, so the client has the call they belong to.
     context: toolContext(run, deps, toolCallId, (id) => run.toolInputSeen(id)),
