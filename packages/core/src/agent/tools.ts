@@ -152,6 +152,12 @@ export interface ToolInputStream {
    * `execute` owns whatever the stream began.
    */
   end?(context: ToolContext): void | Promise<void>;
+  /**
+   * The most input text the stream keeps (characters): once the input grows past it, the text
+   * stops growing and `delta` is no longer called (`execute` still gets the whole input). Unset:
+   * no limit.
+   */
+  maxText?: number;
 }
 
 /** A tool of any input and output type, as lists of tools hold them. */

@@ -256,6 +256,8 @@ const NOT_STARTED = 'The run was stopped before this call started.';
 /** A call's input as the model writes it, for a tool that watches it (`inputStream`). */
 interface StreamedInput {
   text: string;
+  /** The input grew past the stream's `maxText`: no more text is kept, no more deltas go out. */
+  capped: boolean;
   stream: ToolInputStream;
   context: ToolContext;
 }
@@ -323,13 +325,19 @@ function inputHooks(
     onInputStart: async ({ toolCallId }: { toolCallId: string }) => {
       // A preview follows the call's own start on the stream, so the client has the call first.
       const context = toolContext(run, deps, toolCallId, (id) => run.toolInputStarted(id));
-      const entry: StreamedInput = { text: '', stream, context };
+      const entry: StreamedInput = { text: '', capped: false, stream, context };
       inputs.set(toolCallId, entry);
       if (stream.start) await guarded(() => stream.start?.(context));
     },
     onInputDelta: async ({ toolCallId, inputTextDelta }: { toolCallId: string; inputTextDelta: string }) => {
       const entry = inputs.get(toolCallId);
-      if (!entry) return;
+      if (!entry || entry.capped) return;
+      // A huge input's text is not kept (nor re-read by each delta) without bound: past the cap
+      // the previews stop; execute still sees the whole input and judges it.
+      if (stream.maxText !== undefined && entry.text.length + inputTextDelta.length > stream.maxText) {
+        entry.capped = true;
+        return;
+      }
       entry.text += inputTextDelta;
       if (stream.delta) await guarded(() => stream.delta?.(entry.text, entry.context));
     },

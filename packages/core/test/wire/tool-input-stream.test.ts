@@ -80,4 +80,16 @@ describe('a tool watching its input', () => {
     expect(watching.seen).toEqual(['start', 'end']);
     expect(turn.chunks.some((c) => c.type === 'tool-output-error')).toBe(true);
   });
+
+  it('sees no more than its `maxText` of a huge input, while execute still gets all of it', async () => {
+    const watching = watchingTool({ maxText: 1000 });
+    const turn = await turnWith(watching.tool, { text: 'x'.repeat(20_000) }, 100);
+    expect(watching.texts.length).toBeGreaterThan(3);
+    expect(Math.max(...watching.texts)).toBeLessThanOrEqual(1000);
+    // The deltas stopped at the cap: about 1000 / 100 of them, not 200.
+    expect(watching.texts.length).toBeLessThanOrEqual(11);
+    expect(watching.seen).toEqual(['start', 'execute']);
+    const output = turn.chunks.find((c) => c.type === 'tool-output-available') as { output: unknown };
+    expect(output.output).toEqual({ kept: 20_000 });
+  });
 });

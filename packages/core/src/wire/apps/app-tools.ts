@@ -19,7 +19,13 @@ import {
   type ToolInputStream,
   type ToolRegistry,
 } from '../../agent/tools.js';
-import { type AppDocument, contentHash, type Problem, partialDocument } from '../../apps/index.js';
+import {
+  APP_DOCUMENT_LIMITS,
+  type AppDocument,
+  contentHash,
+  type Problem,
+  partialDocument,
+} from '../../apps/index.js';
 import type { AppReplayer } from '../options.js';
 import { appKit, type DocumentChecker, documentChecker } from './app-checks.js';
 import { problemWords, type RebaseDeps, rebasePin, stopWords } from './app-replay.js';
@@ -289,6 +295,13 @@ export function appTools(deps: AppToolsDeps): AnyHostTool[] {
 /** How often at most a build in progress repaints its preview while the model writes the document. */
 export const PREVIEW_INTERVAL_MS = 80;
 
+/**
+ * The most input text a preview reads: twice the largest document the build accepts, so a valid
+ * input always previews whole; past it previews stop (each parses all the text so far) and the
+ * build refuses the oversized document as usual.
+ */
+export const PREVIEW_TEXT_MAX = 2 * APP_DOCUMENT_LIMITS.maxBytes;
+
 /** How long a build's checks may take by default (`apps.buildTimeLimitMs`). */
 export const DEFAULT_BUILD_TIME_LIMIT_MS = 20_000;
 
@@ -333,6 +346,7 @@ class AppBuilder {
    */
   inputStream(tool: BuildTool): ToolInputStream {
     return {
+      maxText: PREVIEW_TEXT_MAX,
       start: (context) => {
         const key = draftKey(context);
         if (!key) return;
