@@ -244,6 +244,35 @@ describe('builds in a turn', () => {
     ]);
   });
 
+  it('an edit whose input writes the document before the app id leaves no stray part, in either order', async () => {
+    const apps = new AppStore(store.db);
+    const first = await serviceWith(makeStep({ wish: 'orders', document: document('Orders') }));
+    await readTurn(
+      await callerFor(first.fetch, 'fay')('/chat', { method: 'POST', json: { message: 'orders' } }),
+    );
+    const [app] = await apps.listApps('fay');
+    /** Each part id's last state, as the client keeps it (a later part replaces an earlier one). */
+    const lastStates = async (input: object) => {
+      const service = await serviceWith(makeStep(input, 12));
+      const turn = await readTurn(
+        await callerFor(service.fetch, 'fay')('/chat', { method: 'POST', json: { message: 'edit' } }),
+      );
+      const last = new Map<string, string>();
+      for (const part of appParts(turn.chunks)) last.set(part.id!, (part.data as { state: string }).state);
+      return last;
+    };
+
+    // `appId` first: every part is the edited app's.
+    const appIdFirst = await lastStates({ wish: 'rename', appId: app!.id, document: document('Renamed') });
+    expect([...appIdFirst]).toEqual([[app!.id, 'final']]);
+
+    // `document` first: the guessed new app's preview is withdrawn, never left failed beside the edit.
+    const documentFirst = await lastStates({ wish: 'again', document: document('Again'), appId: app!.id });
+    expect(documentFirst.get(app!.id)).toBe('final');
+    expect([...documentFirst.values()].sort()).toEqual(['final', 'withdrawn']);
+    expect((await apps.listApps('fay')).map((a) => [a.id, a.version])).toEqual([[app!.id, 3]]);
+  });
+
   it('a build whose checks hang times out: nothing saved, the slot keeps its app, no longer building', async () => {
     const apps = new AppStore(store.db);
     const first = await serviceWith(

@@ -42,7 +42,12 @@ export type AppPart =
   | { state: 'streaming'; appId: string; title: string | null; document: AppDocument | null }
   | { state: 'final'; appId: string; title: string; version: number; document: AppDocument }
   /** A refused or broken build: nothing is painted, the reason is said. */
-  | { state: 'failed'; appId: string; title: string | null; reason: string };
+  | { state: 'failed'; appId: string; title: string | null; reason: string }
+  /**
+   * A preview painted under the id a new app would get, when the input then named an app to
+   * edit (`appId` written after `document`): no app was ever built there, the client shows nothing.
+   */
+  | { state: 'withdrawn'; appId: string };
 
 /** `service_make`'s answer: four fields of words. */
 export interface MakeReceipt {
@@ -394,7 +399,8 @@ class AppBuilder {
     const { value } = await parsePartialJson(text);
     if (draft.closed || !isRecord(value) || !Object.hasOwn(value, 'document')) return;
     if (draft.partId === null) {
-      // The app id is written before the document (the input's order), so it is whole by now.
+      // The app id is usually written before the document, so it is whole by now; when it comes
+      // later the preview was a guess, which the build withdraws.
       const appId = tool === 'create' ? undefined : value.appId;
       if (typeof appId === 'string') {
         draft.existing = await this.store.getApp(draft.owner, appId);
@@ -451,9 +457,14 @@ class AppBuilder {
     const givenTitle = typeof input.document.title === 'string' ? input.document.title : null;
     const name = input.name ?? existing?.name ?? givenTitle ?? 'Untitled app';
     const appId = existing?.id ?? draft?.newId ?? newId('app');
-    // A preview painted under another part than the build's (the input changed its mind) ends.
-    if (draft?.painted && draft.partId && draft.partId !== appId)
+    // A preview guessed a new app (the document came before `appId`): it is withdrawn, never
+    // left as a failure beside the edit. Any other preview under another part than the build's
+    // (the input changed its mind) ends as a refusal does.
+    if (draft?.painted && draft.partId === draft.newId && input.appId !== undefined) {
+      await painter(context, draft.newId)({ state: 'withdrawn', appId: draft.newId });
+    } else if (draft?.painted && draft.partId && draft.partId !== appId) {
       await this.unpaint(draft, draft.partId, context);
+    }
     if (input.appId && !existing) {
       // No part is painted: a failed answer never says whether another person's app exists.
       return failed(name, 'your apps', `no app ${input.appId} among the person’s apps (service_apps_list)`);
