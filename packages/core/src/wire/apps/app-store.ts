@@ -27,6 +27,9 @@ import type {
  * reviewer approved, which keeps serving however many versions follow it.
  */
 export const APP_HISTORY_LIMIT = 20;
+
+/** How many wishes an app's trail keeps: the newest; a rebase replays at most these. */
+export const APP_TRAIL_LIMIT = 50;
 /**
  * How long a slot a page reported stays listed without being reported again: 7 days, so a page
  * visited weekly keeps its slots, and a slot removed from the host's pages is gone within a week.
@@ -873,6 +876,13 @@ async function appendTrail(trx: Transaction<Database>, appId: string, wishes: re
     created_at: at,
   }));
   await trx.insertInto('wire_app_trail').values(rows).execute();
+  // The trail keeps the newest wishes only, trimmed in the same transaction as the append.
+  const newest = rows.at(-1)!.seq;
+  await trx
+    .deleteFrom('wire_app_trail')
+    .where('app_id', '=', appId)
+    .where('seq', '<=', newest - APP_TRAIL_LIMIT)
+    .execute();
   return rows.map((row) => row.seq);
 }
 

@@ -76,6 +76,8 @@ export interface AppToolsDeps {
   replay?: AppReplayer;
   /** How long a build's checks may take before it fails (`apps.buildTimeLimitMs`). */
   buildTimeLimitMs?: number;
+  /** How long a rebase's whole replay may take (`apps.rebaseTimeLimitMs`). */
+  rebaseTimeLimitMs?: number;
 }
 
 const WISH = z.string().trim().min(1).max(2000).describe('what the person asked for, in their words');
@@ -93,6 +95,7 @@ export function appTools(deps: AppToolsDeps): AnyHostTool[] {
     seeds: deps.seeds ?? new Map(),
     replay: deps.replay ?? (async () => Promise.reject(new Error('no replayer is configured'))),
     checker,
+    ...(deps.rebaseTimeLimitMs ? { timeLimitMs: deps.rebaseTimeLimitMs } : {}),
     audit: deps.calls.audit,
   };
   return [

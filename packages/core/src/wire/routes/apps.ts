@@ -355,7 +355,14 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
     const id = c.req.param('id');
     if (!APP_ID.test(id)) throw noSuchApp();
     const outcome = await rebasePin(
-      { store, seeds: apps.seeds, replay: apps.replay, checker, audit: ctx.audit },
+      {
+        store,
+        seeds: apps.seeds,
+        replay: apps.replay,
+        checker,
+        audit: ctx.audit,
+        timeLimitMs: apps.rebaseTimeLimitMs,
+      },
       { appId: id, fromVersion: body.fromVersion },
       toolContext(c, principal, c.req.raw.signal),
     );
