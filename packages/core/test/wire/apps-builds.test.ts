@@ -273,6 +273,20 @@ describe('builds in a turn', () => {
     expect((await apps.listApps('fay')).map((a) => [a.id, a.version])).toEqual([[app!.id, 3]]);
   });
 
+  it('a slot build record counts as in flight a margin past the time limit (it starts before the checks)', async () => {
+    const service = await serviceWith([], 300);
+    const apps = new AppStore(store.db);
+    await apps.startSlotBuild('gil', 'home.top', 'app_gil');
+    await store.db
+      .updateTable('wire_slot_builds')
+      .set({ started_at: new Date(Date.now() - 1000) })
+      .where('owner', '=', 'gil')
+      .execute();
+    const answer = (await (await callerFor(service.fetch, 'gil')('/apps/placements')).json()) as Placed;
+    expect(answer.building).toEqual([expect.objectContaining({ slot: 'home.top', appId: 'app_gil' })]);
+    await apps.endSlotBuild('gil', 'home.top', 'app_gil');
+  });
+
   it('a build whose checks hang times out: nothing saved, the slot keeps its app, no longer building', async () => {
     const apps = new AppStore(store.db);
     const first = await serviceWith(

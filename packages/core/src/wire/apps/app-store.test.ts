@@ -353,6 +353,25 @@ for (const kind of STORE_KINDS) {
     });
 
     describe('slots', () => {
+      it('sweeps slot build records a crashed process left past their age, keeping builds in flight', async () => {
+        const owner = someone();
+        await apps.startSlotBuild(owner, 'home.crashed', 'app_crashed');
+        await apps.startSlotBuild(owner, 'home.live', 'app_live');
+        await store.db
+          .updateTable('wire_slot_builds')
+          .set({ started_at: new Date(Date.now() - 60_000) })
+          .where('owner', '=', owner)
+          .where('app_id', '=', 'app_crashed')
+          .execute();
+        await apps.sweepSlots(30_000);
+        const rows = await store.db
+          .selectFrom('wire_slot_builds')
+          .select('app_id')
+          .where('owner', '=', owner)
+          .execute();
+        expect(rows.map((r) => r.app_id)).toEqual(['app_live']);
+      });
+
       it('lists reported slots until their reports expire, and declared ones always', async () => {
         const base = clock;
         await apps.reportSlots('/dashboard', [
