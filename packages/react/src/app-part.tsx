@@ -1,7 +1,8 @@
 /**
  * `<AppPart>`: the app the agent builds, as the chat shows it. `service_make` streams the app as
  * one AI SDK data part (`data-service-app`, one id per app) that moves from `streaming` to `final`
- * or `failed`; this renders whichever state the part is in. A part still `streaming` once its
+ * or `failed` (or `withdrawn`, a guessed preview that shows nothing); this renders whichever
+ * state the part is in. A part still `streaming` once its
  * message stopped streaming is a build that died on the way: it reads as failed, so a turn that
  * ended never leaves a spinner behind.
  */
@@ -32,7 +33,9 @@ export interface AppChatPart extends ChatPartLike {
 export type AppPartView =
   | { state: 'building'; appId: string; title: string | null; document: AppDocument | null }
   | { state: 'ready'; appId: string; title: string | null; version: number | null; document: AppDocument }
-  | { state: 'failed'; appId: string; title: string | null; reason: string };
+  | { state: 'failed'; appId: string; title: string | null; reason: string }
+  /** A preview the build withdrew (it guessed a new app; the call edited one): nothing shows. */
+  | { state: 'withdrawn'; appId: string };
 
 export function isAppPart(part: ChatPartLike): part is AppChatPart {
   return part.type === APP_PART_TYPE;
@@ -60,6 +63,8 @@ export function appPartView(part: ChatPartLike, messageStreaming: boolean): AppP
       };
     case 'failed':
       return { state: 'failed', appId, title, reason: text(data.reason) ?? 'no reason was given' };
+    case 'withdrawn':
+      return { state: 'withdrawn', appId };
     default:
       return { state: 'failed', appId, title, reason: 'the app could not be read' };
   }
@@ -78,6 +83,7 @@ export interface AppPartProps {
 
 export function AppPart({ part, messageStreaming, onAction, locale }: AppPartProps) {
   const view = appPartView(part, messageStreaming);
+  if (view.state === 'withdrawn') return null;
   const name = view.title ?? 'The app';
   switch (view.state) {
     case 'building':

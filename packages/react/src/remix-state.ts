@@ -53,11 +53,17 @@ export async function loadRemix(client: WireClient, component: string): Promise<
   }
 }
 
-/** Makes the person's remix of `component` from its seed (`POST /apps/seed`) and shows it. */
-export async function remixComponent(client: WireClient, component: string): Promise<RemixState> {
+/**
+ * Makes the person's remix of `component` from its seed (`POST /apps/seed`) and shows it.
+ * `created` says whether the wire made it now (false: it answered the remix the person already had).
+ */
+export async function remixComponent(
+  client: WireClient,
+  component: string,
+): Promise<RemixState & { created?: boolean }> {
   try {
-    const { app } = await seedRemix(client, component);
-    return await shown(client, app);
+    const { app, created } = await seedRemix(client, component);
+    return { ...(await shown(client, app)), created };
   } catch (error) {
     return { status: 'original', note: refused(error) };
   }

@@ -40,7 +40,10 @@ export interface RemixInfo {
   appId: string;
   component: string;
   name: string;
-  /** True right after the person pressed Remix; false when they chose to edit an existing one. */
+  /**
+   * True when pressing Remix made the remix; false when the wire answered the one the person
+   * already had (a remix made meanwhile, in another tab), or they chose to edit an existing one.
+   */
   created: boolean;
 }
 
@@ -112,7 +115,8 @@ export function Remixable({
       if (!client || busy) return;
       void run(() => remixComponent(client, id)).then((next) => {
         const remix = 'remix' in next ? next.remix : null;
-        if (remix) onRemix?.({ appId: remix.id, component: id, name: remix.name, created: true });
+        const created = 'created' in next && next.created === true;
+        if (remix) onRemix?.({ appId: remix.id, component: id, name: remix.name, created });
       });
     },
     revert: () => {

@@ -50,13 +50,15 @@ export function ServiceSlot({ id, label, page, onAction, children }: ServiceSlot
 
   // While a build targets the slot, it asks again until the build ends (the new app, or what it held).
   const building = state.status === 'building' ? state.since : null;
-  // biome-ignore lint/correctness/useExhaustiveDependencies: each answer still building (`state`) arms the next poll
+  // Each answer still building (`state`) arms the next poll.
   useEffect(() => {
     if (building === null) return;
     let live = true;
+    // What the slot shows stays as it is while the same app is placed: no re-open per poll.
+    const prior = state.status === 'building' ? state.prior : undefined;
     const timer = setTimeout(() => {
       const where = page ?? window.location.pathname;
-      void loadSlot(client, { id, label: label ?? id, page: where }).then((next) => {
+      void loadSlot(client, { id, label: label ?? id, page: where }, prior).then((next) => {
         if (live) setState(next);
       });
     }, BUILDING_POLL_MS);

@@ -46,7 +46,18 @@ export interface SlotClient extends WireClient {
   reported: Set<string>;
 }
 
-export async function loadSlot(client: SlotClient, slot: SlotRequest): Promise<SlotState> {
+/**
+ * Reads the slot's placement and what it shows. `prior` is what the slot shows now: while a build
+ * targets the slot and the same app is still placed, that content stays as it is, so a slot polled
+ * during a build does not open the app (and run its host queries) again on every poll. The app is
+ * opened when the placed app changed, when the build ended, or when no prior is given (a return to
+ * the page reads afresh).
+ */
+export async function loadSlot(
+  client: SlotClient,
+  slot: SlotRequest,
+  prior?: SlotContent,
+): Promise<SlotState> {
   try {
     const reportKey = `${slot.page}\n${slot.id}`;
     if (!client.reported.has(reportKey)) {
@@ -54,8 +65,12 @@ export async function loadSlot(client: SlotClient, slot: SlotRequest): Promise<S
       client.reported.add(reportKey);
     }
     const { appId, building } = await slotPlacement(client, slot.page, slot.id);
-    const prior = await contentOf(client, appId);
-    return building ? { status: 'building', appId: building.appId, since: building.since, prior } : prior;
+    if (building) {
+      const kept =
+        prior?.status === 'ready' && prior.app.id === appId ? prior : await contentOf(client, appId);
+      return { status: 'building', appId: building.appId, since: building.since, prior: kept };
+    }
+    return await contentOf(client, appId);
   } catch (error) {
     // Nobody signed in, or the app went away between the two reads: nothing of the person's to show.
     if (

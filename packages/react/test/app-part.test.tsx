@@ -113,6 +113,15 @@ describe('AppPart', () => {
     );
   });
 
+  it('a withdrawn part (a guessed preview the build did not use) shows nothing, streaming or not', () => {
+    expect(appPartView(part({ state: 'withdrawn', appId: 'app_1' }), true)).toEqual({
+      state: 'withdrawn',
+      appId: 'app_1',
+    });
+    expect(html(part({ state: 'withdrawn', appId: 'app_1' }), true)).toBe('');
+    expect(html(part({ state: 'withdrawn', appId: 'app_1' }), false)).toBe('');
+  });
+
   it('a part left streaming after its turn ended is a failed build, never a spinner', () => {
     for (const doc of [null, document]) {
       const markup = html(

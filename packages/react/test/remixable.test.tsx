@@ -129,6 +129,17 @@ describe('Remixable against the wire', () => {
     expect(await loadRemix(clientFor(someone()), 'OrdersCard')).toEqual({ status: 'original' });
   });
 
+  it('says whether pressing Remix made the remix or found the one the person already had', async () => {
+    const user = someone();
+    const first = await remixComponent(clientFor(user), 'OrdersCard');
+    expect(first).toMatchObject({ status: 'remixed', created: true });
+    // Another tab pressed Remix first: the wire answers that remix, not a new one.
+    const again = await remixComponent(clientFor(user), 'OrdersCard');
+    expect(again).toMatchObject({ status: 'remixed', created: false });
+    if (first.status !== 'remixed' || again.status !== 'remixed') throw new Error('expected remixes');
+    expect(again.remix.id).toBe(first.remix.id);
+  });
+
   it('reverts: the remix is deleted and the host’s children show again', async () => {
     const client = clientFor(someone());
     const remixed = await remixComponent(client, 'OrdersCard');

@@ -217,6 +217,35 @@ describe('ServiceSlot against the wire', () => {
     expect(await loadSlot(client, slot)).toMatchObject({ status: 'ready', app: { id: next } });
   });
 
+  it('does not open the app it holds again on each poll while a build runs, only once the build ends', async () => {
+    const ada = someone();
+    const slot = { id: 'home.polled', label: 'Polled', page: '/home' };
+    const client = clientFor(ada);
+    await loadSlot(client, slot);
+    const prior = await wire.makeApp(ada, 'Orders', document);
+    await placeAs(ada, 'home.polled', prior);
+    const next = await wire.makeApp(ada, 'Greeting', greeting);
+    await wire.apps.startSlotBuild(ada, 'home.polled', next);
+    const opens = () => client.calls.filter((call) => call === `POST /apps/${prior}/open`).length;
+
+    // The first read (or a return to the page) opens it; the polls that follow keep it.
+    const first = await loadSlot(client, slot);
+    expect(first).toMatchObject({ status: 'building', prior: { status: 'ready', app: { id: prior } } });
+    expect(opens()).toBe(1);
+    let polled = first;
+    for (let poll = 0; poll < 3; poll++) {
+      polled = await loadSlot(client, slot, polled.status === 'building' ? polled.prior : undefined);
+      expect(polled).toMatchObject({ status: 'building', prior: { app: { id: prior, document } } });
+    }
+    expect(opens()).toBe(1);
+
+    // The build ended without placing its app: the slot opens what it holds again.
+    await wire.apps.endSlotBuild(ada, 'home.polled', next);
+    const ended = await loadSlot(client, slot, polled.status === 'building' ? polled.prior : undefined);
+    expect(ended).toMatchObject({ status: 'ready', app: { id: prior } });
+    expect(opens()).toBe(2);
+  });
+
   it('keeps the host’s content while an empty slot is built, and its prior app when the build fails', async () => {
     const ada = someone();
     const slot = { id: 'home.failing', label: 'Failing', page: '/home' };

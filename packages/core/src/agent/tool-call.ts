@@ -34,6 +34,8 @@ export interface HostToolCall {
    * it (`approval-required`). May throw to refuse it with a reason.
    */
   approve(input: unknown, context: ToolContext): Promise<ApprovedCall | null>;
+  /** Called just before `execute` runs (the input was valid and the call allowed). */
+  executing?: () => void;
 }
 
 export type HostToolOutcome =
@@ -87,6 +89,7 @@ export async function callHostTool(deps: HostToolDeps, call: HostToolCall): Prom
     }
   }
   let outcome: HostToolOutcome;
+  call.executing?.();
   try {
     outcome = { status: 'ok', output: await tool.execute(input, context) };
   } catch (error) {

@@ -147,10 +147,17 @@ export interface ToolInputStream {
   /** More input arrived: `text` is all of it so far (partial JSON). */
   delta?(text: string, context: ToolContext): void | Promise<void>;
   /**
-   * The input stream ended without `execute` running (the input did not parse, or the turn
-   * stopped). Called after every call that started, so it must do nothing once `execute` ran.
+   * The input stream ended without `execute` running (the input did not parse or was refused,
+   * the call was denied, or the turn stopped). Never called for a call whose `execute` started:
+   * `execute` owns whatever the stream began.
    */
   end?(context: ToolContext): void | Promise<void>;
+  /**
+   * The most input text the stream keeps (characters): once the input grows past it, the text
+   * stops growing and `delta` is no longer called (`execute` still gets the whole input). Unset:
+   * no limit.
+   */
+  maxText?: number;
 }
 
 /** A tool of any input and output type, as lists of tools hold them. */

@@ -256,6 +256,8 @@ const NOT_STARTED = 'The run was stopped before this call started.';
 /** A call's input as the model writes it, for a tool that watches it (`inputStream`). */
 interface StreamedInput {
   text: string;
+  /** The input grew past the stream's `maxText`: no more text is kept, no more deltas go out. */
+  capped: boolean;
   stream: ToolInputStream;
   context: ToolContext;
 }
@@ -282,8 +284,10 @@ function toolSet(
           throw new ToolCallFailure(NOT_STARTED);
         }
         // Once the call settled, its input stream is over; a tool whose execute never ran (its
-        // input was refused) closes its preview before the call's result goes out.
-        const call = callTool(run, deps, registered, input, options.toolCallId).finally(() =>
+        // input was refused) closes its preview before the call's result goes out. One whose
+        // execute started owns what its stream began: its `end` is not called.
+        const executing = () => inputs.delete(options.toolCallId);
+        const call = callTool(run, deps, registered, input, options.toolCallId, executing).finally(() =>
           endInputs(deps, inputs, options.toolCallId),
         );
         started.set(options.toolCallId, settle(registered.name, input, call));
@@ -321,13 +325,19 @@ function inputHooks(
     onInputStart: async ({ toolCallId }: { toolCallId: string }) => {
       // A preview follows the call's own start on the stream, so the client has the call first.
       const context = toolContext(run, deps, toolCallId, (id) => run.toolInputStarted(id));
-      const entry: StreamedInput = { text: '', stream, context };
+      const entry: StreamedInput = { text: '', capped: false, stream, context };
       inputs.set(toolCallId, entry);
       if (stream.start) await guarded(() => stream.start?.(context));
     },
     onInputDelta: async ({ toolCallId, inputTextDelta }: { toolCallId: string; inputTextDelta: string }) => {
       const entry = inputs.get(toolCallId);
-      if (!entry) return;
+      if (!entry || entry.capped) return;
+      // A huge input's text is not kept (nor re-read by each delta) without bound: past the cap
+      // the previews stop; execute still sees the whole input and judges it.
+      if (stream.maxText !== undefined && entry.text.length + inputTextDelta.length > stream.maxText) {
+        entry.capped = true;
+        return;
+      }
       entry.text += inputTextDelta;
       if (stream.delta) await guarded(() => stream.delta?.(entry.text, entry.context));
     },
@@ -409,10 +419,11 @@ async function callTool(
   registered: RegisteredTool,
   rawInput: unknown,
   toolCallId: string,
+  executing: () => void,
 ): Promise<unknown> {
   run.calls++;
   try {
-    return await runHostTool(run, deps, registered, rawInput, toolCallId);
+    return await runHostTool(run, deps, registered, rawInput, toolCallId, executing);
   } finally {
     run.calls--;
     // The last call still running has ended while others wait: the run may pause now.
@@ -426,10 +437,12 @@ async function runHostTool(
   registered: RegisteredTool,
   rawInput: unknown,
   toolCallId: string,
+  executing: () => void,
 ): Promise<unknown> {
   const outcome = await callHostTool(deps, {
     tool: registered,
     input: rawInput,
+    executing,
     owner: run.owner,
     // Parts follow the call's own input on the stream, so the client has the call they belong to.
     context: toolContext(run, deps, toolCallId, (id) => run.toolInputSeen(id)),

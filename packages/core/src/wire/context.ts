@@ -75,6 +75,8 @@ export interface WireApps {
   replay: AppReplayer;
   /** How long a build may take (`apps.buildTimeLimitMs`): a slot build older than this is gone. */
   buildTimeLimitMs: number;
+  /** How long a rebase's whole replay may take (`apps.rebaseTimeLimitMs`). */
+  rebaseTimeLimitMs: number;
 }
 
 export interface WireEnv {

@@ -25,7 +25,7 @@ import { createJsonLogger, describeError, type Logger } from '../http/logger.js'
 import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
 import { appToolCatalog } from './apps/app-checks.js';
-import { modelReplayer } from './apps/app-replay.js';
+import { DEFAULT_REBASE_TIME_LIMIT_MS, modelReplayer } from './apps/app-replay.js';
 import { checkSeeds, type Seed } from './apps/app-seeds.js';
 import { AppStore } from './apps/app-store.js';
 import { appTools, DEFAULT_BUILD_TIME_LIMIT_MS } from './apps/app-tools.js';
@@ -131,10 +131,20 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // One apps store for the routes and the agent's tools alike.
   const appStore = options.apps === false ? null : new AppStore(db);
   const buildTimeLimitMs = appsOptions.buildTimeLimitMs ?? DEFAULT_BUILD_TIME_LIMIT_MS;
+  const rebaseTimeLimitMs = appsOptions.rebaseTimeLimitMs ?? DEFAULT_REBASE_TIME_LIMIT_MS;
   // What the agent and the door offer: the host's tools, then the service's own.
   const offered = createToolRegistry(options.tools ?? [], {
     service: appStore
-      ? serviceTools(options, { appStore, tools, grants, audit, seeds, replay, buildTimeLimitMs })
+      ? serviceTools(options, {
+          appStore,
+          tools,
+          grants,
+          audit,
+          seeds,
+          replay,
+          buildTimeLimitMs,
+          rebaseTimeLimitMs,
+        })
       : [],
   });
   const surface = agentSurface(overrides, offered, logger);
@@ -211,6 +221,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
             seeds,
             replay,
             buildTimeLimitMs,
+            rebaseTimeLimitMs,
           },
     automations,
     files,
@@ -408,6 +419,7 @@ function serviceTools(
     seeds: ReadonlyMap<string, Seed>;
     replay: AppReplayer;
     buildTimeLimitMs: number;
+    rebaseTimeLimitMs: number;
   },
 ): AnyHostTool[] {
   const productName = typeof options.mcp === 'object' ? options.mcp.productName : undefined;
@@ -418,6 +430,7 @@ function serviceTools(
     seeds: deps.seeds,
     replay: deps.replay,
     buildTimeLimitMs: deps.buildTimeLimitMs,
+    rebaseTimeLimitMs: deps.rebaseTimeLimitMs,
     ...(typeof productName === 'string' && productName.trim() ? { productName: productName.trim() } : {}),
     appUrl: (appId) => (typeof options.apps === 'object' && options.apps.openUrl?.(appId)) || null,
   });

@@ -78,6 +78,12 @@ export interface AppsOptions {
    * is saved; a slot being built stops saying so.
    */
   buildTimeLimitMs?: number;
+  /**
+   * How long a rebase's whole replay (every wish of the trail, each one call of the replayer and
+   * its checks) may take, in milliseconds (default 120 000). Past it the rebase fails as
+   * `rebase_failed` with the counts, and nothing is written.
+   */
+  rebaseTimeLimitMs?: number;
 }
 
 /** One step of a rebase's replay: the document so far and the wish to apply to it. */
@@ -252,6 +258,7 @@ const appsSchema = z.strictObject({
   openUrl: fn('a function openUrl(appId) returning the URL of the host page that shows the app').optional(),
   replay: fn('a function replay({ document, wish, signal }) answering the next app document').optional(),
   buildTimeLimitMs: z.number().int().min(100).max(600_000).optional(),
+  rebaseTimeLimitMs: z.number().int().min(100).max(3_600_000).optional(),
   slots: z
     .array(
       z.strictObject({

@@ -19,6 +19,7 @@ const services: Service[] = [];
 
 /** A read tool whose answer waits for `release()` (or never comes, if nobody releases it). */
 function gatedTool(name: string) {
+  const signals: AbortSignal[] = [];
   let open: () => void = () => {};
   let gate = new Promise<void>((resolve) => {
     open = resolve;
@@ -30,11 +31,14 @@ function gatedTool(name: string) {
       input: z.object({}),
       output: z.object({ count: z.number().int() }),
       risk: 'read' as const,
-      execute: async () => {
+      execute: async (_input: unknown, context: { signal: AbortSignal }) => {
+        signals.push(context.signal);
         await gate;
         return { count: 3 };
       },
     },
+    /** The signal each run was given, latest last. */
+    signals,
     release: () => open(),
     rearm: () => {
       gate = new Promise<void>((resolve) => {
@@ -240,6 +244,49 @@ describe('builds in a turn', () => {
     ]);
   });
 
+  it('an edit whose input writes the document before the app id leaves no stray part, in either order', async () => {
+    const apps = new AppStore(store.db);
+    const first = await serviceWith(makeStep({ wish: 'orders', document: document('Orders') }));
+    await readTurn(
+      await callerFor(first.fetch, 'fay')('/chat', { method: 'POST', json: { message: 'orders' } }),
+    );
+    const [app] = await apps.listApps('fay');
+    /** Each part id's last state, as the client keeps it (a later part replaces an earlier one). */
+    const lastStates = async (input: object) => {
+      const service = await serviceWith(makeStep(input, 12));
+      const turn = await readTurn(
+        await callerFor(service.fetch, 'fay')('/chat', { method: 'POST', json: { message: 'edit' } }),
+      );
+      const last = new Map<string, string>();
+      for (const part of appParts(turn.chunks)) last.set(part.id!, (part.data as { state: string }).state);
+      return last;
+    };
+
+    // `appId` first: every part is the edited app's.
+    const appIdFirst = await lastStates({ wish: 'rename', appId: app!.id, document: document('Renamed') });
+    expect([...appIdFirst]).toEqual([[app!.id, 'final']]);
+
+    // `document` first: the guessed new app's preview is withdrawn, never left failed beside the edit.
+    const documentFirst = await lastStates({ wish: 'again', document: document('Again'), appId: app!.id });
+    expect(documentFirst.get(app!.id)).toBe('final');
+    expect([...documentFirst.values()].sort()).toEqual(['final', 'withdrawn']);
+    expect((await apps.listApps('fay')).map((a) => [a.id, a.version])).toEqual([[app!.id, 3]]);
+  });
+
+  it('a slot build record counts as in flight a margin past the time limit (it starts before the checks)', async () => {
+    const service = await serviceWith([], 300);
+    const apps = new AppStore(store.db);
+    await apps.startSlotBuild('gil', 'home.top', 'app_gil');
+    await store.db
+      .updateTable('wire_slot_builds')
+      .set({ started_at: new Date(Date.now() - 1000) })
+      .where('owner', '=', 'gil')
+      .execute();
+    const answer = (await (await callerFor(service.fetch, 'gil')('/apps/placements')).json()) as Placed;
+    expect(answer.building).toEqual([expect.objectContaining({ slot: 'home.top', appId: 'app_gil' })]);
+    await apps.endSlotBuild('gil', 'home.top', 'app_gil');
+  });
+
   it('a build whose checks hang times out: nothing saved, the slot keeps its app, no longer building', async () => {
     const apps = new AppStore(store.db);
     const first = await serviceWith(
@@ -264,6 +311,8 @@ describe('builds in a turn', () => {
     };
     expect(output.output.status).toBe('failed');
     expect(output.output.note).toMatch(/^the build timed out/);
+    // The hung query was told to stop when the limit passed, not left running.
+    expect(hanging.signals.at(-1)?.aborted).toBe(true);
     expect((await apps.listApps('eve')).map((a) => a.id)).toEqual([kept!.id]);
     const parts = appParts(turn.chunks);
     expect(parts.at(-1)!.data).toMatchObject({

@@ -315,6 +315,47 @@ for (const kind of STORE_KINDS) {
       });
     });
 
+    it('gives the whole replay a time limit: past it the rebase fails with the counts, aborted, and writes nothing', async () => {
+      const signals: AbortSignal[] = [];
+      // The second wish never answers (unless its signal aborts).
+      const hanging: AppReplayer = async (step) => {
+        signals.push(step.signal!);
+        if (step.wish !== 'heading: Today') return applyWish(step);
+        return new Promise(() => {});
+      };
+      const limited = await testService(store, {
+        tools,
+        apps: {
+          seeds: [{ component: 'OrdersCard', name: 'Orders card', document: CHANGED }],
+          replay: hanging,
+          rebaseTimeLimitMs: 300,
+        },
+      });
+      const limitedHttp = await connect('express', limited);
+      try {
+        const ada = someone();
+        const id = await driftedRemix(ada, ['title: Mine', 'heading: Today', 'title: Later']);
+        const was = await snapshot(ada, id);
+        const started = Date.now();
+        const answer = await callerFor(limitedHttp.fetch, ada)(`/apps/${id}/rebase-pin`, {
+          method: 'POST',
+          json: {},
+        });
+        expect(Date.now() - started).toBeLessThan(5000);
+        const error = await expectError(answer, 422, 'rebase_failed');
+        expect(error).toMatchObject({ replayed: 1, failed: 1, remaining: 1, wish: 'heading: Today' });
+        expect(error.message).toMatch(/took longer than 0\.3 s/);
+        expect(signals.at(-1)?.aborted).toBe(true);
+        expect(await snapshot(ada, id)).toEqual(was);
+      } finally {
+        await limitedHttp.close();
+        await limited.close();
+      }
+      await expect(
+        testService(store, { tools, apps: { rebaseTimeLimitMs: 'soon' as never } }),
+      ).rejects.toThrow(/rebaseTimeLimitMs/);
+    });
+
     it('refuses a replay option that is not a function at composition', async () => {
       await expect(testService(store, { tools, apps: { replay: 'model' as never } })).rejects.toThrow(
         /replay/,

@@ -20,6 +20,9 @@ import { appKit, type DocumentChecker } from './app-checks.js';
 import type { Seed } from './app-seeds.js';
 import type { AppStore, AppWithDocument } from './app-store.js';
 
+/** How long a rebase's whole replay may take by default (`apps.rebaseTimeLimitMs`). */
+export const DEFAULT_REBASE_TIME_LIMIT_MS = 120_000;
+
 /** The replay of a trail: the document it ends on, or where it stopped. */
 export type ReplayOutcome =
   | { ok: true; document: AppDocument; replayed: number }
@@ -36,7 +39,9 @@ export interface ReplayStop {
 
 /**
  * Applies `wishes` in order to `start` through `replay`, checking every document it answers as
- * the person in `context`. An empty trail ends on `start` itself.
+ * the person in `context`. An empty trail ends on `start` itself. The whole replay gets
+ * `timeLimitMs`: past it the wish in flight is aborted (its replayer and checks get a signal that
+ * aborts) and the replay stops on that wish.
  */
 export async function replayTrail(input: {
   start: AppDocument;
@@ -44,25 +49,46 @@ export async function replayTrail(input: {
   replay: AppReplayer;
   checker: DocumentChecker;
   context: ToolContext;
+  timeLimitMs?: number;
 }): Promise<ReplayOutcome> {
-  let document = input.start;
-  for (const [index, wish] of input.wishes.entries()) {
-    const stop = (reason: string): ReplayOutcome => ({
-      ok: false,
-      stop: { replayed: index, failed: 1, remaining: input.wishes.length - index - 1, wish, reason },
-    });
-    let answer: unknown;
-    try {
-      answer = await input.replay({ document, wish, signal: input.context.signal });
-    } catch (error) {
-      return stop(`the replay failed: ${(error as Error)?.message || String(error)}`);
+  const limitMs = input.timeLimitMs ?? DEFAULT_REBASE_TIME_LIMIT_MS;
+  const limit = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<'timed-out'>((resolve) => {
+    timer = setTimeout(() => {
+      resolve('timed-out');
+      limit.abort(new Error('the rebase took too long'));
+    }, limitMs);
+  });
+  const signal = AbortSignal.any([input.context.signal, limit.signal]);
+  const context = { ...input.context, signal };
+  const tooLong = `the rebase took longer than ${limitMs / 1000} s`;
+  try {
+    let document = input.start;
+    for (const [index, wish] of input.wishes.entries()) {
+      const stop = (reason: string): ReplayOutcome => ({
+        ok: false,
+        stop: { replayed: index, failed: 1, remaining: input.wishes.length - index - 1, wish, reason },
+      });
+      if (limit.signal.aborted) return stop(tooLong);
+      let answer: unknown;
+      try {
+        answer = await Promise.race([input.replay({ document, wish, signal }), timedOut]);
+      } catch (error) {
+        if (limit.signal.aborted) return stop(tooLong);
+        return stop(`the replay failed: ${(error as Error)?.message || String(error)}`);
+      }
+      if (answer === 'timed-out') return stop(tooLong);
+      if (answer === undefined || answer === null) return stop('the replay answered no document');
+      const checked = await Promise.race([input.checker.check(answer, context), timedOut]);
+      if (checked === 'timed-out' || limit.signal.aborted) return stop(tooLong);
+      if (!checked.ok) return stop(`the document is refused: ${problemWords(checked.problems)}`);
+      document = checked.document;
     }
-    if (answer === undefined || answer === null) return stop('the replay answered no document');
-    const checked = await input.checker.check(answer, input.context);
-    if (!checked.ok) return stop(`the document is refused: ${problemWords(checked.problems)}`);
-    document = checked.document;
+    return { ok: true, document, replayed: input.wishes.length };
+  } finally {
+    clearTimeout(timer);
   }
-  return { ok: true, document, replayed: input.wishes.length };
 }
 
 /** What `rebasePin` needs: where apps are kept, the host's seeds, the replayer and the checks. */
@@ -72,6 +98,8 @@ export interface RebaseDeps {
   replay: AppReplayer;
   checker: DocumentChecker;
   audit: Pick<AuditLog, 'record'>;
+  /** How long the whole replay may take (`apps.rebaseTimeLimitMs`); the default otherwise. */
+  timeLimitMs?: number;
 }
 
 export type RebaseOutcome =
@@ -111,6 +139,7 @@ export async function rebasePin(
     replay: deps.replay,
     checker: deps.checker,
     context,
+    ...(deps.timeLimitMs ? { timeLimitMs: deps.timeLimitMs } : {}),
   });
   if (!replayed.ok) return { status: 'failed', app, stop: replayed.stop };
   const saved = await deps.store.rebase(owner, app.id, {

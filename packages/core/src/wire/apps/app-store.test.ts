@@ -2,7 +2,7 @@ import { Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, STORE_KINDS, type TestStore } from '../../../test/support/stores.js';
 import { MIGRATIONS } from '../../store/migrations/index.js';
-import { APP_HISTORY_LIMIT, AppStore, SLOT_REPORT_TTL_MS } from './app-store.js';
+import { APP_HISTORY_LIMIT, APP_TRAIL_LIMIT, AppStore, SLOT_REPORT_TTL_MS } from './app-store.js';
 
 const doc = (title: string) => ({ root: { component: 'text', props: { text: title } } });
 const hashOf = (title: string) => `sha256:${title}`;
@@ -80,6 +80,23 @@ for (const kind of STORE_KINDS) {
         clock += 1000;
         await apps.addVersion(owner, app.id, version('25'));
         expect((await apps.listApps(owner)).map((a) => a.id)).toEqual([app.id, other.id]);
+      });
+
+      it('keeps the newest fifty wishes of a trail, on append and on rewrite', async () => {
+        const owner = someone();
+        const app = await apps.createApp(owner, { name: 'Wishful', ...version('0') });
+        for (let i = 1; i <= APP_TRAIL_LIMIT + 5; i += 1) await apps.appendWish(owner, app.id, `wish ${i}`);
+        const trail = (await apps.trail(owner, app.id)) ?? [];
+        expect(trail).toHaveLength(APP_TRAIL_LIMIT);
+        expect(trail.map((w) => w.seq)).toEqual(range(6, APP_TRAIL_LIMIT + 5));
+        expect(trail.at(-1)?.wish).toBe(`wish ${APP_TRAIL_LIMIT + 5}`);
+        await apps.rewriteTrail(
+          owner,
+          app.id,
+          range(1, APP_TRAIL_LIMIT + 2).map((i) => `again ${i}`),
+        );
+        const rewritten = (await apps.trail(owner, app.id)) ?? [];
+        expect(rewritten.map((w) => w.wish)).toEqual(range(3, APP_TRAIL_LIMIT + 2).map((i) => `again ${i}`));
       });
 
       it('gives racing edits distinct numbers, one after another', async () => {
@@ -336,6 +353,25 @@ for (const kind of STORE_KINDS) {
     });
 
     describe('slots', () => {
+      it('sweeps slot build records a crashed process left past their age, keeping builds in flight', async () => {
+        const owner = someone();
+        await apps.startSlotBuild(owner, 'home.crashed', 'app_crashed');
+        await apps.startSlotBuild(owner, 'home.live', 'app_live');
+        await store.db
+          .updateTable('wire_slot_builds')
+          .set({ started_at: new Date(Date.now() - 60_000) })
+          .where('owner', '=', owner)
+          .where('app_id', '=', 'app_crashed')
+          .execute();
+        await apps.sweepSlots(30_000);
+        const rows = await store.db
+          .selectFrom('wire_slot_builds')
+          .select('app_id')
+          .where('owner', '=', owner)
+          .execute();
+        expect(rows.map((r) => r.app_id)).toEqual(['app_live']);
+      });
+
       it('lists reported slots until their reports expire, and declared ones always', async () => {
         const base = clock;
         await apps.reportSlots('/dashboard', [

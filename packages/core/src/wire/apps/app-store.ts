@@ -27,6 +27,20 @@ import type {
  * reviewer approved, which keeps serving however many versions follow it.
  */
 export const APP_HISTORY_LIMIT = 20;
+
+/**
+ * How much longer than the build time limit a slot build's record counts as in flight: the record
+ * starts before the checks the limit times (and the save and placement follow them).
+ */
+export const SLOT_BUILD_MARGIN_MS = 10_000;
+
+/** The age past which a slot build's record is gone, for a build time limit of `limitMs`. */
+export function slotBuildMaxAgeMs(limitMs: number): number {
+  return limitMs + SLOT_BUILD_MARGIN_MS;
+}
+
+/** How many wishes an app's trail keeps: the newest; a rebase replays at most these. */
+export const APP_TRAIL_LIMIT = 50;
 /**
  * How long a slot a page reported stays listed without being reported again: 7 days, so a page
  * visited weekly keeps its slots, and a slot removed from the host's pages is gone within a week.
@@ -527,13 +541,21 @@ export class AppStore {
     }));
   }
 
-  /** Deletes slot reports past the TTL (placements in them stay, and show again if the slot comes back). */
-  async sweepSlots(): Promise<number> {
+  /**
+   * Deletes slot reports past the TTL (placements in them stay, and show again if the slot comes
+   * back), and slot build records older than `buildMaxAgeMs` (a process that crashed mid-build
+   * never ended them; they already count as gone). Answers how many slot reports went.
+   */
+  async sweepSlots(buildMaxAgeMs = slotBuildMaxAgeMs(600_000)): Promise<number> {
     const gone = await this.db
       .deleteFrom('wire_slots')
       .where('declared', '=', false)
       .where('reported_at', '<=', this.reportCutoff())
       .executeTakeFirst();
+    await this.db
+      .deleteFrom('wire_slot_builds')
+      .where('started_at', '<=', new Date(Date.now() - buildMaxAgeMs))
+      .execute();
     return Number(gone.numDeletedRows);
   }
 
@@ -873,6 +895,13 @@ async function appendTrail(trx: Transaction<Database>, appId: string, wishes: re
     created_at: at,
   }));
   await trx.insertInto('wire_app_trail').values(rows).execute();
+  // The trail keeps the newest wishes only, trimmed in the same transaction as the append.
+  const newest = rows.at(-1)!.seq;
+  await trx
+    .deleteFrom('wire_app_trail')
+    .where('app_id', '=', appId)
+    .where('seq', '<=', newest - APP_TRAIL_LIMIT)
+    .execute();
   return rows.map((row) => row.seq);
 }
 

@@ -12,6 +12,7 @@ import {
   type ToolDataPart,
   type ToolRegistry,
 } from '../../agent/tools.js';
+import { APP_DOCUMENT_LIMITS } from '../../apps/index.js';
 import { buildMenu } from '../../door/tool-menu.js';
 import { silentLogger } from '../../http/logger.js';
 import { appToolCatalog } from './app-checks.js';
@@ -624,6 +625,12 @@ for (const kind of STORE_KINDS) {
         if (preview.document) expect(preview.document).not.toHaveProperty('queries');
       }
       expect(parts.at(-1)!.data).toMatchObject({ state: 'final', version: 1 });
+    });
+
+    it('reads at most twice the largest document of an input for previews', () => {
+      for (const name of ['service_make', 'service_apps_create', 'service_apps_edit']) {
+        expect(registry.get(name)!.inputStream!.maxText).toBe(2 * APP_DOCUMENT_LIMITS.maxBytes);
+      }
     });
 
     it('never previews an edit of another person’s app, and ends an unread input’s preview', async () => {

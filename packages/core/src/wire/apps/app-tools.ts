@@ -19,7 +19,13 @@ import {
   type ToolInputStream,
   type ToolRegistry,
 } from '../../agent/tools.js';
-import { type AppDocument, contentHash, type Problem, partialDocument } from '../../apps/index.js';
+import {
+  APP_DOCUMENT_LIMITS,
+  type AppDocument,
+  contentHash,
+  type Problem,
+  partialDocument,
+} from '../../apps/index.js';
 import type { AppReplayer } from '../options.js';
 import { appKit, type DocumentChecker, documentChecker } from './app-checks.js';
 import { problemWords, type RebaseDeps, rebasePin, stopWords } from './app-replay.js';
@@ -36,7 +42,12 @@ export type AppPart =
   | { state: 'streaming'; appId: string; title: string | null; document: AppDocument | null }
   | { state: 'final'; appId: string; title: string; version: number; document: AppDocument }
   /** A refused or broken build: nothing is painted, the reason is said. */
-  | { state: 'failed'; appId: string; title: string | null; reason: string };
+  | { state: 'failed'; appId: string; title: string | null; reason: string }
+  /**
+   * A preview painted under the id a new app would get, when the input then named an app to
+   * edit (`appId` written after `document`): no app was ever built there, the client shows nothing.
+   */
+  | { state: 'withdrawn'; appId: string };
 
 /** `service_make`'s answer: four fields of words. */
 export interface MakeReceipt {
@@ -65,6 +76,8 @@ export interface AppToolsDeps {
   replay?: AppReplayer;
   /** How long a build's checks may take before it fails (`apps.buildTimeLimitMs`). */
   buildTimeLimitMs?: number;
+  /** How long a rebase's whole replay may take (`apps.rebaseTimeLimitMs`). */
+  rebaseTimeLimitMs?: number;
 }
 
 const WISH = z.string().trim().min(1).max(2000).describe('what the person asked for, in their words');
@@ -82,6 +95,7 @@ export function appTools(deps: AppToolsDeps): AnyHostTool[] {
     seeds: deps.seeds ?? new Map(),
     replay: deps.replay ?? (async () => Promise.reject(new Error('no replayer is configured'))),
     checker,
+    ...(deps.rebaseTimeLimitMs ? { timeLimitMs: deps.rebaseTimeLimitMs } : {}),
     audit: deps.calls.audit,
   };
   return [
@@ -289,6 +303,13 @@ export function appTools(deps: AppToolsDeps): AnyHostTool[] {
 /** How often at most a build in progress repaints its preview while the model writes the document. */
 export const PREVIEW_INTERVAL_MS = 80;
 
+/**
+ * The most input text a preview reads: twice the largest document the build accepts, so a valid
+ * input always previews whole; past it previews stop (each parses all the text so far) and the
+ * build refuses the oversized document as usual.
+ */
+export const PREVIEW_TEXT_MAX = 2 * APP_DOCUMENT_LIMITS.maxBytes;
+
 /** How long a build's checks may take by default (`apps.buildTimeLimitMs`). */
 export const DEFAULT_BUILD_TIME_LIMIT_MS = 20_000;
 
@@ -333,6 +354,7 @@ class AppBuilder {
    */
   inputStream(tool: BuildTool): ToolInputStream {
     return {
+      maxText: PREVIEW_TEXT_MAX,
       start: (context) => {
         const key = draftKey(context);
         if (!key) return;
@@ -380,7 +402,8 @@ class AppBuilder {
     const { value } = await parsePartialJson(text);
     if (draft.closed || !isRecord(value) || !Object.hasOwn(value, 'document')) return;
     if (draft.partId === null) {
-      // The app id is written before the document (the input's order), so it is whole by now.
+      // The app id is usually written before the document, so it is whole by now; when it comes
+      // later the preview was a guess, which the build withdraws.
       const appId = tool === 'create' ? undefined : value.appId;
       if (typeof appId === 'string') {
         draft.existing = await this.store.getApp(draft.owner, appId);
@@ -437,9 +460,14 @@ class AppBuilder {
     const givenTitle = typeof input.document.title === 'string' ? input.document.title : null;
     const name = input.name ?? existing?.name ?? givenTitle ?? 'Untitled app';
     const appId = existing?.id ?? draft?.newId ?? newId('app');
-    // A preview painted under another part than the build's (the input changed its mind) ends.
-    if (draft?.painted && draft.partId && draft.partId !== appId)
+    // A preview guessed a new app (the document came before `appId`): it is withdrawn, never
+    // left as a failure beside the edit. Any other preview under another part than the build's
+    // (the input changed its mind) ends as a refusal does.
+    if (draft?.painted && draft.partId === draft.newId && input.appId !== undefined) {
+      await painter(context, draft.newId)({ state: 'withdrawn', appId: draft.newId });
+    } else if (draft?.painted && draft.partId && draft.partId !== appId) {
       await this.unpaint(draft, draft.partId, context);
+    }
     if (input.appId && !existing) {
       // No part is painted: a failed answer never says whether another person's app exists.
       return failed(name, 'your apps', `no app ${input.appId} among the person’s apps (service_apps_list)`);
@@ -477,7 +505,11 @@ class AppBuilder {
       const schemas = this.checker.validate(input.document);
       if (!schemas.ok) return await refuse(refusal(schemas.problems));
       await show({ state: 'streaming', appId, title: schemas.document.title, document: schemas.document });
-      const checked = await withinLimit(this.checker.check(schemas.document, context), this.timeLimitMs);
+      const checked = await withinLimit(
+        (signal) => this.checker.check(schemas.document, { ...context, signal }),
+        context.signal,
+        this.timeLimitMs,
+      );
       if (checked === 'timed-out') {
         return await refuse(
           `the build timed out: its checks took longer than ${seconds(this.timeLimitMs)}; nothing saved`,
@@ -535,14 +567,26 @@ function lastGood(app: AppWithDocument): AppPart {
   };
 }
 
-/** The work's outcome, or `timed-out` when it takes longer than `limitMs` (it is not cut, only no longer waited for). */
-async function withinLimit<T>(work: Promise<T>, limitMs: number): Promise<T | 'timed-out'> {
+/**
+ * The work's outcome, or `timed-out` when it takes longer than `limitMs`. The work gets a signal
+ * that aborts when the caller's does or when the limit passes, so a host tool that hangs is told
+ * to stop rather than left running after nobody waits for it.
+ */
+async function withinLimit<T>(
+  work: (signal: AbortSignal) => Promise<T>,
+  callerSignal: AbortSignal,
+  limitMs: number,
+): Promise<T | 'timed-out'> {
+  const limit = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<'timed-out'>((resolve) => {
-    timer = setTimeout(() => resolve('timed-out'), limitMs);
+    timer = setTimeout(() => {
+      resolve('timed-out');
+      limit.abort(new Error(`the build's checks took longer than ${seconds(limitMs)}`));
+    }, limitMs);
   });
   try {
-    return await Promise.race([work, timeout]);
+    return await Promise.race([work(AbortSignal.any([callerSignal, limit.signal])), timeout]);
   } finally {
     clearTimeout(timer);
   }

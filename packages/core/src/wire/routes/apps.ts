@@ -30,7 +30,13 @@ import { APP_ID, APP_IMPORT_MAX_BYTES, appImportFile } from '../apps/app-import.
 import { rebasePin } from '../apps/app-replay.js';
 import type { Seed } from '../apps/app-seeds.js';
 import { pressButton, servedApp } from '../apps/app-serving.js';
-import type { AppRecord, AppVersion, AppWithDocument, Slot } from '../apps/app-store.js';
+import {
+  type AppRecord,
+  type AppVersion,
+  type AppWithDocument,
+  type Slot,
+  slotBuildMaxAgeMs,
+} from '../apps/app-store.js';
 import type { WireApps, WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { SLOT_ID, SLOT_ID_RULE } from '../options.js';
@@ -160,7 +166,7 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
     };
     const [placements, builds] = await Promise.all([
       store.placements(principal.subject),
-      store.slotBuilds(principal.subject, apps.buildTimeLimitMs),
+      store.slotBuilds(principal.subject, slotBuildMaxAgeMs(apps.buildTimeLimitMs)),
     ]);
     return c.json({
       placements: placements
@@ -355,7 +361,14 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
     const id = c.req.param('id');
     if (!APP_ID.test(id)) throw noSuchApp();
     const outcome = await rebasePin(
-      { store, seeds: apps.seeds, replay: apps.replay, checker, audit: ctx.audit },
+      {
+        store,
+        seeds: apps.seeds,
+        replay: apps.replay,
+        checker,
+        audit: ctx.audit,
+        timeLimitMs: apps.rebaseTimeLimitMs,
+      },
       { appId: id, fromVersion: body.fromVersion },
       toolContext(c, principal, c.req.raw.signal),
     );
