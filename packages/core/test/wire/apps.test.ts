@@ -588,3 +588,42 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+describe('expired slot reports and stale build records', () => {
+  it('are deleted when a page reports its slots, and fresh ones are kept', async () => {
+    const store = await openTestStore('pglite');
+    // A fresh service: its instance has not swept yet.
+    const service = await testService(store);
+    const http = await connect('express', service);
+    try {
+      const longAgo = new Date(Date.now() - 30 * 24 * 60 * 60 * 1000);
+      await store.db
+        .insertInto('wire_slots')
+        .values({ id: 'old.slot', page: '/old', label: 'Old', declared: false, reported_at: longAgo })
+        .execute();
+      await store.db
+        .insertInto('wire_slot_builds')
+        .values({ owner: 'crashed', slot_id: 'old.slot', app_id: 'app_left', started_at: longAgo })
+        .execute();
+      const reported = await callerFor(http.fetch, 'reporter')('/slots', {
+        method: 'POST',
+        json: { page: '/fresh', slots: [{ id: 'fresh.slot', label: 'Fresh' }] },
+      });
+      expect(reported.status).toBe(200);
+      const slotIds = async () =>
+        (await store.db.selectFrom('wire_slots').select('id').execute()).map((row) => row.id).sort();
+      const builds = async () =>
+        (await store.db.selectFrom('wire_slot_builds').select('owner').execute()).length;
+      // The sweep runs off the request's path: wait for it.
+      for (let i = 0; i < 50 && ((await slotIds()).includes('old.slot') || (await builds()) > 0); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(await slotIds()).toEqual(['fresh.slot']);
+      expect(await builds()).toBe(0);
+    } finally {
+      await http.close();
+      await service.close();
+      await store.dispose();
+    }
+  });
+});

@@ -77,6 +77,9 @@ const rejectBody = z.strictObject({
   note: z.string().trim().min(1, 'a note saying why is required').max(2000),
 });
 
+/** How often an instance deletes expired slot reports and stale build records. */
+const SLOT_SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+
 const rebaseBody = z.strictObject({ fromVersion: z.number().int().min(1).optional() });
 
 export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
@@ -85,6 +88,17 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
   const checker = documentChecker(ctx.tools, ctx);
   const appJson = (record: AppRecord) => appJsonOf(record, apps.seeds);
   const fullAppJson = (found: AppWithDocument) => fullAppJsonOf(found, apps.seeds);
+
+  // Expired slot reports and the build records a stopped process left behind are deleted as pages
+  // report their slots, at most once per interval on this instance, off the request's path.
+  let lastSweep = 0;
+  const sweepNowAndThen = () => {
+    if (Date.now() - lastSweep < SLOT_SWEEP_INTERVAL_MS) return;
+    lastSweep = Date.now();
+    store.sweepSlots(slotBuildMaxAgeMs(apps.buildTimeLimitMs)).catch((error: unknown) => {
+      ctx.logger.warn('apps: sweeping expired slots failed', { error: (error as Error)?.message });
+    });
+  };
 
   // --- Fixed words first: never an app id.
 
@@ -416,6 +430,7 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
     );
     const reported = body.slots.filter((slot) => !declared.has(slot.id));
     await store.reportSlots(body.page, reported);
+    sweepNowAndThen();
     return c.json({ reported: [...new Set(reported.map((slot) => slot.id))] });
   });
 
