@@ -8,13 +8,9 @@
  *
  * A screenshot of the orders page with the pinned app lands in `examples/express-host/test-results/`.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
-import { bundleChatUi } from '@service/example-chat-ui/bundle';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -22,24 +18,20 @@ import {
   describeInBrowser,
   launchChromium,
 } from '../../../packages/core/test/support/chromium.js';
-import { type RunningHost, startExpressHost } from '../src/host.js';
+import type { RunningHost } from '../src/host.js';
+import { type BundledHost, bundledHost } from './support/bundled-host.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../test-results/', import.meta.url));
 
-let store: Store;
-let assetsDir: string;
+let bundled: BundledHost;
 let host: RunningHost;
 
 beforeAll(async () => {
-  assetsDir = mkdtempSync(join(tmpdir(), 'chat-ui-apps-'));
-  await bundleChatUi(assetsDir);
-  store = await createStore({ url: 'memory://' });
-  host = await startExpressHost({ store, logger: silentLogger, env: {}, chatAssetsDir: assetsDir });
+  bundled = await bundledHost('chat-ui-apps-');
+  host = bundled.host;
 });
 afterAll(async () => {
-  await host?.close();
-  await store?.close();
-  rmSync(assetsDir, { recursive: true, force: true });
+  await bundled?.close();
 });
 
 describeInBrowser(`the demo host's apps in headless Chromium (needs ${CHROMIUM_PATH})`, () => {

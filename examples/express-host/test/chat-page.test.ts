@@ -12,8 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
-import { bundleChatUi } from '@service/example-chat-ui/bundle';
+import type { Store } from '@service/core/store';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -22,23 +21,20 @@ import {
   launchChromium,
 } from '../../../packages/core/test/support/chromium.js';
 import { type RunningHost, startExpressHost } from '../src/host.js';
+import { type BundledHost, bundledHost } from './support/bundled-host.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../test-results/', import.meta.url));
 
+let bundled: BundledHost;
 let store: Store;
-let assetsDir: string;
 let host: RunningHost;
 
 beforeAll(async () => {
-  assetsDir = mkdtempSync(join(tmpdir(), 'chat-ui-'));
-  await bundleChatUi(assetsDir);
-  store = await createStore({ url: 'memory://' });
-  host = await startExpressHost({ store, logger: silentLogger, env: {}, chatAssetsDir: assetsDir });
+  bundled = await bundledHost('chat-ui-');
+  ({ store, host } = bundled);
 });
 afterAll(async () => {
-  await host?.close();
-  await store?.close();
-  rmSync(assetsDir, { recursive: true, force: true });
+  await bundled?.close();
 });
 
 /** A sign-in token of `base`'s host (each host signs with a secret of its own). */

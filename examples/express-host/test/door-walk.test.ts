@@ -7,15 +7,9 @@
  * with their real orders beside the host's own, without a reload. A refused build over the door
  * then leaves the slot's screen as it was, reloaded.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
-import { bundleChatUi } from '@service/example-chat-ui/bundle';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -25,26 +19,22 @@ import {
   launchChromium,
 } from '../../../packages/core/test/support/chromium.js';
 import { columnFor, ordersScreen, withColumn } from '../src/demo-model-apps.js';
-import { type RunningHost, startExpressHost } from '../src/host.js';
+import type { RunningHost } from '../src/host.js';
+import { type BundledHost, bundledHost } from './support/bundled-host.js';
 import { MemoryOAuthProvider, newClient, signInAndApprove } from './support/mcp-client.js';
 
 const PERSON = 'kim@example.com';
 const HOST_WORDS = 'Your own screen can go here.';
 
-let store: Store;
-let assetsDir: string;
+let bundled: BundledHost;
 let host: RunningHost;
 
 beforeAll(async () => {
-  assetsDir = mkdtempSync(join(tmpdir(), 'chat-ui-door-walk-'));
-  await bundleChatUi(assetsDir);
-  store = await createStore({ url: 'memory://' });
-  host = await startExpressHost({ store, logger: silentLogger, env: {}, chatAssetsDir: assetsDir });
+  bundled = await bundledHost('chat-ui-door-walk-');
+  host = bundled.host;
 });
 afterAll(async () => {
-  await host?.close();
-  await store?.close();
-  rmSync(assetsDir, { recursive: true, force: true });
+  await bundled?.close();
 });
 
 describeInBrowser(

@@ -16,14 +16,10 @@
  * The pages are the real bundle over the real wire. Screenshots land in
  * `examples/express-host/test-results/`.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
 import type { AppSeed } from '@service/core/wire';
-import { bundleChatUi } from '@service/example-chat-ui/bundle';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -32,7 +28,8 @@ import {
   launchChromium,
 } from '../../../packages/core/test/support/chromium.js';
 import { DEMO_REVIEWER, ORDERS_HEADER_SEED, ORDERS_SUMMARY_SEED } from '../src/apps.js';
-import { type RunningHost, startExpressHost } from '../src/host.js';
+import type { RunningHost } from '../src/host.js';
+import { type BundledHost, bundledHost } from './support/bundled-host.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../test-results/', import.meta.url));
 const PERSON = 'ada@example.com';
@@ -52,29 +49,15 @@ const CHANGED_SUMMARY_SEED: AppSeed = {
   },
 };
 
-let store: Store;
-let assetsDir: string;
+let bundled: BundledHost;
 let host: RunningHost;
 
-const startHost = (seeds?: AppSeed[]) =>
-  startExpressHost({
-    store,
-    logger: silentLogger,
-    env: {},
-    chatAssetsDir: assetsDir,
-    ...(seeds ? { seeds } : {}),
-  });
-
 beforeAll(async () => {
-  assetsDir = mkdtempSync(join(tmpdir(), 'chat-ui-remix-'));
-  await bundleChatUi(assetsDir);
-  store = await createStore({ url: 'memory://' });
-  host = await startHost();
+  bundled = await bundledHost('chat-ui-remix-');
+  host = bundled.host;
 });
 afterAll(async () => {
-  await host?.close();
-  await store?.close();
-  rmSync(assetsDir, { recursive: true, force: true });
+  await bundled?.close();
 });
 
 describeInBrowser(`the demo host's remixes and apps in headless Chromium (needs ${CHROMIUM_PATH})`, () => {
@@ -175,8 +158,7 @@ describeInBrowser(`the demo host's remixes and apps in headless Chromium (needs 
   });
 
   it('after the host ships a changed summary, Update moves the remix onto it with the wish replayed', async () => {
-    await host.close();
-    host = await startHost([CHANGED_SUMMARY_SEED, ORDERS_HEADER_SEED]);
+    host = await bundled.restart({ seeds: [CHANGED_SUMMARY_SEED, ORDERS_HEADER_SEED] });
     // A new host process: the person signs in again.
     await page.goto(`${host.url}/orders`);
     await signIn(page, PERSON, '/orders');
