@@ -97,6 +97,18 @@ for (const kind of STORE_KINDS) {
         quantities: { input_tokens: 10, output_tokens: 20, call: 1 },
         meter_costs: { input_tokens: 6, output_tokens: 36 },
       });
+      // The usage row names its own debit: the ledger entry of this call, for its cost.
+      const debit = await store.db
+        .selectFrom('ledger_entries')
+        .selectAll()
+        .where('id', '=', usage!.ledger_entry_id)
+        .executeTakeFirstOrThrow();
+      expect(debit).toMatchObject({
+        tenant_id: tenant.tenantId,
+        kind: 'usage',
+        idempotency_key: `usage:${usage!.id}`,
+      });
+      expect(Number(debit.amount_micros)).toBe(-COMPLETION_COST);
       const events = await eventsOf(tenant.appId);
       expect(events.map((e) => e.kind)).toEqual(
         expect.arrayContaining(['billing.usage_recorded', 'billing.balance_changed']),
