@@ -13,7 +13,7 @@ import { AppStore } from '../../src/wire/apps/app-store.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { connect, type Transport } from './support/transports.js';
-import { testService } from './support/wire.js';
+import { jsonOf, testService, wireErrorOf } from './support/wire.js';
 
 const tools = [
   {
@@ -87,16 +87,8 @@ for (const kind of STORE_KINDS) {
     const importAs = (user: string | null, body: string, cookie?: string, type = MEDIA_TYPE) =>
       as(user, cookie)('/apps/import', { method: 'POST', headers: { 'content-type': type }, body });
 
-    async function json(response: Response, status: number) {
-      const body = await response.text();
-      expect(response.status, body).toBe(status);
-      return JSON.parse(body);
-    }
-    async function expectError(response: Response, status: number, code: string) {
-      const body = await json(response, status);
-      expect(body.error.code).toBe(code);
-      return body.error;
-    }
+    const json = jsonOf;
+    const expectError = wireErrorOf;
 
     beforeAll(async () => {
       store = await openTestStore(kind);

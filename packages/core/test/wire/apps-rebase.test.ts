@@ -14,7 +14,7 @@ import type { AppReplayer, AppReplayStep } from '../../src/wire/options.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { scriptedModel } from './support/models.js';
 import { connect, type Transport } from './support/transports.js';
-import { type Caller, callerFor, testService } from './support/wire.js';
+import { type Caller, callerFor, jsonOf, testService, wireErrorOf } from './support/wire.js';
 
 const tools = [
   {
@@ -112,17 +112,8 @@ for (const kind of STORE_KINDS) {
       await store?.dispose();
     });
 
-    async function json(response: Response, status: number) {
-      const body = await response.text();
-      expect(response.status, body).toBe(status);
-      return JSON.parse(body);
-    }
-    async function expectError(response: Response, status: number, code: string) {
-      const body = await json(response, status);
-      expect(body.error.code).toBe(code);
-      expect(response.headers.get('service-error-code')).toBe(code);
-      return body.error;
-    }
+    const json = jsonOf;
+    const expectError = wireErrorOf;
     const rebase = (user: string, id: string, body: unknown = {}) =>
       as(user)(`/apps/${id}/rebase-pin`, { method: 'POST', json: body });
 

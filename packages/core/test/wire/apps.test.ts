@@ -11,7 +11,7 @@ import { AppStore } from '../../src/wire/apps/app-store.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { connect, type Transport } from './support/transports.js';
-import { type Caller, callerFor, testService } from './support/wire.js';
+import { type Caller, callerFor, jsonOf, testService, wireErrorOf } from './support/wire.js';
 
 const doc = (title: string) => ({ root: { component: 'text', props: { text: title } } });
 const made = (title: string, wish?: string) => ({
@@ -43,17 +43,9 @@ for (const kind of STORE_KINDS) {
       await store?.dispose();
     });
 
-    async function json(response: Response, status: number) {
-      const body = await response.text();
-      expect(response.status, body).toBe(status);
-      return JSON.parse(body);
-    }
-    async function expectError(response: Response, status: number, code: string): Promise<string> {
-      const body = await json(response, status);
-      expect(body.error.code).toBe(code);
-      expect(response.headers.get('service-error-code')).toBe(code);
-      return body.error.message;
-    }
+    const json = jsonOf;
+    const expectError = async (response: Response, status: number, code: string): Promise<string> =>
+      (await wireErrorOf(response, status, code)).message;
     async function reportSlots(user: string, pageName: string, ids: string[]) {
       const slots = ids.map((id) => ({ id, label: `Slot ${id}` }));
       return json(await as(user)('/slots', { method: 'POST', json: { page: pageName, slots } }), 200);
