@@ -12,8 +12,9 @@ import { contentHash } from '../../src/apps/index.js';
 import { AppStore } from '../../src/wire/apps/app-store.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
+import { jsonOf, wireErrorOf } from './support/answers.js';
 import { connect, type Transport } from './support/transports.js';
-import { jsonOf, testService, wireErrorOf } from './support/wire.js';
+import { testService } from './support/wire.js';
 
 const tools = [
   {

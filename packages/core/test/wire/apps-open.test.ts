@@ -13,8 +13,9 @@ import { defineTool } from '../../src/agent/tools.js';
 import { AppStore } from '../../src/wire/apps/app-store.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
+import { jsonOf, wireErrorOf } from './support/answers.js';
 import { connect, type Transport } from './support/transports.js';
-import { type Caller, callerFor, jsonOf, testService, wireErrorOf } from './support/wire.js';
+import { type Caller, callerFor, testService } from './support/wire.js';
 
 /** Who each host tool ran as, and what it did: the tools record it, the tests read it. */
 const ran: string[] = [];

@@ -12,9 +12,10 @@ import { AppStore } from '../../src/wire/apps/app-store.js';
 import type { Service } from '../../src/wire/create-service.js';
 import type { AppReplayer, AppReplayStep } from '../../src/wire/options.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
+import { jsonOf, wireErrorOf } from './support/answers.js';
 import { scriptedModel } from './support/models.js';
 import { connect, type Transport } from './support/transports.js';
-import { type Caller, callerFor, jsonOf, testService, wireErrorOf } from './support/wire.js';
+import { type Caller, callerFor, testService } from './support/wire.js';
 
 const tools = [
   {

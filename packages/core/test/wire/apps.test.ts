@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppStore } from '../../src/wire/apps/app-store.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
+import { jsonOf, wireErrorOf } from './support/answers.js';
 import { connect, type Transport } from './support/transports.js';
-import { type Caller, callerFor, jsonOf, testService, wireErrorOf } from './support/wire.js';
+import { type Caller, callerFor, testService } from './support/wire.js';
 
 const doc = (title: string) => ({ root: { component: 'text', props: { text: title } } });
 const made = (title: string, wish?: string) => ({

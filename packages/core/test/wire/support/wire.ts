@@ -9,7 +9,6 @@ import {
   type UIMessageChunk,
   uiMessageChunkSchema,
 } from 'ai';
-import { expect } from 'vitest';
 import { silentLogger } from '../../../src/http/logger.js';
 import type { Store } from '../../../src/store/index.js';
 import { createService, type Service } from '../../../src/wire/create-service.js';
@@ -35,21 +34,6 @@ export async function testService(store: Store, options: Partial<ServiceOptions>
     overrides: false,
     ...options,
   });
-}
-
-/** `response`'s JSON body; its status must be `status` (the body is shown when it is not). */
-export async function jsonOf(response: Response, status: number) {
-  const body = await response.text();
-  expect(response.status, body).toBe(status);
-  return JSON.parse(body);
-}
-
-/** `response`'s wire error: `status`, with `code` in the body and in the `Service-Error-Code` header. */
-export async function wireErrorOf(response: Response, status: number, code: string) {
-  const body = await jsonOf(response, status);
-  expect(body.error.code).toBe(code);
-  expect(response.headers.get('service-error-code')).toBe(code);
-  return body.error;
 }
 
 export type Caller = (path: string, init?: RequestInit & { json?: unknown }) => Promise<Response>;
