@@ -258,6 +258,72 @@ for (const kind of STORE_KINDS) {
       expect(usage).toMatchObject({ cost_micros: COMPLETION_COST, estimated: false });
     });
 
+    it('bills a call whose app is deleted while it streams, and the calls settled with it', async () => {
+      const doomed = await createMeteredTenant(server.platform, 1_000_000);
+      const other = await createMeteredTenant(server.platform, 1_000_000);
+      let open!: () => void;
+      upstream.gate = new Promise((resolve) => {
+        open = resolve;
+      });
+      const readAll = async (response: Response) => {
+        expect(response.status).toBe(200);
+        const reader = response.body!.getReader();
+        let text = new TextDecoder().decode((await reader.read()).value);
+        return async () => {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) return text;
+            text += new TextDecoder().decode(value);
+          }
+        };
+      };
+      try {
+        // Both calls are answered, held upstream mid-stream, so they settle in one batch.
+        const [rest, otherRest] = await Promise.all([
+          readAll(await complete(doomed.appKey, { stream: true })),
+          readAll(await complete(other.appKey, { stream: true })),
+        ]);
+        // The app goes, and its keys with it, before its call ends.
+        await server.platform.context.deployments.remove(doomed.tenantId, doomed.appId);
+        open();
+        expect(await rest()).toContain('[DONE]');
+        expect(await otherRest()).toContain('[DONE]');
+      } finally {
+        upstream.gate = null;
+      }
+      expect(await balanceOf(doomed.tenantId)).toBe(1_000_000 - COMPLETION_COST);
+      expect(await balanceOf(other.tenantId)).toBe(1_000_000 - COMPLETION_COST);
+      const [usage] = await usageRows(doomed.tenantId);
+      // Billed, no longer naming the deleted app or its key, as if deleted after the call.
+      expect(usage).toMatchObject({ cost_micros: COMPLETION_COST, app_id: null, key_id: null });
+      expect(usage!.connection_id).toBe(doomed.llmConnectionId);
+      expect((await usageRows(other.tenantId))[0]).toMatchObject({
+        app_id: other.appId,
+        cost_micros: COMPLETION_COST,
+      });
+    });
+
+    it('clears the connection, app and key of usage rows when those are deleted later', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      expect((await complete(tenant.appKey)).status).toBe(200);
+      const [billed] = await usageRows(tenant.tenantId);
+      expect(billed).toMatchObject({ app_id: tenant.appId, connection_id: tenant.llmConnectionId });
+      expect(billed!.key_id).not.toBeNull();
+      await store.db.deleteFrom('connections').where('id', '=', tenant.llmConnectionId).execute();
+      expect((await usageRows(tenant.tenantId))[0]).toMatchObject({
+        app_id: tenant.appId,
+        connection_id: null,
+        key_id: billed!.key_id,
+      });
+      await server.platform.context.deployments.remove(tenant.tenantId, tenant.appId);
+      expect((await usageRows(tenant.tenantId))[0]).toMatchObject({
+        app_id: null,
+        connection_id: null,
+        key_id: null,
+      });
+      expect(Number(await ledgerSum(tenant.tenantId))).toBe(1_000_000 - COMPLETION_COST);
+    });
+
     it('passes upstream errors through as they are, unbilled, and releases the hold', async () => {
       const tenant = await createMeteredTenant(server.platform, 1_000_000);
       upstream.failWith = 503;

@@ -69,15 +69,16 @@ const USAGE_COLUMNS = {
 
 export async function settleBatch(
   trx: Transaction<Database>,
-  settlements: Settlement[],
+  batch: Settlement[],
   at: Date,
   options: SettleOptions,
 ): Promise<SettleResult[]> {
-  for (const s of settlements) {
+  for (const s of batch) {
     if (!Number.isSafeInteger(s.costMicros) || s.costMicros < 0) {
       throw new RangeError('costMicros must be a whole, non-negative number');
     }
   }
+  const settlements = await withoutDeletedParents(trx, batch);
   const notices: Notice[] = [];
   const postings = await applyPostings(
     trx,
@@ -128,6 +129,35 @@ export async function settleBatch(
   await appendEvents(trx, drafts, at, notices);
   await sendNotices(trx, notices);
   return postings.map((p) => ({ balanceAfterMicros: p.balanceAfterMicros }));
+}
+
+/**
+ * The settlements, with an app, connection or key deleted since the call was answered no longer
+ * named: the call is billed all the same, and its usage row reads as if the deletion had come
+ * after it (which set such names to null). One look-up for the whole batch.
+ */
+async function withoutDeletedParents(trx: Transaction<Database>, settlements: Settlement[]) {
+  const named = (pick: (s: Settlement) => string | null) => [
+    ...new Set(settlements.map(pick).filter((id) => id !== null)),
+  ];
+  const apps = named((s) => s.appId);
+  const connections = named((s) => s.connectionId);
+  const keys = named((s) => s.keyId);
+  if (apps.length + connections.length + keys.length === 0) return settlements;
+  const { rows } = await sql<{ id: string }>`
+    select id from apps where id = any(${apps}::uuid[])
+    union all select id from connections where id = any(${connections}::uuid[])
+    union all select id from api_keys where id = any(${keys}::uuid[])
+  `.execute(trx);
+  const live = new Set(rows.map((row) => row.id));
+  if (live.size === apps.length + connections.length + keys.length) return settlements;
+  const kept = (id: string | null) => (id !== null && live.has(id) ? id : null);
+  return settlements.map((s) => ({
+    ...s,
+    appId: kept(s.appId),
+    connectionId: kept(s.connectionId),
+    keyId: kept(s.keyId),
+  }));
 }
 
 /** Adds the apps' spend to their current windows and returns the cap notices newly due. */

@@ -21,6 +21,7 @@ import * as endUserConnections from './0021-end-user-connections.js';
 import * as wireApps from './0022-wire-apps.js';
 import * as wireSlotBuilds from './0023-wire-slot-builds.js';
 import * as usageLedgerKey from './0024-usage-ledger-key.js';
+import * as usageParentKeys from './0025-usage-parent-keys.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0022-wire-apps': wireApps,
   '0023-wire-slot-builds': wireSlotBuilds,
   '0024-usage-ledger-key': usageLedgerKey,
+  '0025-usage-parent-keys': usageParentKeys,
 };
