@@ -143,8 +143,11 @@ interface LocalLease extends LeaseView {
   expiresAt: number;
   /** Set aside: calls go through the store until the next admission there sizes it anew. */
   setAside: boolean;
-  /** An admission in the store for this tenant is under way: the lease waits for it. */
-  busy: boolean;
+  /**
+   * An admission in the store for this tenant is under way, which sizes the lease anew: the lease
+   * waits for it, and so do the calls it could have taken (see `admitInTurn`). Resolves when it ends.
+   */
+  renewing: Promise<void> | null;
 }
 
 /** A lease this close to its end is not used; the next admission in the store renews it. */
@@ -219,10 +222,14 @@ export function createMeteringEngine(
     if (requests.length === 0) return [];
     const tenants = [...new Set(requests.map((r) => r.tenantId))];
     const views = new Map<string, LeaseView>();
+    let renewed!: () => void;
+    const renewing = new Promise<void>((resolve) => {
+      renewed = resolve;
+    });
     for (const tenantId of tenants) {
       const lease = leases.get(tenantId);
       if (!lease) continue;
-      lease.busy = true;
+      lease.renewing = renewing;
       views.set(tenantId, { id: lease.id, budget: lease.budget });
     }
     try {
@@ -245,15 +252,16 @@ export function createMeteringEngine(
           budget: grant.budget + Math.max(0, givenBack),
           expiresAt: grant.expiresAt.getTime(),
           setAside: false,
-          busy: false,
+          renewing: null,
         });
       }
       return outcome.results;
     } finally {
       for (const tenantId of tenants) {
         const lease = leases.get(tenantId);
-        if (lease) lease.busy = false;
+        if (lease?.renewing === renewing) lease.renewing = null;
       }
+      renewed();
     }
   };
 
@@ -265,6 +273,7 @@ export function createMeteringEngine(
   };
   /** Admits a call once no closing call of its tenant is in flight here: from the lease, else in the store. */
   const admitInTurn = async (request: AdmitRequest): Promise<AdmitResult> => {
+    let waitedForLease = false;
     for (;;) {
       const turn = turns.get(request.tenantId);
       if (turn) {
@@ -273,21 +282,31 @@ export function createMeteringEngine(
       }
       const leased = admitFromLease(request);
       if (leased) return leased;
+      // The lease is being renewed: wait for that once, then take from it. Joining the next batch
+      // in the store instead would renew the lease again, and the calls arriving meanwhile would
+      // do the same: under steady load every call would go through the store.
+      const renewing = leases.get(request.tenantId)?.renewing;
+      if (renewing && !waitedForLease && capFree(request)) {
+        waitedForLease = true;
+        await renewing;
+        continue;
+      }
       const result = await admitInStore(request);
       if (result.ok || result.reason !== 'turn') return result;
     }
   };
+  /** Calls of apps without a spend cap may be admitted from a lease (a capped app's always go to the store). */
+  const capFree = (request: AdmitRequest) => request.appId === null || uncapped.has(request.appId);
   /** A call admitted from this instance's lease, in memory; null when the lease cannot take it. */
   const admitFromLease = (request: AdmitRequest): AdmitResult | null => {
     const lease = leases.get(request.tenantId);
     if (!lease) return null;
     const at = now().getTime();
-    const capFree = request.appId === null || uncapped.has(request.appId);
     // A leased call holds its worst case: it can never overdraw, so it is never closing.
     const hold = request.worstMicros ?? request.holdMicros;
     if (
-      !capFree ||
-      lease.busy ||
+      !capFree(request) ||
+      lease.renewing ||
       lease.setAside ||
       lease.expiresAt - at <= LEASE_MARGIN_MS ||
       lease.budget < hold ||
