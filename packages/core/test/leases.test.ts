@@ -3,7 +3,7 @@
  * lease is being renewed in the store wait for the renewal and are admitted from the new lease,
  * instead of each going to the store (whose admissions would renew the lease again, and so on).
  *
- * @see docs/billing.md "Leases"
+ * @see docs/billing.md "Batching and leases"
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
