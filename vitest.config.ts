@@ -27,5 +27,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One test file at a time by default on two cores (vitest keeps a core for itself); CI's second
+    // pass, which has no page or PostgreSQL suites, runs two at a time (`SERVICE_TEST_WORKERS=2`).
+    ...(process.env.SERVICE_TEST_WORKERS ? { maxWorkers: Number(process.env.SERVICE_TEST_WORKERS) } : {}),
   },
 });
