@@ -15,6 +15,7 @@ import { jsonSchema, type LanguageModel, streamText, tool } from 'ai';
 import type { AuditLog } from '../../agent/audit.js';
 import type { ToolContext, ToolRegistry } from '../../agent/tools.js';
 import { type AppDocument, contentHash, type Problem } from '../../apps/index.js';
+import { withinLimit } from '../../internal/within-limit.js';
 import type { AppReplayer } from '../options.js';
 import { appKit, type DocumentChecker } from './app-checks.js';
 import type { Seed } from './app-seeds.js';
@@ -52,43 +53,44 @@ export async function replayTrail(input: {
   timeLimitMs?: number;
 }): Promise<ReplayOutcome> {
   const limitMs = input.timeLimitMs ?? DEFAULT_REBASE_TIME_LIMIT_MS;
-  const limit = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<'timed-out'>((resolve) => {
-    timer = setTimeout(() => {
-      resolve('timed-out');
-      limit.abort(new Error('the rebase took too long'));
-    }, limitMs);
+  /** The wish in flight. */
+  let at = 0;
+  const stop = (reason: string): ReplayOutcome => ({
+    ok: false,
+    stop: {
+      replayed: at,
+      failed: 1,
+      remaining: input.wishes.length - at - 1,
+      wish: input.wishes[at]!,
+      reason,
+    },
   });
-  const signal = AbortSignal.any([input.context.signal, limit.signal]);
-  const context = { ...input.context, signal };
   const tooLong = `the rebase took longer than ${limitMs / 1000} s`;
-  try {
-    let document = input.start;
-    for (const [index, wish] of input.wishes.entries()) {
-      const stop = (reason: string): ReplayOutcome => ({
-        ok: false,
-        stop: { replayed: index, failed: 1, remaining: input.wishes.length - index - 1, wish, reason },
-      });
-      if (limit.signal.aborted) return stop(tooLong);
-      let answer: unknown;
-      try {
-        answer = await Promise.race([input.replay({ document, wish, signal }), timedOut]);
-      } catch (error) {
-        if (limit.signal.aborted) return stop(tooLong);
-        return stop(`the replay failed: ${(error as Error)?.message || String(error)}`);
+  const outcome = await withinLimit(
+    async (signal): Promise<ReplayOutcome> => {
+      const context = { ...input.context, signal };
+      let document = input.start;
+      for (const [index, wish] of input.wishes.entries()) {
+        // Past the time limit nobody waits for this loop any more: it asks the replayer nothing
+        // more (and leaves `at` on the wish that ran out of time).
+        if (signal.aborted && !input.context.signal.aborted) return stop(tooLong);
+        at = index;
+        let answer: unknown;
+        try {
+          answer = await input.replay({ document, wish, signal });
+        } catch (error) {
+          return stop(`the replay failed: ${(error as Error)?.message || String(error)}`);
+        }
+        if (answer === undefined || answer === null) return stop('the replay answered no document');
+        const checked = await input.checker.check(answer, context);
+        if (!checked.ok) return stop(`the document is refused: ${problemWords(checked.problems)}`);
+        document = checked.document;
       }
-      if (answer === 'timed-out') return stop(tooLong);
-      if (answer === undefined || answer === null) return stop('the replay answered no document');
-      const checked = await Promise.race([input.checker.check(answer, context), timedOut]);
-      if (checked === 'timed-out' || limit.signal.aborted) return stop(tooLong);
-      if (!checked.ok) return stop(`the document is refused: ${problemWords(checked.problems)}`);
-      document = checked.document;
-    }
-    return { ok: true, document, replayed: input.wishes.length };
-  } finally {
-    clearTimeout(timer);
-  }
+      return { ok: true, document, replayed: input.wishes.length };
+    },
+    { signal: input.context.signal, limitMs, reason: 'the rebase took too long' },
+  );
+  return outcome === 'timed-out' ? stop(tooLong) : outcome;
 }
 
 /** What `rebasePin` needs: where apps are kept, the host's seeds, the replayer and the checks. */

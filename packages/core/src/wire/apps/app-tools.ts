@@ -26,6 +26,7 @@ import {
   type Problem,
   partialDocument,
 } from '../../apps/index.js';
+import { withinLimit } from '../../internal/within-limit.js';
 import type { AppReplayer } from '../options.js';
 import { appKit, type DocumentChecker, documentChecker } from './app-checks.js';
 import { problemWords, type RebaseDeps, rebasePin, stopWords } from './app-replay.js';
@@ -507,8 +508,11 @@ class AppBuilder {
       await show({ state: 'streaming', appId, title: schemas.document.title, document: schemas.document });
       const checked = await withinLimit(
         (signal) => this.checker.check(schemas.document, { ...context, signal }),
-        context.signal,
-        this.timeLimitMs,
+        {
+          signal: context.signal,
+          limitMs: this.timeLimitMs,
+          reason: `the build's checks took longer than ${seconds(this.timeLimitMs)}`,
+        },
       );
       if (checked === 'timed-out') {
         return await refuse(
@@ -565,31 +569,6 @@ function lastGood(app: AppWithDocument): AppPart {
     version: app.version,
     document: app.current.document as AppDocument,
   };
-}
-
-/**
- * The work's outcome, or `timed-out` when it takes longer than `limitMs`. The work gets a signal
- * that aborts when the caller's does or when the limit passes, so a host tool that hangs is told
- * to stop rather than left running after nobody waits for it.
- */
-async function withinLimit<T>(
-  work: (signal: AbortSignal) => Promise<T>,
-  callerSignal: AbortSignal,
-  limitMs: number,
-): Promise<T | 'timed-out'> {
-  const limit = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<'timed-out'>((resolve) => {
-    timer = setTimeout(() => {
-      resolve('timed-out');
-      limit.abort(new Error(`the build's checks took longer than ${seconds(limitMs)}`));
-    }, limitMs);
-  });
-  try {
-    return await Promise.race([work(AbortSignal.any([callerSignal, limit.signal])), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function seconds(ms: number): string {
