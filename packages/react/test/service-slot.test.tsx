@@ -181,15 +181,21 @@ describe('ServiceSlot against the wire', () => {
     expect(counts.get(ada)).toBe(1);
   });
 
-  it('says it is being built while a build targets it, keeping the app it shows, then shows the new app', async () => {
+  /** A person's slot `id` showing their app, while a build of another of their apps targets it. */
+  const slotBeingBuilt = async (id: string, label: string) => {
     const ada = someone();
-    const slot = { id: 'home.building', label: 'Building', page: '/home' };
+    const slot = { id, label, page: '/home' };
     const client = clientFor(ada);
     await loadSlot(client, slot);
     const prior = await wire.makeApp(ada, 'Orders', document);
-    await placeAs(ada, 'home.building', prior);
+    await placeAs(ada, id, prior);
     const next = await wire.makeApp(ada, 'Greeting', greeting);
-    await wire.apps.startSlotBuild(ada, 'home.building', next);
+    await wire.apps.startSlotBuild(ada, id, next);
+    return { ada, slot, client, prior, next };
+  };
+
+  it('says it is being built while a build targets it, keeping the app it shows, then shows the new app', async () => {
+    const { ada, slot, client, prior, next } = await slotBeingBuilt('home.building', 'Building');
 
     const during = await loadSlot(client, slot);
     expect(during).toMatchObject({
@@ -218,14 +224,7 @@ describe('ServiceSlot against the wire', () => {
   });
 
   it('does not open the app it holds again on each poll while a build runs, only once the build ends', async () => {
-    const ada = someone();
-    const slot = { id: 'home.polled', label: 'Polled', page: '/home' };
-    const client = clientFor(ada);
-    await loadSlot(client, slot);
-    const prior = await wire.makeApp(ada, 'Orders', document);
-    await placeAs(ada, 'home.polled', prior);
-    const next = await wire.makeApp(ada, 'Greeting', greeting);
-    await wire.apps.startSlotBuild(ada, 'home.polled', next);
+    const { ada, slot, client, prior, next } = await slotBeingBuilt('home.polled', 'Polled');
     const opens = () => client.calls.filter((call) => call === `POST /apps/${prior}/open`).length;
 
     // The first read (or a return to the page) opens it; the polls that follow keep it.
