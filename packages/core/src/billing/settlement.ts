@@ -8,9 +8,9 @@ import type { Quantities } from './pricing.js';
 import { noticesFor, SPEND_PERIODS, spendWindow } from './windows.js';
 
 /**
- * Settlement in the store: one transaction for a batch of finished calls. It debits each call's
- * cost (ledger entry and wallet), lets go of its hold (or shrinks its lease), writes its usage
- * row, adds to its app's spend windows, and appends the events the batch calls for: usage per
+ * Settlement in the store: one transaction for a batch of finished calls. It debits each tenant
+ * the sum of its calls (one ledger entry, and the wallet), lets go of each call's hold (or
+ * shrinks its lease), writes its usage row, adds to its app's spend windows, and appends the events the batch calls for: usage per
  * call, one balance per tenant, cap warnings and trips once per window.
  *
  * @see docs/billing.md "Settlement"
@@ -31,7 +31,7 @@ export interface Settlement {
   estimated: boolean;
   upstreamStatus: number | null;
   requestId: string | null;
-  /** Set on a retry after a failed attempt (which may have committed): earlier postings are looked up. */
+  /** Set on a retry after a failed attempt (which may have committed): earlier usage rows are looked up. */
   retried?: boolean;
   /** What admission held for the call, and the lease it came from (null: its own hold row). */
   holdMicros: number;
@@ -43,7 +43,10 @@ export interface SettleResult {
 }
 
 export interface SettleOptions {
-  /** First attempt with fresh usage ids: the ledger skips its look-up of earlier postings. */
+  /**
+   * First attempt with fresh usage ids: earlier usage rows are not looked up (a call settled
+   * before then aborts the transaction with a unique violation, and its retry looks them up).
+   */
   freshKeys: boolean;
   /** True for apps this instance knows to have no spend cap (their cap notices are not looked up). */
   uncapped: (appId: string) => boolean;
@@ -79,44 +82,36 @@ export async function settleBatch(
     }
   }
   const settlements = await withoutDeletedParents(trx, batch);
+  // A call settled before (a retried batch, a replayed journal) has its usage row: it posts
+  // nothing again, writes no second event, and shrinks its lease no second time.
+  const before = options.freshKeys ? new Map<string, number>() : await settledBefore(trx, settlements);
+  const seen = new Set<string>();
+  const fresh = settlements.filter((s) => {
+    const first = !before.has(s.usageId) && !seen.has(s.usageId);
+    seen.add(s.usageId);
+    return first;
+  });
   const notices: Notice[] = [];
-  const postings = await applyPostings(
-    trx,
-    settlements.map((s) => ({
-      tenantId: s.tenantId,
-      amountMicros: -s.costMicros,
-      kind: 'usage' as const,
-      idempotencyKey: `usage:${s.usageId}`,
-      description: `${s.provider}${s.model ? ` ${s.model}` : ''}`,
-    })),
-    { freshKeys: options.freshKeys, notices },
-  );
-  // A settlement posted before (a retried batch, a replayed journal) writes no second usage row
-  // or event, and shrinks its lease no second time.
-  const freshIndexes = settlements.map((_, i) => i).filter((i) => postings[i]!.applied);
-  const fresh = freshIndexes.map((i) => settlements[i]!);
+  const debits = await debitTenants(trx, fresh, notices);
   await letGoOfHolds(trx, settlements, fresh);
   if (fresh.length > 0) {
-    const rows = freshIndexes.map((i) => {
-      const s = settlements[i]!;
-      return {
-        id: s.usageId,
-        tenant_id: s.tenantId,
-        app_id: s.appId,
-        connection_id: s.connectionId,
-        key_id: s.keyId,
-        provider: s.provider,
-        model: s.model,
-        quantities: s.quantities,
-        meter_costs: s.meterCosts ?? {},
-        cost_micros: s.costMicros,
-        ledger_entry_id: postings[i]!.entryId,
-        upstream_status: s.upstreamStatus,
-        estimated: s.estimated,
-        request_id: s.requestId,
-        created_at: at,
-      };
-    });
+    const rows = fresh.map((s) => ({
+      id: s.usageId,
+      tenant_id: s.tenantId,
+      app_id: s.appId,
+      connection_id: s.connectionId,
+      key_id: s.keyId,
+      provider: s.provider,
+      model: s.model,
+      quantities: s.quantities,
+      meter_costs: s.meterCosts ?? {},
+      cost_micros: s.costMicros,
+      ledger_entry_id: debits.get(s.tenantId)!.entryId,
+      upstream_status: s.upstreamStatus,
+      estimated: s.estimated,
+      request_id: s.requestId,
+      created_at: at,
+    }));
     await sql`insert into usage_events ${columnList(USAGE_COLUMNS)} ${rowsFromJson(USAGE_COLUMNS, rows)}`.execute(
       trx,
     );
@@ -124,11 +119,82 @@ export async function settleBatch(
   const drafts = [
     ...(await recordAppSpend(trx, fresh, at, options.uncapped)),
     ...(await usageEvents(trx, fresh)),
-    ...(await balanceEvents(trx, settlements, postings)),
+    ...(await balanceEvents(trx, debits)),
   ];
   await appendEvents(trx, drafts, at, notices);
   await sendNotices(trx, notices);
-  return postings.map((p) => ({ balanceAfterMicros: p.balanceAfterMicros }));
+  // Each fresh call reports the balance right after it, as if the calls had posted one by one.
+  const running = new Map(
+    [...debits].map(([tenantId, d]) => [tenantId, d.balanceAfterMicros - d.amountMicros]),
+  );
+  const after = new Map<string, number>();
+  for (const s of fresh) {
+    const balance = running.get(s.tenantId)! - s.costMicros;
+    running.set(s.tenantId, balance);
+    after.set(s.usageId, balance);
+  }
+  return settlements.map((s) => ({ balanceAfterMicros: after.get(s.usageId) ?? before.get(s.usageId) ?? 0 }));
+}
+
+/** The batch's calls that have a usage row already, with the balance their debit left. */
+async function settledBefore(trx: Transaction<Database>, settlements: Settlement[]) {
+  const { rows } = await sql<{ id: string; balance_after_micros: number | null }>`
+    select u.id, l.balance_after_micros from usage_events u
+    left join ledger_entries l on l.id = u.ledger_entry_id
+    where u.id = any(${settlements.map((s) => s.usageId)}::uuid[])
+  `.execute(trx);
+  return new Map(rows.map((row) => [row.id, Number(row.balance_after_micros ?? 0)]));
+}
+
+interface Debit {
+  entryId: number;
+  /** Negative: the sum of the tenant's calls in the batch. */
+  amountMicros: number;
+  balanceAfterMicros: number;
+}
+
+/**
+ * One ledger entry per tenant for its calls of the batch, keyed by the first call's usage id
+ * (never posted before: that call has no usage row). The usage rows hold each call; the entry is
+ * their sum, so the ledger grows by a row per batch and tenant, not per call.
+ */
+async function debitTenants(
+  trx: Transaction<Database>,
+  fresh: Settlement[],
+  notices: Notice[],
+): Promise<Map<string, Debit>> {
+  const byTenant = new Map<string, Settlement[]>();
+  for (const s of fresh) {
+    const calls = byTenant.get(s.tenantId);
+    if (calls) calls.push(s);
+    else byTenant.set(s.tenantId, [s]);
+  }
+  const debits = [...byTenant].map(([tenantId, calls]) => ({
+    tenantId,
+    amountMicros: -calls.reduce((sum, s) => sum + s.costMicros, 0),
+    kind: 'usage' as const,
+    idempotencyKey: `usage:${calls[0]!.usageId}`,
+    description: debitDescription(calls),
+  }));
+  const posted = await applyPostings(trx, debits, { freshKeys: true, notices });
+  return new Map(
+    debits.map((d, i) => [
+      d.tenantId,
+      {
+        entryId: posted[i]!.entryId,
+        amountMicros: d.amountMicros,
+        balanceAfterMicros: posted[i]!.balanceAfterMicros,
+      },
+    ]),
+  );
+}
+
+/** `llm demo-small` for one call; `3 calls: llm demo-small, llm demo-large` for several. */
+export function debitDescription(calls: Array<Pick<Settlement, 'provider' | 'model'>>): string {
+  const labels = [...new Set(calls.map((s) => `${s.provider}${s.model ? ` ${s.model}` : ''}`))];
+  if (calls.length === 1) return labels[0]!;
+  const shown = labels.slice(0, 3).join(', ');
+  return `${calls.length} calls: ${shown}${labels.length > 3 ? ', …' : ''}`;
 }
 
 /**
@@ -267,26 +333,18 @@ async function usageEvents(trx: Transaction<Database>, settlements: Settlement[]
 }
 
 /** One `billing.balance_changed` per tenant and batch, with its final balance, to every app of the tenant. */
-async function balanceEvents(
-  trx: Transaction<Database>,
-  settlements: Settlement[],
-  postings: Array<{ balanceAfterMicros: number; applied: boolean }>,
-): Promise<EventDraft[]> {
-  const finalBalance = new Map<string, number>();
-  settlements.forEach((s, i) => {
-    if (postings[i]!.applied) finalBalance.set(s.tenantId, postings[i]!.balanceAfterMicros);
-  });
-  if (finalBalance.size === 0) return [];
+async function balanceEvents(trx: Transaction<Database>, debits: Map<string, Debit>): Promise<EventDraft[]> {
+  if (debits.size === 0) return [];
   const apps = await trx
     .selectFrom('apps')
     .select(['id', 'tenant_id'])
-    .where('tenant_id', 'in', [...finalBalance.keys()])
+    .where('tenant_id', 'in', [...debits.keys()])
     .execute();
   return apps.map(
     (app): EventDraft => ({
       appId: app.id,
       kind: 'billing.balance_changed',
-      fields: { remaining_micros: Math.max(0, finalBalance.get(app.tenant_id)!) },
+      fields: { remaining_micros: Math.max(0, debits.get(app.tenant_id)!.balanceAfterMicros) },
     }),
   );
 }
