@@ -70,6 +70,12 @@ const USAGE_COLUMNS = {
   created_at: 'timestamptz',
 };
 
+/**
+ * Usage rows written per statement. The embedded store inline runs each statement on the thread
+ * that serves requests, in one piece: 128 rows hold it about 2 ms; a batch's 512, four times that.
+ */
+const USAGE_ROWS_PER_STATEMENT = 128;
+
 export async function settleBatch(
   trx: Transaction<Database>,
   batch: Settlement[],
@@ -112,9 +118,12 @@ export async function settleBatch(
       request_id: s.requestId,
       created_at: at,
     }));
-    await sql`insert into usage_events ${columnList(USAGE_COLUMNS)} ${rowsFromJson(USAGE_COLUMNS, rows)}`.execute(
-      trx,
-    );
+    for (let i = 0; i < rows.length; i += USAGE_ROWS_PER_STATEMENT) {
+      const chunk = rows.slice(i, i + USAGE_ROWS_PER_STATEMENT);
+      await sql`insert into usage_events ${columnList(USAGE_COLUMNS)} ${rowsFromJson(USAGE_COLUMNS, chunk)}`.execute(
+        trx,
+      );
+    }
   }
   const drafts = [
     ...(await recordAppSpend(trx, fresh, at, options.uncapped)),

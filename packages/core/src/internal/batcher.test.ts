@@ -34,6 +34,47 @@ describe('createBatcher', () => {
     expect(sizes).toEqual([1, 2, 1]);
   });
 
+  it('holds the calls made during a batch for the delay too, counted from the first of them', async () => {
+    const started: number[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const echo = createBatcher(
+      async (items: number[]) => {
+        started.push(Date.now());
+        if (started.length === 1) await gate;
+        return items;
+      },
+      { delayMs: 40 },
+    );
+    const first = echo(0);
+    await new Promise((resolve) => setTimeout(resolve, 45));
+    expect(started).toHaveLength(1);
+    const joined = Date.now();
+    const later = [1, 2].map(echo);
+    release();
+    expect(await Promise.all([first, ...later])).toEqual([0, 1, 2]);
+    // Without the wait the second batch would start as soon as the first ended.
+    expect(started[1]! - joined).toBeGreaterThanOrEqual(35);
+
+    // A batch that took longer than the delay is followed at once by the calls it kept waiting.
+    const slow = createBatcher(
+      async (items: number[]) => {
+        started.push(Date.now());
+        if (items[0] === 10) await new Promise((resolve) => setTimeout(resolve, 80));
+        return items;
+      },
+      { delayMs: 20 },
+    );
+    const head = slow(10);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const waiting = slow(11);
+    await Promise.all([head, waiting]);
+    const [, , slowFirst, slowSecond] = started;
+    expect(slowSecond! - slowFirst!).toBeLessThan(80 + 20);
+  });
+
   it('fails every caller of a failed batch and goes on with the next', async () => {
     let calls = 0;
     const flaky = createBatcher(async (items: number[]) => {

@@ -8,7 +8,10 @@ export function createBatcher<In, Out>(
   process: (items: In[]) => Promise<Out[]>,
   options: {
     maxBatch?: number;
-    /** Wait this long after the first call of a batch for others to join it. Default: one turn. */
+    /**
+     * Wait this long after the first call of each batch for others to join it (a batch that
+     * took longer than this is followed at once). Default: one turn.
+     */
     delayMs?: number;
   } = {},
 ): (item: In) => Promise<Out> {
@@ -16,9 +19,15 @@ export function createBatcher<In, Out>(
   const delayMs = options.delayMs ?? 0;
   let queue: Array<{ item: In; resolve: (out: Out) => void; reject: (error: unknown) => void }> = [];
   let running = false;
+  /** When the first call waiting for the next batch came. */
+  let firstWaiting = 0;
 
   const drain = async () => {
     while (queue.length > 0) {
+      // The calls that came during the last batch wait out the delay too, so batches stay as
+      // large when the batches themselves let other work in (they would else follow each other).
+      const wait = firstWaiting + delayMs - Date.now();
+      if (delayMs > 0 && wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       const batch = queue.slice(0, maxBatch);
       queue = queue.slice(batch.length);
       try {
@@ -35,6 +44,7 @@ export function createBatcher<In, Out>(
 
   return (item) =>
     new Promise<Out>((resolve, reject) => {
+      if (queue.length === 0) firstWaiting = Date.now();
       queue.push({ item, resolve, reject });
       if (!running) {
         running = true;

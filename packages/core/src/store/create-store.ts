@@ -146,7 +146,10 @@ async function openPGlite(dataDir: string | undefined, where: 'thread' | 'inline
     releaseLock();
     throw error;
   }
-  const db = new Kysely<Database>({ dialect: createPGliteDialect(pglite) });
+  const inline = pglite instanceof PGlite;
+  const db = new Kysely<Database>({
+    dialect: createPGliteDialect(pglite, inline ? { shareThreadAfterMs: SHARE_THREAD_AFTER_MS } : {}),
+  });
   const listener = createPGliteListener(pglite);
   return {
     db,
@@ -160,6 +163,12 @@ async function openPGlite(dataDir: string | undefined, where: 'thread' | 'inline
     },
   };
 }
+
+/**
+ * Inline, the embedded store lets the event loop turn once its statements have held the thread
+ * this long: a request waits at most about this plus one statement for a settlement batch.
+ */
+const SHARE_THREAD_AFTER_MS = 1;
 
 async function openPGliteInline(dataDir: string | undefined): Promise<EmbeddedDatabase> {
   const pglite = new PGlite({

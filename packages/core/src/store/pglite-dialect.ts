@@ -19,13 +19,23 @@ import type { EmbeddedDatabase } from './pglite-thread.js';
  * requests shared the backend at once, one request's queries would land inside the other's
  * transaction. The driver therefore hands out the one connection to one holder at a time.
  */
-export function createPGliteDialect(db: EmbeddedDatabase): Dialect {
+export function createPGliteDialect(db: EmbeddedDatabase, options: PGliteDialectOptions = {}): Dialect {
   return {
     createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new PGliteDriver(db),
+    createDriver: () => new PGliteDriver(db, options),
     createIntrospector: (kysely) => new PostgresIntrospector(kysely),
     createQueryCompiler: () => new PostgresQueryCompiler(),
   };
+}
+
+export interface PGliteDialectOptions {
+  /**
+   * For PGlite in this thread, which answers in microtasks: once statements have held the thread
+   * this long without a turn of the event loop, the next statement waits for one. A settlement
+   * batch of a dozen statements then lets requests in between them instead of holding them all
+   * until it commits. Unset: statements follow each other at once.
+   */
+  shareThreadAfterMs?: number;
 }
 
 class PGliteDriver implements Driver {
@@ -33,8 +43,8 @@ class PGliteDriver implements Driver {
   #tail: Promise<void> = Promise.resolve();
   #release: (() => void) | undefined;
 
-  constructor(db: EmbeddedDatabase) {
-    this.#connection = new PGliteConnection(db);
+  constructor(db: EmbeddedDatabase, options: PGliteDialectOptions) {
+    this.#connection = new PGliteConnection(db, options.shareThreadAfterMs);
   }
 
   async init(): Promise<void> {}
@@ -75,9 +85,16 @@ class PGliteDriver implements Driver {
 }
 
 class PGliteConnection implements DatabaseConnection {
-  constructor(readonly db: EmbeddedDatabase) {}
+  /** Since when statements have held the thread; null once the event loop has turned. */
+  #heldSince: number | null = null;
+
+  constructor(
+    readonly db: EmbeddedDatabase,
+    readonly shareThreadAfterMs: number | undefined,
+  ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.shareThreadAfterMs !== undefined) await this.#shareThread(this.shareThreadAfterMs);
     // A query without parameters may be a multi-statement script (migrations); only the
     // simple protocol (`exec`) accepts those. Its last statement's result is the answer.
     const result =
@@ -91,6 +108,19 @@ class PGliteConnection implements DatabaseConnection {
         ? { numAffectedRows: BigInt(affected) }
         : {}),
     };
+  }
+
+  async #shareThread(afterMs: number): Promise<void> {
+    if (this.#heldSince !== null && performance.now() - this.#heldSince > afterMs) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (this.#heldSince === null) {
+      this.#heldSince = performance.now();
+      // Runs at the loop's next turn (before the wait above ends: immediates run in order).
+      setImmediate(() => {
+        this.#heldSince = null;
+      });
+    }
   }
 
   // biome-ignore lint/correctness/useYield: streaming is not supported by the embedded store

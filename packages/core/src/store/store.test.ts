@@ -201,6 +201,35 @@ describe('embedded data folder', () => {
   });
 });
 
+describe('embedded store inline', () => {
+  it('lets the event loop turn between the statements of a long transaction', async () => {
+    const store = await createStore({ url: 'memory://', embedded: 'inline', migrate: false });
+    try {
+      const slow = sql`select count(*) from generate_series(1, 200000)`;
+      const started = performance.now();
+      await slow.execute(store.db);
+      // Each statement holds the thread for milliseconds: more than the store's 1 ms.
+      expect(performance.now() - started).toBeGreaterThan(1);
+      let turns = 0;
+      let ended = false;
+      const count = () => {
+        if (ended) return;
+        turns += 1;
+        setImmediate(count);
+      };
+      setImmediate(count);
+      await store.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 6; i++) await slow.execute(trx);
+      });
+      ended = true;
+      // Without sharing, the six statements run in microtasks, one after the other: no turn at all.
+      expect(turns).toBeGreaterThanOrEqual(5);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('parseInt8', () => {
   it('refuses values a number cannot hold exactly', () => {
     expect(parseInt8('9007199254740991')).toBe(9007199254740991);
