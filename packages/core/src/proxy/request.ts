@@ -101,7 +101,12 @@ export async function readRequest(
   forwarded.maxOutputTokens = outputBound(fields);
   if (provider.dialect === 'openai' && fields.stream === true && call.subPath.endsWith('/chat/completions')) {
     const streamOptions = (fields.stream_options ?? {}) as Record<string, unknown>;
-    if (streamOptions.include_usage !== true) {
+    if (fields.stream_options === undefined) {
+      // Spliced in, not serialized again: a long conversation's body is not written twice. The
+      // object has `stream` in it, so a member follows the one added.
+      const open = text.indexOf('{') + 1;
+      forwarded.body = `${text.slice(0, open)}"stream_options":{"include_usage":true},${text.slice(open)}`;
+    } else if (streamOptions.include_usage !== true) {
       forwarded.body = JSON.stringify({
         ...fields,
         stream_options: { ...streamOptions, include_usage: true },

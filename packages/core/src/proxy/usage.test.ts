@@ -32,6 +32,15 @@ describe('usage from upstream responses', () => {
     });
   });
 
+  it('reads only the events that name tokens, and is not misled by content that does', () => {
+    const events =
+      'data: {"choices":[{"delta":{"content":"max_tokens is a bound"}}]}\n\n' +
+      'data: {"choices":[{"delta":{"content":"{\\"usage\\": 1}"}}]}\n\n' +
+      'data: {"choices":[],"usage":{"prompt_tokens":2,"completion_tokens":3}}\n\n';
+    expect(observe('openai', true, [events])).toEqual({ input_tokens: 2, output_tokens: 3 });
+    expect(observe('openai', true, [events.split('\n\n').slice(0, 2).join('\n\n')])).toBeNull();
+  });
+
   it('reads responses-API usage inside response.completed', () => {
     const events =
       'event: response.completed\ndata: {"response":{"usage":{"input_tokens":3,"output_tokens":4}}}\n\n';

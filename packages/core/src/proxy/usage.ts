@@ -33,7 +33,9 @@ export function createUsageObserver(dialect: ProviderDialect, eventStream: boole
   if (eventStream) {
     const parser = createParser({
       onEvent: (event) => {
-        if (event.data === '[DONE]') return;
+        // Every dialect reports usage under `*_tokens` names: the other events (the content,
+        // most of a stream) are not parsed at all.
+        if (!event.data.includes('_tokens')) return;
         const value = parseJson(event.data);
         if (value) read(value, tokens);
       },

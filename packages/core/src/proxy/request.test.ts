@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { ProviderConfig } from './providers.js';
+import { type IncomingCall, readRequest } from './request.js';
+
+const provider = { upstreamUrl: 'http://upstream.test', dialect: 'openai' } as ProviderConfig;
+
+function call(body: string, subPath = '/v1/chat/completions'): IncomingCall {
+  const headers = new Map([
+    ['content-type', 'application/json'],
+    ['content-length', String(Buffer.byteLength(body))],
+  ]);
+  return {
+    method: 'POST',
+    provider: 'llm',
+    subPath,
+    search: '',
+    header: (name) => headers.get(name) ?? null,
+    headers: () => headers.entries(),
+    body: async function* () {
+      yield new TextEncoder().encode(body);
+    },
+    clientAddress: () => '127.0.0.1',
+    signal: new AbortController().signal,
+    requestId: null,
+  };
+}
+
+const forwardedBody = async (body: string, subPath?: string) =>
+  (await readRequest(call(body, subPath), provider, 1024 * 1024))!.body as string;
+
+describe('readRequest', () => {
+  it('asks a streamed chat completion for its usage, keeping every field the caller sent', async () => {
+    const sent = { model: 'demo-small', stream: true, messages: [{ role: 'user', content: 'Hi {' }] };
+    const forwarded = JSON.parse(await forwardedBody(`  ${JSON.stringify(sent, null, 2)}`));
+    expect(forwarded).toEqual({ ...sent, stream_options: { include_usage: true } });
+
+    const withOptions = { ...sent, stream_options: { include_usage: false, extra: 1 } };
+    expect(JSON.parse(await forwardedBody(JSON.stringify(withOptions)))).toEqual({
+      ...sent,
+      stream_options: { include_usage: true, extra: 1 },
+    });
+  });
+
+  it('forwards the body as sent when it asks for usage already, or is not a streamed chat completion', async () => {
+    const asking = JSON.stringify({ model: 'm', stream: true, stream_options: { include_usage: true } });
+    expect(await forwardedBody(asking)).toBe(asking);
+    const unstreamed = JSON.stringify({ model: 'm', messages: [] });
+    expect(await forwardedBody(unstreamed)).toBe(unstreamed);
+    const embeddings = JSON.stringify({ model: 'm', stream: true });
+    expect(await forwardedBody(embeddings, '/v1/embeddings')).toBe(embeddings);
+  });
+
+  it('reads the model and the output bound that admission holds by', async () => {
+    const request = await readRequest(
+      call(JSON.stringify({ model: 'demo-small', max_tokens: 50, max_completion_tokens: 80, n: 2 })),
+      provider,
+      1024,
+    );
+    expect(request).toMatchObject({ model: 'demo-small', maxOutputTokens: 160 });
+  });
+});
