@@ -10,8 +10,9 @@ import { noticesFor, SPEND_PERIODS, spendWindow } from './windows.js';
 /**
  * Settlement in the store: one transaction for a batch of finished calls. It debits each tenant
  * the sum of its calls (one ledger entry, and the wallet), lets go of each call's hold (or
- * shrinks its lease), writes its usage row, adds to its app's spend windows, and appends the events the batch calls for: usage per
- * call, one balance per tenant, cap warnings and trips once per window.
+ * shrinks its lease), writes each call's usage row, adds to the apps' spend windows, and appends
+ * the events the batch calls for: usage per app and provider, one balance per tenant, cap
+ * warnings and trips once per window.
  *
  * @see docs/billing.md "Settlement"
  */
