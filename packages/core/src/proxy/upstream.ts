@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher, util } from 'undici';
 
 /**
  * How the proxy reaches a provider's upstream. The default keeps a pool of keep-alive
@@ -51,39 +51,176 @@ export function pooledUpstream(): UpstreamClient {
       // The URL is the provider's upstream and the path as sent: split, not parsed again.
       const pathStart = request.url.indexOf('/', request.url.indexOf('//') + 2);
       const body = request.body;
-      const answer: Dispatcher.ResponseData = await agent.request({
-        origin: pathStart < 0 ? request.url : request.url.slice(0, pathStart),
-        path: pathStart < 0 ? '/' : request.url.slice(pathStart),
-        method: request.method as Dispatcher.HttpMethod,
-        headers: request.headers,
-        body: body === null || typeof body === 'string' ? body : Readable.from(body, { objectMode: false }),
-        signal: request.signal,
-      });
-      if (NO_BODY_STATUSES.has(answer.statusCode) || request.method === 'HEAD') {
-        answer.body.dump().catch(() => {});
-        return {
-          status: answer.statusCode,
-          headers: plainHeaders(answer.headers),
-          body: null,
-          decoded: false,
-        };
-      }
-      const headers = plainHeaders(answer.headers);
-      const encoding = headers['content-encoding'];
+      const answer = await dispatchCall(
+        agent,
+        {
+          origin: pathStart < 0 ? request.url : request.url.slice(0, pathStart),
+          path: pathStart < 0 ? '/' : request.url.slice(pathStart),
+          method: request.method as Dispatcher.HttpMethod,
+          headers: request.headers,
+          body: body === null || typeof body === 'string' ? body : Readable.from(body, { objectMode: false }),
+        },
+        request.signal,
+        (status) => request.method === 'HEAD' || NO_BODY_STATUSES.has(status),
+      );
+      if (answer.body === null)
+        return { status: answer.status, headers: answer.headers, body: null, decoded: false };
+      const encoding = answer.headers['content-encoding'];
       const decoder = encoding ? decoderFor(encoding) : null;
-      const decoded: Readable = decoder ? answer.body.pipe(decoder) : answer.body;
-      if (decoder) answer.body.on('error', (error: Error) => decoder.destroy(error));
+      if (!decoder)
+        return { status: answer.status, headers: answer.headers, body: answer.body, decoded: false };
+      const encoded = readableOf(answer.body);
+      encoded.on('error', (error: Error) => decoder.destroy(error));
       return {
-        status: answer.statusCode,
-        headers,
-        body: readableSource(decoded, answer.body),
-        decoded: decoder !== null,
+        status: answer.status,
+        headers: answer.headers,
+        body: readableSource(encoded.pipe(decoder), encoded),
+        decoded: true,
       };
     },
     close: () => {
       agent.close().catch(() => {});
     },
   };
+}
+
+/**
+ * One call through the pool with a handler of our own: the answer's chunks go to `next()` as they
+ * arrive, and the connection pauses while a chunk waits to be asked for. (undici's `request`
+ * wraps the same in a Node stream read through an async iterator, which every call paid for.)
+ * Resolves once the final status and headers are in; rejects when the call fails before them.
+ */
+function dispatchCall(
+  agent: Agent,
+  options: Dispatcher.DispatchOptions,
+  signal: AbortSignal,
+  bodiless: (status: number) => boolean,
+): Promise<{ status: number; headers: Record<string, string>; body: ChunkSource | null }> {
+  return new Promise((resolve, reject) => {
+    const waiting: Buffer[] = [];
+    let waitingBytes = 0;
+    let answered = false;
+    let ended = false;
+    let failure: Error | null = null;
+    let discard = false;
+    let reader: { resolve(chunk: Uint8Array | null): void; reject(error: unknown): void } | null = null;
+    let resume: (() => void) | null = null;
+    let paused = false;
+    let abort: ((error?: Error) => void) | null = null;
+    const aborted = () => abort?.(reasonOf(signal.reason));
+    const end = (error: Error | null) => {
+      if (ended) return;
+      ended = true;
+      failure = error;
+      signal.removeEventListener('abort', aborted);
+      if (!answered) {
+        reject(error ?? new Error('The upstream closed without answering'));
+        return;
+      }
+      const pending = reader;
+      reader = null;
+      if (!pending) return;
+      if (error) pending.reject(error);
+      else pending.resolve(null);
+    };
+    const unpause = () => {
+      if (!paused) return;
+      paused = false;
+      resume?.();
+    };
+    const body: ChunkSource = {
+      next() {
+        const chunk = waiting.shift();
+        if (chunk) {
+          waitingBytes -= chunk.byteLength;
+          if (waitingBytes < WAITING_BYTES) unpause();
+          return Promise.resolve(chunk);
+        }
+        if (ended) return failure ? Promise.reject(failure) : Promise.resolve(null);
+        return new Promise((resolveChunk, rejectChunk) => {
+          reader = { resolve: resolveChunk, reject: rejectChunk };
+          unpause();
+        });
+      },
+      cancel(reason) {
+        discard = true;
+        waiting.length = 0;
+        waitingBytes = 0;
+        const pending = reader;
+        reader = null;
+        pending?.resolve(null);
+        unpause();
+        if (!ended) abort?.(reasonOf(reason));
+      },
+    };
+    signal.addEventListener('abort', aborted, { once: true });
+    const handler: Dispatcher.DispatchHandlers = {
+      onConnect(abortCall) {
+        abort = abortCall;
+        if (signal.aborted) aborted();
+      },
+      onHeaders(status, rawHeaders, resumeCall) {
+        // An informational answer (1xx) is followed by the final one.
+        if (status < 200) return true;
+        answered = true;
+        resume = resumeCall;
+        discard = bodiless(status);
+        const headers = plainHeaders(util.parseHeaders(rawHeaders));
+        resolve({ status, headers, body: discard ? null : body });
+        return true;
+      },
+      onData(chunk) {
+        // A resumed parser flushes with an empty chunk: queued, it would pause the connection
+        // again at once, and the reader would be handed empty chunks for ever.
+        if (discard || chunk.byteLength === 0) return true;
+        if (reader) {
+          const pending = reader;
+          reader = null;
+          pending.resolve(chunk);
+          return true;
+        }
+        waiting.push(chunk);
+        waitingBytes += chunk.byteLength;
+        if (waitingBytes < WAITING_BYTES) return true;
+        paused = true;
+        return false;
+      },
+      onComplete() {
+        end(null);
+      },
+      onError(error) {
+        end(error);
+      },
+    };
+    try {
+      agent.dispatch(options, handler);
+    } catch (error) {
+      end(reasonOf(error));
+    }
+  });
+}
+
+/** Bytes of an answer held for the caller before the upstream connection pauses (a Node stream holds as much). */
+const WAITING_BYTES = 64 * 1024;
+
+function reasonOf(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error('The call was cancelled');
+}
+
+/** A chunk source as a Node stream (for a decoder to pipe); destroying it cancels the source. */
+function readableOf(source: ChunkSource): Readable {
+  return new Readable({
+    read() {
+      source.next().then(
+        (chunk) => this.push(chunk),
+        (error: Error) => this.destroy(error),
+      );
+    },
+    destroy(error, callback) {
+      source.cancel(error ?? undefined);
+      callback(error);
+    },
+  });
 }
 
 /** Calls through a `fetch` (which decodes content encodings itself). */
@@ -157,7 +294,7 @@ function readableSource(body: Readable, owner: Readable): ChunkSource {
   };
 }
 
-/** Statuses whose answer has no body (a `Response` refuses one). */
+/** Statuses whose answer has no body (a `Response` refuses one); what an upstream sends with one is dropped. */
 const NO_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
 function plainHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
