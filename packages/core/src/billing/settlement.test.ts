@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fundedTenant, settlementOf } from '../../test/support/settlements.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../../test/support/stores.js';
 import { mismatchedDebits } from '../../test/support/usage-debits.js';
+import { balanceMicros } from './ledger.js';
 import { debitDescription, type Settlement, settleBatch } from './settlement.js';
 
 const CREDIT = 1_000_000;
@@ -25,14 +26,7 @@ describe.each(STORE_KINDS)('settlement of a batch (%s)', (kind) => {
       .where('kind', '=', 'usage')
       .orderBy('id')
       .execute();
-  const walletOf = async (tenantId: string) =>
-    (
-      await store.db
-        .selectFrom('wallets')
-        .select('balance_micros')
-        .where('tenant_id', '=', tenantId)
-        .executeTakeFirstOrThrow()
-    ).balance_micros;
+  const walletOf = (tenantId: string) => balanceMicros(store.db, tenantId);
 
   it('debits each tenant once for its calls, and each call reports the balance right after it', async () => {
     const a = await fundedTenant(store, 'batch-a', CREDIT);
