@@ -86,7 +86,7 @@ export function pooledUpstream(): UpstreamClient {
 
 /**
  * One call through the pool with a handler of our own: the answer's chunks go to `next()` as they
- * arrive, and the connection pauses while a chunk waits to be asked for. (undici's `request`
+ * arrive, and the connection pauses while 64 KiB wait to be asked for. (undici's `request`
  * wraps the same in a Node stream read through an async iterator, which every call paid for.)
  * Resolves once the final status and headers are in; rejects when the call fails before them.
  */
