@@ -83,6 +83,7 @@ for (const kind of STORE_KINDS) {
       expect(instance.fresh()).toBe(true);
       await instance.beat();
       expect(lapses).toBe(0);
+      expect(instance.lapses).toBe(0);
       // Counted dead meanwhile (a stall, an outage): the next beat says so, and revives the row.
       await store.db
         .updateTable('instances')
@@ -90,9 +91,12 @@ for (const kind of STORE_KINDS) {
         .execute();
       await instance.beat();
       expect(lapses).toBe(1);
+      expect(instance.lapses).toBe(1);
       const row = await store.db.selectFrom('instances').select('alive_until').executeTakeFirstOrThrow();
       expect(row.alive_until.getTime()).toBeGreaterThan(Date.now());
       await instance.stop();
+      // Stopping removes the row: the others may take over from then on, which counts as a lapse.
+      expect(instance.lapses).toBe(2);
       expect(await store.db.selectFrom('instances').selectAll().execute()).toEqual([]);
       const quick = await startInstanceHeartbeat(store.db, { beatMs: 50, ttlMs: 120 });
       await store.dispose();

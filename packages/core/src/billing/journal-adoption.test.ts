@@ -212,6 +212,36 @@ describe('settlement journal adoption by instance (pglite)', () => {
     await journal.close();
   });
 
+  it('looks for an adopter after each write unless the heartbeat has stayed fresh since the segment began', async () => {
+    const dir = freshDir();
+    const heartbeat = { fresh: () => true, lapses: 0 };
+    const journal = await openSettlementJournal(dir, { instanceId: randomUUID(), heartbeat });
+    const takeCurrent = (to: string) => {
+      const [name] = segmentsIn(dir);
+      renameSync(join(dir, name!), join(dir, to));
+      return name!;
+    };
+    await journal.append(call(1));
+    // The heartbeat stopped landing: the instance may have been judged dead, so the write looks.
+    heartbeat.fresh = () => false;
+    const stale = takeCurrent('claimed-while-stale.adopting');
+    const afterStale = call(2);
+    await journal.append(afterStale);
+    expect(segmentsIn(dir)).toHaveLength(1);
+    expect(segmentsIn(dir)[0]).not.toBe(stale);
+    expect(readFileSync(join(dir, segmentsIn(dir)[0]!), 'utf8')).toContain(afterStale.usageId);
+    // Fresh again, but a beat found the row lapsed since this segment began: still looks.
+    heartbeat.fresh = () => true;
+    heartbeat.lapses = 1;
+    const lapsed = takeCurrent('claimed-while-lapsed.adopting');
+    const afterLapse = call(3);
+    await journal.append(afterLapse);
+    expect(segmentsIn(dir)).toHaveLength(1);
+    expect(segmentsIn(dir)[0]).not.toBe(lapsed);
+    expect(readFileSync(join(dir, segmentsIn(dir)[0]!), 'utf8')).toContain(afterLapse.usageId);
+    await journal.close();
+  });
+
   it('still settles a segment named by the host and pid of a process that is gone', async () => {
     const dir = freshDir();
     const host =

@@ -310,6 +310,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
         onUnreadable: (file, line) => logger.warn('settlement journal line unreadable', { file, line }),
         // Its segments are named after this instance, and taken over by others once it stops beating.
         instanceId: instance.id,
+        heartbeat: instance,
       })
     : null;
   const metering = createMeteringEngine(db, {

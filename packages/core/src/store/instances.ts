@@ -36,6 +36,12 @@ export interface InstanceHeartbeat {
   /** True while no other instance can have judged this one dead. */
   fresh(): boolean;
   /**
+   * Times this instance's row may have been let go: a beat found it lapsed, or `stop()` removed
+   * it. While `fresh()` stays true and this count does not move, no other instance has judged
+   * this one dead since the count was read.
+   */
+  readonly lapses: number;
+  /**
    * True once this instance has beaten without a gap for `ttlMs`: only then may it judge others
    * dead (let go of their holds, take over their settlement journals), since every live instance
    * has had a full `ttlMs` to beat again after an outage.
@@ -63,6 +69,7 @@ export async function startInstanceHeartbeat(
   let lastBeatSentAt = 0;
   /** Since when beats have landed without a gap; null after a failure. */
   let beatingSince: number | null = null;
+  let lapses = 0;
   let running: Promise<void> | null = null;
   let stopped = false;
 
@@ -80,7 +87,10 @@ export async function startInstanceHeartbeat(
         .values({ id, alive_until: aliveUntil })
         .onConflict((oc) => oc.column('id').doUpdateSet({ alive_until: aliveUntil }))
         .execute();
-      if (lastBeatSentAt > 0) options.onLapsed?.();
+      if (lastBeatSentAt > 0) {
+        lapses++;
+        options.onLapsed?.();
+      }
     }
     // A gap longer than two beats (this process stalled) restarts the count towards reaping.
     if (beatingSince === null || sentAt - lastBeatSentAt > 2 * beatMs) beatingSince = sentAt;
@@ -137,10 +147,15 @@ export async function startInstanceHeartbeat(
   return {
     id,
     fresh: () => Date.now() - lastBeatSentAt < ttlMs - beatMs,
+    get lapses() {
+      return lapses;
+    },
     mayJudgeOthers,
     beat,
     async stop() {
       stopped = true;
+      // Counted before the row goes: the others may take what this instance holds from then on.
+      lapses++;
       clearInterval(timer);
       await running;
       await db
