@@ -97,12 +97,17 @@ export interface AnswerBody {
  * shows each chunk to the tap (none for an answer passed through unbilled).
  *
  * A completed answer is not complete for the caller until `tap.end(true)` resolves (the bill is
- * durable): the end waits for it, and with a declared `Content-Length` so does the chunk that
- * completes it (a client reading by length would otherwise be done before the bill is).
+ * durable): the end waits for it, and so does the chunk that completes the answer when that is
+ * known as it is handed out: by a declared `Content-Length` (a client reading by length would
+ * otherwise be done before the bill is), or by an upstream that has already ended (the next chunk
+ * is asked for as each one is handed out). The last chunk then leaves with the end, in one write
+ * to the caller instead of two.
  */
 export function answerBody(source: ChunkSource, tap: MeterTap | null): AnswerBody {
   let ended = false;
   let seen = 0;
+  /** The chunk after the one last handed out, asked for as that one was. */
+  let ahead: Promise<Uint8Array | null> | null = null;
   const end = async (completed: boolean) => {
     if (ended || !tap) return;
     ended = true;
@@ -112,10 +117,12 @@ export function answerBody(source: ChunkSource, tap: MeterTap | null): AnswerBod
     async next() {
       let chunk: Uint8Array | null;
       try {
-        chunk = await source.next();
+        chunk = await (ahead ?? source.next());
       } catch (error) {
         void end(false);
         throw error;
+      } finally {
+        ahead = null;
       }
       if (chunk === null) {
         await end(true);
@@ -124,7 +131,15 @@ export function answerBody(source: ChunkSource, tap: MeterTap | null): AnswerBod
       if (tap) {
         tap.observe(chunk);
         seen += chunk.byteLength;
-        if (tap.contentLength !== null && seen >= tap.contentLength) await end(true);
+        ahead = source.next();
+        // Handled when awaited; a caller that stops reading leaves it unawaited.
+        ahead.catch(() => {});
+        if (
+          (tap.contentLength !== null && seen >= tap.contentLength) ||
+          (await alreadyResolved(ahead)) === null
+        ) {
+          await end(true);
+        }
       }
       return chunk;
     },
@@ -133,6 +148,17 @@ export function answerBody(source: ChunkSource, tap: MeterTap | null): AnswerBod
       void end(false);
     },
   };
+}
+
+const NOT_YET: unique symbol = Symbol('not yet');
+/** What a promise has already resolved to, or `NOT_YET` (a rejection counts as not yet: it is thrown when awaited). */
+async function alreadyResolved<T>(promise: Promise<T>): Promise<T | typeof NOT_YET> {
+  try {
+    // A settled promise's reaction is queued before that of the one made after it.
+    return await Promise.race([promise, Promise.resolve(NOT_YET)]);
+  } catch {
+    return NOT_YET;
+  }
 }
 
 /** An answer body as a WHATWG stream that pulls only as fast as the caller reads. */
