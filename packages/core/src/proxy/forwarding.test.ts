@@ -4,7 +4,7 @@ import type { ChunkSource } from './upstream.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
-/** A source whose chunks and end are pushed by the test; `next()` answers at once when one is queued. */
+/** A source whose chunks and end are pushed by the test, as the upstream's parser queues them. */
 function pushedSource() {
   const queued: Array<Uint8Array | null | Error> = [];
   let reader: ((item: Uint8Array | null | Error) => void) | null = null;
@@ -19,6 +19,7 @@ function pushedSource() {
       }).then((item) => take(item as Uint8Array | null | Error));
     },
     cancel() {},
+    exhausted: () => queued[0] === null,
   };
   const push = (item: Uint8Array | null | Error) => {
     const waiting = reader;

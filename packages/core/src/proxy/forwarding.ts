@@ -99,15 +99,12 @@ export interface AnswerBody {
  * A completed answer is not complete for the caller until `tap.end(true)` resolves (the bill is
  * durable): the end waits for it, and so does the chunk that completes the answer when that is
  * known as it is handed out: by a declared `Content-Length` (a client reading by length would
- * otherwise be done before the bill is), or by an upstream that has already ended (the next chunk
- * is asked for as each one is handed out). The last chunk then leaves with the end, in one write
- * to the caller instead of two.
+ * otherwise be done before the bill is), or by a source that has already ended (a short answer
+ * arrives with its end). That chunk then leaves with the end, in one write to the caller.
  */
 export function answerBody(source: ChunkSource, tap: MeterTap | null): AnswerBody {
   let ended = false;
   let seen = 0;
-  /** The chunk after the one last handed out, asked for as that one was. */
-  let ahead: Promise<Uint8Array | null> | null = null;
   const end = async (completed: boolean) => {
     if (ended || !tap) return;
     ended = true;
@@ -117,12 +114,10 @@ export function answerBody(source: ChunkSource, tap: MeterTap | null): AnswerBod
     async next() {
       let chunk: Uint8Array | null;
       try {
-        chunk = await (ahead ?? source.next());
+        chunk = await source.next();
       } catch (error) {
         void end(false);
         throw error;
-      } finally {
-        ahead = null;
       }
       if (chunk === null) {
         await end(true);
@@ -131,13 +126,7 @@ export function answerBody(source: ChunkSource, tap: MeterTap | null): AnswerBod
       if (tap) {
         tap.observe(chunk);
         seen += chunk.byteLength;
-        ahead = source.next();
-        // Handled when awaited; a caller that stops reading leaves it unawaited.
-        ahead.catch(() => {});
-        if (
-          (tap.contentLength !== null && seen >= tap.contentLength) ||
-          (await alreadyResolved(ahead)) === null
-        ) {
+        if ((tap.contentLength !== null && seen >= tap.contentLength) || source.exhausted?.()) {
           await end(true);
         }
       }
@@ -148,17 +137,6 @@ export function answerBody(source: ChunkSource, tap: MeterTap | null): AnswerBod
       void end(false);
     },
   };
-}
-
-const NOT_YET: unique symbol = Symbol('not yet');
-/** What a promise has already resolved to, or `NOT_YET` (a rejection counts as not yet: it is thrown when awaited). */
-async function alreadyResolved<T>(promise: Promise<T>): Promise<T | typeof NOT_YET> {
-  try {
-    // A settled promise's reaction is queued before that of the one made after it.
-    return await Promise.race([promise, Promise.resolve(NOT_YET)]);
-  } catch {
-    return NOT_YET;
-  }
 }
 
 /** An answer body as a WHATWG stream that pulls only as fast as the caller reads. */

@@ -41,6 +41,8 @@ export interface ChunkSource {
   next(): Promise<Uint8Array | null>;
   /** Stops reading: a pending `next()` settles, and the upstream connection is let go. */
   cancel(reason?: unknown): void;
+  /** True once the upstream has ended well and every chunk has been taken (absent: cannot tell). */
+  exhausted?(): boolean;
 }
 
 /** Keep-alive pools per upstream origin, one request at a time per connection. */
@@ -142,6 +144,7 @@ function dispatchCall(
           unpause();
         });
       },
+      exhausted: () => ended && failure === null && waiting.length === 0,
       cancel(reason) {
         discard = true;
         waiting.length = 0;
