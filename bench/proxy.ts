@@ -10,8 +10,10 @@
  * - metered (before): the platform's proxy through `platform.fetch` and a `fetch` upstream, the
  *   way every call went before the Node listener;
  * - metered (store thread): the same with the embedded store on a thread of its own;
- * - metered: the platform as `pnpm start` serves it (`nodeListener`, pooled upstream, the embedded
- *   store inline in the platform's thread), JSON and SSE.
+ * - metered: the platform's proxy as `pnpm start` serves it (`nodeListener`, pooled upstream, the
+ *   embedded store inline in the platform's thread) without the settlement journal, JSON and SSE;
+ * - metered (journal): as `pnpm start` serves it, the store in a folder on disk and every answer
+ *   waiting for its journal record to be on disk (reported beside the targets, not held to them).
  *
  * Then the multi-core figure, when the PostgreSQL server programs are installed: the platform in
  * cluster mode with 1 and 2 workers on one PostgreSQL store, and the statements it sent the
@@ -63,6 +65,7 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
     const before = await server(started, 'metered', upstream.url, { serving: 'fetch' });
     const metered = await server(started, 'metered', upstream.url);
     const threaded = await server(started, 'metered', upstream.url, { embedded: 'thread' });
+    const journaled = await server(started, 'metered', upstream.url, { onDisk: true, journal: true });
     const portkey = await startPortkey(started).catch((error: Error) => error);
 
     const post = (url: string, headers: Record<string, string> = {}, body = REQUEST): Target => ({
@@ -88,6 +91,7 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
       'metered (before)': post(`${before.url}/proxy/bench-llm${PATH}`, bearer(before.key)),
       'metered (store thread)': post(`${threaded.url}/proxy/bench-llm${PATH}`, bearer(threaded.key)),
       metered: post(`${metered.url}/proxy/bench-llm${PATH}`, bearer(metered.key)),
+      'metered (journal)': post(`${journaled.url}/proxy/bench-llm${PATH}`, bearer(journaled.key)),
       'direct SSE': post(`${upstream.url}${PATH}`, bearer(), STREAM_REQUEST),
       'raw SSE': post(`${raw.url}/proxy/bench-llm${PATH}`, {}, STREAM_REQUEST),
       'metered SSE': post(`${metered.url}/proxy/bench-llm${PATH}`, bearer(metered.key), STREAM_REQUEST),
@@ -97,6 +101,7 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
       direct: targets.direct!,
       raw: targets.raw!,
       metered: targets.metered!,
+      'metered (journal)': targets['metered (journal)']!,
     });
     const billedBefore = (await before.ask<{ billed: number }>('billed')).billed;
     const billed = (await metered.ask<{ billed: number }>('billed')).billed;
@@ -105,13 +110,15 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
       `\nPOST ${PATH}: each server in its own process, ${BENCH_SECONDS} s each at 10 connections (autocannon), alternating rounds`,
     );
     console.log(
-      `  ${'path'.padEnd(18)} ${'req/s'.padStart(8)}   ${'p50'.padStart(6)}   ${'p99'.padStart(6)}   non-2xx  errors`,
+      `  ${'path'.padEnd(22)} ${'req/s'.padStart(8)}   ${'p50'.padStart(6)}   ${'p99'.padStart(6)}   non-2xx  errors`,
     );
     for (const [name, r] of Object.entries(load)) console.log(row(name, r));
-    if (portkey instanceof Error) console.log(`  ${'portkey'.padEnd(18)} n/a: ${portkey.message}`);
+    if (portkey instanceof Error) console.log(`  ${'portkey'.padEnd(22)} n/a: ${portkey.message}`);
     const one = (name: keyof typeof latency) =>
       `${name} p50 ${latency[name].p50Ms.toFixed(3)} ms p99 ${latency[name].p99Ms.toFixed(3)} ms`;
-    console.log(`  one call at a time: ${one('direct')}; ${one('raw')}; ${one('metered')}`);
+    console.log(
+      `  one call at a time: ${one('direct')}; ${one('raw')}; ${one('metered')}; ${one('metered (journal)')}`,
+    );
     console.log(`  metered calls billed: ${billed} (before: ${billedBefore})`);
 
     const rps = (name: string) => load[name]?.requestsPerSecond ?? Number.NaN;
@@ -138,7 +145,7 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
     checks.push(['metered answers all 2xx', clean ? 1 : 0, '= 1', clean]);
     for (const [label, value, target, met] of checks) {
       console.log(
-        `  ${label.padEnd(36)} ${value.toFixed(2).padStart(7)}  (target ${target}): ${met ? 'met' : 'MISSED'}`,
+        `  ${label.padEnd(36)} ${value.toFixed(3).padStart(7)}  (target ${target}): ${met ? 'met' : 'MISSED'}`,
       );
     }
 
@@ -200,7 +207,7 @@ async function clusterFigure(started: ChildProcess[], upstreamUrl: string): Prom
 }
 
 function row(name: string, r: LoadResult): string {
-  return `  ${name.padEnd(18)} ${r.requestsPerSecond.toFixed(0).padStart(8)}   ${r.p50Ms.toFixed(0).padStart(4)} ms   ${r.p99Ms.toFixed(0).padStart(3)} ms   ${String(r.non2xx).padStart(7)}  ${String(r.errors).padStart(6)}`;
+  return `  ${name.padEnd(22)} ${r.requestsPerSecond.toFixed(0).padStart(8)}   ${r.p50Ms.toFixed(0).padStart(4)} ms   ${r.p99Ms.toFixed(0).padStart(3)} ms   ${String(r.non2xx).padStart(7)}  ${String(r.errors).padStart(6)}`;
 }
 
 /** Starts a server role in a process of its own and waits for its `ready`. */

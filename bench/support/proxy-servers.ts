@@ -12,9 +12,12 @@
  *   cluster workers on one PostgreSQL store and counts the statements they send it.
  */
 import cluster from 'node:cluster';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer, request, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { post } from '@service/core/billing';
 import { createConnection } from '@service/core/connections';
@@ -115,6 +118,13 @@ function honoFetch(upstreamUrl: string) {
   });
 }
 
+/** A folder of this process's own, removed when it exits. */
+function scratchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 /** A provider over the upstream, a tenant with an app bound to it and credit, and its key. */
 async function seed(store: Store, upstreamUrl: string, sealer: Parameters<typeof upsertProvider>[1]) {
   const { db } = store;
@@ -142,6 +152,10 @@ interface MeteredOptions {
   serving?: 'node' | 'fetch';
   /** Where the embedded store runs (default: the store's own default, inline). */
   embedded?: 'thread' | 'inline';
+  /** The store in a folder on disk (as `pnpm start` keeps it) instead of in memory. */
+  onDisk?: boolean;
+  /** Keep the settlement journal (as `pnpm start` does): each answer waits for its record's fdatasync. */
+  journal?: boolean;
   workers?: number;
   databaseUrl?: string;
   /** Set by the primary for its workers: the key the provider's credential is sealed with, the port. */
@@ -156,13 +170,15 @@ async function meteredPlatform(store: Store, options: MeteredOptions) {
     logger: silentLogger,
     encryptionKey: options.encryptionKey ?? generateEncryptionKey(),
     ...(options.serving === 'fetch' ? { upstreamFetch: fetch } : {}),
+    ...(options.journal ? { journalDir: scratchDir('bench-journal-') } : {}),
   });
 }
 
 /** One process: its own embedded store, seeded, serving the platform. */
 async function metered(upstreamUrl: string, options: MeteredOptions) {
   const store = await createStore({
-    url: 'memory://',
+    // The folder's lock file goes beside it, in the scratch folder too.
+    ...(options.onDisk ? { dataDir: join(scratchDir('bench-store-'), 'data') } : { url: 'memory://' }),
     ...(options.embedded ? { embedded: options.embedded } : {}),
   });
   const platform = await meteredPlatform(store, options);
