@@ -216,29 +216,24 @@ describe('settlement journal adoption by instance (pglite)', () => {
     const dir = freshDir();
     const heartbeat = { fresh: () => true, lapses: 0 };
     const journal = await openSettlementJournal(dir, { instanceId: randomUUID(), heartbeat });
-    const takeCurrent = (to: string) => {
-      const [name] = segmentsIn(dir);
-      renameSync(join(dir, name!), join(dir, to));
-      return name!;
+    /** Takes the segment being written, as an adopter would; the next record must land in a fresh one. */
+    const takeOverThenAppend = async (costMicros: number) => {
+      const [taken] = segmentsIn(dir);
+      renameSync(join(dir, taken!), join(dir, `claimed-${costMicros}.adopting`));
+      const later = call(costMicros);
+      await journal.append(later);
+      expect(segmentsIn(dir)).toHaveLength(1);
+      expect(segmentsIn(dir)[0]).not.toBe(taken);
+      expect(readFileSync(join(dir, segmentsIn(dir)[0]!), 'utf8')).toContain(later.usageId);
     };
     await journal.append(call(1));
     // The heartbeat stopped landing: the instance may have been judged dead, so the write looks.
     heartbeat.fresh = () => false;
-    const stale = takeCurrent('claimed-while-stale.adopting');
-    const afterStale = call(2);
-    await journal.append(afterStale);
-    expect(segmentsIn(dir)).toHaveLength(1);
-    expect(segmentsIn(dir)[0]).not.toBe(stale);
-    expect(readFileSync(join(dir, segmentsIn(dir)[0]!), 'utf8')).toContain(afterStale.usageId);
+    await takeOverThenAppend(2);
     // Fresh again, but a beat found the row lapsed since this segment began: still looks.
     heartbeat.fresh = () => true;
     heartbeat.lapses = 1;
-    const lapsed = takeCurrent('claimed-while-lapsed.adopting');
-    const afterLapse = call(3);
-    await journal.append(afterLapse);
-    expect(segmentsIn(dir)).toHaveLength(1);
-    expect(segmentsIn(dir)[0]).not.toBe(lapsed);
-    expect(readFileSync(join(dir, segmentsIn(dir)[0]!), 'utf8')).toContain(afterLapse.usageId);
+    await takeOverThenAppend(3);
     await journal.close();
   });
 
