@@ -11,7 +11,7 @@ import type { Settlement } from './settlement.js';
  * The settlement journal: a durable, append-only record of every answered metered call, written
  * before the caller's response ends, so a call is billed even when the process stops or the
  * store is unreachable. One line of JSON per call in a segment file of this process under the
- * journal folder; appends that arrive together share one write and one fdatasync (group commit).
+ * journal folder; appends that arrive together share one synchronized write (group commit).
  *
  * A record is forgotten once its settlement commits in the store; a segment whose records have
  * all settled is deleted (segments roll over every `SEGMENT_RECORDS`, so a busy instance never
@@ -32,7 +32,7 @@ import type { Settlement } from './settlement.js';
 export interface SettlementJournal {
   /** The folder the segments live in. */
   readonly dir: string;
-  /** Appends a record; resolves once it is on disk (fdatasync'd). */
+  /** Appends a record; resolves once it is on disk. */
   append(settlement: Settlement): Promise<void>;
   /** The record's settlement committed: it is no longer needed. */
   settled(usageId: string): void;
@@ -167,7 +167,7 @@ export async function openSettlementJournal(
     !options.heartbeat?.fresh() || options.heartbeat.lapses !== target.lapses;
 
   // Group commit: the appends of one turn, and those made while a write is on its way to disk,
-  // share the next write and fdatasync.
+  // share the next synchronized write.
   const write = createBatcher(
     async (lines: Array<{ usageId: string; line: string }>) => {
       if (!current || current.records >= segmentRecords) {

@@ -151,7 +151,7 @@ export interface PlatformOptions {
   /** Environment to read settings from. Default `process.env`. */
   env?: Record<string, string | undefined>;
   /**
-   * Folder of the settlement journal: answered metered calls are recorded there (fdatasync'd)
+   * Folder of the settlement journal: answered metered calls are recorded there, on disk,
    * before their answer ends, and settled from it after a stop, a crash or a store outage.
    * Unset: no journal (calls not yet settled wait in memory only). `pnpm start` sets it.
    */
