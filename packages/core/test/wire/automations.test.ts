@@ -523,11 +523,12 @@ for (const kind of STORE_KINDS) {
           const { approvals } = await (await as('olga')('/approvals?status=pending')).json();
           return approvals.find((a: { request?: { tool: string } }) => a.request?.tool === 'purge');
         });
-        expect((await (await as('olga')(`/runs/${runId}`)).json()).run).toMatchObject({
-          status: 'awaiting_approval',
-          owner: 'service:webhook:hooks',
-          automationId: id,
+        // The run is marked waiting right after its approval is stored: read it once it is.
+        const waiting = await eventually(async () => {
+          const { run } = await (await as('olga')(`/runs/${runId}`)).json();
+          return run.status === 'awaiting_approval' ? run : undefined;
         });
+        expect(waiting).toMatchObject({ owner: 'service:webhook:hooks', automationId: id });
         expect(purged).not.toContain(runId);
         const decided = await as('olga')(`/approvals/${approval.id}/decide`, {
           method: 'POST',
