@@ -154,7 +154,7 @@ interface MeteredOptions {
   embedded?: 'thread' | 'inline';
   /** The store in a folder on disk (as `pnpm start` keeps it) instead of in memory. */
   onDisk?: boolean;
-  /** Keep the settlement journal (as `pnpm start` does): each answer waits for its record's fdatasync. */
+  /** Keep the settlement journal (as `pnpm start` does): each answer waits for its record to be on disk. */
   journal?: boolean;
   workers?: number;
   databaseUrl?: string;
