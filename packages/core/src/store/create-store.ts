@@ -1,6 +1,5 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
@@ -8,6 +7,7 @@ import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
 import { createPGliteListener, createPostgresListener, type NotificationHandler } from './listener.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { createPGliteDialect } from './pglite-dialect.js';
+import { InlinePGlite } from './pglite-inline.js';
 import { type EmbeddedDatabase, openPGliteThread } from './pglite-thread.js';
 
 export interface StoreOptions {
@@ -140,13 +140,13 @@ async function openPGlite(dataDir: string | undefined, where: 'thread' | 'inline
     // a thread cannot load it: the store then runs in this thread, as it would inline.
     pglite =
       where === 'thread'
-        ? await openPGliteThread(dataDir).catch(() => openPGliteInline(dataDir))
-        : await openPGliteInline(dataDir);
+        ? await openPGliteThread(dataDir).catch(() => InlinePGlite.open(dataDir))
+        : await InlinePGlite.open(dataDir);
   } catch (error) {
     releaseLock();
     throw error;
   }
-  const inline = pglite instanceof PGlite;
+  const inline = pglite instanceof InlinePGlite;
   const db = new Kysely<Database>({
     dialect: createPGliteDialect(pglite, inline ? { shareThreadAfterMs: SHARE_THREAD_AFTER_MS } : {}),
   });
@@ -169,15 +169,6 @@ async function openPGlite(dataDir: string | undefined, where: 'thread' | 'inline
  * this long: a request waits at most about this plus one statement for a settlement batch.
  */
 const SHARE_THREAD_AFTER_MS = 1;
-
-async function openPGliteInline(dataDir: string | undefined): Promise<EmbeddedDatabase> {
-  const pglite = new PGlite({
-    ...(dataDir ? { dataDir } : {}),
-    parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText },
-  });
-  await pglite.waitReady;
-  return pglite;
-}
 
 /** Bound on a health check: a server that does not answer in time counts as away. */
 const PING_TIMEOUT_MS = 2000;

@@ -1,0 +1,132 @@
+/**
+ * The embedded store in this thread sends each statement to the engine in one trip, with the
+ * parameter types it asked for once: the answers must be those `PGlite.query` gives, errors must
+ * leave it working, and a schema change must not leave stale types behind.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
+import { InlinePGlite, MAX_DESCRIBED } from './pglite-inline.js';
+
+describe('embedded store inline: statements in one trip', () => {
+  let db: InlinePGlite;
+  /** A plain PGlite with the store's parsers: what `PGlite.query` answers. */
+  let plain: PGlite;
+  beforeAll(async () => {
+    db = await InlinePGlite.open(undefined);
+    plain = new PGlite({ parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText } });
+    for (const target of [db, plain]) {
+      await target.exec(`
+        create table things (
+          id uuid primary key, n bigint, price numeric, day date, at timestamptz,
+          flag boolean, doc jsonb, tags text[], label text
+        )`);
+    }
+  });
+  afterAll(async () => {
+    await db?.close();
+    await plain?.close();
+  });
+
+  /** How many trips into the engine `run` made. */
+  async function tripsOf(run: () => Promise<unknown>): Promise<number> {
+    const trips = vi.spyOn(db.pglite, 'execProtocol');
+    try {
+      await run();
+      return trips.mock.calls.length;
+    } finally {
+      trips.mockRestore();
+    }
+  }
+
+  it('writes and reads every kind of value as PGlite.query does', async () => {
+    const insert =
+      'insert into things (id, n, price, day, at, flag, doc, tags, label) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)';
+    const values = [
+      '00000000-0000-4000-8000-000000000001',
+      9_007_199_254_740_991,
+      '12.500',
+      '2026-11-27',
+      new Date('2026-11-27T10:00:00.123Z'),
+      true,
+      { a: [1, 'two', null], 'quote"s': 'ünï\u{1F600}' },
+      ['x', 'y,z', 'with "quotes"'],
+      null,
+    ];
+    await db.query(insert, values);
+    await plain.query(insert, values);
+    const select = 'select * from things where id = any($1::uuid[]) and flag = $2';
+    const params = [['00000000-0000-4000-8000-000000000001'], true];
+    const ours = await db.query(select, params);
+    expect(ours.rows).toHaveLength(1);
+    expect(ours.rows).toEqual((await plain.query(select, params)).rows);
+    expect(ours.fields).toEqual((await plain.query(select, params)).fields);
+    const update = 'update things set label = $1 where n = $2';
+    expect((await db.query(update, ['seen', 9_007_199_254_740_991])).affectedRows).toBe(1);
+    expect((await plain.query(update, ['seen', 9_007_199_254_740_991])).affectedRows).toBe(1);
+  });
+
+  it("asks for a statement's parameter types once, then runs it in one trip each time", async () => {
+    const text = 'select count(*)::int as count from things where label = $1';
+    const five = async () => {
+      for (let i = 0; i < 5; i++) expect((await db.query(text, ['seen'])).rows).toEqual([{ count: 1 }]);
+    };
+    expect(await tripsOf(five)).toBe(6);
+    expect(await tripsOf(five)).toBe(5);
+  });
+
+  it('runs an insert whose conflict target is a partial index with a parameter in its predicate', async () => {
+    await db.exec(
+      'create table ranked (owner text, slot text, kind text); ' +
+        "create unique index ranked_one on ranked (owner, slot) where kind <> 'app'",
+    );
+    const insert =
+      'insert into ranked (owner, slot, kind) values ($1, $2, $3) on conflict (owner, slot) where kind <> $4 do nothing';
+    for (let i = 0; i < 8; i++) await db.query(insert, ['ann', 'a', 'remix', 'app']);
+    expect((await db.query('select count(*)::int as n from ranked where owner = $1', ['ann'])).rows).toEqual([
+      { n: 1 },
+    ]);
+  });
+
+  it('rejects a bad statement or a bad value with the Postgres error, and goes on working', async () => {
+    await expect(db.query('selec $1', [1])).rejects.toMatchObject({ code: '42601' });
+    const text = 'select id from things where id = $1';
+    await expect(db.query(text, ['not-a-uuid'])).rejects.toMatchObject({ code: '22P02' });
+    expect((await db.query(text, ['00000000-0000-4000-8000-000000000001'])).rows).toHaveLength(1);
+    // Inside a transaction: the failed statement aborts it, and after its rollback all works again.
+    await db.exec('begin');
+    await expect(db.query(text, ['not-a-uuid'])).rejects.toMatchObject({ code: '22P02' });
+    await expect(db.query(text, ['00000000-0000-4000-8000-000000000001'])).rejects.toMatchObject({
+      code: '25P02',
+    });
+    await db.exec('rollback');
+    expect((await db.query(text, ['00000000-0000-4000-8000-000000000001'])).rows).toHaveLength(1);
+  });
+
+  it('asks for the types again after a script that changes the schema', async () => {
+    const text = 'update things set tags = $1 where id = $2 returning tags';
+    const id = '00000000-0000-4000-8000-000000000001';
+    expect((await db.query(text, [['a', 'b'], id])).rows).toEqual([{ tags: ['a', 'b'] }]);
+    await db.exec('alter table things alter column tags type jsonb using to_jsonb(tags)');
+    // Written as a text[] still, the array would be refused as JSON.
+    expect((await db.query(text, [['c', { d: 1 }], id])).rows).toEqual([{ tags: ['c', { d: 1 }] }]);
+    const star = 'select * from things where id = $1';
+    expect(Object.keys((await db.query(star, [id])).rows[0] as object)).not.toContain('added');
+    await db.exec('alter table things add column added text');
+    expect(Object.keys((await db.query(star, [id])).rows[0] as object)).toContain('added');
+  });
+
+  it('keeps the types of a bounded number of statement texts', async () => {
+    for (let i = 0; i < MAX_DESCRIBED + 50; i++) await db.query(`select $1::int + ${i} as n`, [1]);
+    expect(await tripsOf(() => db.query(`select $1::int + ${MAX_DESCRIBED + 49} as n`, [1]))).toBe(1);
+    expect(await tripsOf(() => db.query('select $1::int + 0 as n', [1]))).toBe(2);
+  });
+
+  it('delivers the notifications its statements send', async () => {
+    const heard: string[] = [];
+    const stop = await db.listen('inline_test', (payload) => heard.push(payload));
+    await db.query('select pg_notify($1, $2)', ['inline_test', 'hello']);
+    await stop();
+    expect(heard).toEqual(['hello']);
+  });
+});
