@@ -61,7 +61,8 @@ export class InlinePGlite implements EmbeddedDatabase {
       return serialize ? serialize(param) : String(param);
     });
     const { messages } = await this.pglite.execProtocol(
-      frame([
+      // The messages in one buffer: one trip into the engine.
+      Buffer.concat([
         protocol.serialize.parse({ text: sql }),
         protocol.serialize.bind({ values }),
         protocol.serialize.describe({ type: 'P' }),
@@ -75,7 +76,7 @@ export class InlinePGlite implements EmbeddedDatabase {
   /** The statement's parameter types, as the engine describes them (a bad statement throws here). */
   async #describe(sql: string): Promise<number[]> {
     const { messages } = await this.pglite.execProtocol(
-      frame([
+      Buffer.concat([
         protocol.serialize.parse({ text: sql }),
         protocol.serialize.describe({ type: 'S' }),
         protocol.serialize.sync(),
@@ -98,16 +99,3 @@ export const MAX_DESCRIBED = 500;
 
 /** Scripts that leave the schema as it is: transaction control, reads, notification channels. */
 const KEEPS_SCHEMA = /^\s*(begin|commit|rollback|savepoint|release|select|listen|unlisten)\b/i;
-
-/** Protocol messages as one buffer, for one trip into the engine. */
-function frame(parts: Uint8Array[]): Uint8Array {
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const out = new Uint8Array(length);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
