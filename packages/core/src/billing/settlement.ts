@@ -117,11 +117,11 @@ export async function settleBatch(
       upstream_status: s.upstreamStatus,
       estimated: s.estimated,
       request_id: s.requestId,
-      created_at: at,
     }));
     for (let i = 0; i < rows.length; i += USAGE_ROWS_PER_STATEMENT) {
       const chunk = rows.slice(i, i + USAGE_ROWS_PER_STATEMENT);
-      await sql`insert into usage_events ${columnList(USAGE_COLUMNS)} ${rowsFromJson(USAGE_COLUMNS, chunk)}`.execute(
+      // The batch's time is every row's: one parameter, not a timestamp to write and parse per row.
+      await sql`insert into usage_events ${columnList(USAGE_COLUMNS)} ${rowsFromJson(USAGE_COLUMNS, chunk, { created_at: at })}`.execute(
         trx,
       );
     }
