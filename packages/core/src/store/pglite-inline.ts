@@ -9,8 +9,8 @@ import type { EmbeddedDatabase } from './pglite-thread.js';
  * engine one message at a time: six trips for every statement. Here they go together, as a
  * driver for a Postgres server pipelines them, and a small statement costs about a third less.
  * The statement stays unnamed, parsed and planned with its values as a server is sent it by
- * `pg` (a named one is planned apart from its values: an `on conflict` on a partial index whose
- * predicate is a parameter then finds no index).
+ * `pg` (from its sixth run a named one may be planned apart from its values: an `on conflict` on
+ * a partial index whose predicate is a parameter then finds no index).
  *
  * Values are written as `PGlite.query` writes them, by its serializer for the type each
  * parameter is described as (asked of the engine the first time a text is seen, and kept), and
