@@ -206,8 +206,8 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
   /**
    * What reads the answer's usage as it passes. The call is recorded in the settlement journal
    * before the answer ends (one synchronized write shared with the calls ending together) and
-   * settled in the store after: the caller does not wait for the store. A balance read on this instance waits for
-   * it (MeteringEngine.settled), so the caller still reads its spend.
+   * settled in the store after: the caller does not wait for the store. A balance read on this
+   * instance waits for it (MeteringEngine.settled), so the caller still reads its spend.
    */
   function meterTap(
     upstream: UpstreamAnswer,
