@@ -1,12 +1,13 @@
 /**
- * The embedded store in this thread sends each statement to the engine in one trip, with the
- * parameter types it asked for once: the answers must be those `PGlite.query` gives, errors must
- * leave it working, and a schema change must not leave stale types behind.
+ * The embedded store in this thread parses each statement text once (a named statement, its
+ * parameter types asked in the same trip) and runs it in one trip: the answers must be those
+ * `PGlite.query` gives, errors must leave it working, a schema change must not leave stale
+ * statements behind, and the engine must not keep more statements than the bound.
  */
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
-import { InlinePGlite, MAX_DESCRIBED } from './pglite-inline.js';
+import { InlinePGlite, MAX_PREPARED } from './pglite-inline.js';
 
 describe('embedded store inline: statements in one trip', () => {
   let db: InlinePGlite;
@@ -27,6 +28,12 @@ describe('embedded store inline: statements in one trip', () => {
     await db?.close();
     await plain?.close();
   });
+
+  /** Statements the engine holds parsed for this session. */
+  async function preparedInEngine(): Promise<number> {
+    return (await db.query<{ n: number }>('select count(*)::int as n from pg_prepared_statements', []))
+      .rows[0]!.n;
+  }
 
   /** How many trips into the engine `run` made. */
   async function tripsOf(run: () => Promise<unknown>): Promise<number> {
@@ -66,13 +73,18 @@ describe('embedded store inline: statements in one trip', () => {
     expect((await plain.query(update, ['seen', 9_007_199_254_740_991])).affectedRows).toBe(1);
   });
 
-  it("asks for a statement's parameter types once, then runs it in one trip each time", async () => {
+  it('parses a statement once, then runs it in one trip each time', async () => {
     const text = 'select count(*)::int as count from things where label = $1';
     const five = async () => {
       for (let i = 0; i < 5; i++) expect((await db.query(text, ['seen'])).rows).toEqual([{ count: 1 }]);
     };
     expect(await tripsOf(five)).toBe(6);
     expect(await tripsOf(five)).toBe(5);
+    const parsed = await db.query<{ n: number }>(
+      'select count(*)::int as n from pg_prepared_statements where statement = $1',
+      [text],
+    );
+    expect(parsed.rows).toEqual([{ n: 1 }]);
   });
 
   it('runs an insert whose conflict target is a partial index with a parameter in its predicate', async () => {
@@ -99,11 +111,20 @@ describe('embedded store inline: statements in one trip', () => {
     await expect(db.query(text, ['00000000-0000-4000-8000-000000000001'])).rejects.toMatchObject({
       code: '25P02',
     });
+    // A text first seen in the aborted transaction is parsed after it.
+    const fresh = 'select label from things where id = $1';
+    await expect(db.query(fresh, ['00000000-0000-4000-8000-000000000001'])).rejects.toMatchObject({
+      code: '25P02',
+    });
     await db.exec('rollback');
     expect((await db.query(text, ['00000000-0000-4000-8000-000000000001'])).rows).toHaveLength(1);
+    expect((await db.query(fresh, ['00000000-0000-4000-8000-000000000001'])).rows).toHaveLength(1);
+    // Parsed once in the engine, after the rollback: the attempt in the aborted transaction left nothing.
+    const texts = await db.query<{ statement: string }>('select statement from pg_prepared_statements', []);
+    expect(texts.rows.filter((row) => row.statement === fresh)).toHaveLength(1);
   });
 
-  it('asks for the types again after a script that changes the schema', async () => {
+  it('parses again after a script that changes the schema', async () => {
     const text = 'update things set tags = $1 where id = $2 returning tags';
     const id = '00000000-0000-4000-8000-000000000001';
     expect((await db.query(text, [['a', 'b'], id])).rows).toEqual([{ tags: ['a', 'b'] }]);
@@ -116,10 +137,12 @@ describe('embedded store inline: statements in one trip', () => {
     expect(Object.keys((await db.query(star, [id])).rows[0] as object)).toContain('added');
   });
 
-  it('keeps the types of a bounded number of statement texts', async () => {
-    for (let i = 0; i < MAX_DESCRIBED + 50; i++) await db.query(`select $1::int + ${i} as n`, [1]);
-    expect(await tripsOf(() => db.query(`select $1::int + ${MAX_DESCRIBED + 49} as n`, [1]))).toBe(1);
+  it('keeps a bounded number of statement texts parsed, in the engine too', async () => {
+    for (let i = 0; i < MAX_PREPARED + 50; i++) await db.query(`select $1::int + ${i} as n`, [1]);
+    expect(await tripsOf(() => db.query(`select $1::int + ${MAX_PREPARED + 49} as n`, [1]))).toBe(1);
     expect(await tripsOf(() => db.query('select $1::int + 0 as n', [1]))).toBe(2);
+    // The statements let go of are closed in the engine, not only forgotten here.
+    expect(await preparedInEngine()).toBeLessThanOrEqual(MAX_PREPARED);
   });
 
   it('delivers the notifications its statements send', async () => {

@@ -3,22 +3,27 @@ import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
 import type { EmbeddedDatabase } from './pglite-thread.js';
 
 /**
- * PGlite in this thread, each statement sent to the engine in one trip.
+ * PGlite in this thread, each statement sent to the engine in one trip and parsed once.
  *
  * `PGlite.query` sends a statement's parse, describe, bind, describe, execute and sync to the
- * engine one message at a time: six trips for every statement. Here they go together, as a
- * driver for a Postgres server pipelines them, and a small statement costs about a third less.
- * The statement stays unnamed, parsed and planned with its values as a server is sent it by
- * `pg` (from its sixth run a named one may be planned apart from its values: an `on conflict` on
- * a partial index whose predicate is a parameter then finds no index).
+ * engine one message at a time: six trips for every statement, each parsed again. Here a text is
+ * parsed once, as a named statement (asked for its parameter types in the same trip), and each
+ * run is its bind, describe, execute and sync in one buffer, as a driver for a Postgres server
+ * pipelines them (docs/storage.md has the figures).
+ *
+ * Every run is still planned with its values (`plan_cache_mode = force_custom_plan`): from its
+ * sixth run Postgres may otherwise plan a named statement apart from its values, and an `on
+ * conflict` on a partial index whose predicate is a parameter then finds no index.
  *
  * Values are written as `PGlite.query` writes them, by its serializer for the type each
- * parameter is described as (asked of the engine the first time a text is seen, and kept), and
- * rows are read by its parsers, so results do not change.
+ * parameter is described as, and rows are read by its parsers, so results do not change.
  */
 export class InlinePGlite implements EmbeddedDatabase {
-  /** Each statement text's parameter types, least recently used first. */
-  readonly #paramTypes = new Map<string, number[]>();
+  /** The named statement of each text, least recently used first. */
+  readonly #prepared = new Map<string, Prepared>();
+  /** Statements let go of, closed in the engine on the next trip. */
+  #closing: string[] = [];
+  #named = 0;
 
   private constructor(readonly pglite: PGlite) {}
 
@@ -28,6 +33,7 @@ export class InlinePGlite implements EmbeddedDatabase {
       parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText },
     });
     await pglite.waitReady;
+    await pglite.exec('set plan_cache_mode = force_custom_plan');
     return new InlinePGlite(pglite);
   }
 
@@ -36,9 +42,12 @@ export class InlinePGlite implements EmbeddedDatabase {
   }
 
   exec(sql: string): Promise<Array<Results<unknown>>> {
-    // A script may change the schema, and with it the types of a statement's parameters: they
-    // are asked again after one. Transaction control and reads keep them.
-    if (!KEEPS_SCHEMA.test(sql)) this.#paramTypes.clear();
+    // A script may change the schema, and with it what a parsed statement means: texts are
+    // parsed again after one. Transaction control and reads keep them.
+    if (!KEEPS_SCHEMA.test(sql)) {
+      for (const { name } of this.#prepared.values()) this.#closing.push(name);
+      this.#prepared.clear();
+    }
     return this.pglite.exec(sql);
   }
 
@@ -51,20 +60,20 @@ export class InlinePGlite implements EmbeddedDatabase {
   }
 
   async #run<R>(sql: string, params: unknown[]): Promise<Results<R>> {
-    const types = this.#paramTypes.get(sql) ?? (await this.#describe(sql));
+    const statement = this.#prepared.get(sql) ?? (await this.#prepare(sql));
     // Most recently used goes last; the first in the map is the next to let go.
-    this.#paramTypes.delete(sql);
-    this.#paramTypes.set(sql, types);
+    this.#prepared.delete(sql);
+    this.#prepared.set(sql, statement);
     const values = params.map((param, i) => {
       if (param === null || param === undefined) return null;
-      const serialize = this.pglite.serializers[types[i]!];
+      const serialize = this.pglite.serializers[statement.types[i]!];
       return serialize ? serialize(param) : String(param);
     });
     const { messages } = await this.pglite.execProtocol(
       // The messages in one buffer: one trip into the engine.
       Buffer.concat([
-        protocol.serialize.parse({ text: sql }),
-        protocol.serialize.bind({ values }),
+        ...this.#closeMessages(),
+        protocol.serialize.bind({ statement: statement.name, values }),
         protocol.serialize.describe({ type: 'P' }),
         protocol.serialize.execute({}),
         protocol.serialize.sync(),
@@ -73,29 +82,54 @@ export class InlinePGlite implements EmbeddedDatabase {
     return parse.parseResults(messages, this.pglite.parsers)[0] as Results<R>;
   }
 
-  /** The statement's parameter types, as the engine describes them (a bad statement throws here). */
-  async #describe(sql: string): Promise<number[]> {
-    const { messages } = await this.pglite.execProtocol(
-      Buffer.concat([
-        protocol.serialize.parse({ text: sql }),
-        protocol.serialize.describe({ type: 'S' }),
-        protocol.serialize.sync(),
-      ]),
-    );
-    const types = parse.parseDescribeStatementResults(messages);
-    this.#paramTypes.set(sql, types);
-    if (this.#paramTypes.size > MAX_DESCRIBED) {
-      this.#paramTypes.delete(this.#paramTypes.keys().next().value!);
+  /** Parses the text as a named statement and asks its parameter types (a bad statement throws here). */
+  async #prepare(sql: string): Promise<Prepared> {
+    const name = `s${++this.#named}`;
+    let messages: Awaited<ReturnType<PGlite['execProtocol']>>['messages'];
+    try {
+      ({ messages } = await this.pglite.execProtocol(
+        Buffer.concat([
+          ...this.#closeMessages(),
+          protocol.serialize.parse({ name, text: sql }),
+          protocol.serialize.describe({ type: 'S', name }),
+          protocol.serialize.sync(),
+        ]),
+      ));
+    } catch (error) {
+      // The parse may have got through before what failed: the name is closed to be sure (closing
+      // a statement that does not exist is no error).
+      this.#closing.push(name);
+      throw error;
     }
-    return types;
+    const statement = { name, types: parse.parseDescribeStatementResults(messages) };
+    this.#prepared.set(sql, statement);
+    if (this.#prepared.size > MAX_PREPARED) {
+      const [oldest, { name: closed }] = this.#prepared.entries().next().value!;
+      this.#prepared.delete(oldest);
+      this.#closing.push(closed);
+    }
+    return statement;
+  }
+
+  /** Close messages for the statements let go of since the last trip (sent ahead of it). */
+  #closeMessages(): Uint8Array[] {
+    if (this.#closing.length === 0) return [];
+    const closing = this.#closing;
+    this.#closing = [];
+    return closing.map((name) => protocol.serialize.close({ type: 'S', name }));
   }
 }
 
+interface Prepared {
+  name: string;
+  types: number[];
+}
+
 /**
- * Statement texts whose parameter types are kept. The store's code sends a few hundred distinct
- * texts; lists of varying length add more, and the least recently used are let go of past this.
+ * Statement texts kept parsed. The store's code sends a few hundred distinct texts; lists of
+ * varying length add more, and the least recently used are closed past this.
  */
-export const MAX_DESCRIBED = 500;
+export const MAX_PREPARED = 500;
 
 /** Scripts that leave the schema as it is: transaction control, reads, notification channels. */
 const KEEPS_SCHEMA = /^\s*(begin|commit|rollback|savepoint|release|select|listen|unlisten)\b/i;
