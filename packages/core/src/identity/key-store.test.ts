@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, STORE_KINDS, type TestStore } from '../../test/support/stores.js';
 import type { NotificationHandler } from '../store/listener.js';
@@ -197,3 +198,12 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+describe('hashSecret', () => {
+  it('is SHA-256 of the UTF-8 text in lowercase hex', () => {
+    expect(hashSecret('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(hashSecret('ünï\u{1F600}')).toBe(
+      createHash('sha256').update('ünï\u{1F600}', 'utf8').digest('hex'),
+    );
+  });
+});
