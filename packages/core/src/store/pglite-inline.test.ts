@@ -137,6 +137,43 @@ describe('embedded store inline: statements in one trip', () => {
     expect(Object.keys((await db.query(star, [id])).rows[0] as object)).toContain('added');
   });
 
+  it('parses again after a rollback undoes a schema change, and after a script of several statements', async () => {
+    await db.exec("create table shapes (id int primary key, a text); insert into shapes values (1, 'x')");
+    const star = 'select * from shapes where id = $1';
+    await db.exec('begin');
+    await db.exec('alter table shapes add column b int');
+    expect(Object.keys((await db.query(star, [1])).rows[0] as object)).toEqual(['id', 'a', 'b']);
+    await db.exec('rollback');
+    // Read inside a transaction, where a stale statement's failure could not be run again.
+    const inTransaction = async () => {
+      await db.exec('begin');
+      try {
+        return (await db.query(star, [1])).rows;
+      } finally {
+        await db.exec('commit');
+      }
+    };
+    expect(await inTransaction()).toEqual([{ id: 1, a: 'x' }]);
+    // A script that begins like transaction control but changes the schema after.
+    await db.exec('begin; alter table shapes add column c int; commit');
+    expect(await inTransaction()).toEqual([{ id: 1, a: 'x', c: null }]);
+  });
+
+  it('parses again when the engine let go of its statements', async () => {
+    const text = 'select count(*)::int as n from things where id = $1';
+    const id = '00000000-0000-4000-8000-000000000001';
+    expect((await db.query(text, [id])).rows).toEqual([{ n: 1 }]);
+    await db.query('deallocate all', []);
+    // Outside a transaction the run is tried once more, parsed afresh.
+    expect((await db.query(text, [id])).rows).toEqual([{ n: 1 }]);
+    // Inside one the failure has aborted it: it is answered, and the next run after it parses afresh.
+    await db.exec('begin');
+    await db.query('deallocate all -- a text of its own: the first one is gone with the rest', []);
+    await expect(db.query(text, [id])).rejects.toMatchObject({ code: '26000' });
+    await db.exec('rollback');
+    expect((await db.query(text, [id])).rows).toEqual([{ n: 1 }]);
+  });
+
   it('keeps a bounded number of statement texts parsed, in the engine too', async () => {
     for (let i = 0; i < MAX_PREPARED + 50; i++) await db.query(`select $1::int + ${i} as n`, [1]);
     expect(await tripsOf(() => db.query(`select $1::int + ${MAX_PREPARED + 49} as n`, [1]))).toBe(1);

@@ -41,14 +41,17 @@ export class InlinePGlite implements EmbeddedDatabase {
     return this.pglite._runExclusiveQuery(() => this.#run<R>(sql, params));
   }
 
-  exec(sql: string): Promise<Array<Results<unknown>>> {
+  async exec(sql: string): Promise<Array<Results<unknown>>> {
     // A script may change the schema, and with it what a parsed statement means: texts are
-    // parsed again after one. Transaction control and reads keep them.
-    if (!KEEPS_SCHEMA.test(sql)) {
-      for (const { name } of this.#prepared.values()) this.#closing.push(name);
-      this.#prepared.clear();
+    // parsed again after one. Let go of before it, for the statements that follow it, and again
+    // once it ran, for those that ran ahead of it in the engine's queue.
+    const changes = !KEEPS_SCHEMA.test(sql);
+    if (changes) this.#forgetAll();
+    try {
+      return await this.pglite.exec(sql);
+    } finally {
+      if (changes) this.#forgetAll();
     }
-    return this.pglite.exec(sql);
   }
 
   listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>> {
@@ -60,6 +63,20 @@ export class InlinePGlite implements EmbeddedDatabase {
   }
 
   async #run<R>(sql: string, params: unknown[]): Promise<Results<R>> {
+    try {
+      return await this.#runOnce<R>(sql, params);
+    } catch (error) {
+      if (!STALE_STATEMENT.has((error as { code?: string }).code ?? '')) throw error;
+      // The engine no longer has the statement, or a change this store did not see (made inside
+      // a statement, say) altered its result: it is parsed afresh, and, outside a transaction,
+      // where the failure changed nothing, run once more.
+      this.#forget(sql);
+      if (this.pglite.isInTransaction()) throw error;
+      return this.#runOnce<R>(sql, params);
+    }
+  }
+
+  async #runOnce<R>(sql: string, params: unknown[]): Promise<Results<R>> {
     const statement = this.#prepared.get(sql) ?? (await this.#prepare(sql));
     // Most recently used goes last; the first in the map is the next to let go.
     this.#prepared.delete(sql);
@@ -111,6 +128,18 @@ export class InlinePGlite implements EmbeddedDatabase {
     return statement;
   }
 
+  #forget(sql: string): void {
+    const statement = this.#prepared.get(sql);
+    if (!statement) return;
+    this.#prepared.delete(sql);
+    this.#closing.push(statement.name);
+  }
+
+  #forgetAll(): void {
+    for (const { name } of this.#prepared.values()) this.#closing.push(name);
+    this.#prepared.clear();
+  }
+
   /** Close messages for the statements let go of since the last trip (sent ahead of it). */
   #closeMessages(): Uint8Array[] {
     if (this.#closing.length === 0) return [];
@@ -131,5 +160,14 @@ interface Prepared {
  */
 export const MAX_PREPARED = 500;
 
-/** Scripts that leave the schema as it is: transaction control, reads, notification channels. */
-const KEEPS_SCHEMA = /^\s*(begin|commit|rollback|savepoint|release|select|listen|unlisten)\b/i;
+/**
+ * Scripts that leave the schema as it is: one statement of transaction control, a read, or a
+ * notification channel. Not a rollback, which may undo a change made since its `begin`.
+ */
+const KEEPS_SCHEMA = /^\s*(begin|commit|savepoint|release|select|listen|unlisten)\b[^;]*;?\s*$/i;
+
+/**
+ * A kept statement the engine no longer has (`26000`), or whose result a schema change altered
+ * (`0A000`: "cached plan must not change result type").
+ */
+const STALE_STATEMENT = new Set(['26000', '0A000']);
