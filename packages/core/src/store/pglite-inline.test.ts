@@ -29,10 +29,13 @@ describe('embedded store inline: statements in one trip', () => {
     await plain?.close();
   });
 
-  /** Statements the engine holds parsed for this session. */
-  async function preparedInEngine(): Promise<number> {
-    return (await db.query<{ n: number }>('select count(*)::int as n from pg_prepared_statements', []))
-      .rows[0]!.n;
+  /** The texts of the statements the engine holds parsed for this session. */
+  async function parsedInEngine(): Promise<string[]> {
+    const { rows } = await db.query<{ statement: string }>(
+      'select statement from pg_prepared_statements',
+      [],
+    );
+    return rows.map((row) => row.statement);
   }
 
   /** How many trips into the engine `run` made. */
@@ -80,11 +83,7 @@ describe('embedded store inline: statements in one trip', () => {
     };
     expect(await tripsOf(five)).toBe(6);
     expect(await tripsOf(five)).toBe(5);
-    const parsed = await db.query<{ n: number }>(
-      'select count(*)::int as n from pg_prepared_statements where statement = $1',
-      [text],
-    );
-    expect(parsed.rows).toEqual([{ n: 1 }]);
+    expect((await parsedInEngine()).filter((parsed) => parsed === text)).toHaveLength(1);
   });
 
   it('runs an insert whose conflict target is a partial index with a parameter in its predicate', async () => {
@@ -120,8 +119,7 @@ describe('embedded store inline: statements in one trip', () => {
     expect((await db.query(text, ['00000000-0000-4000-8000-000000000001'])).rows).toHaveLength(1);
     expect((await db.query(fresh, ['00000000-0000-4000-8000-000000000001'])).rows).toHaveLength(1);
     // Parsed once in the engine, after the rollback: the attempt in the aborted transaction left nothing.
-    const texts = await db.query<{ statement: string }>('select statement from pg_prepared_statements', []);
-    expect(texts.rows.filter((row) => row.statement === fresh)).toHaveLength(1);
+    expect((await parsedInEngine()).filter((parsed) => parsed === fresh)).toHaveLength(1);
   });
 
   it('parses again after a script that changes the schema', async () => {
@@ -179,7 +177,7 @@ describe('embedded store inline: statements in one trip', () => {
     expect(await tripsOf(() => db.query(`select $1::int + ${MAX_PREPARED + 49} as n`, [1]))).toBe(1);
     expect(await tripsOf(() => db.query('select $1::int + 0 as n', [1]))).toBe(2);
     // The statements let go of are closed in the engine, not only forgotten here.
-    expect(await preparedInEngine()).toBeLessThanOrEqual(MAX_PREPARED);
+    expect((await parsedInEngine()).length).toBeLessThanOrEqual(MAX_PREPARED);
   });
 
   it('delivers the notifications its statements send', async () => {

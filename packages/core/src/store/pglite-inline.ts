@@ -120,11 +120,7 @@ export class InlinePGlite implements EmbeddedDatabase {
     }
     const statement = { name, types: parse.parseDescribeStatementResults(messages) };
     this.#prepared.set(sql, statement);
-    if (this.#prepared.size > MAX_PREPARED) {
-      const [oldest, { name: closed }] = this.#prepared.entries().next().value!;
-      this.#prepared.delete(oldest);
-      this.#closing.push(closed);
-    }
+    if (this.#prepared.size > MAX_PREPARED) this.#forget(this.#prepared.keys().next().value!);
     return statement;
   }
 
