@@ -1,5 +1,4 @@
 import * as crypto from 'node:crypto';
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Every platform API key starts with this. */
 export const KEY_PREFIX = 'service_sk_';
@@ -10,7 +9,7 @@ const KEY_PATTERN = /^service_sk_[A-Za-z0-9_-]{43}$/;
 
 /** Mints a fresh key: `service_sk_` plus 32 random bytes in base64url. Shown once, stored hashed. */
 export function mintKey(): string {
-  return KEY_PREFIX + randomBytes(32).toString('base64url');
+  return KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
 }
 
 /** True for strings shaped like a key we mint (a cheap filter before any lookup). */
@@ -33,5 +32,5 @@ export function displayPrefix(key: string): string {
 export function safeEqual(a: string, b: string): boolean {
   const left = Buffer.from(a, 'utf8');
   const right = Buffer.from(b, 'utf8');
-  return left.length === right.length && timingSafeEqual(left, right);
+  return left.length === right.length && crypto.timingSafeEqual(left, right);
 }
