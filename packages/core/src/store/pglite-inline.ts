@@ -1,6 +1,6 @@
 import { PGlite, parse, protocol, type Results } from '@electric-sql/pglite';
 import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
-import type { EmbeddedDatabase } from './pglite-thread.js';
+import { type EmbeddedDatabase, ENGINE_SETTINGS } from './pglite-thread.js';
 
 /**
  * PGlite in this thread, each statement sent to the engine in one trip and parsed once.
@@ -33,7 +33,7 @@ export class InlinePGlite implements EmbeddedDatabase {
       parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText },
     });
     await pglite.waitReady;
-    await pglite.exec('set plan_cache_mode = force_custom_plan');
+    await pglite.exec(`set plan_cache_mode = force_custom_plan; ${ENGINE_SETTINGS}`);
     return new InlinePGlite(pglite);
   }
 

@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isStoreUnavailable } from './availability.js';
@@ -93,6 +96,30 @@ describe('the embedded store on its own thread', () => {
     await sql`select pg_notify('thread_test', 'two')`.execute(store.db);
     await sql`select 1`.execute(store.db);
     expect(heard).toEqual(['one']);
+  });
+
+  it('starts each new WAL segment without filling it with zeros, inline and on its thread', async () => {
+    for (const embedded of ['inline', 'thread'] as const) {
+      const folder = mkdtempSync(join(tmpdir(), 'store-wal-'));
+      const wal = join(folder, 'data', 'pg_wal');
+      const store = await createStore({ dataDir: join(folder, 'data'), embedded });
+      try {
+        await sql`select pg_switch_wal()`.execute(store.db);
+        await sql`create table written (n int)`.execute(store.db);
+        // Read while open: closing checkpoints, and recycles old segments as the next ones.
+        const segments = readdirSync(wal)
+          .filter((name) => /^[0-9A-F]{24}$/.test(name))
+          .sort();
+        const newest = statSync(join(wal, segments.at(-1)!));
+        // Full size, but only the pages written hold disk blocks: the zeros were never written.
+        expect(segments.length).toBeGreaterThan(1);
+        expect(newest.size).toBe(16 * 1024 * 1024);
+        expect(newest.blocks * 512).toBeLessThan(1024 * 1024);
+      } finally {
+        await store.close();
+        rmSync(folder, { recursive: true, force: true });
+      }
+    }
   });
 
   it('answers every statement after close as the store being unreachable', async () => {
