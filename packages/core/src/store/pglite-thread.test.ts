@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isStoreUnavailable } from './availability.js';
 import { createStore, type Store } from './create-store.js';
+import { InlinePGlite } from './pglite-inline.js';
 import { openPGliteThread } from './pglite-thread.js';
 
 /** The longest a 5 ms timer of this thread waited while `work` ran. */
@@ -99,13 +100,12 @@ describe('the embedded store on its own thread', () => {
   });
 
   it('starts each new WAL segment without filling it with zeros, inline and on its thread', async () => {
-    for (const embedded of ['inline', 'thread'] as const) {
+    for (const open of [InlinePGlite.open, openPGliteThread]) {
       const folder = mkdtempSync(join(tmpdir(), 'store-wal-'));
-      const wal = join(folder, 'data', 'pg_wal');
-      const store = await createStore({ dataDir: join(folder, 'data'), embedded });
+      const wal = join(folder, 'pg_wal');
+      const db = await open(folder);
       try {
-        await sql`select pg_switch_wal()`.execute(store.db);
-        await sql`create table written (n int)`.execute(store.db);
+        await db.exec('select pg_switch_wal(); create table written (n int)');
         // Read while open: closing checkpoints, and recycles old segments as the next ones.
         const segments = readdirSync(wal)
           .filter((name) => /^[0-9A-F]{24}$/.test(name))
@@ -116,7 +116,7 @@ describe('the embedded store on its own thread', () => {
         expect(newest.size).toBe(16 * 1024 * 1024);
         expect(newest.blocks * 512).toBeLessThan(1024 * 1024);
       } finally {
-        await store.close();
+        await db.close();
         rmSync(folder, { recursive: true, force: true });
       }
     }
