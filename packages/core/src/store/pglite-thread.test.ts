@@ -100,10 +100,10 @@ describe('the embedded store on its own thread', () => {
   });
 
   it('starts each new WAL segment without filling it with zeros, inline and on its thread', async () => {
-    for (const open of [InlinePGlite.open, openPGliteThread]) {
+    for (const openEngine of [InlinePGlite.open, openPGliteThread]) {
       const folder = mkdtempSync(join(tmpdir(), 'store-wal-'));
       const wal = join(folder, 'pg_wal');
-      const db = await open(folder);
+      const db = await openEngine(folder);
       try {
         await db.exec('select pg_switch_wal(); create table written (n int)');
         // Read while open: closing checkpoints, and recycles old segments as the next ones.
