@@ -181,7 +181,8 @@ describe('stop that stops', () => {
 
   it('treats an aborted request as a drop: the run goes on, and resumes whole', async () => {
     const words = Array.from({ length: 15 }, (_, i) => `d${i} `);
-    const { call } = await setup({ steps: [{ text: words, chunkDelayMs: 30 }] });
+    // Slow enough that the stream cannot end before the abort, even on a busy machine.
+    const { call } = await setup({ steps: [{ text: words, chunkDelayMs: 80 }] });
     const abort = new AbortController();
     const response = await call('/chat', { method: 'POST', json: { message: 'go' }, signal: abort.signal });
     const runId = response.headers.get('x-service-run-id')!;
