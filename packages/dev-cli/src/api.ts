@@ -65,12 +65,15 @@ export function bodyOf<S extends z.ZodType>(
   path: string,
 ): z.infer<S> {
   const parsed = schema.safeParse(answer.body);
-  if (!parsed.success) {
-    throw new CliError(
-      `${config.apiBase} gave an unexpected answer to ${path}: is apiBase the platform? Run service login --api-base <url> to change it.`,
-    );
-  }
+  if (!parsed.success) throw notThePlatform(config, path);
   return parsed.data;
+}
+
+/** The error for an answer no platform gives (a wrong shape, or no such route). */
+export function notThePlatform(config: CliConfig, path: string): CliError {
+  return new CliError(
+    `${config.apiBase} gave an unexpected answer to ${path}: is apiBase the platform? Run service login --api-base <url> to change it.`,
+  );
 }
 
 /** The message of an error answer, whatever its shape. */

@@ -128,14 +128,18 @@ describe('service whoami', () => {
     expect(io.err()).toBe(`Could not reach ${apiBase}: ECONNREFUSED\n`);
   });
 
-  it('says apiBase may be wrong when another web server answers 200', async () => {
+  // A 404 from ssh's route is the platform's own "no such deployment"; whoami's routes always exist.
+  it.each([
+    [200, '<!doctype html><p>Welcome</p>', [['whoami'], ['ssh', 'test-app']]],
+    [404, '<!doctype html><p>Not here</p>', [['whoami']]],
+  ])('says apiBase may be wrong when another web server answers %i', async (status, page, commands) => {
     const other = createHttpServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><p>Welcome</p>');
+      res.writeHead(status, { 'content-type': 'text/html' }).end(page);
     });
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
     const apiBase = `http://127.0.0.1:${(other.address() as { port: number }).port}`;
     try {
-      for (const command of [['whoami'], ['ssh', 'test-app']]) {
+      for (const command of commands) {
         const io = await loggedIn({ apiBase });
         expect(await run(command, io)).toBe(1);
         expect(io.err()).toMatch(

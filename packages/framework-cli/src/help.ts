@@ -105,9 +105,14 @@ Examples:
   service mcp server-json --domain example.com
   service mcp verify-domain --domain example.com --key-out registry.key --write-well-known public
 `,
-  cloud: `Usage: service cloud <subcommand>
+  cloud: `Usage: service cloud <subcommand> [options]
 
-The cloud commands are not available in this version.
+The cloud commands are not available in this version. Subcommands: login, logout, whoami, orgs,
+keys, members, invite, deployments, usage, billing, validate, deploy, share, publish, pin-ship.
+
+  --api-url <url>         the cloud (overrides SERVICE_CLOUD_URL)
+  --key <svc_...>         the cloud key (overrides SERVICE_API_KEY); a malformed one exits 1 first
+  --org <id>              the organization
 
 Example:
   service cloud login

@@ -45,10 +45,14 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   if (first === undefined || first === 'help') {
-    if (flags.json && !flags.help && first === undefined)
-      return fail('No command given. Run service --help to see them.', UNKNOWN_COMMAND);
+    if (flags.help || first === 'help') {
+      io.stdout.write(MAIN_HELP);
+      return 0;
+    }
+    // `service` alone is a usage mistake, as in the developer CLI: the help, exit 2.
+    if (flags.json) return fail('No command given. Run service --help to see them.', UNKNOWN_COMMAND);
     io.stdout.write(MAIN_HELP);
-    return 0;
+    return UNKNOWN_COMMAND;
   }
   if (DEVELOPER_COMMANDS.includes(first)) {
     const { runDeveloperCli } = await import('./developer-cli.js');
@@ -65,13 +69,13 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   try {
     exitCode = await (await load()).run(rest, flags.json ? { ...io, json: true } : io);
   } catch (error) {
+    // As the developer CLI: the message, never a stack trace.
     if (error instanceof CliError) exitCode = fail(error.message, error.exitCode);
-    else if (flags.json)
-      exitCode = fail(`service ${first}: unexpected error: ${(error as Error)?.message ?? String(error)}`, 1);
-    else {
-      io.stderr.write(`service ${first}: unexpected error: ${(error as Error)?.stack ?? String(error)}\n`);
-      exitCode = 1;
-    }
+    else
+      exitCode = fail(
+        `service ${first}: unexpected error: ${error instanceof Error ? error.message : String(error)}`,
+        1,
+      );
   }
   const { reportCommand } = await import('./telemetry.js');
   await reportCommand(io, { command: first, exitCode, durationMs: Date.now() - started });

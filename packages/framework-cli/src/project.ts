@@ -32,12 +32,22 @@ export function appDir(cwd: string, dir: string | undefined): string {
   return resolve(cwd, dir ?? '.');
 }
 
+/** The app's `package.json`; null when there is none. One that is not a JSON object is refused. */
 export function readPackageJson(dir: string): Record<string, unknown> | null {
+  let text: string;
   try {
-    return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    text = readFileSync(join(dir, 'package.json'), 'utf8');
   } catch {
     return null;
   }
+  const pkg = safeJson(text);
+  if (pkg === undefined) throw new CliError(`package.json in ${dir} is not valid JSON: fix it first.`);
+  if (!isObject(pkg)) throw new CliError(`package.json in ${dir} is not a JSON object: fix it first.`);
+  return pkg;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `next` is checked first and is also the fallback; `express` only when next is absent. */

@@ -4,7 +4,7 @@
  * `pnpm exec service` at the repo root running this CLI.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,6 +26,12 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(help.stdout).toContain('init [dir]');
     const sync = await runCli(['sync', '--help'], { cwd: emptyDir() });
     expect(sync.stdout).toContain('--strict');
+  });
+
+  it('answers service alone with the help and exit 2, as the developer CLI does', async () => {
+    const result = await runCli([], { cwd: emptyDir() });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain('Framework commands:');
   });
 
   it('answers an unknown command with Unknown command and exit 2', async () => {
@@ -80,6 +86,55 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/not available in this version/);
     expect(result.stderr).not.toMatch(/Unknown command/);
+  });
+
+  it('never prints a cloud key, and refuses a malformed one before anything else', async () => {
+    const key = `svc_${'ab'.repeat(20)}`;
+    for (const args of [
+      ['cloud', '--key', key, 'deploy'],
+      ['cloud', '--api-url', 'https://cloud.example.com', '--key', key, 'deploy'],
+      ['--json', 'cloud', '--key', key, 'deploy'],
+      ['cloud', key],
+    ]) {
+      const result = await runCli(args, { cwd: emptyDir() });
+      expect(result.code).toBe(1);
+      expect(result.stdout + result.stderr).not.toContain(key);
+      expect(result.stdout + result.stderr).not.toContain('example.com');
+    }
+    const deploy = await runCli(['cloud', '--key', key, 'deploy'], { cwd: emptyDir() });
+    expect(deploy.stderr).toMatch(/^service cloud deploy: the cloud commands are not available/);
+    for (const malformed of ['bad', `svc_${'a'.repeat(39)}`, `svc_${'g'.repeat(40)}`]) {
+      const result = await runCli(['cloud', 'deploy', '--key', malformed], { cwd: emptyDir() });
+      expect(result).toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/cloud key is svc_ followed by 40 hex/),
+      });
+    }
+    const fromEnv = await runCli(['cloud', 'publish'], {
+      cwd: emptyDir(),
+      env: { ...baseEnv(), SERVICE_API_KEY: 'nope' },
+    });
+    expect(fromEnv.stderr).toMatch(/cloud key is svc_ followed by 40 hex/);
+    const unknown = await runCli(['cloud', 'frobnicate'], { cwd: emptyDir() });
+    expect(unknown).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/unknown subcommand frobnicate/),
+    });
+  });
+
+  it.each([
+    ['not JSON', '{bad', /package\.json in .* is not valid JSON/],
+    ['a string', '"hello"', /package\.json in .* is not a JSON object/],
+    ['an array', '[]', /package\.json in .* is not a JSON object/],
+    ['scripts as a string', '{"name":"z","scripts":"nope"}', /"scripts" is not an object/],
+  ])('refuses a package.json that is %s before writing anything', async (_case, text, message) => {
+    const dir = emptyDir();
+    writeFileSync(join(dir, 'package.json'), text);
+    const result = await runCli(['init', '--yes'], { cwd: dir });
+    expect(result).toMatchObject({ code: 1, stderr: expect.stringMatching(message) });
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(readdirSync(dir)).toEqual(['package.json']);
+    expect(readFileSync(join(dir, 'package.json'), 'utf8')).toBe(text);
   });
 
   it('exits 1 with a clear message on a folder that is no app, and on a URL that is not http(s)', async () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bodyOf, callPlatform, messageOf } from '../api.js';
+import { bodyOf, callPlatform, messageOf, notThePlatform } from '../api.js';
 import { parseCommandArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
 import { displayKey, requireConfig } from '../config.js';
@@ -19,16 +19,16 @@ const balanceSchema = z.object({ balance_usd: z.number() });
 export async function run(args: string[], io: CliIo): Promise<number> {
   parseCommandArgs(args, {});
   const config = await requireConfig(io);
-  const answers = await Promise.all([
-    callPlatform(config, 'GET', '/api/cli/whoami'),
-    callPlatform(config, 'GET', '/api/cli/balance'),
-  ]);
-  for (const answer of answers) {
+  const paths = ['/api/cli/whoami', '/api/cli/balance'] as const;
+  const answers = await Promise.all(paths.map((path) => callPlatform(config, 'GET', path)));
+  for (const [i, answer] of answers.entries()) {
+    // The platform has both routes: a 404 is some other server at apiBase.
+    if (answer.status === 404) throw notThePlatform(config, paths[i]!);
     if (answer.status !== 200)
       throw new CliError(`The platform answered ${answer.status}: ${messageOf(answer)}`);
   }
-  const who = bodyOf(answers[0], whoamiSchema, config, '/api/cli/whoami');
-  const balance = bodyOf(answers[1], balanceSchema, config, '/api/cli/balance');
+  const who = bodyOf(answers[0]!, whoamiSchema, config, paths[0]);
+  const balance = bodyOf(answers[1]!, balanceSchema, config, paths[1]);
   const account = who.user?.email ?? config.issuedToEmail ?? null;
   if (io.json) {
     io.stdout.write(

@@ -18,6 +18,7 @@ import {
   ENCRYPTION_KEY_VARIABLE,
   type Framework,
   isEncryptionKey,
+  isObject,
   readDotEnv,
   readPackageJson,
   type ServiceConfig,
@@ -168,10 +169,18 @@ export function planInit(
     notes.push(`${ENCRYPTION_KEY_VARIABLE} in .env is not 32 bytes of base64; it is kept as it is.`);
   }
 
-  const scripts = (pkg.scripts as Record<string, string> | undefined) ?? {};
+  if (pkg.scripts !== undefined && !isObject(pkg.scripts)) {
+    throw new CliError('package.json: "scripts" is not an object: fix it first (nothing was written).');
+  }
+  const scripts = pkg.scripts ?? {};
   const scriptPlan = (Object.keys(SCRIPTS) as Array<keyof typeof SCRIPTS>).map((name) => {
     const current = scripts[name];
-    const action = current === undefined ? 'add' : current.includes(SCRIPTS[name]) ? 'keep' : 'differs';
+    const action =
+      current === undefined
+        ? 'add'
+        : typeof current === 'string' && current.includes(SCRIPTS[name])
+          ? 'keep'
+          : 'differs';
     if (action === 'differs') notes.push(`scripts.${name} exists: add \`${SCRIPTS[name]}\` to it yourself.`);
     return { name, command: SCRIPTS[name], action } as const;
   });

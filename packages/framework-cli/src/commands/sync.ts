@@ -16,6 +16,7 @@ import { parseArgs } from '../args.js';
 import type { Catalog, CatalogChange } from '../catalog.js';
 import { diffCatalogs } from '../catalog.js';
 import { CliError } from '../cli-error.js';
+import { checkCloudKey } from '../cloud-key.js';
 import { importHostModule, resolveHostFile } from '../host-module.js';
 import type { CliIo } from '../io.js';
 import {
@@ -43,8 +44,6 @@ const OPTIONS = {
   key: 'string',
   'api-url': 'string',
 } as const;
-
-const CLOUD_KEY = /^svc_[0-9a-f]{40}$/;
 
 /** Said with every impact, so its zeros are not read as "nothing uses this tool". */
 const IMPACT_SCOPE =
@@ -83,8 +82,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       throw new CliError(
         'service sync --report needs the cloud key: pass --key svc_… or set SERVICE_API_KEY.',
       );
-    if (!CLOUD_KEY.test(key))
-      throw new CliError('service sync: the cloud key is svc_ followed by 40 hex characters.');
+    checkCloudKey('service sync', key);
     throw new CliError('service sync --report: reporting to the cloud is not available in this version.');
   }
   const dir = appDir(io.cwd, positionals[0]);
