@@ -345,6 +345,26 @@ for (const kind of STORE_KINDS) {
       expect(await balanceOf(tenant.tenantId)).toBe(1_000_000);
     });
 
+    it.each([
+      ['a NUL', 'demo-small\u0000'],
+      ['an unpaired surrogate', 'demo-small\ud800'],
+    ])(
+      'refuses a model with %s (the store keeps it as text), unforwarded and unbilled',
+      async (_case, model) => {
+        const tenant = await createMeteredTenant(server.platform, 1_000_000);
+        const before = upstream.requests.length;
+        const response = await complete(tenant.appKey, { model });
+        expect(response.status).toBe(400);
+        expect((await response.json()).error).toMatchObject({
+          code: 'validation_failed',
+          message: expect.stringMatching(/^model contains an? (NUL character|unpaired UTF-16 surrogate)$/),
+        });
+        expect(upstream.requests.length).toBe(before);
+        expect(await balanceOf(tenant.tenantId)).toBe(1_000_000);
+        expect(await usageRows(tenant.tenantId)).toEqual([]);
+      },
+    );
+
     it('answers 400 for a model without a price and 413 for an oversized body', async () => {
       const tenant = await createMeteredTenant(server.platform, 1_000_000);
       const { sealer, keys } = server.platform.context;

@@ -71,6 +71,19 @@ describe.each(STORE_KINDS)('settlement of a batch (%s)', (kind) => {
     expect(await mismatchedDebits(store.db, b)).toEqual([]);
   });
 
+  it('settles a call whose model the store cannot hold as text (a journal record from before the proxy refused it)', async () => {
+    const tenant = await fundedTenant(store, 'batch-bad-text', CREDIT);
+    await settle([settlementOf(tenant, 40, { model: 'demo\u0000large\ud800' })]);
+    const [usage] = await store.db
+      .selectFrom('usage_events')
+      .select(['model', 'cost_micros'])
+      .where('tenant_id', '=', tenant)
+      .execute();
+    expect(usage).toMatchObject({ model: 'demo\ufffdlarge\ufffd', cost_micros: 40 });
+    expect((await debitsOf(tenant))[0]?.description).toBe('llm demo\ufffdlarge\ufffd');
+    expect(await walletOf(tenant)).toBe(CREDIT - 40);
+  });
+
   it('refuses a call settled before on a first attempt, and its retry bills only the new calls', async () => {
     const tenant = await fundedTenant(store, 'batch-retry', CREDIT);
     const earlier = settlementOf(tenant, 100);

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import { appendEvents, type EventDraft } from '../events/log.js';
+import { storableText } from '../http/input-guard.js';
 import type { Database, SpendPeriod } from '../store/database.js';
 import { type Notice, sendNotices } from '../store/notices.js';
 import { columnList, rowsFromJson } from '../store/rows-from-json.js';
@@ -109,7 +110,8 @@ export async function settleBatch(
       connection_id: s.connectionId,
       key_id: s.keyId,
       provider: s.provider,
-      model: s.model,
+      // The proxy refuses such a model; a journal record from before it did still settles.
+      model: s.model === null ? null : storableText(s.model),
       quantities: s.quantities,
       meter_costs: s.meterCosts ?? {},
       cost_micros: s.costMicros,
@@ -201,7 +203,7 @@ async function debitTenants(
 
 /** `llm demo-small` for one call; `3 calls: llm demo-small, llm demo-large` for several. */
 export function debitDescription(calls: Array<Pick<Settlement, 'provider' | 'model'>>): string {
-  const labels = [...new Set(calls.map((s) => `${s.provider}${s.model ? ` ${s.model}` : ''}`))];
+  const labels = [...new Set(calls.map((s) => `${s.provider}${s.model ? ` ${storableText(s.model)}` : ''}`))];
   if (calls.length === 1) return labels[0]!;
   const shown = labels.slice(0, 3).join(', ');
   return `${calls.length} calls: ${shown}${labels.length > 3 ? ', …' : ''}`;

@@ -33,6 +33,14 @@ export function textProblem(value: string): InputProblem {
 }
 
 /**
+ * The string with each NUL and unpaired surrogate replaced by U+FFFD: for text already accepted
+ * that must still reach the store (a record written before the guard refused such text).
+ */
+export function storableText(value: string): string {
+  return textProblem(value) === null ? value : value.replace(new RegExp(UNSAFE_TEXT, 'g'), '\ufffd');
+}
+
+/**
  * What is wrong with a URL's path or query: a percent-encoding that does not decode, or a
  * decoded segment or query name or value that is not clean text. `pathSegments` limits the check
  * to the first segments (the proxy forwards the rest of its path as sent).

@@ -1,6 +1,7 @@
 import type { MeteringEngine } from '../billing/metering.js';
 import { holdForCall } from '../billing/pricing.js';
 import type { FailedCredentialThrottle } from '../http/credential-throttle.js';
+import { textProblem } from '../http/input-guard.js';
 import type { Logger } from '../http/logger.js';
 import { bearerToken } from '../identity/bearer.js';
 import type { KeyPrincipal, KeyStore } from '../identity/key-store.js';
@@ -13,6 +14,7 @@ import {
   balanceExhausted,
   instanceStopping,
   invalidKey,
+  invalidModel,
   missingKey,
   noPrice,
   notConnected,
@@ -86,6 +88,9 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
     if (route instanceof Response) return route;
     const request = await readRequest(call, route.provider, maxRequestBytes);
     if (!request) return tooLarge(maxRequestBytes);
+    // The model is stored with the call's usage: text the store cannot hold is refused here.
+    const modelProblem = request.model === null ? null : textProblem(request.model);
+    if (modelProblem) return invalidModel(modelProblem);
     const admission = await admit(key, route.provider, request);
     if (admission instanceof Response) return admission;
     // An admitted call ends in exactly one of a bill or a release, whatever throws: else it stays

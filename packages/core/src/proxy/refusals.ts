@@ -56,6 +56,10 @@ export function notConnected(slug: string, baseUrl: string): Response {
   });
 }
 
+export function invalidModel(problem: string): Response {
+  return canonicalError(400, 'validation_failed', `model ${problem}`);
+}
+
 export function noPrice(slug: string, model: string | null): Response {
   return canonicalError(
     400,
