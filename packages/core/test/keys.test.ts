@@ -135,6 +135,21 @@ for (const kind of STORE_KINDS) {
       expect(await use(a, next.apiKey)).toBe(200);
     });
 
+    it('answers every one of parallel CLI key requests, and leaves the account one live CLI key', async () => {
+      const ws = await owner();
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          asUser(ws.cookie, 'POST', '/api/keys', { kind: 'cli', name: 'race' }),
+        ),
+      );
+      expect(answers.map((r) => r.status)).toEqual(Array(8).fill(201));
+      const minted = await Promise.all(answers.map((r) => r.json()));
+      const live = await Promise.all(minted.map(async (m: { apiKey: string }) => use(a, m.apiKey)));
+      expect(live.filter((status) => status === 200)).toHaveLength(1);
+      const { keys } = await (await asUser(ws.cookie, 'GET', '/api/keys')).json();
+      expect(keys.filter((k: { kind: string }) => k.kind === 'cli')).toHaveLength(1);
+    });
+
     it('names and clears the name of a key', async () => {
       const ws = await owner();
       const { key } = await create(ws, { kind: 'app', appId: ws.appId });

@@ -100,7 +100,7 @@ export class TenantKeys {
         ...(input.name ? { name: input.name } : {}),
       });
       return {
-        key: await this.#get(tenantId, issued.keyId),
+        key: await this.#minted(tenantId, issued.keyId),
         apiKey: issued.apiKey,
         revokedKeyIds: issued.revokedKeyIds,
       };
@@ -115,7 +115,7 @@ export class TenantKeys {
       : undefined;
     if (!app) throw new KeyError(404, 'App not found', 'NOT_FOUND');
     const issued = await this.keys.issue({ tenantId, kind: 'app', appId: app.id, name: input.name ?? null });
-    return { key: await this.#get(tenantId, issued.id), apiKey: issued.key, revokedKeyIds: [] };
+    return { key: await this.#minted(tenantId, issued.id), apiKey: issued.key, revokedKeyIds: [] };
   }
 
   /** Names a live key (null clears the name). */
@@ -179,8 +179,19 @@ export class TenantKeys {
     if (!live || !(await this.keys.revoke(id, tenantId))) throw noSuchKey();
   }
 
-  async #get(tenantId: string, id: string): Promise<KeySummary> {
-    return summaryOf(await this.#live(this.db, tenantId).where('id', '=', id).executeTakeFirstOrThrow());
+  /**
+   * A key just minted, live or not: a CLI key minted at the same moment for the same account (a
+   * second request racing this one) may already have replaced it, as it would a moment later.
+   */
+  async #minted(tenantId: string, id: string): Promise<KeySummary> {
+    return summaryOf(
+      await this.db
+        .selectFrom('api_keys')
+        .select(SUMMARY_COLUMNS)
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow(),
+    );
   }
 
   /** The tenant's App Keys and CLI keys that still work. */
