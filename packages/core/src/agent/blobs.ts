@@ -88,14 +88,21 @@ export class StoreBlobs implements BlobStore {
     let seq = 0;
     return new ReadableStream<Uint8Array>(
       {
+        // Each pull enqueues a chunk or closes: a pull that did neither (an empty blob's one empty
+        // chunk) would never be followed by another, and the reader would wait for ever.
         pull: async (controller) => {
-          const data = seq === 0 ? first : await this.chunk(key, seq);
-          seq += 1;
-          if (!data) {
-            controller.close();
-            return;
+          for (;;) {
+            const data = seq === 0 ? first : await this.chunk(key, seq);
+            seq += 1;
+            if (!data) {
+              controller.close();
+              return;
+            }
+            if (data.byteLength > 0) {
+              controller.enqueue(data);
+              return;
+            }
           }
-          if (data.byteLength > 0) controller.enqueue(data);
         },
       },
       { highWaterMark: 0 },

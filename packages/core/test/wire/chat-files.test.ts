@@ -92,6 +92,38 @@ for (const kind of STORE_KINDS) {
       expect(Buffer.from(await content.arrayBuffer()).equals(bytes)).toBe(true);
     });
 
+    it('gives the model an empty file as empty, sent inline or uploaded, and the turn ends', async () => {
+      const inline = await send(ada, 'empty-inline', [
+        { type: 'text', text: 'hi' },
+        { type: 'file', mediaType: 'text/plain', filename: 'empty.txt', url: 'data:text/plain;base64,' },
+      ]);
+      expect(inline.status).toBe(200);
+      await readTurn(inline);
+      expect(seen.at(-1)).toEqual([Buffer.alloc(0)]);
+
+      const uploaded = await ada('/files', {
+        method: 'POST',
+        headers: {
+          'x-service-upload': 'raw',
+          'content-type': 'text/plain',
+          'x-service-file-name': 'none.txt',
+        },
+        body: new Uint8Array(0),
+      });
+      expect(uploaded.status).toBe(201);
+      const { file } = (await uploaded.json()) as { file: { id: string; size: number } };
+      expect(file.size).toBe(0);
+      const content = await ada(`/files/${file.id}/content`);
+      expect((await content.arrayBuffer()).byteLength).toBe(0);
+      const byUrl = await send(ada, 'empty-ref', [
+        { type: 'text', text: 'hi' },
+        { type: 'file', mediaType: 'text/plain', url: `/api/service/files/${file.id}/content` },
+      ]);
+      expect(byUrl.status).toBe(200);
+      await readTurn(byUrl);
+      expect(seen.at(-1)).toEqual([Buffer.alloc(0)]);
+    });
+
     it('takes an uploaded file larger than a JSON body by its URL', async () => {
       const bytes = randomBytes(1536 * 1024);
       const uploaded = await ada('/files', {
