@@ -51,6 +51,20 @@ async function expectJson(response: Response, status: number, body: unknown) {
   expect(await response.json()).toEqual(body);
 }
 
+it.each(['/api/billing/balance', '/api/v1/balance', '/api/cli/balance'])(
+  'keeps every answer of %s out of caches, refusals included',
+  async (path) => {
+    for (const response of [
+      await get(path),
+      await get(path, bearer('service_sk_not-a-key')),
+      await get(path, bearer(tenant.appKey)),
+    ]) {
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      await response.arrayBuffer();
+    }
+  },
+);
+
 describe('GET /api/billing/balance', () => {
   const path = '/api/billing/balance';
   const ok = {

@@ -92,7 +92,7 @@ export class EndUserConnections {
       throw new ConnectorOAuthError(
         400,
         'INVALID_CALLBACK',
-        "callbackUrl must be on one of the app's callback origins (set them with PATCH /api/apps/{id})",
+        "callbackUrl must be on one of the app's callback origins (set them with PUT /api/apps/{id}/callback-origins)",
       );
     }
     const id = `flw_${randomBytes(16).toString('base64url')}`;

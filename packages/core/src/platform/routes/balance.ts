@@ -19,6 +19,13 @@ import {
  */
 export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
+  // Every answer of the balance endpoints is for one caller at one moment, refusals included.
+  for (const path of ['/api/billing/balance', '/api/v1/balance', '/api/cli/balance']) {
+    app.use(path, async (c, next) => {
+      await next();
+      c.res.headers.set('cache-control', 'no-store');
+    });
+  }
 
   /** Tenant of a balance bearer: JWTs by JWKS (tenant ensured), anything else as a key. */
   const tenantOf = async (token: string): Promise<string | null> => {
