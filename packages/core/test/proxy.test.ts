@@ -117,7 +117,7 @@ for (const kind of STORE_KINDS) {
         provider: 'llm',
         micros: COMPLETION_COST,
       });
-      expect(events.find((e) => e.kind === 'billing.balance_changed')?.payload).toMatchObject({
+      expect(events.findLast((e) => e.kind === 'billing.balance_changed')?.payload).toMatchObject({
         remaining_micros: 1_000_000 - COMPLETION_COST,
       });
       // Read your own spend: the balance endpoint already answers the new balance.

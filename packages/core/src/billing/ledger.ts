@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { appendEvents, type EventDraft } from '../events/log.js';
 import type { Database, LedgerKind } from '../store/database.js';
 import { type Notice, sendNotices } from '../store/notices.js';
 import { columnList, rowsFromJson } from '../store/rows-from-json.js';
@@ -43,13 +44,42 @@ export async function post(db: Kysely<Database>, posting: LedgerPosting): Promis
   return db.transaction().execute((trx) => applyPosting(trx, posting));
 }
 
-/** `post()` inside a transaction the caller holds. */
+/**
+ * `post()` inside a transaction the caller holds. A posting that moves the wallet (a purchase, a
+ * refund, a grant) tells the tenant's apps, as settlement does for the calls it bills.
+ */
 export async function applyPosting(
   trx: Transaction<Database>,
   posting: LedgerPosting,
 ): Promise<LedgerResult> {
   const [result] = await applyPostings(trx, [posting]);
+  if (result!.applied) {
+    await appendEvents(
+      trx,
+      await balanceChangedEvents(trx, new Map([[posting.tenantId, result!.balanceAfterMicros]])),
+    );
+  }
   return result!;
+}
+
+/** A `billing.balance_changed` to every app of each tenant, with the tenant's balance. */
+export async function balanceChangedEvents(
+  trx: Transaction<Database>,
+  balances: Map<string, number>,
+): Promise<EventDraft[]> {
+  if (balances.size === 0) return [];
+  const apps = await trx
+    .selectFrom('apps')
+    .select(['id', 'tenant_id'])
+    .where('tenant_id', 'in', [...balances.keys()])
+    .execute();
+  return apps.map(
+    (app): EventDraft => ({
+      appId: app.id,
+      kind: 'billing.balance_changed',
+      fields: { remaining_micros: Math.max(0, balances.get(app.tenant_id)!) },
+    }),
+  );
 }
 
 /**

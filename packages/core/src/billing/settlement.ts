@@ -4,7 +4,7 @@ import { storableText } from '../http/input-guard.js';
 import type { Database, SpendPeriod } from '../store/database.js';
 import { type Notice, sendNotices } from '../store/notices.js';
 import { columnList, rowsFromJson } from '../store/rows-from-json.js';
-import { applyPostings } from './ledger.js';
+import { applyPostings, balanceChangedEvents } from './ledger.js';
 import type { Quantities } from './pricing.js';
 import { noticesFor, SPEND_PERIODS, spendWindow } from './windows.js';
 
@@ -131,7 +131,11 @@ export async function settleBatch(
   const drafts = [
     ...(await recordAppSpend(trx, fresh, at, options.uncapped)),
     ...(await usageEvents(trx, fresh)),
-    ...(await balanceEvents(trx, debits)),
+    // One per tenant and batch, with its final balance.
+    ...(await balanceChangedEvents(
+      trx,
+      new Map([...debits].map(([tenantId, debit]) => [tenantId, debit.balanceAfterMicros])),
+    )),
   ];
   await appendEvents(trx, drafts, at, notices);
   await sendNotices(trx, notices);
@@ -340,23 +344,6 @@ async function usageEvents(trx: Transaction<Database>, settlements: Settlement[]
       appId: t.appId,
       kind: 'billing.usage_recorded',
       fields: { provider: t.provider, micros: t.micros },
-    }),
-  );
-}
-
-/** One `billing.balance_changed` per tenant and batch, with its final balance, to every app of the tenant. */
-async function balanceEvents(trx: Transaction<Database>, debits: Map<string, Debit>): Promise<EventDraft[]> {
-  if (debits.size === 0) return [];
-  const apps = await trx
-    .selectFrom('apps')
-    .select(['id', 'tenant_id'])
-    .where('tenant_id', 'in', [...debits.keys()])
-    .execute();
-  return apps.map(
-    (app): EventDraft => ({
-      appId: app.id,
-      kind: 'billing.balance_changed',
-      fields: { remaining_micros: Math.max(0, debits.get(app.tenant_id)!.balanceAfterMicros) },
     }),
   );
 }

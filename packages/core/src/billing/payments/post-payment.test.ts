@@ -46,6 +46,42 @@ for (const kind of STORE_KINDS) {
       ]);
     });
 
+    it('tells each app of the tenant its new balance, once per event and not on a replay', async () => {
+      const tenantId = await newTenant();
+      const apps = await store.db
+        .insertInto('apps')
+        .values([
+          { tenant_id: tenantId, name: 'one', slug: 'one' },
+          { tenant_id: tenantId, name: 'two', slug: 'two' },
+        ])
+        .returning('id')
+        .execute();
+      const event = {
+        tenantId,
+        processor: 'test',
+        eventId: 'evt_e',
+        kind: 'purchase' as const,
+        amountMicros: 3_000_000,
+      };
+      await postPayment(store.db, event);
+      await postPayment(store.db, event);
+      await postPayment(store.db, { ...event, eventId: 'evt_r', kind: 'refund', amountMicros: -1_000_000 });
+      for (const app of apps) {
+        const events = await store.db
+          .selectFrom('app_events')
+          .select(['kind', 'payload'])
+          .where('app_id', '=', app.id)
+          .orderBy('seq')
+          .execute();
+        expect(
+          events.map((e) => [e.kind, (e.payload as { remaining_micros: number }).remaining_micros]),
+        ).toEqual([
+          ['billing.balance_changed', 3_000_000],
+          ['billing.balance_changed', 2_000_000],
+        ]);
+      }
+    });
+
     it('posts one of ten concurrent deliveries of one event, and runs the alongside step only for it', async () => {
       const tenantId = await newTenant();
       let alongside = 0;

@@ -36,7 +36,8 @@ export const MICROS_PER_USD = 1_000_000;
  */
 export function purchaseMicros(usd: number): number | null {
   const cents = Math.round(usd * 100);
-  if (!Number.isFinite(usd) || Math.abs(usd * 100 - cents) > 1e-6) return null;
+  // Exact: a number of whole cents reads back as itself (`12.34` does, `12.3400000001` does not).
+  if (!Number.isFinite(usd) || cents / 100 !== usd) return null;
   if (usd < MIN_PURCHASE_USD || usd > MAX_PURCHASE_USD) return null;
   return cents * (MICROS_PER_USD / 100);
 }
