@@ -278,21 +278,30 @@ for (const kind of STORE_KINDS) {
 
     it('answers bad input with a 4xx', async () => {
       const ws = await owner();
-      for (const body of [
-        { pack: 7 },
-        { pack: '25' },
-        { amountUsd: 0.5 },
-        { amountUsd: 1000.01 },
-        { amountUsd: 10.001 },
-        { amountUsd: 5, pack: 5 },
-        { amount_usd: 5 },
-        {},
-        [],
-        'not json',
-      ]) {
+      for (const [body, names] of [
+        [{ pack: 7 }, /pack/],
+        [{ pack: '25' }, /pack/],
+        [{ amountUsd: 0.5 }, /amountUsd/],
+        [{ amountUsd: 1000.01 }, /amountUsd/],
+        [{ amountUsd: 10.001 }, /amountUsd/],
+        [{ amountUsd: 12.3400000001 }, /amountUsd/],
+        [{ amountUsd: 999.999999999 }, /amountUsd/],
+        [{ amountUsd: '5' }, /amountUsd/],
+        [{ amountUsd: 5, pack: 5 }, /pack or amountUsd/],
+        [{ amount_usd: 5 }, /amount_usd/],
+        [{}, /pack or amountUsd/],
+        [[], /./],
+        ['not json', /./],
+      ] as const) {
         const response = await api(ws.cookie, 'POST', '/api/billing/purchase', body);
         expect(response.status, JSON.stringify(body)).toBe(400);
-        expect((await response.json()).code).toBe('INVALID_REQUEST');
+        const refusal = await response.json();
+        expect(refusal.code).toBe('INVALID_REQUEST');
+        expect(refusal.message, JSON.stringify(body)).toMatch(names);
+      }
+      // Whole cents that binary floating point cannot hold exactly are whole cents all the same.
+      for (const amountUsd of [0.29 + 1, 12.34, 1000]) {
+        expect((await api(ws.cookie, 'POST', '/api/billing/purchase', { amountUsd })).status).toBe(200);
       }
       expect(
         (await api(ws.cookie, 'POST', '/api/billing/purchase', { pack: 5 }, { 'content-type': 'text/plain' }))

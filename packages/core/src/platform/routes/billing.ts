@@ -13,25 +13,27 @@ import { PlatformError } from '../errors.js';
 import { readJsonBody } from '../internal/json-body.js';
 import { requireSafeCookieWrite, requireSession, type SessionCaller } from '../internal/session.js';
 
-const purchaseSchema = z.union([
-  z.strictObject({ pack: z.union(CREDIT_PACKS_USD.map((usd) => z.literal(usd))) }),
-  z.strictObject({
-    amountUsd: z.number().refine((usd) => purchaseMicros(usd) !== null, {
-      message: `amountUsd must be from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD} USD in whole cents`,
-    }),
-  }),
-]);
+/** A credit pack; a refusal names the field and the packs. */
+const packSchema = z.literal(CREDIT_PACKS_USD, {
+  error: `must be one of ${CREDIT_PACKS_USD.join(', ')} (USD)`,
+});
+
+/** An amount of USD a purchase can be; a refusal names the bounds. */
+const usdSchema = z
+  .number({ error: 'must be a number of USD' })
+  .refine((usd) => purchaseMicros(usd) !== null, {
+    message: `must be from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD} USD in whole cents`,
+  });
+
+/** One object with either field, so a refusal names the field at fault (a union names none). */
+const purchaseSchema = z
+  .strictObject({ pack: packSchema.optional(), amountUsd: usdSchema.optional() })
+  .refine((body) => (body.pack === undefined) !== (body.amountUsd === undefined), {
+    message: 'give either pack or amountUsd',
+  });
 
 const customerPatchSchema = z.strictObject({
-  autoReload: z.union([
-    z.null(),
-    z.strictObject({
-      thresholdUsd: z.number().refine((usd) => purchaseMicros(usd) !== null, {
-        message: `thresholdUsd must be from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD} USD in whole cents`,
-      }),
-      pack: z.union(CREDIT_PACKS_USD.map((usd) => z.literal(usd))),
-    }),
-  ]),
+  autoReload: z.union([z.null(), z.strictObject({ thresholdUsd: usdSchema, pack: packSchema })]),
 });
 
 const DEFAULT_PAGE = 50;
@@ -72,7 +74,7 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     if (!processor) {
       throw new PlatformError(503, 'No payment processor is configured', { code: 'PAYMENTS_UNAVAILABLE' });
     }
-    const usd = 'pack' in body ? body.pack : body.amountUsd;
+    const usd = body.pack ?? body.amountUsd!;
     const { url } = await processor.startPurchase({
       tenantId: owner.tenantId,
       amountMicros: purchaseMicros(usd)!,
@@ -162,7 +164,7 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const owner = await ownerOf(c, true);
     const body = await readJsonBody(c, purchaseSchema);
     const stripe = stripeOf();
-    const usd = 'pack' in body ? body.pack : body.amountUsd;
+    const usd = body.pack ?? body.amountUsd!;
     const started = await stripe.reload({
       tenantId: owner.tenantId,
       amountMicros: purchaseMicros(usd)!,
