@@ -56,6 +56,19 @@ describe('token revocation', () => {
     expect((await refresh(tokens.client.clientId, tokens.refresh_token!)).status).toBe(200);
   });
 
+  it('never hands out a revoked access token again: a refresh retried in the grace window is refused', async () => {
+    const tokens = await tokensFor(host);
+    const next = await (await refresh(tokens.client.clientId, tokens.refresh_token!)).json();
+    const revoked = await revoke({ token: next.access_token, client_id: tokens.client.clientId });
+    expect(revoked.status).toBe(200);
+    // Within the grace window, the rotated token would answer the same pair: one member is dead.
+    const retry = await refresh(tokens.client.clientId, tokens.refresh_token!);
+    expect(retry.status).toBe(400);
+    expect((await retry.json()).error).toBe('invalid_grant');
+    // The successor refresh token, never revoked, still works.
+    expect((await refresh(tokens.client.clientId, next.refresh_token)).status).toBe(200);
+  });
+
   it("retires the whole family on a refresh token and leaves the client's other authorizations", async () => {
     const client = await register(host);
     const first = await exchange(host, await authorizeCode(host, 'user-a', client));

@@ -272,6 +272,18 @@ export class TokenFamilyStore {
         const withinGrace = now < new Date(row.rotated_at).getTime() + this.#graceMs;
         if (row.successor_sealed && withinGrace) {
           const tokens = openSuccessor(refreshToken, tokenHash, row.successor_sealed, now);
+          // A pair with a member revoked since (RFC 7009 at /revoke) is not handed out again.
+          const revoked = await trx
+            .selectFrom('door_tokens')
+            .select('token_hash')
+            .where(
+              'token_hash',
+              'in',
+              [tokens.accessToken, tokens.refreshToken].filter((t) => t !== undefined).map(hashSecret),
+            )
+            .where('revoked_at', 'is not', null)
+            .executeTakeFirst();
+          if (revoked) return { ok: false, reason: 'revoked' };
           return { ok: true, tokens: { ...tokens, familyId: row.family_id }, ...answered, replayed: true };
         }
         await this.#revokeFamilyIn(trx, row.family_id);
