@@ -295,11 +295,14 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   );
 
   const handle = async (request: Request, connection?: unknown): Promise<Response> => {
+    const requestId = requestIdFor(request);
     if (door) {
       const answer = await door.handle(request, connection);
-      if (answer) return answer;
+      if (answer) {
+        setHeader(answer, 'x-request-id', requestId);
+        return answer;
+      }
     }
-    const requestId = requestIdFor(request);
     let url: URL;
     try {
       url = new URL(request.url);
@@ -321,7 +324,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
 
   return {
     fetch: handle,
-    wellKnown: async (request) => (door ? door.wellKnown(request) : null),
+    wellKnown: async (request) => {
+      const answer = door ? await door.wellKnown(request) : null;
+      if (answer) setHeader(answer, 'x-request-id', requestIdFor(request));
+      return answer;
+    },
     context,
     close: async (closeOptions = {}) => {
       await automations?.close();

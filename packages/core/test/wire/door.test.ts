@@ -53,6 +53,24 @@ describe('door composition', () => {
     expect(principalCalls).toBe(0);
   });
 
+  it('gives every door answer an X-Request-Id, the caller’s own when it is a safe one', async () => {
+    const answers = [
+      await withDoor.fetch(new Request(`${ORIGIN}/api/service/mcp/token`, { method: 'POST', body: 'x=1' })),
+      await withDoor.fetch(
+        new Request(`${ORIGIN}/api/service/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': 'trace-door-1' },
+          body: '{}',
+        }),
+      ),
+      (await withDoor.wellKnown(
+        new Request(`${ORIGIN}/.well-known/oauth-authorization-server/api/service/mcp`),
+      ))!,
+    ];
+    for (const answer of answers) expect(answer.headers.get('x-request-id')).toMatch(/^[\w-]{8,}$/);
+    expect(answers[1]!.headers.get('x-request-id')).toBe('trace-door-1');
+  });
+
   it('hands the door the connection, so registrations are limited per client address', async () => {
     const register = (remoteAddress: string) =>
       withDoor.fetch(
