@@ -141,6 +141,22 @@ describe('tool calls', () => {
     });
   });
 
+  it('answers malformed tools/call params with -32602 Invalid params, not an internal error', async () => {
+    const { access_token } = await tokensFor(host);
+    const before = host.executions.length;
+    for (const params of [
+      { name: 5 },
+      {},
+      { name: 'lookup', arguments: [] },
+      { name: 'lookup', arguments: 'x' },
+    ]) {
+      const answer = await rpc(host, access_token, 'tools/call', params);
+      expect(answer.status, JSON.stringify(params)).toBe(200);
+      expect(answer.body?.error?.code, JSON.stringify(params)).toBe(-32602);
+    }
+    expect(host.executions.length).toBe(before);
+  });
+
   it('answers unknown and off-menu tools with the same not-found error', async () => {
     const { access_token } = await tokensFor(host);
     const unknown = await call(access_token, 'no_such_tool');

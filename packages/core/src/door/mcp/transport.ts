@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
-  CallToolRequestSchema,
+  type CallToolRequest,
   ErrorCode,
   isInitializeRequest,
   isJSONRPCRequest,
@@ -26,6 +26,7 @@ import {
   McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { Principal } from '../../agent/tools.js';
 import { parseJsonInput } from '../../http/input-guard.js';
 import { TtlCache } from '../../internal/ttl-cache.js';
@@ -201,6 +202,9 @@ export function createTransportHandler(
   };
 }
 
+/** `tools/call` by its method alone (see where it is registered). */
+const TOOLS_CALL = z.object({ method: z.literal('tools/call') }).passthrough();
+
 function createServer(
   context: DoorContext,
   menu: DoorMenu,
@@ -213,7 +217,11 @@ function createServer(
     { capabilities: { tools: { listChanged: false } } },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: menu.listed }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  // Registered under a schema that checks only the method: the SDK then checks the whole request
+  // itself and answers malformed params with -32602 Invalid params. Under the full schema its
+  // first check throws, and a client's mistake reads as -32603 Internal error.
+  server.setRequestHandler(TOOLS_CALL, async (raw, extra) => {
+    const request = raw as unknown as CallToolRequest;
     const tool = menu.get(request.params.name);
     // Unknown and off-menu tools answer alike: the menu does not reveal what it hides.
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
