@@ -489,6 +489,14 @@ describe('deploying the example tool', () => {
     expect(bindings).toEqual([]);
     expect((await api(ws.cookie, 'DELETE', `/api/apps/${doomed.app.id}`)).status).toBe(404);
   });
+
+  it('answers one of parallel deletes of an app with 200 and the others with 404', async () => {
+    const raced = await deploy(ws, 'raced');
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => api(ws.cookie, 'DELETE', `/api/apps/${raced.app.id}`)),
+    );
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 404, 404, 404, 404]);
+  });
 });
 
 describe("secrets in the deployed process's environment", () => {

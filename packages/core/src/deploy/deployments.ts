@@ -204,7 +204,14 @@ export class Deployments {
       .where('revoked_at', 'is', null)
       .execute();
     for (const key of live) await keys.revoke(key.id, tenantId);
-    await db.deleteFrom('apps').where('id', '=', appId).where('tenant_id', '=', tenantId).execute();
+    const deleted = await db
+      .deleteFrom('apps')
+      .where('id', '=', appId)
+      .where('tenant_id', '=', tenantId)
+      .returning('id')
+      .executeTakeFirst();
+    // A delete racing this one removed it first: that one answers, this one finds no app.
+    if (!deleted) throw appNotFound();
   }
 
   async list(tenantId: string): Promise<AppView[]> {
