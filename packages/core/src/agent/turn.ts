@@ -94,10 +94,14 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
   const started = new Map<string, Promise<SettledCall>>();
   /** Tool inputs the model is writing to a tool that watches them, by tool call id. */
   const inputs = new Map<string, StreamedInput>();
+  const stopped = AbortSignal.any([run.abortSignal, deps.shutdown]);
   try {
     if (!deps.model) throw new TurnError('model_not_configured', MODEL_NOT_CONFIGURED);
     const stored = run.knownHistory ?? (await deps.threads.messages(run.owner, run.threadId));
-    const history = deps.inlineFiles ? await deps.inlineFiles(run.owner, stored) : stored;
+    // Reading the files (a blob store's answer) waits no longer than the turn may run.
+    const history = deps.inlineFiles
+      ? await unlessStopped(deps.inlineFiles(run.owner, stored), stopped)
+      : stored;
     const tools = toolSet(run, deps, started, inputs);
     const messages = windowMessages(
       await convertToModelMessages(history, { tools, ignoreIncompleteToolCalls: true }),
@@ -110,7 +114,7 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
       tools,
       ...(deps.maxOutputTokens ? { maxOutputTokens: deps.maxOutputTokens } : {}),
       stopWhen: stepCountIs(deps.maxSteps),
-      abortSignal: AbortSignal.any([run.abortSignal, deps.shutdown]),
+      abortSignal: stopped,
       onError: ({ error }) => {
         failure ??= failureOf(error);
         deps.logger.error('turn model error', { run_id: run.id, ...describeError(error) });
@@ -154,16 +158,21 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
       });
     }
   } catch (error) {
-    failure ??= failureOf(error);
     await endInputs(deps, inputs);
-    if (!(error instanceof TurnError)) {
-      deps.logger.error('turn failed', { run_id: run.id, ...describeError(error) });
-    }
-    // The client still gets a well-formed message: start, the error, finish.
+    // The client still gets a well-formed message: start, the error (or the stop), finish.
     if (!run.chunks.some((c) => c.type === 'start')) {
       run.emit({ type: 'start', messageId, messageMetadata: { threadId: run.threadId, runId: run.id } });
     }
-    run.emit({ type: 'error', errorText: failure.message });
+    if (stopped.aborted && !(error instanceof TurnError)) {
+      // Stopped while the turn was being prepared: it ends as a stopped stream does.
+      run.emit({ type: 'abort' });
+    } else {
+      failure ??= failureOf(error);
+      if (!(error instanceof TurnError)) {
+        deps.logger.error('turn failed', { run_id: run.id, ...describeError(error) });
+      }
+      run.emit({ type: 'error', errorText: failure.message });
+    }
     run.emit({
       type: 'finish',
       messageMetadata: { threadId: run.threadId, runId: run.id, status: statusOf(run, failure) },
@@ -175,6 +184,16 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
     ...(failure ? { errorCode: failure.code, errorMessage: failure.message } : {}),
     message: await assemble(run.chunks),
   };
+}
+
+/** `work`'s value, or the stop's reason once `signal` aborts first. */
+function unlessStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onStop = () => reject(signal.reason);
+    signal.addEventListener('abort', onStop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onStop));
+  });
 }
 
 function statusOf(run: LiveRun, failure: { code: string } | null): TurnOutcome['status'] {

@@ -11,6 +11,7 @@ import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { StoreBlobs } from '../../src/agent/blobs.js';
 import type { HostTool } from '../../src/agent/tools.js';
 import type { Service } from '../../src/wire/create-service.js';
 import type { ServiceOptions } from '../../src/wire/options.js';
@@ -119,6 +120,48 @@ describe('stop that stops', () => {
       expect(textOf(thread.messages[1])).toBe(said);
     });
   }
+
+  it('stops a turn still reading its files, and the thread takes the next message', async () => {
+    // A blob store whose reads never answer (a stalled bucket): the turn waits on the file.
+    const stalled = new (class extends StoreBlobs {
+      override get(): Promise<never> {
+        return new Promise(() => {});
+      }
+    })(store.db);
+    const { call } = await setup({ model: endlessModel(20), files: { blobs: stalled } });
+    const uploaded = await call('/files', {
+      method: 'POST',
+      headers: { 'x-service-upload': 'raw', 'content-type': 'text/plain', 'x-service-file-name': 'a.txt' },
+      body: 'some text',
+    });
+    const { file } = (await uploaded.json()) as { file: { id: string } };
+    const response = await call('/chat', {
+      method: 'POST',
+      json: {
+        id: 'stalled-files',
+        message: {
+          role: 'user',
+          parts: [
+            { type: 'text', text: 'read this' },
+            { type: 'file', mediaType: 'text/plain', url: `/api/service/files/${file.id}/content` },
+          ],
+        },
+      },
+    });
+    expect(response.status).toBe(200);
+    const runId = response.headers.get('x-service-run-id')!;
+    const reader = new TurnReader(response);
+    const stop = await call('/threads/stalled-files/stop', { method: 'POST', json: {} });
+    const stoppedAt = Date.now();
+    expect(stop.status).toBe(202);
+    await reader.rest();
+    expect(Date.now() - stoppedAt).toBeLessThan(STOP_WITHIN_MS);
+    expect([...reader.frames].map((f) => f.chunk.type)).toEqual(['start', 'abort', 'finish']);
+    expect(await runOf(call, runId)).toMatchObject({ status: 'cancelled', stopReason: 'user' });
+    const next = await call('/chat', { method: 'POST', json: { id: 'stalled-files', message: 'hello?' } });
+    expect(next.status).toBe(200);
+    await next.body?.cancel();
+  });
 
   it('stops a thread idempotently, and answers 200 { run: null } when nothing is in flight', async () => {
     const { call } = await setup({ model: endlessModel(20) });
