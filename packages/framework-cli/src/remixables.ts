@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { safeJson } from './project.js';
+import { isObject, safeJson } from './project.js';
 import type { Baseline, Capture, CaptureProblem } from './remixable-capture.js';
 
 export const REMIXABLES_PATH = '.service/remixables.json';
@@ -45,7 +45,7 @@ export function readRemixables(dir: string): Record<string, Baseline> {
     return {};
   }
   const remixables = parsed?.remixables;
-  return remixables && typeof remixables === 'object' && !Array.isArray(remixables) ? remixables : {};
+  return isObject(remixables) ? (remixables as Record<string, Baseline>) : {};
 }
 
 export function remixablesFile(capture: Capture): RemixablesFile {

@@ -70,7 +70,7 @@ export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
           : throttled(failedWait);
       }
       const micros = await ctx.balances.micros(tenantId);
-      return fastJson(c, body(tenantId, micros), { ...cors, 'cache-control': 'no-store' });
+      return fastJson(c, body(tenantId, micros), cors);
     });
   };
 
@@ -102,7 +102,7 @@ export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
       return failedWait === null ? flatError(401, 'Invalid or revoked API key') : throttled(failedWait);
     }
     const micros = await ctx.balances.micros(key.tenantId);
-    return c.json({ balance_usd: microsToUsd(micros) }, 200, { 'cache-control': 'no-store' });
+    return c.json({ balance_usd: microsToUsd(micros) });
   });
 
   return app;
