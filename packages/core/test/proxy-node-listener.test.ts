@@ -29,11 +29,15 @@ describe('the proxy on the Node listener (pglite)', () => {
   const metering = () => world.server.platform.context.metering;
   const body = (extra: object = {}) =>
     JSON.stringify({ model: 'demo-small', messages: [{ role: 'user', content: 'hi' }], ...extra });
-  const complete = (key: string, init: { body?: string; headers?: Record<string, string> } = {}) =>
+  const complete = (
+    key: string,
+    init: { body?: string; headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ) =>
     fetch(`${world.server.url}/proxy/llm/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
       body: init.body ?? body(),
+      ...(init.signal ? { signal: init.signal } : {}),
     });
   const until = async (done: () => boolean, ms = 5000) => {
     const deadline = Date.now() + ms;
@@ -140,6 +144,33 @@ describe('the proxy on the Node listener (pglite)', () => {
     expect(after.usage[0]!.estimated).toBe(true);
     expect(after.wallet).toBe(CREDIT - after.usage[0]!.cost_micros);
     expect(after.ledger).toBe(after.wallet);
+  });
+
+  it('lets the upstream call go when its caller leaves before the answer, and bills nothing', async () => {
+    const tenant = await createMeteredTenant(world.server.platform, CREDIT);
+    let answer!: () => void;
+    world.upstream.held = new Promise((resolve) => {
+      answer = resolve;
+    });
+    const abandonedBefore = world.upstream.abandoned;
+    const sent = world.upstream.requests.length;
+    const caller = new AbortController();
+    try {
+      const response = complete(tenant.appKey, { signal: caller.signal });
+      await until(() => world.upstream.requests.length > sent);
+      caller.abort();
+      await expect(response).rejects.toThrow();
+      await until(() => world.upstream.abandoned > abandonedBefore && metering().callsInFlight === 0);
+      expect(world.upstream.abandoned).toBe(abandonedBefore + 1);
+      expect(metering().callsInFlight).toBe(0);
+    } finally {
+      answer();
+      world.upstream.held = null;
+    }
+    const after = await books(tenant);
+    expect(after.usage).toHaveLength(0);
+    expect(after.wallet).toBe(CREDIT);
+    expect(after.ledger).toBe(CREDIT);
   });
 
   it('passes upstream errors through unbilled, and refuses at zero balance before any upstream call', async () => {

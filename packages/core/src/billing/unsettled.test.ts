@@ -42,6 +42,17 @@ describe('unsettled calls with a record the store refuses (pglite)', () => {
     await engine.close();
   });
 
+  it('settles at once for a reader that waits, not at the end of the batch delay', async () => {
+    const engine = createMeteringEngine(store.db, { settleDelayMs: 10_000 });
+    const calls = [call(300), call(301)];
+    await Promise.all(calls.map((s) => engine.record(s)));
+    const asked = Date.now();
+    await engine.settled(tenantId);
+    expect(Date.now() - asked).toBeLessThan(2000);
+    expect(await billedIds(calls.map((s) => s.usageId))).toEqual(calls.map((s) => s.usageId).sort());
+    await engine.close();
+  });
+
   it('counts only refusals of a record alone, and sets it aside after five', async () => {
     const opts = { freshKeys: false, uncapped: () => false };
     const together = createBatcher(

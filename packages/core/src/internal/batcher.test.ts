@@ -75,6 +75,51 @@ describe('createBatcher', () => {
     expect(slowSecond! - slowFirst!).toBeLessThan(80 + 20);
   });
 
+  it('sends the calls waiting out the delay at once when hurried, and only those', async () => {
+    const started: number[] = [];
+    const echo = createBatcher(
+      async (items: number[]) => {
+        started.push(Date.now());
+        return items;
+      },
+      { delayMs: 10_000 },
+    );
+    const asked = Date.now();
+    const waiting = [1, 2].map(echo);
+    echo.hurry();
+    expect(await Promise.all(waiting)).toEqual([1, 2]);
+    expect(started[0]! - asked).toBeLessThan(1000);
+
+    // Hurried while a batch runs: the calls that queue behind it go right after it.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const gated = createBatcher(
+      async (items: number[]) => {
+        if (items[0] === 0) await gate;
+        return items;
+      },
+      { delayMs: 10_000 },
+    );
+    const first = gated(0);
+    gated.hurry();
+    await new Promise((resolve) => setImmediate(resolve));
+    const behind = gated(5);
+    gated.hurry();
+    release();
+    const before = Date.now();
+    expect(await Promise.all([first, behind])).toEqual([0, 5]);
+    expect(Date.now() - before).toBeLessThan(1000);
+
+    // Nothing waiting: a hurry does not cut the next batch's delay.
+    const idle = createBatcher(async (items: number[]) => items, { delayMs: 60 });
+    idle.hurry();
+    const from = Date.now();
+    await idle(7);
+    expect(Date.now() - from).toBeGreaterThanOrEqual(50);
+  });
+
   it('fails every caller of a failed batch and goes on with the next', async () => {
     let calls = 0;
     const flaky = createBatcher(async (items: number[]) => {

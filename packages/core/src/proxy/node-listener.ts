@@ -6,6 +6,7 @@ import { PROXY_PREFIX } from './create-proxy.js';
 import { type AnswerBody, answerBody } from './forwarding.js';
 import type { ProxiedAnswer, ProxyCore } from './proxy-core.js';
 import type { IncomingCall } from './request.js';
+import type { CallerSignal } from './upstream.js';
 
 /**
  * A path under `/proxy/{provider}` made only of characters a URL keeps as they are, without dot
@@ -45,13 +46,13 @@ export function createProxyListener(options: ProxyListenerOptions) {
     const query = url.indexOf('?');
     const pathname = query < 0 ? url : url.slice(0, query);
     const providerEnd = pathname.indexOf('/', PROXY_PREFIX.length + 1);
-    const gone = new AbortController();
+    const gone = new GoneSignal();
     let body: AnswerBody | null = null;
     res.once('close', () => {
       if (res.writableFinished) return;
       gone.abort(new Error('The caller went away'));
       // A caller gone mid-answer: the upstream is let go and the call billed for what it used.
-      body?.abandon(gone.signal.reason);
+      body?.abandon(gone.reason);
     });
     const call: IncomingCall = {
       method: (req.method ?? 'GET').toUpperCase(),
@@ -66,7 +67,7 @@ export function createProxyListener(options: ProxyListenerOptions) {
         req.method === 'GET' || req.method === 'HEAD' ? null : req.iterator({ destroyOnReturn: false }),
       clientAddress: (trustedProxies) =>
         clientIpOf(req.socket.remoteAddress, header(req, 'x-forwarded-for'), { trustedProxies }),
-      signal: gone.signal,
+      signal: gone,
       requestId,
     };
     let status = 500;
@@ -141,6 +142,34 @@ async function writeResponse(res: ServerResponse, response: Response, requestId:
   // A body refused for its size is not read on: the connection closes after the answer.
   if (response.status === 413) headers.connection = 'close';
   res.writeHead(response.status, headers).end(content);
+}
+
+/**
+ * Aborted when the caller goes away, as an `AbortSignal` is (listeners run once, in the order
+ * added), without an `AbortController` and its event target per call.
+ */
+class GoneSignal implements CallerSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  #listeners: Array<() => void> = [];
+
+  abort(reason: Error): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const listeners = this.#listeners;
+    this.#listeners = [];
+    for (const listener of listeners) listener();
+  }
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (!this.aborted && !this.#listeners.includes(listener)) this.#listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const at = this.#listeners.indexOf(listener);
+    if (at >= 0) this.#listeners.splice(at, 1);
+  }
 }
 
 function drained(res: ServerResponse): Promise<void> {

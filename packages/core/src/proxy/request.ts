@@ -1,5 +1,6 @@
 import { BodyTooLargeError, readChunksText } from '../http/body.js';
 import type { ProviderConfig } from './providers.js';
+import type { CallerSignal } from './upstream.js';
 
 /**
  * The caller's request as the proxy forwards it: where it goes upstream, and its body. Token-metered
@@ -50,7 +51,7 @@ export interface IncomingCall {
   /** The caller's address, with this many trusted proxies in front (see `clientIp`). */
   clientAddress(trustedProxies: number): string;
   /** Aborted when the caller goes away. */
-  signal: AbortSignal;
+  signal: CallerSignal;
   requestId: string | null;
 }
 

@@ -22,7 +22,19 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   body: string | AsyncIterable<Uint8Array> | null;
   /** Aborted when the caller goes away: the upstream call stops with it. */
-  signal: AbortSignal;
+  signal: CallerSignal;
+}
+
+/**
+ * What the upstream call hears the caller's going away by. An `AbortSignal` is one; the Node
+ * listener passes a lighter one of its own (an `AbortController` with a listener cost 5 µs of
+ * the thread a call).
+ */
+export interface CallerSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
 }
 
 export interface UpstreamAnswer {
@@ -95,7 +107,7 @@ export function pooledUpstream(): UpstreamClient {
 function dispatchCall(
   agent: Agent,
   options: Dispatcher.DispatchOptions,
-  signal: AbortSignal,
+  signal: CallerSignal,
   bodiless: (status: number) => boolean,
 ): Promise<{ status: number; headers: Record<string, string>; body: ChunkSource | null }> {
   return new Promise((resolve, reject) => {
@@ -236,7 +248,7 @@ export function fetchUpstream(fetchImpl: typeof fetch): UpstreamClient {
         headers: request.headers,
         body: body === null || typeof body === 'string' ? body : streamOf(body),
         redirect: 'manual',
-        signal: request.signal,
+        signal: abortSignalOf(request.signal),
         // biome-ignore lint/suspicious/noExplicitAny: `duplex` is required by Node for streamed bodies but missing from RequestInit
         ...({ duplex: 'half' } as any),
       });
@@ -251,6 +263,15 @@ export function fetchUpstream(fetchImpl: typeof fetch): UpstreamClient {
     },
     close: () => {},
   };
+}
+
+/** The caller's signal as an `AbortSignal`, which `fetch` takes. */
+function abortSignalOf(signal: CallerSignal): AbortSignal {
+  if (signal instanceof AbortSignal) return signal;
+  const controller = new AbortController();
+  if (signal.aborted) controller.abort(signal.reason);
+  else signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+  return controller.signal;
 }
 
 /** Chunks as a WHATWG stream, read as it is pulled. */

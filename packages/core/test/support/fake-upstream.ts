@@ -15,6 +15,10 @@ export interface FakeUpstream {
   usage: { prompt_tokens: number; completion_tokens: number };
   /** While set, streamed completions wait after their first chunk until it resolves. */
   gate: Promise<void> | null;
+  /** While set, every answer waits before its status line until it resolves. */
+  held: Promise<void> | null;
+  /** Requests whose caller (the proxy) let go before their answer was written. */
+  abandoned: number;
   /** Answers every request with this status (and a JSON error body) while set. */
   failWith: number | null;
   close(): Promise<void>;
@@ -26,6 +30,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     requests: [],
     usage: { prompt_tokens: 10, completion_tokens: 20 },
     gate: null,
+    held: null,
+    abandoned: 0,
     failWith: null,
     close: async () => {},
   };
@@ -36,7 +42,12 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       const body = Buffer.concat(chunks).toString('utf8');
       const path = (req.url ?? '/').split('?')[0]!;
       state.requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
-      void answer(state, req.method ?? 'GET', path, body, res);
+      res.once('close', () => {
+        if (!res.writableFinished) state.abandoned++;
+      });
+      const held = state.held;
+      if (held) void held.then(() => answer(state, req.method ?? 'GET', path, body, res));
+      else void answer(state, req.method ?? 'GET', path, body, res);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
