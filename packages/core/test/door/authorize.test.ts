@@ -254,6 +254,10 @@ describe('sign-in and consent', () => {
       body: JSON.stringify(fields),
     });
     expect(json.status).toBe(400);
+    // None of those spent the request: its own user still answers it.
+    const own = await postConsent(host, cookie, fields);
+    expect(own.status).toBe(303);
+    expect(new URL(own.headers.get('location')!).searchParams.get('code')).toMatch(/^mcp_code_/);
   });
 
   it('expires a consent transaction after ten minutes', async () => {

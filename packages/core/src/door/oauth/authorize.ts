@@ -219,9 +219,10 @@ async function decide(context: DoorContext, request: Request): Promise<Response>
 
   const session = await context.oauth.session!(request, { returnTo: context.config.urls.authorize });
   if (session instanceof Response) return problem(403, 'You are no longer signed in.');
-  const pending = await context.clients.claimTransaction(transaction, csrfToken);
+  const pending = await context.clients.claimTransaction(transaction, csrfToken, session.subject);
   if (!pending) return problem(400, 'This authorization request has expired or was already answered.');
-  if (pending.subject !== session.subject) {
+  if (pending === 'another-user') {
+    // Not claimed: the user it was opened for can still answer it.
     return problem(403, 'This authorization request belongs to another signed-in user.');
   }
   if (decision === 'deny') {

@@ -180,22 +180,29 @@ export class ClientStore {
   }
 
   /**
-   * Claims a consent transaction once: the CSRF token must match (constant time) before the
-   * single-use claim, so a wrong token does not burn the user's page. Null when unknown,
-   * expired, already used or the CSRF token is wrong.
+   * Claims a consent transaction once for its user: the CSRF token must match (constant time) and
+   * the signed-in `subject` be the one it was opened for, both before the single-use claim, so
+   * neither a wrong token nor another user's post burns the user's page. Null when unknown,
+   * expired, already used or the CSRF token is wrong; `'another-user'` when it is someone else's.
    */
-  async claimTransaction(transaction: string, csrfToken: string): Promise<AuthorizationRequest | null> {
+  async claimTransaction(
+    transaction: string,
+    csrfToken: string,
+    subject: string,
+  ): Promise<AuthorizationRequest | 'another-user' | null> {
     const idHash = hashSecret(transaction);
     const row = await this.db
       .selectFrom('door_consent_transactions')
-      .select(['csrf_hash'])
+      .select(['csrf_hash', 'subject'])
       .where('id_hash', '=', idHash)
       .executeTakeFirst();
     if (!row || !safeEqual(row.csrf_hash, hashSecret(csrfToken))) return null;
+    if (row.subject !== subject) return 'another-user';
     const claimed = await this.db
       .updateTable('door_consent_transactions')
       .set({ claimed_at: new Date(this.now()) })
       .where('id_hash', '=', idHash)
+      .where('subject', '=', subject)
       .where('claimed_at', 'is', null)
       .where('expires_at', '>', new Date(this.now()))
       .returningAll()
