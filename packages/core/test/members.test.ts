@@ -336,7 +336,7 @@ for (const kind of STORE_KINDS) {
       expect(answers.map((r) => r.status).sort()).toEqual([200, 404]);
     });
 
-    it('removing a member revokes their CLI keys there and moves them back to a workspace of theirs', async () => {
+    it('removing a member revokes their CLI keys and the Connection Keys they minted, and moves them back to a workspace of theirs', async () => {
       const ws = await owner();
       const member = await teammate(ws, 'member');
       const cliKey = await server.platform.context.keys.issue({
@@ -344,15 +344,46 @@ for (const kind of STORE_KINDS) {
         kind: 'cli',
         userId: member.userId,
       });
+      const connection = await store.db
+        .insertInto('connections')
+        .values({
+          tenant_id: ws.tenantId,
+          provider: 'llm-gateway',
+          profile: 'vendo_managed_pool',
+          status: 'connected',
+          display_name: 'LLM',
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const connectionKeysPath = `/api/connections/${connection.id}/keys`;
+      const ownersKey = await json(await call(ws.cookie, 'POST', connectionKeysPath, { name: 'owner' }), 201);
+      const membersKey = await json(
+        await call(member.cookie, 'POST', connectionKeysPath, { name: 'backdoor' }),
+        201,
+      );
+      // Listed for the workspace with who minted each, never the key itself.
+      const listed = await json(await call(ws.cookie, 'GET', connectionKeysPath), 200);
+      const { user: ownerUser } = await json(await call(ws.cookie, 'GET', '/api/user/me'), 200);
+      expect(listed.keys).toEqual([
+        expect.objectContaining({ id: membersKey.id, name: 'backdoor', user_id: member.userId }),
+        expect.objectContaining({ id: ownersKey.id, name: 'owner', user_id: ownerUser.id }),
+      ]);
+      expect(JSON.stringify(listed)).not.toContain(membersKey.key);
       const balance = (key: string) =>
         fetch(`${server.url}/api/cli/balance`, { headers: { authorization: `Bearer ${key}` } }).then(
           (r) => r.status,
         );
       expect(await balance(cliKey.key)).toBe(200);
+      expect(await balance(membersKey.key)).toBe(200);
 
       const removed = await call(ws.cookie, 'DELETE', `/api/tenants/me/members/${member.userId}`);
       expect(await json(removed, 200)).toEqual({ userId: member.userId, removed: true });
       expect(await balance(cliKey.key)).toBe(401);
+      expect(await balance(membersKey.key)).toBe(401);
+      // The owner's key and the connection carry on.
+      expect(await balance(ownersKey.key)).toBe(200);
+      const left = await json(await call(ws.cookie, 'GET', connectionKeysPath), 200);
+      expect(left.keys.map((key: { id: string }) => key.id)).toEqual([ownersKey.id]);
       const back = await json(await call(member.cookie, 'GET', '/api/tenants/me'), 200);
       expect(back.tenant).toMatchObject({ id: member.ownTenantId, role: 'owner' });
       expect((await call(ws.cookie, 'DELETE', `/api/tenants/me/members/${member.userId}`)).status).toBe(404);

@@ -430,6 +430,13 @@ const ROWS: Row[] = [
       send(fx.cookie, 'DELETE', `/api/oauth/matrix-connector/connections/${await newOAuthConnection()}`),
   },
   {
+    method: 'GET',
+    route: '/api/connections/:id/keys',
+    allowed: ALL,
+    byId: true,
+    call: async (fx) => send(fx.cookie, 'GET', `/api/connections/${await newConnection()}/keys`),
+  },
+  {
     method: 'POST',
     route: '/api/connections/:id/keys',
     allowed: WRITERS,

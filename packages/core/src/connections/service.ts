@@ -315,16 +315,64 @@ export async function unbindConnection(
   });
 }
 
-/** Mints a Connection Key (shown once) for a live connection. */
+/**
+ * Mints a Connection Key (shown once) for a live connection, in the name of the member who asked
+ * for it: removing that member from the workspace revokes it.
+ */
 export async function mintConnectionKey(
   deps: ConnectionsDeps,
   tenantId: string,
   connectionId: string,
+  mintedBy: string,
   name?: string,
 ) {
   const connection = await getConnection(deps.db, tenantId, connectionId);
   if (connection.status === 'revoked') throw conflict('The connection is revoked');
-  return deps.keys.issue({ tenantId, kind: 'connection', connectionId, name: name ?? null });
+  return deps.keys.issue({
+    tenantId,
+    kind: 'connection',
+    connectionId,
+    userId: mintedBy,
+    name: name ?? null,
+  });
+}
+
+/** A live Connection Key as listed: never the key itself. */
+export interface ConnectionKeySummary {
+  id: string;
+  name: string | null;
+  prefix: string;
+  /** The member who minted it (null for keys minted before that was recorded). */
+  userId: string | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}
+
+/** The live Connection Keys of a tenant's connection, newest first (404 for another tenant's). */
+export async function listConnectionKeys(
+  deps: ConnectionsDeps,
+  tenantId: string,
+  connectionId: string,
+): Promise<ConnectionKeySummary[]> {
+  await getConnection(deps.db, tenantId, connectionId);
+  const rows = await deps.db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'prefix', 'user_id', 'created_at', 'last_used_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('kind', '=', 'connection')
+    .where('connection_id', '=', connectionId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    userId: row.user_id,
+    createdAt: new Date(row.created_at),
+    lastUsedAt: row.last_used_at ? new Date(row.last_used_at) : null,
+  }));
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   createConnection,
   ensureManagedConnection,
   getConnection,
+  listConnectionKeys,
   listConnections,
   mintConnectionKey,
   revokeConnection,
@@ -62,9 +63,14 @@ export class TenantConnections {
     return unbindConnection(this.deps, tenantId, appId, connectionId);
   }
 
-  /** A new Connection Key for a live connection; the key is shown once. */
-  mintKey(tenantId: string, connectionId: string, name?: string) {
-    return mintConnectionKey(this.deps, tenantId, connectionId, name);
+  /** A new Connection Key for a live connection, minted by a member; the key is shown once. */
+  mintKey(tenantId: string, connectionId: string, mintedBy: string, name?: string) {
+    return mintConnectionKey(this.deps, tenantId, connectionId, mintedBy, name);
+  }
+
+  /** The live Connection Keys of a connection (never the keys themselves). */
+  listKeys(tenantId: string, connectionId: string) {
+    return listConnectionKeys(this.deps, tenantId, connectionId);
   }
 
   /** Revokes one Connection Key (404 unless it is a live key of this tenant's connection). */

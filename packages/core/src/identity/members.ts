@@ -53,8 +53,8 @@ export class Members {
 
   /**
    * Takes a member out of the workspace; removing the last owner is refused (409). Their CLI keys
-   * of the workspace are revoked with it, and a user whose current workspace this was moves to
-   * another of theirs (or to none).
+   * of the workspace, and the Connection Keys they minted, are revoked with it, and a user whose
+   * current workspace this was moves to another of theirs (or to none).
    */
   async remove(tenantId: string, userId: string): Promise<void> {
     const revoked = await this.db.transaction().execute(async (trx) => {
@@ -69,7 +69,8 @@ export class Members {
         .updateTable('api_keys')
         .set({ revoked_at: new Date() })
         .where('tenant_id', '=', tenantId)
-        .where('kind', '=', 'cli')
+        // Their CLI keys, and the Connection Keys they minted: a key spends the workspace's credit.
+        .where('kind', 'in', ['cli', 'connection'])
         .where('user_id', '=', userId)
         .where('revoked_at', 'is', null)
         .returning('id')

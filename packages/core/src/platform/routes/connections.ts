@@ -46,7 +46,9 @@ const bindSchema = z.strictObject({ connection_id: z.string().max(64) });
 const keySchema = z.strictObject({ name: z.string().trim().min(1).max(100).optional() });
 
 /** Who is changing connections: a dashboard user, or a deployed tool with its App Key. */
-type Caller = { tenantId: string; appId: string | null; via: 'session' | 'app_key' };
+type Caller =
+  | { tenantId: string; appId: string; via: 'app_key' }
+  | { tenantId: string; appId: null; userId: string; via: 'session' };
 
 /** Reads are open to every member; changes are refused to viewers and unsafe cookie writes. */
 const READ = { appKey: false, write: false };
@@ -90,7 +92,7 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
       requireSafeCookieWrite(ctx, c);
       if (!canWrite(user.role)) throw new PlatformError(403, 'Forbidden: viewers cannot change connections');
     }
-    return { tenantId: user.tenantId, appId: null, via: 'session' };
+    return { tenantId: user.tenantId, appId: null, userId: user.userId, via: 'session' };
   };
 
   app.post('/api/connections', async (c) => {
@@ -148,10 +150,32 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     return c.json({ connection: publicConnection(row) });
   });
 
+  app.get('/api/connections/:id/keys', async (c) => {
+    const caller = await callerOf(c, READ);
+    const keys = await connections.listKeys(caller.tenantId, c.req.param('id'));
+    return c.json(
+      {
+        keys: keys.map((key) => ({
+          id: key.id,
+          connection_id: c.req.param('id'),
+          name: key.name,
+          prefix: key.prefix,
+          user_id: key.userId,
+          created_at: key.createdAt.toISOString(),
+          last_used_at: key.lastUsedAt?.toISOString() ?? null,
+        })),
+      },
+      200,
+      NO_STORE,
+    );
+  });
+
   app.post('/api/connections/:id/keys', async (c) => {
     const caller = await callerOf(c, WRITE);
+    // WRITE takes a session only; the check tells the compiler so.
+    if (caller.via !== 'session') throw new PlatformError(401, 'Unauthorized');
     const body = await readJsonBody(c, keySchema);
-    const issued = await connections.mintKey(caller.tenantId, c.req.param('id'), body.name);
+    const issued = await connections.mintKey(caller.tenantId, c.req.param('id'), caller.userId, body.name);
     // Shown once: the key is stored only as its hash.
     return c.json(
       { id: issued.id, key: issued.key, prefix: issued.prefix, connection_id: c.req.param('id') },
