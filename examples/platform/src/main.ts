@@ -20,6 +20,11 @@ const port = parsePort(process.env.PORT ?? '8787');
 const hostname = process.env.HOST ?? '127.0.0.1';
 const graceMs = parseGraceMs(process.env.SERVICE_SHUTDOWN_GRACE_MS?.trim() || '10000');
 const demoFile = resolve('.service/demo.json');
+/**
+ * The demo (a seeded workspace with free credit and keys, offline stand-in providers, and the demo
+ * host, whose sign-in takes any email without a password) runs outside production only.
+ */
+const demo = process.env.NODE_ENV !== 'production';
 const devEncryptionKeyFile = resolve('.service/store-encryption.key');
 
 async function main(): Promise<void> {
@@ -32,8 +37,9 @@ async function main(): Promise<void> {
     encryptionKey: process.env.SERVICE_STORE_ENCRYPTION_KEY || developmentEncryptionKey(),
     // Answered metered calls are on disk here before their answer ends (see docs/billing.md).
     journalDir: process.env.SERVICE_JOURNAL_DIR?.trim() || `${resolveDataDir()}.journal`,
-    // The demo providers' upstream is answered by this instance's own stand-in.
-    upstreamFetch: withDemoUpstream(),
+    // The demo providers' upstream is answered by this instance's own stand-in; in production,
+    // every upstream is called over the keep-alive pools.
+    ...(demo ? { upstreamFetch: withDemoUpstream() } : {}),
   });
   let stopping = false;
   const listener: RequestListener = (req, res) => {
@@ -48,26 +54,15 @@ async function main(): Promise<void> {
   server.on('upgrade', platform.handleUpgrade);
   const address = server.address() as AddressInfo;
 
-  const seed = await seedDemo(platform, demoFile);
-  if (seed.tenantId) await seedDeployableDemoTool(platform);
-  // The demo host app (wire + tools + MCP door) on the same store: SERVICE_DEMO_HOST_PORT, else
-  // PORT + 1. Its door's service key is kept in the demo file (the door stores only its hash).
-  const serviceKey = demoServiceKey(demoFile);
-  const demoHost = await startDemoHost(store, serviceKey);
-  recordDemoHost(demoFile, demoHost, serviceKey);
-  // The demo user's saved screen on the orders page. A demo nicety: failing, the platform still runs.
-  if (seed.tenantId) {
-    await seedDemoScreen(demoFile, demoHost).catch((error: unknown) => {
-      logger.warn('demo screen not seeded', describeError(error));
-    });
-  }
+  const { seed, demoHost } = demo ? await startDemo(platform, store) : { seed: null, demoHost: null };
   logger.info('listening', {
     url: platform.context.baseUrl,
     address: `${address.address}:${address.port}`,
     store: usesPostgres ? 'postgres' : `pglite:${resolveDataDir()}`,
-    demo_seeded: seed.created,
+    demo: demo,
+    demo_seeded: seed?.created ?? false,
   });
-  if (seed.tenantId) {
+  if (seed?.tenantId && demoHost) {
     process.stdout.write(
       `\nPlatform ready at ${platform.context.baseUrl}\nDashboard: ${platform.context.baseUrl}/ (sign in as ${DEMO_EMAIL} for the demo workspace, or any email for a new one)\nChat page of the demo host: ${demoHost.url}/\nOrders page of the demo host: ${demoHost.url}/orders (a slot for your apps, with ${DEMO_EMAIL}'s saved screen My orders in it; components to remix)\nApps and review pages of the demo host: ${demoHost.url}/apps, ${demoHost.url}/review (reviewers: HOST_REVIEWERS, default reviewer@example.com)\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
     );
@@ -91,7 +86,7 @@ async function main(): Promise<void> {
     try {
       // The demo host's turns in flight get the same grace as the platform's metered calls.
       const cutConnections = () => server.closeAllConnections();
-      await Promise.all([platform.close({ graceMs, cutConnections }), demoHost.close({ graceMs })]);
+      await Promise.all([platform.close({ graceMs, cutConnections }), demoHost?.close({ graceMs })]);
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       server.closeAllConnections();
       clearInterval(sweep);
@@ -105,6 +100,29 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/**
+ * The demo: the seeded workspace and its deployable tool, and the demo host app (wire + tools +
+ * MCP door) on the same store, on SERVICE_DEMO_HOST_PORT, else PORT + 1. The door's service key
+ * is kept in the demo file (the door stores only its hash).
+ */
+async function startDemo(
+  platform: Awaited<ReturnType<typeof createPlatform>>,
+  store: Awaited<ReturnType<typeof createStore>>,
+) {
+  const seed = await seedDemo(platform, demoFile);
+  if (seed.tenantId) await seedDeployableDemoTool(platform);
+  const serviceKey = demoServiceKey(demoFile);
+  const demoHost = await startDemoHost(store, serviceKey);
+  recordDemoHost(demoFile, demoHost, serviceKey);
+  // The demo user's saved screen on the orders page. A demo nicety: failing, the platform still runs.
+  if (seed.tenantId) {
+    await seedDemoScreen(demoFile, demoHost).catch((error: unknown) => {
+      logger.warn('demo screen not seeded', describeError(error));
+    });
+  }
+  return { seed, demoHost };
 }
 
 /** Serves the platform on PORT; rejects (a startup failure) when the port cannot be had. */

@@ -3,7 +3,7 @@
  * answer the README's curl example, restart without crediting again, stop cleanly.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -176,6 +176,41 @@ describe('pnpm start', { timeout: 180_000 }, () => {
       expect(await exchangeStatus(after, before.host.mcp.serviceKey)).toBe(401);
     } finally {
       expect(await booted.stop()).toBe(0);
+    }
+  });
+
+  it('runs no demo in production: no seeded workspace, no demo file, no demo host', async () => {
+    const prodCwd = mkdtempSync(join(tmpdir(), 'svc-start-prod-'));
+    const prodPort = await freePort();
+    const hostPort = await freePort();
+    const booted = await bootPlatform(
+      prodCwd,
+      {
+        PORT: String(prodPort),
+        SERVICE_DEMO_HOST_PORT: String(hostPort),
+        NODE_ENV: 'production',
+        // Never asked in this test: no identity token is presented.
+        SERVICE_IDP_URL: 'http://127.0.0.1:9',
+        SERVICE_STORE_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+      },
+      '"msg":"listening"',
+    );
+    try {
+      expect(booted.output()).toContain('"demo":false');
+      expect(booted.output()).not.toContain('Platform ready');
+      expect((await fetch(`http://127.0.0.1:${prodPort}/healthz`)).status).toBe(200);
+      expect(existsSync(join(prodCwd, '.service/demo.json'))).toBe(false);
+      await expect(fetch(`http://127.0.0.1:${hostPort}/`)).rejects.toThrow();
+    } finally {
+      expect(await booted.stop()).toBe(0);
+    }
+    const store = await createStore({ dataDir: join(prodCwd, '.service/data'), url: '' });
+    try {
+      const tenants = await store.db.selectFrom('tenants').select('id').execute();
+      expect(tenants).toEqual([]);
+    } finally {
+      await store.close();
+      rmSync(prodCwd, { recursive: true, force: true });
     }
   });
 
