@@ -3,6 +3,7 @@
  * Last-Event-ID replay from the store, heartbeats, the per-app stream cap, and delivery across
  * instances through LISTEN/NOTIFY.
  */
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../src/store/index.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
@@ -228,6 +229,63 @@ for (const kind of STORE_KINDS) {
       }
       expect(reopened).toBe(200);
       for (const sse of open) sse.close();
+    });
+
+    /** Whether five streams of the app open at once now (every slot free), within two seconds. */
+    const allSlotsFree = async (key: string) => {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const open = await Promise.all(Array.from({ length: 5 }, () => stream(a, key)));
+        for (const sse of open) sse.close();
+        if (open.every((sse) => sse.status === 200)) return true;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return false;
+    };
+
+    it('holds no slot for a HEAD, nor for a client gone before it read the answer', async () => {
+      const tenant = await createMeteredTenant(a.platform, 0);
+      for (let i = 0; i < 6; i++) {
+        const head = await fetch(`${a.url}/api/deployments/me/events`, {
+          method: 'HEAD',
+          headers: { authorization: `Bearer ${tenant.appKey}` },
+        });
+        expect(head.status).toBe(200);
+        expect(head.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      }
+      // Clients that go away from 0 to 12 ms after asking: before, during and after the opening.
+      await Promise.all(
+        Array.from(
+          { length: 26 },
+          (_, i) =>
+            new Promise<void>((resolve) => {
+              const request = httpRequest(`${a.url}/api/deployments/me/events`, {
+                headers: { authorization: `Bearer ${tenant.appKey}` },
+              });
+              request.on('error', () => resolve());
+              request.on('close', () => resolve());
+              request.end();
+              setTimeout(() => request.destroy(), i % 13);
+            }),
+        ),
+      );
+      expect(await allSlotsFree(tenant.appKey)).toBe(true);
+    });
+
+    it('ends a stream whose key is revoked, on this instance and on the other, and frees its slot', async () => {
+      const tenant = await createMeteredTenant(a.platform, 0);
+      const { keys } = a.platform.context;
+      const other = await keys.issue({ tenantId: tenant.tenantId, kind: 'app', appId: tenant.appId });
+      const here = await stream(a, other.key);
+      const there = await stream(b, other.key);
+      expect([here.status, there.status]).toEqual([200, 200]);
+      await keys.revoke(other.id);
+      const deadline = Date.now() + 3000;
+      while (!(here.ended && there.ended) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect([here.ended, there.ended]).toEqual([true, true]);
+      // The app's own key and its streams carry on.
+      expect(await allSlotsFree(tenant.appKey)).toBe(true);
     });
 
     it('delivers an event caused on one instance to a stream held by the other', async () => {

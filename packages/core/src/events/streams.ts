@@ -25,6 +25,20 @@ export interface EventStreamHubOptions {
    * heartbeat stops (a killed instance), not when their own minute-long expiry lapses.
    */
   instanceId?: string;
+  /**
+   * Whether the key a stream was opened with still works: asked at each ping and when keys are
+   * forgotten (`recheckKeys`); a stream whose key was revoked, or whose rotation overlap ended,
+   * is closed. Without it, a stream lives on its key as it was when opened.
+   */
+  keyLive?: (keyId: string) => Promise<boolean>;
+}
+
+/** What an open stream is tied to besides its app. */
+export interface OpenStreamOptions {
+  /** The key it was opened with: the stream ends when the key stops working. */
+  keyId?: string;
+  /** The request's: the stream ends (its slot freed) when the client goes away, however early. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -63,6 +77,8 @@ export class EventStreamHub {
   readonly #groups = new Map<string, AppGroup>();
   /** Ends each open stream (used when the instance shuts down). */
   readonly #enders = new Set<() => void>();
+  /** Checks each open stream's key, by key id (the streams opened with it). */
+  readonly #keyChecks = new Map<string, Set<() => void>>();
   readonly #db: Kysely<Database>;
   readonly #max: number;
   readonly #pingMs: number;
@@ -92,8 +108,21 @@ export class EventStreamHub {
     for (const end of [...this.#enders]) end();
   }
 
+  /**
+   * Checks the keys of the open streams again (all of them for null): the streams of a key that
+   * no longer works end.
+   */
+  recheckKeys(keyIds: readonly string[] | null): void {
+    const ids = keyIds ?? [...this.#keyChecks.keys()];
+    for (const id of ids) for (const check of this.#keyChecks.get(id) ?? []) check();
+  }
+
   /** Opens a stream for an app, replaying after `lastEventId` when given. */
-  async open(appId: string, lastEventId: string | null): Promise<OpenStreamResult> {
+  async open(
+    appId: string,
+    lastEventId: string | null,
+    { keyId, signal }: OpenStreamOptions = {},
+  ): Promise<OpenStreamResult> {
     const stopping = { ok: false, reason: 'stopping', retryAfterMs: RECONNECT_AFTER_STOP_MS } as const;
     if (this.#closed) return stopping;
     const slotId = await this.#claimSlot(appId);
@@ -134,13 +163,37 @@ export class EventStreamHub {
               }
             },
           };
+          /** Closes the stream once its key no longer works. */
+          const checkKey = () => {
+            const keyLive = this.options.keyLive;
+            if (!keyId || !keyLive) return;
+            keyLive(keyId).then(
+              (live) => {
+                if (live || !open) return;
+                cleanup();
+                controller.close();
+              },
+              // The store is away: the key is checked again at the next ping.
+              () => {},
+            );
+          };
           const ping = setInterval(() => {
             write(formatSseComment('ping'));
             void this.#renewSlot(slotId);
             // A missed notification costs at most one heartbeat interval.
             this.#fetch(appId);
+            checkKey();
           }, this.#pingMs);
           ping.unref?.();
+          // The client gone, however early (before the body is read, or a HEAD): the slot is freed.
+          const gone = () => {
+            cleanup();
+            try {
+              controller.close();
+            } catch {
+              // Already closed or errored by its reader.
+            }
+          };
           // Ended by a stopping instance: the client is told to come back soon, to another one.
           const end = () => {
             if (!open) return;
@@ -153,13 +206,26 @@ export class EventStreamHub {
             open = false;
             clearInterval(ping);
             this.#enders.delete(end);
+            signal?.removeEventListener('abort', gone);
+            if (keyId) {
+              const checks = this.#keyChecks.get(keyId);
+              checks?.delete(checkKey);
+              if (checks?.size === 0) this.#keyChecks.delete(keyId);
+            }
             this.#leave(appId, subscriber);
             void this.#releaseSlot(slotId);
           };
           this.#enders.add(end);
+          if (keyId) {
+            const checks = this.#keyChecks.get(keyId) ?? new Set();
+            checks.add(checkKey);
+            this.#keyChecks.set(keyId, checks);
+          }
           write(formatSseComment('connected'));
           this.#join(appId, subscriber);
           this.#fetch(appId);
+          if (signal?.aborted) gone();
+          else signal?.addEventListener('abort', gone, { once: true });
         },
         cancel: () => cleanup(),
       },

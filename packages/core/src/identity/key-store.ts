@@ -64,6 +64,8 @@ export class KeyStore {
   readonly #cacheTtlMs: number;
   /** Counts forgettings, so a lookup that overlapped one does not cache what it read before it. */
   #forgotten = 0;
+  /** Told of every forgetting: the keys, or null for all (notifications may have been missed). */
+  readonly #forgetListeners = new Set<(keyIds: readonly string[] | null) => void>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -166,6 +168,29 @@ export class KeyStore {
     this.#forgotten++;
     const ids = new Set(keyIds);
     this.#cache.deleteWhere((principal) => ids.has(principal.keyId));
+    for (const listener of this.#forgetListeners) listener(keyIds);
+  }
+
+  /**
+   * Tells `listener` of the keys this instance forgets (revoked or rotated here or on another
+   * instance), or null when it forgets them all: what holds a key past its request (an event
+   * stream) checks it again. Returns the function that stops telling.
+   */
+  onForget(listener: (keyIds: readonly string[] | null) => void): () => void {
+    this.#forgetListeners.add(listener);
+    return () => this.#forgetListeners.delete(listener);
+  }
+
+  /** Whether a key still works: not revoked, and not past the overlap of a rotation. */
+  async isLive(keyId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('id', '=', keyId)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', new Date(this.#now()))]))
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /**
@@ -179,6 +204,7 @@ export class KeyStore {
       if (payload === null) {
         this.#forgotten++;
         this.#cache.clear();
+        for (const listener of this.#forgetListeners) listener(null);
       } else this.forget([payload]);
     });
   }

@@ -327,16 +327,19 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   });
   const stopFollowingBalances = await balances.follow(options.store);
   await metering.follow(options.store);
-  const events = await EventStreamHub.start(options.store, {
-    logger,
-    ...options.eventStreams,
-    instanceId: instance.id,
-  });
   const keys = new KeyStore(
     db,
     options.keyCacheTtlMs !== undefined ? { cacheTtlMs: options.keyCacheTtlMs } : {},
   );
-  // Keys revoked or rotated on any instance leave this one's cache as the notice arrives.
+  const events = await EventStreamHub.start(options.store, {
+    logger,
+    keyLive: (keyId) => keys.isLive(keyId),
+    ...options.eventStreams,
+    instanceId: instance.id,
+  });
+  // Keys revoked or rotated on any instance leave this one's cache as the notice arrives, and
+  // the event streams opened with a key that no longer works end.
+  keys.onForget((keyIds) => events.recheckKeys(keyIds));
   const stopFollowingKeys = await keys.follow(options.store);
   // Suspensions on any instance reach this one's metered calls as the notice arrives.
   const tenantStatuses = new TenantStatuses(

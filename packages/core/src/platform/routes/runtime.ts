@@ -2,6 +2,7 @@ import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import type { EndUserScope } from '../../connections/end-user-connections.js';
 import { canonicalError, flatError, NO_STORE, nestedError } from '../../http/errors.js';
+import { SSE_HEADERS } from '../../http/sse.js';
 import { bearerToken } from '../../identity/bearer.js';
 import type { KeyPrincipal } from '../../identity/key-store.js';
 import { KEY_PREFIX } from '../../identity/keys.js';
@@ -61,7 +62,12 @@ export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const key = await appKeyOf(c);
     if (!key) return nestedError(401, INVALID);
     if ('retryAfter' in key) return throttled(key.retryAfter, 'canonical');
-    const opened = await ctx.events.open(key.appId, c.req.header('last-event-id') ?? null);
+    // HEAD (answered by this GET route, its body dropped) opens no stream: it would hold a slot.
+    if (c.req.method === 'HEAD') return new Response(null, { status: 200, headers: SSE_HEADERS });
+    const opened = await ctx.events.open(key.appId, c.req.header('last-event-id') ?? null, {
+      keyId: key.keyId,
+      signal: c.req.raw.signal,
+    });
     if (!opened.ok && opened.reason === 'stopping') {
       // `Connection: close` too, so a keep-alive socket does not hold the stopping server open.
       const seconds = Math.ceil(opened.retryAfterMs / 1000);
