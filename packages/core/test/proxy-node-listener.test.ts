@@ -173,6 +173,36 @@ describe('the proxy on the Node listener (pglite)', () => {
     expect(after.ledger).toBe(CREDIT);
   });
 
+  it('cuts an answer whose bill could be made durable nowhere, rather than completing it', async () => {
+    const tenant = await createMeteredTenant(world.server.platform, CREDIT);
+    const engine = metering();
+    const record = engine.record;
+    // The journal and the store both refuse (a full disk during an outage): what the engine says.
+    engine.record = async (settlement) => {
+      void record(settlement).catch(() => {});
+      throw new Error('recorded nowhere');
+    };
+    /** True when the answer broke off, before or after its headers, instead of completing. */
+    const cut = async (answer: Promise<Response>) => {
+      try {
+        await (await answer).text();
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    try {
+      expect(await cut(complete(tenant.appKey, { body: body({ stream: true }) }))).toBe(true);
+      expect(await cut(complete(tenant.appKey))).toBe(true);
+    } finally {
+      engine.record = record;
+    }
+    // Still billed, from memory.
+    const after = await books(tenant);
+    expect(after.usage).toHaveLength(2);
+    expect(after.ledger).toBe(after.wallet);
+  });
+
   it('passes upstream errors through unbilled, and refuses at zero balance before any upstream call', async () => {
     const tenant = await createMeteredTenant(world.server.platform, CREDIT);
     world.upstream.failWith = 500;

@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fundedTenant, settlementOf } from '../../test/support/settlements.js';
 import { openTestStore, type TestStore } from '../../test/support/stores.js';
 import { createBatcher } from '../internal/batcher.js';
+import type { SettlementJournal } from './journal.js';
 import { createMeteringEngine } from './metering.js';
 import { type Settlement, settleBatch } from './settlement.js';
-import { createUnsettledCalls } from './unsettled.js';
+import { BillNotDurableError, createUnsettledCalls } from './unsettled.js';
 
 // Settlements share transactions: one record the store refuses must not keep the records batched
 // with it from settling, nor be counted against them.
@@ -51,6 +52,51 @@ describe('unsettled calls with a record the store refuses (pglite)', () => {
     expect(Date.now() - asked).toBeLessThan(2000);
     expect(await billedIds(calls.map((s) => s.usageId))).toEqual(calls.map((s) => s.usageId).sort());
     await engine.close();
+  });
+
+  it('makes a call durable in the store when its journal cannot be written, and refuses when neither takes it', async () => {
+    const opts = { freshKeys: false, uncapped: () => false };
+    const full: SettlementJournal = {
+      dir: '/full-disk',
+      append: async () => {
+        throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      },
+      settled: () => {},
+      adopt: async () => [],
+      pendingCount: 0,
+      close: async () => {},
+    };
+    let storeUp = true;
+    const settle = async (settlement: Settlement) => {
+      if (!storeUp) throw new Error('connection refused');
+      const [result] = await store.db
+        .transaction()
+        .execute((trx) => settleBatch(trx, [settlement], new Date(), opts));
+      return result!;
+    };
+    const errors: string[] = [];
+    const unsettled = createUnsettledCalls({
+      settle,
+      reachable: async () => storeUp,
+      journal: full,
+      logger: { info: () => {}, warn: () => {}, error: (message) => errors.push(message) },
+      retryMs: 5,
+      maxRetryMs: 20,
+    });
+    // The journal refuses; the store takes it, and the record is durable once it has.
+    const first = call(400);
+    await unsettled.record(first);
+    expect(await billedIds([first.usageId])).toEqual([first.usageId]);
+    // Neither takes it: the record is not durable (the answer is cut), and it settles from
+    // memory once the store is back.
+    storeUp = false;
+    const second = call(401);
+    await expect(unsettled.record(second)).rejects.toBeInstanceOf(BillNotDurableError);
+    storeUp = true;
+    await until(() => unsettled.count === 0);
+    expect(await billedIds([second.usageId])).toEqual([second.usageId]);
+    expect(errors.some((message) => message.includes('journal append failed'))).toBe(true);
+    unsettled.close();
   });
 
   it('counts only refusals of a record alone, and sets it aside after five', async () => {

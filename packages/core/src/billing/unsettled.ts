@@ -19,7 +19,11 @@ import type { Settlement, SettleResult } from './settlement.js';
  * @see docs/billing.md "Settlement journal"
  */
 export interface UnsettledCalls {
-  /** Takes an answered call; resolves once it is durable (journaled, or at once without a journal). */
+  /**
+   * Takes an answered call; resolves once it is durable: journaled (or, when the journal cannot
+   * be written, settled in the store), or at once without a journal. Rejects with
+   * `BillNotDurableError` when it is neither.
+   */
   record(settlement: Settlement): Promise<void>;
   /**
    * Takes over the journal segments of instances that are gone (`lapsed`: which of the named
@@ -48,6 +52,17 @@ export interface UnsettledCallsOptions {
   /** First retry after a failure; doubles up to `maxRetryMs`. Defaults 200 ms and 5 s. */
   retryMs?: number;
   maxRetryMs?: number;
+}
+
+/**
+ * An answered call whose bill is neither in the journal nor in the store: its answer must not end
+ * as complete. It is still settled from memory when the store takes it.
+ */
+export class BillNotDurableError extends Error {
+  override name = 'BillNotDurableError';
+  constructor(readonly usageId: string) {
+    super('The call could be recorded neither in the settlement journal nor in the store');
+  }
 }
 
 /** Refusals of one record alone while the store is reachable before it is set aside until the next boot. */
@@ -140,17 +155,17 @@ export function createUnsettledCalls(options: UnsettledCallsOptions): UnsettledC
   return {
     record(settlement) {
       waiting.set(settlement.usageId, settlement);
-      const durable = journal
-        ? journal.append(settlement).catch((error: unknown) => {
-            // The call is still settled from memory; only its crash safety is lost.
-            logger.error('settlement journal append failed', {
-              usage_id: settlement.usageId,
-              error: error instanceof Error ? error.message : String(error),
-            });
-          })
-        : Promise.resolve();
-      void attempt(settlement);
-      return durable;
+      const settled = attempt(settlement);
+      if (!journal) return Promise.resolve();
+      return journal.append(settlement).catch(async (error: unknown) => {
+        // Not on disk (a full disk, say): the bill is durable once the store has it instead, and
+        // the answer waits for that. With neither, it is not: the caller's answer is cut.
+        logger.error('settlement journal append failed; the call waits for the store', {
+          usage_id: settlement.usageId,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        if (!(await settled)) throw new BillNotDurableError(settlement.usageId);
+      });
     },
     async adoptOrphans(lapsed) {
       if (!journal || closed) return 0;

@@ -227,7 +227,10 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
       // A completed answer ends once its bill is durable; a cut one is billed without holding anything up.
       end: (completed) => {
         const recorded = settleCall(options.metering, options.logger, call, usage);
-        return completed ? recorded : undefined;
+        if (completed) return recorded;
+        // A cut answer has nothing left to hold back; the failure is logged where it happens.
+        recorded.catch(() => {});
+        return undefined;
       },
       contentLength: Number.isSafeInteger(declared) && declared > 0 ? declared : null,
     };

@@ -27,10 +27,11 @@ export interface MeteredCall {
  * Bills a call once its response has ended: what the upstream reported it used, priced by
  * billing, or the admission's hold when it reported nothing, or when its price cannot be
  * computed (a cost beyond the safe range): an admitted call always ends in a bill, so it never
- * stays counted in flight. Resolves once the bill is durable (in the settlement journal), which
- * the caller's answer waits for; the store settles it in the background and, while the store is
- * away, again until it takes it. Never throws: the caller's response is not broken for
- * bookkeeping.
+ * stays counted in flight. Resolves once the bill is durable (in the settlement journal, or in
+ * the store when the journal cannot be written), which the caller's answer waits for; the store
+ * settles it in the background and, while the store is away, again until it takes it. Rejects
+ * only when the bill is durable nowhere (journal and store both failing): the caller's answer is
+ * then cut rather than completed, and the call is still settled from memory.
  *
  * @see docs/billing.md "Settlement journal"
  */
@@ -55,12 +56,13 @@ export async function settleCall(
   try {
     await metering.record(settlement);
   } catch (error) {
-    logger.error('metered call could not be recorded', {
+    logger.error('metered call could not be recorded durably; its answer is cut', {
       usage_id: call.admission.usageId,
       tenant_id: call.key.tenantId,
       provider: call.provider.slug,
       error: error instanceof Error ? error.message : String(error),
     });
+    throw error;
   }
 }
 
