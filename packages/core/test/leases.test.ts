@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import { createMeteringEngine, type MeteringEngine } from '../src/billing/metering.js';
 import { createStore } from '../src/store/create-store.js';
+import { settlementOf } from './support/settlements.js';
 import { openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
 
 /** The stores where an admission takes turns of the event loop: a server, or PGlite on its thread. */
@@ -66,6 +67,61 @@ for (const kind of KINDS) {
       expect(holds.map((hold) => hold.id).sort()).toEqual(
         [first.usageId, (await renewal).usageId, leased[0]!.leaseId].sort(),
       );
+    });
+
+    it("admits on one instance the credit another instance's idle lease held, and refuses past it", async () => {
+      store = await openStore(kind);
+      const { id: tenantId } = await store.db
+        .insertInto('tenants')
+        .values({ name: 't' })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await post(store.db, { tenantId, amountMicros: 1_000_000, kind: 'grant', idempotencyKey: 'g' });
+      const a = createMeteringEngine(store.db);
+      metering = createMeteringEngine(store.db);
+      const engines = [a, metering];
+      try {
+        for (const engine of engines) await engine.follow(store);
+        const call = { tenantId, appId: null, holdMicros: 10_000 };
+        // One call on A, let go: A keeps a lease of a quarter of the credit, idle.
+        const alone = await a.admit(call);
+        if (!alone.ok) throw new Error('refused');
+        await a.release(alone, tenantId);
+        const leaseRows = await store.db.selectFrom('holds').select('amount_micros').execute();
+        expect(leaseRows.map((row) => Number(row.amount_micros))).toEqual([247_500]);
+
+        // Calls on B as the proxy makes them: admitted, answered, billed their hold.
+        const b = metering;
+        const callOnB = async () => {
+          const admitted = await b.admit(call);
+          if (admitted.ok) {
+            const { usageId, holdMicros, leaseId } = admitted;
+            await b.record(settlementOf(tenantId, holdMicros, { usageId, holdMicros, leaseId }));
+          }
+          return admitted;
+        };
+        // 90 at once: 900,000 of the 1,000,000, more than A's idle lease leaves.
+        const results = await Promise.all(Array.from({ length: 90 }, callOnB));
+        expect(results.filter((result) => !result.ok)).toEqual([]);
+        // Past the credit, calls are still refused.
+        const more = await Promise.all(Array.from({ length: 15 }, callOnB));
+        expect(more.some((result) => !result.ok && result.reason === 'balance_exhausted')).toBe(true);
+        // Every micro of the credit went to calls (the last ones on partial holds), none past it.
+        const held = [...results, ...more].reduce(
+          (sum, result) => sum + (result.ok ? result.holdMicros : 0),
+          0,
+        );
+        expect(held).toBe(1_000_000);
+        await b.settled();
+        const wallet = await store.db
+          .selectFrom('wallets')
+          .select('balance_micros')
+          .where('tenant_id', '=', tenantId)
+          .executeTakeFirstOrThrow();
+        expect(Number(wallet.balance_micros)).toBe(0);
+      } finally {
+        await a.close();
+      }
     });
   });
 }

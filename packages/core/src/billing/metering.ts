@@ -152,6 +152,15 @@ interface LocalLease extends LeaseView {
 
 /** A lease this close to its end is not used; the next admission in the store renews it. */
 const LEASE_MARGIN_MS = 10_000;
+/**
+ * Instances asked to give their leases of a tenant back: the payload is the tenant id. Sent when
+ * the store refuses a call for want of credit that other instances' leases may be holding.
+ */
+export const LEASE_RECALLS_CHANNEL = 'service_lease_recalls';
+/** How long a refused call waits for recalled leases before it is admitted again (once). */
+const RECALL_WAIT_MS = 100;
+/** A tenant's leases are recalled at most this often by one instance. */
+const RECALL_EVERY_MS = 1000;
 const TURN: BatchAdmitResult = { ok: false, reason: 'turn' };
 const STOPPING: AdmitResult = { ok: false, reason: 'stopping' };
 /** How long the answer "this app has no spend cap" is trusted. */
@@ -292,7 +301,60 @@ export function createMeteringEngine(
         continue;
       }
       const result = await admitInStore(request);
+      if (!result.ok && result.reason === 'balance_exhausted' && (await recalled(request.tenantId))) {
+        // Other instances' leases may have held the credit: once they are given back, try again.
+        const again = await admitInStore(request);
+        if (again.ok || again.reason !== 'turn') return again;
+        continue;
+      }
       if (result.ok || result.reason !== 'turn') return result;
+    }
+  };
+  /** Each tenant's last recall from here: its wait for the leases, and whether that is over. */
+  const recalls = new TtlCache<string, { wait: Promise<boolean>; over: boolean }>({
+    ttlMs: RECALL_EVERY_MS,
+  });
+  /**
+   * Asks every instance to give its lease of the tenant back, and waits a moment for them to.
+   * The calls refused together share one recall; false (nothing to wait for) once this instance
+   * has recalled the tenant's leases within the last second and that wait is over.
+   */
+  const recalled = (tenantId: string): Promise<boolean> => {
+    const last = recalls.get(tenantId);
+    if (last) return last.over ? Promise.resolve(false) : last.wait;
+    const recall = {
+      over: false,
+      wait: sql`select pg_notify(${LEASE_RECALLS_CHANNEL}, ${tenantId})`.execute(db).then(
+        () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), RECALL_WAIT_MS)),
+        () => false,
+      ),
+    };
+    void recall.wait.then(() => {
+      recall.over = true;
+    });
+    recalls.set(tenantId, recall);
+    return recall.wait;
+  };
+  /**
+   * Gives a set-aside lease's unspent credit back to the store, so other instances' admissions
+   * can use it: a lease no call is admitted from must not keep the tenant's credit out of reach
+   * until it expires. Its calls in flight keep their part of the row until they settle.
+   */
+  const giveBack = async (tenantId: string): Promise<void> => {
+    const lease = leases.get(tenantId);
+    // A renewal under way sizes the row itself (relative to the budget it saw).
+    if (!lease?.setAside || lease.renewing || lease.budget <= 0) return;
+    const amount = lease.budget;
+    lease.budget = 0;
+    try {
+      await db
+        .updateTable('holds')
+        .set((eb) => ({ amount_micros: eb('amount_micros', '-', amount) }))
+        .where('id', '=', lease.id)
+        .execute();
+    } catch {
+      // The row is as it was: so is the budget (the next renewal returns it to the pool).
+      if (leases.get(tenantId) === lease) lease.budget += amount;
     }
   };
   /** Calls of apps without a spend cap may be admitted from a lease (a capped app's always go to the store). */
@@ -388,9 +450,13 @@ export function createMeteringEngine(
         endTurn(tenantId, admission.usageId);
       }
     }
-    // A leased call's credit goes back to the lease it came from, if that is still the lease.
+    // A leased call's credit goes back to the lease it came from, if that is still the lease
+    // (and on to the store when the lease is set aside).
     const lease = leases.get(tenantId);
-    if (lease?.id === admission.leaseId) lease.budget += admission.holdMicros;
+    if (lease?.id === admission.leaseId) {
+      lease.budget += admission.holdMicros;
+      if (lease.setAside) await giveBack(tenantId);
+    }
   };
 
   const journal = options.journal ?? null;
@@ -462,16 +528,31 @@ export function createMeteringEngine(
       uncapped.delete(appId);
     },
     async follow(store) {
-      unlisten = await store.listen(WALLETS_CHANNEL, (payload) => {
+      const setAside = (tenantId: string) => {
+        const lease = leases.get(tenantId);
+        if (!lease) return;
+        lease.setAside = true;
+        void giveBack(tenantId);
+      };
+      const stopWallets = await store.listen(WALLETS_CHANNEL, (payload) => {
         if (payload === null) {
-          for (const lease of leases.values()) lease.setAside = true;
+          for (const tenantId of leases.keys()) setAside(tenantId);
           return;
         }
         for (const { tenantId, balanceMicros } of parseWalletNotice(payload)) {
           const lease = leases.get(tenantId);
-          if (lease && balanceMicros < lease.budget / policy.leaseShare) lease.setAside = true;
+          if (lease && balanceMicros < lease.budget / policy.leaseShare) setAside(tenantId);
         }
       });
+      // Another instance was refused for want of credit this instance's lease may hold.
+      const stopRecalls = await store.listen(LEASE_RECALLS_CHANNEL, (payload) => {
+        if (payload === null) for (const tenantId of leases.keys()) setAside(tenantId);
+        else setAside(payload);
+      });
+      unlisten = async () => {
+        await stopWallets();
+        await stopRecalls();
+      };
     },
     dropLeases,
     async close() {
