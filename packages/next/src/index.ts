@@ -44,9 +44,33 @@ export interface NextHandlerOptions {
 function lazy(source: ServiceSource): () => Promise<Service> {
   let service: Promise<Service> | undefined;
   return () => {
-    service ??= Promise.resolve(typeof source === 'function' ? source() : source);
+    if (!service) {
+      const made = Promise.resolve().then(() => (typeof source === 'function' ? source() : source));
+      service = made;
+      // A factory that failed (its store briefly unreachable, say) is asked again next time.
+      made.catch(() => {
+        if (service === made) service = undefined;
+      });
+    }
     return service;
   };
+}
+
+/**
+ * The wire's answer while the service cannot be made: 503 `unavailable` in its error shape, with
+ * `Retry-After`, rather than the framework's own error page.
+ */
+function unavailable(error: unknown): Response {
+  console.error('service unavailable:', error instanceof Error ? error.message : String(error));
+  return Response.json(
+    {
+      error: {
+        code: 'unavailable',
+        message: 'The service is starting or briefly unavailable; retry shortly',
+      },
+    },
+    { status: 503, headers: { 'retry-after': '2', 'cache-control': 'no-store' } },
+  );
 }
 
 /** The last entry a trusted proxy wrote: earlier entries are whatever the caller sent. */
@@ -77,7 +101,13 @@ export function toNextHandlers(source: ServiceSource, options: NextHandlerOption
     const address = readAddress?.(request);
     // Only an IP address is one: anything else would become a limiter key of the caller's making.
     const connection = typeof address === 'string' && isIP(address) ? { remoteAddress: address } : undefined;
-    return (await service()).fetch(request, connection);
+    let ready: Service;
+    try {
+      ready = await service();
+    } catch (error) {
+      return unavailable(error);
+    }
+    return ready.fetch(request, connection);
   };
   return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler };
 }
@@ -89,7 +119,14 @@ export function toNextHandlers(source: ServiceSource, options: NextHandlerOption
 export function toNextWellKnownHandler(source: ServiceSource): { GET: Handler } {
   const service = lazy(source);
   return {
-    GET: async (request) =>
-      (await (await service()).wellKnown(request)) ?? new Response('Not Found', { status: 404 }),
+    GET: async (request) => {
+      let ready: Service;
+      try {
+        ready = await service();
+      } catch (error) {
+        return unavailable(error);
+      }
+      return (await ready.wellKnown(request)) ?? new Response('Not Found', { status: 404 });
+    },
   };
 }

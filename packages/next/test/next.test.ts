@@ -45,6 +45,23 @@ describe('@service/next', () => {
     expect(made).toBe(1);
   });
 
+  it('answers 503 unavailable while the service factory fails, and asks it again on the next request', async () => {
+    const service = fakeService();
+    let made = 0;
+    const handlers = toNextHandlers(async () => {
+      made++;
+      if (made === 1) throw new Error('database briefly unreachable');
+      return service;
+    });
+    const first = await handlers.GET(new Request('http://h/api/service/threads'));
+    expect(first.status).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('2');
+    expect(await first.json()).toEqual({ error: { code: 'unavailable', message: expect.any(String) } });
+    expect((await handlers.GET(new Request('http://h/api/service/threads'))).status).toBe(200);
+    expect((await handlers.GET(new Request('http://h/api/service/threads'))).status).toBe(200);
+    expect(made).toBe(2);
+  });
+
   it('answers the door’s well-known documents and 404 for other paths', async () => {
     const { GET } = toNextWellKnownHandler(fakeService());
     expect(await (await GET(new Request('http://h/.well-known/mcp-server-card'))).text()).toBe('card');

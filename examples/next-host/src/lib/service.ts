@@ -40,11 +40,18 @@ let service: Promise<Service> | undefined;
  * default: `DATABASE_URL`, else PGlite under `SERVICE_DATA_DIR` (default `.service/data`).
  */
 export function getService(): Promise<Service> {
-  service ??= createService({
-    principal: principalOf,
-    tools: hostTools,
-    system: 'You help the signed-in user with their orders.',
-    ...(process.env.SERVICE_MODEL ? {} : { model: createDemoModel() }),
-  });
+  if (!service) {
+    const made = createService({
+      principal: principalOf,
+      tools: hostTools,
+      system: 'You help the signed-in user with their orders.',
+      ...(process.env.SERVICE_MODEL ? {} : { model: createDemoModel() }),
+    });
+    service = made;
+    // Failed (the store briefly unreachable): the next request tries again.
+    made.catch(() => {
+      if (service === made) service = undefined;
+    });
+  }
   return service;
 }
