@@ -225,5 +225,20 @@ for (const kind of STORE_KINDS) {
       const read = await asUser(owner.cookie, 'GET', `/api/apps/${owner.appId}/callback-origins`);
       expect(await read.json()).toEqual({ callbackOrigins: [HOST] });
     });
+
+    it('takes any user the wire takes, in any script, and refuses control characters and overlong ids', async () => {
+      const list = (user: string) =>
+        fetch(`${server.url}/api/deployments/me/users/${encodeURIComponent(user)}/connections`, {
+          headers: { authorization: `Bearer ${owner.appKey}` },
+        });
+      for (const user of ['josé', 'a b', '利用者', 'user:42@example.com', 'x'.repeat(256)]) {
+        expect((await list(user)).status, user).toBe(200);
+      }
+      for (const user of ['tab\there', 'bell\u0007', 'x'.repeat(257)]) {
+        const refused = await list(user);
+        expect(refused.status, user).toBe(400);
+        expect((await refused.json()).code).toBe('INVALID_REQUEST');
+      }
+    });
   });
 }

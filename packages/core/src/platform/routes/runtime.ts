@@ -2,6 +2,7 @@ import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import type { EndUserScope } from '../../connections/end-user-connections.js';
 import { canonicalError, flatError, NO_STORE, nestedError } from '../../http/errors.js';
+import { textProblem } from '../../http/input-guard.js';
 import { SSE_HEADERS } from '../../http/sse.js';
 import { bearerToken } from '../../identity/bearer.js';
 import type { KeyPrincipal } from '../../identity/key-store.js';
@@ -106,8 +107,8 @@ export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const key = await appOf(c);
     if (key instanceof Response) return key;
     const user = c.req.param('user') ?? '';
-    if (!END_USER.test(user)) {
-      throw new PlatformError(400, 'The user must be 1 to 256 visible characters', {
+    if (!isEndUser(user)) {
+      throw new PlatformError(400, 'The user must be 1 to 256 characters, without control characters', {
         code: 'INVALID_REQUEST',
       });
     }
@@ -149,8 +150,14 @@ export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   return app;
 }
 
-/** A host's user id as it names them: visible characters, no more than 256. */
-const END_USER = /^[\x21-\x7e]{1,256}$/;
+/**
+ * A host's user id as it names them (the wire's subject): 1 to 256 characters, any script, no
+ * control characters, and text the store can hold (no NUL, no unpaired surrogate).
+ */
+function isEndUser(user: string): boolean {
+  return user.length >= 1 && user.length <= 256 && !CONTROL.test(user) && textProblem(user) === null;
+}
+const CONTROL = /\p{Cc}/u;
 
 const initiateSchema = z.strictObject({
   provider: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be an integration slug'),
