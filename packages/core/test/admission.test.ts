@@ -115,6 +115,49 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it('lets calls that fit run beside a closing call, and bills each once', async () => {
+      await warm('demo-small');
+      // USD 1 of credit; one streamed call bounded far past it (max_tokens 10^9) is closing.
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      let open!: () => void;
+      upstream.gate = new Promise((resolve) => {
+        open = resolve;
+      });
+      try {
+        const closing = complete(tenant.appKey, { stream: true, max_tokens: 1_000_000_000 });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        // Ordinary calls fit beside it: answered while it is still streaming, not after it.
+        const started = Date.now();
+        const beside = await Promise.all(Array.from({ length: 5 }, () => complete(tenant.appKey)));
+        expect(beside).toEqual([200, 200, 200, 200, 200]);
+        expect(Date.now() - started).toBeLessThan(5000);
+        // A second call bounded past the credit would close too: it waits for the first.
+        let secondDone = false;
+        const second = complete(tenant.appKey, { max_tokens: 1_000_000_000 }).then((status) => {
+          secondDone = true;
+          return status;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(secondDone).toBe(false);
+        open();
+        expect(await closing).toBe(200);
+        expect(await second).toBe(200);
+      } finally {
+        open();
+        upstream.gate = null;
+      }
+      await server.platform.context.metering.settled();
+      const usage = await store.db
+        .selectFrom('usage_events')
+        .select('cost_micros')
+        .where('tenant_id', '=', tenant.tenantId)
+        .execute();
+      expect(usage).toHaveLength(7);
+      expect(await balanceOf(tenant.tenantId)).toBe(
+        1_000_000 - usage.reduce((sum, row) => sum + Number(row.cost_micros), 0),
+      );
+    });
+
     it('holds the worst case from max_tokens and n, and the running average without a bound', async () => {
       upstream.usage = { prompt_tokens: 300, completion_tokens: 400 };
       await warm('demo-other');

@@ -12,8 +12,10 @@ import { SPEND_PERIODS, spendWindow } from './windows.js';
  *
  * A call is *closing* when the credit left does not cover the worst case of every call in flight
  * and its own (each hold row keeps its call's worst case): it may overdraw. The instance lets a
- * tenant's closing calls run one at a time (later ones in the batch answer `turn` and wait for it),
- * so the overdraft is bounded by one call's worst case per instance.
+ * tenant's closing calls run one at a time (later ones that would close too answer `turn` and
+ * wait for it), so the overdraft is bounded by one call's worst case per instance. A closing call
+ * reserves only its hold against the calls after it: whatever they cost, its own overdraft stays
+ * within its worst case, so calls that fit beside it run without waiting for it.
  *
  * @see docs/billing.md "Admission"
  */
@@ -25,6 +27,11 @@ export interface AdmitRequest {
   holdMicros: number;
   /** The most the call can cost (default: its hold). */
   worstMicros?: number;
+  /**
+   * False while a closing call of the tenant is in flight on this instance: a call that would
+   * close too answers `turn` instead. Default true.
+   */
+  mayClose?: boolean;
 }
 
 export type AdmitResult =
@@ -130,7 +137,6 @@ export async function admitBatch(
   const results = requests.map((request): BatchAdmitResult => {
     const left = available.get(request.tenantId) ?? 0;
     if (left <= 0) return { ok: false, reason: 'balance_exhausted' };
-    if (closingIn.has(request.tenantId)) return { ok: false, reason: 'turn' };
     const cap = request.appId ? caps.states.get(request.appId) : undefined;
     const tripped = cap?.find((c) => c.spent + c.held >= c.cap);
     if (tripped)
@@ -138,10 +144,16 @@ export async function admitBatch(
     const worst = request.worstMicros ?? request.holdMicros;
     const cover = uncommitted.get(request.tenantId) ?? 0;
     const closing = cover < worst;
+    if (closing && (closingIn.has(request.tenantId) || request.mayClose === false)) {
+      return { ok: false, reason: 'turn' };
+    }
     if (closing) closingIn.add(request.tenantId);
     const hold = Math.min(request.holdMicros, left);
     available.set(request.tenantId, left - hold);
-    uncommitted.set(request.tenantId, cover - worst);
+    // A closing call reserves its hold only (its row keeps no worst case): its overdraft is
+    // bounded by its own worst case however the calls after it spend, so those that fit beside
+    // it need not wait for it.
+    uncommitted.set(request.tenantId, cover - (closing ? hold : worst));
     for (const c of cap ?? []) c.held += hold;
     const usageId = randomUUID();
     holds.push({
@@ -149,7 +161,7 @@ export async function admitBatch(
       tenant_id: request.tenantId,
       app_id: request.appId,
       amount_micros: hold,
-      worst_micros: worst > hold ? worst : null,
+      worst_micros: !closing && worst > hold ? worst : null,
       instance_id: policy.instanceId,
       expires_at: new Date(at.getTime() + policy.holdTtlMs),
     });

@@ -161,7 +161,6 @@ export const LEASE_RECALLS_CHANNEL = 'service_lease_recalls';
 const RECALL_WAIT_MS = 100;
 /** A tenant's leases are recalled at most this often by one instance. */
 const RECALL_EVERY_MS = 1000;
-const TURN: BatchAdmitResult = { ok: false, reason: 'turn' };
 const STOPPING: AdmitResult = { ok: false, reason: 'stopping' };
 /** How long the answer "this app has no spend cap" is trusted. */
 const CAPS_CACHE_MS = 2000;
@@ -220,13 +219,11 @@ export function createMeteringEngine(
   });
   let unlisten: (() => Promise<void>) | undefined;
 
-  const admitInStore = createBatcher(async (all: AdmitRequest[]): Promise<BatchAdmitResult[]> => {
-    // Calls queued before a closing call of their tenant was admitted wait for it all the same.
-    const waiting = all.map((r) => turns.has(r.tenantId));
-    if (!waiting.includes(true)) return admitInStoreNow(all);
-    const results = await admitInStoreNow(all.filter((_, i) => !waiting[i]));
-    return waiting.map((wait) => (wait ? TURN : results.shift()!));
-  });
+  const admitInStore = createBatcher(
+    (all: AdmitRequest[]): Promise<BatchAdmitResult[]> =>
+      // While a closing call of the tenant is in flight here, a call that would close too waits for it.
+      admitInStoreNow(all.map((r) => (turns.has(r.tenantId) ? { ...r, mayClose: false } : r))),
+  );
   const admitInStoreNow = async (requests: AdmitRequest[]): Promise<BatchAdmitResult[]> => {
     if (requests.length === 0) return [];
     const tenants = [...new Set(requests.map((r) => r.tenantId))];
@@ -280,15 +277,13 @@ export function createMeteringEngine(
     if (result.ok) callsInFlight++;
     return result;
   };
-  /** Admits a call once no closing call of its tenant is in flight here: from the lease, else in the store. */
+  /**
+   * Admits a call from the lease, else in the store; a call that would close while a closing call
+   * of its tenant is in flight here waits for that one to end, then asks again.
+   */
   const admitInTurn = async (request: AdmitRequest): Promise<AdmitResult> => {
     let waitedForLease = false;
     for (;;) {
-      const turn = turns.get(request.tenantId);
-      if (turn) {
-        await turn.done;
-        continue;
-      }
       const leased = admitFromLease(request);
       if (leased) return leased;
       // The lease is being renewed: wait for that once, then take from it. Joining the next batch
@@ -305,9 +300,11 @@ export function createMeteringEngine(
         // Other instances' leases may have held the credit: once they are given back, try again.
         const again = await admitInStore(request);
         if (again.ok || again.reason !== 'turn') return again;
+        await turns.get(request.tenantId)?.done;
         continue;
       }
       if (result.ok || result.reason !== 'turn') return result;
+      await turns.get(request.tenantId)?.done;
     }
   };
   /** Each tenant's last recall from here: its wait for the leases, and whether that is over. */
