@@ -205,8 +205,8 @@ async function findDemo(platform: Platform, tenantId: string): Promise<DemoIds> 
 
 /**
  * The demo's metered providers, served offline by the demo upstream of whichever instance takes
- * the call (see `DEMO_UPSTREAM_ORIGIN`): an OpenAI-compatible model at USD 0.15 / 0.60 per
- * million input / output tokens, and search at USD 0.005 a call (before the margin). Re-written
+ * the call (see `DEMO_UPSTREAM_ORIGIN`): an OpenAI-compatible gateway at USD 0.15 / 0.60 per
+ * million input / output tokens (`demo-large`: 3 / 15, as its model listing says), and search at USD 0.005 a call (before the margin). Re-written
  * at each boot (the same rows on every instance), which also moves a store seeded by an older
  * version off an upstream on one instance's own port.
  */
@@ -224,6 +224,9 @@ async function ensureDemoProviders(platform: Platform): Promise<void> {
     rates: [
       { meter: 'input_tokens', unitPriceMicros: '0.15', public: true },
       { meter: 'output_tokens', unitPriceMicros: '0.6', public: true },
+      // The larger model's own price, as the gateway's model listing publishes it.
+      { meter: 'input_tokens', model: 'demo-large', unitPriceMicros: '3', public: true },
+      { meter: 'output_tokens', model: 'demo-large', unitPriceMicros: '15', public: true },
     ],
   });
   await upsertProvider(db, sealer, {

@@ -357,6 +357,31 @@ describe('pnpm start', { timeout: 180_000 }, () => {
       });
       expect(chat.status).toBe(200);
       await chat.arrayBuffer();
+      // Each model is billed at the price its listing publishes.
+      const appKey = demoFile().keys.appKey as string;
+      const balanceNow = async () => (await balance(appKey)).credits_remaining_micros as number;
+      const listed = (await (await fetch(`${base}/api/pricing/models`)).json()) as { models: unknown[] };
+      for (const model of listed.models as Array<{
+        id: string;
+        pricing: { prompt_per_million: number; completion_per_million: number };
+      }>) {
+        const before = await balanceNow();
+        const answer = await fetch(`${base}/proxy/llm-gateway/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${appKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: model.id,
+            messages: [{ role: 'user', content: 'What is on the menu today?' }],
+          }),
+        });
+        const { usage } = (await answer.json()) as {
+          usage: { prompt_tokens: number; completion_tokens: number };
+        };
+        const published =
+          usage.prompt_tokens * model.pricing.prompt_per_million +
+          usage.completion_tokens * model.pricing.completion_per_million;
+        expect(before - (await balanceNow()), model.id).toBe(Math.round(published));
+      }
       // The framing is cached for an hour: the next boot reads the spend.
       expect(await booted.stop()).toBe(0);
       const again = await bootPlatform(cwd, { PORT: String(port) });
