@@ -417,6 +417,18 @@ describe('platform configuration', () => {
     });
     afterAll(async () => idp?.close());
 
+    it('marks every answer nosniff, and tells browsers to keep to HTTPS in production on HTTPS', async () => {
+      for (const path of ['/healthz', '/api/billing/balance', '/api/integrations', '/no-such-route']) {
+        const answer = await call(path, {}, external);
+        expect(answer.headers.get('x-content-type-options'), path).toBe('nosniff');
+        expect(answer.headers.get('strict-transport-security'), path).toBe('max-age=31536000');
+        // Outside production (and on plain HTTP) no HSTS: it would pin a developer's localhost.
+        const local = await call(path, {});
+        expect(local.headers.get('x-content-type-options'), path).toBe('nosniff');
+        expect(local.headers.get('strict-transport-security'), path).toBeNull();
+      }
+    });
+
     it('does not mount the development IdP', async () => {
       expect(external.devIdp).toBeNull();
       for (const [method, path] of [

@@ -490,6 +490,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
 
   const app = new Hono<PlatformEnv>();
   const dashboardStopping = new AbortController();
+  const strictTransport = production && baseUrl.startsWith('https://') ? 'max-age=31536000' : null;
   app.use(async (c, next) => {
     const started = performance.now();
     const requestId = requestIdFor(c.req.raw);
@@ -497,6 +498,10 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     c.set('errorShape', 'flat');
     await next();
     if (!c.get('requestIdSent')) setResponseHeader(c, 'x-request-id', requestId);
+    // Every answer is read as the type it says (JSON too, not only pages), and in production on
+    // HTTPS browsers are told to keep to HTTPS.
+    if (!c.res.headers.has('x-content-type-options')) setResponseHeader(c, 'x-content-type-options', 'nosniff');
+    if (strictTransport) setResponseHeader(c, 'strict-transport-security', strictTransport);
     context.logger.info('request', {
       request_id: requestId,
       method: c.req.method,
