@@ -163,15 +163,22 @@ export class EventStreamHub {
               }
             },
           };
+          /** Ends the stream without a word: its client went away, or its key stopped working. */
+          const gone = () => {
+            cleanup();
+            try {
+              controller.close();
+            } catch {
+              // Already closed or errored by its reader.
+            }
+          };
           /** Closes the stream once its key no longer works. */
           const checkKey = () => {
             const keyLive = this.options.keyLive;
             if (!keyId || !keyLive) return;
             keyLive(keyId).then(
               (live) => {
-                if (live || !open) return;
-                cleanup();
-                controller.close();
+                if (!live && open) gone();
               },
               // The store is away: the key is checked again at the next ping.
               () => {},
@@ -185,15 +192,6 @@ export class EventStreamHub {
             checkKey();
           }, this.#pingMs);
           ping.unref?.();
-          // The client gone, however early (before the body is read, or a HEAD): the slot is freed.
-          const gone = () => {
-            cleanup();
-            try {
-              controller.close();
-            } catch {
-              // Already closed or errored by its reader.
-            }
-          };
           // Ended by a stopping instance: the client is told to come back soon, to another one.
           const end = () => {
             if (!open) return;
@@ -224,6 +222,7 @@ export class EventStreamHub {
           write(formatSseComment('connected'));
           this.#join(appId, subscriber);
           this.#fetch(appId);
+          // The client gone, however early (before the body is read): the slot is freed.
           if (signal?.aborted) gone();
           else signal?.addEventListener('abort', gone, { once: true });
         },

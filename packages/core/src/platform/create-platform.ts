@@ -500,7 +500,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     if (!c.get('requestIdSent')) setResponseHeader(c, 'x-request-id', requestId);
     // Every answer is read as the type it says (JSON too, not only pages), and in production on
     // HTTPS browsers are told to keep to HTTPS.
-    if (!c.res.headers.has('x-content-type-options')) setResponseHeader(c, 'x-content-type-options', 'nosniff');
+    if (!c.res.headers.has('x-content-type-options'))
+      setResponseHeader(c, 'x-content-type-options', 'nosniff');
     if (strictTransport) setResponseHeader(c, 'strict-transport-security', strictTransport);
     context.logger.info('request', {
       request_id: requestId,
