@@ -6,10 +6,9 @@
  * @see docs/billing.md "Batching and leases"
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { post } from '../src/billing/ledger.js';
 import { createMeteringEngine, type MeteringEngine } from '../src/billing/metering.js';
 import { createStore } from '../src/store/create-store.js';
-import { settlementOf } from './support/settlements.js';
+import { fundedTenant, settlementOf } from './support/settlements.js';
 import { openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
 
 /** The stores where an admission takes turns of the event loop: a server, or PGlite on its thread. */
@@ -33,12 +32,7 @@ for (const kind of KINDS) {
 
     it('admits the calls that arrive during a renewal from the renewed lease', async () => {
       store = await openStore(kind);
-      const { id: tenantId } = await store.db
-        .insertInto('tenants')
-        .values({ name: 't' })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      await post(store.db, { tenantId, amountMicros: 1_000_000, kind: 'grant', idempotencyKey: 'g' });
+      const tenantId = await fundedTenant(store, 't', 1_000_000);
       metering = createMeteringEngine(store.db, { maxLeaseMicros: 5000 });
       const call = { tenantId, appId: null, holdMicros: 1000 };
       const admit = async () => {
@@ -71,12 +65,7 @@ for (const kind of KINDS) {
 
     it("admits on one instance the credit another instance's idle lease held, and refuses past it", async () => {
       store = await openStore(kind);
-      const { id: tenantId } = await store.db
-        .insertInto('tenants')
-        .values({ name: 't' })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      await post(store.db, { tenantId, amountMicros: 1_000_000, kind: 'grant', idempotencyKey: 'g' });
+      const tenantId = await fundedTenant(store, 't', 1_000_000);
       const a = createMeteringEngine(store.db);
       metering = createMeteringEngine(store.db);
       const engines = [a, metering];

@@ -13,6 +13,7 @@ import { csrfTokenFor } from '../src/platform/cli/bootstrap.js';
 import { INVITATION_CSRF_PURPOSE } from '../src/platform/routes/invitation-page.js';
 import { describeInBrowser, launchChromium } from './support/chromium.js';
 import {
+  llmConnection,
   type RunningPlatform,
   type SignedInOwner,
   sessionClient,
@@ -344,17 +345,7 @@ for (const kind of STORE_KINDS) {
         kind: 'cli',
         userId: member.userId,
       });
-      const connection = await store.db
-        .insertInto('connections')
-        .values({
-          tenant_id: ws.tenantId,
-          provider: 'llm-gateway',
-          profile: 'vendo_managed_pool',
-          status: 'connected',
-          display_name: 'LLM',
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const connection = await llmConnection(store.db, ws.tenantId);
       const connectionKeysPath = `/api/connections/${connection.id}/keys`;
       const ownersKey = await json(await call(ws.cookie, 'POST', connectionKeysPath, { name: 'owner' }), 201);
       const membersKey = await json(

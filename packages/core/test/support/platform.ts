@@ -71,6 +71,21 @@ export interface TenantFixture {
 
 let counter = 0;
 
+/** A connected `llm-gateway` connection of the tenant on the managed pool, written to the store. */
+export function llmConnection(db: Store['db'], tenantId: string) {
+  return db
+    .insertInto('connections')
+    .values({
+      tenant_id: tenantId,
+      provider: 'llm-gateway',
+      profile: 'vendo_managed_pool',
+      status: 'connected',
+      display_name: 'LLM',
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}
+
 /** A tenant with an owner, an app, a connection, one key of each kind and `creditMicros` of credit. */
 export async function createTenantFixture(platform: Platform, creditMicros = 0): Promise<TenantFixture> {
   const { keys } = platform.context;
@@ -82,17 +97,7 @@ export async function createTenantFixture(platform: Platform, creditMicros = 0):
     .values({ tenant_id: tenantId, slug: 'test-app', name: 'Test app' })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const connection = await db
-    .insertInto('connections')
-    .values({
-      tenant_id: tenantId,
-      provider: 'llm-gateway',
-      profile: 'vendo_managed_pool',
-      status: 'connected',
-      display_name: 'LLM',
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const connection = await llmConnection(db, tenantId);
   const appKey = await keys.issue({ tenantId, kind: 'app', appId: app.id });
   const connectionKey = await keys.issue({ tenantId, kind: 'connection', connectionId: connection.id });
   const cliKey = await keys.issue({ tenantId, kind: 'cli', userId });
