@@ -161,6 +161,39 @@ describeInBrowser('the dashboard, page by page', () => {
       .where('tenant_id', '=', tenantId)
       .execute();
 
+    // The integration's page: a Connection Key minted (shown once, listed with who minted it),
+    // then revoked.
+    await page.locator('#int-search a').click();
+    await page.waitForSelector('html[data-ready="true"]');
+    const keysSection = page.locator('section[aria-labelledby="connection-keys-title"]');
+    expect(await keysSection.textContent()).toContain('No Connection Keys.');
+    await page.fill('#connection-key-name', 'worker');
+    await page.getByRole('button', { name: 'Create Connection Key' }).click();
+    const connectionKey = (await page.textContent('#new-key'))!;
+    expect(connectionKey).toMatch(/^service_sk_/);
+    expect(await keysSection.textContent()).toContain('worker');
+    expect(await keysSection.textContent()).toContain(email);
+    expect(await keysSection.textContent()).toContain(connectionKey.slice(0, 12));
+    await page.waitForSelector('html[data-ready="true"]');
+    await expectAccessible(page);
+    await screenshot(page, 'integration');
+    const used = await fetch(`${server.url}/proxy/search/search?q=x`, {
+      headers: { 'x-api-key': connectionKey },
+    });
+    expect(used.status).toBe(200);
+    // Revoking asks first (the one dialog this journey expects, accepted).
+    const before = problems.length;
+    await keysSection.getByRole('button', { name: 'Revoke', exact: true }).click();
+    expect(await page.textContent('.notice')).toBe('Connection Key revoked.');
+    expect(problems.splice(before)).toEqual([
+      'dialog: Revoke this Connection Key? Anything using it stops working at once.',
+    ]);
+    expect(await keysSection.textContent()).toContain('No Connection Keys.');
+    const refused = await fetch(`${server.url}/proxy/search/search?q=x`, {
+      headers: { 'x-api-key': connectionKey },
+    });
+    expect(refused.status).toBe(401);
+
     // Tools: the catalog, a hostile name as text, then the desk's two-step wizard.
     await page.getByRole('link', { name: 'Tools', exact: true }).click();
     expect(await page.locator('#main').textContent()).toContain(HOSTILE);

@@ -1,7 +1,16 @@
 import { html, type SafeHtml } from '../../../http/html.js';
 import { chart } from '../charts.js';
-import { money } from '../format.js';
-import { type DashboardPage, field, fromAnswer, input, type PageAction, type PageView } from '../page.js';
+import { money, when } from '../format.js';
+import {
+  type DashboardPage,
+  field,
+  fromAnswer,
+  input,
+  type PageAction,
+  type PageView,
+  table,
+} from '../page.js';
+import { newKeyBlock } from './keys.js';
 
 interface IntegrationRow {
   provider: string;
@@ -25,6 +34,15 @@ interface Connection {
   profile: string;
   display_name: string;
   status: string;
+}
+
+interface ConnectionKey {
+  id: string;
+  name: string | null;
+  prefix: string;
+  user_id: string | null;
+  created_at: string;
+  last_used_at: string | null;
 }
 
 interface Usage {
@@ -151,6 +169,30 @@ const actions: DashboardPage['actions'] = {
       return answer.ok ? { redirect: answer.body.authorizeUrl } : fromAnswer(answer);
     },
   },
+  mintKey: {
+    done: 'Connection Key created.',
+    async run(view, fields) {
+      const name = field(fields, 'name').trim();
+      const answer = await view.api.send<{ key: string }>(
+        'POST',
+        `/api/connections/${encodeURIComponent(field(fields, 'id'))}/keys`,
+        name ? { name } : {},
+      );
+      return answer.ok
+        ? { show: newKeyBlock('Your new Connection Key.', answer.body.key) }
+        : fromAnswer(answer);
+    },
+  },
+  revokeKey: {
+    done: 'Connection Key revoked.',
+    run: async (view, fields) =>
+      fromAnswer(
+        await view.api.send(
+          'DELETE',
+          `/api/connections/${encodeURIComponent(field(fields, 'connection'))}/keys/${encodeURIComponent(field(fields, 'id'))}`,
+        ),
+      ),
+  },
   disconnect: {
     done: 'Disconnected.',
     run: async (view, fields) =>
@@ -202,11 +244,66 @@ export const integrationPage: DashboardPage = {
         : null;
     const days = usage?.ok ? usage.body.dailyTrend : [];
     return html`${integrationBlock(view, row, connections, 'none')}
+${await connectionKeysBlock(
+  view,
+  connections.filter((c) => c.provider === row.provider && c.status !== 'revoked'),
+)}
 ${days.length ? chart('integration-usage', { title: `${row.name}: spend per day, last 30 days`, x: days.map((d) => d.date), series: [{ label: row.name, values: days.map((d) => d.cost) }], unit: 'usd_micros', kind: 'bars' }) : null}
 <details><summary>Connect from a script</summary><pre><code>curl -X POST ${view.ctx.baseUrl}/api/connections -H 'content-type: application/json' -b &lt;session&gt; -d '{"provider":"${row.provider}"}'</code></pre></details>`;
   },
   actions,
 };
+
+/**
+ * The live Connection Keys of the integration's connections (each spends the workspace's credit
+ * through its connection), with the member who minted each: owners and members revoke them and
+ * mint new ones; a member's keys are revoked when they leave the workspace.
+ */
+async function connectionKeysBlock(view: PageView, connections: Connection[]): Promise<SafeHtml | null> {
+  if (connections.length === 0) return null;
+  const canAct = view.user!.role !== 'viewer';
+  const [members, ...keyLists] = await Promise.all([
+    view.api.get<{ members: Array<{ userId: string; email: string }> }>('/api/tenants/me/members'),
+    ...connections.map((c) =>
+      view.api.get<{ keys: ConnectionKey[] }>(`/api/connections/${encodeURIComponent(c.id)}/keys`),
+    ),
+  ]);
+  const emailOf = new Map((members.ok ? members.body.members : []).map((m) => [m.userId, m.email]));
+  const rows = connections.flatMap((c, i) => {
+    const answer = keyLists[i]!;
+    return (answer.ok ? answer.body.keys : []).map((key) => [
+      key.name ?? html`<span class="muted">unnamed</span>`,
+      c.display_name,
+      html`<code>${key.prefix}…</code>`,
+      key.user_id ? (emailOf.get(key.user_id) ?? 'a former member') : '',
+      when(key.created_at),
+      key.last_used_at ? when(key.last_used_at) : 'never',
+      canAct
+        ? view.form(
+            'revokeKey',
+            html`<input type="hidden" name="connection" value="${c.id}"><input type="hidden" name="id" value="${key.id}">`,
+            {
+              submit: 'Revoke',
+              buttonClass: 'danger',
+              confirm: 'Revoke this Connection Key? Anything using it stops working at once.',
+              label: `Revoke ${key.name ?? key.prefix}`,
+            },
+          )
+        : '',
+    ]);
+  });
+  const mint = canAct
+    ? view.form(
+        'mintKey',
+        html`<label for="connection-key-connection">Connection</label><select id="connection-key-connection" name="id">${connections.map((c) => html`<option value="${c.id}">${c.display_name}</option>`)}</select>
+${input('connection-key-name', 'Name', { name: 'name', placeholder: 'worker' })}`,
+        { submit: 'Create Connection Key', label: 'New Connection Key' },
+      )
+    : null;
+  return html`<section aria-labelledby="connection-keys-title"><h2 id="connection-keys-title">Connection Keys</h2>
+${table('Connection Keys', ['Name', 'Connection', 'Starts with', 'Minted by', 'Created', 'Last used', 'Actions'], rows, 'No Connection Keys.')}
+${mint}</section>`;
+}
 
 async function rowOf(view: PageView): Promise<IntegrationRow | null> {
   const slug = view.params.slug ?? '';
