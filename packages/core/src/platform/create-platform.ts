@@ -498,10 +498,12 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     c.set('errorShape', 'flat');
     await next();
     if (!c.get('requestIdSent')) setResponseHeader(c, 'x-request-id', requestId);
-    // Every answer is read as the type it says (JSON too, not only pages), and in production on
-    // HTTPS browsers are told to keep to HTTPS.
-    if (!c.res.headers.has('x-content-type-options'))
+    // Every answer of the platform's own is read as the type it says (JSON too, not only pages);
+    // a deployed app's (`/apps/...`) and a provider's (`/proxy/...`) keep the headers they sent.
+    // In production on HTTPS, browsers are told to keep to HTTPS.
+    if (!PASSED_THROUGH.test(c.req.path) && !c.res.headers.has('x-content-type-options')) {
       setResponseHeader(c, 'x-content-type-options', 'nosniff');
+    }
     if (strictTransport) setResponseHeader(c, 'strict-transport-security', strictTransport);
     context.logger.info('request', {
       request_id: requestId,
@@ -652,6 +654,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
  * the response, which costs the Node adapter its fast path (a quarter of the throughput of a
  * small JSON answer); a response with immutable headers (one piped from `fetch`) is rebuilt.
  */
+/** Paths whose answers are another party's (a deployed app, a provider), passed through as sent. */
+const PASSED_THROUGH = /^\/(?:apps|proxy)\//;
+
 function setResponseHeader(c: Context, name: string, value: string): void {
   try {
     c.res.headers.set(name, value);
