@@ -223,7 +223,7 @@ describe('stop that stops', () => {
   });
 
   it('treats an aborted request as a drop: the run goes on, and resumes whole', async () => {
-    const words = Array.from({ length: 15 }, (_, i) => `d${i} `);
+    const words = Array.from({ length: 40 }, (_, i) => `d${i} `);
     // Slow enough that the stream cannot end before the abort, even on a busy machine.
     const { call } = await setup({ steps: [{ text: words, chunkDelayMs: 80 }] });
     const abort = new AbortController();
