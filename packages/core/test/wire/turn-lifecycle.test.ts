@@ -223,9 +223,30 @@ describe('stop that stops', () => {
   });
 
   it('treats an aborted request as a drop: the run goes on, and resumes whole', async () => {
-    const words = Array.from({ length: 40 }, (_, i) => `d${i} `);
-    // Slow enough that the stream cannot end before the abort, even on a busy machine.
-    const { call } = await setup({ steps: [{ text: words, chunkDelayMs: 80 }] });
+    const words = Array.from({ length: 15 }, (_, i) => `d${i} `);
+    // The model holds after its first words until the request is aborted: the stream cannot end
+    // before the abort, however busy the machine.
+    let release!: () => void;
+    const aborted = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const parts = streamPartsOf({ text: words });
+    const firstWords = parts.findIndex((part) => part.type === 'text-delta') + 1;
+    const model = new MockLanguageModelV3({
+      doStream: async () => ({
+        stream: new ReadableStream<LanguageModelV3StreamPart>({
+          async start(controller) {
+            for (const [i, part] of parts.entries()) {
+              if (i === firstWords) await aborted;
+              controller.enqueue(part);
+              await new Promise((resolve) => setTimeout(resolve, 5));
+            }
+            controller.close();
+          },
+        }),
+      }),
+    });
+    const { call } = await setup({ model });
     const abort = new AbortController();
     const response = await call('/chat', { method: 'POST', json: { message: 'go' }, signal: abort.signal });
     const runId = response.headers.get('x-service-run-id')!;
@@ -237,6 +258,7 @@ describe('stop that stops', () => {
     const seen = reader.frames;
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await runOf(call, runId)).status).toBe('running');
+    release();
     const rest = await resumeAfter(call, threadId, seen.at(-1)!.id);
     const all = [...seen, ...rest];
     expect(all.map((f) => f.id)).toEqual(all.map((_, i) => i + 1));
