@@ -1,9 +1,18 @@
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import { TtlCache } from '../internal/ttl-cache.js';
 import type { Database, KeyKind } from '../store/database.js';
 import type { NotificationHandler } from '../store/listener.js';
 import { type Notice, sendNotices } from '../store/notices.js';
 import { displayPrefix, hashSecret, isWellFormedKey, mintKey } from './keys.js';
+
+/** Keys that still work at `now`: not revoked, and not past the overlap of a rotation. */
+export function liveKeyAt(now: number) {
+  return (eb: ExpressionBuilder<Database, 'api_keys'>) =>
+    eb.and([
+      eb('revoked_at', 'is', null),
+      eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', new Date(now))]),
+    ]);
+}
 
 /** What a presented API key stands for. */
 export interface KeyPrincipal {
@@ -116,8 +125,7 @@ export class KeyStore {
       .selectFrom('api_keys')
       .select(['id', 'kind', 'tenant_id', 'app_id', 'connection_id', 'user_id', 'expires_at'])
       .where('key_hash', '=', hash)
-      .where('revoked_at', 'is', null)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', new Date(now))]))
+      .where(liveKeyAt(now))
       .executeTakeFirst();
     if (!row) {
       this.#cache.delete(hash);
@@ -187,8 +195,7 @@ export class KeyStore {
       .selectFrom('api_keys')
       .select('id')
       .where('id', '=', keyId)
-      .where('revoked_at', 'is', null)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', new Date(this.#now()))]))
+      .where(liveKeyAt(this.#now()))
       .executeTakeFirst();
     return row !== undefined;
   }

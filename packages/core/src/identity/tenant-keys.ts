@@ -3,7 +3,7 @@ import { isUuid } from '../internal/uuid.js';
 import type { ApiKeysTable, Database } from '../store/database.js';
 import { sendNotices } from '../store/notices.js';
 import { issueCliKey } from './cli-keys.js';
-import { KeyStore, keyNotices } from './key-store.js';
+import { KeyStore, keyNotices, liveKeyAt } from './key-store.js';
 
 /** The kinds of key a workspace manages under `/api/keys` (Connection Keys live under their connection). */
 export const MANAGED_KEY_KINDS = ['app', 'cli'] as const;
@@ -201,8 +201,7 @@ export class TenantKeys {
       .select(SUMMARY_COLUMNS)
       .where('tenant_id', '=', tenantId)
       .where('kind', 'in', MANAGED_KEY_KINDS)
-      .where('revoked_at', 'is', null)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', new Date(this.now()))]));
+      .where(liveKeyAt(this.now()));
   }
 }
 
