@@ -73,6 +73,20 @@ function unavailable(error: unknown): Response {
   );
 }
 
+/** `use`'s answer with the service, or 503 `unavailable` while the service cannot be made. */
+async function withService(
+  service: () => Promise<Service>,
+  use: (ready: Service) => Promise<Response>,
+): Promise<Response> {
+  let ready: Service;
+  try {
+    ready = await service();
+  } catch (error) {
+    return unavailable(error);
+  }
+  return use(ready);
+}
+
 /** The last entry a trusted proxy wrote: earlier entries are whatever the caller sent. */
 function forwardedAddress(request: Request): string | undefined {
   const forwarded = request.headers.get('x-forwarded-for');
@@ -101,13 +115,7 @@ export function toNextHandlers(source: ServiceSource, options: NextHandlerOption
     const address = readAddress?.(request);
     // Only an IP address is one: anything else would become a limiter key of the caller's making.
     const connection = typeof address === 'string' && isIP(address) ? { remoteAddress: address } : undefined;
-    let ready: Service;
-    try {
-      ready = await service();
-    } catch (error) {
-      return unavailable(error);
-    }
-    return ready.fetch(request, connection);
+    return withService(service, (ready) => ready.fetch(request, connection));
   };
   return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler };
 }
@@ -119,14 +127,10 @@ export function toNextHandlers(source: ServiceSource, options: NextHandlerOption
 export function toNextWellKnownHandler(source: ServiceSource): { GET: Handler } {
   const service = lazy(source);
   return {
-    GET: async (request) => {
-      let ready: Service;
-      try {
-        ready = await service();
-      } catch (error) {
-        return unavailable(error);
-      }
-      return (await ready.wellKnown(request)) ?? new Response('Not Found', { status: 404 });
-    },
+    GET: (request) =>
+      withService(
+        service,
+        async (ready) => (await ready.wellKnown(request)) ?? new Response('Not Found', { status: 404 }),
+      ),
   };
 }
