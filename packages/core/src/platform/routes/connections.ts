@@ -45,16 +45,14 @@ const patchSchema = z.strictObject({
 const bindSchema = z.strictObject({ connection_id: z.string().max(64) });
 const keySchema = z.strictObject({ name: z.string().trim().min(1).max(100).optional() });
 
-/** Who is changing connections: a dashboard user, or a deployed tool with its App Key. */
-type Caller =
-  | { tenantId: string; appId: string; via: 'app_key' }
-  | { tenantId: string; appId: null; userId: string; via: 'session' };
+/** A dashboard user changing or reading connections. */
+type SessionCaller = { tenantId: string; appId: null; userId: string; via: 'session' };
+/** Who is creating a connection: a dashboard user, or a deployed tool with its App Key. */
+type Caller = { tenantId: string; appId: string; via: 'app_key' } | SessionCaller;
 
 /** Reads are open to every member; changes are refused to viewers and unsafe cookie writes. */
-const READ = { appKey: false, write: false };
-const WRITE = { appKey: false, write: true };
-/** Creating a connection is open to a deployed tool's App Key as well. */
-const CREATE = { appKey: true, write: true };
+const READ = { write: false };
+const WRITE = { write: true };
 
 /**
  * Connections and their bindings, keys and status. `POST /api/connections` takes an App Key (the
@@ -68,14 +66,25 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
   const connections = ctx.connections;
 
-  /** The caller; `write` refuses viewers and unsafe cookie writes. */
-  const callerOf = async (
+  /** The signed-in caller; `write` refuses viewers and unsafe cookie writes. */
+  const sessionCallerOf = async (
     c: Context<PlatformEnv>,
-    access: { appKey: boolean; write: boolean },
-  ): Promise<Caller> => {
+    access: { write: boolean },
+  ): Promise<SessionCaller> => {
+    c.set('errorShape', 'flat');
+    const user = await requireSession(ctx, c);
+    if (access.write) {
+      requireSafeCookieWrite(ctx, c);
+      if (!canWrite(user.role)) throw new PlatformError(403, 'Forbidden: viewers cannot change connections');
+    }
+    return { tenantId: user.tenantId, appId: null, userId: user.userId, via: 'session' };
+  };
+
+  /** The caller creating a connection: an App Key's tool, else a member who may write. */
+  const creatorOf = async (c: Context<PlatformEnv>): Promise<Caller> => {
     c.set('errorShape', 'flat');
     const token = bearerToken(c.req.header('authorization'));
-    if (token && access.appKey && token.startsWith(KEY_PREFIX)) {
+    if (token?.startsWith(KEY_PREFIX)) {
       const throttled = (wait: number) =>
         new PlatformError(429, FAILED_CREDENTIALS_MESSAGE, { headers: { 'retry-after': String(wait) } });
       const blocked = credentialsBlocked(ctx, c);
@@ -87,16 +96,11 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
       }
       return { tenantId: key.tenantId, appId: key.appId, via: 'app_key' };
     }
-    const user = await requireSession(ctx, c);
-    if (access.write) {
-      requireSafeCookieWrite(ctx, c);
-      if (!canWrite(user.role)) throw new PlatformError(403, 'Forbidden: viewers cannot change connections');
-    }
-    return { tenantId: user.tenantId, appId: null, userId: user.userId, via: 'session' };
+    return sessionCallerOf(c, WRITE);
   };
 
   app.post('/api/connections', async (c) => {
-    const caller = await callerOf(c, CREATE);
+    const caller = await creatorOf(c);
     const body = await readJsonBody(c, createSchema);
     if (caller.via === 'app_key' && body.app_id && body.app_id !== caller.appId) {
       throw new PlatformError(403, 'An App Key makes connections for its own app only', {
@@ -119,19 +123,19 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   });
 
   app.get('/api/connections', async (c) => {
-    const caller = await callerOf(c, READ);
+    const caller = await sessionCallerOf(c, READ);
     const rows = await connections.list(caller.tenantId);
     return c.json({ connections: rows.map(publicConnection) }, 200, NO_STORE);
   });
 
   app.get('/api/connections/:id', async (c) => {
-    const caller = await callerOf(c, READ);
+    const caller = await sessionCallerOf(c, READ);
     const row = await connections.get(caller.tenantId, c.req.param('id'));
     return c.json({ connection: publicConnection(row) }, 200, NO_STORE);
   });
 
   app.patch('/api/connections/:id', async (c) => {
-    const caller = await callerOf(c, WRITE);
+    const caller = await sessionCallerOf(c, WRITE);
     const body = await readJsonBody(c, patchSchema);
     const row = await connections.update(caller.tenantId, c.req.param('id'), {
       status: body.status,
@@ -145,13 +149,13 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   });
 
   app.delete('/api/connections/:id', async (c) => {
-    const caller = await callerOf(c, WRITE);
+    const caller = await sessionCallerOf(c, WRITE);
     const row = await connections.revoke(caller.tenantId, c.req.param('id'));
     return c.json({ connection: publicConnection(row) });
   });
 
   app.get('/api/connections/:id/keys', async (c) => {
-    const caller = await callerOf(c, READ);
+    const caller = await sessionCallerOf(c, READ);
     const keys = await connections.listKeys(caller.tenantId, c.req.param('id'));
     return c.json(
       {
@@ -171,9 +175,7 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   });
 
   app.post('/api/connections/:id/keys', async (c) => {
-    const caller = await callerOf(c, WRITE);
-    // WRITE takes a session only; the check tells the compiler so.
-    if (caller.via !== 'session') throw new PlatformError(401, 'Unauthorized');
+    const caller = await sessionCallerOf(c, WRITE);
     const body = await readJsonBody(c, keySchema);
     const issued = await connections.mintKey(caller.tenantId, c.req.param('id'), caller.userId, body.name);
     // Shown once: the key is stored only as its hash.
@@ -185,20 +187,20 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   });
 
   app.delete('/api/connections/:id/keys/:keyId', async (c) => {
-    const caller = await callerOf(c, WRITE);
+    const caller = await sessionCallerOf(c, WRITE);
     await connections.revokeKey(caller.tenantId, c.req.param('id'), c.req.param('keyId'));
     return c.json({ id: c.req.param('keyId'), connection_id: c.req.param('id'), revoked: true });
   });
 
   app.post('/api/apps/:appId/connections', async (c) => {
-    const caller = await callerOf(c, WRITE);
+    const caller = await sessionCallerOf(c, WRITE);
     const body = await readJsonBody(c, bindSchema);
     await connections.bind(caller.tenantId, c.req.param('appId'), body.connection_id);
     return c.json({ app_id: c.req.param('appId'), connection_id: body.connection_id }, 201);
   });
 
   app.delete('/api/apps/:appId/connections/:connectionId', async (c) => {
-    const caller = await callerOf(c, WRITE);
+    const caller = await sessionCallerOf(c, WRITE);
     await connections.unbind(caller.tenantId, c.req.param('appId'), c.req.param('connectionId'));
     return c.json({ app_id: c.req.param('appId'), connection_id: c.req.param('connectionId') });
   });
