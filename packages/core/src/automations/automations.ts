@@ -17,6 +17,7 @@ import { RunError } from '../agent/run-error.js';
 import type { RunHub } from '../agent/run-hub.js';
 import type { RunView } from '../agent/run-rows.js';
 import type { Principal, RunContext } from '../agent/tools.js';
+import { ownValue } from '../http/input-guard.js';
 import { describeError, type Logger } from '../http/logger.js';
 import { safeEqual } from '../identity/keys.js';
 import type { Database } from '../store/database.js';
@@ -160,7 +161,8 @@ export class Automations {
    * are not revealed.
    */
   async receiveWebhook(source: string, delivery: IncomingDelivery): Promise<WebhookReceipt> {
-    const configured = this.settings.webhooks?.[source];
+    // Own sources only: `constructor` or `__proto__` names no source.
+    const configured = ownValue(this.settings.webhooks ?? {}, source);
     const verdict = configured ? verify(configured, delivery) : { rejection: 'unknown_source' as const };
     if ('rejection' in verdict) {
       await this.audit.recordNow(null, 'webhook.rejected', {

@@ -585,6 +585,36 @@ for (const kind of STORE_KINDS) {
         expect((await (await as('gil')(`/runs?automation=${id}`)).json()).runs).toHaveLength(1);
       });
 
+      it('refuses a source named after a built-in of objects like any unknown source', async () => {
+        for (const source of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+          const at = Math.floor(Date.now() / 1000);
+          const response = await callerFor(
+            httpOne.fetch,
+            null,
+            httpOne.url,
+          )(`/webhooks/${source}`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'webhook-id': `msg_${source}`,
+              'webhook-timestamp': String(at),
+              'webhook-signature': signWebhook(HOOKS_SECRET, `msg_${source}`, at, encoder.encode('{}')),
+            },
+            body: '{}',
+          });
+          expect(response.status, source).toBe(401);
+          expect((await response.json()).error.code).toBe('unauthorized');
+        }
+        const reasons = await store.db
+          .selectFrom('wire_audit_events')
+          .select('data')
+          .where('kind', '=', 'webhook.rejected')
+          .execute();
+        expect(reasons.map((r) => r.data)).toEqual(
+          expect.arrayContaining([{ source: 'constructor', reason: 'unknown_source' }]),
+        );
+      });
+
       it("verifies Stripe's Stripe-Signature and deduplicates by the event id", async () => {
         const id = await onSource('stan', 'stripe');
         const payload = '{"id":"evt_1Abc","type":"invoice.paid","data":{"object":{"amount_paid":900}}}';
