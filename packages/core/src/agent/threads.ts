@@ -33,15 +33,33 @@ export function titleFrom(message: UIMessage): string | null {
 export class ThreadStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async list(owner: string, options: { limit: number; before?: string }): Promise<ThreadSummary[]> {
+  /**
+   * Newest first, by `updatedAt` as it is shown (to the millisecond), then by id: threads updated
+   * in the same millisecond are all listed, each once, whatever the page size. `before` is the
+   * last thread of the page before (its `updatedAt` and id), or an `updatedAt` alone: the threads
+   * older than that.
+   */
+  async list(
+    owner: string,
+    options: { limit: number; before?: { updatedAt: string; id?: string } },
+  ): Promise<ThreadSummary[]> {
+    const shown = sql<Date>`date_trunc('milliseconds', updated_at)`;
     let query = this.db
       .selectFrom('wire_threads')
       .select(['id', 'title', 'created_at', 'updated_at'])
       .where('owner', '=', owner)
-      .orderBy('updated_at', 'desc')
+      .orderBy(shown, 'desc')
       .orderBy('id', 'desc')
       .limit(options.limit);
-    if (options.before) query = query.where('updated_at', '<', new Date(options.before));
+    const before = options.before;
+    if (before) {
+      const at = new Date(before.updatedAt);
+      query = query.where(
+        before.id === undefined
+          ? sql<boolean>`${shown} < ${at}`
+          : sql<boolean>`(${shown}, id) < (${at}, ${before.id})`,
+      );
+    }
     return (await query.execute()).map(summaryOf);
   }
 

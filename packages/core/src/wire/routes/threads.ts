@@ -5,13 +5,34 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { CLIENT_ID_PATTERN } from '../../agent/ids.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { principalOf, queryOf, validate } from '../request.js';
 
+/**
+ * A page's `nextBefore`: the last thread's `updatedAt` and id, as `<updatedAt>~<id>` (ids never
+ * hold `~`). `?before=` takes it, or an `updatedAt` alone.
+ */
+const beforeSchema = z
+  .string()
+  .max(120)
+  .transform((value, ctx) => {
+    const [updatedAt = '', id, ...rest] = value.split('~');
+    const valid =
+      z.iso.datetime({ offset: true }).safeParse(updatedAt).success &&
+      (id === undefined || CLIENT_ID_PATTERN.test(id)) &&
+      rest.length === 0;
+    if (!valid) {
+      ctx.addIssue({ code: 'custom', message: 'must be a nextBefore, or an ISO date-time' });
+      return z.NEVER;
+    }
+    return id === undefined ? { updatedAt } : { updatedAt, id };
+  });
+
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  before: z.iso.datetime({ offset: true }).optional(),
+  before: beforeSchema.optional(),
 });
 
 export function threadRoutes(ctx: WireContext): Hono<WireEnv> {
@@ -25,7 +46,10 @@ export function threadRoutes(ctx: WireContext): Hono<WireEnv> {
       ...(query.before ? { before: query.before } : {}),
     });
     const last = threads.at(-1);
-    return c.json({ threads, nextBefore: threads.length === query.limit && last ? last.updatedAt : null });
+    return c.json({
+      threads,
+      nextBefore: threads.length === query.limit && last ? `${last.updatedAt}~${last.id}` : null,
+    });
   });
 
   app.get('/threads/:id', async (c) => {

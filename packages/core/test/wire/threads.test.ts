@@ -1,0 +1,96 @@
+/**
+ * `GET /threads` pages: newest first, each thread exactly once however many share a moment
+ * (one tick firing several of a user's schedules starts their threads together), and
+ * `nextBefore` taken back as `?before=`.
+ *
+ * @see docs/wire.md "Routes"
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Service } from '../../src/wire/create-service.js';
+import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
+import { reactiveModel } from './support/models.js';
+import { callerFor, readTurn, testService } from './support/wire.js';
+
+interface Page {
+  threads: Array<{ id: string; updatedAt: string }>;
+  nextBefore: string | null;
+}
+
+for (const kind of STORE_KINDS) {
+  describe(`wire thread pages (${kind})`, () => {
+    let store: TestStore;
+    let service: Service;
+    const ada = () => callerFor((r) => service.fetch(r), 'ada');
+
+    beforeAll(async () => {
+      store = await openTestStore(kind);
+      service = await testService(store, { model: reactiveModel(() => ({ text: ['Hello.'] })) });
+      for (const id of ['t1', 't2', 't3', 't4', 't5', 't6', 't7']) {
+        const turn = await ada()('/chat', { method: 'POST', json: { id, message: `hi ${id}` } });
+        expect(turn.status).toBe(200);
+        await readTurn(turn);
+      }
+      // Five threads in one millisecond, microseconds apart (as the store writes `now()`), and
+      // two older ones.
+      const moments: Record<string, string> = {
+        t1: '2026-03-01 10:00:00.123001+00',
+        t2: '2026-03-01 10:00:00.123400+00',
+        t3: '2026-03-01 10:00:00.123999+00',
+        t4: '2026-03-01 10:00:00.123400+00',
+        t5: '2026-03-01 10:00:00.123002+00',
+        t6: '2026-03-01 09:59:59.000000+00',
+        t7: '2026-02-28 08:00:00.000000+00',
+      };
+      for (const [id, at] of Object.entries(moments)) {
+        await sql`update wire_threads set updated_at = ${at}::timestamptz where owner = 'ada' and id = ${id}`.execute(
+          store.db,
+        );
+      }
+    });
+    afterAll(async () => {
+      await service?.close();
+      await store?.dispose();
+    });
+
+    async function walk(limit: number): Promise<string[]> {
+      const seen: string[] = [];
+      let before: string | null = null;
+      for (let pages = 0; pages < 20; pages++) {
+        const query: string = `/threads?limit=${limit}${before ? `&before=${encodeURIComponent(before)}` : ''}`;
+        const answer = await ada()(query);
+        expect(answer.status).toBe(200);
+        const page = (await answer.json()) as Page;
+        seen.push(...page.threads.map((t) => t.id));
+        before = page.nextBefore;
+        if (!before) return seen;
+      }
+      throw new Error('the walk did not end');
+    }
+
+    it('lists every thread once, newest first, whatever the page size', async () => {
+      const everything = await walk(100);
+      // The five of one millisecond by id, newest id first; then the older two.
+      expect(everything).toEqual(['t5', 't4', 't3', 't2', 't1', 't6', 't7']);
+      for (const limit of [1, 2, 3, 4, 6]) expect(await walk(limit), `limit ${limit}`).toEqual(everything);
+    });
+
+    it('takes an updatedAt alone as the threads older than it', async () => {
+      const answer = await ada()(`/threads?before=${encodeURIComponent('2026-03-01T10:00:00.123Z')}`);
+      expect(((await answer.json()) as Page).threads.map((t) => t.id)).toEqual(['t6', 't7']);
+    });
+
+    it('refuses a before that is neither', async () => {
+      for (const before of [
+        'yesterday',
+        '2026-03-01T10:00:00.123Z~bad id',
+        '2026-03-01T10:00:00Z~a~b',
+        '~t1',
+      ]) {
+        const answer = await ada()(`/threads?before=${encodeURIComponent(before)}`);
+        expect(answer.status, before).toBe(400);
+        expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
+      }
+    });
+  });
+}
