@@ -138,6 +138,9 @@ describe('a useChat body past maxBodyBytes', () => {
   it('holds an earlier message larger than maxBodyBytes, but not a last one', async () => {
     const bigEarlier = [...history(1, 1.5 * MiB), newMessage('Fine?')];
     expect(textOf((await send('long-chat-2', bigEarlier)).answer)).toBe('Still here.');
+    // A last message just under the limit is taken whole, as text: the limit is in bytes.
+    const nearLimit = [...history(2, 100), newMessage('z'.repeat(0.9 * MiB))];
+    expect(textOf((await send('long-chat-2b', nearLimit)).answer)).toBe('Still here.');
     const bigLast = [...history(2, 100), newMessage('y'.repeat(1.5 * MiB))];
     await expect(send('long-chat-3', bigLast)).rejects.toThrow(/last message.*larger than 1048576 bytes/);
   });

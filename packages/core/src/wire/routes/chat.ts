@@ -22,10 +22,14 @@ import { chatBody, presentCredentials, principalOf, queryOf, validate } from '..
 import { turnStreamResponse } from '../sse.js';
 import { decideInBand } from './approvals.js';
 
-const MAX_TEXT = 100_000;
+/**
+ * An approval's reason, shown back to the model. A message's text has no cap of its own: the
+ * last message may be as large as `maxBodyBytes` (the body reader refuses more with 413).
+ */
+const MAX_REASON = 100_000;
 
 const userPartSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string().max(MAX_TEXT) }),
+  z.object({ type: z.literal('text'), text: z.string() }),
   z.object({
     type: z.literal('file'),
     mediaType: z.string().max(255),
@@ -44,7 +48,7 @@ const userMessageSchema = z.object({
 
 const chatBodySchema = z.looseObject({
   id: z.string().regex(CLIENT_ID_PATTERN, 'must be 1-64 letters, digits, _ or -').optional(),
-  message: z.union([z.string().trim().min(1).max(MAX_TEXT), userMessageSchema]).optional(),
+  message: z.union([z.string().trim().min(1), userMessageSchema]).optional(),
   messages: z.array(z.unknown()).min(1).max(1000).optional(),
   trigger: z.enum(['submit-message', 'regenerate-message']).optional(),
   messageId: z.string().min(1).max(128).optional(),
@@ -63,7 +67,7 @@ const approvalResponseSchema = z.looseObject({
   approval: z.looseObject({
     id: z.string().min(1).max(64),
     approved: z.boolean(),
-    reason: z.string().max(MAX_TEXT).optional(),
+    reason: z.string().max(MAX_REASON).optional(),
   }),
 });
 
