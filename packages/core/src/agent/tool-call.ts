@@ -21,8 +21,13 @@ export interface HostToolCall {
   tool: RegisteredTool;
   /** The input as the caller sent it. */
   input: unknown;
-  /** Whose grants may cover the call, and whose activity records it. */
+  /** Whose activity records the call, and whose grants may cover it unless `approver` is given. */
   owner: string;
+  /**
+   * Who answers for the call when it needs approval: their grants may cover it (an automation's
+   * run answers to the person behind it, not to its `service:` owner). Default `owner`.
+   */
+  approver?: string;
   /** What `execute` receives; `credentials` and `grant` are added here when there are any. */
   context: ToolContext;
   /** The host credentials, asked for once the input is valid (the door's `actAs`). A throw refuses the call. */
@@ -79,10 +84,15 @@ export async function callHostTool(deps: HostToolDeps, call: HostToolCall): Prom
   }
   let approval: ApprovedCall | null = null;
   if (await tool.needsApproval(input, context)) {
-    const grant = await deps.grants.find(owner, tool.name, input);
+    const approver = call.approver ?? owner;
+    const grant = await deps.grants.find(approver, tool.name, input);
     if (grant) {
       context.grant = grant;
-      deps.audit.record(owner, 'grant.used', { grantId: grant.id, tool: tool.name, ...call.audit.grantUsed });
+      deps.audit.record(approver, 'grant.used', {
+        grantId: grant.id,
+        tool: tool.name,
+        ...call.audit.grantUsed,
+      });
     } else {
       approval = await call.approve(input, context);
       if (!approval) return { status: 'approval-required' };

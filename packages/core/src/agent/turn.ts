@@ -463,6 +463,7 @@ async function runHostTool(
     input: rawInput,
     executing,
     owner: run.owner,
+    approver: approverOf(run),
     // Parts follow the call's own input on the stream, so the client has the call they belong to.
     context: toolContext(run, deps, toolCallId, (id) => run.toolInputSeen(id)),
     audit: {
@@ -492,6 +493,14 @@ async function runHostTool(
   }
 }
 
+/**
+ * Who decides the run's calls, and whose grants cover them: an automation's run asks the person
+ * it answers to (nobody signs in as `service:webhook:<source>`).
+ */
+function approverOf(run: LiveRun): string {
+  return run.origin.actor ?? run.owner;
+}
+
 /** Parks the call until a decision; returns the approval id when approved, throws otherwise. */
 async function park(
   run: LiveRun,
@@ -500,8 +509,7 @@ async function park(
   input: unknown,
   toolCallId: string,
 ): Promise<string> {
-  // An automation's run asks the person it answers to: nobody signs in as service:webhook:<source>.
-  const approver = run.origin.actor ?? run.owner;
+  const approver = approverOf(run);
   const approvalId = await deps.approvals.create({
     owner: approver,
     runId: run.id,

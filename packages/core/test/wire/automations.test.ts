@@ -532,11 +532,20 @@ for (const kind of STORE_KINDS) {
         expect(purged).not.toContain(runId);
         const decided = await as('olga')(`/approvals/${approval.id}/decide`, {
           method: 'POST',
-          json: { decision: 'approve' },
+          json: { decision: 'approve', remember: true },
         });
         expect(decided.status).toBe(200);
         await finished('olga', runId);
         expect(purged).toContain(runId);
+
+        // Olga said to remember it: the next delivery's run is covered by her grant, unasked.
+        const next = await standard(httpOne, 'msg_purge_again', '{"older_than":"60d"}');
+        const nextRunId: string = (await next.json()).runs.at(-1);
+        const nextRun = await finished('olga', nextRunId);
+        expect(nextRun.status).toBe('completed');
+        expect(purged).toContain(nextRunId);
+        const { approvals } = await (await as('olga')('/approvals')).json();
+        expect(approvals.filter((a: { runId?: string }) => a.runId === nextRunId)).toEqual([]);
       });
 
       it('deduplicates one delivery sent to two instances at once', async () => {
