@@ -352,8 +352,59 @@ for (const kind of STORE_KINDS) {
         applied: false,
       });
       expect(await ledgerOf(buyer.tenantId)).toEqual([
-        { kind: 'purchase', amount_micros: 5 * USD, idempotency_key: 'payment:stripe:pi_both' },
+        {
+          kind: 'purchase',
+          amount_micros: 5 * USD,
+          idempotency_key: `payment:stripe:${form['metadata[purchaseId]']}`,
+        },
       ]);
+    });
+
+    it('one purchase credits once, whichever events report it and under whatever payment ids', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 25 });
+      const metadata = { tenantId: buyer.tenantId, purchaseId: form['metadata[purchaseId]'] };
+      const answers = [];
+      for (const delivery of [
+        completedEvent(sessionId, form, 'pi_one'),
+        event('payment_intent.succeeded', { id: 'pi_two', object: 'payment_intent', metadata }),
+        completedEvent(sessionId, form, null),
+      ]) {
+        answers.push((await (await deliver(delivery)).json()).applied);
+      }
+      expect(answers).toEqual([true, false, false]);
+      // Told at once, under three ids, it still credits once.
+      const racer = await owner();
+      const raced = await purchase(racer.cookie, { pack: 5 });
+      const racedMeta = { tenantId: racer.tenantId, purchaseId: raced.form['metadata[purchaseId]'] };
+      await Promise.all([
+        deliver(completedEvent(raced.sessionId, raced.form, 'pi_r1')),
+        deliver(
+          event('payment_intent.succeeded', { id: 'pi_r2', object: 'payment_intent', metadata: racedMeta }),
+        ),
+        deliver(completedEvent(raced.sessionId, raced.form, null)),
+      ]);
+      expect(await balanceOf(buyer.tenantId)).toBe(25 * USD);
+      expect(await balanceOf(racer.tenantId)).toBe(5 * USD);
+      expect(await ledgerOf(racer.tenantId)).toHaveLength(1);
+    });
+
+    it('a signed event of an unexpected shape, or about a charge Stripe does not know, posts nothing', async () => {
+      const buyer = await owner();
+      const { form } = await purchase(buyer.cookie, { pack: 5 });
+      const deliveries = [
+        { ...event('checkout.session.completed', {}), data: {} },
+        { ...event('payment_intent.succeeded', {}), data: { object: null } },
+        event('charge.refunded', { id: 'ch_unknown', object: 'charge', customer: form.customer }),
+        event('charge.dispute.created', { id: 'dp_x', object: 'dispute', charge: 'ch_unknown', amount: 500 }),
+        event('charge.dispute.created', { id: 'dp_y', object: 'dispute', charge: 'ch_unknown' }),
+      ];
+      for (const delivery of deliveries) {
+        const response = await deliver(delivery);
+        expect(response.status, delivery.type).toBe(200);
+        expect(await response.json()).toMatchObject({ received: true, applied: false });
+      }
+      expect(await balanceOf(buyer.tenantId)).toBe(0);
     });
 
     it('auto-reload: a posting below the threshold charges the saved card, one in flight at a time', async () => {
@@ -448,7 +499,11 @@ for (const kind of STORE_KINDS) {
       expect(raced.map((r) => r.status)).toEqual(Array(10).fill(200));
       expect(await balanceOf(buyer.tenantId)).toBe(5 * USD);
       expect(await ledgerOf(buyer.tenantId)).toEqual([
-        { kind: 'purchase', amount_micros: 5 * USD, idempotency_key: 'payment:stripe:pi_dup' },
+        {
+          kind: 'purchase',
+          amount_micros: 5 * USD,
+          idempotency_key: `payment:stripe:${form['metadata[purchaseId]']}`,
+        },
       ]);
       const row = await store.db
         .selectFrom('purchases')

@@ -99,6 +99,19 @@ export class StripePaymentProcessor implements PaymentProcessor {
     }
   }
 
+  /**
+   * As `ask`, for what an event names: null when Stripe has no such object (an event about a
+   * charge of another account, or made up), which is not ours to post.
+   */
+  private async askOrNone<T>(call: () => Promise<T>): Promise<T | null> {
+    try {
+      return await this.ask(call);
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeInvalidRequestError) return null;
+      throw error;
+    }
+  }
+
   async startPurchase(request: PurchaseRequest): Promise<{ url: string }> {
     const customer = await this.customerOf(request.tenantId);
     const id = await recordPurchase(this.db, this.name, request);
@@ -324,6 +337,9 @@ export class StripePaymentProcessor implements PaymentProcessor {
   }
 
   private async apply(event: Stripe.Event): Promise<boolean> {
+    // A signed event is Stripe's, but its shape is still checked: one without its object is not ours.
+    const object: unknown = event.data?.object;
+    if (object === null || typeof object !== 'object') return false;
     switch (event.type) {
       case 'checkout.session.completed':
         return this.completed(event.data.object);
@@ -341,33 +357,38 @@ export class StripePaymentProcessor implements PaymentProcessor {
   private async completed(session: Stripe.Checkout.Session): Promise<boolean> {
     // An asynchronous payment method completes unpaid; only a paid session credits.
     if (session.payment_status !== 'paid') return false;
-    return this.creditPurchase(session.metadata, idOf(session.payment_intent) ?? session.id);
+    return this.creditPurchase(session.metadata);
   }
 
-  /** A top-up's charge, or a checkout's: keyed by the payment intent as a completion is, so both post once. */
+  /** A top-up's charge, or a checkout's reported a second time: the same purchase's credit. */
   private async paymentSucceeded(intent: Stripe.PaymentIntent): Promise<boolean> {
-    return this.creditPurchase(intent.metadata, intent.id);
+    return this.creditPurchase(intent.metadata);
   }
 
-  /** Credits the Stripe purchase the metadata names, at the amount the platform asked for. */
-  private async creditPurchase(metadata: Stripe.Metadata | null, eventId: string): Promise<boolean> {
+  /**
+   * Credits the Stripe purchase the metadata names, at the amount the platform asked for, once
+   * per purchase: whichever events report it (a completion, its payment intent, a completion
+   * without one), the ledger key is the purchase's. A purchase already completed (under the
+   * payment intent's key, as earlier releases keyed it) posts nothing again.
+   */
+  private async creditPurchase(metadata: Stripe.Metadata | null | undefined): Promise<boolean> {
     const purchaseId = metadata?.purchaseId ?? '';
     const tenantId = metadata?.tenantId ?? '';
     if (!isUuid(purchaseId) || !isUuid(tenantId)) return false;
     const purchase = await this.db
       .selectFrom('purchases')
-      .select(['amount_micros'])
+      .select(['amount_micros', 'completed_at'])
       .where('id', '=', purchaseId)
       .where('tenant_id', '=', tenantId)
       .where('processor', '=', this.name)
       .executeTakeFirst();
-    if (!purchase) return false;
+    if (!purchase || purchase.completed_at !== null) return false;
     const result = await postPayment(
       this.db,
       {
         tenantId,
         processor: this.name,
-        eventId,
+        eventId: purchaseId,
         kind: 'purchase',
         amountMicros: purchase.amount_micros,
         description: 'Credit purchase (Stripe)',
@@ -394,7 +415,8 @@ export class StripePaymentProcessor implements PaymentProcessor {
     const tenantId = await this.tenantOfCustomer(idOf(charge.customer));
     if (!tenantId) return false;
     // The event's charge does not list its refunds; each refund posts once under its own id.
-    const refunds = await this.ask(() => this.stripe.refunds.list({ charge: charge.id, limit: 100 }));
+    const refunds = await this.askOrNone(() => this.stripe.refunds.list({ charge: charge.id, limit: 100 }));
+    if (!refunds) return false;
     let applied = false;
     for (const refund of refunds.data) {
       if (refund.status === 'failed' || refund.status === 'canceled' || refund.amount <= 0) continue;
@@ -413,8 +435,9 @@ export class StripePaymentProcessor implements PaymentProcessor {
 
   private async disputed(dispute: Stripe.Dispute): Promise<boolean> {
     const chargeId = idOf(dispute.charge);
-    if (!chargeId || dispute.amount <= 0) return false;
-    const charge = await this.ask(() => this.stripe.charges.retrieve(chargeId));
+    if (!chargeId || !Number.isSafeInteger(dispute.amount) || dispute.amount <= 0) return false;
+    const charge = await this.askOrNone(() => this.stripe.charges.retrieve(chargeId));
+    if (!charge) return false;
     const tenantId = await this.tenantOfCustomer(idOf(charge.customer));
     if (!tenantId) return false;
     const result = await postPayment(this.db, {
