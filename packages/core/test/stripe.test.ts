@@ -597,6 +597,44 @@ for (const kind of STORE_KINDS) {
       ]);
     });
 
+    it('a refund that fails or is canceled after its debit is credited back, once', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 25 });
+      await deliver(completedEvent(sessionId, form, 'pi_undo'));
+      const paid = charge(form.customer!, 2500, 'pi_undo');
+      const reported = refund(paid, 1000);
+      const pending = stripeApi.refunds.at(-1)!;
+      pending.status = 'pending';
+      expect(await (await deliver(reported)).json()).toMatchObject({ applied: true });
+      expect(await balanceOf(buyer.tenantId)).toBe(15 * USD);
+      const failed = event('refund.failed', { ...pending, status: 'failed' });
+      expect(await (await deliver(failed)).json()).toMatchObject({ type: 'refund.failed', applied: true });
+      // Told again, under the other event names Stripe uses for it: nothing more.
+      for (const type of ['refund.updated', 'charge.refund.updated']) {
+        expect(await (await deliver(event(type, { ...pending, status: 'failed' }))).json()).toMatchObject({
+          applied: false,
+        });
+      }
+      expect(await balanceOf(buyer.tenantId)).toBe(25 * USD);
+      // A refund that never debited (failed before its charge's event) gives nothing back.
+      const never = event('refund.updated', {
+        id: 're_never',
+        object: 'refund',
+        status: 'canceled',
+        amount: 500,
+      });
+      expect(await (await deliver(never)).json()).toMatchObject({ applied: false });
+      // Nor does one that succeeded.
+      expect(
+        await (await deliver(event('refund.updated', { ...pending, status: 'succeeded' }))).json(),
+      ).toMatchObject({ applied: false });
+      expect((await ledgerOf(buyer.tenantId)).map((e) => [e.kind, e.amount_micros])).toEqual([
+        ['purchase', 25 * USD],
+        ['refund', -10 * USD],
+        ['adjustment', 10 * USD],
+      ]);
+    });
+
     it('out of order, a refund before its completion debits first and the credit lands after: the same total', async () => {
       const buyer = await owner();
       const { sessionId, form } = await purchase(buyer.cookie, { pack: 100 });

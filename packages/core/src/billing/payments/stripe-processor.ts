@@ -5,7 +5,7 @@ import { isUuid } from '../../internal/uuid.js';
 import type { Database } from '../../store/database.js';
 import type { Store } from '../../store/index.js';
 import { parseWalletNotice, WALLETS_CHANNEL } from '../ledger.js';
-import { postPayment } from './post-payment.js';
+import { paymentKey, postPayment } from './post-payment.js';
 import type { PaymentProcessor, PurchaseRequest } from './processor.js';
 import { recordPurchase } from './purchases.js';
 
@@ -349,6 +349,10 @@ export class StripePaymentProcessor implements PaymentProcessor {
         return this.refunded(event.data.object);
       case 'charge.dispute.created':
         return this.disputed(event.data.object);
+      case 'refund.failed':
+      case 'refund.updated':
+      case 'charge.refund.updated':
+        return this.refundUndone(event.data.object);
       default:
         return false;
     }
@@ -431,6 +435,29 @@ export class StripePaymentProcessor implements PaymentProcessor {
       applied ||= result.applied;
     }
     return applied;
+  }
+
+  /**
+   * A refund that failed or was canceled after its debit (a refund debits as soon as Stripe
+   * reports it, pending included): the debit is given back, once. One never debited posts nothing.
+   */
+  private async refundUndone(refund: Stripe.Refund): Promise<boolean> {
+    if (refund.status !== 'failed' && refund.status !== 'canceled') return false;
+    const debit = await this.db
+      .selectFrom('ledger_entries')
+      .select(['tenant_id', 'amount_micros'])
+      .where('idempotency_key', '=', paymentKey(this.name, refund.id))
+      .executeTakeFirst();
+    if (!debit) return false;
+    const result = await postPayment(this.db, {
+      tenantId: debit.tenant_id,
+      processor: this.name,
+      eventId: `${refund.id}:undone`,
+      kind: 'adjustment',
+      amountMicros: -Number(debit.amount_micros),
+      description: `Refund ${refund.status} (Stripe)`,
+    });
+    return result.applied;
   }
 
   private async disputed(dispute: Stripe.Dispute): Promise<boolean> {
