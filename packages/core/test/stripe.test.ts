@@ -332,6 +332,30 @@ for (const kind of STORE_KINDS) {
         message: 'The saved card was declined: Your card was declined.',
         code: 'CARD_DECLINED',
       });
+      // A retried top-up (the same Idempotency-Key) charges once: at once, and again after.
+      stripeApi.cards.set(form.customer!, { brand: 'visa', last4: '4242' });
+      const charged = () => stripeApi.requests.filter((r) => r.path === '/v1/payment_intents').length;
+      const before = charged();
+      const keyed = () =>
+        fetch(`${server.url}/api/billing/reload`, {
+          method: 'POST',
+          headers: {
+            cookie: buyer.cookie,
+            'content-type': 'application/json',
+            'idempotency-key': 'top-up-1',
+          },
+          body: JSON.stringify({ pack: 5 }),
+        });
+      const together = await Promise.all([keyed(), keyed()]);
+      expect(together.map((r) => r.status).sort()).toEqual(
+        together.some((r) => r.status === 409) ? [200, 409] : [200, 200],
+      );
+      const retried = await keyed();
+      expect(retried.status).toBe(200);
+      expect(retried.headers.get('idempotent-replayed')).toBe('true');
+      const first = await together.find((r) => r.status === 200)!.json();
+      expect((await retried.json()).purchaseId).toBe(first.purchaseId);
+      expect(charged() - before).toBe(1);
       const member = await teammate(buyer.tenantId, 'member');
       expect((await reload(member, { pack: 5 })).status).toBe(403);
       expect((await reload(buyer.cookie, { pack: 7 })).status).toBe(400);

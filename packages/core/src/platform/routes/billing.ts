@@ -10,6 +10,7 @@ import { BodyTooLargeError, readBody } from '../../http/body.js';
 import { NO_STORE } from '../../http/errors.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
+import { withIdempotency } from '../internal/idempotency.js';
 import { readJsonBody } from '../internal/json-body.js';
 import { requireSafeCookieWrite, requireSession, type SessionCaller } from '../internal/session.js';
 
@@ -165,13 +166,16 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const body = await readJsonBody(c, purchaseSchema);
     const stripe = stripeOf();
     const usd = body.pack ?? body.amountUsd!;
-    const started = await stripe.reload({
-      tenantId: owner.tenantId,
-      amountMicros: purchaseMicros(usd)!,
-      returnUrl: `${ctx.baseUrl}/billing`,
-      userId: owner.userId,
+    // A charge: a retry with the same Idempotency-Key answers the first charge, never a second.
+    return withIdempotency(ctx, c, owner.tenantId, 'POST /api/billing/reload', body, async () => {
+      const started = await stripe.reload({
+        tenantId: owner.tenantId,
+        amountMicros: purchaseMicros(usd)!,
+        returnUrl: `${ctx.baseUrl}/billing`,
+        userId: owner.userId,
+      });
+      return { status: 200, body: started };
     });
-    return c.json(started, 200, NO_STORE);
   });
 
   // Stripe's deliveries: no session, the signature over the raw body is the credential.
