@@ -281,7 +281,9 @@ describeInBrowser('the dashboard, page by page', () => {
     await page.getByLabel('Email (required)').fill('viewer@example.test');
     await page.getByLabel('Role', { exact: true }).selectOption('viewer');
     await page.getByRole('button', { name: 'Send invitation' }).click();
-    expect(await page.textContent('.notice')).toBe('Invitation sent.');
+    expect(await page.textContent('.notice strong')).toBe('Invitation sent to viewer@example.test.');
+    // The link is shown on the answer too, for an owner to pass on when no mail reaches them.
+    expect(await page.textContent('#invitation-link')).toMatch(/\/invitations\/accept\?token=[\w-]{20,}$/);
     expect(await page.locator('#main').textContent()).toContain('viewer@example.test');
     await expectAccessible(page);
     await screenshot(page, 'members');

@@ -85,13 +85,21 @@ ${table(
   actions: {
     invite: {
       done: 'Invitation sent.',
-      run: async (view, f) =>
-        fromAnswer(
-          await view.api.send('POST', '/api/tenants/me/invitations', {
-            email: field(f, 'email').trim(),
-            role: field(f, 'role'),
-          }),
-        ),
+      async run(view, f) {
+        const email = field(f, 'email').trim();
+        const answer = await view.api.send<{ acceptUrl: string; mailed: boolean }>(
+          'POST',
+          '/api/tenants/me/invitations',
+          { email, role: field(f, 'role') },
+        );
+        if (!answer.ok) return fromAnswer(answer);
+        // Shown on this answer only: the link is the invitation, and no mail may have carried it.
+        const { acceptUrl, mailed } = answer.body;
+        return {
+          show: html`<div class="notice done" role="status"><p><strong>${mailed ? `Invitation sent to ${email}.` : `No mail was sent to ${email}: pass this link on yourself.`}</strong> ${mailed ? 'The link it carries, to pass on another way:' : 'Copy it now: it is not shown again.'}</p>
+<p class="secret" id="invitation-link">${acceptUrl}</p></div>`,
+        };
+      },
     },
     role: {
       done: 'Role changed.',
