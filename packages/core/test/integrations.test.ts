@@ -300,9 +300,11 @@ describe('signed-in callers', () => {
     expect((await listOf(otherOwner)).get('search')).toMatchObject({ usageThisMonth: 0, costThisMonth: 0 });
   });
 
-  it('see the LLM gateway enabled only through a static own-key connection while the switch is unset', async () => {
-    // The fixture's managed-pool connection provisions the gateway but does not enable it.
-    expect((await listOf(owner)).get('llm')).toMatchObject({ tenantEnabled: false, provisioned: true });
+  it("see the LLM gateway's detail enabled only through a static own-key connection while the switch is unset", async () => {
+    // The fixture's managed-pool connection is an active connection: the list says enabled, as
+    // for any integration; the gateway's detail waits for the workspace's own key.
+    expect((await listOf(owner)).get('llm')).toMatchObject({ tenantEnabled: true, provisioned: true });
+    expect(await (await get(owner, '/api/integrations/llm')).json()).toMatchObject({ tenantEnabled: false });
     const own = await send(a, owner, 'POST', '/api/connections', {
       provider: 'llm',
       profile: 'byok_static',
@@ -310,7 +312,10 @@ describe('signed-in callers', () => {
     });
     expect(own.status).toBe(201);
     expect(await (await get(owner, '/api/integrations/llm')).json()).toMatchObject({ tenantEnabled: true });
-    expect((await listOf(otherOwner)).get('llm')?.tenantEnabled).toBe(false);
+    // Another workspace's own key is not this one's.
+    expect(await (await get(otherOwner, '/api/integrations/llm')).json()).toMatchObject({
+      tenantEnabled: false,
+    });
   });
 
   it('without a workspace get 404 No workspace found (No workspace on regenerate and usage)', async () => {

@@ -139,8 +139,12 @@ export class Integrations {
       : null;
   }
 
-  /** Every integration (disabled ones too, flagged) with `tenantId`'s overlay, by name. */
-  async forTenant(tenantId: string, now = new Date(this.now())): Promise<TenantIntegration[]> {
+  /**
+   * Every integration (disabled ones too, flagged) with `tenantId`'s overlay, by name. `detail`:
+   * `tenantEnabled` as one integration's detail says it (the LLM gateway's own-key rule).
+   */
+  async forTenant(tenantId: string, options: { detail?: boolean } = {}): Promise<TenantIntegration[]> {
+    const now = new Date(this.now());
     const [rows, states, usage] = await Promise.all([
       this.db.selectFrom('integrations').selectAll().orderBy('name').orderBy('provider').execute(),
       tenantIntegrationStates(this.db, tenantId),
@@ -160,7 +164,7 @@ export class Integrations {
         supported_profiles: row.supported_profiles,
         ...linksOf(row, this.baseUrl),
         env_bootstrap: row.env_bootstrap,
-        tenantEnabled: state?.tenantEnabled ?? false,
+        tenantEnabled: (options.detail ? state?.chosen : state?.tenantEnabled) ?? false,
         provisioned: state?.provisioned ?? false,
         usageThisMonth: spent?.events ?? 0,
         costThisMonth: spent?.cost ?? 0,
@@ -170,7 +174,7 @@ export class Integrations {
 
   /** One integration with `tenantId`'s overlay, or null when there is none by that slug. */
   async oneForTenant(tenantId: string, slug: string): Promise<TenantIntegration | null> {
-    return (await this.forTenant(tenantId)).find((row) => row.provider === slug) ?? null;
+    return (await this.forTenant(tenantId, { detail: true })).find((row) => row.provider === slug) ?? null;
   }
 
   /** Sets the tenant's own switch of an integration (upsert). */

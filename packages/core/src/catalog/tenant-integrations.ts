@@ -7,12 +7,14 @@ export const BYOK_STATIC_PROFILE = 'byok_static';
 /** Where one tenant stands with one integration. */
 export interface TenantIntegrationState {
   provider: string;
-  /**
-   * The tenant's own switch where it set one; unset, whether it has a connected connection to the
-   * integration (for the LLM gateway, one holding its own static key: the managed pool alone does
-   * not mean the tenant chose the gateway).
-   */
+  /** The tenant's own switch where it set one; unset, whether it has a connected connection to the integration. */
   tenantEnabled: boolean;
+  /**
+   * As `tenantEnabled`, but for the LLM gateway only a connection holding the tenant's own static
+   * key counts (the managed pool alone does not mean the tenant chose the gateway): what one
+   * integration's detail says.
+   */
+  chosen: boolean;
   /** The tenant has a connected connection to the integration, of any profile. */
   provisioned: boolean;
 }
@@ -62,7 +64,8 @@ export async function tenantIntegrationStates(
   for (const row of rows) {
     states.set(row.provider, {
       provider: row.provider,
-      tenantEnabled: row.enabled ?? Boolean(row.implied),
+      tenantEnabled: row.enabled ?? Boolean(row.provisioned),
+      chosen: row.enabled ?? Boolean(row.implied),
       provisioned: Boolean(row.provisioned),
     });
   }
