@@ -9,6 +9,7 @@ import { flatError, NO_STORE } from '../http/errors.js';
 import { escapeHtml, htmlDocument, htmlPageHeaders } from '../http/html.js';
 import { parseJsonInput, textProblem } from '../http/input-guard.js';
 import { describeIssues } from '../http/issues.js';
+import { safeReturnTo } from '../http/return-to.js';
 import type { Database } from '../store/database.js';
 import { Accounts } from './accounts.js';
 import { isCrossOrigin, secureCookiesFor, startSession } from './session-cookie.js';
@@ -203,24 +204,6 @@ export function subjectForEmail(email: string): string {
 
 function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
-}
-
-/**
- * Where to send the browser after sign-in: a same-origin path starting with exactly one `/`.
- * Anything else (absolute URLs, `//host`, backslashes that browsers treat as slashes, control
- * characters that browsers strip from URLs) becomes `/`, so the form cannot be an open redirect.
- */
-export function safeReturnTo(value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 2048) return '/';
-  if (!value.startsWith('/') || value.startsWith('//') || value.includes('\\')) return '/';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we refuse
-  if (/[\u0000-\u001f\u007f]/.test(value)) return '/';
-  const probe = 'http://return-to.invalid';
-  try {
-    return new URL(value, probe).origin === probe ? value : '/';
-  } catch {
-    return '/';
-  }
 }
 
 interface SigningKey {

@@ -52,6 +52,9 @@ describe('the dashboard over HTTP', () => {
     const home = await fetch(`${server.url}/`, { redirect: 'manual' });
     expect(home.status).toBe(303);
     expect(home.headers.get('location')).toBe('/sign-in?return_to=%2F');
+    // A deep link keeps its query through sign-in.
+    const deep = await fetch(`${server.url}/billing?purchase=p1`, { redirect: 'manual' });
+    expect(deep.headers.get('location')).toBe('/sign-in?return_to=%2Fbilling%3Fpurchase%3Dp1');
     const signIn = await fetch(`${server.url}/sign-in?return_to=%2Fsettings`);
     expect(signIn.status).toBe(200);
     const page = await signIn.text();
@@ -63,6 +66,8 @@ describe('the dashboard over HTTP', () => {
       'https://evil.example',
       '//evil.example',
       '/\\evil.example',
+      '/./\\evil.example',
+      '/..//evil.example',
       'javascript:alert(1)',
     ]) {
       const page = await (

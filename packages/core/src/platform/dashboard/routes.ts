@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { html, htmlPageHeaders, leavingPage, type SafeHtml } from '../../http/html.js';
+import { safeReturnTo } from '../../http/return-to.js';
 import { safeEqual } from '../../identity/keys.js';
 import { expiredSessionCookie } from '../../identity/session-cookie.js';
 import { SESSION_COOKIE } from '../../identity/sessions.js';
@@ -133,12 +134,17 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
     return answer(c, status, shell({ ...common, title: await page.title(view), notice, body: withShown }));
   };
 
+  /** To sign in, and back to the page asked for, its query included (a range, a purchase). */
+  const toSignIn = (c: Context<PlatformEnv>) => {
+    const { pathname, search } = new URL(c.req.url);
+    return c.redirect(`${base}/sign-in?${new URLSearchParams({ return_to: `${pathname}${search}` })}`, 303);
+  };
+
   for (const page of options.pages) {
     app.get(page.path, async (c) => {
       c.set('errorShape', 'flat');
       const user = await signedIn(c);
-      if (!user && !page.public)
-        return c.redirect(`${base}/sign-in?${new URLSearchParams({ return_to: c.req.path })}`, 303);
+      if (!user && !page.public) return toSignIn(c);
       const doneKey = c.req.query('done');
       const done = doneKey ? page.actions?.[doneKey]?.done : undefined;
       return render(c, page, user, done ? { kind: 'done', text: done } : null);
@@ -147,7 +153,7 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
     app.post(page.path, async (c) => {
       c.set('errorShape', 'flat');
       const user = await signedIn(c);
-      if (!user) return c.redirect(`${base}/sign-in?${new URLSearchParams({ return_to: c.req.path })}`, 303);
+      if (!user) return toSignIn(c);
       const form = await readPageForm(ctx, c, MAX_FORM_BYTES);
       if (!form.ok) return render(c, page, user, { kind: 'error', text: form.message }, form.status);
       const fields: Record<string, string> = {};
@@ -184,7 +190,7 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
 
   app.get('/sign-in', async (c) => {
     c.set('errorShape', 'flat');
-    const returnTo = safeReturnTo(c.req.query('return_to'), base);
+    const returnTo = dashboardReturnTo(c.req.query('return_to'), base);
     if (await signedIn(c)) return c.redirect(returnTo, 303);
     const href = signInHref(returnTo);
     const body = href
@@ -224,7 +230,7 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
 }
 
 /** A same-origin path under the base path, or the dashboard's home. */
-function safeReturnTo(value: string | undefined, base: string): string {
-  if (value && /^\/(?![/\\])[^\s]*$/.test(value) && value.startsWith(base || '/')) return value;
-  return `${base}/`;
+function dashboardReturnTo(value: string | undefined, base: string): string {
+  const path = safeReturnTo(value);
+  return path === `${base}/` || path.startsWith(base ? `${base}/` : '/') ? path : `${base}/`;
 }
