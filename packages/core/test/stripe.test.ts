@@ -719,6 +719,35 @@ describe('payments, Stripe not answering', () => {
         code: 'PAYMENTS_UNAVAILABLE',
       });
       expect(await store.db.selectFrom('stripe_customers').selectAll().execute()).toEqual([]);
+
+      // In a browser: the billing page says Stripe is away (for a workspace with a customer, whose
+      // card it would show), and its pack form answers a page.
+      await store.db
+        .insertInto('stripe_customers')
+        .values({ tenant_id: buyer.tenantId, customer_id: 'cus_away' })
+        .execute();
+      const billing = await (
+        await fetch(`${server.url}/billing`, { headers: { cookie: buyer.cookie } })
+      ).text();
+      expect(billing).toContain('The payment processor is not answering');
+      const csrf = /name="csrf_token" value="([^"]+)"/.exec(billing)?.[1];
+      expect(csrf).toBeDefined();
+      const posted = await fetch(`${server.url}/billing/purchase`, {
+        method: 'POST',
+        headers: {
+          cookie: buyer.cookie,
+          origin: server.url,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ csrf_token: csrf!, pack: '5' }),
+        redirect: 'manual',
+      });
+      expect(posted.status).toBe(503);
+      expect(posted.headers.get('content-type')).toMatch(/^text\/html/);
+      const text = await posted.text();
+      expect(text).toContain('Stripe is not answering; try again shortly');
+      expect(text).toContain('Back to billing');
+      await store.db.deleteFrom('stripe_customers').execute();
     } finally {
       await server.close();
       await store.dispose();

@@ -7,7 +7,7 @@ import { safeEqual } from '../../identity/keys.js';
 import { SESSION_COOKIE } from '../../identity/sessions.js';
 import { csrfTokenFor } from '../cli/bootstrap.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
-import { PlatformError } from '../errors.js';
+import { PlatformError, refusalOf } from '../errors.js';
 import { readPageForm } from '../internal/page-form.js';
 import { requireSession, type SessionCaller } from '../internal/session.js';
 import { confirmPurchasePage, messagePage, pageHeaders, signInAction } from './page-html.js';
@@ -23,7 +23,7 @@ export interface BillingPagesOptions {
   devSignIn: boolean;
 }
 
-type PageStatus = 200 | 400 | 401 | 403 | 404 | 413;
+type PageStatus = 200 | 400 | 401 | 403 | 404 | 413 | 503;
 
 /**
  * The billing pages a browser opens: `/billing` (where `top_up_url` points: the balance and the
@@ -108,12 +108,25 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
         messagePage('Cannot buy credit', message, { href: billingPath, text: 'Back to billing' }),
       );
     }
-    const { url } = await ctx.payments.startPurchase({
-      tenantId: owner.tenantId,
-      amountMicros: usd * MICROS_PER_USD,
-      returnUrl: `${ctx.baseUrl}/billing`,
-      userId: owner.userId,
-    });
+    let url: string;
+    try {
+      ({ url } = await ctx.payments.startPurchase({
+        tenantId: owner.tenantId,
+        amountMicros: usd * MICROS_PER_USD,
+        returnUrl: `${ctx.baseUrl}/billing`,
+        userId: owner.userId,
+      }));
+    } catch (error) {
+      // A form answers with a page: the processor's refusal (not answering, say) is said on one.
+      const refusal = refusalOf(error);
+      if (!refusal) throw error;
+      const status = refusal.status === 503 ? 503 : 400;
+      return page(
+        c,
+        status,
+        messagePage('Cannot buy credit', refusal.message, { href: billingPath, text: 'Back to billing' }),
+      );
+    }
     // The development processor's page is on this origin; a processor's checkout elsewhere is
     // reached through a page, as the form's CSP allows no redirect off this origin.
     if (new URL(url).origin === new URL(ctx.baseUrl).origin) {

@@ -59,7 +59,7 @@ export const billingPage: DashboardPage = {
 <p class="figure" id="balance" data-live="balance" data-micros="${balance}" aria-live="polite">${money(balance)}</p>
 <p class="muted">Workspace <span id="workspace">${workspace}</span></p></section></div>
 ${buyCredit(view)}
-${cardAndReload(view, customer.ok ? customer.body : null)}
+${cardAndReload(view, customer.ok ? customer.body : customer.status === 404 ? null : 'unavailable')}
 ${spendCaps(view, caps.ok ? caps.body.caps : [])}
 <section aria-labelledby="transactions-title"><h2 id="transactions-title">Transactions</h2>
 ${table(
@@ -149,7 +149,12 @@ ${CREDIT_PACKS_USD.map((usd) => html`<button type="submit" name="pack" value="${
 </form></section>`;
 }
 
-function cardAndReload(view: PageView, customer: Customer | null): SafeHtml {
+/** The saved card and auto-reload: `null` without Stripe; `unavailable` while it does not answer. */
+function cardAndReload(view: PageView, customer: Customer | null | 'unavailable'): SafeHtml {
+  if (customer === 'unavailable') {
+    return html`<section aria-labelledby="card-title"><h2 id="card-title">Card and auto-reload</h2>
+<p class="muted">The payment processor is not answering: the saved card and auto-reload show here again once it does.</p></section>`;
+  }
   if (!customer) {
     return html`<section aria-labelledby="card-title"><h2 id="card-title">Card and auto-reload</h2>
 <p class="muted">A saved card and auto-reload come with the Stripe processor.</p></section>`;
