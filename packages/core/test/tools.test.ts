@@ -189,6 +189,23 @@ describe('the admins’ tool API', () => {
     });
   });
 
+  it('refuses a manifest whose aliases would expand past the YAML limit, without expanding them', async () => {
+    // Eight levels of nine aliases each: 43 million nodes once expanded.
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i <= 8; i++) {
+      const name = `l${i}`;
+      const previous = i === 1 ? 'a' : `l${i - 1}`;
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${previous}`).join(', ')}]`);
+    }
+    const bomb = `name: draft\nversion: 1\nruntime: node\n${levels.join('\n')}\n`;
+    const checked = checkManifest(bomb);
+    expect(checked.ok).toBe(false);
+    const { status, body } = await json(await publish('draft-tool', '1', bomb));
+    expect(status).toBe(400);
+    expect(body.code).toBe('INVALID_MANIFEST');
+    expect(body.problems[0].message).toMatch(/^YAML: .*alias/i);
+  });
+
   it('refuses a manifest naming an integration the catalog does not have', async () => {
     const { status, body } = await json(
       await publish(

@@ -267,7 +267,19 @@ export function checkManifest(source: string): ManifestResult {
       problems: [{ path: '', message: MAPPING, line: 1, column: 1 }],
     };
   }
-  const input = doc.toJS();
+  let input: unknown;
+  try {
+    input = doc.toJS();
+  } catch (error) {
+    // Aliases that expand past the library's limit (a "billion laughs" document) are refused,
+    // not expanded.
+    return {
+      ok: false,
+      problems: [
+        { path: '', message: `YAML: ${(error as Error).message.split('\n')[0]}`, line: 1, column: 1 },
+      ],
+    };
+  }
   const parsed = manifestSchema.safeParse(input);
   if (parsed.success) return { ok: true, manifest: parsed.data };
 
