@@ -4,7 +4,7 @@ import { run } from './index.js';
 
 // `service sync --json | head -c 10`: a reader that stops early ends the command quietly.
 quietOnBrokenPipe();
-process.exitCode = await run(process.argv.slice(2), {
+const code = await run(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   stdin: process.stdin,
@@ -12,3 +12,9 @@ process.exitCode = await run(process.argv.slice(2), {
   cwd: process.cwd(),
   inheritStdio: true,
 });
+// The host's modules loaded in this process (its tools, its model) may keep it busy (a timer, an
+// open connection): the command ends when its own work is done and its output written.
+await Promise.all(
+  [process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))),
+);
+process.exit(code);

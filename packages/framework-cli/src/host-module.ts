@@ -57,8 +57,35 @@ export async function importHostModule(dir: string, file: string): Promise<Recor
       logLevel: 'silent',
       ...(existsSync(tsconfig) ? { tsconfig } : {}),
     });
-    return (await import(`${pathToFileURL(outfile).href}?at=${Date.now()}`)) as Record<string, unknown>;
+    return await withinLoadLimit(import(`${pathToFileURL(outfile).href}?at=${Date.now()}`));
   } catch (error) {
     throw new CliError(`Could not load ${file}: ${(error as Error).message}`);
+  }
+}
+
+/** How long a host module may take to load (its top-level code and awaits). */
+const LOAD_LIMIT_MS = 10_000;
+
+/**
+ * The module once loaded, or a failure past the limit: a top-level await that never settles
+ * would else hang the command, or, with nothing else pending, end it silently (Node's exit 13).
+ */
+async function withinLoadLimit(loading: Promise<unknown>): Promise<Record<string, unknown>> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `it did not finish loading within ${LOAD_LIMIT_MS / 1000} s (a top-level await that never settles?)`,
+          ),
+        ),
+      LOAD_LIMIT_MS,
+    );
+  });
+  try {
+    return (await Promise.race([loading, limit])) as Record<string, unknown>;
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -197,6 +197,26 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
     });
   });
 
+  it('ends once its report is written, though the tools module keeps a timer running', async () => {
+    writeFileSync(
+      join(dir, 'tools.ts'),
+      `setInterval(() => {}, 1000);\nexport const tools = [${tool('lookup_order')}];\n`,
+    );
+    const result = await sync();
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('lookup_order');
+  }, 20_000);
+
+  it('exits 1 naming the cause when the tools module never finishes loading', async () => {
+    writeFileSync(
+      join(dir, 'tools.ts'),
+      `await new Promise(() => {});\nexport const tools = [${tool('lookup_order')}];\n`,
+    );
+    const result = await sync();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/did not finish loading within 10 s/);
+  }, 30_000);
+
   it('resolves the app’s own `@/` paths from its tsconfig, as its bundler does', async () => {
     const app = mkdtempSync(join(tmpdir(), 'svc-fcli-alias-'));
     writeJson(join(app, 'package.json'), { name: 'aliased', private: true });
