@@ -50,12 +50,17 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** `next` is checked first and is also the fallback; `express` only when next is absent. */
-export function detectFramework(pkg: Record<string, unknown> | null): Framework {
-  const deps = {
+/** The packages the app lists, as dependencies or development dependencies. */
+export function dependenciesOf(pkg: Record<string, unknown> | null): Record<string, string> {
+  return {
     ...((pkg?.dependencies as Record<string, string> | undefined) ?? {}),
     ...((pkg?.devDependencies as Record<string, string> | undefined) ?? {}),
   };
+}
+
+/** `next` is checked first and is also the fallback; `express` only when next is absent. */
+export function detectFramework(pkg: Record<string, unknown> | null): Framework {
+  const deps = dependenciesOf(pkg);
   if (Object.hasOwn(deps, 'next')) return 'next';
   if (Object.hasOwn(deps, 'express')) return 'express';
   return 'next';

@@ -68,6 +68,25 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(JSON.parse(result.stdout).framework).toBe(framework);
   });
 
+  it('init notes the runtime packages the wiring imports that package.json does not list', async () => {
+    const bare = emptyDir();
+    writeJson(join(bare, 'package.json'), { name: 'app', dependencies: { express: '^5.0.0' } });
+    const plan = JSON.parse((await runCli(['init', '--agent'], { cwd: bare })).stdout);
+    expect(plan.notes).toContainEqual(
+      expect.stringMatching(
+        /imports @service\/core, @service\/express, ai, which package\.json does not list/,
+      ),
+    );
+    const ready = emptyDir();
+    writeJson(join(ready, 'package.json'), {
+      name: 'app',
+      dependencies: { next: '^16.0.0', '@service/core': '*', '@service/next': '*' },
+      devDependencies: { ai: '^6.0.0' },
+    });
+    const readyPlan = JSON.parse((await runCli(['init', '--agent'], { cwd: ready })).stdout);
+    expect(readyPlan.notes.filter((note: string) => note.includes('wiring imports'))).toEqual([]);
+  });
+
   it('exits 1 on a missing option value and a surplus argument', async () => {
     expect((await runCli(['init', '--model-import'], { cwd: emptyDir() })).stderr).toMatch(/needs a value/);
     const surplus = await runCli(['sync', 'a', 'b'], { cwd: emptyDir() });

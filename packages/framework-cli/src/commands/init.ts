@@ -14,6 +14,7 @@ import { type CliIo, confirm, interactive } from '../io.js';
 import {
   appDir,
   CONFIG_PATH,
+  dependenciesOf,
   detectFramework,
   ENCRYPTION_KEY_VARIABLE,
   type Framework,
@@ -162,6 +163,16 @@ export function planInit(
     const action: FileAction = !exists ? 'create' : options.force ? 'regenerate' : 'keep';
     files.push({ path, owner: 'service', action });
     if (action !== 'keep') contents.set(path, content);
+  }
+
+  // The wiring imports the service's packages at run time: the CLI alone does not bring them.
+  const listed = dependenciesOf(pkg);
+  const runtime = ['@service/core', framework === 'next' ? '@service/next' : '@service/express', 'ai'];
+  const missing = runtime.filter((name) => !Object.hasOwn(listed, name));
+  if (missing.length > 0) {
+    notes.push(
+      `The wiring imports ${missing.join(', ')}, which package.json does not list: install ${missing.length === 1 ? 'it' : 'them'} before \`service sync\`.`,
+    );
   }
 
   const key = readDotEnv(dir)[ENCRYPTION_KEY_VARIABLE];
