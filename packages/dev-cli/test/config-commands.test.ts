@@ -2,6 +2,7 @@
  * `dev`, `whoami` and `logout` around the config file: modes, missing or damaged files, an
  * unreachable platform. The browser login itself is in login.test.ts.
  */
+import { execFile } from 'node:child_process';
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
@@ -89,6 +90,23 @@ describe('service dev', () => {
     expect(await readFile(path, 'utf8')).not.toContain('OLD=1');
     expect(io.out()).toContain('No service.yaml here');
     expect(io.err()).toBe('Warning: add .env.service-dev to .gitignore; it holds your key.\n');
+  });
+
+  it('asks git itself whether it would leave the file out, in a repository', async () => {
+    const io = await loggedIn();
+    await new Promise((resolve, reject) =>
+      execFile('git', ['init', '--quiet'], { cwd: io.cwd }, (error) =>
+        error ? reject(error) : resolve(null),
+      ),
+    );
+    // A pattern that looks right, then a negation: git would commit the key.
+    await writeFile(join(io.cwd, '.gitignore'), '.env*\n!.env.service-dev\n');
+    expect(await run(['dev', '--json'], io)).toBe(0);
+    expect(JSON.parse(io.out())).toMatchObject({ gitignored: false });
+    // A pattern no literal check knows, which git reads as covering it.
+    await writeFile(join(io.cwd, '.gitignore'), '*.service-dev\n');
+    expect(await run(['dev', '--json'], io)).toBe(0);
+    expect(JSON.parse(io.out().trim().split('\n').at(-1)!)).toMatchObject({ gitignored: true });
   });
 
   it('writes nothing when service.yaml is invalid, and exits 1 when not logged in', async () => {
@@ -198,6 +216,11 @@ describe('service dev and the SDK', () => {
     const io = await loggedIn();
     expect(await run(['dev', '--app-key', ''], io)).toBe(2);
     expect(io.err()).toMatch(/^--app-key must be an App Key/);
+    // Only the whole key's shape is taken: the value becomes a line of the env file.
+    for (const bad of [`${tenant.appKey}\nEVIL=1`, 'service_sk_a b#c', `${tenant.appKey}x`]) {
+      const other = await loggedIn();
+      expect(await run(['dev', '--app-key', bad], other), JSON.stringify(bad)).toBe(2);
+    }
   });
 });
 

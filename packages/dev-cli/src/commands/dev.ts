@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseCommandArgs } from '../args.js';
@@ -7,6 +8,8 @@ import type { CliIo } from '../io.js';
 import { checkManifest } from '../manifest.js';
 
 export const DEV_ENV_FILE = '.env.service-dev';
+/** A platform key as the dashboard shows it: the prefix and 43 base64url characters. */
+const APP_KEY_PATTERN = /^service_sk_[A-Za-z0-9_-]{43}$/;
 
 /** `llm-gateway` -> `LLM_GATEWAY`: the prefix of an integration's variables. */
 export function envPrefixOf(slug: string): string {
@@ -23,7 +26,8 @@ export function envPrefixOf(slug: string): string {
 export async function run(args: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs(args, { 'app-key': { type: 'string' } });
   const appKey = values['app-key']?.trim();
-  if (values['app-key'] !== undefined && !appKey?.startsWith('service_sk_')) {
+  // The whole key's shape, not only its prefix: it is written as a line of the env file.
+  if (values['app-key'] !== undefined && !APP_KEY_PATTERN.test(appKey ?? '')) {
     throw new CliError('--app-key must be an App Key (service_sk_…), copied from the dashboard', USAGE);
   }
   const config = await requireConfig(io);
@@ -87,7 +91,19 @@ async function manifestIntegrations(io: CliIo): Promise<string[] | null> {
   return result.manifest.integrations ?? [];
 }
 
+/**
+ * Whether git would leave the file out: asked of git itself (every `.gitignore` up to the
+ * repository's root, negations and global excludes included); outside a repository, or without
+ * git, read from the folder's `.gitignore`.
+ */
 async function ignoredByGit(io: CliIo): Promise<boolean> {
+  const answer = await new Promise<boolean | null>((resolve) => {
+    execFile('git', ['check-ignore', '--quiet', DEV_ENV_FILE], { cwd: io.cwd, timeout: 5000 }, (error) => {
+      if (!error) resolve(true);
+      else resolve((error as { code?: unknown }).code === 1 ? false : null);
+    });
+  });
+  if (answer !== null) return answer;
   try {
     const ignore = await readFile(join(io.cwd, '.gitignore'), 'utf8');
     return ignore
