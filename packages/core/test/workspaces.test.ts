@@ -94,6 +94,13 @@ for (const kind of STORE_KINDS) {
         });
       }
       expect((await json(await call(ws.cookie, 'GET', '/api/tenants/me'), 200)).tenant.name).toBe('Acme');
+      // A name is read in pages and terminals: control characters are refused.
+      for (const name of ['Acme \u001b[31mRED', 'Tab\there', 'C1 \u009b']) {
+        const refused = await call(ws.cookie, 'PATCH', '/api/tenants/me', { name });
+        expect(refused.status, JSON.stringify(name)).toBe(400);
+      }
+      expect((await call(ws.cookie, 'POST', '/api/tenants', { name: 'New \u001b]0;x' })).status).toBe(400);
+      expect((await call(ws.cookie, 'PATCH', '/api/user/me', { name: 'Me \u0007' })).status).toBe(400);
     });
 
     it('lists the user’s workspaces, creates one they own, and switches between them', async () => {

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { CliError } from './cli-error.js';
 import type { CliConfig } from './config.js';
+import { printable } from './io.js';
 
 /** A platform answer the CLI understood. */
 export interface ApiAnswer<T = unknown> {
@@ -87,7 +88,7 @@ export function messageOf(answer: ApiAnswer): string {
         : typeof body?.error?.message === 'string'
           ? body.error.message
           : `HTTP ${answer.status}`;
-  return message;
+  return printable(message);
 }
 
 /** The most telling part of a fetch failure: the socket error code when there is one. */

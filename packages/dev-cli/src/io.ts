@@ -57,3 +57,13 @@ export function styles(io: CliIo, stream: OutputStream = io.stdout) {
     yellow: wrap(33, 39),
   };
 }
+
+/**
+ * Text from the platform made safe to print on a terminal: control characters (ESC sequences
+ * that move the cursor, recolour or retitle the terminal) are shown as U+FFFD, never sent as they
+ * are. A workspace's name is chosen by its owner, not by the person reading it.
+ */
+export function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\ufffd');
+}

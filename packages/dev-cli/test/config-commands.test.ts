@@ -139,6 +139,32 @@ describe('service whoami', () => {
     );
   });
 
+  it('prints a workspace name with control characters as text, never as terminal sequences', async () => {
+    // Written before names were checked, or by hand: the store may hold one.
+    const before = await store.db
+      .selectFrom('tenants')
+      .select('name')
+      .where('id', '=', tenant.tenantId)
+      .executeTakeFirstOrThrow();
+    await store.db
+      .updateTable('tenants')
+      .set({ name: 'Acme \u001b[31mRED\u001b]0;owned\u0007' })
+      .where('id', '=', tenant.tenantId)
+      .execute();
+    try {
+      const io = await loggedIn();
+      expect(await run(['whoami'], io)).toBe(0);
+      expect(io.out().includes('\u001b') || io.out().includes('\u0007')).toBe(false);
+      expect(io.out()).toContain('Acme \ufffd[31mRED\ufffd]0;owned\ufffd');
+    } finally {
+      await store.db
+        .updateTable('tenants')
+        .set({ name: before.name })
+        .where('id', '=', tenant.tenantId)
+        .execute();
+    }
+  });
+
   it('says so when the platform cannot be reached', async () => {
     const apiBase = await deadUrl();
     const io = await loggedIn({ apiBase });

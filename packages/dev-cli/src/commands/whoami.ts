@@ -3,7 +3,7 @@ import { bodyOf, callPlatform, messageOf, notThePlatform } from '../api.js';
 import { parseCommandArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
 import { displayKey, requireConfig } from '../config.js';
-import { type CliIo, styles } from '../io.js';
+import { type CliIo, printable, styles } from '../io.js';
 
 const whoamiSchema = z.object({
   tenant: z.object({ id: z.string(), name: z.string() }),
@@ -48,11 +48,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const usd = balance.balance_usd;
   const amount = `USD ${usd.toFixed(2)}`;
   const rows: Array<[string, string]> = [
-    ['Account', account ?? '(an app key)'],
-    ['Tenant', `${who.tenant.name} (${who.tenant.id})`],
+    ['Account', account === null ? '(an app key)' : printable(account)],
+    ['Tenant', printable(`${who.tenant.name} (${who.tenant.id})`)],
     ['Balance', usd > 0 ? style.green(amount) : style.red(amount)],
     ['Platform', config.apiBase],
-    ['Key', `${displayKey(config.apiKey)} (${who.key.kind})`],
+    ['Key', printable(`${displayKey(config.apiKey)} (${who.key.kind})`)],
   ];
   for (const [label, value] of rows) io.stdout.write(`${style.bold(label.padEnd(9))}${value}\n`);
   return 0;

@@ -7,11 +7,19 @@ import { PlatformError } from '../errors.js';
 import { readJsonBody } from '../internal/json-body.js';
 import { requireSafeCookieWrite, requireSession, requireUser } from '../internal/session.js';
 
-const workspaceName = z.string().trim().min(1).max(100);
+/** A name people read, in pages and terminals: no control characters (a terminal acts on them). */
+const displayName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  .refine((name) => !/[\u0000-\u001f\u007f-\u009f]/.test(name), 'must not contain control characters');
+const workspaceName = displayName;
 const renameWorkspaceSchema = z.strictObject({ name: workspaceName });
 const createWorkspaceSchema = z.strictObject({ name: workspaceName });
 const switchSchema = z.strictObject({ tenantId: z.string().max(64) });
-const renameUserSchema = z.strictObject({ name: z.string().trim().min(1).max(100).nullable() });
+const renameUserSchema = z.strictObject({ name: displayName.nullable() });
 
 /**
  * The signed-in user's account and workspaces: `/api/user/me`, `/api/tenants/me` (the current
