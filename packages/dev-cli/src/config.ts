@@ -85,6 +85,13 @@ export async function readConfig(io: CliIo): Promise<CliConfig | null> {
   ) {
     throw new DamagedConfigError(path, 'is missing apiBase, apiKey or tenantId');
   }
+  // Checked again here, not only at login: an edited file must not send the key in the clear.
+  if (!URL.canParse(value.apiBase) || !sendsKeysSafely(new URL(value.apiBase))) {
+    throw new DamagedConfigError(
+      path,
+      'has an apiBase that is not https:// (plain http:// only for localhost)',
+    );
+  }
   // The key is a credential: put back the modes the CLI contract asks for if something loosened them.
   const mode = (await stat(path)).mode & 0o777;
   if (mode !== 0o600) {
@@ -149,6 +156,12 @@ export function displayKey(key: string): string {
   return `service_sk_…${key.slice(-4)}`;
 }
 
+/** Whether a key may be sent to `url`: over https, or plain http to this machine only. */
+function sendsKeysSafely(url: URL): boolean {
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  return url.protocol === 'https:' || (url.protocol === 'http:' && loopback);
+}
+
 /**
  * A platform URL from `--api-base`: http(s), no trailing slash. Plain http only to this machine,
  * so a key is never sent in the clear over a network.
@@ -160,8 +173,7 @@ export function parseApiBase(value: string): string {
   } catch {
     throw new CliError(`--api-base must be a URL, got "${value}"`, USAGE);
   }
-  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+  if (!sendsKeysSafely(url)) {
     throw new CliError('--api-base must use https:// (plain http:// only for localhost)', USAGE);
   }
   if (url.username || url.password || url.search || url.hash) {

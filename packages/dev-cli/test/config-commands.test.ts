@@ -203,6 +203,24 @@ describe('service whoami', () => {
     expect(io.err()).toMatch(/config\.json is not valid JSON\. Run service login to write it again\.\n$/);
   });
 
+  it('never sends the key in the clear to an apiBase edited into the file', async () => {
+    const listener = createHttpServer((_req, res) => res.writeHead(200).end('{}'));
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.2', resolve));
+    let asked = 0;
+    listener.on('request', () => asked++);
+    try {
+      const port = (listener.address() as { port: number }).port;
+      for (const apiBase of [`http://127.0.0.2:${port}`, `http://platform.example:${port}`, 'not a url']) {
+        const io = await loggedIn({ apiBase });
+        expect(await run(['whoami'], io), apiBase).toBe(1);
+        expect(io.err()).toMatch(/config\.json has an apiBase that is not https:\/\//);
+      }
+      expect(asked).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    }
+  });
+
   it('puts a loosened config file back to 0600', async () => {
     const io = await loggedIn();
     await chmod(`${io.home}/.service/config.json`, 0o644);
