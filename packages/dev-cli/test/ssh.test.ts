@@ -199,6 +199,19 @@ describe('a broker that misbehaves', () => {
     );
   });
 
+  it('ends with 1, naming it, on an exit frame without a valid code, though the broker leaves the socket open', async () => {
+    for (const code of [999, -1, 'x', null]) {
+      await withRawBroker(
+        (socket) => socket.send(JSON.stringify({ type: 'exit', code })),
+        async (io, term) => {
+          expect(await run(['ssh', 'test-app'], io), String(code)).toBe(1);
+          expect(io.err()).toBe('\r\nssh: the broker sent an exit frame without a valid exit code\n');
+          expect(term.rawModes).toEqual([true, false]);
+        },
+      );
+    }
+  });
+
   it('exits 1 and gives the terminal back when the connection drops before the shell exits', async () => {
     await withRawBroker(
       (socket) => {

@@ -91,13 +91,22 @@ function shell(session: SessionAnswer, io: CliIo): Promise<number> {
     });
     socket.on('message', (message, isBinary) => {
       if (isBinary) return;
-      let frame: ReturnType<typeof sshServerFrameSchema.safeParse>;
+      let parsed: unknown;
       try {
-        frame = sshServerFrameSchema.safeParse(JSON.parse(message.toString()));
+        parsed = JSON.parse(message.toString());
       } catch {
         return;
       }
-      if (!frame.success) return;
+      const frame = sshServerFrameSchema.safeParse(parsed);
+      if (!frame.success) {
+        // A frame of a kind this CLI does not know is skipped; an exit it cannot read still ends
+        // the session (the shell is gone), as a failure, rather than leaving the terminal held.
+        if ((parsed as { type?: unknown } | null)?.type === 'exit') {
+          failure = 'the broker sent an exit frame without a valid exit code';
+          socket.close(1000);
+        }
+        return;
+      }
       if (frame.data.type === 'data') stdout.write(Buffer.from(frame.data.data, 'base64'));
       else if (frame.data.type === 'exit') {
         exitCode = frame.data.code;
