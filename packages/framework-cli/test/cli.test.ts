@@ -156,6 +156,32 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(readFileSync(join(dir, 'package.json'), 'utf8')).toBe(text);
   });
 
+  it('init --force regenerates the files and keeps what an earlier init decided', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'shop', dependencies: { express: '^5.0.0' } });
+    const first = await runCli(
+      ['init', '--yes', '--model-import', './mymodel', '--brief', 'Answers shop questions'],
+      {
+        cwd: dir,
+      },
+    );
+    expect(first.code, first.stderr).toBe(0);
+    const again = await runCli(['init', '--yes', '--force'], { cwd: dir });
+    expect(again.code, again.stderr).toBe(0);
+    expect(readJson(join(dir, '.service/config.json'))).toMatchObject({
+      modelImport: './mymodel',
+      brief: 'Answers shop questions',
+    });
+    // No second model module beside the one the host file imports.
+    expect(readdirSync(dir).filter((name) => name.startsWith('ai.'))).toEqual([]);
+    // An option given again still wins.
+    await runCli(['init', '--yes', '--force', '--brief', 'Takes orders'], { cwd: dir });
+    expect(readJson(join(dir, '.service/config.json'))).toMatchObject({
+      modelImport: './mymodel',
+      brief: 'Takes orders',
+    });
+  });
+
   it('exits 1 with a clear message on a folder that is no app, and on a URL that is not http(s)', async () => {
     const noApp = await runCli(['init', '--yes'], { cwd: emptyDir() });
     expect(noApp).toMatchObject({ code: 1, stderr: expect.stringMatching(/No package.json/) });

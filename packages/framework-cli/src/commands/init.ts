@@ -20,6 +20,7 @@ import {
   type Framework,
   isEncryptionKey,
   isObject,
+  readConfig,
   readDotEnv,
   readPackageJson,
   type ServiceConfig,
@@ -113,6 +114,15 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   return 0;
 }
 
+/** The config an earlier init wrote, when there is a valid one. */
+function earlierConfig(dir: string): ServiceConfig | null {
+  try {
+    return readConfig(dir);
+  } catch {
+    return null;
+  }
+}
+
 export function planInit(
   dir: string,
   pkg: Record<string, unknown>,
@@ -120,12 +130,16 @@ export function planInit(
 ): Planned {
   const framework = detectFramework(pkg);
   const root = sourceRoot(dir);
-  const modelImport = options.modelImport ?? DEFAULT_MODEL_IMPORT[framework];
+  // What an earlier init decided stands unless an option says otherwise: `--force` regenerates
+  // the files, it does not forget the model module or the brief the host file imports.
+  const earlier = earlierConfig(dir);
+  const modelImport = options.modelImport ?? earlier?.modelImport ?? DEFAULT_MODEL_IMPORT[framework];
+  const brief = options.brief ?? earlier?.brief;
   const wiring = wiringFor({
     framework,
     root,
     modelImport,
-    ...(options.brief ? { brief: options.brief } : {}),
+    ...(brief ? { brief } : {}),
   });
   const files: InitPlan['files'] = [];
   const contents = new Map<string, string>();
@@ -152,7 +166,7 @@ export function planInit(
     toolsModule: wiring.toolsModule,
     modelImport,
     wiring: wiring.files.map((f) => f.path),
-    ...(options.brief ? { brief: options.brief } : {}),
+    ...(brief ? { brief } : {}),
   };
   const owned: Array<[string, string]> = [
     [CONFIG_PATH, `${JSON.stringify(config, null, 2)}\n`],
@@ -201,7 +215,7 @@ export function planInit(
       dir,
       framework,
       modelImport,
-      brief: options.brief ?? null,
+      brief: brief ?? null,
       files,
       env: {
         file: '.env',
