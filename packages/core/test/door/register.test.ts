@@ -80,6 +80,16 @@ describe('dynamic client registration', () => {
     [{ redirect_uris: ['https://a.example/c\tb'] }, 'whitespace or control characters'],
     [{ redirect_uris: ['https://a.example/cb\n'] }, 'whitespace or control characters'],
     [{ redirect_uris: ['https://a.example/c\u007fb'] }, 'whitespace or control characters'],
+    // Matched as written, but a browser would be sent to the parser's reading of it.
+    [
+      { redirect_uris: ['https:\\\\evil.example\\cb'] },
+      'written as a URL parser writes it (https://evil.example/cb)',
+    ],
+    [{ redirect_uris: ['https:evil.example/cb'] }, 'written as a URL parser writes it'],
+    [{ redirect_uris: ['https://EVIL.example/cb'] }, 'written as a URL parser writes it'],
+    [{ redirect_uris: ['https://a.example:443/cb'] }, 'written as a URL parser writes it'],
+    [{ redirect_uris: ['https://a.example/./cb/../cb'] }, 'written as a URL parser writes it'],
+    [{ redirect_uris: ['http://LOCALHOST:8080/cb'] }, 'written as a URL parser writes it'],
   ])('refuses %j with invalid_redirect_uri', async (body, text) => {
     const response = await register(body);
     expect(response.status).toBe(400);
@@ -89,7 +99,15 @@ describe('dynamic client registration', () => {
   });
 
   it('accepts http redirect URIs on loopback hosts', async () => {
-    for (const uri of ['http://127.0.0.1/cb', 'http://localhost:8080/cb', 'http://[::1]:9/cb']) {
+    for (const uri of [
+      'http://127.0.0.1/cb',
+      'http://localhost:8080/cb',
+      'http://[::1]:9/cb',
+      // An empty path, as VS Code registers its loopback URI: the parser writes it `/`.
+      'http://127.0.0.1:33418',
+      'https://app.example',
+      'https://app.example?from=mcp',
+    ]) {
       expect((await register({ redirect_uris: [uri] })).status, uri).toBe(201);
     }
   });

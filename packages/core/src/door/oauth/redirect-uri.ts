@@ -50,15 +50,28 @@ export function redirectUriProblem(value: unknown): string | null {
   if (value.includes('#')) return 'redirect_uri must not contain a fragment';
   if (url.username || url.password) return 'redirect_uri must not contain userinfo';
   const scheme = url.protocol.slice(0, -1);
-  if (scheme === 'https') return null;
-  if (scheme === 'http') {
-    return LOOPBACK_HOSTS.has(url.hostname)
-      ? null
-      : 'redirect_uri must use https (http is allowed only on loopback: 127.0.0.1, [::1] or localhost)';
+  if (scheme === 'https' || scheme === 'http') {
+    // Matched as written, but the browser goes where the parser sends it: the two must agree.
+    if (!isWrittenAsParsed(value, url)) {
+      return `redirect_uri must be written as a URL parser writes it (${url.href}): no backslashes, dot segments, default ports or upper-case hosts`;
+    }
+    if (scheme === 'https' || LOOPBACK_HOSTS.has(url.hostname)) return null;
+    return 'redirect_uri must use https (http is allowed only on loopback: 127.0.0.1, [::1] or localhost)';
   }
   if (REFUSED_SCHEMES.has(scheme)) return `redirect_uri must not use the ${scheme}: scheme`;
   if (value.slice(url.protocol.length).length === 0) return 'redirect_uri must name a path after its scheme';
   return null;
+}
+
+/**
+ * Whether an http(s) URI is the one its parse writes, an empty path aside: `https://app.example`
+ * and `http://127.0.0.1:33418` (as VS Code registers it) are written `…/` by the parser, the
+ * same address.
+ */
+function isWrittenAsParsed(value: string, url: URL): boolean {
+  if (url.href === value) return true;
+  const { origin } = url;
+  return value.startsWith(origin) && `${origin}/${value.slice(origin.length)}` === url.href;
 }
 
 /**
