@@ -226,7 +226,9 @@ describe('sign-in and consent', () => {
       csrf_token: 'mcp_csrf_forged',
       decision: 'approve',
     });
-    expect(wrong.status).toBe(400);
+    expect(wrong.status).toBe(403);
+    // Said as it is: the request has neither expired nor been answered.
+    expect(await wrong.text()).toContain('did not come from this authorization page');
     const right = await postConsent(host, cookie, {
       transaction: ticket.transaction,
       csrf_token: ticket.csrfToken,
@@ -234,6 +236,25 @@ describe('sign-in and consent', () => {
     });
     expect(right.status).toBe(303);
     expect(new URL(right.headers.get('location')!).searchParams.get('code')).toMatch(/^mcp_code_/);
+  });
+
+  it('answers a consent transaction only at the door that opened it, when doors share a store', async () => {
+    const otherDoor = await startDoorHost(store);
+    try {
+      const cookie = signIn(host, 'user-1');
+      signIn(otherDoor, 'user-1');
+      const ticket = await openConsent(authorizeUrl(host, client, challenge), cookie);
+      const fields = { transaction: ticket.transaction, csrf_token: ticket.csrfToken, decision: 'approve' };
+      const elsewhere = await postConsent(otherDoor, cookie, fields);
+      expect(elsewhere.status).toBe(400);
+      expect(elsewhere.headers.get('location')).toBeNull();
+      // Not spent: the door that opened it still takes it.
+      const here = await postConsent(host, cookie, fields);
+      expect(here.status).toBe(303);
+      expect(new URL(here.headers.get('location')!).searchParams.get('code')).toMatch(/^mcp_code_/);
+    } finally {
+      await otherDoor.close();
+    }
   });
 
   it('refuses a decision posted from another site, by another user, or without its fields', async () => {
@@ -245,6 +266,15 @@ describe('sign-in and consent', () => {
       (await postConsent(host, cookie, { transaction: ticket.transaction, decision: 'approve' })).status,
     ).toBe(400);
     expect((await postConsent(host, cookie, { ...fields, decision: 'maybe' })).status).toBe(400);
+    // A field sent twice (which decision was meant?) is refused, and spends nothing.
+    const twice = await fetch(`${host.url}/api/service/mcp/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: `${new URLSearchParams({ ...fields, decision: 'deny' })}&decision=approve`,
+      redirect: 'manual',
+    });
+    expect(twice.status).toBe(400);
+    expect(await twice.text()).toContain('each of its fields once');
     const other = await postConsent(host, signIn(host, 'user-2'), fields);
     expect(other.status).toBe(403);
     expect(other.headers.get('location')).toBeNull();

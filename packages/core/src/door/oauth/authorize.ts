@@ -210,6 +210,10 @@ async function decide(context: DoorContext, request: Request): Promise<Response>
   if (unstorableField(form) !== null) {
     return problem(400, 'The consent form must not contain NUL characters or invalid Unicode.');
   }
+  // Each field once: with two decisions, which one the user meant is not the form's to guess.
+  if (['transaction', 'csrf_token', 'decision'].some((name) => form.getAll(name).length > 1)) {
+    return problem(400, 'The consent form must send each of its fields once.');
+  }
   const transaction = form.get('transaction');
   const csrfToken = form.get('csrf_token');
   const decision = form.get('decision');
@@ -221,6 +225,10 @@ async function decide(context: DoorContext, request: Request): Promise<Response>
   if (session instanceof Response) return problem(403, 'You are no longer signed in.');
   const pending = await context.clients.claimTransaction(transaction, csrfToken, session.subject);
   if (!pending) return problem(400, 'This authorization request has expired or was already answered.');
+  if (pending === 'wrong-csrf') {
+    // Not claimed: the form this transaction was shown with can still answer it.
+    return problem(403, 'The consent form did not come from this authorization page: open the link again.');
+  }
   if (pending === 'another-user') {
     // Not claimed: the user it was opened for can still answer it.
     return problem(403, 'This authorization request belongs to another signed-in user.');

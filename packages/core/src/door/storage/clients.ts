@@ -172,7 +172,8 @@ export class ClientStore {
         state: request.state,
         code_challenge: request.codeChallenge,
         scopes: request.scopes.join(' '),
-        resource: request.resource,
+        // This door's, whatever the request named: only this door claims it.
+        resource: this.resource,
         expires_at: new Date(this.now() + LIFETIMES.transaction * 1000),
       })
       .execute();
@@ -183,25 +184,29 @@ export class ClientStore {
    * Claims a consent transaction once for its user: the CSRF token must match (constant time) and
    * the signed-in `subject` be the one it was opened for, both before the single-use claim, so
    * neither a wrong token nor another user's post burns the user's page. Null when unknown,
-   * expired, already used or the CSRF token is wrong; `'another-user'` when it is someone else's.
+   * expired, already used, or opened by another door sharing the store; `'wrong-csrf'` when the
+   * token is not the form's; `'another-user'` when it is someone else's.
    */
   async claimTransaction(
     transaction: string,
     csrfToken: string,
     subject: string,
-  ): Promise<AuthorizationRequest | 'another-user' | null> {
+  ): Promise<AuthorizationRequest | 'another-user' | 'wrong-csrf' | null> {
     const idHash = hashSecret(transaction);
     const row = await this.db
       .selectFrom('door_consent_transactions')
       .select(['csrf_hash', 'subject'])
       .where('id_hash', '=', idHash)
+      .where('resource', '=', this.resource)
       .executeTakeFirst();
-    if (!row || !safeEqual(row.csrf_hash, hashSecret(csrfToken))) return null;
+    if (!row) return null;
+    if (!safeEqual(row.csrf_hash, hashSecret(csrfToken))) return 'wrong-csrf';
     if (row.subject !== subject) return 'another-user';
     const claimed = await this.db
       .updateTable('door_consent_transactions')
       .set({ claimed_at: new Date(this.now()) })
       .where('id_hash', '=', idHash)
+      .where('resource', '=', this.resource)
       .where('subject', '=', subject)
       .where('claimed_at', 'is', null)
       .where('expires_at', '>', new Date(this.now()))
