@@ -106,3 +106,18 @@ export function doorUrlsFor(baseUrl: string): DoorUrls {
     },
   };
 }
+
+/**
+ * Whether a client's `resource` parameter (RFC 8707) names the door's MCP URL: read as a URL
+ * (scheme and host in any case, a trailing slash or not), without query or fragment. One rule for
+ * `/authorize` and `/token`, which a client sends the same value.
+ */
+export function namesResource(candidate: string, resource: string): boolean {
+  try {
+    const url = new URL(candidate);
+    if (url.search || url.hash) return false;
+    return `${url.origin}${url.pathname.replace(/\/+$/, '')}` === resource;
+  } catch {
+    return false;
+  }
+}

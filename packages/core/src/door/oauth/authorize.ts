@@ -12,6 +12,7 @@ import type { DoorContext } from '../context.js';
 import { authorizationErrorPage, consentPage, consentProblemPage } from '../pages/consent.js';
 import { isWellFormedChallenge } from '../secrets.js';
 import type { AuthorizationRequest, RegisteredClient } from '../storage/clients.js';
+import { namesResource } from '../urls.js';
 import { OAuthError, type OAuthErrorCode, redirectWithError } from './errors.js';
 import { isFormRequest, MAX_FORM_BYTES, readCapped, unstorableField } from './form.js';
 import { formActionSource, isRegisteredRedirect } from './redirect-uri.js';
@@ -165,7 +166,7 @@ function checkRequest(
     return fail('invalid_scope', `Scope beyond the client's registered scope: ${beyond.join(', ')}`);
   }
   const resource = params.get('resource');
-  if (resource !== null && !sameResource(resource, context.config.urls.resource)) {
+  if (resource !== null && !namesResource(resource, context.config.urls.resource)) {
     return fail('invalid_target', `resource must be ${context.config.urls.resource}`);
   }
   return {
@@ -262,14 +263,4 @@ async function issueAndRedirect(
     status,
     headers: { location: target.toString(), 'cache-control': 'no-store' },
   });
-}
-
-function sameResource(candidate: string, resource: string): boolean {
-  try {
-    const url = new URL(candidate);
-    if (url.search || url.hash) return false;
-    return `${url.origin}${url.pathname.replace(/\/+$/, '')}` === resource;
-  } catch {
-    return false;
-  }
 }

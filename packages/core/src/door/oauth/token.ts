@@ -12,6 +12,7 @@ import { preflight, withCors } from '../cors.js';
 import { TOKEN_EXCHANGE_GRANT } from '../discovery.js';
 import { hashSecret, isWellFormedVerifier, safeEqual, verifiesS256 } from '../secrets.js';
 import { type IssuedTokens, splitScopes } from '../storage/token-families.js';
+import { namesResource } from '../urls.js';
 import { OAuthError, oauthErrorResponse, oauthJson } from './errors.js';
 import { readForm, single } from './form.js';
 
@@ -248,8 +249,7 @@ function checkScopes(scope: string): string[] {
 function checkResource(context: DoorContext, form: URLSearchParams): void {
   const resource = single(form, 'resource');
   if (resource === null) return;
-  const canonical = resource.replace(/\/+$/, '');
-  if (canonical !== context.config.urls.resource) {
+  if (!namesResource(resource, context.config.urls.resource)) {
     throw new OAuthError('invalid_target', `resource must be ${context.config.urls.resource}`);
   }
 }

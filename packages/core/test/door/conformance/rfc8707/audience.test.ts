@@ -111,6 +111,29 @@ for (const kind of STORE_KINDS) {
       expect(atB.transaction).toBe('');
     });
 
+    it('§2 one resource written two ways (case, a trailing slash) is taken alike by /authorize and /token', async () => {
+      const canonical = new URL(doorA.door.urls.resource);
+      const written = `HTTP://${canonical.host.toUpperCase()}${canonical.pathname}/`;
+      const flow = await authorizeCode(doorA, 'resource-writer', undefined, { resource: written });
+      const exchanged = await tokenRequest(doorA, {
+        grant_type: 'authorization_code',
+        code: flow.code,
+        client_id: flow.client.clientId,
+        redirect_uri: flow.client.redirectUri,
+        code_verifier: flow.pkce.verifier,
+        resource: written,
+      });
+      expect(exchanged.status).toBe(200);
+      const { refresh_token } = await exchanged.json();
+      const refreshed = await tokenRequest(doorA, {
+        grant_type: 'refresh_token',
+        client_id: flow.client.clientId,
+        refresh_token,
+        resource: written,
+      });
+      expect(refreshed.status).toBe(200);
+    });
+
     it('§2.2 a resource naming another door is refused at the token endpoint (invalid_target)', async () => {
       const tokens = await tokensFor(doorB);
       const refused = await tokenRequest(doorB, {
