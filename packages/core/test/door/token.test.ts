@@ -112,6 +112,25 @@ describe('authorization code grant', () => {
     expect((await tokenRequest(host, codeFields(flow))).status).toBe(400);
   });
 
+  it('takes the client id as the HTTP Basic user, as a client registered for a secret method sends it', async () => {
+    const basic = (user: string) => `Basic ${Buffer.from(`${encodeURIComponent(user)}:`).toString('base64')}`;
+    const viaBasic = (flow: Awaited<ReturnType<typeof authorizeCode>>, user: string, bodyClient?: string) => {
+      const { client_id: _, ...fields } = codeFields(flow);
+      return fetch(`${host.url}/api/service/mcp/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(user) },
+        body: new URLSearchParams({ ...fields, ...(bodyClient ? { client_id: bodyClient } : {}) }),
+      });
+    };
+    const flow = await authorizeCode(host);
+    expect((await viaBasic(flow, flow.client.clientId)).status).toBe(200);
+    // Two different clients in one request are refused before the code is looked up.
+    const other = await authorizeCode(host);
+    const differ = await viaBasic(other, other.client.clientId, 'mcp_client_someone_else');
+    expect((await errorOf(differ)).error).toBe('invalid_request');
+    expect((await tokenRequest(host, codeFields(other))).status).toBe(200);
+  });
+
   it('refuses a redirect_uri that differs from the authorization request', async () => {
     const flow = await authorizeCode(host);
     const response = await tokenRequest(

@@ -34,9 +34,9 @@ export async function handleToken(context: DoorContext, request: Request): Promi
     const grantType = single(form, 'grant_type');
     switch (grantType) {
       case 'authorization_code':
-        return withCors(await exchangeCode(context, form));
+        return withCors(await exchangeCode(context, form, request));
       case 'refresh_token':
-        return withCors(await refresh(context, form));
+        return withCors(await refresh(context, form, request));
       case TOKEN_EXCHANGE_GRANT:
         return withCors(await exchangeServiceKey(context, form, request));
       case null:
@@ -58,8 +58,12 @@ export async function handleToken(context: DoorContext, request: Request): Promi
   }
 }
 
-async function exchangeCode(context: DoorContext, form: URLSearchParams): Promise<Response> {
-  const clientId = required(form, 'client_id');
+async function exchangeCode(
+  context: DoorContext,
+  form: URLSearchParams,
+  request: Request,
+): Promise<Response> {
+  const clientId = publicClientId(form, request);
   const code = required(form, 'code');
   const redirectUri = required(form, 'redirect_uri');
   const verifier = required(form, 'code_verifier');
@@ -90,8 +94,8 @@ async function exchangeCode(context: DoorContext, form: URLSearchParams): Promis
   return tokenResponse(tokens);
 }
 
-async function refresh(context: DoorContext, form: URLSearchParams): Promise<Response> {
-  const clientId = required(form, 'client_id');
+async function refresh(context: DoorContext, form: URLSearchParams, request: Request): Promise<Response> {
+  const clientId = publicClientId(form, request);
   const refreshToken = required(form, 'refresh_token');
   const scope = single(form, 'scope');
   // A blank `scope` asks for nothing in particular: the grant's scopes (RFC 6749 §6).
@@ -222,6 +226,30 @@ function clientCredentials(
     }
   }
   return { clientId: single(form, 'client_id'), key: single(form, 'client_secret') };
+}
+
+/**
+ * A public client's id: the `client_id` field, or the user-id of HTTP Basic (RFC 6749 §2.3.1),
+ * which a client that registered for a secret method may send with an empty secret. The door
+ * issues no secrets, so a secret sent along proves nothing and is not read.
+ */
+function publicClientId(form: URLSearchParams, request: Request): string {
+  const field = single(form, 'client_id');
+  const header = request.headers.get('authorization') ?? '';
+  let basic: string | null = null;
+  if (/^basic /i.test(header)) {
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    basic = colon > 0 ? safeDecode(decoded.slice(0, colon)) : null;
+  }
+  if (field !== null && basic !== null && field !== basic) {
+    throw new OAuthError('invalid_request', 'client_id and the HTTP Basic client differ');
+  }
+  const clientId = field ?? basic;
+  if (clientId === null) {
+    throw new OAuthError('invalid_request', 'client_id is required (in the body, or as the HTTP Basic user)');
+  }
+  return clientId;
 }
 
 function safeDecode(value: string): string | null {
