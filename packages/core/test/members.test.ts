@@ -131,7 +131,10 @@ for (const kind of STORE_KINDS) {
 
       const joined = await accept(invitee.cookie, sent.acceptUrl);
       expect(joined.status).toBe(200);
-      expect(await joined.text()).toContain(`data-tenant-id="${ws.tenantId}"`);
+      const welcome = await joined.text();
+      expect(welcome).toContain(`data-tenant-id="${ws.tenantId}"`);
+      // And on from there: the dashboard of the workspace just joined.
+      expect(welcome).toContain('<a href="/">Open the dashboard</a>');
       // Joining makes the workspace current, with the invited role.
       const current = await json(await call(invitee.cookie, 'GET', '/api/tenants/me'), 200);
       expect(current.tenant).toMatchObject({ id: ws.tenantId, role: 'viewer' });

@@ -302,6 +302,10 @@ describeInBrowser('the dashboard, page by page', () => {
     const billing = await api(viewer, 'GET', '/billing');
     expect(billing.status).toBe(403);
     expect(await billing.text()).toContain('owners see and change billing');
+    // Nor is a viewer handed a deploy form the deploy API would refuse.
+    const deploy = await api(viewer, 'GET', '/tools/plain/deploy');
+    expect(deploy.status).toBe(403);
+    expect(await deploy.text()).toContain('Viewers cannot deploy tools.');
     const owner = await signedInOwner(server, 'caps-owner@example.test');
     const viewerOfOwner = await signedInTeammate(
       server,
@@ -355,6 +359,32 @@ describe('dashboard forms over HTTP', () => {
     expect((await api(owner.cookie, 'GET', `/deployments/${other.appId}`)).status).toBe(404);
     expect((await api(owner.cookie, 'GET', '/deployments/not-an-id')).status).toBe(404);
     expect((await api(owner.cookie, 'GET', '/tools/nope/deploy')).status).toBe(404);
+    // A deployment that does not run shows its address, not a link that would answer 503.
+    const idle = await (await api(owner.cookie, 'GET', `/deployments/${owner.appId}`)).text();
+    expect(idle).toContain('(answers once the deployment runs)');
+    // A page of transactions that does not exist says so, and leads back to the newest.
+    const lost = await (await api(owner.cookie, 'GET', '/billing?cursor=abc')).text();
+    expect(lost).toContain('This page of transactions does not exist.');
+    expect(lost).not.toContain('No transactions yet.');
+    // A cap of nothing is refused in the form's words.
+    const billingPage = await (await api(owner.cookie, 'GET', '/billing')).text();
+    const billingCsrf = /name="_csrf" value="([^"]+)"/.exec(billingPage)?.[1] ?? '';
+    const zeroCap = await fetch(`${server.url}/billing`, {
+      method: 'POST',
+      headers: {
+        cookie: owner.cookie,
+        origin: server.url,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({
+        _csrf: billingCsrf,
+        _action: 'caps',
+        app: owner.appId,
+        daily: '0',
+      }).toString(),
+    });
+    expect(zeroCap.status).toBe(400);
+    expect(await zeroCap.text()).toContain('A cap must be more than USD 0');
     const big = await fetch(`${server.url}/keys`, {
       method: 'POST',
       headers: {

@@ -136,7 +136,8 @@ export function invitationPageRoutes(
         `<h1>Welcome to ${escapeHtml(joined.workspaceName)}</h1>
 <p id="joined" data-tenant-id="${escapeHtml(joined.tenantId)}">You are now a${joined.role === 'owner' ? 'n' : ''}
 <strong>${escapeHtml(joined.role)}</strong> of <strong>${escapeHtml(joined.workspaceName)}</strong>; it is your current
-workspace.</p>`,
+workspace.</p>
+<p><a href="${escapeHtml(`${basePath}/`)}">Open the dashboard</a></p>`,
       ),
     );
   });

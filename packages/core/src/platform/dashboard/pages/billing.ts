@@ -72,8 +72,9 @@ ${table(
     money(t.balanceAfterMicros),
     t.description ?? '',
   ]),
-  'No transactions yet.',
+  transactions.ok ? 'No transactions yet.' : 'This page of transactions does not exist.',
 )}
+${transactions.ok ? null : html`<p><a href="${view.base}/billing#transactions-title">Newest transactions</a></p>`}
 ${transactions.ok && transactions.body.nextCursor ? html`<p><a href="${view.base}/billing?cursor=${transactions.body.nextCursor}#transactions-title">Older transactions</a></p>` : null}
 </section>`;
   },
@@ -111,6 +112,9 @@ ${transactions.ok && transactions.body.nextCursor ? html`<p><a href="${view.base
         const monthly = usdField(field(fields, 'monthly'));
         if (Number.isNaN(daily) || Number.isNaN(monthly))
           return { refused: 'Enter caps in USD, like 5 or 12.50, or leave them blank.' };
+        // Said in the form's words, not the API's field names: a cap of nothing is no cap.
+        if (daily === 0 || monthly === 0)
+          return { refused: 'A cap must be more than USD 0: leave it blank for no cap.' };
         const warnText = field(fields, 'warn').trim();
         const warn = warnText === '' ? [] : warnText.split(/[\s,]+/).map(Number);
         if (warn.some((pct) => !Number.isInteger(pct)))

@@ -67,7 +67,7 @@ ${detail('Tool', app.toolSlug ? `${app.toolSlug} ${app.version ?? ''}` : '—')}
 ${detail('Since', d ? when(d.since) : '—')}
 ${detail('Restarts', d ? d.restarts : '—')}
 ${detail('Last exit', d?.lastExit ?? '—')}
-${detail('Address', html`<a href="${app.openUrl}">${app.openUrl}</a>`)}
+${detail('Address', d?.state === 'running' ? html`<a href="${app.openUrl}">${app.openUrl}</a>` : html`${app.openUrl} <span class="muted">(answers once the deployment runs)</span>`)}
 </dl>
 ${canAct ? html`<div class="row-actions">${view.form('redeploy', hidden, { submit: 'Redeploy', buttonClass: 'secondary' })}${view.form('stop', hidden, { submit: 'Stop', buttonClass: 'secondary' })}${view.form('delete', hidden, { submit: 'Delete', buttonClass: 'danger', confirm: `Delete ${app.name}? Its keys stop working and its secrets are removed.` })}</div>` : null}
 ${usage ? usageSection(view, app, usage.ok ? usage.body : null, range) : null}

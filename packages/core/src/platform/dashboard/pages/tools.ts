@@ -110,6 +110,8 @@ export const deployPage: DashboardPage = {
   async render(view) {
     const tool = await toolOf(view);
     if (!tool) return { status: 404, message: 'There is no deployable tool of that name.' };
+    // The deploy API refuses viewers: the form is not shown to them to fill in for nothing.
+    if (view.user!.role === 'viewer') return { status: 403, message: 'Viewers cannot deploy tools.' };
     const needs = await view.api.get<{ required: Requirement[]; optional: Requirement[] }>(
       `/api/tools/${tool.toolSlug}/integrations`,
     );
