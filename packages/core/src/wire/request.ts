@@ -5,7 +5,7 @@
  */
 import { getCookie } from 'hono/cookie';
 import { serialize } from 'hono/utils/cookie';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Principal } from '../agent/tools.js';
 import { readBodyText } from '../http/body.js';
 import { type JsonInput, parseJsonInput } from '../http/input-guard.js';
@@ -171,6 +171,24 @@ export async function jsonBody<T extends z.ZodType>(
     guardedValue(parseJsonInput(text, limits.maxDepth ? { maxDepth: limits.maxDepth } : {})),
     'body',
   );
+}
+
+/** The most a route that takes no fields reads of a body: room for `{}` and whitespace. */
+const NO_FIELDS_MAX_BYTES = 1024;
+const noFieldsSchema = z.strictObject({});
+
+/**
+ * The body of a route that takes none (documented as `{}`): nothing at all, or an empty JSON
+ * object. Malformed JSON is `invalid_json` and a field is `validation_failed`, as on every route,
+ * rather than ignored.
+ */
+export async function noFields(c: WireCtx): Promise<void> {
+  const text = await readBodyText(c.req.raw, {
+    maxBytes: NO_FIELDS_MAX_BYTES,
+    tooLarge: () => tooLarge(NO_FIELDS_MAX_BYTES),
+  });
+  if (text.trim() === '') return;
+  validate(noFieldsSchema, guardedValue(parseJsonInput(text)), 'body');
 }
 
 /**

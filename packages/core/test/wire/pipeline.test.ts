@@ -266,6 +266,30 @@ for (const transportKind of TRANSPORTS) {
         await expectError(await post('{"message": '), 400, 'invalid_json');
       });
 
+      it('reads the body of a route that takes none: nothing or {} pass, anything else is refused', async () => {
+        for (const [method, path] of [
+          ['POST', '/api/service/threads/none/stop'],
+          ['DELETE', '/api/service/threads/none'],
+          ['POST', '/api/service/runs/run_none/stop'],
+          ['POST', '/api/service/automations/atm_none/pause'],
+          ['DELETE', '/api/service/grants/grt_none'],
+          ['DELETE', '/api/service/files/fil_none'],
+        ] as const) {
+          const send = (body?: string) =>
+            request(path, {
+              method,
+              headers: { ...asAda, ...json },
+              ...(body === undefined ? {} : { body }),
+            });
+          // Past the body, each of these is an unknown id.
+          await expectError(await send(), 404, 'not_found');
+          await expectError(await send(' {} '), 404, 'not_found');
+          await expectError(await send('{'), 400, 'invalid_json');
+          await expectError(await send('{"x":1}'), 400, 'validation_failed');
+          await expectError(await send(`{"x":"${'y'.repeat(2000)}"}`), 413, 'payload_too_large');
+        }
+      });
+
       it('answers 400 validation_failed naming the field for wrong types or missing fields', async () => {
         expect(await expectError(await post('{"message": 42}'), 400, 'validation_failed')).toContain(
           'message',

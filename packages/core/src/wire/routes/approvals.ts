@@ -11,7 +11,7 @@ import { DEFAULT_GRANT_TTL_SECONDS, grantView, MAX_GRANT_TTL_SECONDS } from '../
 import type { Grant } from '../../agent/tools.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
-import { jsonBody, principalOf, queryOf, refuseOrg, validate } from '../request.js';
+import { jsonBody, noFields, principalOf, queryOf, refuseOrg, validate } from '../request.js';
 
 const rememberSchema = z.union([
   z.literal(true).transform(() => ({ scope: 'tool' as const, ttlSeconds: DEFAULT_GRANT_TTL_SECONDS })),
@@ -104,6 +104,7 @@ export function approvalRoutes(ctx: WireContext): Hono<WireEnv> {
   app.delete('/grants/:id', async (c) => {
     refuseOrg(c);
     const principal = await principalOf(ctx, c);
+    await noFields(c);
     const id = c.req.param('id');
     if (!(await ctx.grants.revoke(principal.subject, id))) throw new WireError('not_found', 'No such grant.');
     ctx.audit.record(principal.subject, 'grant.revoked', { grantId: id });

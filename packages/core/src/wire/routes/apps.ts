@@ -40,7 +40,15 @@ import {
 import type { WireApps, WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { SLOT_ID, SLOT_ID_RULE } from '../options.js';
-import { jsonBody, presentCredentials, principalOf, queryOf, userOf, validate } from '../request.js';
+import {
+  jsonBody,
+  noFields,
+  presentCredentials,
+  principalOf,
+  queryOf,
+  userOf,
+  validate,
+} from '../request.js';
 
 const slotId = z.string().regex(SLOT_ID, SLOT_ID_RULE);
 const page = z.string().trim().min(1).max(500);
@@ -261,6 +269,7 @@ export function appRoutes(ctx: WireContext, apps: WireApps): Hono<WireEnv> {
 
   app.delete('/apps/:id', async (c) => {
     const principal = await principalOf(ctx, c);
+    await noFields(c);
     const id = c.req.param('id');
     const deleted = APP_ID.test(id) ? await store.deleteApp(principal.subject, id) : null;
     if (!deleted) throw noSuchApp();

@@ -18,7 +18,7 @@ import { readBody } from '../../http/body.js';
 import { bearerToken } from '../../identity/bearer.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
-import { jsonBody, principalOf, queryOf, validate } from '../request.js';
+import { jsonBody, noFields, principalOf, queryOf, validate } from '../request.js';
 
 /** The headers a delivery's verification may read (each scheme picks its own). */
 const DELIVERY_HEADERS = [
@@ -96,6 +96,7 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
   ] as const) {
     app.post(`/automations/:id/${action}`, async (c) => {
       const principal = await principalOf(ctx, c);
+      await noFields(c);
       const automation = await automations.records.setStatus(principal.subject, c.req.param('id'), status);
       if (!automation) throw notFound();
       ctx.audit.record(principal.subject, `automation.${action}d`, { automationId: automation.id });
@@ -105,6 +106,7 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
 
   app.delete('/automations/:id', async (c) => {
     const principal = await principalOf(ctx, c);
+    await noFields(c);
     const id = c.req.param('id');
     if (!(await automations.records.delete(principal.subject, id))) throw notFound();
     ctx.audit.record(principal.subject, 'automation.deleted', { automationId: id });

@@ -12,7 +12,7 @@ import { CLIENT_ID_PATTERN, newId } from '../../agent/ids.js';
 import { ChannelAddressTakenError, type TextChannels } from '../channels.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
-import { jsonBody, principalOf } from '../request.js';
+import { jsonBody, noFields, principalOf } from '../request.js';
 
 const bindSchema = z.object({
   channel: z.string().min(1).max(32),
@@ -65,6 +65,7 @@ export function channelRoutes(ctx: WireContext, channels: TextChannels): Hono<Wi
 
   app.delete('/channels/text/:id', async (c) => {
     const principal = await principalOf(ctx, c);
+    await noFields(c);
     const id = c.req.param('id');
     if (!(await channels.unbind(principal.subject, id))) throw new WireError('not_found', 'No such binding.');
     ctx.audit.record(principal.subject, 'channel.unbound', { bindingId: id });

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { WireConnection, WireConnections } from '../connections.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
-import { jsonBody, principalOf } from '../request.js';
+import { jsonBody, noFields, principalOf } from '../request.js';
 
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
@@ -57,6 +57,7 @@ export function connectionRoutes(ctx: WireContext, source: WireConnections): Hon
 
   app.delete('/connections/:id', async (c) => {
     const principal = await principalOf(ctx, c);
+    await noFields(c);
     const id = c.req.param('id');
     const connection: WireConnection | null = ID.test(id) ? await source.disconnect(principal, id) : null;
     if (!connection) throw new WireError('not_found', 'No such connection.');

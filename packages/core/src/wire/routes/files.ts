@@ -14,7 +14,7 @@ import { capped, readMultipartFile } from '../../http/multipart.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { RAW_UPLOAD_HEADER } from '../pipeline.js';
-import { principalOf, queryOf, validate } from '../request.js';
+import { noFields, principalOf, queryOf, validate } from '../request.js';
 
 /** Header naming a raw upload's file (percent-encoded UTF-8). */
 export const FILE_NAME_HEADER = 'x-service-file-name';
@@ -119,6 +119,7 @@ export function fileRoutes(ctx: WireContext, files: FileStore, maxBytes: number)
 
   app.delete('/files/:id', async (c) => {
     const principal = await principalOf(ctx, c);
+    await noFields(c);
     const id = c.req.param('id');
     if (!(await files.delete(principal.subject, id))) throw new WireError('not_found', 'No such file.');
     ctx.audit.record(principal.subject, 'file.deleted', { fileId: id });

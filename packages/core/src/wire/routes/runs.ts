@@ -12,7 +12,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
-import { principalOf, queryOf, validate } from '../request.js';
+import { noFields, principalOf, queryOf, validate } from '../request.js';
 import { cursorSchema, follow } from './chat.js';
 
 const listQuery = z.object({
@@ -64,6 +64,7 @@ export function runRoutes(ctx: WireContext): Hono<WireEnv> {
 
   app.post('/runs/:id/stop', async (c) => {
     const principal = await principalOf(ctx, c);
+    await noFields(c);
     const run = await ctx.runs.stop(principal.subject, c.req.param('id'));
     if (!run) throw notFound();
     return c.json({ run }, 202);
@@ -71,6 +72,7 @@ export function runRoutes(ctx: WireContext): Hono<WireEnv> {
 
   app.post('/runs/:id/rerun', async (c) => {
     const principal = await principalOf(ctx, c);
+    await noFields(c);
     const outcome = await automations.rerun(principal.subject, c.req.param('id'));
     if ('run' in outcome) return c.json({ run: outcome.run }, 202);
     if (outcome.refused === 'not_found') throw notFound();

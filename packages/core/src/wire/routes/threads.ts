@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { CLIENT_ID_PATTERN } from '../../agent/ids.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
-import { principalOf, queryOf, validate } from '../request.js';
+import { noFields, principalOf, queryOf, validate } from '../request.js';
 
 /**
  * A page's `nextBefore`: the last thread's `updatedAt` and id, as `<updatedAt>~<id>` (ids never
@@ -62,6 +62,7 @@ export function threadRoutes(ctx: WireContext): Hono<WireEnv> {
 
   app.post('/threads/:id/stop', async (c) => {
     const principal = await principalOf(ctx, c);
+    await noFields(c);
     const id = c.req.param('id');
     if (!(await ctx.threads.exists(principal.subject, id)))
       throw new WireError('not_found', 'No such thread.');
@@ -71,6 +72,7 @@ export function threadRoutes(ctx: WireContext): Hono<WireEnv> {
 
   app.delete('/threads/:id', async (c) => {
     const principal = await principalOf(ctx, c);
+    await noFields(c);
     const id = c.req.param('id');
     if (!(await ctx.threads.exists(principal.subject, id)))
       throw new WireError('not_found', 'No such thread.');
