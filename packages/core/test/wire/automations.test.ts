@@ -137,6 +137,15 @@ for (const kind of STORE_KINDS) {
         .where('id', '=', id)
         .execute();
     }
+    /** The data of every audit event of `kind` recorded so far, oldest first. */
+    async function auditData(kind: string): Promise<unknown[]> {
+      const rows = await store.db
+        .selectFrom('wire_audit_events')
+        .select('data')
+        .where('kind', '=', kind)
+        .execute();
+      return rows.map((row) => row.data);
+    }
     async function finished(user: string, runId: string) {
       return eventually(async () => {
         const { run } = await (await as(user)(`/runs/${runId}`)).json();
@@ -396,12 +405,7 @@ for (const kind of STORE_KINDS) {
         const refused = await tick(one, 'wrong-secret-0123456789');
         expect(refused.status).toBe(401);
         expect((await refused.json()).error.code).toBe('unauthorized');
-        const rejected = await store.db
-          .selectFrom('wire_audit_events')
-          .select('data')
-          .where('kind', '=', 'tick.rejected')
-          .execute();
-        expect(rejected.at(-1)?.data).toEqual({ reason: 'bad_secret' });
+        expect((await auditData('tick.rejected')).at(-1)).toEqual({ reason: 'bad_secret' });
       });
     });
 
@@ -579,12 +583,7 @@ for (const kind of STORE_KINDS) {
           body: payload,
         });
         expect(unsigned.status).toBe(401);
-        const reasons = await store.db
-          .selectFrom('wire_audit_events')
-          .select('data')
-          .where('kind', '=', 'webhook.rejected')
-          .execute();
-        expect(reasons.map((r) => r.data)).toEqual(
+        expect(await auditData('webhook.rejected')).toEqual(
           expect.arrayContaining([
             { source: 'github', reason: 'bad_signature' },
             { source: 'github', reason: 'missing_headers' },
@@ -614,12 +613,7 @@ for (const kind of STORE_KINDS) {
           expect(response.status, source).toBe(401);
           expect((await response.json()).error.code).toBe('unauthorized');
         }
-        const reasons = await store.db
-          .selectFrom('wire_audit_events')
-          .select('data')
-          .where('kind', '=', 'webhook.rejected')
-          .execute();
-        expect(reasons.map((r) => r.data)).toEqual(
+        expect(await auditData('webhook.rejected')).toEqual(
           expect.arrayContaining([{ source: 'constructor', reason: 'unknown_source' }]),
         );
       });
