@@ -208,6 +208,17 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
         env: { ...offline, SERVICE_BASE_URL: 'https://shop.example.com' },
       });
       expect(set.stdout).not.toContain('E-MCP-009');
+      // Commented out, neither opens the door nor names its URL.
+      writeFileSync(
+        file,
+        wiring.replace('  tools,\n', '  tools,\n  // mcp: true,\n  /* mcp: { serverName: "x" } */\n'),
+      );
+      expect((await runCli(['doctor'], { cwd: dir, env: offline })).stdout).not.toContain('E-MCP-009');
+      writeFileSync(
+        file,
+        wiring.replace('  tools,\n', "  tools,\n  mcp: true,\n  // baseUrl: 'https://shop.example.com',\n"),
+      );
+      expect((await runCli(['doctor'], { cwd: dir, env: offline })).stdout).toContain('✗ E-MCP-009');
     } finally {
       writeFileSync(file, wiring);
     }

@@ -101,7 +101,11 @@ function doorWithoutCanonicalUrl(
         return '';
       }
     })
-    .join('\n');
+    .join('\n')
+    // What is commented out configures nothing: block comments, and line comments (a `//` after
+    // a colon or a quote is a URL's, not a comment).
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
   if (!/\bmcp\s*:/.test(source)) return false;
   const fromEnv = env.SERVICE_BASE_URL ?? readDotEnv(dir).SERVICE_BASE_URL;
   return !fromEnv?.trim() && !/\bbaseUrl\s*:/.test(source);
