@@ -7,6 +7,7 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post as postToLedger } from '../../src/billing/ledger.js';
 import { describeInBrowser, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { publishTestRelease } from '../support/deploy.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
@@ -359,6 +360,39 @@ describe('dashboard forms over HTTP', () => {
     expect((await api(owner.cookie, 'GET', `/deployments/${other.appId}`)).status).toBe(404);
     expect((await api(owner.cookie, 'GET', '/deployments/not-an-id')).status).toBe(404);
     expect((await api(owner.cookie, 'GET', '/tools/nope/deploy')).status).toBe(404);
+    // A deploy form sent twice at once deploys once, and both answers show its App Key.
+    await postToLedger(store.db, {
+      tenantId: owner.tenantId,
+      amountMicros: 5_000_000,
+      kind: 'grant',
+      idempotencyKey: 'twice',
+    });
+    const form = await (await api(owner.cookie, 'GET', '/tools/plain/deploy')).text();
+    const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(form)?.[1] ?? '';
+    const deployFields = new URLSearchParams({
+      _csrf: hidden('_csrf'),
+      _action: 'deploy',
+      idempotency: hidden('idempotency'),
+      slug: 'twice-sent',
+      input_greeting: 'hi',
+    }).toString();
+    const sendDeploy = () =>
+      fetch(`${server.url}/tools/plain/deploy`, {
+        method: 'POST',
+        headers: {
+          cookie: owner.cookie,
+          origin: server.url,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: deployFields,
+      });
+    const answers = await Promise.all([sendDeploy(), sendDeploy()]);
+    const keys = await Promise.all(
+      answers.map(async (answer) => /id="new-key">([^<]+)</.exec(await answer.text())?.[1]),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(keys[0]).toMatch(/^service_sk_/);
+    expect(keys[1]).toBe(keys[0]);
     // A deployment that does not run shows its address, not a link that would answer 503.
     const idle = await (await api(owner.cookie, 'GET', `/deployments/${owner.appId}`)).text();
     expect(idle).toContain('(answers once the deployment runs)');

@@ -53,8 +53,10 @@ export async function withIdempotency(
       });
     }
     if (earlier.status === IDEMPOTENCY_IN_PROGRESS) {
+      // Unlike another body under the key, this one passes: sent again shortly, it is the replay.
       throw new PlatformError(409, 'A request with this Idempotency-Key is still in progress', {
         code: 'IDEMPOTENCY_CONFLICT',
+        headers: { 'retry-after': '1' },
       });
     }
     const stored = options.sealed ? openBody(ctx, id, earlier.body) : earlier.body;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { html, type SafeHtml } from '../../../http/html.js';
+import type { ApiAnswer } from '../api.js';
 import { type DashboardPage, field, fromAnswer, input, type PageView } from '../page.js';
 
 interface CatalogTool {
@@ -153,14 +154,26 @@ ${view.form(
           else if (value !== undefined && value.trim() !== '') inputs[wizard.key] = value.trim();
         }
         const name = field(fields, 'name').trim();
-        const answer = await view.api.send<{ app: { id: string }; appKey: { key: string } }>(
-          'POST',
-          '/api/deploy',
-          { toolSlug: tool.toolSlug, slug: field(fields, 'slug').trim(), ...(name ? { name } : {}), inputs },
-          /^[\w-]{1,64}$/.test(field(fields, 'idempotency'))
-            ? { 'idempotency-key': field(fields, 'idempotency') }
-            : {},
-        );
+        const keyed = /^[\w-]{1,64}$/.test(field(fields, 'idempotency'));
+        const deploy = () =>
+          view.api.send<{ app: { id: string }; appKey: { key: string } }>(
+            'POST',
+            '/api/deploy',
+            {
+              toolSlug: tool.toolSlug,
+              slug: field(fields, 'slug').trim(),
+              ...(name ? { name } : {}),
+              inputs,
+            },
+            keyed ? { 'idempotency-key': field(fields, 'idempotency') } : {},
+          );
+        let answer = await deploy();
+        // The form sent twice (a double submit): the second waits for the first and answers its
+        // replay, App Key included, so whichever answer the browser shows has the key.
+        for (let tries = 0; keyed && tries < IN_PROGRESS_TRIES && isInProgress(answer); tries++) {
+          await new Promise((resolve) => setTimeout(resolve, IN_PROGRESS_WAIT_MS));
+          answer = await deploy();
+        }
         if (!answer.ok) return fromAnswer(answer);
         return {
           show: html`<div class="notice done" role="status"><p><strong>Deployed.</strong> Its App Key is below: copy it now, it is not shown again.</p>
@@ -170,6 +183,15 @@ ${view.form(
     },
   },
 };
+
+/** How long a second submit of one deploy form waits for the first: 20 times 250 ms. */
+const IN_PROGRESS_TRIES = 20;
+const IN_PROGRESS_WAIT_MS = 250;
+
+/** The deploy API's answer while a request with the same Idempotency-Key still runs: a 409 to retry. */
+function isInProgress(answer: ApiAnswer): boolean {
+  return answer.status === 409 && answer.headers.get('retry-after') !== null;
+}
 
 function wizardInput(wizard: WizardInput): SafeHtml {
   const id = `input-${wizard.key}`;
