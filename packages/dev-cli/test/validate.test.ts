@@ -208,6 +208,39 @@ wizard:
     `);
   });
 
+  it('lists the cross-checks too when another part of the manifest is malformed', async () => {
+    const { code, out } = await validate(`name: research-desk
+version: 1
+runtime: node
+colour: blue
+integrations: [llm-gateway]
+wizard:
+  inputs:
+    - { key: DESK_NAME, label: Desk name, type: text }
+    - { key: DESK_NAME, label: Again, type: text }
+  steps:
+    - id: connect
+      title: Connect
+      sections:
+        - { type: bogus }
+        - { type: integration, providers: [web-search] }
+    - id: connect
+      title: Configure
+      sections:
+        - { type: inputs, keys: [DESK_NAME] }
+`);
+    expect(code).toBe(1);
+    expect(out).toMatchInlineSnapshot(`
+      "✗ service.yaml: 5 problems
+        service.yaml:4:1  colour: unknown key
+        service.yaml:9:14  wizard.inputs[1].key: DESK_NAME is listed twice
+        service.yaml:14:19  wizard.steps[0].sections[0].type: must have type integration (with providers) or inputs (with keys)
+        service.yaml:15:44  wizard.steps[0].sections[1].providers[0]: web-search is not in integrations or optional_integrations
+        service.yaml:16:11  wizard.steps[1].id: connect is used twice
+      "
+    `);
+  });
+
   it('checks the wizard keys themselves before cross-checking', async () => {
     const { code, out } = await validate(`name: research-desk
 version: 1

@@ -141,14 +141,20 @@ export const manifestSchema = z
       .optional(),
     wizard: wizardSchema.optional(),
   })
-  .superRefine(crossCheck);
+  .superRefine(crossCheck, { when: () => true });
 export type Manifest = z.infer<typeof manifestSchema>;
 
-/** What one key alone cannot say: references between the integration lists and the wizard. */
-function crossCheck(manifest: z.infer<typeof manifestSchema>, ctx: z.RefinementCtx): void {
-  const required = manifest.integrations ?? [];
-  (manifest.optional_integrations ?? []).forEach((slug, index) => {
-    if (required.includes(slug)) {
+/**
+ * What one key alone cannot say: references between the integration lists and the wizard. Run
+ * even when other parts of the manifest are malformed (so `service validate` lists every
+ * problem at once), it reads what it is given defensively: a part that is not the right shape is
+ * the structural check's to report, and is skipped here.
+ */
+function crossCheck(value: unknown, ctx: z.RefinementCtx): void {
+  const manifest = recordOf(value);
+  const required = stringsOf(manifest.integrations);
+  stringsOf(manifest.optional_integrations).forEach((slug, index) => {
+    if (slug !== undefined && required.includes(slug)) {
       ctx.addIssue({
         code: 'custom',
         path: ['optional_integrations', index],
@@ -156,33 +162,40 @@ function crossCheck(manifest: z.infer<typeof manifestSchema>, ctx: z.RefinementC
       });
     }
   });
-  if (!manifest.wizard) return;
-  const declared = new Set([...required, ...(manifest.optional_integrations ?? [])]);
-  const inputKeys = new Set<string>();
-  manifest.wizard.inputs.forEach((input, index) => {
-    if (inputKeys.has(input.key)) {
+  if (manifest.wizard === undefined) return;
+  const wizard = recordOf(manifest.wizard);
+  const declared = new Set([...required, ...stringsOf(manifest.optional_integrations)]);
+  const inputKeys = new Set<string | undefined>();
+  listOf(wizard.inputs).forEach((input, index) => {
+    const key = recordOf(input).key;
+    if (typeof key !== 'string') return;
+    if (inputKeys.has(key)) {
       ctx.addIssue({
         code: 'custom',
         path: ['wizard', 'inputs', index, 'key'],
-        message: `${input.key} is listed twice`,
+        message: `${key} is listed twice`,
       });
     }
-    inputKeys.add(input.key);
+    inputKeys.add(key);
   });
   const stepIds = new Set<string>();
-  (manifest.wizard.steps ?? []).forEach((step, stepIndex) => {
+  listOf(wizard.steps).forEach((entry, stepIndex) => {
+    const step = recordOf(entry);
     const at = ['wizard', 'steps', stepIndex];
-    if (stepIds.has(step.id))
-      ctx.addIssue({ code: 'custom', path: [...at, 'id'], message: `${step.id} is used twice` });
-    stepIds.add(step.id);
-    step.sections.forEach((section, sectionIndex) => {
-      const names = section.type === 'integration' ? section.providers : section.keys;
-      const known = section.type === 'integration' ? declared : inputKeys;
-      const where =
-        section.type === 'integration' ? 'integrations or optional_integrations' : 'wizard.inputs';
-      const field = section.type === 'integration' ? 'providers' : 'keys';
-      names.forEach((name, nameIndex) => {
-        if (!known.has(name)) {
+    if (typeof step.id === 'string') {
+      if (stepIds.has(step.id))
+        ctx.addIssue({ code: 'custom', path: [...at, 'id'], message: `${step.id} is used twice` });
+      stepIds.add(step.id);
+    }
+    listOf(step.sections).forEach((entry, sectionIndex) => {
+      const section = recordOf(entry);
+      if (section.type !== 'integration' && section.type !== 'inputs') return;
+      const integration = section.type === 'integration';
+      const field = integration ? 'providers' : 'keys';
+      const known = integration ? declared : inputKeys;
+      const where = integration ? 'integrations or optional_integrations' : 'wizard.inputs';
+      stringsOf(section[field]).forEach((name, nameIndex) => {
+        if (name !== undefined && !known.has(name)) {
           ctx.addIssue({
             code: 'custom',
             path: [...at, 'sections', sectionIndex, field, nameIndex],
@@ -192,6 +205,21 @@ function crossCheck(manifest: z.infer<typeof manifestSchema>, ctx: z.RefinementC
       });
     });
   });
+}
+
+function recordOf(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+function listOf(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** A list's strings at their positions (anything else as undefined, so indexes stay true). */
+function stringsOf(value: unknown): Array<string | undefined> {
+  return listOf(value).map((item) => (typeof item === 'string' ? item : undefined));
 }
 
 /**
