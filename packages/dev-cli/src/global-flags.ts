@@ -27,3 +27,13 @@ export function takeGlobalFlags(argv: string[]): GlobalFlags {
   }
   return flags;
 }
+
+/** The command and its arguments: the line without its global flags, and without a leading `--`. */
+export function commandLine(flags: GlobalFlags): string[] {
+  return flags.rest[0] === '--' ? flags.rest.slice(1) : flags.rest;
+}
+
+/** The error for a first word that names no command: an option (`--bogus`) is called one. */
+export function unknownFirstWord(word: string): string {
+  return `Unknown ${word.startsWith('-') ? 'option' : 'command'}: ${word}`;
+}

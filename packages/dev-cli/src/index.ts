@@ -1,5 +1,5 @@
 import { CliError, USAGE } from './cli-error.js';
-import { takeGlobalFlags } from './global-flags.js';
+import { commandLine, takeGlobalFlags, unknownFirstWord } from './global-flags.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import type { CliIo } from './io.js';
 import { VERSION } from './version.js';
@@ -22,7 +22,6 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   ssh: () => import('./commands/ssh.js'),
 };
 
-/** Flags every command takes, wherever they stand (`service --json whoami`, `service whoami --json`). */
 /**
  * Runs `service <argv>` and resolves to the exit code. Global flags (`--json`, `--help`,
  * `--version`) are read anywhere on the line. Errors are reported here: a `CliError` as its
@@ -34,7 +33,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
  */
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const flags = takeGlobalFlags(argv);
-  const [first, ...rest] = flags.rest;
+  const [first, ...rest] = commandLine(flags);
   const fail = (message: string, exitCode: number, help?: string): number => {
     if (flags.json) {
       io.stdout.write(`${JSON.stringify({ error: { message, exitCode } })}\n`);
@@ -57,7 +56,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     return flags.json ? fail('No command given. Run service --help to see them.', USAGE) : usage(io);
   }
   const load = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined;
-  if (!load) return fail(`Unknown command: ${first}`, USAGE, MAIN_HELP);
+  if (!load) return fail(unknownFirstWord(first), USAGE, MAIN_HELP);
   if (flags.help) {
     io.stdout.write(COMMAND_HELP[first]!);
     return 0;
@@ -80,7 +79,7 @@ function usage(io: CliIo): number {
 }
 
 export { CliError } from './cli-error.js';
-export { type GlobalFlags, takeGlobalFlags } from './global-flags.js';
+export { commandLine, type GlobalFlags, takeGlobalFlags, unknownFirstWord } from './global-flags.js';
 export type { CliIo } from './io.js';
 export { quietOnBrokenPipe } from './node-io.js';
 export { VERSION } from './version.js';

@@ -135,6 +135,16 @@ describe('mistakes', () => {
     expect(io.out()).toBe('');
   });
 
+  it('calls an unknown first word that looks like an option an option, and reads past a leading --', async () => {
+    io = await createTestIo();
+    expect(await run(['--bogus'], io)).toBe(2);
+    expect(io.err()).toMatch(/^Unknown option: --bogus\n/);
+    const ended = await createTestIo();
+    expect(await run(['--', 'validate', 'none.yaml'], ended)).toBe(1);
+    expect(ended.err()).not.toContain('Unknown command');
+    await ended.dispose();
+  });
+
   it('does not mistake object properties for commands', async () => {
     io = await createTestIo();
     expect(await run(['constructor'], io)).toBe(2);

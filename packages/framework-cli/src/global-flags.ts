@@ -5,7 +5,7 @@
  */
 import type { GlobalFlags } from '@service/dev-cli';
 
-export { type GlobalFlags, takeGlobalFlags } from '@service/dev-cli';
+export { commandLine, type GlobalFlags, takeGlobalFlags, unknownFirstWord } from '@service/dev-cli';
 
 /** The global flags again, as arguments: what a delegated command line gets back. */
 export function globalFlagArgs(flags: GlobalFlags): string[] {

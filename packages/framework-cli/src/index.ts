@@ -3,7 +3,7 @@
  * validate, dev, ssh) are handed to the developer CLI, so one name reaches both.
  */
 import { CliError, UNKNOWN_COMMAND } from './cli-error.js';
-import { globalFlagArgs, takeGlobalFlags } from './global-flags.js';
+import { commandLine, globalFlagArgs, takeGlobalFlags, unknownFirstWord } from './global-flags.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import type { CliIo } from './io.js';
 import { VERSION } from './version.js';
@@ -33,7 +33,7 @@ const DEVELOPER_COMMANDS = ['login', 'logout', 'whoami', 'validate', 'dev', 'ssh
  */
 export async function run(argv: string[], io: CliIo): Promise<number> {
   const flags = takeGlobalFlags(argv);
-  const [first, ...rest] = flags.rest;
+  const [first, ...rest] = commandLine(flags);
   const fail = (message: string, exitCode: number, help?: string): number => {
     if (flags.json) io.stdout.write(`${JSON.stringify({ error: { message, exitCode } })}\n`);
     else io.stderr.write(`${message}\n${help ? `\n${help}` : ''}`);
@@ -59,7 +59,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     return runDeveloperCli([first, ...globalFlagArgs(flags), ...rest], io);
   }
   const load = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined;
-  if (!load) return fail(`Unknown command: ${first}`, UNKNOWN_COMMAND, MAIN_HELP);
+  if (!load) return fail(unknownFirstWord(first), UNKNOWN_COMMAND, MAIN_HELP);
   if (flags.help) {
     io.stdout.write(COMMAND_HELP[first]!);
     return 0;

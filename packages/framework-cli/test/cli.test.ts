@@ -34,6 +34,14 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(result.stdout).toContain('Framework commands:');
   });
 
+  it('answers an unknown option where a command goes as one, and reads past a leading --', async () => {
+    const bogus = await runCli(['--bogus'], { cwd: emptyDir() });
+    expect(bogus).toMatchObject({ code: 2, stderr: expect.stringMatching(/^Unknown option: --bogus\n/) });
+    const ended = await runCli(['--', 'whoami', '--help'], { cwd: emptyDir() });
+    expect(ended.code).toBe(0);
+    expect(ended.stdout).toMatch(/Usage: service whoami/);
+  });
+
   it('answers an unknown command with Unknown command and exit 2', async () => {
     const result = await runCli(['frobnicate'], { cwd: emptyDir() });
     expect(result.code).toBe(2);
