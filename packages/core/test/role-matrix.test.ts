@@ -330,7 +330,7 @@ const ROWS: Row[] = [
       ['/integrations/:slug', ALL, '/integrations/search'],
       ['/tools', ALL, '/tools'],
       ['/tools/:slug', ALL, '/tools/tiny'],
-      ['/tools/:slug/deploy', ALL, '/tools/tiny/deploy'],
+      ['/tools/:slug/deploy', WRITERS, '/tools/tiny/deploy'],
       ['/deployments', ALL, '/deployments'],
       ['/keys', OWNERS, '/keys'],
       ['/members', ALL, '/members'],
