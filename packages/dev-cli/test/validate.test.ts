@@ -125,6 +125,14 @@ colour: blue
     expect(err).toBe('No such file: service.yaml\n');
   });
 
+  it('names a folder given for the file as a folder, by the name it was given', async () => {
+    const outside = await validate(null, ['/tmp']);
+    expect(outside.code).toBe(1);
+    expect(outside.err).toBe(
+      '/tmp is a folder: name the manifest file in it (service validate /tmp/service.yaml)\n',
+    );
+  });
+
   it('prints one JSON object with --json', async () => {
     const bad = await validate('name: x\nversion: 1\nruntime: node\n', ['--json']);
     expect(bad.code).toBe(1);

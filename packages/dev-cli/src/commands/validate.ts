@@ -13,15 +13,20 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const { positionals } = parseCommandArgs(args, {}, 1);
   const file = positionals[0] ?? 'service.yaml';
   const path = isAbsolute(file) ? file : resolve(io.cwd, file);
-  const shown = relative(io.cwd, path) || file;
+  // As the user can find it: relative when the file is under this folder, else as given.
+  const below = relative(io.cwd, path);
+  const shown = below && !below.startsWith('..') && !isAbsolute(below) ? below : file;
   let source: string;
   try {
     source = await readFile(path, 'utf8');
   } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    const message = missing
-      ? `No such file: ${shown}`
-      : `Could not read ${shown}: ${(error as Error).message}`;
+    const code = (error as NodeJS.ErrnoException).code;
+    const message =
+      code === 'ENOENT'
+        ? `No such file: ${shown}`
+        : code === 'EISDIR'
+          ? `${shown} is a folder: name the manifest file in it (service validate ${shown}/service.yaml)`
+          : `Could not read ${shown}: ${(error as Error).message}`;
     if (!io.json) throw new CliError(message);
     // A script reading --json gets JSON whatever happened.
     io.stdout.write(`${JSON.stringify({ file: shown, valid: false, errors: [{ path: '', message }] })}\n`);
