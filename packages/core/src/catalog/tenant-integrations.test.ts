@@ -44,15 +44,15 @@ describe('tenantIntegrationStates', () => {
     ]);
   });
 
-  it('counts a connected connection as enabled, but for the gateway only a static own key', async () => {
+  it("counts a connected connection as enabled; the gateway's choice only with a static own key", async () => {
     await connect(tenantId, 'search', 'vendo_managed_pool');
     await connect(tenantId, 'gw', 'vendo_managed_pool');
     let states = await tenantIntegrationStates(store.db, tenantId);
-    expect(states.get('search')).toMatchObject({ tenantEnabled: true, provisioned: true });
-    expect(states.get('gw')).toMatchObject({ tenantEnabled: false, provisioned: true });
+    expect(states.get('search')).toMatchObject({ tenantEnabled: true, chosen: true, provisioned: true });
+    expect(states.get('gw')).toMatchObject({ tenantEnabled: true, chosen: false, provisioned: true });
     await connect(tenantId, 'gw', BYOK_STATIC_PROFILE);
     states = await tenantIntegrationStates(store.db, tenantId);
-    expect(states.get('gw')).toMatchObject({ tenantEnabled: true, provisioned: true });
+    expect(states.get('gw')).toMatchObject({ tenantEnabled: true, chosen: true, provisioned: true });
     // Another tenant's connections count for nothing here.
     await connect(otherTenant, 'speech', 'vendo_managed_pool');
     expect((await tenantIntegrationStates(store.db, tenantId)).get('speech')?.tenantEnabled).toBe(false);
