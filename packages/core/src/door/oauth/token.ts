@@ -216,16 +216,19 @@ function clientCredentials(
         'Use one client authentication method: HTTP Basic or client_secret',
       );
     }
-    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon > 0) {
-      return {
-        clientId: safeDecode(decoded.slice(0, colon)),
-        key: safeDecode(decoded.slice(colon + 1)),
-      };
-    }
+    const basic = basicCredentials(header);
+    if (basic) return { clientId: basic.user, key: basic.secret };
   }
   return { clientId: single(form, 'client_id'), key: single(form, 'client_secret') };
+}
+
+/** The user and secret of an HTTP Basic header (each form-decoded), or null when it holds none. */
+function basicCredentials(header: string): { user: string | null; secret: string | null } | null {
+  if (!/^basic /i.test(header)) return null;
+  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return null;
+  return { user: safeDecode(decoded.slice(0, colon)), secret: safeDecode(decoded.slice(colon + 1)) };
 }
 
 /**
@@ -235,13 +238,7 @@ function clientCredentials(
  */
 function publicClientId(form: URLSearchParams, request: Request): string {
   const field = single(form, 'client_id');
-  const header = request.headers.get('authorization') ?? '';
-  let basic: string | null = null;
-  if (/^basic /i.test(header)) {
-    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    basic = colon > 0 ? safeDecode(decoded.slice(0, colon)) : null;
-  }
+  const basic = basicCredentials(request.headers.get('authorization') ?? '')?.user ?? null;
   if (field !== null && basic !== null && field !== basic) {
     throw new OAuthError('invalid_request', 'client_id and the HTTP Basic client differ');
   }
