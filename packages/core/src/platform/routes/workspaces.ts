@@ -15,9 +15,8 @@ const displayName = z
   .max(100)
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   .refine((name) => !/[\u0000-\u001f\u007f-\u009f]/.test(name), 'must not contain control characters');
-const workspaceName = displayName;
-const renameWorkspaceSchema = z.strictObject({ name: workspaceName });
-const createWorkspaceSchema = z.strictObject({ name: workspaceName });
+const renameWorkspaceSchema = z.strictObject({ name: displayName });
+const createWorkspaceSchema = z.strictObject({ name: displayName });
 const switchSchema = z.strictObject({ tenantId: z.string().max(64) });
 const renameUserSchema = z.strictObject({ name: displayName.nullable() });
 
