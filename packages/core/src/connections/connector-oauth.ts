@@ -101,7 +101,12 @@ export class ConnectorOAuth {
     }
     if (input.appId) await this.requireApp(input.tenantId, input.appId);
     if (input.connectionId) {
-      const connection = await this.tenantConnection(input.tenantId, input.provider, input.connectionId);
+      const connection = await this.tenantConnection(
+        input.tenantId,
+        input.provider,
+        input.connectionId,
+        input.endUser?.subject ?? null,
+      );
       if (connection.status === 'revoked') {
         throw new ConnectorOAuthError(400, 'INVALID_REQUEST', 'A revoked connection cannot be reconnected');
       }
@@ -271,9 +276,10 @@ export class ConnectorOAuth {
     tenantId: string,
     provider: string,
     connectionId: string,
+    endUser: string | null = null,
   ): Promise<{ connection: ConnectionRow; revokedAtProvider: boolean }> {
     await requireConnector(this.deps.db, provider);
-    const connection = await this.tenantConnection(tenantId, provider, connectionId);
+    const connection = await this.tenantConnection(tenantId, provider, connectionId, endUser);
     if (connection.status === 'revoked') return { connection, revokedAtProvider: false };
     let revokedAtProvider = false;
     const client = await this.deps.clients.find(provider);
@@ -290,7 +296,7 @@ export class ConnectorOAuth {
         revokedAtProvider = false;
       }
     }
-    const revoked = await revokeConnection(this.deps, tenantId, connectionId);
+    const revoked = await revokeConnection(this.deps, tenantId, connectionId, endUser);
     return { connection: revoked, revokedAtProvider };
   }
 
@@ -392,10 +398,18 @@ export class ConnectorOAuth {
     if (!app) throw new ConnectorOAuthError(404, 'NOT_FOUND', 'App not found');
   }
 
-  /** A connection of the workspace to this provider; 404 for anyone else's or another provider's. */
-  private async tenantConnection(tenantId: string, provider: string, id: string): Promise<ConnectionRow> {
+  /**
+   * A connection of the workspace (or of its host app's user `endUser`) to this provider; 404 for
+   * anyone else's or another provider's.
+   */
+  private async tenantConnection(
+    tenantId: string,
+    provider: string,
+    id: string,
+    endUser: string | null,
+  ): Promise<ConnectionRow> {
     const notFound = () => new ConnectorOAuthError(404, 'NOT_FOUND', 'Connection not found');
-    const connection = await getConnection(this.deps.db, tenantId, id).catch(() => {
+    const connection = await getConnection(this.deps.db, tenantId, id, endUser).catch(() => {
       throw notFound();
     });
     if (connection.provider !== provider) throw notFound();

@@ -168,7 +168,12 @@ export class EndUserConnections {
       await this.fail(current.id, 'Cancelled');
       return { ...current, status: 'revoked', error: null, updatedAt: new Date(this.now()).toISOString() };
     }
-    const { connection } = await this.oauth.disconnect(scope.tenantId, current.provider, current.id);
+    const { connection } = await this.oauth.disconnect(
+      scope.tenantId,
+      current.provider,
+      current.id,
+      scope.endUser,
+    );
     return this.connectionView(connection);
   }
 

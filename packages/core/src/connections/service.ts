@@ -149,11 +149,15 @@ export async function ensureManagedConnection(
   });
 }
 
-/** A tenant's connection, or a 404 for any other tenant's. */
+/**
+ * A tenant's own connection, or a 404 for any other tenant's. A host app's user's connection is
+ * that user's, found only by naming them (`endUser`): never by the workspace's own routes.
+ */
 export async function getConnection(
   db: Kysely<Database>,
   tenantId: string,
   id: string,
+  endUser: string | null = null,
 ): Promise<ConnectionRow> {
   if (!isUuid(id)) throw notFound();
   const row = await db
@@ -161,6 +165,7 @@ export async function getConnection(
     .selectAll()
     .where('id', '=', id)
     .where('tenant_id', '=', tenantId)
+    .where((eb) => (endUser === null ? eb('end_user', 'is', null) : eb('end_user', '=', endUser)))
     .executeTakeFirst();
   if (!row) throw notFound();
   return row;
@@ -230,13 +235,17 @@ export async function updateConnection(
   });
 }
 
-/** Revokes a connection: its status becomes `revoked`, its credential, bindings and keys go. */
+/**
+ * Revokes a connection (the workspace's own, or `endUser`'s): its status becomes `revoked`, its
+ * credential, bindings and keys go.
+ */
 export async function revokeConnection(
   deps: ConnectionsDeps,
   tenantId: string,
   id: string,
+  endUser: string | null = null,
 ): Promise<ConnectionRow> {
-  const current = await getConnection(deps.db, tenantId, id);
+  const current = await getConnection(deps.db, tenantId, id, endUser);
   if (current.status === 'revoked') return current;
   const row = await deps.db.transaction().execute(async (trx) => {
     const updated = await trx

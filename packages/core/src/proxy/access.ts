@@ -46,7 +46,9 @@ export class ConnectionResolver {
       .select('connections.id')
       .where('connections.tenant_id', '=', key.tenantId)
       .where('connections.provider', '=', provider)
-      .where('connections.status', '=', 'connected');
+      .where('connections.status', '=', 'connected')
+      // A host app's users' connections serve those users only, never a workspace key.
+      .where('connections.end_user', 'is', null);
     if (key.kind === 'app' && key.appId) {
       const row = await live
         .innerJoin('app_connections', 'app_connections.connection_id', 'connections.id')

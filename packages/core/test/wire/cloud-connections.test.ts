@@ -148,6 +148,27 @@ for (const kind of STORE_KINDS) {
         connections: { id: string }[];
       };
       expect(workspace.connections.map((c) => c.id)).not.toContain(polled.body.connection.id);
+      // Nor can the workspace's routes reach one by id: not read, changed, revoked, keyed or bound.
+      const id = polled.body.connection.id;
+      for (const [method, path, body] of [
+        ['GET', `/api/connections/${id}`, undefined],
+        ['PATCH', `/api/connections/${id}`, { display_name: 'taken' }],
+        ['DELETE', `/api/connections/${id}`, undefined],
+        ['POST', `/api/connections/${id}/keys`, {}],
+        ['GET', `/api/connections/${id}/keys`, undefined],
+        ['POST', `/api/apps/${owner.appId}/connections`, { connection_id: id }],
+      ] as const) {
+        const refused = await asUser(owner.cookie, method, path, body);
+        expect(refused.status, `${method} ${path}`).toBe(404);
+      }
+      const bound = await fetch(`${server.url}/api/deployments/me/connections`, {
+        headers: { authorization: `Bearer ${owner.appKey}` },
+      });
+      expect(JSON.stringify(await bound.json())).not.toContain(id);
+      expect((await poll(lou, id)).body.connection).toMatchObject({
+        status: 'connected',
+        displayName: 'Acme CRM',
+      });
 
       const disconnected = await lou(`/connections/${polled.body.connection.id}`, {
         method: 'DELETE',
