@@ -61,6 +61,8 @@ const CANONICAL = new Set<string>(SERVICE_EVENT_KINDS);
 /** Ids remembered to drop repeats (legacy alias blocks, an overlapping replay). */
 const REMEMBERED_IDS = 512;
 const EVENTS_PATH = '/api/deployments/me/events';
+/** The platform's answer header naming the event id the stream starts after. */
+const STREAM_POSITION_HEADER = 'service-last-event-id';
 
 /**
  * The deployment event stream as an async iterator of canonical events.
@@ -159,6 +161,11 @@ export async function* subscribeToEvents(
           message: `Expected an event stream from ${url}, got ${type || 'no content type'}. Is the base URL the platform's?`,
         });
       }
+
+      // The id this stream starts after: until an event comes, the place to resume from, so a
+      // subscriber that has seen none still gets what is made while it reconnects.
+      const position = response.headers.get(STREAM_POSITION_HEADER);
+      if (position !== null && /^\d{1,19}$/.test(position)) lastEventId = position;
 
       const pending: EventSourceMessage[] = [];
       let serverRetryMs: number | undefined;

@@ -125,6 +125,57 @@ describe('against the running platform', () => {
       await store.dispose();
     }
   });
+
+  it('delivers the events made while it reconnects, though it had seen none before the drop', async () => {
+    const store = await openTestStore();
+    const platform = await createPlatform({ store, env: {}, logger: silentLogger });
+    const tenant = await createTenantFixture(platform);
+    const emit = (remaining: number) =>
+      store.db
+        .transaction()
+        .execute((trx) =>
+          appendEvents(trx, [
+            { appId: tenant.appId, kind: 'billing.balance_changed', fields: { remaining_micros: remaining } },
+          ]),
+        );
+    await emit(0);
+    let streams = 0;
+    const controller = new AbortController();
+    const client = createClient({
+      apiKey: tenant.appKey,
+      baseUrl: 'http://platform.test',
+      // The first stream is cut after a while; the reconnect comes after events were made.
+      fetch: async (input, init) => {
+        const response = await platform.fetch(new Request(input, init));
+        if (++streams > 1 || !response.body) return response;
+        const reader = response.body.getReader();
+        const cut = new ReadableStream<Uint8Array>({
+          async start(stream) {
+            const first = await reader.read();
+            if (!first.done) stream.enqueue(first.value);
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            await emit(1);
+            await emit(2);
+            await reader.cancel();
+            stream.error(new Error('connection reset'));
+          },
+        });
+        return new Response(cut, { status: response.status, headers: response.headers });
+      },
+      reconnect: FAST,
+    });
+    const iterator = client.events.subscribe({ signal: controller.signal });
+    try {
+      const events = await take(iterator, 2);
+      expect(streams).toBe(2);
+      expect(events.map((e) => e.id)).toEqual(['2', '3']);
+    } finally {
+      controller.abort();
+      await iterator.return?.();
+      await platform.close();
+      await store.dispose();
+    }
+  });
 });
 
 describe('a stopping platform', () => {

@@ -50,6 +50,8 @@ const SLOT_TTL_MS = 60_000;
 const MAX_BUFFERED_CHARS = 1_000_000;
 /** How soon a client of a stopping instance reconnects (to a live one, behind a load balancer). */
 const RECONNECT_AFTER_STOP_MS = 1000;
+/** The response header naming the event id a stream starts after (what `Last-Event-ID` resumes). */
+export const STREAM_POSITION_HEADER = 'service-last-event-id';
 
 interface Subscriber {
   lastSeq: number;
@@ -230,7 +232,10 @@ export class EventStreamHub {
       },
       { highWaterMark: MAX_BUFFERED_CHARS, size: (chunk) => chunk.byteLength },
     );
-    return { ok: true, response: new Response(body, { status: 200, headers: SSE_HEADERS }) };
+    // Where the stream starts: a client that has seen no event yet still knows what to resume
+    // after, so events made while it reconnects are replayed rather than lost.
+    const headers = { ...SSE_HEADERS, [STREAM_POSITION_HEADER]: String(lastSeq) };
+    return { ok: true, response: new Response(body, { status: 200, headers }) };
   }
 
   /**
