@@ -3,6 +3,7 @@
  *
  * @see docs/proxy.md
  */
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import { createConnection } from '../src/connections/service.js';
@@ -137,6 +138,9 @@ for (const kind of STORE_KINDS) {
           'x-service-tenant-id': other.tenantId,
           'x-tenant-id': other.tenantId,
           'x-service-user-id': 'spoofed',
+          // Read as X-Service-Tenant-Id by CGI-style servers.
+          x_service_tenant_id: other.tenantId,
+          'x-service_tenant': other.tenantId,
           'x-trace': 'kept',
         },
       );
@@ -148,6 +152,7 @@ for (const kind of STORE_KINDS) {
       expect(seen.headers['x-service-tenant-id']).toBeUndefined();
       expect(seen.headers['x-tenant-id']).toBeUndefined();
       expect(seen.headers['x-service-user-id']).toBeUndefined();
+      expect(JSON.stringify(seen.headers)).not.toContain(other.tenantId);
       expect(seen.headers['x-trace']).toBe('kept');
       expect(await balanceOf(other.tenantId)).toBe(1_000_000);
       expect(await balanceOf(tenant.tenantId)).toBe(1_000_000 - COMPLETION_COST);
@@ -404,6 +409,106 @@ for (const kind of STORE_KINDS) {
       });
       expect(huge.status).toBe(413);
       expect((await huge.json()).error.code).toBe('payload_too_large');
+    });
+
+    it('prices a JSON body by its model whatever its content type says (fetch labels a string text/plain)', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      for (const type of ['text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', '']) {
+        const response = await call(tenant.appKey, '/llm/v1/chat/completions', {
+          method: 'POST',
+          body: JSON.stringify({ model: 'demo-small', messages: [] }),
+          headers: { 'content-type': type },
+        });
+        expect(response.status, type).toBe(200);
+        await response.arrayBuffer();
+      }
+      const rows = await usageRows(tenant.tenantId);
+      expect(rows.map((row) => [row.model, row.estimated, row.cost_micros])).toEqual([
+        ['demo-small', false, COMPLETION_COST],
+        ['demo-small', false, COMPLETION_COST],
+        ['demo-small', false, COMPLETION_COST],
+      ]);
+    });
+
+    it("never bills output tokens past the request's own bound", async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      upstream.usage = { prompt_tokens: 10, completion_tokens: 1_000_000 };
+      try {
+        const response = await complete(tenant.appKey, { max_tokens: 20 });
+        expect(response.status).toBe(200);
+        await response.arrayBuffer();
+      } finally {
+        upstream.usage = { prompt_tokens: 10, completion_tokens: 20 };
+      }
+      // 10 input and 20 output tokens: what the request allowed, not the million reported.
+      expect(await balanceOf(tenant.tenantId)).toBe(1_000_000 - COMPLETION_COST);
+    });
+
+    it('bills calls that report no usage the same expected cost, however their credit was admitted', async () => {
+      // Warm: the model's running average is what a call without usage is billed.
+      await (await complete((await createMeteredTenant(server.platform, 1_000_000)).appKey)).arrayBuffer();
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      upstream.usage = null;
+      try {
+        // The first is admitted in the store (taking a lease), the rest from the lease, which
+        // reserves each one's worst case (100 000 output tokens: 180 000 micros).
+        for (let i = 0; i < 3; i++) {
+          const response = await complete(tenant.appKey, { max_tokens: 100_000 });
+          expect(response.status).toBe(200);
+          await response.arrayBuffer();
+        }
+      } finally {
+        upstream.usage = { prompt_tokens: 10, completion_tokens: 20 };
+      }
+      const rows = await usageRows(tenant.tenantId);
+      expect(rows.map((row) => row.estimated)).toEqual([true, true, true]);
+      expect(new Set(rows.map((row) => row.cost_micros))).toEqual(new Set([COMPLETION_COST]));
+    });
+
+    it('bills a 2xx answer without a body (a 204, an answer to HEAD) as any other', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      const deleted = await call(tenant.appKey, '/search/empty', { method: 'DELETE' });
+      expect(deleted.status).toBe(204);
+      const head = await call(tenant.appKey, '/search/search?q=x', { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(await head.text()).toBe('');
+      expect(await balanceOf(tenant.tenantId)).toBe(1_000_000 - 2 * SEARCH_COST);
+      expect(await usageRows(tenant.tenantId)).toHaveLength(2);
+    });
+
+    it('answers 413 to an upload streamed through past the limit, and 405 to a method it does not forward', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      /** One request on a connection of its own (an upload cut short leaves its connection unusable). */
+      const alone = (method: string, headers: Record<string, string>, body?: Buffer) =>
+        new Promise<{ status: number; allow: string | undefined; body: string }>((resolve, reject) => {
+          const request = httpRequest(`${server.url}/proxy/search/search`, {
+            method,
+            agent: false,
+            headers: { authorization: `Bearer ${tenant.appKey}`, ...headers },
+          });
+          request.on('response', async (response) => {
+            let text = '';
+            for await (const chunk of response) text += chunk;
+            resolve({ status: response.statusCode ?? 0, allow: response.headers.allow, body: text });
+          });
+          request.on('error', reject);
+          request.end(body);
+        });
+      // Chunked, so only the reading finds it too large.
+      const huge = await alone(
+        'POST',
+        { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' },
+        Buffer.alloc(11 * 1024 * 1024),
+      );
+      expect(huge.status).toBe(413);
+      expect(JSON.parse(huge.body).error.code).toBe('payload_too_large');
+      const trace = await alone('TRACE', {});
+      expect(trace.status).toBe(405);
+      expect(trace.allow).toBe('GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
+      const model = await complete(tenant.appKey, { model: 'm'.repeat(257) });
+      expect(model.status).toBe(400);
+      expect((await model.json()).error.message).toBe('model must be at most 256 characters');
+      expect(await balanceOf(tenant.tenantId)).toBe(1_000_000);
     });
 
     it('bills 200 concurrent calls exactly: only calls in flight can overdraw, by no more than their price', async () => {

@@ -30,6 +30,15 @@ const DROPPED_REQUEST_HEADERS = new Set([
 ]);
 
 /**
+ * `x-service-*` or `x-tenant*`, spelled with underscores too: servers behind CGI-style gateways
+ * read `X_Service_Tenant_Id` as `X-Service-Tenant-Id`.
+ */
+function namesTenant(name: string): boolean {
+  const dashed = name.includes('_') ? name.replaceAll('_', '-') : name;
+  return dashed.startsWith('x-service-') || dashed.startsWith('x-tenant');
+}
+
+/**
  * Caller headers minus credentials, hop-by-hop headers and anything naming a tenant or identity
  * (`x-service-*`, `x-tenant-*`): the tenant comes from the key alone. The upstream is asked for an
  * uncompressed body so usage can be read as it passes.
@@ -40,8 +49,7 @@ export function upstreamRequestHeaders(
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of incoming) {
-    if (DROPPED_REQUEST_HEADERS.has(name) || name.startsWith('x-service-') || name.startsWith('x-tenant'))
-      continue;
+    if (DROPPED_REQUEST_HEADERS.has(name) || namesTenant(name)) continue;
     headers[name] = value;
   }
   headers['accept-encoding'] = 'identity';

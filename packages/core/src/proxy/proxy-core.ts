@@ -12,9 +12,12 @@ import { callerResponseHeaders, type MeterTap, upstreamRequestHeaders } from './
 import { isFreeRoute, type ProviderCatalog, type ProviderConfig } from './providers.js';
 import {
   balanceExhausted,
+  bodyCutShort,
+  FORWARDED_METHODS,
   instanceStopping,
   invalidKey,
   invalidModel,
+  methodNotForwarded,
   missingKey,
   noPrice,
   notConnected,
@@ -25,8 +28,8 @@ import {
   unknownProvider,
   upstreamUnreachable,
 } from './refusals.js';
-import { type ForwardedRequest, type IncomingCall, readRequest } from './request.js';
-import { type Admission, settleCall } from './settle.js';
+import { BodyCutShortError, type ForwardedRequest, type IncomingCall, readRequest } from './request.js';
+import { type Admission, type MeteredCall, settleCall } from './settle.js';
 import type { ChunkSource, UpstreamAnswer, UpstreamClient } from './upstream.js';
 import { createUsageObserver } from './usage.js';
 
@@ -86,10 +89,18 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
     if (await options.tenantStatuses.isSuspended(key.tenantId)) return tenantSuspended();
     const route = await resolveRoute(key, call.provider);
     if (route instanceof Response) return route;
-    const request = await readRequest(call, route.provider, maxRequestBytes);
+    if (!FORWARDED.has(call.method)) return methodNotForwarded(call.method);
+    let request: ForwardedRequest | null;
+    try {
+      request = await readRequest(call, route.provider, maxRequestBytes);
+    } catch (error) {
+      // The caller went away mid-upload: nothing was held or forwarded.
+      if (error instanceof BodyCutShortError) return bodyCutShort();
+      throw error;
+    }
     if (!request) return tooLarge(maxRequestBytes);
     // The model is stored with the call's usage: text the store cannot hold is refused here.
-    const modelProblem = request.model === null ? null : textProblem(request.model);
+    const modelProblem = request.model === null ? null : modelNameProblem(request.model);
     if (modelProblem) return invalidModel(modelProblem);
     const admission = await admit(key, route.provider, request);
     if (admission instanceof Response) return admission;
@@ -102,25 +113,41 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
     };
     try {
       const upstream = await forward(call, route.provider, request);
-      if (!upstream) {
+      if (upstream === null) {
+        // Unreachable, the upload cut at the size limit, or the caller gone before the upstream
+        // answered: nothing was answered, so nothing is billed.
         await release();
-        return upstreamUnreachable(route.provider.slug);
+        return request.overLimit ? tooLarge(maxRequestBytes) : upstreamUnreachable(route.provider.slug);
       }
       const headers = callerResponseHeaders(upstream);
       // Free routes, and upstream errors and redirects, pass through unbilled.
-      if (!admission || !upstream.body || upstream.status < 200 || upstream.status >= 300) {
+      if (!admission || upstream.status < 200 || upstream.status >= 300) {
         await release();
         return { status: upstream.status, headers, body: upstream.body, tap: null };
       }
-      const tap = meterTap(upstream, headers, {
+      const billed: MeteredCall = {
         key,
         provider: route.provider,
         connectionId: route.connectionId,
         model: request.model,
+        maxOutputTokens: request.maxOutputTokens,
         admission,
         upstreamStatus: upstream.status,
         requestId: call.requestId,
-      });
+      };
+      if (!upstream.body) {
+        // A 2xx without a body (a 204, an answer to HEAD) was served all the same: billed as an
+        // answer that reports no usage, before it is answered.
+        ended = true;
+        await settleCall(
+          options.metering,
+          options.logger,
+          billed,
+          createUsageObserver(route.provider.dialect, false),
+        );
+        return { status: upstream.status, headers, body: null, tap: null };
+      }
+      const tap = meterTap(upstream, headers, billed);
       // From here the body's end bills the call.
       ended = true;
       return { status: upstream.status, headers, body: upstream.body, tap };
@@ -173,7 +200,12 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
       holdMicros: hold.holdMicros,
       worstMicros: hold.worstMicros,
     });
-    if (admitted.ok) return admitted;
+    if (admitted.ok) {
+      // A call admitted from a lease reserves its worst case, yet is billed (when it reports no
+      // usage) its expected cost, as one admitted in the store is.
+      const { usageId, holdMicros, leaseId } = admitted;
+      return { usageId, holdMicros, leaseId, estimateMicros: Math.min(holdMicros, hold.holdMicros) };
+    }
     switch (admitted.reason) {
       case 'balance_exhausted':
         return balanceExhausted(provider.slug);
@@ -199,6 +231,8 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
         signal: call.signal,
       });
     } catch (error) {
+      // A caller gone, or an upload cut at the size limit, is not the provider's failure.
+      if (call.signal.aborted || request.overLimit) return null;
       options.logger.warn('provider unreachable', {
         request_id: call.requestId,
         provider: provider.slug,
@@ -214,11 +248,7 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
    * settled in the store after: the caller does not wait for the store. A balance read on this
    * instance waits for it (MeteringEngine.settled), so the caller still reads its spend.
    */
-  function meterTap(
-    upstream: UpstreamAnswer,
-    headers: Record<string, string>,
-    call: Parameters<typeof settleCall>[2],
-  ): MeterTap {
+  function meterTap(upstream: UpstreamAnswer, headers: Record<string, string>, call: MeteredCall): MeterTap {
     const eventStream = (upstream.headers['content-type'] ?? '').includes('text/event-stream');
     const usage = createUsageObserver(call.provider.dialect, eventStream);
     const declared = Number(headers['content-length'] ?? Number.NaN);
@@ -237,6 +267,16 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
   }
 
   return { handle };
+}
+
+const FORWARDED = new Set<string>(FORWARDED_METHODS);
+
+/** Longest model name taken: names run to a few dozen characters, and each is stored with its call. */
+const MAX_MODEL_CHARS = 256;
+
+function modelNameProblem(model: string): string | null {
+  if (model.length > MAX_MODEL_CHARS) return `must be at most ${MAX_MODEL_CHARS} characters`;
+  return textProblem(model);
 }
 
 /** The header carrying the provider's managed-pool credential, or null when the upstream needs none. */

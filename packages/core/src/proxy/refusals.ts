@@ -105,6 +105,27 @@ export function tooLarge(maxBytes: number): Response {
   return canonicalError(413, 'payload_too_large', `Request body is larger than ${maxBytes} bytes`);
 }
 
+/** The caller's upload ended early (it went away): a 400 for the log, which no one is left to read. */
+export function bodyCutShort(): Response {
+  return canonicalError(400, 'validation_failed', 'The request body ended before it was complete');
+}
+
+/** The methods the proxy forwards. */
+export const FORWARDED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/** A method the proxy does not forward (`TRACE`, `CONNECT`, and the like). */
+export function methodNotForwarded(method: string): Response {
+  return canonicalError(
+    405,
+    'validation_failed',
+    `The proxy does not forward ${method} requests`,
+    undefined,
+    {
+      allow: FORWARDED_METHODS.join(', '),
+    },
+  );
+}
+
 export function upstreamUnreachable(slug: string): Response {
   return canonicalError(502, 'upstream_error', `Could not reach ${slug}`, { slug });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ProviderConfig } from './providers.js';
-import { type IncomingCall, readRequest } from './request.js';
+import { BodyCutShortError, type IncomingCall, readRequest } from './request.js';
 
 const provider = { upstreamUrl: 'http://upstream.test', dialect: 'openai' } as ProviderConfig;
 
@@ -57,5 +57,18 @@ describe('readRequest', () => {
       1024,
     );
     expect(request).toMatchObject({ model: 'demo-small', maxOutputTokens: 160 });
+  });
+});
+
+describe('readRequest, a body that breaks off', () => {
+  it('says the body was cut short (the caller went away), not that something else failed', async () => {
+    const broken: IncomingCall = {
+      ...call('{}'),
+      body: async function* () {
+        yield new TextEncoder().encode('{"model":');
+        throw Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+      },
+    };
+    await expect(readRequest(broken, provider, 1024)).rejects.toBeInstanceOf(BodyCutShortError);
   });
 });

@@ -26,7 +26,23 @@ export interface ForwardedRequest {
   maxOutputTokens: number | null;
   /** Size of the body in bytes (declared, for bodies streamed through): the input estimate. */
   inputBytes: number;
+  /** Set once a body streamed through passed the size limit (its upload was cut off). */
+  overLimit: boolean;
 }
+
+/** The caller's body ended before it was complete (the caller went away mid-upload). */
+export class BodyCutShortError extends Error {
+  constructor(options?: ErrorOptions) {
+    super('The request body ended before it was complete', options);
+  }
+}
+
+/**
+ * Bodies of these types stream through unread (uploads: audio, images, files); any other body of
+ * a token-metered provider is read as the JSON it most likely is, whatever its type says (`fetch`
+ * labels a string body `text/plain`), so its model is priced.
+ */
+const STREAMED_TYPES = /^\s*(multipart\/|application\/octet-stream|audio\/|image\/|video\/)/i;
 
 /**
  * A call to `/proxy/{provider}/...` as either surface hands it to the proxy (the Hono routes from
@@ -76,15 +92,15 @@ export async function readRequest(
     model: null,
     maxOutputTokens: null,
     inputBytes: 0,
+    overLimit: false,
   };
   const body = call.body();
   if (!body) return forwarded;
   const declared = Number(call.header('content-length') ?? '0');
   if (declared > maxBytes) return null;
   forwarded.inputBytes = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
-  const json = (call.header('content-type') ?? '').includes('json');
-  if (provider.dialect === 'per_call' || !json) {
-    forwarded.body = limited(body, maxBytes);
+  if (provider.dialect === 'per_call' || STREAMED_TYPES.test(call.header('content-type') ?? '')) {
+    forwarded.body = limited(body, maxBytes, forwarded);
     return forwarded;
   }
   let text: string;
@@ -92,7 +108,7 @@ export async function readRequest(
     text = await readChunksText(body, { maxBytes });
   } catch (error) {
     if (error instanceof BodyTooLargeError) return null;
-    throw error;
+    throw new BodyCutShortError({ cause: error });
   }
   forwarded.body = text;
   forwarded.inputBytes = Buffer.byteLength(text);
@@ -144,12 +160,22 @@ function jsonObject(text: string): Record<string, unknown> | null {
     : null;
 }
 
-/** Passes a body through, cutting it off past `maxBytes` (the upstream sees a failed upload). */
-async function* limited(body: AsyncIterable<Uint8Array>, maxBytes: number): AsyncIterable<Uint8Array> {
+/**
+ * Passes a body through, cutting it off past `maxBytes` (the upstream sees a failed upload, the
+ * caller a 413: `overLimit` tells the two apart from an upstream that failed).
+ */
+async function* limited(
+  body: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  request: ForwardedRequest,
+): AsyncIterable<Uint8Array> {
   let size = 0;
   for await (const chunk of body) {
     size += chunk.byteLength;
-    if (size > maxBytes) throw new Error('Request body too large');
+    if (size > maxBytes) {
+      request.overLimit = true;
+      throw new BodyTooLargeError(maxBytes);
+    }
     yield chunk;
   }
 }

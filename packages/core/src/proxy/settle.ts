@@ -8,7 +8,10 @@ import type { UsageObserver } from './usage.js';
 /** Credit admission held for a call, and the lease it came from (null: its own hold row). */
 export interface Admission {
   usageId: string;
+  /** Credit reserved while the call runs (a call admitted from a lease reserves its worst case). */
   holdMicros: number;
+  /** What the call is billed when it reports no usage: its expected cost, at most its hold. */
+  estimateMicros: number;
   leaseId: string | null;
 }
 
@@ -18,6 +21,8 @@ export interface MeteredCall {
   provider: ProviderConfig;
   connectionId: string;
   model: string | null;
+  /** The request's bound on its output tokens (null: none); more is never billed. */
+  maxOutputTokens: number | null;
   admission: Admission;
   upstreamStatus: number;
   requestId: string | null;
@@ -66,12 +71,17 @@ export async function settleCall(
   }
 }
 
-/** The call's bill: its reported usage priced, or (`reported` null) its hold as an estimate. */
+/**
+ * The call's bill: its reported usage priced, or (`reported` null) its expected cost as an
+ * estimate. Output tokens past the request's own bound are the upstream's overrun, not billed.
+ */
 function settlementOf(call: MeteredCall, reported: Quantities | null): Settlement {
-  const quantities = { ...(reported ?? {}), call: 1 };
+  const quantities: Quantities = { ...(reported ?? {}), call: 1 };
+  const bound = call.maxOutputTokens;
+  if (bound !== null && (quantities.output_tokens ?? 0) > bound) quantities.output_tokens = bound;
   const estimated = reported === null;
   const priced = estimated
-    ? { total: call.admission.holdMicros, perMeter: {} }
+    ? { total: call.admission.estimateMicros, perMeter: {} }
     : costOfCall(call.provider, call.model, quantities);
   return {
     usageId: call.admission.usageId,

@@ -11,8 +11,8 @@ export interface FakeUpstream {
   url: string;
   /** Requests received, newest last. */
   requests: Array<{ method: string; path: string; headers: IncomingHttpHeaders; body: string }>;
-  /** Usage the next completions report (default 10 prompt / 20 completion tokens). */
-  usage: { prompt_tokens: number; completion_tokens: number };
+  /** Usage the next completions report (default 10 prompt / 20 completion tokens); null: none. */
+  usage: { prompt_tokens: number; completion_tokens: number } | null;
   /** While set, streamed completions wait after their first chunk until it resolves. */
   gate: Promise<void> | null;
   /** While set, every answer waits before its status line until it resolves. */
@@ -81,7 +81,10 @@ async function answer(state: FakeUpstream, method: string, path: string, body: s
       res.end(JSON.stringify({ error: { message: 'invalid JSON' } }));
       return;
     }
-    const usage = { ...state.usage, total_tokens: state.usage.prompt_tokens + state.usage.completion_tokens };
+    const usage = state.usage && {
+      ...state.usage,
+      total_tokens: state.usage.prompt_tokens + state.usage.completion_tokens,
+    };
     if (!request.stream) {
       json(res, {
         id: 'chatcmpl-1',
@@ -90,7 +93,7 @@ async function answer(state: FakeUpstream, method: string, path: string, body: s
         choices: [
           { index: 0, message: { role: 'assistant', content: 'Hello there' }, finish_reason: 'stop' },
         ],
-        usage,
+        ...(usage ? { usage } : {}),
       });
       return;
     }
@@ -100,12 +103,18 @@ async function answer(state: FakeUpstream, method: string, path: string, body: s
     res.write(chunk({ role: 'assistant', content: 'Hel' }));
     if (state.gate) await state.gate;
     res.write(chunk({ content: 'lo' }));
-    if (request.stream_options?.include_usage) {
+    if (request.stream_options?.include_usage && usage) {
       res.write(
         `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [], usage })}\n\n`,
       );
     }
     res.end('data: [DONE]\n\n');
+    return;
+  }
+  if (path === '/empty') {
+    // Done, nothing to say: a 204, as a DELETE often answers.
+    res.writeHead(204);
+    res.end();
     return;
   }
   if (path === '/search') {
