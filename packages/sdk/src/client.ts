@@ -54,6 +54,8 @@ export interface ProxyApi {
    * `Service-Error-Code`: out of credit, spend cap, not connected, bad key, unreachable provider)
    * reject with their typed error; the provider's own error answers are returned untouched.
    * Never retried: a metered call is not idempotent.
+   * A path that resolves outside `/proxy/{provider}/` (`..`, `%2e%2e`) is a `ServiceConfigError`
+   * before any request.
    *
    * @example
    * const response = await client.proxy.fetch('llm-gateway', '/v1/chat/completions', {

@@ -17,11 +17,12 @@ export async function proxyFetch(
   if (!SLUG.test(provider)) {
     throw new ServiceConfigError('invalid_option', `Not a provider slug: "${provider}"`);
   }
+  const url = proxyUrl(baseUrl, provider, path);
   const headers = new Headers(init.headers);
   headers.set('authorization', `Bearer ${credential}`);
   let response: Response;
   try {
-    response = await settings.fetch(joinUrl(baseUrl, `/proxy/${provider}/${path.replace(/^\/+/, '')}`), {
+    response = await settings.fetch(url, {
       ...init,
       headers,
     });
@@ -33,4 +34,28 @@ export async function proxyFetch(
   }
   if (response.ok || !response.headers.has('service-error-code')) return response;
   throw errorFromAnswer(response.status, response.headers, await readBody(response));
+}
+
+/**
+ * The URL of `path` under `{baseUrl}/proxy/{provider}/`, as fetch will resolve it. A URL parser
+ * resolves `..` (and `%2e%2e`, and a backslash as `/`), so a path could otherwise carry the key to any
+ * route of the platform; one that leaves the provider's prefix is refused before it is sent.
+ */
+function proxyUrl(baseUrl: string, provider: string, path: string): string {
+  const prefix = joinUrl(baseUrl, `/proxy/${provider}/`);
+  let url: URL;
+  let root: URL;
+  try {
+    url = new URL(joinUrl(prefix, path));
+    root = new URL(prefix);
+  } catch {
+    throw new ServiceConfigError('invalid_option', `Not a URL: ${joinUrl(prefix, path)}`);
+  }
+  if (!url.pathname.startsWith(root.pathname)) {
+    throw new ServiceConfigError(
+      'invalid_option',
+      `The proxy path "${path}" leads out of /proxy/${provider}/: pass a path of the provider's API`,
+    );
+  }
+  return url.href;
 }

@@ -236,6 +236,26 @@ describe('settings', () => {
     expect(error.code).toBe('invalid_response');
   });
 
+  it('refuses a proxy path that leads out of the provider, before any request', async () => {
+    const { url, requests } = await serve([json(200, {})]);
+    const client = createClient({ apiKey: KEY, baseUrl: `${url}/prefix` });
+    for (const path of [
+      '/../../api/deployments/me/connections',
+      '%2e%2e/%2E%2E/api/deployments/me/connections',
+      '..\\..\\api/billing/balance',
+      '/v1/../../web-search-2/x',
+      '..',
+    ]) {
+      const error = await client.proxy.fetch('web-search', path).catch((e) => e);
+      expect(error, path).toBeInstanceOf(ServiceConfigError);
+      expect(error.code).toBe('invalid_option');
+    }
+    expect(requests).toHaveLength(0);
+    // A `..` that stays under the provider is the URL fetch would send anyway.
+    await client.proxy.fetch('web-search', '/v1/old/../search?q=a');
+    expect(requests.map((r) => r.url)).toEqual(['/prefix/proxy/web-search/v1/search?q=a']);
+  });
+
   it('refuses a non-positive timeout and an empty forUser token', () => {
     expect(() => createClient({ timeoutMs: 0 })).toThrow(ServiceConfigError);
     expect(() => createClient({ apiKey: KEY }).forUser(' ')).toThrow(ServiceConfigError);
