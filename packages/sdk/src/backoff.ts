@@ -24,6 +24,19 @@ export function backoffDelay(
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
+/** The longest delay a timer holds (Node, browsers); a longer one fires after about 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Calls `onTimeout` after `ms` unless the returned function is called first. A timeout longer
+ * than a timer can hold (`Infinity` among them) is no timeout: `setTimeout` would fire it at once.
+ */
+export function startTimeout(ms: number, onTimeout: () => void): () => void {
+  if (ms > MAX_TIMER_MS) return () => {};
+  const timer = setTimeout(onTimeout, ms);
+  return () => clearTimeout(timer);
+}
+
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

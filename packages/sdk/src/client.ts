@@ -17,7 +17,10 @@ export interface ClientOptions {
   baseUrl?: string;
   /** The fetch to use (a test double, an instrumented fetch). Default: the global one. */
   fetch?: typeof globalThis.fetch;
-  /** Per-attempt timeout of ordinary requests. Default 30 s. The event stream has none. */
+  /**
+   * Per-attempt timeout of ordinary requests. Default 30 s; `Infinity` for none. The event stream
+   * has none.
+   */
   timeoutMs?: number;
   /** Retries of idempotent requests on network errors and 5xx; `false` turns them off. */
   retry?: RetryOptions | false;
@@ -107,6 +110,20 @@ function given(name: 'apiKey' | 'baseUrl', value: string | undefined): string | 
 }
 
 /**
+ * A timeout option: a positive number of milliseconds. `Infinity` (or anything longer than a timer
+ * holds) means none; NaN, zero and below would fire at once, so they are refused.
+ */
+function timeoutOption(name: string, value: number): number {
+  if (typeof value !== 'number' || !(value > 0)) {
+    throw new ServiceConfigError(
+      'invalid_option',
+      `${name} must be a positive number of milliseconds (Infinity for no timeout)`,
+    );
+  }
+  return value;
+}
+
+/**
  * The platform client. Nothing is checked until a call: a missing key or base URL rejects that
  * call with a `ServiceConfigError` before any request is sent.
  *
@@ -119,8 +136,14 @@ function given(name: 'apiKey' | 'baseUrl', value: string | undefined): string | 
 export function createClient(options: ClientOptions = {}): ServiceClient {
   const retry =
     options.retry === false ? { ...DEFAULT_RETRY, attempts: 1 } : { ...DEFAULT_RETRY, ...options.retry };
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!(timeoutMs > 0)) throw new ServiceConfigError('invalid_option', 'timeoutMs must be a positive number');
+  const timeoutMs = timeoutOption('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  const reconnect = { ...DEFAULT_RECONNECT, ...options.reconnect };
+  for (const name of ['idleTimeoutMs', 'headersTimeoutMs'] as const) {
+    reconnect[name] = timeoutOption(
+      `reconnect.${name}`,
+      options.reconnect?.[name] ?? DEFAULT_RECONNECT[name],
+    );
+  }
   const settings: TransportSettings = {
     credential: given('apiKey', options.apiKey) ?? readEnv('SERVICE_API_KEY'),
     baseUrl: given('baseUrl', options.baseUrl) ?? readEnv('SERVICE_BASE_URL'),
@@ -129,7 +152,7 @@ export function createClient(options: ClientOptions = {}): ServiceClient {
     timeoutMs,
     retry,
   };
-  return buildClient(settings, { ...DEFAULT_RECONNECT, ...options.reconnect });
+  return buildClient(settings, reconnect);
 }
 
 function buildClient(settings: TransportSettings, reconnect: Required<ReconnectOptions>): ServiceClient {

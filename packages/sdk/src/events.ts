@@ -1,6 +1,6 @@
 import type { ServiceEvent, ServiceEventKind } from '@service/core/schemas';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { backoffDelay, linkedController, sleep } from './backoff.js';
+import { backoffDelay, linkedController, sleep, startTimeout } from './backoff.js';
 import {
   errorFromAnswer,
   readBody,
@@ -45,10 +45,13 @@ export interface ReconnectOptions {
   maxDelayMs?: number;
   /**
    * A connection that carries nothing (not even the 25-second `: ping`) for this long is taken for
-   * dead and replaced. Default 60 s.
+   * dead and replaced. Default 60 s; `Infinity` never gives up on a silent connection.
    */
   idleTimeoutMs?: number;
-  /** A server that has not answered with its headers within this long is given up on. Default 15 s. */
+  /**
+   * A server that has not answered with its headers within this long is given up on. Default
+   * 15 s; `Infinity` waits as long as it takes.
+   */
   headersTimeoutMs?: number;
   /**
    * Consecutive failed attempts (no event delivered in between) after which the iterator throws
@@ -114,7 +117,7 @@ export async function* subscribeToEvents(
         'timeout',
         `No answer from ${url} within ${reconnect.headersTimeoutMs} ms`,
       );
-      const timer = setTimeout(() => controller.abort(headersTimeout), reconnect.headersTimeoutMs);
+      const clearTimer = startTimeout(reconnect.headersTimeoutMs, () => controller.abort(headersTimeout));
       try {
         response = await settings.fetch(url, {
           headers: {
@@ -135,7 +138,7 @@ export async function* subscribeToEvents(
         );
         continue;
       } finally {
-        clearTimeout(timer);
+        clearTimer();
       }
 
       if (!response.ok || !response.body) {
@@ -232,12 +235,12 @@ async function readWithin(
   idleMs: number,
   controller: AbortController,
 ): Promise<ReadableStreamReadResult<string>> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let clearTimer = () => {};
   const idle = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    clearTimer = startTimeout(idleMs, () => {
       controller.abort();
       reject(new ServiceConnectionError('timeout', `No data on the event stream for ${idleMs} ms`));
-    }, idleMs);
+    });
   });
   const read = reader.read();
   // When the idle timer wins, the abandoned read rejects later: that is expected, not unhandled.
@@ -245,7 +248,7 @@ async function readWithin(
   try {
     return await Promise.race([read, idle]);
   } finally {
-    clearTimeout(timer);
+    clearTimer();
   }
 }
 

@@ -1,4 +1,11 @@
-import { backoffDelay, DEFAULT_RETRY, linkedController, type RetryOptions, sleep } from './backoff.js';
+import {
+  backoffDelay,
+  DEFAULT_RETRY,
+  linkedController,
+  type RetryOptions,
+  sleep,
+  startTimeout,
+} from './backoff.js';
 import {
   errorFromAnswer,
   parseBody,
@@ -14,6 +21,7 @@ export interface TransportSettings {
   credential: string | undefined;
   baseUrl: string | undefined;
   fetch: typeof globalThis.fetch;
+  /** Per attempt; above the longest timer (`Infinity`), none. */
   timeoutMs: number;
   retry: Required<RetryOptions>;
 }
@@ -99,7 +107,7 @@ export async function send(
       'timeout',
       `No answer from ${url} within ${settings.timeoutMs} ms`,
     );
-    const timer = setTimeout(() => controller.abort(timeout), settings.timeoutMs);
+    const clearTimer = startTimeout(settings.timeoutMs, () => controller.abort(timeout));
     try {
       const response = await settings.fetch(url, { method, headers, body, signal: controller.signal });
       if (response.ok) {
@@ -119,7 +127,7 @@ export async function send(
         : new ServiceConnectionError('network_error', `Could not reach ${url}`, { cause: error });
       if (last) throw failure;
     } finally {
-      clearTimeout(timer);
+      clearTimer();
       release();
     }
     await sleep(delay(settings, attempt), options.signal);

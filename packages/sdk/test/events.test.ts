@@ -493,6 +493,23 @@ describe('stream handling', () => {
     expect(server.requests.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('takes Infinity for the header and idle timeouts as none: a slow server keeps its one connection', async () => {
+    server = await startLoopbackServer((_req, res) => {
+      setTimeout(() => {
+        openStream(res);
+        setTimeout(() => res.write(balance(1)), 100);
+      }, 100);
+    });
+    const iterator = createClient({
+      apiKey: KEY,
+      baseUrl: server.url,
+      reconnect: { ...FAST, idleTimeoutMs: Infinity, headersTimeoutMs: Infinity },
+    }).events.subscribe();
+    expect((await take(iterator, 1))[0]?.id).toBe('1');
+    await iterator.return?.();
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('ends cleanly on abort and closes the connection when the loop breaks', async () => {
     let closed = 0;
     server = await startLoopbackServer((req, res) => {

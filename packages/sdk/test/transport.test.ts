@@ -166,6 +166,18 @@ describe('timeouts and aborts', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  it('takes Infinity, or a timeout longer than a timer holds, as no timeout', async () => {
+    const [status, headers, body] = json(200, BALANCE);
+    server = await startLoopbackServer((req, res) => {
+      req.resume();
+      setTimeout(() => res.writeHead(status, headers).end(body), 50);
+    });
+    for (const timeoutMs of [Infinity, 2 ** 31, 1e12]) {
+      const client = createClient({ apiKey: KEY, baseUrl: server.url, timeoutMs, retry: false });
+      expect(await client.balance(), String(timeoutMs)).toEqual(BALANCE);
+    }
+  });
+
   it("ends at once on the caller's abort, without retrying", async () => {
     const { url, requests } = await serve(['hang']);
     const controller = new AbortController();
@@ -257,7 +269,11 @@ describe('settings', () => {
   });
 
   it('refuses a non-positive timeout and an empty forUser token', () => {
-    expect(() => createClient({ timeoutMs: 0 })).toThrow(ServiceConfigError);
+    for (const timeoutMs of [0, -1, Number.NaN]) {
+      expect(() => createClient({ timeoutMs })).toThrow(ServiceConfigError);
+      expect(() => createClient({ reconnect: { idleTimeoutMs: timeoutMs } })).toThrow(ServiceConfigError);
+      expect(() => createClient({ reconnect: { headersTimeoutMs: timeoutMs } })).toThrow(ServiceConfigError);
+    }
     expect(() => createClient({ apiKey: KEY }).forUser(' ')).toThrow(ServiceConfigError);
   });
 });
