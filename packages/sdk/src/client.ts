@@ -5,7 +5,7 @@ import { ServiceConfigError, withAppKeyHint } from './errors.js';
 import { type ReconnectOptions, type SubscribeOptions, subscribeToEvents } from './events.js';
 import { proxyFetch } from './proxy.js';
 import { isBillingBalance, isRuntimeConnections } from './shapes.js';
-import { type RequestOptions, requestJson, send, type TransportSettings } from './transport.js';
+import { isHeaderSafe, type RequestOptions, requestJson, send, type TransportSettings } from './transport.js';
 
 export interface ClientOptions {
   /**
@@ -178,6 +178,12 @@ function buildClient(settings: TransportSettings, reconnect: Required<ReconnectO
         throw new ServiceConfigError(
           'invalid_option',
           'forUser needs the identity JWT of the signed-in user',
+        );
+      }
+      if (!isHeaderSafe(jwt.trim())) {
+        throw new ServiceConfigError(
+          'invalid_option',
+          'The forUser token has a character an HTTP header cannot carry: a JWT is visible ASCII, with no spaces or line breaks',
         );
       }
       return buildClient({ ...settings, credential: jwt.trim() }, reconnect);

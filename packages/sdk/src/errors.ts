@@ -94,7 +94,10 @@ export class ServiceUpstreamError extends ServiceError {
   override name = 'ServiceUpstreamError';
 }
 
-/** A local problem found before any request: no API key, no base URL. Never crosses the wire. */
+/**
+ * A local problem found before any request: no API key, no base URL, an option out of range, a
+ * credential or header HTTP cannot carry. Never crosses the wire.
+ */
 export class ServiceConfigError extends Error {
   override name = 'ServiceConfigError';
   constructor(

@@ -5,12 +5,13 @@ import {
   errorFromAnswer,
   readBody,
   ServiceAuthError,
+  ServiceConfigError,
   ServiceConnectionError,
   ServiceError,
   withAppKeyHint,
 } from './errors.js';
 import { isServiceEvent, SERVICE_EVENT_KINDS } from './shapes.js';
-import { joinUrl, requireSettings, type TransportSettings } from './transport.js';
+import { isHeaderSafe, joinUrl, requireSettings, type TransportSettings } from './transport.js';
 
 /** What `onError` learns about a failed attempt that will be retried. */
 export interface StreamRetry {
@@ -87,6 +88,13 @@ export async function* subscribeToEvents(
   options: SubscribeOptions = {},
 ): AsyncGenerator<ServiceEvent, void, undefined> {
   const { credential, baseUrl } = requireSettings(settings);
+  if (options.lastEventId !== undefined && !isHeaderSafe(options.lastEventId)) {
+    // Sent as a header: fetch would refuse it on every attempt, which would pass for a network error.
+    throw new ServiceConfigError(
+      'invalid_option',
+      `lastEventId ${JSON.stringify(options.lastEventId)} cannot be sent as Last-Event-ID: only visible ASCII, no spaces or line breaks`,
+    );
+  }
   const url = joinUrl(baseUrl, EVENTS_PATH);
   const wanted = options.kinds ? new Set<string>(options.kinds) : CANONICAL;
   const delivered = new RecentIds(REMEMBERED_IDS);

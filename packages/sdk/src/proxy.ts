@@ -1,5 +1,5 @@
 import { errorFromAnswer, readBody, ServiceConfigError, ServiceConnectionError } from './errors.js';
-import { joinUrl, requireSettings, type TransportSettings } from './transport.js';
+import { callerHeaders, joinUrl, requireSettings, type TransportSettings } from './transport.js';
 
 const SLUG = /^[a-z0-9][a-z0-9-]*$/;
 
@@ -18,7 +18,7 @@ export async function proxyFetch(
     throw new ServiceConfigError('invalid_option', `Not a provider slug: "${provider}"`);
   }
   const url = proxyUrl(baseUrl, provider, path);
-  const headers = new Headers(init.headers);
+  const headers = callerHeaders(init.headers);
   headers.set('authorization', `Bearer ${credential}`);
   let response: Response;
   try {

@@ -57,7 +57,52 @@ export function requireSettings(settings: TransportSettings): { credential: stri
       'No base URL: pass createClient({ baseUrl }) or set SERVICE_BASE_URL.',
     );
   }
+  if (!isHeaderSafe(settings.credential)) {
+    // Named, never quoted: the credential is a secret (and fetch's own TypeError would quote it).
+    throw new ServiceConfigError(
+      'invalid_option',
+      'The API key (or forUser token) has a character an HTTP header cannot carry: only visible ASCII, no spaces or line breaks. Was it copied with a stray character?',
+    );
+  }
   return { credential: settings.credential, baseUrl: settings.baseUrl };
+}
+
+/**
+ * Whether a value the SDK puts in a header itself (a credential, `Last-Event-ID`) is visible
+ * ASCII. Anything else makes fetch throw a TypeError, which would surface raw or, inside a
+ * retried request, pass for a network error.
+ */
+export function isHeaderSafe(value: string): boolean {
+  return /^[\x21-\x7e]*$/.test(value);
+}
+
+/** The caller's headers as a `Headers`; one fetch could not send is a `ServiceConfigError`. */
+export function callerHeaders(init: HeadersInit | undefined): Headers {
+  const headers = new Headers();
+  const given = init instanceof Headers || Array.isArray(init) ? init : Object.entries(init ?? {});
+  for (const [name, value] of given) setHeader(headers, name, value, 'append');
+  return headers;
+}
+
+/**
+ * `headers.set` (or `append`); a header fetch could not send (a line break, a character above
+ * U+00FF, a name that is not a token) is a `ServiceConfigError` naming it, not quoting its value,
+ * which may be a secret.
+ */
+export function setHeader(
+  headers: Headers,
+  name: string,
+  value: string,
+  how: 'set' | 'append' = 'set',
+): void {
+  try {
+    headers[how](name, value);
+  } catch {
+    throw new ServiceConfigError(
+      'invalid_option',
+      `The header ${JSON.stringify(name)} cannot be sent: a header name is a token, and a value has no line breaks and no character above U+00FF`,
+    );
+  }
 }
 
 /** A 2xx answer with its body read (JSON when it is JSON, else text). */
@@ -84,7 +129,7 @@ export async function send(
 ): Promise<Answer> {
   const { credential, baseUrl } = requireSettings(settings);
   const method = (options.method ?? 'GET').toUpperCase();
-  const headers = new Headers(options.headers);
+  const headers = callerHeaders(options.headers);
   headers.set('authorization', `Bearer ${credential}`);
   if (!headers.has('accept')) headers.set('accept', 'application/json');
   if (options.body !== undefined && !headers.has('content-type')) {
@@ -94,7 +139,7 @@ export async function send(
     options.idempotencyKey ??
     headers.get('idempotency-key') ??
     (method === 'POST' ? crypto.randomUUID() : undefined);
-  if (idempotencyKey) headers.set('idempotency-key', idempotencyKey);
+  if (idempotencyKey) setHeader(headers, 'idempotency-key', idempotencyKey);
   const retryable = IDEMPOTENT_METHODS.has(method) || idempotencyKey !== undefined;
   const attempts = retryable ? Math.max(1, settings.retry.attempts) : 1;
   const url = joinUrl(baseUrl, path);

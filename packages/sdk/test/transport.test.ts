@@ -248,6 +248,41 @@ describe('settings', () => {
     expect(error.code).toBe('invalid_response');
   });
 
+  it('refuses a credential, lastEventId or header that HTTP cannot carry, before any request', async () => {
+    const fetch = vi.fn(globalThis.fetch);
+    const base = { baseUrl: 'http://127.0.0.1:9', fetch, retry: FAST, reconnect: { maxAttempts: 2 } };
+    const expectConfigError = async (what: string, call: () => Promise<unknown>) => {
+      const error = (await call().catch((e) => e)) as ServiceConfigError;
+      expect(error, what).toBeInstanceOf(ServiceConfigError);
+      expect(error.code, what).toBe('invalid_option');
+      return error;
+    };
+    for (const apiKey of [`${KEY}\u2019`, `${KEY}\nX-Other: 1`, `${KEY} ${KEY}`]) {
+      const client = createClient({ ...base, apiKey });
+      const error = await expectConfigError(apiKey, () => client.balance());
+      expect(error.message).not.toContain(KEY);
+      await expectConfigError(apiKey, () => client.events.subscribe().next());
+      await expectConfigError(apiKey, () => client.proxy.fetch('search', '/q'));
+    }
+    vi.stubEnv('SERVICE_API_KEY', `${KEY}\r\n`.repeat(2));
+    await expectConfigError('env', () => createClient({ baseUrl: base.baseUrl, fetch }).balance());
+    const client = createClient({ ...base, apiKey: KEY });
+    expect(() => client.forUser('eyJ.eyJ.sig\u2019')).toThrow(ServiceConfigError);
+    await expectConfigError('lastEventId', () => client.events.subscribe({ lastEventId: '5\n6' }).next());
+    const header = await expectConfigError('header', () =>
+      client.request('/x', { headers: { 'x-token': 'secret\nvalue' } }),
+    );
+    expect(header.message).toContain('"x-token"');
+    expect(header.message).not.toContain('secret');
+    await expectConfigError('idempotencyKey', () =>
+      client.request('/x', { method: 'POST', idempotencyKey: 'order\u2019' }),
+    );
+    await expectConfigError('proxy header', () =>
+      client.proxy.fetch('search', '/q', { headers: { 'x-a': '\u2019' } }),
+    );
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
   it('refuses a proxy path that leads out of the provider, before any request', async () => {
     const { url, requests } = await serve([json(200, {})]);
     const client = createClient({ apiKey: KEY, baseUrl: `${url}/prefix` });
