@@ -201,14 +201,15 @@ export function errorFromAnswer(status: number, headers: Headers, body: unknown)
 }
 
 /**
- * A 401 from a route that takes only an App Key, with the reason spelled out: every key starts
+ * A 401 from a route that takes only an App Key, with the reasons spelled out: every key starts
  * with `service_sk_`, so a CLI key (what `service login` saves) or a Connection Key looks right
- * and is refused all the same.
+ * and is refused all the same. The platform answers the same 401 to an unknown or revoked App Key,
+ * so the hint names both causes rather than claiming the wrong kind of key.
  */
 export function withAppKeyHint(error: unknown, route: string): unknown {
   if (!(error instanceof ServiceAuthError) || error.status !== 401) return error;
   const fix =
-    "Set SERVICE_API_KEY (or createClient({ apiKey })) to the app's App Key: the CLI key `service login` saves, Connection Keys and identity tokens are refused here.";
+    "Set SERVICE_API_KEY (or createClient({ apiKey })) to the app's App Key. The key sent is unknown or revoked, or is not an App Key: the CLI key `service login` saves, Connection Keys and identity tokens are refused here.";
   return new ServiceAuthError({
     status: error.status,
     code: error.code,

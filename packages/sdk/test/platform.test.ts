@@ -149,4 +149,16 @@ describe('connections', () => {
     expect(error.message).toContain('/api/deployments/me/events takes an App Key');
     expect(error.message).toContain('the CLI key `service login` saves');
   });
+
+  it('does not blame the kind of key when an App Key is revoked: the 401 names both causes', async () => {
+    const revoked = await createTenantFixture(running.platform);
+    await running.platform.context.keys.revoke(revoked.appKeyId);
+    const error = await createClient({ apiKey: revoked.appKey, baseUrl: running.url })
+      .connections.list()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceAuthError);
+    expect(error.status).toBe(401);
+    expect(error.message).toContain('/api/deployments/me/connections takes an App Key');
+    expect(error.suggestedFix).toContain('The key sent is unknown or revoked, or is not an App Key');
+  });
 });
