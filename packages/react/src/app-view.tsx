@@ -9,6 +9,7 @@ import { type ReactNode, useCallback, useMemo, useState } from 'react';
 import type { AppAction } from './actions.js';
 import { isRecord, resolveProps } from './bindings.js';
 import type { AppDocument } from './document.js';
+import { usableLocale } from './format.js';
 import { KIT_VIEWS, type KitContext } from './kit.js';
 
 export interface AppViewProps {
@@ -20,7 +21,10 @@ export interface AppViewProps {
   state?: Readonly<Record<string, unknown>>;
   /** Called for each action a button runs; a tool action carries its input resolved. */
   onAction?: (action: AppAction) => void | Promise<void>;
-  /** The locale numbers, money and dates are written in; the reader's by default. */
+  /**
+   * The locale numbers, money and dates are written in (a BCP 47 tag such as `de-CH`); the
+   * reader's by default, and for a value Intl does not take.
+   */
   locale?: string;
 }
 
@@ -36,7 +40,7 @@ export function AppView({ document, queries = NO_QUERIES, state, onAction, local
     [],
   );
   const kit = useMemo<KitContext>(
-    () => ({ scope: { queries, state: local }, locale, setState, onAction }),
+    () => ({ scope: { queries, state: local }, locale: usableLocale(locale), setState, onAction }),
     [queries, local, locale, setState, onAction],
   );
   const title = typeof document?.title === 'string' ? document.title : undefined;

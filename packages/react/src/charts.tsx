@@ -22,12 +22,21 @@ interface ChartProps {
   locale: string | undefined;
 }
 
-/** The value scale: zero always on it, so bars grow from a real baseline. */
+/**
+ * The value scale: zero always on it, so bars grow from a real baseline. Values are measured in
+ * units of the largest magnitude first, so a span near ±1e308 does not overflow to Infinity and
+ * draw NaN coordinates.
+ */
 function scaleOf(values: number[]) {
   const min = Math.min(0, ...values);
   const max = Math.max(0, ...values);
-  const span = max - min || 1;
-  return { min, max, y: (value: number) => PAD.top + PLOT_H - ((value - min) / span) * PLOT_H };
+  const unit = Math.max(max, -min) || 1;
+  const span = max / unit - min / unit || 1;
+  return {
+    min,
+    max,
+    y: (value: number) => PAD.top + PLOT_H - ((value / unit - min / unit) / span) * PLOT_H,
+  };
 }
 
 function Axis({ scale, locale }: { scale: ReturnType<typeof scaleOf>; locale: string | undefined }) {

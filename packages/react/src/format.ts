@@ -18,6 +18,19 @@ export function numberOrNull(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
+/**
+ * `locale` when Intl takes it, else undefined (the reader's own). A host may pass what it has, an
+ * `Accept-Language` value (`en-US,en;q=0.9`) or worse, and Intl throws a RangeError on those.
+ */
+export function usableLocale(locale: unknown): string | undefined {
+  if (typeof locale !== 'string') return undefined;
+  try {
+    return Intl.getCanonicalLocales(locale)[0];
+  } catch {
+    return undefined;
+  }
+}
+
 export function formatNumber(value: unknown, locale?: string): string {
   const number = numberOrNull(value);
   return number === null ? textOf(value) : new Intl.NumberFormat(locale).format(number);

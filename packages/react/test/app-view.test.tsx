@@ -404,6 +404,45 @@ describe('documents the Kit cannot render', () => {
     );
   });
 
+  it('write in the default locale when given one Intl does not take', () => {
+    const written: AppNode = {
+      component: 'Stack',
+      children: [
+        { component: 'Stat', props: { label: 'n', value: 1234.5 } },
+        { component: 'Money', props: { amount: 1250, currency: 'EUR', unit: 'minor' } },
+        {
+          component: 'Table',
+          props: { rows: [{ on: '2030-01-05' }], columns: [{ field: 'on', format: 'date' }] },
+        },
+        { component: 'BarChart', props: { data: [{ m: 'Jan', v: 1e6 }], x: 'm', y: 'v' } },
+      ],
+    };
+    const byDefault = renderToStaticMarkup(<AppView document={doc(written)} />);
+    // An Accept-Language value, garbage, an empty string, an underscore: each a RangeError to Intl.
+    for (const locale of ['en-US,en;q=0.9', 'not a locale!', '', 'en_US']) {
+      expect(html(written, { locale }), locale).toBe(byDefault);
+    }
+  });
+
+  it('keep chart coordinates finite for numbers near the largest a double holds', () => {
+    const data = [
+      { x: 'a', v: 1.7e308 },
+      { x: 'b', v: -1.7e308 },
+      { x: 'c', v: 1e308 },
+    ];
+    for (const component of ['BarChart', 'LineChart']) {
+      const chart = inner(
+        html({ component, props: { data, x: 'x', y: component === 'BarChart' ? 'v' : ['v'] } }),
+      );
+      expect(chart, component).not.toMatch(/NaN|Infinity/);
+    }
+    const bars = inner(html({ component: 'BarChart', props: { data, x: 'x', y: 'v' } }));
+    const heights = [...bars.matchAll(/<rect [^>]*height="([\d.e+]+)"/g)].map((m) => Number(m[1]));
+    // Each bar is drawn from zero: the first two equally tall, the third 1/1.7 of them.
+    expect(heights[0]).toBeCloseTo(heights[1]!);
+    expect(heights[2]! / heights[0]!).toBeCloseTo(1 / 1.7);
+  });
+
   it('stop at the document caps: 16 levels deep, 400 nodes', () => {
     let deep: AppNode = { component: 'Text', props: { text: 'bottom' } };
     for (let level = 0; level < 40; level++) deep = { component: 'Stack', children: [deep] };
