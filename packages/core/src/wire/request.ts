@@ -70,7 +70,8 @@ export async function userOf(ctx: WireContext, c: WireCtx): Promise<Principal> {
       cause: new Error('principal() must return { subject: string } or null'),
     });
   }
-  if (principal.subject.length > MAX_SUBJECT_LENGTH) {
+  // Characters are code points (an emoji is one), as the platform counts a host's users.
+  if ([...principal.subject].length > MAX_SUBJECT_LENGTH) {
     throw new WireError('principal_failed', 'Principal resolution failed.', {
       cause: new Error(`principal subject is longer than ${MAX_SUBJECT_LENGTH} characters`),
     });

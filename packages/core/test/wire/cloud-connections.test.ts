@@ -252,13 +252,34 @@ for (const kind of STORE_KINDS) {
         fetch(`${server.url}/api/deployments/me/users/${encodeURIComponent(user)}/connections`, {
           headers: { authorization: `Bearer ${owner.appKey}` },
         });
-      for (const user of ['josé', 'a b', '利用者', 'user:42@example.com', 'x'.repeat(256)]) {
+      // 256 characters are 256 code points: an emoji counts once, though it is two UTF-16 units.
+      const emoji = (count: number) => '😀'.repeat(count);
+      for (const user of ['josé', 'a b', '利用者', 'user:42@example.com', 'x'.repeat(256), emoji(256)]) {
         expect((await list(user)).status, user).toBe(200);
       }
-      for (const user of ['tab\there', 'bell\u0007', 'x'.repeat(257)]) {
+      for (const user of ['tab\there', 'bell\u0007', 'x'.repeat(257), emoji(257)]) {
         const refused = await list(user);
         expect(refused.status, user).toBe(400);
         expect((await refused.json()).code).toBe('INVALID_REQUEST');
+      }
+      // The wire counts its subjects the same way, and the platform takes what the wire passes on.
+      const wire = await testService(store, {
+        principal: (request) => {
+          const subject = request.headers.get('x-test-user');
+          return subject ? { subject: decodeURIComponent(subject) } : null;
+        },
+        connections: cloudConnections({ platformUrl: server.url, appKey: owner.appKey }),
+      });
+      try {
+        const as = (user: string) => callerFor((r) => wire.fetch(r), encodeURIComponent(user));
+        const listed = await as(emoji(200))('/connections');
+        expect(listed.status).toBe(200);
+        expect(await listed.json()).toMatchObject({ connections: [] });
+        const overlong = await as(emoji(257))('/connections');
+        expect(overlong.status).toBe(500);
+        expect((await overlong.json()).error.code).toBe('principal_failed');
+      } finally {
+        await wire.close();
       }
     });
   });

@@ -155,7 +155,9 @@ export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
  * control characters, and text the store can hold (no NUL, no unpaired surrogate).
  */
 function isEndUser(user: string): boolean {
-  return user.length >= 1 && user.length <= 256 && !CONTROL.test(user) && textProblem(user) === null;
+  // Characters are code points, as the wire counts its subjects: an emoji is one, not two units.
+  const characters = [...user].length;
+  return characters >= 1 && characters <= 256 && !CONTROL.test(user) && textProblem(user) === null;
 }
 const CONTROL = /\p{Cc}/u;
 
