@@ -145,7 +145,7 @@ export class EndUserConnections {
     ].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   }
 
-  /** One of them: a flow answers as pending, failed, or the connection it made. */
+  /** One of them: a flow answers as pending, failed, revoked (cancelled), or the connection it made. */
   async get(scope: EndUserScope, id: string): Promise<EndUserConnection> {
     if (id.startsWith('flw_')) {
       const flow = await this.flows(scope).where('id', '=', id).executeTakeFirst();
@@ -161,12 +161,23 @@ export class EndUserConnections {
     return this.connectionView(row);
   }
 
-  /** Disconnects (revoking the tokens at the provider too), or cancels a sign-in in progress. */
+  /**
+   * Disconnects (revoking the tokens at the provider too), or cancels a sign-in in progress: it
+   * is `revoked` from then on, and a flow that had already ended is answered as it stands.
+   */
   async disconnect(scope: EndUserScope, id: string): Promise<EndUserConnection> {
     const current = await this.get(scope, id);
     if (current.id.startsWith('flw_')) {
-      await this.fail(current.id, 'Cancelled');
-      return { ...current, status: 'revoked', error: null, updatedAt: new Date(this.now()).toISOString() };
+      if (current.status !== 'pending') return current;
+      // Its state goes first: the person finishing the provider's sign-in later connects nothing.
+      await this.db.deleteFrom('oauth_states').where('flow_id', '=', current.id).execute();
+      await this.db
+        .updateTable('end_user_flows')
+        .set({ status: 'revoked', error: null, updated_at: new Date() })
+        .where('id', '=', current.id)
+        .where('status', '=', 'pending')
+        .execute();
+      return this.get(scope, current.id);
     }
     const { connection } = await this.oauth.disconnect(
       scope.tenantId,
@@ -245,7 +256,8 @@ export class EndUserConnections {
     return {
       id: flow.id,
       provider: flow.provider,
-      status: flow.status === 'pending' && !lapsed ? 'pending' : 'failed',
+      status:
+        flow.status === 'revoked' ? 'revoked' : flow.status === 'pending' && !lapsed ? 'pending' : 'failed',
       displayName: null,
       error: lapsed ? 'The sign-in was not completed in time' : flow.error,
       createdAt: flow.created_at.toISOString(),

@@ -191,6 +191,38 @@ for (const kind of STORE_KINDS) {
       });
     });
 
+    it('cancels a sign-in in progress: revoked from then on, a second DELETE changes nothing, and it can no longer connect', async () => {
+      const ids = async () =>
+        ((await (await lou('/connections')).json()) as { connections: WireConnection[] }).connections.map(
+          (c) => c.id,
+        );
+      const before = await ids();
+      const started = await lou('/connections', {
+        method: 'POST',
+        json: { provider: PROVIDER, callbackUrl: `${HOST}/connected` },
+      });
+      const { connection, authorizeUrl } = (await started.json()) as {
+        connection: WireConnection;
+        authorizeUrl: string;
+      };
+      const cancel = async () => {
+        const answer = await lou(`/connections/${connection.id}`, { method: 'DELETE', json: {} });
+        expect(answer.status).toBe(200);
+        return ((await answer.json()) as { connection: WireConnection }).connection;
+      };
+      const cancelled = await cancel();
+      expect(cancelled).toMatchObject({ id: connection.id, status: 'revoked', error: null });
+      expect((await poll(lou, connection.id)).body.connection).toEqual(cancelled);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(await cancel()).toEqual(cancelled);
+      // The person finishing the provider's sign-in afterwards connects nothing.
+      const atProvider = await fetch(authorizeUrl, { redirect: 'manual' });
+      const back = await fetch(atProvider.headers.get('location')!, { redirect: 'manual' });
+      expect(back.status).toBe(400);
+      expect((await poll(lou, connection.id)).body.connection).toEqual(cancelled);
+      expect(await ids()).toEqual(before);
+    });
+
     it('refuses a callback off the origins the app registered, an unknown provider, and bad bodies', async () => {
       for (const callbackUrl of [
         'https://evil.test/connected',

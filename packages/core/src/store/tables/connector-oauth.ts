@@ -56,7 +56,7 @@ export interface EndUserFlowsTable {
   app_id: string;
   end_user: string;
   provider: string;
-  status: 'pending' | 'connected' | 'failed';
+  status: 'pending' | 'connected' | 'failed' | 'revoked';
   connection_id: string | null;
   error: string | null;
   created_at: CreatedAt;
