@@ -315,6 +315,17 @@ export class ConnectorOAuth {
     const { db, sealer } = this.deps;
     const { name } = await requireConnector(db, state.provider);
     return db.transaction().execute(async (trx) => {
+      if (state.flow_id) {
+        // A host's sign-in cancelled meanwhile connects nothing (the lock orders the two).
+        const pending = await trx
+          .selectFrom('end_user_flows')
+          .select('id')
+          .where('id', '=', state.flow_id)
+          .where('status', '=', 'pending')
+          .forUpdate()
+          .executeTakeFirst();
+        if (!pending) throw new ConnectorOAuthError(400, 'INVALID_REQUEST', 'The sign-in was cancelled');
+      }
       const existing = state.connection_id
         ? await trx
             .selectFrom('connections')

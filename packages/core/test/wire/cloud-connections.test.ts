@@ -223,6 +223,38 @@ for (const kind of STORE_KINDS) {
       expect(await ids()).toEqual(before);
     });
 
+    it('connects nothing when the sign-in is cancelled while its callback is already under way', async () => {
+      const connected = async () =>
+        (
+          await store.db
+            .selectFrom('connections')
+            .select('id')
+            .where('end_user', '=', 'lou')
+            .where('status', '=', 'connected')
+            .execute()
+        ).length;
+      const before = await connected();
+      const started = await lou('/connections', {
+        method: 'POST',
+        json: { provider: PROVIDER, callbackUrl: `${HOST}/connected` },
+      });
+      const { connection, authorizeUrl } = (await started.json()) as {
+        connection: WireConnection;
+        authorizeUrl: string;
+      };
+      const atProvider = await fetch(authorizeUrl, { redirect: 'manual' });
+      // The cancel lands after the callback claimed its state (so it could not delete it).
+      await store.db
+        .updateTable('end_user_flows')
+        .set({ status: 'revoked' })
+        .where('id', '=', connection.id)
+        .execute();
+      const back = await fetch(atProvider.headers.get('location')!, { redirect: 'manual' });
+      expect(back.status).toBe(400);
+      expect(await connected()).toBe(before);
+      expect((await poll(lou, connection.id)).body.connection.status).toBe('revoked');
+    });
+
     it('refuses a callback off the origins the app registered, an unknown provider, and bad bodies', async () => {
       for (const callbackUrl of [
         'https://evil.test/connected',
