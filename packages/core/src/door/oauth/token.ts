@@ -168,7 +168,8 @@ async function exchangeServiceKey(
     throw new OAuthError('invalid_client', CLIENT_AUTH_FAILED, 401);
   }
   const subject = required(form, 'subject_token');
-  if (subject.length > MAX_SUBJECT_LENGTH)
+  // Counted as the wire counts a principal's subject: characters, not UTF-16 units.
+  if ([...subject].length > MAX_SUBJECT_LENGTH)
     throw new OAuthError('invalid_request', 'subject_token is too long');
   // A backend's unset variable, interpolated, must not become a user id.
   if (subject.trim() === '' || PLACEHOLDER_SUBJECTS.has(subject.trim())) {

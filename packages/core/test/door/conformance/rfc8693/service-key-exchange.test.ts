@@ -78,3 +78,13 @@ describe('service-key exchange requests', () => {
     }
   });
 });
+
+describe('service-key exchange subjects', () => {
+  it('takes a subject of up to 256 characters counted as the wire counts them (code points), no more', async () => {
+    expect((await exchange({ subject_token: '😀'.repeat(256) })).status).toBe(200);
+    expect(await exchange({ subject_token: '😀'.repeat(257) })).toEqual({
+      status: 400,
+      body: { error: 'invalid_request', error_description: 'subject_token is too long' },
+    });
+  });
+});
