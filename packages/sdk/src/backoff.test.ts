@@ -22,6 +22,21 @@ describe('backoffDelay', () => {
 });
 
 describe('sleep and linkedController', () => {
+  it('waits out a delay longer than a timer holds instead of returning at once', async () => {
+    const controller = new AbortController();
+    let settled = false;
+    const pending = sleep(3e9, controller.signal).then(
+      () => {
+        settled = true;
+      },
+      () => {},
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(settled).toBe(false);
+    controller.abort(new Error('stop'));
+    await pending;
+  });
+
   it('rejects a sleep with the reason as soon as its signal aborts', async () => {
     const controller = new AbortController();
     const started = Date.now();

@@ -37,7 +37,10 @@ export function startTimeout(ms: number, onTimeout: () => void): () => void {
   return () => clearTimeout(timer);
 }
 
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+/**
+ * Resolves after `ms` (at most the longest a timer holds: a server's huge `Retry-After` must not
+ * wrap around to no wait at all), or rejects with the signal's reason as soon as it aborts.
+ */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -45,10 +48,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       clearTimeout(timer);
       reject(signal?.reason);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.min(ms, MAX_TIMER_MS),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
