@@ -31,10 +31,10 @@ describe('connections', () => {
     return response.headers.get('set-cookie')!.split(';')[0]!;
   };
   const asUser = sessionClient(() => server.url);
-  const asApp = (key: string, method: string, path: string, body?: unknown) =>
+  const asApp = (key: string, method: string, path: string, body?: unknown, headers = {}) =>
     fetch(`${server.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   const runtime = async (key: string) => {
@@ -235,6 +235,36 @@ describe('connections', () => {
     expect((await runtime(tenant.appKey)).length).toBe(1);
     const conflict = await send({ provider: 'llm' });
     expect(conflict.status).toBe(409);
+  });
+
+  it('keeps an Idempotency-Key per caller: two apps, or an app and a user, sharing one each connect', async () => {
+    const ws = await userWorkspace('shared-key@example.com');
+    const second = await store.db
+      .insertInto('apps')
+      .values({ tenant_id: ws.tenantId, slug: 'second-tool', name: 'Second tool' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const secondKey = await server.platform.context.keys.issue({
+      tenantId: ws.tenantId,
+      kind: 'app',
+      appId: second.id,
+    });
+    const header = { 'idempotency-key': 'setup-search' };
+    const create = async (send: () => Promise<Response>) => {
+      const response = await send();
+      expect(response.status).toBe(201);
+      expect(response.headers.get('idempotent-replayed')).toBeNull();
+      return (await response.json()).connection.id as string;
+    };
+    const body = { provider: 'search' };
+    const ids = [
+      await create(() => asApp(ws.appKey, 'POST', '/api/connections', body, header)),
+      await create(() => asApp(secondKey.key, 'POST', '/api/connections', body, header)),
+      await create(() => asUser(ws.cookie, 'POST', '/api/connections', body, header)),
+    ];
+    expect(new Set(ids).size).toBe(3);
+    expect((await runtime(ws.appKey)).map((c) => c.id)).toEqual([ids[0]]);
+    expect((await runtime(secondKey.key)).map((c) => c.id)).toEqual([ids[1]]);
   });
 
   it('answers bad input with a clear 4xx and changes nothing', async () => {

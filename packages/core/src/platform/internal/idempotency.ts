@@ -14,7 +14,14 @@ export interface IdempotentResult {
 }
 
 /**
- * Runs a creating request once per `Idempotency-Key` (per tenant and route): the same key with the
+ * Whose `Idempotency-Key` it is: the app of an App Key, or a signed-in user, in their tenant. A key
+ * is one client's retry token, so two callers who happen to choose the same key each get their own
+ * answer, never the other's.
+ */
+export type IdempotencyOwner = { tenantId: string } & ({ appId: string } | { userId: string });
+
+/**
+ * Runs a creating request once per `Idempotency-Key` (per caller and route): the same key with the
  * same body replays the first answer (marked `Idempotent-Replayed: true`); with another body, or
  * while the first request still runs, it is a 409. The key is reserved before the work runs, so
  * two racing retries do not both create. A refusal `run` throws (a `ConnectionError`, say) is an
@@ -28,8 +35,8 @@ export interface IdempotentResult {
 export async function withIdempotency(
   ctx: PlatformContext,
   c: Context<PlatformEnv>,
-  tenantId: string,
-  scope: string,
+  owner: IdempotencyOwner,
+  route: string,
   request: unknown,
   run: () => Promise<IdempotentResult>,
   options: { sealed?: boolean } = {},
@@ -42,7 +49,8 @@ export async function withIdempotency(
     });
   }
   const records = ctx.idempotency;
-  const id = { tenantId, scope, key };
+  const caller = 'appId' in owner ? `app:${owner.appId}` : `user:${owner.userId}`;
+  const id = { tenantId: owner.tenantId, scope: `${route} ${caller}`, key };
   const requestHash = hashSecret(JSON.stringify(request));
   await records.expire(id, new Date(Date.now() - RECORD_TTL_MS));
   if (!(await records.reserve(id, requestHash))) {

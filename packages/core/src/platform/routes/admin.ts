@@ -72,8 +72,9 @@ export function adminRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const admin = await adminOf(c, true);
     const body = await readJsonBody(c, grantSchema);
     const tenant = await tenantOrNotFound(c.req.param('id'));
-    // Idempotency records belong to a tenant: here the one credited, so a key is per tenant.
-    return withIdempotency(ctx, c, tenant.id, 'admin-grant', body, async () => {
+    // Idempotency records belong to a tenant: here the one credited, so a key is per tenant and admin.
+    const keyOwner = { tenantId: tenant.id, userId: admin.userId };
+    return withIdempotency(ctx, c, keyOwner, 'admin-grant', body, async () => {
       const granted = await operators.grant({
         tenantId: tenant.id,
         operator: admin.email!,

@@ -166,8 +166,8 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const body = await readJsonBody(c, purchaseSchema);
     const stripe = stripeOf();
     const usd = body.pack ?? body.amountUsd!;
-    // A charge: a retry with the same Idempotency-Key answers the first charge, never a second.
-    return withIdempotency(ctx, c, owner.tenantId, 'POST /api/billing/reload', body, async () => {
+    // A charge: a retry with the same Idempotency-Key (the owner's) answers the first charge, never a second.
+    return withIdempotency(ctx, c, owner, 'POST /api/billing/reload', body, async () => {
       const started = await stripe.reload({
         tenantId: owner.tenantId,
         amountMicros: purchaseMicros(usd)!,

@@ -107,7 +107,11 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
         code: 'FORBIDDEN',
       });
     }
-    return withIdempotency(ctx, c, caller.tenantId, 'POST /api/connections', body, async () => {
+    const owner =
+      caller.via === 'app_key'
+        ? { tenantId: caller.tenantId, appId: caller.appId }
+        : { tenantId: caller.tenantId, userId: caller.userId };
+    return withIdempotency(ctx, c, owner, 'POST /api/connections', body, async () => {
       const row = await connections.create({
         tenantId: caller.tenantId,
         provider: body.provider,

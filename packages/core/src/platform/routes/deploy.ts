@@ -49,7 +49,7 @@ export function deployRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     return withIdempotency(
       ctx,
       c,
-      user.tenantId,
+      { tenantId: user.tenantId, userId: user.userId },
       'POST /api/deploy',
       body,
       async () => {
