@@ -93,9 +93,11 @@ for (const kind of STORE_KINDS) {
       for (const [method, path, body] of routes) {
         const signedOut = await as(null, method, path, body);
         expect(signedOut.status, `${method} ${path}`).toBe(401);
+        expect(signedOut.headers.get('cache-control'), `${method} ${path}`).toBe('no-store');
         expect(await signedOut.json()).toEqual({ message: 'Unauthorized' });
         const user = await as(userCookie, method, path, body);
         expect(user.status, `${method} ${path}`).toBe(403);
+        expect(user.headers.get('cache-control'), `${method} ${path}`).toBe('no-store');
         expect(await user.json()).toEqual({ message: 'Forbidden: platform admins only', code: 'FORBIDDEN' });
       }
       expect(await auditOf(tenantId)).toEqual([]);
@@ -185,6 +187,7 @@ for (const kind of STORE_KINDS) {
       const key = { 'idempotency-key': `grant-${++emails}` };
       const first = await admin('POST', grants, { amountUsd: 25.5, reason: 'Conference credit' }, key);
       expect(first.status).toBe(201);
+      expect(first.headers.get('cache-control')).toBe('no-store');
       const granted = await first.json();
       expect(granted).toEqual({
         action: {
@@ -202,6 +205,7 @@ for (const kind of STORE_KINDS) {
       const replay = await admin('POST', grants, { amountUsd: 25.5, reason: 'Conference credit' }, key);
       expect(replay.status).toBe(201);
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.headers.get('cache-control')).toBe('no-store');
       expect(await replay.json()).toEqual(granted);
       const reused = await admin('POST', grants, { amountUsd: 99, reason: 'other' }, key);
       expect(reused.status).toBe(409);

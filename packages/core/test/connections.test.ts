@@ -231,6 +231,7 @@ describe('connections', () => {
     const second = await send({ provider: 'search' });
     expect(second.status).toBe(201);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
+    for (const answer of [first, second]) expect(answer.headers.get('cache-control')).toBe('no-store');
     expect((await second.json()).connection.id).toBe((await first.json()).connection.id);
     expect((await runtime(tenant.appKey)).length).toBe(1);
     const conflict = await send({ provider: 'llm' });

@@ -152,7 +152,12 @@ describe('deploying the example tool', () => {
     const logs = await (await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/logs?tail=5`)).json();
     expect(logs.lines.some((l: { line: string }) => l.line.startsWith('Deployed tool on'))).toBe(true);
     expect(logs.lines.length).toBeLessThanOrEqual(5);
-    expect((await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/logs?tail=0`)).status).toBe(400);
+    const badTail = await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/logs?tail=0`);
+    expect(badTail.status).toBe(400);
+    const missing = await api(ws.cookie, 'GET', '/api/apps/00000000-0000-4000-8000-000000000000');
+    expect(missing.status).toBe(404);
+    // Refusals are never kept by a cache either.
+    for (const refused of [badTail, missing]) expect(refused.headers.get('cache-control')).toBe('no-store');
     const renamed = await api(ws.cookie, 'PATCH', `/api/apps/${deployed.app.id}`, { name: 'Echo!' });
     expect((await renamed.json()).app.name).toBe('Echo!');
   });
@@ -634,6 +639,8 @@ describe('refusals of POST /api/deploy', () => {
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(await again.text()).toBe(firstText);
+    // Both carry the App Key: no cache keeps either.
+    for (const answer of [first, again]) expect(answer.headers.get('cache-control')).toBe('no-store');
     const apps = await store.db
       .selectFrom('apps')
       .select('id')
@@ -700,6 +707,10 @@ describe('refusals of POST /api/deploy', () => {
     const viewer = await signedInTeammate(server, ws.tenantId, 'viewer', `viewer-${++emails}@example.test`);
     expect((await refusal(viewer, deployBody('app-v'))).status).toBe(403);
     expect((await refusal('', deployBody('app-v'))).status).toBe(401);
+    for (const cookie of [viewer, '']) {
+      const refused = await api(cookie, 'POST', '/api/deploy', deployBody('app-v'));
+      expect(refused.headers.get('cache-control')).toBe('no-store');
+    }
     expect((await refusal(ws.cookie, deployBody('app-v'), { origin: 'http://evil.example' })).status).toBe(
       403,
     );

@@ -275,9 +275,12 @@ for (const kind of STORE_KINDS) {
       const anonymous = await fetch(`${a.url}/api/keys`);
       expect(anonymous.status).toBe(401);
       expect(await anonymous.json()).toEqual({ message: 'Unauthorized' });
+      // Refusals too are never kept by a cache, as every answer of these routes.
+      expect(anonymous.headers.get('cache-control')).toBe('no-store');
       // The dashboard takes the session cookie only: a key of the workspace is no way in.
       const byKey = await fetch(`${a.url}/api/keys`, { headers: { authorization: `Bearer ${ws.appKey}` } });
       expect(byKey.status).toBe(401);
+      expect(byKey.headers.get('cache-control')).toBe('no-store');
       for (const role of ['member', 'viewer'] as const) {
         const cookie = await teammate(ws, role);
         for (const [method, path, body] of [
@@ -289,6 +292,7 @@ for (const kind of STORE_KINDS) {
         ] as const) {
           const response = await asUser(cookie, method, path, body);
           expect(response.status, `${role} ${method} ${path}`).toBe(403);
+          expect(response.headers.get('cache-control'), `${role} ${method} ${path}`).toBe('no-store');
           expect(await response.json()).toEqual({
             message: 'Forbidden: only workspace owners manage keys',
             code: 'FORBIDDEN',

@@ -183,11 +183,13 @@ for (const kind of STORE_KINDS) {
         ['GET', '/api/tenants'],
         ['POST', '/api/tenants', { name: 'x' }],
         ['POST', '/api/tenants/switch', { tenantId: 'x' }],
+        ['GET', '/api/tenants/me/members'],
       ];
       for (const [method, path, body] of routes) {
         for (const cookie of ['', 'service_session=not-a-session']) {
           const response = await call(cookie, method, path, body);
           expect(response.status, `${method} ${path}`).toBe(401);
+          expect(response.headers.get('cache-control'), `${method} ${path}`).toBe('no-store');
           expect(await response.json()).toEqual({ message: 'Unauthorized' });
         }
       }

@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { NO_STORE } from '../../http/errors.js';
 import { hashSecret } from '../../identity/keys.js';
 import { IDEMPOTENCY_IN_PROGRESS } from '../../store/idempotency.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
@@ -113,6 +114,8 @@ async function answerOf(run: () => Promise<IdempotentResult>): Promise<Idempoten
   }
 }
 
+/** An answer created once (it may carry a secret shown once) and its replays: never cached. */
 function respond(c: Context, result: IdempotentResult, replayed: boolean): Response {
-  return c.json(result.body, result.status as 200, replayed ? { 'idempotent-replayed': 'true' } : {});
+  const headers = replayed ? { ...NO_STORE, 'idempotent-replayed': 'true' } : NO_STORE;
+  return c.json(result.body, result.status as 200, headers);
 }

@@ -7,6 +7,7 @@ import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { withIdempotency } from '../internal/idempotency.js';
 import { readJsonBody } from '../internal/json-body.js';
+import { noStoreOn } from '../internal/no-store.js';
 import { requirePlatformAdmin, type SessionCaller } from '../internal/session.js';
 
 const MAX_GRANT_USD = MAX_GRANT_MICROS / 1_000_000;
@@ -39,6 +40,8 @@ const pageSchema = z.object({
 export function adminRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
   const operators = ctx.operators;
+  // Every admin answer, refusals included (the catalog's and OAuth clients' admin routes too).
+  noStoreOn(app, '/api/admin/*');
 
   /** The signed-in admin; `write` also refuses unsafe cookie writes. */
   const adminOf = (c: Context<PlatformEnv>, write: boolean): Promise<SessionCaller> =>

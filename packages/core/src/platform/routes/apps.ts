@@ -5,6 +5,7 @@ import { canWrite } from '../../identity/accounts.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { readJsonBody } from '../internal/json-body.js';
+import { noStoreOn } from '../internal/no-store.js';
 import { requireSession, type SessionCaller } from '../internal/session.js';
 import { writerOf } from './deploy.js';
 
@@ -35,6 +36,8 @@ const callbackOriginsSchema = z.strictObject({ callbackOrigins: z.array(originSc
 export function appRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
   const deployments = ctx.deployments;
+  // Every answer, refusals included: an app's state and secrets' names are one workspace's.
+  noStoreOn(app, '/api/apps/*');
 
   const readerOf = async (c: Context<PlatformEnv>): Promise<SessionCaller> => {
     c.set('errorShape', 'flat');

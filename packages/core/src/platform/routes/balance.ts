@@ -5,6 +5,7 @@ import { flatError, nestedError } from '../../http/errors.js';
 import { bearerToken, looksLikeJwt } from '../../identity/bearer.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { fastJson } from '../internal/fast-json.js';
+import { noStoreOn } from '../internal/no-store.js';
 import {
   credentialFailed,
   credentialsBlocked,
@@ -20,12 +21,7 @@ import {
 export function balanceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
   // Every answer of the balance endpoints is for one caller at one moment, refusals included.
-  for (const path of ['/api/billing/balance', '/api/v1/balance', '/api/cli/balance']) {
-    app.use(path, async (c, next) => {
-      await next();
-      c.res.headers.set('cache-control', 'no-store');
-    });
-  }
+  noStoreOn(app, '/api/billing/balance', '/api/v1/balance', '/api/cli/balance');
 
   /** Tenant of a balance bearer: JWTs by JWKS (tenant ensured), anything else as a key. */
   const tenantOf = async (token: string): Promise<string | null> => {

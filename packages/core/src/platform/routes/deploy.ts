@@ -6,6 +6,7 @@ import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { withIdempotency } from '../internal/idempotency.js';
 import { readJsonBody } from '../internal/json-body.js';
+import { noStoreOn } from '../internal/no-store.js';
 import { overLimit } from '../internal/rate-limit.js';
 import { requireSafeCookieWrite, requireSession, type SessionCaller } from '../internal/session.js';
 
@@ -33,6 +34,8 @@ const redeploySchema = z.strictObject({ version: z.string().min(1).max(64).optio
 export function deployRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
   const deployments = ctx.deployments;
+  // A deploy's answer carries its App Key, shown once: never kept by a cache, nor its refusals.
+  noStoreOn(app, '/api/deploy');
 
   app.post('/api/deploy', async (c) => {
     c.set('errorShape', 'flat');

@@ -10,6 +10,7 @@ import {
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { readJsonBody } from '../internal/json-body.js';
+import { noStoreOn } from '../internal/no-store.js';
 import { requireSafeCookieWrite, requireSession, type SessionCaller } from '../internal/session.js';
 
 const keyName = z.string().trim().min(1).max(100);
@@ -45,6 +46,8 @@ const rotateSchema = z.strictObject({
 export function keyRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
   const keys = ctx.tenantKeys;
+  // Every answer, refusals included: these answers carry keys and who may manage them.
+  noStoreOn(app, '/api/keys/*');
 
   /** The signed-in owner; `write` also refuses unsafe cookie writes. */
   const ownerOf = async (c: Context<PlatformEnv>, write: boolean): Promise<SessionCaller> => {

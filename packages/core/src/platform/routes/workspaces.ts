@@ -5,6 +5,7 @@ import type { UserProfile, WorkspaceSummary } from '../../identity/workspaces.js
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { readJsonBody } from '../internal/json-body.js';
+import { noStoreOn } from '../internal/no-store.js';
 import { requireSafeCookieWrite, requireSession, requireUser } from '../internal/session.js';
 
 /** A name people read, in pages and terminals: no control characters (a terminal acts on them). */
@@ -30,6 +31,8 @@ const renameUserSchema = z.strictObject({ name: displayName.nullable() });
 export function workspaceRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
   const workspaces = ctx.workspaces;
+  // Every answer, refusals included (members' and invitations' routes under /api/tenants too).
+  noStoreOn(app, '/api/user/*', '/api/tenants/*');
 
   /** The signed-in user, any workspace or none; `write` also refuses unsafe cookie writes. */
   const userOf = async (c: Context<PlatformEnv>, write: boolean) => {
