@@ -19,6 +19,7 @@ import {
   signedInTeammate,
   startPlatform,
 } from './support/platform.js';
+import { openSse } from './support/sse.js';
 import { openSecondHandle, openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
 
 /** Generous limits: these tests present many keys, some of them refused on purpose. */
@@ -218,6 +219,33 @@ for (const kind of STORE_KINDS) {
       expect(await use(b, rotated.apiKey)).toBe(200);
       const after = (await (await asUser(ws.cookie, 'GET', '/api/keys')).json()).keys;
       expect(after.map((k: { id: string }) => k.id)).not.toContain(old.key.id);
+    });
+
+    it('ends the event streams of a rotated key as its overlap ends, on every instance, not at their next heartbeat', async () => {
+      const ws = await owner();
+      const old = await create(ws, { kind: 'app', appId: ws.appId });
+      const events = (server: RunningPlatform) =>
+        openSse(`${server.url}/api/deployments/me/events`, { authorization: `Bearer ${old.apiKey}` });
+      // Opened before the rotation on both instances (B learns of it by notice only), and during it.
+      const before = [await events(a), await events(b)];
+      const rotated = await (
+        await asUser(ws.cookie, 'POST', `/api/keys/${old.key.id}/rotate`, { overlapSeconds: 1 })
+      ).json();
+      const during = await events(a);
+      const streams = [...before, during];
+      try {
+        for (const sse of streams) await sse.waitForComment('connected');
+        const endsAt = Date.parse(rotated.replaced.expiresAt);
+        // The heartbeat (25 s here) is far off: only the overlap's end can end them this soon.
+        const deadline = endsAt + 1000;
+        while (streams.some((sse) => !sse.ended) && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        expect(streams.map((sse) => sse.ended)).toEqual([true, true, true]);
+        expect(await use(b, old.apiKey)).toBe(401);
+      } finally {
+        for (const sse of streams) sse.close();
+      }
     });
 
     it('rotates with no overlap, a CLI key for its own user, and by default for a day', async () => {

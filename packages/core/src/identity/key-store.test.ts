@@ -151,6 +151,35 @@ for (const kind of STORE_KINDS) {
       expect(await keys.authenticate(issued.key)).toBeNull();
     });
 
+    it('tells its listeners of a key again as its rotation overlap ends, from a lookup or a notice', async () => {
+      let handler: NotificationHandler | undefined;
+      const keys = new KeyStore(store.db);
+      await keys.follow({
+        listen: async (_channel, next) => {
+          handler = next;
+          return async () => {};
+        },
+      });
+      const told: string[] = [];
+      keys.onForget((ids) => told.push(...(ids ?? ['all'])));
+      const [seen, heard] = [
+        await keys.issue({ tenantId, kind: 'app', appId }),
+        await keys.issue({ tenantId, kind: 'app', appId }),
+      ];
+      const ends = new Date(Date.now() + 300);
+      await store.db
+        .updateTable('api_keys')
+        .set({ expires_at: ends })
+        .where('id', 'in', [seen.id, heard.id])
+        .execute();
+      // One instance looks the key up in its overlap; another hears the rotation's notice.
+      expect(await keys.authenticate(seen.key)).not.toBeNull();
+      handler!(`${heard.id} ${ends.getTime()}`);
+      expect(told).toEqual([heard.id]);
+      await new Promise((resolve) => setTimeout(resolve, ends.getTime() - Date.now() + 50));
+      expect(told.sort()).toEqual([heard.id, heard.id, seen.id].sort());
+    });
+
     it('refuses to revoke a key of another tenant', async () => {
       const keys = new KeyStore(store.db);
       const issued = await keys.issue({ tenantId, kind: 'app', appId });

@@ -53,12 +53,19 @@ export interface KeyStoreOptions {
 
 const MAX_CACHE_ENTRIES = 10_000;
 
-/** Carries the id of every key revoked or rotated, so each instance drops it from its cache. */
+/**
+ * Carries the id of every key revoked or rotated, so each instance drops it from its cache; a
+ * rotation's notice adds when its overlap ends (`<id> <epoch ms>`).
+ */
 export const KEYS_CHANNEL = 'service_api_keys';
 
-/** The notices that make every instance forget these keys once the transaction commits. */
-export function keyNotices(keyIds: readonly string[]): Notice[] {
-  return keyIds.map((id) => [KEYS_CHANNEL, id]);
+/**
+ * The notices that make every instance forget these keys once the transaction commits, and, with
+ * `overlapEnds`, forget them again when a rotation's overlap ends.
+ */
+export function keyNotices(keyIds: readonly string[], overlapEnds?: Date): Notice[] {
+  const until = overlapEnds ? ` ${overlapEnds.getTime()}` : '';
+  return keyIds.map((id) => [KEYS_CHANNEL, `${id}${until}`]);
 }
 
 /**
@@ -75,6 +82,8 @@ export class KeyStore {
   #forgotten = 0;
   /** Told of every forgetting: the keys, or null for all (notifications may have been missed). */
   readonly #forgetListeners = new Set<(keyIds: readonly string[] | null) => void>();
+  /** Keys in a rotation's overlap, with the timer that forgets each when the overlap ends. */
+  readonly #overlapEnds = new Map<string, ReturnType<typeof setTimeout>>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -139,7 +148,9 @@ export class KeyStore {
       connectionId: row.connection_id,
       userId: row.user_id,
     };
-    // A rotated key is never served from the cache past the end of its overlap.
+    // A rotated key is never served from the cache past the end of its overlap, and what holds it
+    // here (an event stream) is checked again then, though this instance missed the rotation.
+    if (row.expires_at) this.forgetAt(row.id, row.expires_at);
     const ttlMs = row.expires_at
       ? Math.min(this.#cacheTtlMs, row.expires_at.getTime() - now)
       : this.#cacheTtlMs;
@@ -180,6 +191,28 @@ export class KeyStore {
   }
 
   /**
+   * Forgets a key once more when its rotation overlap ends at `at`, so its listeners (an event
+   * stream opened with it) check it then rather than at their next heartbeat. Once per key: a
+   * key's overlap is set once (a key in its overlap is not rotated again).
+   */
+  forgetAt(keyId: string, at: Date): void {
+    if (this.#overlapEnds.has(keyId)) return;
+    const wait = () => {
+      const delayMs = at.getTime() - this.#now();
+      if (delayMs > 0) {
+        // Waited again when a timer fires early (the event loop's clock lags a busy tick).
+        const timer = setTimeout(wait, delayMs);
+        timer.unref?.();
+        this.#overlapEnds.set(keyId, timer);
+        return;
+      }
+      this.#overlapEnds.delete(keyId);
+      this.forget([keyId]);
+    };
+    wait();
+  }
+
+  /**
    * Tells `listener` of the keys this instance forgets (revoked or rotated here or on another
    * instance), or null when it forgets them all: what holds a key past its request (an event
    * stream) checks it again. Returns the function that stops telling.
@@ -212,7 +245,11 @@ export class KeyStore {
         this.#forgotten++;
         this.#cache.clear();
         for (const listener of this.#forgetListeners) listener(null);
-      } else this.forget([payload]);
+        return;
+      }
+      const [keyId = '', overlapEnds] = payload.split(' ');
+      this.forget([keyId]);
+      if (overlapEnds !== undefined) this.forgetAt(keyId, new Date(Number(overlapEnds)));
     });
   }
 

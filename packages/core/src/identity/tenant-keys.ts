@@ -163,12 +163,14 @@ export class TenantKeys {
         .where('id', '=', old.id)
         .returning(SUMMARY_COLUMNS)
         .executeTakeFirstOrThrow();
-      // Other instances drop their cached copy, so the overlap's end holds there too.
-      await sendNotices(trx, keyNotices([old.id]));
+      // Other instances drop their cached copy, so the overlap's end holds there too, and forget
+      // the key again as the overlap ends, so its event streams end then on every instance.
+      await sendNotices(trx, keyNotices([old.id], overlapSeconds === 0 ? undefined : ends));
       const fresh = await this.#live(trx, tenantId).where('id', '=', issued.id).executeTakeFirstOrThrow();
       return { key: summaryOf(fresh), apiKey: issued.key, replaced: summaryOf(replaced) };
     });
     this.keys.forget([id]);
+    if (result.replaced.expiresAt && overlapSeconds > 0) this.keys.forgetAt(id, result.replaced.expiresAt);
     return result;
   }
 
