@@ -98,6 +98,16 @@ describe('connections', () => {
       },
     });
     expect(await kindsOf(tenant.appId)).toEqual(['connection.connected']);
+    // Its logo and docs page are the catalog's, as /api/integrations gives them, and resolve.
+    const { integrations } = await (await fetch(`${server.url}/api/integrations`)).json();
+    const catalog = integrations.find((row: { provider: string }) => row.provider === 'llm');
+    expect(catalog.logo_url).not.toBe('');
+    expect({ logo_url: listed!.logo_url, docs_url: listed!.docs_url }).toEqual({
+      logo_url: catalog.logo_url,
+      docs_url: catalog.docs_url,
+    });
+    const logo = await fetch(listed!.logo_url.replace(server.platform.context.baseUrl, server.url));
+    expect(logo.status).toBe(200);
   });
 
   it('keeps a bring-your-own key sealed at rest and hands it only to bound apps', async () => {

@@ -16,6 +16,10 @@ import type { TokenRefresher } from './oauth-refresh.js';
  * credential and an `error_message` saying to connect again, and is marked so in the store (its
  * bound apps hear `connection.status_changed` once, whichever instance noticed first).
  *
+ * `logo_url` and `docs_url` are the integration's own, empty when it leaves them to the platform:
+ * the route answers the platform's then (`integrationLogoOf` and `integrationDocsOf` of the
+ * catalog, a layer above this one).
+ *
  * Connector OAuth tokens about to expire are renewed first (by `refresher`), so a tool never
  * reads an access token that lapses within the refresh window while a refresh token could renew it.
  *

@@ -1,5 +1,6 @@
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
+import { integrationDocsOf, integrationLogoOf } from '../../catalog/icons.js';
 import type { EndUserScope } from '../../connections/end-user-connections.js';
 import { canonicalError, flatError, NO_STORE, nestedError } from '../../http/errors.js';
 import { textProblem } from '../../http/input-guard.js';
@@ -54,7 +55,14 @@ export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const key = await appKeyOf(c);
     if (!key) return nestedError(401, INVALID);
     if ('retryAfter' in key) return throttled(key.retryAfter, 'nested');
-    const connections = await ctx.connections.forRuntime(ctx.baseUrl, key.appId);
+    const bound = await ctx.connections.forRuntime(ctx.baseUrl, key.appId);
+    // Links on the catalog's rule, as /api/integrations answers them: the integration's own, else
+    // the platform's generated logo and docs page (connections sit below the catalog's layer).
+    const connections = bound.map((row) => ({
+      ...row,
+      logo_url: integrationLogoOf(ctx.baseUrl, { provider: row.slug, logo_url: row.logo_url }),
+      docs_url: integrationDocsOf(ctx.baseUrl, { provider: row.slug, docs_url: row.docs_url }),
+    }));
     return c.json({ connections }, 200, { 'cache-control': 'no-store' });
   });
 
