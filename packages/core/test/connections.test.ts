@@ -138,7 +138,12 @@ describe('connections', () => {
     const created = await (
       await asUser(ws.cookie, 'POST', '/api/connections', { provider: 'search' })
     ).json();
-    const minted = await asUser(ws.cookie, 'POST', `/api/connections/${created.connection.id}/keys`, {});
+    const keys = `/api/connections/${created.connection.id}/keys`;
+    // Its name follows the rule of every key name: no control characters.
+    const bell = await asUser(ws.cookie, 'POST', keys, { name: 'ok\u0007bell' });
+    expect(bell.status).toBe(400);
+    expect((await bell.json()).message).toMatch(/name: must not contain control characters/);
+    const minted = await asUser(ws.cookie, 'POST', keys, {});
     expect(minted.status).toBe(201);
     expect(minted.headers.get('cache-control')).toBe('no-store');
     const { key, prefix } = await minted.json();

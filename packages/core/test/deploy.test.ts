@@ -158,6 +158,9 @@ describe('deploying the example tool', () => {
     expect(missing.status).toBe(404);
     // Refusals are never kept by a cache either.
     for (const refused of [badTail, missing]) expect(refused.headers.get('cache-control')).toBe('no-store');
+    const bell = await api(ws.cookie, 'PATCH', `/api/apps/${deployed.app.id}`, { name: 'ok\u0007bell' });
+    expect(bell.status).toBe(400);
+    expect((await bell.json()).message).toMatch(/name: must not contain control characters/);
     const renamed = await api(ws.cookie, 'PATCH', `/api/apps/${deployed.app.id}`, { name: 'Echo!' });
     expect((await renamed.json()).app.name).toBe('Echo!');
   });
@@ -593,6 +596,7 @@ describe('refusals of POST /api/deploy', () => {
       [{ slug: 'abc' }, /toolSlug/],
       [{ ...deployBody('Bad Slug') }, /slug/],
       [{ ...deployBody('ok-slug'), extra: 1 }, /extra|Unrecognized/i],
+      [{ ...deployBody('ok-slug'), name: 'ok\u0007bell' }, /name: must not contain control characters/],
       [{ ...deployBody('ok-slug'), inputs: {} }, /GREETING.*required/],
       [{ ...deployBody('ok-slug'), inputs: { GREETING: 'x', LIMIT: 'many' } }, /LIMIT.*number/],
       [{ ...deployBody('ok-slug'), inputs: { GREETING: 'x', NOPE: '1' } }, /Unknown input "NOPE"/],

@@ -351,6 +351,15 @@ for (const kind of STORE_KINDS) {
         ['POST', '/api/keys', `{"kind":"cli","name":"${'x'.repeat(70_000)}"}`, 413, 'Request body too large'],
         ['PATCH', `/api/keys/${key.id}`, {}, 400, /name/],
         ['PATCH', `/api/keys/${key.id}`, { name: 'bad\u0000name' }, 400, /name/],
+        // Control characters, as in workspace names: a terminal listing the keys would act on them.
+        [
+          'PATCH',
+          `/api/keys/${key.id}`,
+          { name: 'x\u001b[31m' },
+          400,
+          /name: must not contain control characters/,
+        ],
+        ['POST', '/api/keys', { kind: 'cli', name: 'ok\u0007bell' }, 400, /name: must not contain control/],
         ['PATCH', '/api/keys/not-an-id', { name: 'x' }, 404, 'Key not found'],
         ['POST', `/api/keys/${key.id}/rotate`, { overlapSeconds: -1 }, 400, /overlapSeconds/],
         ['POST', `/api/keys/${key.id}/rotate`, { overlapSeconds: 1.5 }, 400, /overlapSeconds/],

@@ -4,12 +4,13 @@ import { NO_STORE } from '../../http/errors.js';
 import { canWrite } from '../../identity/accounts.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
+import { displayName } from '../internal/display-name.js';
 import { readJsonBody } from '../internal/json-body.js';
 import { noStoreOn } from '../internal/no-store.js';
 import { requireSession, type SessionCaller } from '../internal/session.js';
 import { writerOf } from './deploy.js';
 
-const renameSchema = z.strictObject({ name: z.string().trim().min(1).max(100) });
+const renameSchema = z.strictObject({ name: displayName });
 const secretSchema = z.strictObject({ value: z.string().max(16_384) });
 const tailSchema = z.coerce.number().int().min(1).max(1000).default(200);
 /** An origin exactly: scheme, host and port, nothing after (no path, query or credentials). */

@@ -8,6 +8,7 @@ import { KEY_PREFIX } from '../../identity/keys.js';
 import { CONNECTION_STATUSES } from '../../schemas/connections.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
+import { displayName } from '../internal/display-name.js';
 import { withIdempotency } from '../internal/idempotency.js';
 import { readJsonBody } from '../internal/json-body.js';
 import { credentialFailed, credentialsBlocked, FAILED_CREDENTIALS_MESSAGE } from '../internal/rate-limit.js';
@@ -43,7 +44,7 @@ const patchSchema = z.strictObject({
 });
 
 const bindSchema = z.strictObject({ connection_id: z.string().max(64) });
-const keySchema = z.strictObject({ name: z.string().trim().min(1).max(100).optional() });
+const keySchema = z.strictObject({ name: displayName.optional() });
 
 /** A dashboard user changing or reading connections. */
 type SessionCaller = { tenantId: string; appId: null; userId: string; via: 'session' };

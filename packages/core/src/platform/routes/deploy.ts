@@ -4,6 +4,7 @@ import { NO_STORE } from '../../http/errors.js';
 import { canWrite } from '../../identity/accounts.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
+import { displayName } from '../internal/display-name.js';
 import { withIdempotency } from '../internal/idempotency.js';
 import { readJsonBody } from '../internal/json-body.js';
 import { noStoreOn } from '../internal/no-store.js';
@@ -18,7 +19,7 @@ const deploySchema = z.strictObject({
   toolSlug: z.string().min(1).max(64),
   version: z.string().min(1).max(64).optional(),
   slug: z.string().regex(APP_SLUG, 'must be 3 to 64 of a-z, 0-9 and -, starting with a letter'),
-  name: z.string().trim().min(1).max(100).optional(),
+  name: displayName.optional(),
   inputs: z.record(z.string().max(128), inputValue).optional(),
   connections: z.record(z.string().max(64), z.string().max(64)).optional(),
 });

@@ -9,16 +9,15 @@ import {
 } from '../../identity/tenant-keys.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
+import { displayName } from '../internal/display-name.js';
 import { readJsonBody } from '../internal/json-body.js';
 import { noStoreOn } from '../internal/no-store.js';
 import { requireSafeCookieWrite, requireSession, type SessionCaller } from '../internal/session.js';
 
-const keyName = z.string().trim().min(1).max(100);
-
 const createSchema = z
   .strictObject({
     kind: z.enum(MANAGED_KEY_KINDS),
-    name: keyName.optional(),
+    name: displayName.optional(),
     appId: z.string().max(64).optional(),
   })
   .refine((body) => body.kind !== 'app' || body.appId !== undefined, {
@@ -30,7 +29,7 @@ const createSchema = z
     path: ['appId'],
   });
 
-const renameSchema = z.strictObject({ name: keyName.nullable() });
+const renameSchema = z.strictObject({ name: displayName.nullable() });
 
 const rotateSchema = z.strictObject({
   overlapSeconds: z.number().int().min(0).max(MAX_ROTATION_OVERLAP_SECONDS).optional(),

@@ -4,18 +4,11 @@ import { NO_STORE } from '../../http/errors.js';
 import type { UserProfile, WorkspaceSummary } from '../../identity/workspaces.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
+import { displayName } from '../internal/display-name.js';
 import { readJsonBody } from '../internal/json-body.js';
 import { noStoreOn } from '../internal/no-store.js';
 import { requireSafeCookieWrite, requireSession, requireUser } from '../internal/session.js';
 
-/** A name people read, in pages and terminals: no control characters (a terminal acts on them). */
-const displayName = z
-  .string()
-  .trim()
-  .min(1)
-  .max(100)
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  .refine((name) => !/[\u0000-\u001f\u007f-\u009f]/.test(name), 'must not contain control characters');
 const renameWorkspaceSchema = z.strictObject({ name: displayName });
 const createWorkspaceSchema = z.strictObject({ name: displayName });
 const switchSchema = z.strictObject({ tenantId: z.string().max(64) });
