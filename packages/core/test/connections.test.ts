@@ -283,6 +283,38 @@ describe('connections', () => {
     expect((await runtime(secondKey.key)).map((c) => c.id)).toEqual([ids[1]]);
   });
 
+  it('answers a live key of another kind 403 without counting it as a failed credential; an unknown key 401', async () => {
+    const tenant = await createTenantFixture(server.platform);
+    /** Failed credentials counted so far (every address: the test's is loopback). */
+    const failures = async () =>
+      (
+        await store.db
+          .selectFrom('rate_limit_hits')
+          .select('hits')
+          .where('bucket', 'like', 'failed-credential:%')
+          .execute()
+      ).reduce((sum, row) => sum + row.hits, 0);
+    const before = await failures();
+    for (const key of [tenant.connectionKey, tenant.cliKey]) {
+      const response = await asApp(key, 'POST', '/api/connections', { provider: 'search' });
+      expect(response.status).toBe(403);
+      expect(await response.json()).toEqual({
+        message: 'Only an App Key or a signed-in member makes connections',
+        code: 'FORBIDDEN',
+      });
+    }
+    // An unknown key is counted; once its count is written, any earlier one would be too.
+    const unknown = await asApp('service_sk_unknown', 'POST', '/api/connections', { provider: 'search' });
+    expect(unknown.status).toBe(401);
+    const deadline = Date.now() + 2000;
+    while ((await failures()) === before && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await failures()).toBe(before + 1);
+    expect(await runtime(tenant.appKey)).toEqual([]);
+  });
+
   it('answers bad input with a clear 4xx and changes nothing', async () => {
     const ws = await userWorkspace('bad-input@example.com');
     const cases: Array<[string, string, unknown, number, RegExp]> = [

@@ -201,6 +201,9 @@ for (const kind of STORE_KINDS) {
         ['PATCH', '/api/user/me', { name: '' }, 'name'],
         ['PATCH', '/api/user/me', { name: 'x'.repeat(101) }, 'name'],
         ['PATCH', '/api/user/me', { name: 'x', email: 'y@z' }, 'email'],
+        // An unknown field is named before the required one it was perhaps meant as.
+        ['PATCH', '/api/user/me', { email: 'y@z' }, 'Unrecognized key: "email"'],
+        ['POST', '/api/tenants', { title: 'x' }, 'Unrecognized key: "title"'],
         ['PATCH', '/api/tenants/me', {}, 'name'],
         ['PATCH', '/api/tenants/me', { name: 42 }, 'name'],
         ['POST', '/api/tenants', { name: '   ' }, 'name'],

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { BodyTooLargeError, readBodyText } from '../../http/body.js';
 import { parseJsonInput } from '../../http/input-guard.js';
 import { describeIssues } from '../../http/issues.js';
@@ -42,6 +42,15 @@ export async function readJsonBody<S extends z.ZodType>(
   if (!input.ok)
     throw refuse(400, input.reason === 'syntax' ? 'Request body must be valid JSON' : input.message);
   const parsed = schema.safeParse(input.value);
-  if (!parsed.success) throw refuse(400, describeIssues(parsed.error, { limit: 1 }));
+  if (!parsed.success) throw refuse(400, describeIssues(unknownFieldsFirst(parsed.error), { limit: 1 }));
   return parsed.data;
+}
+
+/**
+ * The issues with an unknown field first: a field sent under a name the route does not take is
+ * the mistake to fix, and a required field it then misses follows from it.
+ */
+function unknownFieldsFirst(error: z.ZodError): z.ZodError {
+  const unknown = (issue: z.core.$ZodIssue) => issue.code === 'unrecognized_keys';
+  return new z.ZodError([...error.issues.filter(unknown), ...error.issues.filter((i) => !unknown(i))]);
 }

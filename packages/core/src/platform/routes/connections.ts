@@ -91,9 +91,16 @@ export function connectionRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
       const blocked = credentialsBlocked(ctx, c);
       if (blocked !== null) throw throttled(blocked);
       const key = await ctx.keys.authenticate(token);
-      if (key?.kind !== 'app' || !key.appId) {
+      if (!key) {
         const wait = await credentialFailed(ctx, c);
         throw wait === null ? new PlatformError(401, 'Unauthorized') : throttled(wait);
+      }
+      // A live key of another kind authenticated: it is not permitted here (403), and is not a
+      // failed credential, as the CLI routes answer a key that is not a CLI key.
+      if (key.kind !== 'app' || !key.appId) {
+        throw new PlatformError(403, 'Only an App Key or a signed-in member makes connections', {
+          code: 'FORBIDDEN',
+        });
       }
       return { tenantId: key.tenantId, appId: key.appId, via: 'app_key' };
     }
