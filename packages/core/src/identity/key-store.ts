@@ -201,7 +201,8 @@ export class KeyStore {
       const delayMs = at.getTime() - this.#now();
       if (delayMs > 0) {
         // Waited again when a timer fires early (the event loop's clock lags a busy tick).
-        const timer = setTimeout(wait, delayMs);
+        // At most what a timer holds (about 24 days): a longer wait is waited in turns.
+        const timer = setTimeout(wait, Math.min(delayMs, 2 ** 31 - 1));
         timer.unref?.();
         this.#overlapEnds.set(keyId, timer);
         return;
