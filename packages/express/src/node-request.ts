@@ -25,7 +25,9 @@ export interface ParsedBody {
  * The body of a request whose stream a body parser already consumed, or undefined when the
  * stream is untouched. The original bytes only survive where the host kept them (`rawBody`, the
  * name `express.json({ verify })` conventionally stores them under) or `express.raw()` left a
- * Buffer; anything else is re-serialized: same JSON, other bytes.
+ * Buffer; anything else is re-serialized in the format its content type names: a form body
+ * (`express.urlencoded()`) as a form, since the door's OAuth routes read only forms, every other
+ * value as JSON. Same value, other bytes.
  */
 export function parsedBodyOf(req: NodeRequestLike): ParsedBody | undefined {
   if (!req.readableEnded && !(req as { _body?: boolean })._body) return undefined;
@@ -33,8 +35,30 @@ export function parsedBodyOf(req: NodeRequestLike): ParsedBody | undefined {
   const body = req.body;
   if (Buffer.isBuffer(body)) return { bytes: body, exact: true };
   if (body === undefined) return { bytes: Buffer.alloc(0), exact: !(req as { _body?: boolean })._body };
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const text = typeof body === 'string' ? body : isForm(req) ? formOf(body) : JSON.stringify(body);
   return { bytes: Buffer.from(text, 'utf8'), exact: false };
+}
+
+function isForm(req: NodeRequestLike): boolean {
+  const type = req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+  return type === 'application/x-www-form-urlencoded';
+}
+
+/**
+ * A parsed form back to form text. `express.urlencoded()` leaves string values, an array for a
+ * repeated name, and (with `extended: true`) nested objects for bracketed names; each goes back
+ * as the fields it came from (`a=1&a=2`, `b[c]=3`), so a repeated field is still seen as one.
+ */
+function formOf(body: unknown): string {
+  const form = new URLSearchParams();
+  const add = (name: string, value: unknown): void => {
+    if (Array.isArray(value)) for (const item of value) add(name, item);
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) add(name === '' ? key : `${name}[${key}]`, item);
+    } else if (value !== undefined) form.append(name, String(value));
+  };
+  add('', body);
+  return form.toString();
 }
 
 export function toWebRequest(req: NodeRequestLike, res: ServerResponse): Request {

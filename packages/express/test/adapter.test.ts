@@ -7,6 +7,8 @@ import { request as httpRequest } from 'node:http';
 import type { Service } from '@service/core/wire';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openTestStore } from '../../core/test/support/stores.js';
+import { testService } from '../../core/test/wire/support/wire.js';
 import { type ExpressServer, serveWithExpress } from './support/serve.js';
 
 let server: ExpressServer | undefined;
@@ -80,6 +82,67 @@ describe('@service/express', () => {
     });
     expect(response.status).toBe(204);
     expect(JSON.parse(body)).toEqual({ message: 'hi' });
+  });
+
+  it.each([false, true])(
+    'hands a form that express.urlencoded({ extended: %s }) already read back as a form',
+    async (extended) => {
+      let seen: { type: string | null; body: string } | undefined;
+      server = await serveWithExpress(
+        fakeService(async (request) => {
+          seen = { type: request.headers.get('content-type'), body: await request.text() };
+          return new Response(null, { status: 204 });
+        }),
+        { before: (app) => app.use(express.urlencoded({ extended }), express.json()) },
+      );
+      await fetch(`${server.url}/api/service/mcp/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=password&scope=a+b&scope=c&x%5By%5D=1',
+      });
+      expect(seen?.type).toBe('application/x-www-form-urlencoded');
+      const form = new URLSearchParams(seen?.body);
+      expect(form.get('grant_type')).toBe('password');
+      expect(form.getAll('scope')).toEqual(['a b', 'c']);
+      expect(form.get('x[y]')).toBe('1');
+    },
+  );
+
+  it('keeps the door’s OAuth forms working behind express.urlencoded() and express.json()', async () => {
+    const store = await openTestStore();
+    const service = await testService(store, {
+      mcp: { productName: 'Acme' },
+      oauth: { session: () => ({ subject: 'ada' }), principal: (subject: string) => ({ subject }) },
+      env: { SERVICE_BASE_URL: 'http://host.test' },
+    });
+    try {
+      server = await serveWithExpress(service, {
+        before: (app) => app.use(express.urlencoded(), express.json()),
+      });
+      const token = (body: string) =>
+        fetch(`${server!.url}/api/service/mcp/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+        });
+      // Read as a form: the grant type is seen, and a repeated field is still refused.
+      const unsupported = await token('grant_type=password');
+      expect(unsupported.status).toBe(400);
+      expect(await unsupported.json()).toMatchObject({ error: 'unsupported_grant_type' });
+      const repeated = await token('grant_type=password&grant_type=password');
+      expect(await repeated.json()).toMatchObject({ error: 'invalid_request' });
+      const revoke = await fetch(`${server.url}/api/service/mcp/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'token=unknown&client_id=nobody',
+      });
+      expect(await revoke.json()).toMatchObject({ error: 'invalid_client' }); // the client_id was read
+    } finally {
+      await server?.close();
+      server = undefined;
+      await service.close();
+      await store.dispose();
+    }
   });
 
   it('keeps every Set-Cookie header apart', async () => {
