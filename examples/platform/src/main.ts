@@ -3,7 +3,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { createJsonLogger, describeError } from '@service/core/http';
-import { createPlatform } from '@service/core/platform';
+import { ConfigError, createPlatform } from '@service/core/platform';
 import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
 import { startExpressHost } from '@service/example-express-host';
 import { seedDeployableDemoTool } from './demo-deploy.js';
@@ -16,9 +16,6 @@ import { withDemoUpstream } from './demo-upstream.js';
  * Configuration comes from the environment (see docs/configuration.md).
  */
 const logger = createJsonLogger();
-const port = parsePort(process.env.PORT ?? '8787');
-const hostname = process.env.HOST ?? '127.0.0.1';
-const graceMs = parseGraceMs(process.env.SERVICE_SHUTDOWN_GRACE_MS?.trim() || '10000');
 const demoFile = resolve('.service/demo.json');
 /**
  * The demo (a seeded workspace with free credit and keys, offline stand-in providers, and the demo
@@ -28,15 +25,15 @@ const demo = process.env.NODE_ENV !== 'production';
 const devEncryptionKeyFile = resolve('.service/store-encryption.key');
 
 async function main(): Promise<void> {
-  const usesPostgres = Boolean(process.env.DATABASE_URL);
+  const config = readStartConfig();
   const store = await createStore();
   const platform = await createPlatform({
     store,
     logger,
-    baseUrl: process.env.SERVICE_BASE_URL ?? `http://localhost:${port}`,
-    encryptionKey: process.env.SERVICE_STORE_ENCRYPTION_KEY || developmentEncryptionKey(),
+    baseUrl: config.baseUrl,
+    encryptionKey: env('SERVICE_STORE_ENCRYPTION_KEY') || developmentEncryptionKey(),
     // Answered metered calls are on disk here before their answer ends (see docs/billing.md).
-    journalDir: process.env.SERVICE_JOURNAL_DIR?.trim() || `${resolveDataDir()}.journal`,
+    journalDir: env('SERVICE_JOURNAL_DIR') ?? `${resolveDataDir()}.journal`,
     // The demo providers' upstream is answered by this instance's own stand-in; in production,
     // every upstream is called over the keep-alive pools.
     ...(demo ? { upstreamFetch: withDemoUpstream() } : {}),
@@ -49,16 +46,16 @@ async function main(): Promise<void> {
   };
   // Listen before the demo seed writes anything: a port already taken (a second `pnpm start`)
   // is a startup failure that leaves `.service/demo.json` as it was.
-  const server = await listen(listener);
+  const server = await listen(listener, config);
   // WebSocket upgrades to deployed apps go through the app proxy.
   server.on('upgrade', platform.handleUpgrade);
   const address = server.address() as AddressInfo;
 
-  const { seed, demoHost } = demo ? await startDemo(platform, store) : { seed: null, demoHost: null };
+  const { seed, demoHost } = demo ? await startDemo(platform, store, config) : { seed: null, demoHost: null };
   logger.info('listening', {
     url: platform.context.baseUrl,
     address: `${address.address}:${address.port}`,
-    store: usesPostgres ? 'postgres' : `pglite:${resolveDataDir()}`,
+    store: store.kind === 'postgres' ? 'postgres' : `pglite:${resolveDataDir()}`,
     demo: demo,
     demo_seeded: seed?.created ?? false,
   });
@@ -77,6 +74,7 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    const { graceMs } = config;
     logger.info('shutting down', { signal, grace_ms: graceMs });
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Connections go as they fall idle (Node closes only those idle at close()).
@@ -110,11 +108,12 @@ async function main(): Promise<void> {
 async function startDemo(
   platform: Awaited<ReturnType<typeof createPlatform>>,
   store: Awaited<ReturnType<typeof createStore>>,
+  config: StartConfig,
 ) {
   const seed = await seedDemo(platform, demoFile);
   if (seed.tenantId) await seedDeployableDemoTool(platform);
   const serviceKey = demoServiceKey(demoFile);
-  const demoHost = await startDemoHost(store, serviceKey);
+  const demoHost = await startDemoHost(store, serviceKey, config);
   recordDemoHost(demoFile, demoHost, serviceKey);
   // The demo user's saved screen on the orders page. A demo nicety: failing, the platform still runs.
   if (seed.tenantId) {
@@ -126,7 +125,7 @@ async function startDemo(
 }
 
 /** Serves the platform on PORT; rejects (a startup failure) when the port cannot be had. */
-function listen(listener: RequestListener): Promise<Server> {
+function listen(listener: RequestListener, { port, hostname }: StartConfig): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = createServer(listener);
     server.once('error', reject);
@@ -152,12 +151,15 @@ function developmentEncryptionKey(): string | undefined {
 }
 
 /** Starts the Express demo host; when PORT + 1 is taken, on any free port (demo.json says which). */
-async function startDemoHost(store: Awaited<ReturnType<typeof createStore>>, serviceKey: string) {
-  const wanted = process.env.SERVICE_DEMO_HOST_PORT;
-  const hostPort = wanted ? parsePort(wanted) : port === 0 ? 0 : port + 1;
+async function startDemoHost(
+  store: Awaited<ReturnType<typeof createStore>>,
+  serviceKey: string,
+  { port, hostname, demoHostPort }: StartConfig,
+) {
+  const hostPort = demoHostPort ?? (port === 0 ? 0 : port + 1);
   const start = (p: number) => startExpressHost({ store, port: p, hostname, logger, serviceKey });
   const host = await start(hostPort).catch((error: NodeJS.ErrnoException) => {
-    if (wanted || error.code !== 'EADDRINUSE') throw error;
+    if (demoHostPort !== undefined || error.code !== 'EADDRINUSE') throw error;
     return start(0);
   });
   process.stdout.write(
@@ -166,20 +168,43 @@ async function startDemoHost(store: Awaited<ReturnType<typeof createStore>>, ser
   return host;
 }
 
-function parseGraceMs(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 600_000) {
-    throw new Error(`SERVICE_SHUTDOWN_GRACE_MS must be an integer from 0 to 600000, got "${value}"`);
-  }
-  return n;
+/** This process's own settings, read before anything starts (docs/configuration.md). */
+interface StartConfig {
+  port: number;
+  hostname: string;
+  graceMs: number;
+  /** SERVICE_DEMO_HOST_PORT; unset: PORT + 1, or any free port when that is taken. */
+  demoHostPort: number | undefined;
+  baseUrl: string;
 }
 
-function parsePort(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    throw new Error(`PORT must be an integer from 0 to 65535, got "${value}"`);
+function readStartConfig(): StartConfig {
+  const port = integerOf('PORT', 65535) ?? 8787;
+  return {
+    port,
+    hostname: env('HOST') ?? '127.0.0.1',
+    graceMs: integerOf('SERVICE_SHUTDOWN_GRACE_MS', 600_000) ?? 10_000,
+    demoHostPort: integerOf('SERVICE_DEMO_HOST_PORT', 65535),
+    // Validated by the platform, which names it.
+    baseUrl: env('SERVICE_BASE_URL') ?? `http://localhost:${port}`,
+  };
+}
+
+/** A variable's value; blank counts as unset, as everywhere else in the configuration. */
+function env(name: string): string | undefined {
+  return process.env[name]?.trim() || undefined;
+}
+
+/** An integer variable from 0 to `max`, or undefined when unset. */
+function integerOf(name: string, max: number): number | undefined {
+  const value = env(name);
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value) || Number(value) > max) {
+    throw new ConfigError(
+      `Invalid configuration: ${name} must be an integer from 0 to ${max}, got "${value}"`,
+    );
   }
-  return n;
+  return Number(value);
 }
 
 main().catch((error: unknown) => {

@@ -179,7 +179,7 @@ describe('pnpm start', { timeout: 180_000 }, () => {
     }
   });
 
-  it('runs no demo in production: no seeded workspace, no demo file, no demo host', async () => {
+  it('runs no demo in production: no seeded workspace, no demo file, no demo host; blank values count as unset', async () => {
     const prodCwd = mkdtempSync(join(tmpdir(), 'svc-start-prod-'));
     const prodPort = await freePort();
     const hostPort = await freePort();
@@ -192,10 +192,18 @@ describe('pnpm start', { timeout: 180_000 }, () => {
         // Never asked in this test: no identity token is presented.
         SERVICE_IDP_URL: 'http://127.0.0.1:9',
         SERVICE_STORE_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+        // Blank: the defaults, not every interface, an empty URL or the working folder.
+        HOST: '',
+        SERVICE_BASE_URL: ' ',
+        SERVICE_DATA_DIR: '',
+        SERVICE_SHUTDOWN_GRACE_MS: '',
       },
       '"msg":"listening"',
     );
     try {
+      expect(booted.output()).toContain(`"address":"127.0.0.1:${prodPort}"`);
+      expect(booted.output()).toContain(`"url":"http://localhost:${prodPort}"`);
+      expect(booted.output()).toContain(`"store":"pglite:${join(prodCwd, '.service/data')}"`);
       expect(booted.output()).toContain('"demo":false');
       expect(booted.output()).not.toContain('Platform ready');
       expect((await fetch(`http://127.0.0.1:${prodPort}/healthz`)).status).toBe(200);
@@ -211,6 +219,33 @@ describe('pnpm start', { timeout: 180_000 }, () => {
     } finally {
       await store.close();
       rmSync(prodCwd, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    ['PORT', 'abc', /PORT must be an integer from 0 to 65535/],
+    ['SERVICE_SHUTDOWN_GRACE_MS', 'abc', /SERVICE_SHUTDOWN_GRACE_MS must be an integer from 0 to 600000/],
+    ['SERVICE_DEMO_HOST_PORT', 'abc', /SERVICE_DEMO_HOST_PORT must be an integer from 0 to 65535/],
+    [
+      'DATABASE_URL',
+      'postgress://u:hunter2@db:5432/app',
+      /DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/,
+    ],
+  ])('stops the boot at a malformed %s, naming it, before anything listens', async (name, value, message) => {
+    const badCwd = mkdtempSync(join(tmpdir(), 'svc-start-bad-'));
+    const started = spawnPlatform(badCwd, { PORT: String(await freePort()), [name]: value });
+    try {
+      const code = await new Promise((resolve) => started.child.once('exit', resolve));
+      expect(code).toBe(1);
+      expect(started.output()).toMatch(/"msg":"startup failed"/);
+      expect(started.output()).toMatch(message);
+      expect(started.output()).not.toContain('hunter2');
+      expect(started.output()).not.toContain('"msg":"listening"');
+      // Nothing was written: the store never opened.
+      expect(existsSync(join(badCwd, '.service/data'))).toBe(false);
+    } finally {
+      await started.stop();
+      rmSync(badCwd, { recursive: true, force: true });
     }
   });
 

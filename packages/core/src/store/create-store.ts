@@ -13,7 +13,7 @@ import { type EmbeddedDatabase, openPGliteThread } from './pglite-thread.js';
 export interface StoreOptions {
   /**
    * Postgres connection string (`postgres://...`), `memory://` for a throwaway embedded store,
-   * or omitted for the embedded PGlite store at `dataDir`.
+   * or omitted (or blank) for the embedded PGlite store at `dataDir`. Any other value is refused.
    */
   url?: string;
   /** Folder of the embedded store. Default: `SERVICE_DATA_DIR` or `.service/data`. */
@@ -50,7 +50,8 @@ export interface Store {
 }
 
 /**
- * Opens the store: Postgres when a `postgres://` URL is given, else embedded PGlite.
+ * Opens the store: Postgres when a `postgres://` URL is given, else embedded PGlite; a URL of any
+ * other scheme is refused, naming `DATABASE_URL` when it came from there.
  * Migrations run before the store is returned, serialised across processes (Kysely takes a
  * Postgres advisory lock; an embedded data folder admits one process at a time).
  *
@@ -58,9 +59,19 @@ export interface Store {
  * const store = await createStore({ url: process.env.DATABASE_URL });
  */
 export async function createStore(options: StoreOptions = {}): Promise<Store> {
-  const url = options.url ?? process.env.DATABASE_URL;
+  const url = (options.url ?? process.env.DATABASE_URL)?.trim();
+  // Anything else set is a typo (`postgress://`, a bare host) that would otherwise boot on the
+  // embedded store, the data landing where no other instance sees it.
+  if (url && url !== 'memory://' && !POSTGRES_URL.test(url)) {
+    const name = options.url === undefined ? 'DATABASE_URL' : 'The store url';
+    // The scheme alone: the rest may carry a password.
+    const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? 'no scheme';
+    throw new Error(
+      `Invalid configuration: ${name} must be a postgres:// or postgresql:// URL (unset for the embedded store), got ${scheme}`,
+    );
+  }
   const store =
-    url && /^postgres(ql)?:\/\//.test(url)
+    url && POSTGRES_URL.test(url)
       ? openPostgres(url, options.poolSize ?? 10, options.connectTimeoutMs ?? 5000)
       : await openPGlite(
           url === 'memory://' ? undefined : resolveDataDir(options.dataDir),
@@ -77,8 +88,11 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   return store;
 }
 
+const POSTGRES_URL = /^postgres(ql)?:\/\//;
+
+/** The embedded store's folder; a blank value counts as unset. */
 export function resolveDataDir(dataDir?: string): string {
-  return resolve(dataDir ?? process.env.SERVICE_DATA_DIR ?? '.service/data');
+  return resolve(dataDir?.trim() || process.env.SERVICE_DATA_DIR?.trim() || '.service/data');
 }
 
 export async function migrateToLatest(db: Kysely<Database>): Promise<void> {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, STORE_KINDS, type TestStore } from '../../test/support/stores.js';
-import { createStore, migrateToLatest } from './create-store.js';
+import { createStore, migrateToLatest, resolveDataDir } from './create-store.js';
 import { parseInt8 } from './int8.js';
 import { MIGRATIONS } from './migrations/index.js';
 
@@ -198,6 +198,41 @@ describe('embedded data folder', () => {
     }
     const taken = await createStore({ dataDir, url: '' });
     await taken.close();
+  });
+});
+
+describe('store configuration', () => {
+  const saved = { DATABASE_URL: process.env.DATABASE_URL, SERVICE_DATA_DIR: process.env.SERVICE_DATA_DIR };
+  afterAll(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  it('refuses a DATABASE_URL that is not a Postgres URL, naming the variable and not the password', async () => {
+    process.env.DATABASE_URL = 'postgress://u:hunter2@db:5432/app';
+    const refused = createStore({ migrate: false });
+    await expect(refused).rejects.toThrow(
+      /DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL.*postgress:/,
+    );
+    await expect(refused).rejects.not.toThrow(/hunter2/);
+    await expect(createStore({ url: 'db:5432', migrate: false })).rejects.toThrow(/store url must be/);
+  });
+
+  it('counts a blank DATABASE_URL or SERVICE_DATA_DIR as unset', async () => {
+    process.env.DATABASE_URL = ' ';
+    process.env.SERVICE_DATA_DIR = ' ';
+    expect(resolveDataDir()).toBe(join(process.cwd(), '.service/data'));
+    expect(resolveDataDir('')).toBe(join(process.cwd(), '.service/data'));
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-store-blank-'));
+    const store = await createStore({ dataDir, migrate: false });
+    try {
+      expect(store.kind).toBe('pglite');
+    } finally {
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
