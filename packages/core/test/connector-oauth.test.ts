@@ -224,6 +224,8 @@ describe('connector OAuth', () => {
       for (const bad of [
         { ...body, tokenUrl: 'http://provider.example/token' },
         { ...body, authorizeUrl: 'javascript:alert(1)' },
+        { ...body, authorizeUrl: 'nope' },
+        { ...body, revocationUrl: 'nope' },
         { ...body, clientId: '' },
         { ...body, authorizeParams: { state: 'fixed' } },
         { ...body, tokenAuthMethod: 'private_key_jwt' },
@@ -315,6 +317,9 @@ describe('connector OAuth', () => {
       for (const value of [
         '{not json',
         JSON.stringify({ 'env-crm': { clientId: 'x', clientSecret: 'leak-me' } }),
+        JSON.stringify({
+          'env-crm': { authorizeUrl: 'nope', tokenUrl: 'nope', clientId: 'x', clientSecret: 'leak-me' },
+        }),
       ]) {
         const failed = await createPlatform({ store, env: { SERVICE_OAUTH_CLIENTS: value } }).then(
           () => null,
@@ -324,6 +329,16 @@ describe('connector OAuth', () => {
         expect(failed?.message).toMatch(/SERVICE_OAUTH_CLIENTS/);
         expect(failed?.message).not.toContain('leak-me');
       }
+      const notUrl = await createPlatform({
+        store,
+        env: {
+          SERVICE_OAUTH_CLIENTS: JSON.stringify({
+            'env-crm': { authorizeUrl: 'nope', tokenUrl: 'nope', clientId: 'x' },
+          }),
+        },
+      }).catch((error: Error) => error);
+      expect(notUrl).toBeInstanceOf(ConfigError);
+      expect((notUrl as Error).message).toMatch(/authorizeUrl/);
     });
   });
 

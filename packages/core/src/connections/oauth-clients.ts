@@ -5,20 +5,29 @@ import type { Sealer } from '../store/sealing.js';
 import { ConnectorOAuthError } from './oauth-errors.js';
 import type { TokenClient } from './oauth-token-endpoint.js';
 
-/** https anywhere; plain http only to this machine (local providers, tests). */
+/**
+ * https anywhere; plain http only to this machine (local providers, tests). Zod runs the
+ * refinements even after `z.url()` refused the value, so they pass what is not a URL at all (that
+ * issue is already reported) instead of throwing from `new URL`.
+ */
+const urlOf = (value: string): URL | null => (URL.canParse(value) ? new URL(value) : null);
 const endpoint = z
   .url({ protocol: /^https?$/ })
   .max(2048)
   .refine((value) => {
-    const url = new URL(value);
+    const url = urlOf(value);
     return (
+      !url ||
       url.protocol === 'https:' ||
       url.hostname === 'localhost' ||
       url.hostname === '127.0.0.1' ||
       url.hostname === '[::1]'
     );
   }, 'must be an https URL (plain http only on localhost)')
-  .refine((value) => !new URL(value).hash && !new URL(value).username, 'must have no fragment or userinfo');
+  .refine((value) => {
+    const url = urlOf(value);
+    return !url || (!url.hash && !url.username);
+  }, 'must have no fragment or userinfo');
 
 const RESERVED_PARAMS = new Set([
   'response_type',
