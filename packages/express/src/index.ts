@@ -5,7 +5,7 @@
  * @see docs/wire.md "Express"
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
+import { getRequestListener, RequestError } from '@hono/node-server';
 import { BASE_PATH, type Service } from '@service/core/wire';
 import { type NodeRequestLike, parsedBodyOf, toWebRequest } from './node-request.js';
 import { sendWebResponse } from './node-response.js';
@@ -50,12 +50,25 @@ export function toExpressHandler(service: ServiceSource): Middleware {
     const listener = getRequestListener(fetchWire, {
       overrideGlobalObjects: false,
       errorHandler: (error) => {
+        // A request no URL can be made of (a malformed or missing Host) is the client's fault.
+        if (error instanceof RequestError) return malformedRequest();
         next(error);
         return undefined;
       },
     });
     void listener(req, res);
   };
+}
+
+/**
+ * A request whose URL cannot be built: the wire's own answer to a malformed URL, as the service
+ * answers it directly (and Next.js before the handler).
+ */
+function malformedRequest(): Response {
+  return Response.json(
+    { error: { code: 'malformed_url', message: 'The request’s Host header or URL is malformed.' } },
+    { status: 400, headers: { 'service-error-code': 'malformed_url' } },
+  );
 }
 
 /** Said once per handler, at the first request a body parser reached before the wire. */
@@ -91,7 +104,9 @@ export function toWellKnownHandler(service: ServiceSource): Middleware {
         if (answer) await sendWebResponse(answer, res);
         else next();
       })
-      .catch(next);
+      .catch((error: unknown) =>
+        error instanceof RequestError ? sendWebResponse(malformedRequest(), res) : next(error),
+      );
   };
 }
 
@@ -133,7 +148,7 @@ export function withService(
   const wire = toExpressHandler(service);
   const wellKnown = toWellKnownHandler(service);
   return (req, res) => {
-    const url = req.url ?? '/';
+    const url = pathOf(req.url ?? '/');
     const fail = (error?: unknown) => {
       // Only a broken service gets here (the wire answers its own errors).
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
@@ -146,6 +161,13 @@ export function withService(
     }
     app(req, res);
   };
+}
+
+/** The path and query of a request target, in absolute form too (`GET http://host/path`). */
+function pathOf(target: string): string {
+  if (target.startsWith('/') || !URL.canParse(target)) return target;
+  const { pathname, search } = new URL(target);
+  return pathname + search;
 }
 
 function isWirePath(url: string): boolean {

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { RequestError } from '@hono/node-server';
 
 /** Express's request, as far as the adapter reads it. */
 export interface NodeRequestLike extends IncomingMessage {
@@ -61,6 +62,21 @@ function formOf(body: unknown): string {
   return form.toString();
 }
 
+/**
+ * The request's URL, refused (a `RequestError`, as Hono's listener refuses it) when the Host
+ * header is not a host: `a b` does not parse, and `evil.com/x` would move the path.
+ */
+function urlOf(target: string, base: string, host: string): URL {
+  const url = URL.canParse(target, base) ? new URL(target, base) : null;
+  if (!url) throw new RequestError('Invalid host header');
+  // An absolute-form target names its own host; otherwise the Host header must be one, whole.
+  if (target.startsWith('/') && url.hostname !== host.replace(/:\d+$/, '').toLowerCase()) {
+    throw new RequestError('Invalid host header');
+  }
+  return url;
+}
+
+/** @throws RequestError when the Host header (or the target) makes no URL. */
 export function toWebRequest(req: NodeRequestLike, res: ServerResponse): Request {
   const controller = new AbortController();
   // `close` on the response fires when it is done or when the connection drops first.
@@ -69,7 +85,7 @@ export function toWebRequest(req: NodeRequestLike, res: ServerResponse): Request
   });
   const protocol = req.protocol ?? ((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http');
   const host = req.headers.host ?? 'localhost';
-  const url = new URL(req.originalUrl ?? req.url ?? '/', `${protocol}://${host}`);
+  const url = urlOf(req.originalUrl ?? req.url ?? '/', `${protocol}://${host}`, host);
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);

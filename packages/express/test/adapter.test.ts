@@ -4,6 +4,7 @@
  * parser already read, and lets the host's own /.well-known paths through.
  */
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import type { Service } from '@service/core/wire';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,6 +35,24 @@ function waitFor(check: () => boolean, ms = 3000): Promise<void> {
       setTimeout(tick, 10);
     };
     tick();
+  });
+}
+
+/** Sends `head` as written (a malformed Host, an absolute-form target) and reads the answer. */
+function rawRequest(base: string, head: string): Promise<{ status: number; body: string }> {
+  const { port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk.toString();
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const split = text.indexOf('\r\n\r\n');
+      resolve({ status: Number(text.split(' ')[1]), body: text.slice(split + 4) });
+    });
+    socket.end(`${head}\r\nConnection: close\r\n\r\n`);
   });
 }
 
@@ -243,6 +262,37 @@ describe('@service/express', () => {
     expect((await fetch(`${server.url}/.well-known/other`)).status).toBe(404);
   });
 
+  it.each([false, true])(
+    'answers 400 malformed_url to a malformed or missing Host (fast path: %s), never a 500',
+    async (fastPath) => {
+      let reached = 0;
+      server = await serveWithExpress(
+        fakeService(
+          async () => {
+            reached++;
+            return new Response(null, { status: 204 });
+          },
+          async () => new Response('{"card":1}'),
+        ),
+        { fastPath },
+      );
+      for (const head of [
+        'GET /api/service/threads HTTP/1.1\r\nHost: a b',
+        'GET /api/service/threads HTTP/1.1\r\nHost: evil.com/x',
+        'GET /api/service/threads HTTP/1.1\r\nHost: ',
+        'GET /api/service/threads HTTP/1.0',
+        'GET /.well-known/mcp-server-card HTTP/1.1\r\nHost: a b',
+      ]) {
+        const answer = await rawRequest(server.url, head);
+        expect(answer.status, head).toBe(400);
+        expect(JSON.parse(answer.body), head).toEqual({
+          error: { code: 'malformed_url', message: expect.stringContaining('Host') },
+        });
+      }
+      expect(reached).toBe(0);
+    },
+  );
+
   it('passes a failing service to Express’s error handling', async () => {
     server = await serveWithExpress(
       fakeService(async () => {
@@ -297,6 +347,37 @@ describe('withService (the fast path)', () => {
       expect(await (await fetch(`${base}/.well-known/mcp-server-card`)).text()).toBe('{"card":1}');
       expect(await (await fetch(`${base}/.well-known/security.txt`)).text()).toBe('Contact: host');
       expect(seen).toEqual(['/api/service/threads?limit=2', '/api/service']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('routes an absolute-form target by its path, as Express’s router does', async () => {
+    const { createServer } = await import('node:http');
+    const { withService } = await import('../src/index.js');
+    const seen: string[] = [];
+    const service = fakeService(async (request) => {
+      seen.push(request.url);
+      return new Response('{"wire":true}', { headers: { 'content-type': 'application/json' } });
+    });
+    const app = express();
+    app.get('/hello', (_req, res) => {
+      res.json({ host: true });
+    });
+    const server = createServer(withService(app, service));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const wire = await rawRequest(
+        base,
+        'GET http://x.test/api/service/threads?limit=2 HTTP/1.1\r\nHost: x.test',
+      );
+      expect(wire.status).toBe(200);
+      expect(JSON.parse(wire.body)).toEqual({ wire: true });
+      expect(seen).toEqual(['http://x.test/api/service/threads?limit=2']);
+      const host = await rawRequest(base, 'GET http://x.test/hello HTTP/1.1\r\nHost: x.test');
+      expect(JSON.parse(host.body)).toEqual({ host: true });
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
