@@ -11,13 +11,23 @@ import type { Service } from '@service/core/wire';
 type ServiceSource = Service | Promise<Service> | (() => Service | Promise<Service>);
 type Handler = (request: Request) => Promise<Response>;
 
-/** The route handlers of `app/api/service/[...service]/route.ts`. */
+/**
+ * The route handlers of `app/api/service/[...service]/route.ts`. `OPTIONS` too: without it Next
+ * answers preflights itself, with no CORS headers, and browser MCP clients cannot reach the door.
+ */
 export interface NextServiceHandlers {
   GET: Handler;
   POST: Handler;
   PUT: Handler;
   PATCH: Handler;
   DELETE: Handler;
+  OPTIONS: Handler;
+}
+
+/** The handlers of `app/.well-known/[...path]/route.ts`: documents, and their CORS preflights. */
+export interface NextWellKnownHandlers {
+  GET: Handler;
+  OPTIONS: Handler;
 }
 
 /**
@@ -105,7 +115,7 @@ function addressReader(options: NextHandlerOptions): ((request: Request) => unkn
 /**
  * @example
  * // app/api/service/[...service]/route.ts
- * export const { GET, POST, PUT, PATCH, DELETE } = toNextHandlers(getService, { trustProxy: true });
+ * export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = toNextHandlers(getService, { trustProxy: true });
  * export const dynamic = 'force-dynamic';
  */
 export function toNextHandlers(source: ServiceSource, options: NextHandlerOptions = {}): NextServiceHandlers {
@@ -117,20 +127,19 @@ export function toNextHandlers(source: ServiceSource, options: NextHandlerOption
     const connection = typeof address === 'string' && isIP(address) ? { remoteAddress: address } : undefined;
     return withService(service, (ready) => ready.fetch(request, connection));
   };
-  return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler };
+  return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler, OPTIONS: handler };
 }
 
 /**
  * The handler of `app/.well-known/[...path]/route.ts`: the MCP door's discovery documents, or
  * the ordinary 404 for every other path (and always when `mcp` is not configured).
  */
-export function toNextWellKnownHandler(source: ServiceSource): { GET: Handler } {
+export function toNextWellKnownHandler(source: ServiceSource): NextWellKnownHandlers {
   const service = lazy(source);
-  return {
-    GET: (request) =>
-      withService(
-        service,
-        async (ready) => (await ready.wellKnown(request)) ?? new Response('Not Found', { status: 404 }),
-      ),
-  };
+  const handler: Handler = (request) =>
+    withService(
+      service,
+      async (ready) => (await ready.wellKnown(request)) ?? new Response('Not Found', { status: 404 }),
+    );
+  return { GET: handler, OPTIONS: handler };
 }

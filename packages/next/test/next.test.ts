@@ -31,7 +31,7 @@ describe('@service/next', () => {
       made++;
       return service;
     });
-    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const) {
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const) {
       const response = await handlers[method](new Request('http://h/api/service/threads', { method }));
       expect(response.status).toBe(200);
     }
@@ -41,6 +41,7 @@ describe('@service/next', () => {
       'PUT /api/service/threads',
       'PATCH /api/service/threads',
       'DELETE /api/service/threads',
+      'OPTIONS /api/service/threads',
     ]);
     expect(made).toBe(1);
   });
@@ -151,6 +152,31 @@ describe('the caller’s address', () => {
     expect(await register({}, { 'x-forwarded-for': BURST, 'x-real-ip': BURST })).toBe(201);
     expect(await register({ trustProxy: true }, { 'x-forwarded-for': `${BURST}, not-an-address` })).toBe(201);
     expect(await register({ clientAddress: () => `${BURST}:4711` }, {})).toBe(201);
+  });
+
+  it('forwards CORS preflights to the door, at its endpoints and its discovery documents', async () => {
+    const preflight = (url: string) =>
+      new Request(url, {
+        method: 'OPTIONS',
+        headers: {
+          origin: ORIGIN,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
+      });
+    const { OPTIONS } = toNextHandlers(service);
+    for (const path of ['/api/service/mcp', '/api/service/mcp/token', '/api/service/mcp/register']) {
+      const response = await OPTIONS(preflight(`${ORIGIN}${path}`));
+      expect(response.status, path).toBeLessThan(300);
+      expect(response.headers.get('access-control-allow-origin'), path).not.toBeNull();
+      expect(response.headers.get('access-control-allow-methods'), path).toContain('POST');
+    }
+    const wellKnown = toNextWellKnownHandler(service);
+    const discovery = await wellKnown.OPTIONS(
+      preflight(`${ORIGIN}/.well-known/oauth-authorization-server/api/service/mcp`),
+    );
+    expect(discovery.status).toBeLessThan(300);
+    expect(discovery.headers.get('access-control-allow-origin')).toBe('*');
   });
 
   it('refuses both options at once', () => {

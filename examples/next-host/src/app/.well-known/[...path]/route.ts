@@ -2,6 +2,6 @@
 import { toNextWellKnownHandler } from '@service/next';
 import { getService } from '../../../lib/service';
 
-export const { GET } = toNextWellKnownHandler(getService);
+export const { GET, OPTIONS } = toNextWellKnownHandler(getService);
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
