@@ -231,7 +231,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     channels: options.channels?.length ? new TextChannels(db, runs, options.channels, logger) : null,
     orgSelections: new OrgSelections(db),
     maxFileBytes: (options.files !== false && options.files?.maxBytes) || DEFAULT_MAX_FILE_BYTES,
-    mcp: !options.mcp ? false : blankToUndefined(env.SERVICE_MCP_BROKER_URL) ? 'broker' : 'local',
+    mcp: door === null ? false : 'mode' in door && door.mode === 'broker' ? 'broker' : 'local',
     baseUrlSet: baseUrl !== null,
     baseUrl,
     toolOutputCap,

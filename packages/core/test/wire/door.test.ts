@@ -112,6 +112,25 @@ describe('door composition', () => {
     expect(threads.status).toBe(403);
     expect(principalCalls).toBe(1);
   });
+
+  it('reports the broker in status only when the door takes its tokens, not when serviceAuth keeps it local', async () => {
+    const env = {
+      SERVICE_BASE_URL: ORIGIN,
+      SERVICE_MCP_BROKER_URL: 'https://broker.example',
+      SERVICE_MCP_FEDERATION_SECRET: 's'.repeat(32),
+    };
+    const oauth = { session: () => ({ subject: 'ada' }), principal: (subject: string) => ({ subject }) };
+    const statusOf = async (mcp: Record<string, unknown>) => {
+      const service = await testService(store, { development: true, mcp, oauth, env });
+      try {
+        return (await (await service.fetch(new Request(`${ORIGIN}/api/service/status`))).json()).blocks.mcp;
+      } finally {
+        await service.close();
+      }
+    };
+    expect(await statusOf({ productName: 'Acme' })).toBe('broker');
+    expect(await statusOf({ productName: 'Acme', serviceAuth: { keys: [mintServiceKey()] } })).toBe('local');
+  });
 });
 
 describe('the door’s activity with the wire', () => {
