@@ -3,6 +3,9 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RuntimeConnection, ServiceClient, ServiceEvent } from '@service/sdk';
 
+/** The provider `/search` calls: the demo platform's web search (`pnpm start` seeds it). */
+export const SEARCH_PROVIDER = 'web-search';
+
 /** What the tool knows about its platform, kept fresh by the event stream. */
 export interface ToolState {
   balanceMicros: number | null;
@@ -22,8 +25,8 @@ export interface DeployedTool {
  * start, follows the event stream (re-reading connections on `connection.*`, taking balances from
  * `billing.balance_changed`), and serves over HTTP: `/healthz`; `/` (what it knows); `/whoami`
  * (the `X-Service-*` identity headers the app proxy sent); `POST /echo` (the body back, as it
- * streams in); `/search?q=` (one metered call through
- * the platform's proxy with its App Key); `/ticks` (three server-sent events, 200 ms apart); and a
+ * streams in); `/search?q=` (one metered call to `web-search` through the platform's proxy with
+ * its App Key); `/ticks` (three server-sent events, 200 ms apart); and a
  * WebSocket at `/ws` that sends the identity headers it was opened with.
  */
 export async function startDeployedTool(client: ServiceClient, port = 0): Promise<DeployedTool> {
@@ -67,7 +70,7 @@ export async function startDeployedTool(client: ServiceClient, port = 0): Promis
     if (path === '/search') {
       const query = new URL(req.url ?? '/', 'http://tool.invalid').searchParams.get('q') ?? '';
       return void client.proxy
-        .fetch('search', `/search?${new URLSearchParams({ q: query })}`)
+        .fetch(SEARCH_PROVIDER, `/search?${new URLSearchParams({ q: query })}`)
         .then(async (answer) => {
           res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
         })

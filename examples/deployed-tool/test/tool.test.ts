@@ -5,16 +5,19 @@
 
 import { createClient } from '@service/sdk';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { createConnection } from '../../../packages/core/src/connections/service.js';
 import { appendEvents } from '../../../packages/core/src/events/log.js';
+import { upsertProvider } from '../../../packages/core/src/proxy/providers.js';
 import { type FakeUpstream, startFakeUpstream } from '../../../packages/core/test/support/fake-upstream.js';
 import {
   createMeteredTenant,
   type MeteredTenant,
+  POOL_CREDENTIAL,
   seedProviders,
 } from '../../../packages/core/test/support/metered.js';
 import { type RunningPlatform, startPlatform } from '../../../packages/core/test/support/platform.js';
 import { openTestStore, type TestStore } from '../../../packages/core/test/support/stores.js';
-import { type DeployedTool, startDeployedTool } from '../src/tool.js';
+import { type DeployedTool, SEARCH_PROVIDER, startDeployedTool } from '../src/tool.js';
 
 let store: TestStore;
 let upstream: FakeUpstream;
@@ -28,6 +31,7 @@ beforeAll(async () => {
   running = await startPlatform(store);
   await seedProviders(running.platform, upstream.url);
   tenant = await createMeteredTenant(running.platform, 3_000_000);
+  await connectWebSearch(running, tenant, upstream.url);
   tool = await startDeployedTool(createClient({ apiKey: tenant.appKey, baseUrl: running.url }));
 });
 afterAll(async () => {
@@ -37,6 +41,38 @@ afterAll(async () => {
   await store?.dispose();
 });
 
+/**
+ * The demo's search provider as `pnpm start` seeds it, over the fake upstream, bound to the app.
+ * It sends its key in a header of its own, so the upstream tells its calls from the fixture
+ * provider `search`'s.
+ */
+async function connectWebSearch(running: RunningPlatform, tenant: MeteredTenant, upstreamUrl: string) {
+  const { db } = running.platform.store;
+  const { sealer, keys } = running.platform.context;
+  await db
+    .insertInto('integrations')
+    .values({
+      provider: SEARCH_PROVIDER,
+      name: 'Web search',
+      category: 'search',
+      supported_profiles: JSON.stringify(['vendo_managed_pool', 'byok_static']),
+    })
+    .execute();
+  await upsertProvider(db, sealer, {
+    slug: SEARCH_PROVIDER,
+    upstreamUrl,
+    dialect: 'per_call',
+    authHeader: 'x-web-search-key',
+    authScheme: '',
+    credential: POOL_CREDENTIAL,
+    rates: [{ meter: 'call', unitPriceMicros: '1000' }],
+  });
+  await createConnection(
+    { db, sealer, keys },
+    { tenantId: tenant.tenantId, provider: SEARCH_PROVIDER, appId: tenant.appId },
+  );
+}
+
 const view = async () => (await fetch(`${tool.url}/`)).json();
 
 it('starts from its balance and connections', async () => {
@@ -45,6 +81,7 @@ it('starts from its balance and connections', async () => {
     connections: [
       { slug: 'llm', status: 'connected' },
       { slug: 'search', status: 'connected' },
+      { slug: SEARCH_PROVIDER, status: 'connected' },
     ].sort((a, b) => a.slug.localeCompare(b.slug)),
     last_event: null,
   });
@@ -124,6 +161,15 @@ it('re-reads its connections on a connection event, and survives a failed re-rea
       .where('id', '=', tenant.searchConnectionId)
       .execute();
   }
+});
+
+it('searches through the platform’s proxy, on the provider the demo seeds', async () => {
+  const answer = await fetch(`${tool.url}/search?q=balance`);
+  expect(answer.status).toBe(200);
+  expect(await answer.json()).toEqual({ results: [{ title: 'A result', url: 'https://example.com' }] });
+  const call = upstream.requests.at(-1)!;
+  expect(call.path).toBe('/search');
+  expect(call.headers['x-web-search-key']).toBe(POOL_CREDENTIAL);
 });
 
 it('follows the event stream', async () => {
