@@ -64,7 +64,7 @@ async function main(argv: string[]): Promise<void> {
   }
   try {
     if (parsed.command === 'integrations') {
-      await runIntegrations(new Integrations(store.db, process.env.SERVICE_BASE_URL ?? ''), parsed);
+      await runIntegrations(new Integrations(store.db, process.env.SERVICE_BASE_URL?.trim() || ''), parsed);
       return;
     }
     if (parsed.command === 'tools') {
@@ -203,7 +203,7 @@ async function runIntegrations(
 /** The catalog's tools: every change drops the catalog caches of running instances. */
 async function runTools(store: Store, parsed: Extract<Command, { command: 'tools' }>): Promise<void> {
   const tools = new ToolCatalog(store.db, {
-    baseUrl: process.env.SERVICE_BASE_URL ?? 'http://localhost:8787',
+    baseUrl: process.env.SERVICE_BASE_URL?.trim() || 'http://localhost:8787',
   });
   if (parsed.action === 'list') {
     const all = await tools.listForAdmin();
