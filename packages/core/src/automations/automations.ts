@@ -17,7 +17,7 @@ import { RunError } from '../agent/run-error.js';
 import type { RunHub } from '../agent/run-hub.js';
 import type { RunView } from '../agent/run-rows.js';
 import type { Principal, RunContext } from '../agent/tools.js';
-import { ownValue } from '../http/input-guard.js';
+import { ownValue, storableText, textProblem } from '../http/input-guard.js';
 import { describeError, type Logger } from '../http/logger.js';
 import { safeEqual } from '../identity/keys.js';
 import type { Database } from '../store/database.js';
@@ -45,10 +45,13 @@ export interface IncomingDelivery {
   body: Uint8Array;
 }
 
-/** What became of a delivery: accepted (once per id, with the runs it started), or refused. */
+/**
+ * What became of a delivery: accepted (once per id, with the runs it started), or refused: by
+ * its verification, or (`problem`) for a delivery id that is not clean text.
+ */
 export type WebhookReceipt =
   | { accepted: true; id: string; duplicate: boolean; runs: string[] }
-  | { accepted: false };
+  | { accepted: false; problem?: string };
 
 /** What one tick did: how many automations fired, and the run each started. */
 export interface TickResult {
@@ -172,6 +175,16 @@ export class Automations {
       return { accepted: false };
     }
     const { id } = verdict;
+    // An id with a NUL or a lone surrogate cannot be stored, so it cannot be remembered once:
+    // refused (400) rather than faulting on every retry. Real senders' ids are plain ASCII.
+    const idProblem = textProblem(id);
+    if (idProblem) {
+      await this.audit.recordNow(null, 'webhook.rejected', {
+        source: source.slice(0, 64),
+        reason: 'invalid_id',
+      });
+      return { accepted: false, problem: `delivery id ${idProblem}` };
+    }
     // Refused before the id is remembered, so the sender's retry reaches another instance.
     if (this.runs.closing)
       throw new RunError('stopping', 'The service is stopping; send the delivery again shortly.');
@@ -268,14 +281,19 @@ function verify(
   return rejection ? { rejection } : { id: id as string };
 }
 
-/** The delivery as the run's message shows it: where it came from, and its body as text. */
+/**
+ * The delivery as the run's message shows it: where it came from, and its body as text. A NUL
+ * or lone surrogate (sent raw, or made by the cap cutting a pair) is shown as U+FFFD: the signed
+ * delivery is genuine and the store cannot hold those characters, so it is taken with them
+ * replaced. (An escaped `\u0000` in the body's JSON is plain text here and needs nothing.)
+ */
 function deliveryText(source: string, id: string, body: Uint8Array): string {
   const text = new TextDecoder().decode(body);
   const shown =
     text.length <= DELIVERY_TEXT_CAP
       ? text
       : `${text.slice(0, DELIVERY_TEXT_CAP)}\n[truncated: showing ${DELIVERY_TEXT_CAP} of ${text.length} characters]`;
-  return `Webhook delivery ${id} from ${source}:\n${shown}`;
+  return storableText(`Webhook delivery ${id} from ${source}:\n${shown}`);
 }
 
 function freshCopy(message: UIMessage): UIMessage {

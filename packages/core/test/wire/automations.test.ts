@@ -649,6 +649,47 @@ for (const kind of STORE_KINDS) {
         expect((await (await as('stan')(`/runs?automation=${id}`)).json()).runs).toHaveLength(1);
       });
 
+      it('takes a body with a NUL or lone surrogate with them replaced, and refuses an id with one as 400 on every retry', async () => {
+        const id = await onSource('nora', 'hooks');
+        // A raw NUL in the body (and a lone surrogate where a JSON escape would make one).
+        const payload = '{"a":"x\u0000y","b":"\\ud800"}';
+        const response = await standard(httpOne, 'msg_nul', payload);
+        expect(response.status).toBe(202);
+        const [mine] = (await (await as('nora')(`/runs?automation=${id}`)).json()).runs;
+        const run = await finished('nora', mine.id);
+        const row = await store.db
+          .selectFrom('wire_messages')
+          .select('message')
+          .where('owner', '=', 'service:webhook:hooks')
+          .where('thread_id', '=', run.threadId)
+          .where('role', '=', 'user')
+          .executeTakeFirstOrThrow();
+        expect(JSON.stringify(row.message)).toContain('x\ufffdy');
+        const at = Math.floor(Date.now() / 1000);
+        // The event's id as its JSON escapes it: a NUL, a lone surrogate.
+        for (const bad of ['{"id":"evt_\\u0000x"}', '{"id":"evt_\\ud800x"}']) {
+          for (const attempt of [0, 1]) {
+            const refused = await callerFor(
+              httpOne.fetch,
+              null,
+              httpOne.url,
+            )('/webhooks/stripe', {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                'stripe-signature': signStripeWebhook(STRIPE_SECRET, at + attempt, bad),
+              },
+              body: bad,
+            });
+            expect(refused.status, bad).toBe(400);
+            expect((await refused.json()).error.message).toMatch(/^delivery id contains/);
+          }
+        }
+        expect(await auditData('webhook.rejected')).toEqual(
+          expect.arrayContaining([{ source: 'stripe', reason: 'invalid_id' }]),
+        );
+      });
+
       it('starts nothing for a paused automation, and refuses a bad signature without a run', async () => {
         const id = await onSource('paula', 'hooks');
         await as('paula')(`/automations/${id}/pause`, { method: 'POST', json: {} });

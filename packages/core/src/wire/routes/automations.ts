@@ -3,7 +3,7 @@
  * and the two entry points that never call the host's `principal()`: `POST /tick` (the
  * scheduler, by bearer secret) and `POST /webhooks/:source` (the source's own signature, 1 MiB
  * cap). The automations decide; this answers: 401 for a refusal (already on the audit record),
- * 202 for a new delivery, 200 for a duplicate, 500 `raw_body_unavailable` when the adapter says
+ * 202 for a new delivery, 200 for a duplicate, 400 for a verified delivery whose id is not clean text, 500 `raw_body_unavailable` when the adapter says
  * the body is re-serialized (a host body parser ran first): a fault of the host, not the sender.
  */
 import { Hono } from 'hono';
@@ -125,7 +125,11 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
     const body = await readBody(c.req.raw, { maxBytes: WEBHOOK_BODY_CAP, tooLarge });
     const headers = Object.fromEntries(DELIVERY_HEADERS.map((name) => [name, c.req.header(name)]));
     const receipt = await automations.receiveWebhook(c.req.param('source'), { headers, body });
-    if (!receipt.accepted) throw new WireError('unauthorized', 'Webhook verification failed.');
+    if (!receipt.accepted) {
+      if (receipt.problem)
+        throw new WireError('validation_failed', `${receipt.problem}: it cannot be remembered.`);
+      throw new WireError('unauthorized', 'Webhook verification failed.');
+    }
     const { id, duplicate, runs } = receipt;
     return c.json({ accepted: true, duplicate, id, runs }, duplicate ? 200 : 202);
   });
