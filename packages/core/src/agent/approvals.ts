@@ -238,6 +238,21 @@ export class ApprovalStore {
     for (const row of rows) this.#notify(row.id, 'dropped');
   }
 
+  /**
+   * Drops the approvals of a run whose instance is gone: pending ones, and approved ones whose
+   * call never ran (nothing is left to run them).
+   */
+  async dropForLostRun(runId: string): Promise<void> {
+    const rows = await this.db
+      .updateTable('wire_approvals')
+      .set({ status: 'dropped', decided_at: new Date(this.now()) })
+      .where('run_id', '=', runId)
+      .where('status', 'in', ['pending', 'approved'])
+      .returning('id')
+      .execute();
+    for (const row of rows) this.#notify(row.id, 'dropped');
+  }
+
   /** Moves a pending approval to a final state; false when it was no longer pending. */
   async #settle(id: string, status: 'expired' | 'dropped'): Promise<boolean> {
     const row = await this.db

@@ -11,7 +11,7 @@
  * @see docs/wire.md "Runs"
  */
 import type { UIMessage, UIMessageChunk } from 'ai';
-import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import { describeError, type Logger } from '../http/logger.js';
 import type { Database, RunStatus } from '../store/database.js';
 import type { ApprovalStore } from './approvals.js';
@@ -22,6 +22,9 @@ import { followStoredRun, type RunView, viewOf } from './run-rows.js';
 import { type ThreadStore, titleFrom } from './threads.js';
 import { chatRunOf, type Principal, type RunContext } from './tools.js';
 import { runTurn, type TurnDeps } from './turn.js';
+
+/** The update that ends runs whose instance is gone, narrowed by the caller. */
+type OrphanQuery = UpdateQueryBuilder<Database, 'wire_runs', 'wire_runs', UpdateResult>;
 
 /** Which runs `GET /runs` lists. */
 export interface RunFilter {
@@ -48,6 +51,8 @@ export interface RunHubOptions {
 const TOUCH_MS = 1000;
 /** A run row untouched this long belongs to an instance that is gone. */
 const STALE_MS = 30_000;
+/** Every instance looks this often for runs whose instance is gone, and ends them. */
+const SWEEP_MS = 2000;
 /** Finished runs stay in memory this long for readers here; later ones read the store. */
 const KEEP_FINISHED_MS = 60_000;
 
@@ -57,6 +62,9 @@ export class RunHub {
   readonly #running = new Set<Promise<void>>();
   /** Set by `close`: new turns are refused (503 on the wire) while those in flight finish. */
   #closing = false;
+  readonly #sweeper: ReturnType<typeof setInterval>;
+  /** Whether the last sweep reached the store (only then does the next one judge others dead). */
+  #storeSeen = false;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -65,7 +73,10 @@ export class RunHub {
     private readonly turnDeps: Omit<TurnDeps, 'shutdown' | 'setStatus'>,
     private readonly logger: Logger,
     private readonly options: RunHubOptions,
-  ) {}
+  ) {
+    this.#sweeper = setInterval(() => void this.#sweep(), SWEEP_MS);
+    this.#sweeper.unref?.();
+  }
 
   /**
    * Starts a turn on a thread (created when new) with the user's message. Refuses with
@@ -315,6 +326,8 @@ export class RunHub {
       await this.approvals.dropForRun(runId);
       this.turnDeps.audit.record(subject, 'run.stop_requested', { runId, reason });
     }
+    // A run whose instance is gone has nobody to act on the stop: it ends here, cancelled.
+    if (!this.#live.has(runId)) await this.#endOrphans((q) => q.where('id', '=', runId));
     return this.getRun(subject, runId);
   }
 
@@ -353,6 +366,7 @@ export class RunHub {
    */
   async close(options: { graceMs?: number } = {}): Promise<void> {
     this.#closing = true;
+    clearInterval(this.#sweeper);
     if (options.graceMs && this.#running.size > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
@@ -411,24 +425,62 @@ export class RunHub {
         return await insert();
       } catch (error) {
         if ((error as { code?: string }).code !== '23505') throw error;
-        const reaped = await this.db
-          .updateTable('wire_runs')
-          .set({
-            status: 'failed',
-            error_code: 'instance_lost',
-            error_message: 'The server running this turn stopped.',
-            ended_at: new Date(),
-          })
-          .where('owner', '=', owner)
-          .where('thread_id', '=', threadId)
-          .where('status', 'in', ['running', 'awaiting_approval'])
-          .where('updated_at', '<', new Date(Date.now() - STALE_MS))
-          .returning('id')
-          .execute();
-        if (reaped.length === 0) throw await this.#inFlightRefusal(owner, threadId);
+        const reaped = await this.#endOrphans((q) =>
+          q.where('owner', '=', owner).where('thread_id', '=', threadId),
+        );
+        if (reaped === 0) throw await this.#inFlightRefusal(owner, threadId);
       }
     }
     throw await this.#inFlightRefusal(owner, threadId);
+  }
+
+  /**
+   * Ends the runs in flight, among those `narrow` picks, whose instance is gone (their row
+   * untouched for `STALE_MS`; a live run here is never one): `cancelled` when a stop was asked,
+   * else `failed` (`instance_lost`). Their approvals still pending, or approved but never run,
+   * are dropped, so no poller waits on them. Readers following them from the store end. Returns
+   * how many were ended.
+   */
+  async #endOrphans(narrow: (query: OrphanQuery) => OrphanQuery = (query) => query): Promise<number> {
+    const live = [...this.#live.values()].filter((run) => !run.finished).map((run) => run.id);
+    let query: OrphanQuery = this.db
+      .updateTable('wire_runs')
+      .set({
+        status: sql<RunStatus>`case when stop_requested_at is not null then 'cancelled' else 'failed' end`,
+        error_code: sql<
+          string | null
+        >`case when stop_requested_at is not null then null else 'instance_lost' end`,
+        error_message: sql<
+          string | null
+        >`case when stop_requested_at is not null then null else 'The server running this turn stopped.' end`,
+        ended_at: new Date(),
+      })
+      .where('status', 'in', ['running', 'awaiting_approval'])
+      .where('updated_at', '<', new Date(Date.now() - STALE_MS));
+    if (live.length > 0) query = query.where('id', 'not in', live);
+    const ended = await narrow(query).returning(['id', 'owner', 'status']).execute();
+    for (const run of ended) {
+      await this.approvals.dropForLostRun(run.id);
+      this.turnDeps.audit.record(run.owner, 'run.finished', { runId: run.id, status: run.status });
+    }
+    return ended.length;
+  }
+
+  /**
+   * One sweep for runs whose instance is gone. After a sweep that could not reach the store,
+   * the next one only looks: once the store is back, every live instance has touched its runs
+   * (each second) before any is judged gone.
+   */
+  async #sweep(): Promise<void> {
+    const steady = this.#storeSeen;
+    this.#storeSeen = false;
+    try {
+      if (steady) await this.#endOrphans();
+      else await sql`select 1`.execute(this.db);
+      this.#storeSeen = true;
+    } catch (error) {
+      this.logger.warn('sweep for runs of lost instances failed', describeError(error));
+    }
   }
 
   async #inFlightRefusal(owner: string, threadId: string): Promise<RunError> {

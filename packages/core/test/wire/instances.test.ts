@@ -174,13 +174,67 @@ for (const kind of STORE_KINDS) {
       await readTurn(await call('/chat', { method: 'POST', json: { id: 'orphan', message: 'one' } }));
       // A run left `running` by a dead instance: its row stopped being touched a minute ago.
       await sql`insert into wire_runs (id, owner, thread_id, status, updated_at)
-        values ('run_dead', 'max', 'orphan', 'running', now() - interval '1 minute')`.execute(store.db);
+        values ('run_dead', 'max', 'orphan', 'awaiting_approval', now() - interval '1 minute')`.execute(
+        store.db,
+      );
+      await sql`insert into wire_approvals (id, owner, run_id, thread_id, tool_call_id, tool, input, status, expires_at)
+        values ('apr_dead', 'max', 'run_dead', 'orphan', 'c1', 'reboot', '{}'::jsonb, 'pending',
+          now() + interval '1 hour')`.execute(store.db);
       const turn = await readTurn(
         await call('/chat', { method: 'POST', json: { id: 'orphan', message: 'two' } }),
       );
       expect(textOf(turn.message)).toBe('fresh');
       const dead = (await (await call('/runs/run_dead')).json()).run;
       expect(dead).toMatchObject({ status: 'failed', error: { code: 'instance_lost' } });
+      // Its parked call can no longer be approved into a grant for a call nothing runs.
+      expect((await (await call('/approvals/apr_dead')).json()).approval.status).toBe('dropped');
+    });
+
+    it('ends what a dead instance left in flight: swept as instance_lost with its approvals dropped, a stop cancels one, its readers end', async () => {
+      const a = await instance(store, {});
+      const call = callerFor(a.fetch, 'oli');
+      // What an instance killed mid-turn leaves: rows untouched for a minute, a parked approval
+      // (one decided after the kill, which nothing will run), a stream in flight.
+      for (const [thread, status, approval] of [
+        ['lost-parked', 'awaiting_approval', 'pending'],
+        ['lost-decided', 'awaiting_approval', 'approved'],
+        ['lost-streaming', 'running', null],
+        ['lost-stopped', 'awaiting_approval', 'pending'],
+      ] as const) {
+        const run = `run_${thread}`;
+        await sql`insert into wire_threads (owner, id) values ('oli', ${thread})`.execute(store.db);
+        await sql`insert into wire_runs (id, owner, thread_id, status, updated_at)
+          values (${run}, 'oli', ${thread}, ${status}, now() - interval '1 minute')`.execute(store.db);
+        await sql`insert into wire_run_chunks (run_id, seq, chunk)
+          values (${run}, 1, ${JSON.stringify({ type: 'start' })}::jsonb)`.execute(store.db);
+        if (approval) {
+          await sql`insert into wire_approvals (id, owner, run_id, thread_id, tool_call_id, tool, input, status, expires_at)
+            values (${`apr_${thread}`}, 'oli', ${run}, ${thread}, 'c1', 'reboot', '{}'::jsonb, ${approval},
+              now() + interval '1 hour')`.execute(store.db);
+        }
+      }
+      const reading = call('/threads/lost-streaming/stream?after=1').then((response) => response.text());
+
+      // A stop of a run nobody runs any more ends it at once, cancelled, its approval dropped.
+      const stopped = await call('/threads/lost-stopped/stop', { method: 'POST', json: {} });
+      expect((await stopped.json()).run).toMatchObject({ status: 'cancelled', stopReason: 'user' });
+      expect((await (await call('/approvals/apr_lost-stopped')).json()).approval.status).toBe('dropped');
+
+      // The others are ended by the sweep of a live instance, without anyone starting a turn.
+      for (const thread of ['lost-parked', 'lost-decided', 'lost-streaming']) {
+        const run = await eventually(async () => {
+          const r = (await (await call(`/threads/${thread}`)).json()).thread;
+          const latest = (await (await call(`/runs/run_${thread}`)).json()).run;
+          return r && latest?.status === 'failed' ? latest : undefined;
+        }, 10_000);
+        expect(run.error.code).toBe('instance_lost');
+      }
+      for (const thread of ['lost-parked', 'lost-decided']) {
+        const { approval } = await (await call(`/approvals/apr_${thread}`)).json();
+        expect(approval.status).toBe('dropped');
+      }
+      // The reader that was waiting on the lost run's stream is let go.
+      await reading;
     });
 
     it('refuses a new turn while another instance’s run is alive', async () => {
