@@ -497,7 +497,7 @@ describe('approval responses in band (the AI SDK resend)', () => {
     }
   });
 
-  it('refuses garbage with a 400 naming the field, and unknown approvals with a 404', async () => {
+  it('refuses garbage with a 400 naming the field, and unknown approvals or another thread’s with a 404', async () => {
     const turn = await parked();
     const bad = answered(turn.message, true);
     const part = bad.parts.findIndex((p) => p.type === 'tool-rm');
@@ -522,6 +522,14 @@ describe('approval responses in band (the AI SDK resend)', () => {
     const unknown = await resend(turn.call, turn.threadId, forged);
     expect(unknown.status).toBe(404);
     expect((await unknown.json()).error.code).toBe('not_found');
+
+    // The user's own approval, answered on another of their threads: not that thread's to decide.
+    const other = `${turn.threadId}-other`;
+    await readTurn(await turn.call('/chat', { method: 'POST', json: { id: other, message: 'hi' } }));
+    const elsewhere = await resend(turn.call, other, bad);
+    expect(elsewhere.status).toBe(404);
+    expect((await elsewhere.json()).error.message).toContain(`No such approval on thread ${other}`);
+    expect(turn.removed()).toBe(0);
     // Nothing was decided by the refused requests.
     const approval = (await (await turn.call(`/approvals/${turn.paused.approvalIds[0]}`)).json()).approval;
     expect(approval.status).toBe('pending');

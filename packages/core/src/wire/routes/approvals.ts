@@ -127,14 +127,25 @@ function recordDecisions(ctx: WireContext, owner: string, decisions: Decision[],
  * Decisions that came in band, on a chat request: the pending ones are decided as one batch, as
  * `POST /approvals/decide` does. One already decided (the same way through this API, or the
  * other way), expired or dropped is left as it is: the stream shows what really happened. An id
- * the user has no approval of is a 404.
+ * the user has no approval of on this thread is a 404: the request streams this thread's run, so
+ * deciding another thread's call from it would run that call out of sight.
  */
-export async function decideInBand(ctx: WireContext, owner: string, decisions: Decision[]): Promise<void> {
+export async function decideInBand(
+  ctx: WireContext,
+  owner: string,
+  threadId: string,
+  decisions: Decision[],
+): Promise<void> {
   // Another request may decide one of them between the read and the batch: then read again.
   for (let attempt = 0; attempt < 3; attempt++) {
     const views = await Promise.all(decisions.map((d) => ctx.approvals.get(owner, d.id)));
-    const unknown = decisions.find((_, i) => !views[i]);
-    if (unknown) throw new WireError('not_found', `No such approval: ${unknown.id}. Nothing was decided.`);
+    const unknown = decisions.find((_, i) => views[i]?.threadId !== threadId);
+    if (unknown) {
+      throw new WireError(
+        'not_found',
+        `No such approval on thread ${threadId}: ${unknown.id}. Nothing was decided.`,
+      );
+    }
     // Pending without a request is approved and running: nothing left to decide.
     const pending = decisions.filter((_, i) => views[i]?.status === 'pending' && views[i]?.request);
     if (pending.length === 0) return;

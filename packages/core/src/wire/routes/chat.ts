@@ -172,7 +172,7 @@ async function answerApprovals(
   if (!run) throw new WireError('not_found', 'No such thread.');
   // Where the client's stream ended, when its message does not say: what was streamed until now.
   const streamed = await ctx.runs.chunkCount(run.id);
-  await decideInBand(ctx, principal.subject, decisions);
+  await decideInBand(ctx, principal.subject, threadId, decisions);
   return follow(ctx, c, run.id, threadId, resumeCursor(message.metadata, run.id, streamed));
 }
 
