@@ -18,7 +18,7 @@ import type { ApprovalStore } from './approvals.js';
 import { newId } from './ids.js';
 import { isPauseMarker, LiveRun, type SequencedChunk } from './live-run.js';
 import { RunError } from './run-error.js';
-import { followStoredRun, type RunView, viewOf } from './run-rows.js';
+import { followStoredRun, isTerminal, type RunView, viewOf } from './run-rows.js';
 import { type ThreadStore, titleFrom } from './threads.js';
 import { chatRunOf, type Principal, type RunContext } from './tools.js';
 import { runTurn, type TurnDeps } from './turn.js';
@@ -312,6 +312,25 @@ export class RunHub {
    * nothing. Returns the run, or null when `subject` may not see such a run.
    */
   async stop(subject: string, runId: string, reason = 'user'): Promise<RunView | null> {
+    await this.#requestStop(subject, runId, reason);
+    return this.getRun(subject, runId);
+  }
+
+  /**
+   * Stops the thread's run in flight; returns it, or null when none was in flight. A run that
+   * ended between the read and the stop was not in flight: null, not that run as it ended.
+   */
+  async stopInFlight(owner: string, threadId: string, reason = 'user'): Promise<RunView | null> {
+    const found = await this.inFlightRun(owner, threadId);
+    if (!found) return null;
+    const accepted = await this.#requestStop(owner, found.id, reason);
+    const run = await this.getRun(owner, found.id);
+    // Not accepted yet still in flight: a stop asked before, which this one repeats.
+    return run && (accepted || !isTerminal(run.status)) ? run : null;
+  }
+
+  /** Flags the run stopped when it is in flight and not stopped yet; whether it was. */
+  async #requestStop(subject: string, runId: string, reason: string): Promise<boolean> {
     const updated = await this.db
       .updateTable('wire_runs')
       .set({ stop_requested_at: new Date(), stop_reason: reason })
@@ -328,13 +347,7 @@ export class RunHub {
     }
     // A run whose instance is gone has nobody to act on the stop: it ends here, cancelled.
     if (!this.#live.has(runId)) await this.#endOrphans((q) => q.where('id', '=', runId));
-    return this.getRun(subject, runId);
-  }
-
-  /** Stops the thread's run in flight; returns it, or null when none was in flight. */
-  async stopInFlight(owner: string, threadId: string, reason = 'user'): Promise<RunView | null> {
-    const run = await this.inFlightRun(owner, threadId);
-    return run ? this.stop(owner, run.id, reason) : null;
+    return updated !== undefined;
   }
 
   /** Stops every run of a thread in flight (before the thread is deleted). */

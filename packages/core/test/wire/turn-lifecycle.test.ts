@@ -179,6 +179,28 @@ describe('stop that stops', () => {
     expect((await unknown.json()).error.code).toBe('not_found');
   });
 
+  it('answers 200 { run: null } to a thread stop when the run it found ended before the stop landed', async () => {
+    const { call, service } = await setup({ steps: [{ text: ['almost ', 'done'], chunkDelayMs: 30 }] });
+    const response = await call('/chat', { method: 'POST', json: { id: 'stop-late', message: 'go' } });
+    const runId = response.headers.get('x-service-run-id')!;
+    const reader = new TurnReader(response);
+    await reader.until((f) => f.chunk.type === 'text-delta');
+    // The stop reads the run in flight, then the run completes before the stop is written.
+    const runs = service.context.runs;
+    const read = runs.inFlightRun.bind(runs);
+    runs.inFlightRun = async (owner, threadId) => {
+      const found = await read(owner, threadId);
+      await reader.rest();
+      await eventually(async () => ((await runOf(call, runId)).status === 'completed' ? true : undefined));
+      return found;
+    };
+    const late = await call('/threads/stop-late/stop', { method: 'POST', json: {} });
+    runs.inFlightRun = read;
+    expect(late.status).toBe(200);
+    expect(await late.json()).toEqual({ run: null });
+    expect(await runOf(call, runId)).toMatchObject({ status: 'completed', stopReason: null });
+  });
+
   it('lets a host tool that is running finish, and streams its result before the end', async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => {
