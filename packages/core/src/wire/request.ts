@@ -26,6 +26,9 @@ const MAX_SUBJECT_LENGTH = 256;
 export async function principalOf(ctx: WireContext, c: WireCtx): Promise<Principal> {
   const cached = c.get('principal');
   if (cached) return cached;
+  // Every route that acts as someone: a workspace asked for without organizations is refused
+  // before the principal is resolved, never quietly read as the user's own.
+  if (!ctx.orgs && new URL(c.req.url).searchParams.has('org')) throw cloudRequired();
   const user = await userOf(ctx, c);
   const principal = ctx.orgs && user.kind !== 'anonymous' ? await workspaceOf(ctx, c, user) : user;
   c.set('principal', principal);
@@ -169,7 +172,7 @@ export async function jsonBody<T extends z.ZodType>(
   // The shared guard: nesting capped, no NUL or lone surrogate in any string.
   return validate(
     schema,
-    guardedValue(parseJsonInput(text, limits.maxDepth ? { maxDepth: limits.maxDepth } : {})),
+    guardedValue(c, parseJsonInput(text, limits.maxDepth ? { maxDepth: limits.maxDepth } : {})),
     'body',
   );
 }
@@ -189,7 +192,7 @@ export async function noFields(c: WireCtx): Promise<void> {
     tooLarge: () => tooLarge(NO_FIELDS_MAX_BYTES),
   });
   if (text.trim() === '') return;
-  validate(noFieldsSchema, guardedValue(parseJsonInput(text)), 'body');
+  validate(noFieldsSchema, guardedValue(c, parseJsonInput(text)), 'body');
 }
 
 /**
@@ -208,15 +211,23 @@ export async function chatBody<T extends z.ZodType>(
     maxTotalBytes: ctx.maxChatHistoryBytes,
     tooLarge: (limit) => (limit === 'piece' ? lastMessageTooLarge(ctx) : historyTooLarge(ctx)),
   });
-  return validate(schema, guardedValue(input), 'body');
+  return validate(schema, guardedValue(c, input), 'body');
 }
 
-function guardedValue(input: JsonInput): unknown {
+/**
+ * The parsed body, or the refusal of its text. Without organizations a body's `org` field is
+ * refused on every route (402, as `?org=` is), before any route's own validation.
+ */
+function guardedValue(c: WireCtx, input: JsonInput): unknown {
   if (!input.ok && input.reason === 'syntax') {
     throw new WireError('invalid_json', 'The request body is not valid JSON.');
   }
   if (!input.ok) throw new WireError('validation_failed', input.message);
-  return input.value;
+  const value = input.value;
+  if (!c.get('orgsAvailable') && typeof value === 'object' && value !== null && Object.hasOwn(value, 'org')) {
+    throw cloudRequired();
+  }
+  return value;
 }
 
 export function validate<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
@@ -246,12 +257,14 @@ export function refuseOrg(c: WireCtx, body?: unknown): void {
     }
     return;
   }
-  if (new URL(c.req.url).searchParams.has('org') || inBody) {
-    throw new WireError(
-      'cloud_required',
-      'Organizations are not available: this deployment has no cloud capability.',
-    );
-  }
+  if (new URL(c.req.url).searchParams.has('org') || inBody) throw cloudRequired();
+}
+
+function cloudRequired(): WireError {
+  return new WireError(
+    'cloud_required',
+    'Organizations are not available: this deployment has no cloud capability.',
+  );
 }
 
 function tooLarge(maxBytes: number): WireError {

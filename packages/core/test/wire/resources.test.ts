@@ -232,6 +232,27 @@ for (const kind of STORE_KINDS) {
       expect(body.status).toBe(402);
       const orgs = await callerFor(service.fetch, null)('/orgs/o1/members');
       expect(orgs.status).toBe(402);
+      // Every route that acts as someone, not only these: never read as the user's own workspace.
+      for (const path of ['/automations', '/runs', '/files', '/threads', '/activity', '/apps']) {
+        const response = await ada()(`${path}?org=o1`);
+        expect(response.status, path).toBe(402);
+        expect((await response.json()).error.code).toBe('cloud_required');
+      }
+      const chat = await ada()('/chat?org=o1', { method: 'POST', json: { id: 'org-chat', message: 'hi' } });
+      expect(chat.status).toBe(402);
+      const chatField = await ada()('/chat', {
+        method: 'POST',
+        json: { id: 'org-chat', message: 'hi', org: 'o1' },
+      });
+      expect(chatField.status).toBe(402);
+      const field = await ada()('/automations', {
+        method: 'POST',
+        json: { org: 'o1', name: 'x', prompt: 'y', trigger: { type: 'schedule', cron: '0 9 * * *' } },
+      });
+      expect(field.status).toBe(402);
+      expect((await (await ada()('/threads')).json()).threads).not.toContainEqual(
+        expect.objectContaining({ id: 'org-chat' }),
+      );
     });
 
     it('expires an approval nobody answers, and the call does not run', async () => {
