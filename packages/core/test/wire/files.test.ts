@@ -269,6 +269,17 @@ for (const kind of STORE_KINDS) {
         body: 'x',
       });
       expect(badName.status).toBe(400);
+      // A JSON body passes the gate, but an upload still says how its body is shaped.
+      for (const headers of [
+        { 'content-type': 'application/json' } as Record<string, string>,
+        { 'content-type': 'application/json', 'x-service-upload': 'base64' },
+      ]) {
+        const unsaid = await ada('/files', { method: 'POST', headers, body: '{"a":1}' });
+        expect(unsaid.status).toBe(400);
+        const { error } = (await unsaid.json()) as { error: { code: string; message: string } };
+        expect(error.code).toBe('validation_failed');
+        expect(error.message).toContain('X-Service-Upload');
+      }
       const anonymous = await callerFor((r) => server.fetch(r), null)('/files');
       expect(anonymous.status).toBe(403);
     });

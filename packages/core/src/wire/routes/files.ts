@@ -67,7 +67,7 @@ export function fileRoutes(ctx: WireContext, files: FileStore, maxBytes: number)
             body: part.body,
           }),
       );
-    } else {
+    } else if (mode === 'raw') {
       if (declared > maxBytes) throw tooLarge();
       const body = c.req.raw.body;
       file = await files.create(principal.subject, {
@@ -75,6 +75,12 @@ export function fileRoutes(ctx: WireContext, files: FileStore, maxBytes: number)
         mediaType: c.req.header('content-type') ?? '',
         body: capped(body ? chunksOf(body) : emptyBody(), maxBytes, tooLarge),
       });
+    } else {
+      // A JSON body passes the gate without the header; the body's shape is still unsaid.
+      throw new WireError(
+        'validation_failed',
+        'headers.x-service-upload: an upload says how its body is shaped: X-Service-Upload: raw (the body is the file) or multipart (the file in field "file").',
+      );
     }
     ctx.audit.record(principal.subject, 'file.uploaded', { fileId: file.id, size: file.size });
     return c.json({ file }, 201);
