@@ -10,10 +10,18 @@ import { randomUUID } from 'node:crypto';
 import type { UIMessage } from 'ai';
 import type { Kysely } from 'kysely';
 import { newId } from '../agent/ids.js';
+import { isPauseMarker } from '../agent/live-run.js';
 import type { RunHub } from '../agent/run-hub.js';
 import { signWebhook } from '../automations/index.js';
+import { textProblem } from '../http/input-guard.js';
 import type { Logger } from '../http/logger.js';
 import type { Database } from '../store/database.js';
+
+/** Longest inbound text, in UTF-8 bytes: what `POST /chat` takes by default (`maxBodyBytes`). */
+const MAX_TEXT_BYTES = 1024 * 1024;
+
+/** Sent for a turn that paused for an approval, after whatever it said before the call. */
+export const AWAITING_APPROVAL_TEXT = 'Waiting for your approval in the app before going on.';
 
 /** What a channel delivers: text for one address. */
 export interface OutboundText {
@@ -45,12 +53,25 @@ export interface Received {
   bindingId: string;
   threadId: string;
   runId: string;
-  /** Settles when the answer was sent back (or failed to be). */
+  /**
+   * Settles when the first text went back (or failed to): the answer, or, for a turn that paused
+   * for an approval, what it said before with `AWAITING_APPROVAL_TEXT` (then the rest of the
+   * answer is sent when the run ends after the decision).
+   */
   answered: Promise<{ sent: boolean; text: string }>;
 }
 
 export class ChannelAddressTakenError extends Error {
   override name = 'ChannelAddressTakenError';
+}
+
+/**
+ * Inbound text refused before anything ran: empty, not text the store can hold (a NUL, a lone
+ * surrogate), or longer than a chat message may be. The host's inbound handler answers it as a
+ * 400; the message says which.
+ */
+export class ChannelTextRefusedError extends Error {
+  override name = 'ChannelTextRefusedError';
 }
 
 /**
@@ -177,6 +198,7 @@ export class TextChannels {
    * Throws the agent's refusals (a turn already in flight on the thread).
    */
   async receive(input: { channel: string; address: string; text: string }): Promise<Received | null> {
+    refuseInbound(input);
     const binding = await this.db
       .selectFrom('wire_channel_bindings')
       .selectAll()
@@ -195,13 +217,40 @@ export class TextChannels {
     return { bindingId: binding.id, threadId: binding.thread_id, runId: run.id, answered };
   }
 
-  async #answer(adapter: TextChannelAdapter, binding: ChannelBinding, runId: string) {
-    let text = '';
-    for await (const { chunk } of this.runs.follow(runId, 0, new AbortController().signal)) {
-      if (chunk.type === 'text-delta') text += chunk.delta;
-    }
-    text = text.trim();
-    return { sent: text ? await this.#deliver(adapter, binding, text) : false, text };
+  /**
+   * Follows the run and sends its text back: at each pause for an approval what it said so far
+   * with a note that it waits (a reader ends at the pause), and at its end the rest. Settles
+   * with the first text sent; the follow-up goes on after a decision, however late.
+   */
+  #answer(adapter: TextChannelAdapter, binding: ChannelBinding, runId: string) {
+    return new Promise<{ sent: boolean; text: string }>((settle) => {
+      const follow = async () => {
+        let after = 0;
+        let first = true;
+        for (;;) {
+          let text = '';
+          let paused = false;
+          for await (const { seq, chunk } of this.runs.follow(runId, after, new AbortController().signal)) {
+            after = seq;
+            if (chunk.type === 'text-delta') text += chunk.delta;
+            paused = isPauseMarker(chunk);
+          }
+          text = text.trim();
+          if (paused) text = text ? `${text}\n\n${AWAITING_APPROVAL_TEXT}` : AWAITING_APPROVAL_TEXT;
+          const sent = text ? await this.#deliver(adapter, binding, text) : false;
+          if (first) settle({ sent, text });
+          first = false;
+          if (!paused) return;
+        }
+      };
+      follow().catch((error: unknown) => {
+        this.logger.warn('channel answer not followed', {
+          run_id: runId,
+          error_message: (error as Error).message,
+        });
+        settle({ sent: false, text: '' });
+      });
+    });
   }
 
   async #deliver(adapter: TextChannelAdapter, binding: ChannelBinding, text: string): Promise<boolean> {
@@ -222,6 +271,21 @@ export class TextChannels {
       });
       return false;
     }
+  }
+}
+
+/** The checks `POST /chat` applies to a message's text, and the same for the address it came from. */
+function refuseInbound(input: { channel: unknown; address: unknown; text: unknown }): void {
+  for (const field of ['channel', 'address', 'text'] as const) {
+    const value = input[field];
+    if (typeof value !== 'string' || value.trim() === '') {
+      throw new ChannelTextRefusedError(`${field}: must be a non-empty string`);
+    }
+    const problem = textProblem(value);
+    if (problem) throw new ChannelTextRefusedError(`${field}: ${problem}`);
+  }
+  if (Buffer.byteLength(input.text as string) > MAX_TEXT_BYTES) {
+    throw new ChannelTextRefusedError(`text: longer than ${MAX_TEXT_BYTES} bytes`);
   }
 }
 

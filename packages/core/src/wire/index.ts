@@ -16,7 +16,9 @@ export {
 export { signWebhook } from '../automations/index.js';
 export { remixableHashes } from './apps/remixable-hashes.js';
 export {
+  AWAITING_APPROVAL_TEXT,
   type ChannelBinding,
+  ChannelTextRefusedError,
   type OutboundText,
   type Received,
   type TextChannelAdapter,

@@ -11,12 +11,19 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { signWebhook } from '../../src/automations/index.js';
-import { type OutboundText, type TextChannelAdapter, webhookTextChannel } from '../../src/wire/channels.js';
+import {
+  AWAITING_APPROVAL_TEXT,
+  ChannelTextRefusedError,
+  type OutboundText,
+  type TextChannelAdapter,
+  webhookTextChannel,
+} from '../../src/wire/channels.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { lastUserText, reactiveModel } from './support/models.js';
-import { type Caller, callerFor, testService } from './support/wire.js';
+import { type Caller, callerFor, eventually, testService } from './support/wire.js';
 
 const SECRET = 'gateway-secret-0123456789';
 
@@ -72,11 +79,29 @@ for (const kind of STORE_KINDS) {
     beforeAll(async () => {
       store = await openTestStore(kind);
       gateway = await startGateway();
-      const model = reactiveModel((options) => ({
-        text: [`You said ${lastUserText(options).includes('ping') ? 'ping' : 'something'}.`],
-      }));
+      // "unlock" calls a tool that needs the user's approval, then answers; anything else is echoed.
+      let calls = 0;
+      const model = reactiveModel((options) => {
+        const said = lastUserText(options);
+        if (said.includes('unlock')) {
+          return options.prompt.at(-1)?.role === 'tool'
+            ? { text: ['Unlocked.'] }
+            : { toolCalls: [{ id: `u${++calls}`, name: 'unlock', input: {} }] };
+        }
+        return { text: [`You said ${said.includes('ping') ? 'ping' : 'something'}.`] };
+      });
       service = await testService(store, {
         model,
+        tools: [
+          {
+            name: 'unlock',
+            description: 'Unlocks the door',
+            input: z.object({}),
+            risk: 'write',
+            needsApproval: true,
+            execute: () => ({ unlocked: true }),
+          },
+        ],
         channels: [recorder, webhookTextChannel({ name: 'sms', url: gateway.url, secret: SECRET })],
       });
       ada = callerFor((r) => service.fetch(r), 'ada');
@@ -134,6 +159,49 @@ for (const kind of STORE_KINDS) {
       expect(
         await service.context.channels!.receive({ channel: 'test', address: '+19999', text: 'x' }),
       ).toBeNull();
+    });
+
+    it('says a turn waits for an approval, and sends its answer once the approval is decided', async () => {
+      await ada('/channels/text', {
+        method: 'POST',
+        json: { channel: 'test', address: '+15550009', threadId: 'phone-approval' },
+      });
+      const received = await service.context.channels!.receive({
+        channel: 'test',
+        address: '+15550009',
+        text: 'unlock the door',
+      });
+      expect(await received!.answered).toEqual({ sent: true, text: AWAITING_APPROVAL_TEXT });
+      expect(recorded.at(-1)).toMatchObject({ address: '+15550009', text: AWAITING_APPROVAL_TEXT });
+      const { approvals } = (await (await ada('/approvals?status=pending')).json()) as {
+        approvals: { id: string; threadId: string }[];
+      };
+      const approval = approvals.find((a) => a.threadId === 'phone-approval')!;
+      await ada(`/approvals/${approval.id}/decide`, { method: 'POST', json: { decision: 'approve' } });
+      const answer = await eventually(async () =>
+        recorded.at(-1)?.text === AWAITING_APPROVAL_TEXT ? undefined : recorded.at(-1),
+      );
+      expect(answer).toMatchObject({ address: '+15550009', text: 'Unlocked.', threadId: 'phone-approval' });
+    });
+
+    it('refuses inbound text POST /chat would refuse, before any turn', async () => {
+      const channels = service.context.channels!;
+      for (const input of [
+        { channel: 'test', address: '+15550001', text: '' },
+        { channel: 'test', address: '+15550001', text: '  ' },
+        { channel: 'test', address: '+15550001', text: 'a\u0000b' },
+        { channel: 'test', address: '+15550001', text: 'a\ud800b' },
+        { channel: 'test', address: '+15550001' } as { channel: string; address: string; text: string },
+        { channel: 'test', address: '+1555\u00000001', text: 'ping' },
+      ]) {
+        await expect(channels.receive(input), JSON.stringify(input)).rejects.toBeInstanceOf(
+          ChannelTextRefusedError,
+        );
+      }
+      const thread = (await (await ada('/threads/phone-thread')).json()) as {
+        thread: { messages: unknown[] };
+      };
+      expect(thread.thread.messages).toHaveLength(2);
     });
 
     it('sends through the webhook adapter, signed, and reports a refusal as 502', async () => {
