@@ -125,7 +125,7 @@ for (const kind of STORE_KINDS) {
       }
     });
 
-    it('takes remember: true ("always allow") on both decide routes, as a tool grant for a day', async () => {
+    it('takes remember: true ("always allow") on both decide routes, as a tool grant for a day, and false as none', async () => {
       const toolGrants = async () => {
         const { grants } = (await (await ada()('/grants')).json()) as {
           grants: Array<Record<string, unknown>>;
@@ -150,6 +150,17 @@ for (const kind of STORE_KINDS) {
       expect(batch.status).toBe(200);
       await two.rest();
       expect(await toolGrants()).toHaveLength(1);
+
+      // remember: false is "don't remember": approved, no grant.
+      const three = await parkedTurn('t-remember-not', 'move three');
+      const once = await ada()(`/approvals/${three.approvalId}/decide`, {
+        method: 'POST',
+        json: { decision: 'approve', remember: false },
+      });
+      expect(once.status).toBe(200);
+      expect((await once.json()).grants).toEqual([]);
+      await three.rest();
+      expect(await toolGrants()).toEqual([]);
     });
 
     it('decides a batch all or nothing, remembers an approval as a grant, and honours and revokes it', async () => {

@@ -13,8 +13,10 @@ import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { jsonBody, noFields, principalOf, queryOf, refuseOrg, validate } from '../request.js';
 
+/** `true` (the tool, for the default time), `false` (not remembered, as if absent), or the scope and time. */
 const rememberSchema = z.union([
   z.literal(true).transform(() => ({ scope: 'tool' as const, ttlSeconds: DEFAULT_GRANT_TTL_SECONDS })),
+  z.literal(false).transform(() => undefined),
   z.object({
     scope: z.enum(['tool', 'input']).default('tool'),
     ttlSeconds: z.number().int().min(60).max(MAX_GRANT_TTL_SECONDS).default(DEFAULT_GRANT_TTL_SECONDS),
