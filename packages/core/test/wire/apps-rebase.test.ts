@@ -295,7 +295,10 @@ for (const kind of STORE_KINDS) {
         const statuses = answers.map((r) => r.status).sort();
         expect(statuses).toEqual([200, 409]);
         const refused = answers.find((r) => r.status === 409)!;
-        expect((await refused.json()).error.code).toBe('app_moved');
+        const { error } = await refused.json();
+        expect(error.code).toBe('app_moved');
+        // It names the version the winner wrote, not the one both started from.
+        expect(error.message).toContain('its current version is 3');
       } finally {
         hold = null;
       }

@@ -151,7 +151,11 @@ export async function rebasePin(
     contentHash: contentHash(replayed.document),
     wishes,
   });
-  if (!saved.ok) return saved.reason === 'moved' ? { status: 'moved', app } : { status: 'not_found' };
+  if (!saved.ok) {
+    // Moved while the replay ran: answer with the app as it is now, whose version the edit raised.
+    const current = saved.reason === 'moved' ? await deps.store.getApp(owner, app.id) : null;
+    return current ? { status: 'moved', app: current } : { status: 'not_found' };
+  }
   const rebased = await deps.store.getApp(owner, app.id);
   if (!rebased) return { status: 'not_found' };
   deps.audit.record(owner, 'app.rebased', {
