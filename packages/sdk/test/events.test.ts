@@ -65,6 +65,16 @@ function openStream(res: ServerResponse) {
   res.flushHeaders();
 }
 
+/** Appends a `billing.balance_changed` event for `appId` to the store's event log. */
+const emitBalance = (store: Awaited<ReturnType<typeof openTestStore>>, appId: string, remaining: number) =>
+  store.db
+    .transaction()
+    .execute((trx) =>
+      appendEvents(trx, [
+        { appId, kind: 'billing.balance_changed', fields: { remaining_micros: remaining } },
+      ]),
+    );
+
 describe('against the running platform', () => {
   it('delivers every event it missed while the server was down, exactly once, after a restart', async () => {
     const store = await openTestStore();
@@ -81,14 +91,7 @@ describe('against the running platform', () => {
     let http = await start(0);
     const port = (http.address() as AddressInfo).port;
     const tenant = await createTenantFixture(platform);
-    const emit = (remaining: number) =>
-      store.db
-        .transaction()
-        .execute((trx) =>
-          appendEvents(trx, [
-            { appId: tenant.appId, kind: 'billing.balance_changed', fields: { remaining_micros: remaining } },
-          ]),
-        );
+    const emit = (remaining: number) => emitBalance(store, tenant.appId, remaining);
     const controller = new AbortController();
     const client = createClient({
       apiKey: tenant.appKey,
@@ -130,14 +133,7 @@ describe('against the running platform', () => {
     const store = await openTestStore();
     const platform = await createPlatform({ store, env: {}, logger: silentLogger });
     const tenant = await createTenantFixture(platform);
-    const emit = (remaining: number) =>
-      store.db
-        .transaction()
-        .execute((trx) =>
-          appendEvents(trx, [
-            { appId: tenant.appId, kind: 'billing.balance_changed', fields: { remaining_micros: remaining } },
-          ]),
-        );
+    const emit = (remaining: number) => emitBalance(store, tenant.appId, remaining);
     await emit(0);
     let streams = 0;
     const controller = new AbortController();

@@ -87,17 +87,19 @@ for (const kind of STORE_KINDS) {
       provider.refuseWith(null);
     });
 
-    /** Initiates as `caller`, then goes where the browser goes: the provider, the platform's callback, the host. */
-    async function connect(caller: Caller, callbackUrl = `${HOST}/connected`) {
+    /** Starts a sign-in as `caller`: the pending connection and the provider's authorize URL. */
+    async function initiate(caller: Caller, callbackUrl = `${HOST}/connected`) {
       const started = await caller('/connections', {
         method: 'POST',
         json: { provider: PROVIDER, callbackUrl },
       });
       expect(started.status).toBe(201);
-      const { connection, authorizeUrl } = (await started.json()) as {
-        connection: WireConnection;
-        authorizeUrl: string;
-      };
+      return (await started.json()) as { connection: WireConnection; authorizeUrl: string };
+    }
+
+    /** Initiates as `caller`, then goes where the browser goes: the provider, the platform's callback, the host. */
+    async function connect(caller: Caller, callbackUrl = `${HOST}/connected`) {
+      const { connection, authorizeUrl } = await initiate(caller, callbackUrl);
       const atProvider = await fetch(authorizeUrl, { redirect: 'manual' });
       expect(atProvider.status).toBe(302);
       // The browser reaches the platform's callback with no platform session: the state is the proof.
@@ -197,14 +199,7 @@ for (const kind of STORE_KINDS) {
           (c) => c.id,
         );
       const before = await ids();
-      const started = await lou('/connections', {
-        method: 'POST',
-        json: { provider: PROVIDER, callbackUrl: `${HOST}/connected` },
-      });
-      const { connection, authorizeUrl } = (await started.json()) as {
-        connection: WireConnection;
-        authorizeUrl: string;
-      };
+      const { connection, authorizeUrl } = await initiate(lou);
       const cancel = async () => {
         const answer = await lou(`/connections/${connection.id}`, { method: 'DELETE', json: {} });
         expect(answer.status).toBe(200);
@@ -234,14 +229,7 @@ for (const kind of STORE_KINDS) {
             .execute()
         ).length;
       const before = await connected();
-      const started = await lou('/connections', {
-        method: 'POST',
-        json: { provider: PROVIDER, callbackUrl: `${HOST}/connected` },
-      });
-      const { connection, authorizeUrl } = (await started.json()) as {
-        connection: WireConnection;
-        authorizeUrl: string;
-      };
+      const { connection, authorizeUrl } = await initiate(lou);
       const atProvider = await fetch(authorizeUrl, { redirect: 'manual' });
       // The cancel lands after the callback claimed its state (so it could not delete it).
       await store.db
