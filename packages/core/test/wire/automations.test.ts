@@ -410,6 +410,17 @@ for (const kind of STORE_KINDS) {
     });
 
     describe('webhook deliveries', () => {
+      /** The user message a webhook run of the `hooks` source starts its thread with, as JSON text. */
+      const webhookPrompt = async (threadId: string) => {
+        const row = await store.db
+          .selectFrom('wire_messages')
+          .select('message')
+          .where('owner', '=', 'service:webhook:hooks')
+          .where('thread_id', '=', threadId)
+          .where('role', '=', 'user')
+          .executeTakeFirstOrThrow();
+        return JSON.stringify(row.message);
+      };
       const encoder = new TextEncoder();
       function standard(http: Transport, id: string, payload: string, secret = HOOKS_SECRET) {
         const at = Math.floor(Date.now() / 1000);
@@ -474,15 +485,9 @@ for (const kind of STORE_KINDS) {
           run: { actor: 'wendy', automationId: id, trigger: 'webhook' },
         });
         // The run's message carries the prompt and the delivery.
-        const messages = await store.db
-          .selectFrom('wire_messages')
-          .select('message')
-          .where('owner', '=', 'service:webhook:hooks')
-          .where('thread_id', '=', run.threadId)
-          .where('role', '=', 'user')
-          .execute();
-        expect(JSON.stringify(messages[0]?.message)).toContain('Triage this hooks event');
-        expect(JSON.stringify(messages[0]?.message)).toContain('order.created');
+        const message = await webhookPrompt(run.threadId);
+        expect(message).toContain('Triage this hooks event');
+        expect(message).toContain('order.created');
 
         const repeated = await standard(httpTwo, 'msg_first', payload);
         expect(repeated.status).toBe(200);
@@ -657,14 +662,7 @@ for (const kind of STORE_KINDS) {
         expect(response.status).toBe(202);
         const [mine] = (await (await as('nora')(`/runs?automation=${id}`)).json()).runs;
         const run = await finished('nora', mine.id);
-        const row = await store.db
-          .selectFrom('wire_messages')
-          .select('message')
-          .where('owner', '=', 'service:webhook:hooks')
-          .where('thread_id', '=', run.threadId)
-          .where('role', '=', 'user')
-          .executeTakeFirstOrThrow();
-        expect(JSON.stringify(row.message)).toContain('x\ufffdy');
+        expect(await webhookPrompt(run.threadId)).toContain('x\ufffdy');
         const at = Math.floor(Date.now() / 1000);
         // The event's id as its JSON escapes it: a NUL, a lone surrogate.
         for (const bad of ['{"id":"evt_\\u0000x"}', '{"id":"evt_\\ud800x"}']) {
