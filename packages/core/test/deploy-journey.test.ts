@@ -6,11 +6,15 @@
  * deployment's usage.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { upsertProvider } from '../src/proxy/providers.js';
 import { DEPLOYED_TOOL_ARTIFACT, ensureSdkBuilt, publishTestRelease } from './support/deploy.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { POOL_CREDENTIAL, seedProviders } from './support/metered.js';
 import { devSignIn, type RunningPlatform, startPlatformAtOwnUrl } from './support/platform.js';
 import { openTestStore, type TestStore } from './support/stores.js';
+
+/** The provider the example tool searches through (the demo's `web-search`). */
+const SEARCH_PROVIDER = 'web-search';
 
 let store: TestStore;
 let server: RunningPlatform;
@@ -22,9 +26,24 @@ beforeAll(async () => {
   upstream = await startFakeUpstream();
   server = await startPlatformAtOwnUrl(store);
   await seedProviders(server.platform, upstream.url);
+  // The same per-call search as `search`, under the name the tool calls.
+  const { db } = server.platform.store;
+  await db
+    .insertInto('integrations')
+    .values({ provider: SEARCH_PROVIDER, name: 'Web search', category: 'search' })
+    .execute();
+  await upsertProvider(db, server.platform.context.sealer, {
+    slug: SEARCH_PROVIDER,
+    upstreamUrl: upstream.url,
+    dialect: 'per_call',
+    authHeader: 'x-api-key',
+    authScheme: '',
+    credential: POOL_CREDENTIAL,
+    rates: [{ meter: 'call', unitPriceMicros: '1000' }],
+  });
   await publishTestRelease(server.platform, {
     slug: 'example-tool',
-    required: ['search'],
+    required: [SEARCH_PROVIDER],
     artifact: DEPLOYED_TOOL_ARTIFACT,
   });
 }, 120_000);
@@ -62,7 +81,7 @@ it('signs in, buys credit, deploys the example tool, uses it through the app pro
   });
   expect(confirmed.status).toBe(303);
 
-  expect((await api('POST', '/api/connections', { provider: 'search' })).status).toBe(201);
+  expect((await api('POST', '/api/connections', { provider: SEARCH_PROVIDER })).status).toBe(201);
   const deployed = await api('POST', '/api/deploy', { toolSlug: 'example-tool', slug: 'journey' });
   expect(deployed.status, await deployed.clone().text()).toBe(201);
   const { app, appKey } = (await deployed.json()) as {
@@ -75,7 +94,7 @@ it('signs in, buys credit, deploys the example tool, uses it through the app pro
   expect(opened.status).toBe(200);
   expect(await opened.json()).toMatchObject({
     balance_micros: 5_000_000,
-    connections: [{ slug: 'search', status: 'connected' }],
+    connections: [{ slug: SEARCH_PROVIDER, status: 'connected' }],
   });
 
   // A metered call the tool makes through the platform's proxy, with its App Key.
@@ -93,7 +112,7 @@ it('signs in, buys credit, deploys the example tool, uses it through the app pro
   }
   // One search: 1000 micros at the default 20 % margin, taken from the credit bought.
   expect(usage.summary.totalCost).toBe(1200);
-  expect(usage).toMatchObject({ providers: [{ provider: 'search', events: 1, cost: '1200' }] });
+  expect(usage).toMatchObject({ providers: [{ provider: SEARCH_PROVIDER, events: 1, cost: '1200' }] });
   // The balance read is advisory and cached for a second.
   let remaining = 5_000_000;
   for (let i = 0; i < 40 && remaining === 5_000_000; i++) {
