@@ -109,6 +109,10 @@ describe('input guard', () => {
     const malformed = await send('/api/connections/%ED%A0%80', { headers: { cookie } });
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).message).toBe('Invalid request: path has a malformed percent-encoding');
+    // Refused before any route, still never kept by a cache (the keys' answers all are no-store).
+    const key = await send('/api/keys/%00', { method: 'DELETE', headers: { cookie } });
+    expect(key.status).toBe(400);
+    expect(key.headers.get('cache-control')).toBe('no-store');
   });
 
   it('reads ?range=constructor (and other inherited names) as an unknown range: the validation 400', async () => {

@@ -1,4 +1,5 @@
 import { createMiddleware } from 'hono/factory';
+import { NO_STORE } from '../../http/errors.js';
 import { urlProblem } from '../../http/input-guard.js';
 import { PROXY_PREFIX } from '../../proxy/create-proxy.js';
 import type { PlatformEnv } from '../context.js';
@@ -9,6 +10,7 @@ import { type ErrorShape, PlatformError } from '../errors.js';
  * NUL, or a percent-encoding that does not decode, is a 400 in the route's error shape. The
  * proxy's path is checked up to the provider (the rest is forwarded as sent, never stored).
  * Bodies are guarded where they are parsed (`readJsonBody`, the development IdP's forms).
+ * The refusal is never cached: it comes before the routes that mark their answers `no-store`.
  *
  * @see docs/errors.md "Input rules"
  */
@@ -21,6 +23,7 @@ export const guardUrl = createMiddleware<PlatformEnv>(async (c, next) => {
     throw new PlatformError(400, `Invalid request: ${problem}`, {
       shape,
       code: shape === 'canonical' ? 'validation_failed' : 'INVALID_REQUEST',
+      headers: NO_STORE,
     });
   }
   await next();
