@@ -159,6 +159,13 @@ describe('mistakes', () => {
     expect(await run(['logout', 'now'], other)).toBe(2);
     expect(other.err()).toMatch(/^Unexpected argument: now/);
     await other.dispose();
+    // A global flag given a value is named as such, not as an unknown option.
+    const valued = await createTestIo();
+    expect(await run(['validate', '--json=false'], valued)).toBe(2);
+    expect(valued.err()).toMatch(
+      /^--json takes no value: write --json alone, or leave it out\n\nUsage: service validate/,
+    );
+    await valued.dispose();
   });
 
   it('reads global flags anywhere and answers errors as JSON with --json', async () => {
