@@ -101,10 +101,13 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
     provider: { getMigrations: async () => MIGRATIONS },
   });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`Store migration ${failed} failed`, { cause: error });
-  }
+  if (!error) return;
+  const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+  if (failed) throw new Error(`Store migration ${failed} failed`, { cause: error });
+  // No migration ran: the store itself could not be reached (or locked). Its own message says
+  // why (`connect ECONNREFUSED 10.0.0.5:5432`); a connection string is never part of it.
+  const why = error instanceof Error ? error.message : String(error);
+  throw new Error(`The store could not be reached: ${why}`, { cause: error });
 }
 
 function openPostgres(url: string, max: number, connectTimeoutMs: number): Store {

@@ -220,6 +220,12 @@ describe('store configuration', () => {
     await expect(createStore({ url: 'db:5432', migrate: false })).rejects.toThrow(/store url must be/);
   });
 
+  it('says the store could not be reached, not that a migration failed, when nothing answers', async () => {
+    const refused = createStore({ url: 'postgres://u:hunter2@127.0.0.1:1/app', connectTimeoutMs: 2000 });
+    await expect(refused).rejects.toThrow(/^The store could not be reached: .*ECONNREFUSED/);
+    await expect(refused).rejects.not.toThrow(/hunter2/);
+  });
+
   it('counts a blank DATABASE_URL or SERVICE_DATA_DIR as unset', async () => {
     process.env.DATABASE_URL = ' ';
     process.env.SERVICE_DATA_DIR = ' ';
