@@ -178,6 +178,8 @@ for (const kind of STORE_KINDS) {
       expect(newest).toBeGreaterThan(110);
       const replay = await stream(a, tenant.appKey, '0');
       try {
+        // The answer says where the replay really starts: a client sees that it missed some.
+        expect(replay.headers.get('service-last-event-id')).toBe(String(newest - 100));
         const events = await replay.waitForEvents(100);
         expect(events.map((e) => Number(e.id))).toEqual(range(newest - 99, newest));
       } finally {

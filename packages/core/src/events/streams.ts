@@ -133,7 +133,10 @@ export class EventStreamHub {
     // to replay: the stream starts at the newest event, so new ones still flow.
     const latest = await latestEventSeq(this.#db, appId);
     const replayFrom = parseEventId(lastEventId);
-    const lastSeq = replayFrom === null ? latest : Math.min(replayFrom, latest);
+    // One further back than the log keeps starts where the log does: the position said in the
+    // answer's header is where the replay really starts, so a client can tell it missed events.
+    const lastSeq =
+      replayFrom === null ? latest : Math.max(Math.min(replayFrom, latest), latest - EVENT_LOG_LENGTH);
     // Closed while the slot was claimed: nothing after this awaits, so close() sees this stream.
     if (this.#closed) {
       void this.#releaseSlot(slotId);
