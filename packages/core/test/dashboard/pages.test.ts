@@ -325,6 +325,75 @@ describeInBrowser('the dashboard, page by page', () => {
     expect(home).not.toContain('spend-chart');
   }, 90_000);
 
+  it('a form in a tab left open acts on the workspace it showed, or not at all once another tab switched', async () => {
+    const { context, page } = await openPage();
+    const email = 'two-tabs@example.test';
+    await signInByClicking(page, server, email);
+    const first = await tenantOf(email);
+    const firstName = (await store.db
+      .selectFrom('tenants')
+      .select('name')
+      .where('id', '=', first)
+      .executeTakeFirstOrThrow())!.name;
+    // A second workspace (creating it switches to it), then back to the first.
+    await page.goto(`${server.url}/settings`);
+    await page.getByLabel('New workspace (required)').fill('Second');
+    await page.getByRole('button', { name: 'Create workspace' }).click();
+    const second = await tenantOf(email);
+    await page
+      .getByRole('form', { name: `Switch to ${firstName}` })
+      .getByRole('button')
+      .click();
+    expect(await tenantOf(email)).toBe(first);
+
+    // Three tabs open on the first workspace; a fourth switches to the second.
+    const settings = await context.newPage();
+    await settings.goto(`${server.url}/settings`);
+    const members = await context.newPage();
+    await members.goto(`${server.url}/members`);
+    const billing = await context.newPage();
+    await billing.goto(`${server.url}/billing`);
+    const other = await context.newPage();
+    await other.goto(`${server.url}/settings`);
+    await other.getByRole('form', { name: 'Switch to Second' }).getByRole('button').click();
+    expect(await tenantOf(email)).toBe(second);
+
+    const switched = `This page was for the workspace ${firstName}, but you have since switched to the workspace Second. Nothing was changed`;
+    await settings.getByLabel('Workspace name (required)').fill('Renamed from a stale tab');
+    await settings.getByRole('button', { name: 'Rename workspace' }).click();
+    expect(await settings.textContent('.notice.error')).toContain(switched);
+    await members.getByLabel('Email (required)').fill('stale@example.test');
+    await members.getByLabel('Role', { exact: true }).selectOption('owner');
+    await members.getByRole('button', { name: 'Send invitation' }).click();
+    expect(await members.textContent('.notice.error')).toContain(switched);
+    const bought = await Promise.all([
+      billing.waitForResponse(/\/billing\/purchase$/),
+      billing.click('#pack-25'),
+    ]);
+    expect(bought[0].status()).toBe(409);
+    expect(await billing.textContent('[role=alert]')).toContain(switched);
+
+    // Neither workspace changed: the names stand, no invitation, no purchase started.
+    const tenants = await store.db
+      .selectFrom('tenants')
+      .select(['id', 'name'])
+      .where('id', 'in', [first, second])
+      .execute();
+    expect(Object.fromEntries(tenants.map((t) => [t.id, t.name]))).toEqual({
+      [first]: firstName,
+      [second]: 'Second',
+    });
+    for (const table of ['invitations', 'purchases'] as const) {
+      const rows = await store.db
+        .selectFrom(table)
+        .select('tenant_id')
+        .where('tenant_id', 'in', [first, second])
+        .execute();
+      expect(rows).toEqual([]);
+    }
+    await context.close();
+  }, 90_000);
+
   it('the pricing page answers anyone, signed out too', async () => {
     const { context, page, problems } = await openPage();
     const response = await page.goto(`${server.url}/pricing`);

@@ -16,7 +16,7 @@ export interface PageView {
   base: string;
   /** The route's parameters (`:id` ...). */
   params: Record<string, string>;
-  /** A form posting `action` back to this page, with the session's CSRF token. */
+  /** A form posting `action` back to this page, with the session's CSRF token and the workspace. */
   form(action: string, inner: SafeHtml, options?: FormOptions): SafeHtml;
 }
 

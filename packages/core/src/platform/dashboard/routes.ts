@@ -9,7 +9,7 @@ import { csrfTokenFor } from '../cli/bootstrap.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { readPageForm } from '../internal/page-form.js';
-import { requireSession, type SessionCaller } from '../internal/session.js';
+import { requireSession, type SessionCaller, switchedWorkspaceRefusal } from '../internal/session.js';
 import { apiErrorMessage, DashboardApi, type PlatformFetch } from './api.js';
 import { assetRoutes, assetVersion } from './assets.js';
 import { DASHBOARD_POLICY, shell } from './layout.js';
@@ -44,7 +44,8 @@ const dashboardCsrf = (sessionCookie: string) => csrfTokenFor(sessionCookie, 'se
 /**
  * The tenant dashboard: server-rendered pages at `/`, each reading and acting through the
  * platform's JSON API as its signed-in user, with a small script for charts and live updates.
- * Every form carries the session's CSRF token and is refused from another origin.
+ * Every form carries the session's CSRF token and the workspace it was rendered for: it is
+ * refused from another origin, and once the user has switched to another workspace.
  *
  * @see docs/dashboard.md
  */
@@ -87,7 +88,7 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
       base,
       params: c.req.param() as Record<string, string>,
       form: (action: string, inner: SafeHtml, o: FormOptions = {}) =>
-        html`<form method="post" action="${base}${path}"${o.confirm ? html` data-confirm="${o.confirm}"` : null}${o.label ? html` aria-label="${o.label}"` : null}><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="_action" value="${action}">${inner}${o.submit ? html`<button type="submit"${o.buttonClass ? html` class="${o.buttonClass}"` : null}>${o.submit}</button>` : null}</form>`,
+        html`<form method="post" action="${base}${path}"${o.confirm ? html` data-confirm="${o.confirm}"` : null}${o.label ? html` aria-label="${o.label}"` : null}><input type="hidden" name="_csrf" value="${csrf}">${user ? html`<input type="hidden" name="_workspace" value="${user.tenantId}">` : null}<input type="hidden" name="_action" value="${action}">${inner}${o.submit ? html`<button type="submit"${o.buttonClass ? html` class="${o.buttonClass}"` : null}>${o.submit}</button>` : null}</form>`,
     };
   };
 
@@ -169,6 +170,10 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
           403,
         );
       }
+      // A form acts on the workspace its page showed, or not at all. One without the field (not
+      // rendered by this dashboard) acts as the API would, on the current workspace.
+      const switched = await switchedWorkspaceRefusal(ctx, user, fields._workspace ?? user.tenantId);
+      if (switched) return render(c, page, user, { kind: 'error', text: switched }, 409);
       const name = fields._action ?? '';
       const action = Object.hasOwn(page.actions!, name) ? page.actions![name] : undefined;
       if (!action) return render(c, page, user, { kind: 'error', text: 'Unknown action.' }, 400);

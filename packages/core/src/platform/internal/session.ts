@@ -139,3 +139,25 @@ export async function optionalSession(
     return null;
   }
 }
+
+/**
+ * Why a form rendered for the workspace `formTenantId` must not act now, or null when it may:
+ * the user has switched workspace since (in another tab, say) and the form would otherwise act on
+ * the workspace they switched to, not the one the page showed. Names the form's workspace only to
+ * a member of it.
+ */
+export async function switchedWorkspaceRefusal(
+  ctx: PlatformContext,
+  user: SessionCaller,
+  formTenantId: string,
+): Promise<string | null> {
+  if (formTenantId === user.tenantId) return null;
+  const [formerRole, current] = await Promise.all([
+    ctx.accounts.roleIn(formTenantId, user.userId),
+    ctx.accounts.workspaceName(user.tenantId),
+  ]);
+  const former = formerRole ? await ctx.accounts.workspaceName(formTenantId) : null;
+  const was = former === null ? 'another workspace' : `the workspace ${former}`;
+  const now = current === null ? 'another workspace' : `the workspace ${current}`;
+  return `This page was for ${was}, but you have since switched to ${now}. Nothing was changed: reload the page to work in the workspace you are in now.`;
+}

@@ -9,7 +9,7 @@ import { csrfTokenFor } from '../cli/bootstrap.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError, refusalOf } from '../errors.js';
 import { readPageForm } from '../internal/page-form.js';
-import { requireSession, type SessionCaller } from '../internal/session.js';
+import { requireSession, type SessionCaller, switchedWorkspaceRefusal } from '../internal/session.js';
 import { confirmPurchasePage, messagePage, pageHeaders, signInAction } from './page-html.js';
 
 /** The billing forms' CSRF token: bound to the session, and to these forms only. */
@@ -23,7 +23,7 @@ export interface BillingPagesOptions {
   devSignIn: boolean;
 }
 
-type PageStatus = 200 | 400 | 401 | 403 | 404 | 413 | 503;
+type PageStatus = 200 | 400 | 401 | 403 | 404 | 409 | 413 | 503;
 
 /**
  * The billing pages a browser opens: `/billing` (where `top_up_url` points: the balance and the
@@ -96,6 +96,16 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
     if (owner instanceof Response) return owner;
     const form = await checkedForm(c, billingPath);
     if (form instanceof Response) return form;
+    // The packs buy credit for the workspace their page showed, never one switched to since.
+    const switched =
+      typeof form.workspace === 'string' ? await switchedWorkspaceRefusal(ctx, owner, form.workspace) : null;
+    if (switched) {
+      return page(
+        c,
+        409,
+        messagePage('Cannot buy credit', switched, { href: billingPath, text: 'Back to billing' }),
+      );
+    }
     // The page offers the packs only; custom amounts go through `POST /api/billing/purchase`.
     const usd = CREDIT_PACKS_USD.find((pack) => String(pack) === form.pack);
     if (usd === undefined || !ctx.payments) {

@@ -148,7 +148,7 @@ function buyCredit(view: PageView): SafeHtml {
   // The packs post to the purchase form route, which starts the purchase with the processor.
   const cookie = getCookie(view.c, SESSION_COOKIE) ?? '';
   return html`<section aria-labelledby="buy-title"><h2 id="buy-title">Add credit</h2>
-<form method="post" action="${view.base}/billing/purchase" aria-label="Buy a credit pack"><input type="hidden" name="csrf_token" value="${billingCsrfToken(cookie)}">
+<form method="post" action="${view.base}/billing/purchase" aria-label="Buy a credit pack"><input type="hidden" name="csrf_token" value="${billingCsrfToken(cookie)}"><input type="hidden" name="workspace" value="${view.user!.tenantId}">
 ${CREDIT_PACKS_USD.map((usd) => html`<button type="submit" name="pack" value="${usd}" id="pack-${usd}">Buy USD ${usd}</button>`)}
 </form></section>`;
 }
