@@ -10,7 +10,12 @@ import { createConnection } from '../../src/connections/service.js';
 import { describeInBrowser, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { seedProviders } from '../support/metered.js';
-import { type RunningPlatform, signedInOwner, startPlatformAtOwnUrl } from '../support/platform.js';
+import {
+  type RunningPlatform,
+  signedInOwner,
+  signedInTeammate,
+  startPlatformAtOwnUrl,
+} from '../support/platform.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import {
   collectPageProblems,
@@ -152,6 +157,73 @@ describe('the dashboard over HTTP', () => {
     while (!text.includes('event: balance')) text += (await reader.read()).value ?? '';
     expect(text).toContain('data: {"micros":2000000,"formatted":"USD 2.00"}');
     controller.abort();
+  });
+});
+
+describe('the live stream of someone who may no longer see it', () => {
+  /** Opens the stream as `cookie` and reads until its first balance. */
+  const openStream = async (cookie: string) => {
+    const response = await fetch(`${server.url}/dashboard/live`, { headers: { cookie } });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes('event: balance')) text += (await reader.read()).value ?? '';
+    return reader;
+  };
+  /** What the stream sends until it ends, or `still open` when it has not within 3 s. */
+  const untilEnded = async (reader: ReadableStreamDefaultReader<string>) => {
+    let text = '';
+    let open = false;
+    const timer = setTimeout(() => {
+      open = true;
+      void reader.cancel();
+    }, 3000);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    clearTimeout(timer);
+    return open ? `${text}still open` : text;
+  };
+
+  it('ends once its member is removed from the workspace, sending nothing more', async () => {
+    const owner = await signedInOwner(server, 'live-owner@example.test');
+    const member = await signedInTeammate(server, owner.tenantId, 'member', 'live-member@example.test');
+    const reader = await openStream(member);
+    const { id } = await userOf('live-member@example.test');
+    await store.db
+      .deleteFrom('memberships')
+      .where('tenant_id', '=', owner.tenantId)
+      .where('user_id', '=', id)
+      .execute();
+    const ended = untilEnded(reader);
+    await grant(owner.tenantId, 3_000_000);
+    const sent = await ended;
+    expect(sent).not.toContain('3000000');
+    expect(sent).not.toContain('still open');
+  });
+
+  it('ends once its session is signed out in another tab', async () => {
+    const owner = await signedInOwner(server, 'live-signout@example.test');
+    const reader = await openStream(owner.cookie);
+    const page = await (await fetch(`${server.url}/`, { headers: { cookie: owner.cookie } })).text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+    const signedOut = await fetch(`${server.url}/sign-out`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        cookie: owner.cookie,
+        origin: server.url,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: `_csrf=${token}`,
+    });
+    expect(signedOut.headers.get('location')).toBe('/sign-in');
+    const ended = untilEnded(reader);
+    await grant(owner.tenantId, 4_000_000);
+    const sent = await ended;
+    expect(sent).not.toContain('4000000');
+    expect(sent).not.toContain('still open');
   });
 });
 

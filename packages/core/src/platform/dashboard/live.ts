@@ -1,6 +1,8 @@
 import { Hono } from 'hono';
+import { getCookie } from 'hono/cookie';
 import { formatUsd } from '../../billing/payments/processor.js';
 import { formatSse, formatSseComment, formatSseRetry, SSE_HEADERS } from '../../http/sse.js';
+import { SESSION_COOKIE } from '../../identity/sessions.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { requireSession } from '../internal/session.js';
 
@@ -13,7 +15,8 @@ const HEARTBEAT_MS = 15_000;
  * user's workspace: `balance` (`{ micros, formatted }`) and `connections` (`[{ id, provider,
  * status }]`), each sent first and again whenever it changes. The stream looks every `pollMs`
  * on this instance, so a change made through any instance (a purchase credited by a webhook, a
- * metered call, a connection refreshed) shows within that time.
+ * metered call, a connection refreshed) shows within that time. Each look checks the session and
+ * the membership first: the stream ends once the person signs out or leaves the workspace.
  */
 export function liveRoutes(
   ctx: PlatformContext,
@@ -23,6 +26,7 @@ export function liveRoutes(
   app.get('/dashboard/live', async (c) => {
     c.set('errorShape', 'flat');
     const user = await requireSession(ctx, c);
+    const cookie = getCookie(c, SESSION_COOKIE);
     const signal = c.req.raw.signal;
     const encoder = new TextEncoder();
     let timer: NodeJS.Timeout | undefined;
@@ -47,6 +51,13 @@ export function liveRoutes(
         const look = async () => {
           if (closed) return;
           try {
+            // Only while the person may still see them: a stream ends once they sign out (in
+            // another tab, say) or leave the workspace, not when its lifetime runs out.
+            const [session, role] = await Promise.all([
+              ctx.sessions.resolve(cookie),
+              ctx.accounts.roleIn(user.tenantId, user.userId),
+            ]);
+            if (!session || !role) return close();
             const micros = await ctx.balances.micros(user.tenantId);
             const balance = JSON.stringify({ micros, formatted: formatUsd(micros) });
             const rows = await ctx.connections.list(user.tenantId);
