@@ -407,6 +407,64 @@ describeInBrowser('the dashboard, page by page', () => {
 });
 
 describe('dashboard forms over HTTP', () => {
+  it('a new CLI key says which keys it replaces, and its form sent again creates nothing', async () => {
+    const owner = await signedInOwner(server, 'cli-keys@example.test');
+    /** The create form of a fresh /keys page, and the page. */
+    const openForm = async () => {
+      const page = await (await api(owner.cookie, 'GET', '/keys')).text();
+      const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(page)![1]!;
+      return {
+        page,
+        fields: { _csrf: hidden('_csrf'), _action: 'create', nonce: hidden('nonce'), kind: 'cli' },
+      };
+    };
+    const create = (fields: Record<string, string>) =>
+      fetch(`${server.url}/keys`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {
+          cookie: owner.cookie,
+          origin: server.url,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams(fields).toString(),
+      });
+    const cliKeys = async () =>
+      (
+        (await (await api(owner.cookie, 'GET', '/api/keys')).json()) as {
+          keys: { kind: string; name: string }[];
+        }
+      ).keys
+        .filter((key) => key.kind === 'cli')
+        .map((key) => key.name);
+
+    const first = await openForm();
+    expect(first.page).toContain('A new CLI key replaces your earlier CLI keys; you have none now.');
+    const laptop = await create({ ...first.fields, name: 'laptop' });
+    expect(laptop.status).toBe(200);
+    const laptopPage = await laptop.text();
+    expect(laptopPage).toMatch(/id="new-key">service_sk_/);
+    expect(laptopPage).not.toContain('revoked-keys');
+
+    const second = await openForm();
+    expect(second.page).toMatch(/creating one revokes laptop \(<code>service_sk_[^<]*<\/code>\) at once/);
+    const desk = await create({ ...second.fields, name: 'desk' });
+    const deskPage = await desk.text();
+    expect(deskPage).toMatch(/id="new-key">service_sk_/);
+    expect(deskPage).toMatch(
+      /id="revoked-keys">It replaces your earlier CLI keys, revoked now: laptop \(<code>/,
+    );
+    expect(await cliKeys()).toEqual(['desk']);
+
+    // The answer reloaded sends its form again: refused, and the key just shown keeps working.
+    const again = await create({ ...second.fields, name: 'desk' });
+    expect(again.status).toBe(409);
+    const againPage = await again.text();
+    expect(againPage).toContain('This key was already created and shown once');
+    expect(againPage).not.toContain('id="new-key"');
+    expect(await cliKeys()).toEqual(['desk']);
+  });
+
   it("refuses a form without its token, an unknown action, and another workspace's deployment", async () => {
     const owner = await signedInOwner(server, 'forms@example.test');
     const other = await signedInOwner(server, 'forms-other@example.test');

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { html, type SafeHtml } from '../../../http/html.js';
+import type { IdempotencyScope } from '../../../store/idempotency.js';
 import { when } from '../format.js';
 import {
   type DashboardPage,
@@ -16,6 +18,7 @@ export interface KeyView {
   name: string | null;
   prefix: string;
   appId: string | null;
+  userId: string | null;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -62,7 +65,8 @@ export const keysPage: DashboardPage = {
     ]);
     const appList = apps.ok ? apps.body.apps : [];
     const appName = new Map(appList.map((app) => [app.id, app.name]));
-    const rows = (keys.ok ? keys.body.keys : []).map((key) => [
+    const keyList = keys.ok ? keys.body.keys : [];
+    const rows = keyList.map((key) => [
       key.name ?? html`<span class="muted">unnamed</span>`,
       key.kind === 'app' ? `App Key · ${appName.get(key.appId ?? '') ?? 'app'}` : 'CLI key',
       html`<code>${key.prefix}…</code>`,
@@ -74,7 +78,11 @@ export const keysPage: DashboardPage = {
     return html`<section aria-labelledby="keys-title"><h2 id="keys-title">Keys</h2>
 ${table('Keys', ['Name', 'Kind', 'Starts with', 'Created', 'Last used', 'Rotation', 'Actions'], rows, 'No keys yet.')}</section>
 <section aria-labelledby="new-title"><h2 id="new-title">New key</h2>
-${createForm(view, appList)}</section>`;
+${createForm(
+  view,
+  appList,
+  keyList.filter((key) => key.kind === 'cli' && key.userId === view.user!.userId),
+)}</section>`;
   },
   actions: {
     create: {
@@ -82,12 +90,43 @@ ${createForm(view, appList)}</section>`;
       async run(view, fields) {
         const kind = field(fields, 'kind') === 'cli' ? 'cli' : 'app';
         const name = field(fields, 'name').trim();
-        const answer = await view.api.send<{ apiKey: string }>('POST', '/api/keys', {
-          kind,
-          ...(kind === 'app' ? { appId: field(fields, 'app') } : {}),
-          ...(name ? { name } : {}),
-        });
-        return answer.ok ? { show: newKeyBlock('Your new key.', answer.body.apiKey) } : fromAnswer(answer);
+        // A form mints at most one key: sent again (a reload of its answer), it would mint another,
+        // and a CLI key would revoke the one just copied.
+        const once = formOnce(view, field(fields, 'nonce'));
+        if (once && !(await view.ctx.idempotency.reserve(once, ''))) {
+          return {
+            refused:
+              'This key was already created and shown once; it is not shown again and no other key was created. If you did not copy it, revoke it below and create another.',
+            status: 409,
+          };
+        }
+        try {
+          // The CLI keys a new one replaces, to name them on the answer.
+          const before = kind === 'cli' ? await view.api.get<{ keys: KeyView[] }>('/api/keys') : null;
+          const answer = await view.api.send<{ apiKey: string; revokedKeyIds: string[] }>(
+            'POST',
+            '/api/keys',
+            { kind, ...(kind === 'app' ? { appId: field(fields, 'app') } : {}), ...(name ? { name } : {}) },
+          );
+          if (!answer.ok) {
+            if (once) await view.ctx.idempotency.forget(once);
+            return fromAnswer(answer);
+          }
+          if (once) await view.ctx.idempotency.complete(once, { status: answer.status, body: '{}' });
+          const revoked = (before?.ok ? before.body.keys : []).filter((key) =>
+            answer.body.revokedKeyIds.includes(key.id),
+          );
+          return {
+            show: html`${newKeyBlock('Your new key.', answer.body.apiKey)}${
+              revoked.length > 0
+                ? html`<p class="notice done" id="revoked-keys">It replaces your earlier CLI keys, revoked now: ${keyNames(revoked)}.</p>`
+                : null
+            }`,
+          };
+        } catch (error) {
+          if (once) await view.ctx.idempotency.forget(once);
+          throw error;
+        }
       },
     },
     rotate: rotateKeyAction('id', 'The rotated key. The old one keeps working until its rotation ends.'),
@@ -99,10 +138,28 @@ ${createForm(view, appList)}</section>`;
   },
 };
 
-function createForm(view: PageView, apps: AppSummary[]): SafeHtml {
+/** The record that lets one create form mint one key; null for a post without a usable nonce. */
+function formOnce(view: PageView, nonce: string): IdempotencyScope | null {
+  if (!/^[\w-]{1,64}$/.test(nonce)) return null;
+  const user = view.user!;
+  return { tenantId: user.tenantId, scope: `dashboard /keys create user:${user.userId}`, key: nonce };
+}
+
+/** Keys as their names and prefixes, for a sentence. */
+function keyNames(keys: readonly KeyView[]): SafeHtml[] {
+  return keys.map(
+    (key, index) => html`${index > 0 ? ', ' : ''}${key.name ?? 'unnamed'} (<code>${key.prefix}…</code>)`,
+  );
+}
+
+function createForm(view: PageView, apps: AppSummary[], cliKeys: readonly KeyView[]): SafeHtml {
+  const replaces =
+    cliKeys.length === 0
+      ? html`A new CLI key replaces your earlier CLI keys; you have none now.`
+      : html`A new CLI key replaces your earlier CLI keys: creating one revokes ${keyNames(cliKeys)} at once.`;
   return view.form(
     'create',
-    html`<label for="key-kind">Kind</label><select id="key-kind" name="kind"><option value="app">App Key (for a deployed tool)</option><option value="cli">CLI key (for you, in the developer CLI)</option></select>
+    html`<input type="hidden" name="nonce" value="${randomUUID()}"><label for="key-kind">Kind</label><p class="field-hint" id="key-kind-hint">${replaces}</p><select id="key-kind" name="kind" aria-describedby="key-kind-hint"><option value="app">App Key (for a deployed tool)</option><option value="cli">CLI key (for you, in the developer CLI)</option></select>
 <label for="key-app">App (for an App Key)</label><select id="key-app" name="app">${apps.map((app) => html`<option value="${app.id}">${app.name} (${app.slug})</option>`)}</select>
 ${input('key-name', 'Name', { name: 'name', placeholder: 'production' })}`,
     { submit: 'Create key', label: 'New key' },
