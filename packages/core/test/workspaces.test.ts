@@ -101,6 +101,26 @@ for (const kind of STORE_KINDS) {
       }
       expect((await call(ws.cookie, 'POST', '/api/tenants', { name: 'New \u001b]0;x' })).status).toBe(400);
       expect((await call(ws.cookie, 'PATCH', '/api/user/me', { name: 'Me \u0007' })).status).toBe(400);
+      // Nor bidi controls, which reorder what follows: "Acme\u202Egnp.exe" reads as "Acmeexe.png".
+      for (const control of [
+        '\u202a',
+        '\u202b',
+        '\u202c',
+        '\u202d',
+        '\u202e',
+        '\u2066',
+        '\u2067',
+        '\u2068',
+        '\u2069',
+      ]) {
+        const name = `Acme${control}gnp.exe`;
+        const renamed = await call(ws.cookie, 'PATCH', '/api/tenants/me', { name });
+        expect(renamed.status, JSON.stringify(name)).toBe(400);
+        expect((await renamed.json()).message).toMatch(/name: must not contain bidirectional text controls/);
+      }
+      expect((await call(ws.cookie, 'POST', '/api/tenants', { name: 'New \u202e' })).status).toBe(400);
+      expect((await call(ws.cookie, 'PATCH', '/api/user/me', { name: 'Me \u2067' })).status).toBe(400);
+      expect((await json(await call(ws.cookie, 'GET', '/api/tenants/me'), 200)).tenant.name).toBe('Acme');
     });
 
     it('lists the user’s workspaces, creates one they own, and switches between them', async () => {
