@@ -48,6 +48,10 @@ describe('input guard', () => {
     const cases = [
       [{ provider: 'llm', display_name: 'a\u0000b' }, 'body.display_name: contains a NUL character'],
       [
+        { provider: 'llm', display_name: 'a\u202eb' },
+        'display_name: must not contain bidirectional text controls',
+      ],
+      [
         { provider: 'llm', display_name: 'a\ud800b' },
         'body.display_name: contains an unpaired UTF-16 surrogate',
       ],

@@ -88,6 +88,35 @@ for (const kind of STORE_KINDS) {
       expect(tenant.name).toBe("grace's workspace");
     });
 
+    it('keeps only readable text of an identity’s name: no control or bidi controls, at most 100 characters', async () => {
+      const spoof = await ensureAccount(store.db, {
+        subject: 'sub-spoof',
+        email: 'eve@example.test',
+        name: 'Eve\u202e\u001b[31m Admin',
+      });
+      const named = (id: string) =>
+        store.db.selectFrom('tenants').select('name').where('id', '=', id).executeTakeFirstOrThrow();
+      expect((await named(spoof.tenantId)).name).toBe("Eve[31m Admin's workspace");
+      const user = await store.db
+        .selectFrom('users')
+        .select('name')
+        .where('id', '=', spoof.userId)
+        .executeTakeFirstOrThrow();
+      expect(user.name).toBe('Eve[31m Admin');
+      // A long name is cut on characters (an emoji is never halved), the workspace's within 100.
+      const long = await ensureAccount(store.db, { subject: 'sub-long', name: '😀'.repeat(150) });
+      const name = (await named(long.tenantId)).name;
+      expect(Array.from(name)).toHaveLength(100);
+      expect(name).toBe(`${'😀'.repeat(88)}'s workspace`);
+      // Nothing readable left: the email names it.
+      const blank = await ensureAccount(store.db, {
+        subject: 'sub-blank',
+        email: 'bo@example.test',
+        name: '\u2066 ',
+      });
+      expect((await named(blank.tenantId)).name).toBe("bo's workspace");
+    });
+
     it('ends with one user and one tenant when 20 requests race on a new subject', async () => {
       const claims = { subject: 'sub-race', email: 'race@example.test' };
       const results = await Promise.all(Array.from({ length: 20 }, () => ensureAccount(store.db, claims)));

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { readableName } from '../internal/readable-text.js';
 import type { Database, MembershipRole } from '../store/database.js';
 
 export interface IdentityClaims {
@@ -34,7 +35,7 @@ export async function ensureAccount(db: Kysely<Database>, claims: IdentityClaims
   return db.transaction().execute(async (trx) => {
     await trx
       .insertInto('users')
-      .values({ idp_subject: claims.subject, email: claims.email ?? null, name: claims.name ?? null })
+      .values({ idp_subject: claims.subject, email: claims.email ?? null, name: personName(claims) })
       .onConflict((oc) => oc.column('idp_subject').doNothing())
       .execute();
     // Lock the user row so a racing request waits and then sees the tenant made here.
@@ -60,10 +61,22 @@ export async function ensureAccount(db: Kysely<Database>, claims: IdentityClaims
   });
 }
 
-function workspaceName(claims: IdentityClaims): string {
-  const who = claims.name?.trim() || claims.email?.split('@')[0] || 'My';
-  return `${who}'s workspace`;
+/** The identity provider's name for the person, as readable as the names people type. */
+function personName(claims: IdentityClaims): string | null {
+  return readableName(claims.name ?? '', NAME_MAX) || null;
 }
+
+function workspaceName(claims: IdentityClaims): string {
+  const suffix = "'s workspace";
+  const who =
+    readableName(claims.name ?? '', NAME_MAX - suffix.length) ||
+    readableName(claims.email?.split('@')[0] ?? '', NAME_MAX - suffix.length) ||
+    'My';
+  return `${who}${suffix}`;
+}
+
+/** The longest name a person can type for themselves or a workspace. */
+const NAME_MAX = 100;
 
 /** Users, their workspaces and their roles there, for the routes that act on them. */
 export class Accounts {

@@ -1,19 +1,20 @@
 import { z } from 'zod';
+import { BIDI_CONTROLS, CONTROL_CHARACTERS } from '../../internal/readable-text.js';
 
 /**
- * A name people read, in pages and terminals (a workspace's, a user's, an app's, a key's): 1 to
- * 100 characters once trimmed, no control characters (a terminal acts on them), and no bidi
- * embedding, override or isolate controls (U+202A to U+202E, U+2066 to U+2069): they reorder the
- * text around them, so a name could read as another (the workspace an invitation names, say).
+ * Text people read, in pages and terminals: 1 to `max` characters once trimmed, no control
+ * characters (a terminal acts on them), and no bidi embedding, override or isolate controls
+ * (U+202A to U+202E, U+2066 to U+2069): they reorder the text around them, so a name could read
+ * as another (the workspace an invitation names, say).
  */
-export const displayName = z
-  .string()
-  .trim()
-  .min(1)
-  .max(100)
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  .refine((name) => !/[\u0000-\u001f\u007f-\u009f]/.test(name), 'must not contain control characters')
-  .refine(
-    (name) => !/[\u202a-\u202e\u2066-\u2069]/.test(name),
-    'must not contain bidirectional text controls',
-  );
+export const readableText = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .refine((name) => !CONTROL_CHARACTERS.test(name), 'must not contain control characters')
+    .refine((name) => !BIDI_CONTROLS.test(name), 'must not contain bidirectional text controls');
+
+/** A workspace's, a user's, an app's, a key's name: readable text of 1 to 100 characters. */
+export const displayName = readableText(100);

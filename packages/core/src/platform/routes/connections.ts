@@ -8,7 +8,7 @@ import { KEY_PREFIX } from '../../identity/keys.js';
 import { CONNECTION_STATUSES } from '../../schemas/connections.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
-import { displayName } from '../internal/display-name.js';
+import { displayName, readableText } from '../internal/display-name.js';
 import { withIdempotency } from '../internal/idempotency.js';
 import { readJsonBody } from '../internal/json-body.js';
 import { credentialFailed, credentialsBlocked, FAILED_CREDENTIALS_MESSAGE } from '../internal/rate-limit.js';
@@ -23,7 +23,7 @@ const credential = z.record(z.string(), z.unknown());
 const createSchema = z.strictObject({
   provider: slug,
   profile: z.string().min(1).max(64).optional(),
-  display_name: z.string().trim().min(1).max(200).optional(),
+  display_name: readableText(200).optional(),
   credential: credential.optional(),
   metadata: metadata.optional(),
   exclusive: z.boolean().optional(),
@@ -32,7 +32,7 @@ const createSchema = z.strictObject({
 
 const patchSchema = z.strictObject({
   status: z.enum(CONNECTION_STATUSES).optional(),
-  display_name: z.string().trim().min(1).max(200).optional(),
+  display_name: readableText(200).optional(),
   metadata: metadata.optional(),
   credential: credential.optional(),
   error_message: z.string().max(2000).nullable().optional(),
