@@ -95,6 +95,27 @@ describeInBrowser('consent page in Chromium', () => {
     expect((await exchange(host, { code, client: listening, pkce: pair })).access_token).toMatch(/^mcp_at_/);
   });
 
+  it('lets the approval reach an IPv6 loopback client, whose host CSP cannot name', async () => {
+    const client = await register(host, { redirect_uris: ['http://[::1]/cb'] });
+    const { page, consentResponse } = await reachConsent(
+      authorizeUrl(host, { ...client, redirectUri: 'http://[::1]:9607/cb' }, pkce().challenge),
+      'ipv6-user',
+    );
+    // `http://[::1]:9607` is not a valid CSP source: Chromium would drop it and block the post.
+    expect(consentResponse.headers()['content-security-policy']).toContain("form-action 'self' http:;");
+    const refusals: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) refusals.push(message.text());
+    });
+    // Nothing listens on [::1]:9607: the browser heading there is what the click must achieve.
+    const [landing] = await Promise.all([
+      page.waitForRequest((r) => r.url().startsWith('http://[::1]:9607/cb?'), { timeout: 10_000 }),
+      page.click('button[value=approve]'),
+    ]);
+    expect(new URL(landing.url()).searchParams.get('code')).toMatch(/^mcp_code_/);
+    expect(refusals).toEqual([]);
+  });
+
   it("hands the approval to an app's own scheme without the page's CSP blocking it", async () => {
     const client = await register(host, { redirect_uris: ['cursor://anysphere.cursor-mcp/oauth/callback'] });
     const { page } = await reachConsent(authorizeUrl(host, client, pkce().challenge), 'cursor-user');

@@ -99,7 +99,10 @@ function loopbackWithoutPort(uri: string): string | null {
  */
 export function formActionSource(redirectUri: string): string {
   const url = new URL(redirectUri);
-  return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : url.protocol;
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return url.protocol;
+  // CSP's host-source grammar has no IPv6 literals: browsers drop `http://[::1]:9405` as invalid
+  // and then block the post. The scheme is the narrowest source that still names such a host.
+  return url.hostname.startsWith('[') ? url.protocol : url.origin;
 }
 
 /** Where an answer to this URI lands, in words for the consent page. */
