@@ -119,6 +119,35 @@ describe('sessions', () => {
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).error.code).toBe(-32700);
   });
+  it('answers JSON that is no JSON-RPC message with -32600 Invalid Request, echoing a valid id', async () => {
+    const tokens = await tokensFor(host, 'erin');
+    const cases: [string, string | number | null][] = [
+      ['{}', null],
+      ['null', null],
+      ['true', null],
+      ['5', null],
+      ['{"jsonrpc":"1.0","id":2,"method":"tools/list"}', 2],
+      ['{"id":2,"method":"tools/list"}', 2],
+      ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}', null],
+      ['{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', null],
+      ['{"jsonrpc":"2.0","id":"nine","method":5}', 'nine'],
+    ];
+    for (const [body, id] of cases) {
+      const response = await fetch(`${host.url}/api/service/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tokens.access_token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body,
+      });
+      expect(response.status, body).toBe(400);
+      const answer = await response.json();
+      expect(answer.error.code, body).toBe(-32600);
+      expect(answer.id, body).toBe(id);
+    }
+  });
 });
 
 describe('tool calls', () => {

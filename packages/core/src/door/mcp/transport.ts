@@ -22,8 +22,10 @@ import {
   ErrorCode,
   isInitializeRequest,
   isJSONRPCRequest,
+  JSONRPCMessageSchema,
   ListToolsRequestSchema,
   McpError,
+  RequestIdSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -175,6 +177,17 @@ export function createTransportHandler(
         'Invalid Request: JSON-RPC batches are not supported',
       );
     }
+    // JSON that is no JSON-RPC message (`{}`, `5`, a `jsonrpc` other than "2.0", a fractional id)
+    // is an Invalid Request (JSON-RPC 2.0 §5.1): the SDK would answer it as a parse error.
+    if (!JSONRPCMessageSchema.safeParse(body).success) {
+      const id = (body as { id?: unknown } | null)?.id;
+      return jsonRpcError(
+        400,
+        ErrorCode.InvalidRequest,
+        'Invalid Request: not a JSON-RPC 2.0 request, notification or response',
+        RequestIdSchema.safeParse(id).success ? (id as string | number) : null,
+      );
+    }
     const initializing = isInitializeRequest(body);
     // initialize negotiates in its body (a version the SDK speaks, else the newest it speaks);
     // every later request names the negotiated version in the header.
@@ -270,9 +283,14 @@ function unsupportedVersion(request: Request): Response | null {
   );
 }
 
-function jsonRpcError(status: number, code: number, message: string): Response {
+function jsonRpcError(
+  status: number,
+  code: number,
+  message: string,
+  id: string | number | null = null,
+): Response {
   return withCors(
-    new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), {
       status,
       headers: { 'content-type': 'application/json' },
     }),
