@@ -9,6 +9,7 @@
  */
 import { Hono } from 'hono';
 import type { DoorContext } from './context.js';
+import { withCors } from './cors.js';
 import { metadataResponse, serverCard } from './discovery.js';
 import type { TransportHandler } from './mcp/transport.js';
 import { handleAuthorize } from './oauth/authorize.js';
@@ -51,7 +52,13 @@ export function createDoorRouter(context: DoorContext, transport: TransportHandl
   app.all('/.well-known/oauth-authorization-server', (c) =>
     metadataResponse(context, 'authorization-server', c.req.raw),
   );
-  app.notFound(() => notFound());
+  // The MCP URL with a trailing slash (pasted into a client as copied) is not served: the
+  // resource a token names must match exactly. The 404 says where the endpoint is instead.
+  app.notFound((c) =>
+    c.env.path === `${config.urls.mcpPathUnprefixed}/`
+      ? withCors(notFound(`No MCP endpoint here: the MCP server's URL is ${config.urls.resource}`))
+      : notFound(),
+  );
   // A fault is answered where every door answer is guarded (createDoor), not by Hono's default.
   app.onError((error) => {
     throw error;

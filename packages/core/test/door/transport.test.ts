@@ -119,6 +119,25 @@ describe('sessions', () => {
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).error.code).toBe(-32700);
   });
+  it('answers the MCP URL with a trailing slash with a 404 naming the endpoint, serving nothing there', async () => {
+    const tokens = await tokensFor(host, 'frank');
+    const response = await fetch(`${host.url}/api/service/mcp/`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: INITIALIZE_PARAMS }),
+    });
+    expect(response.status).toBe(404);
+    expect(response.headers.get('mcp-session-id')).toBeNull();
+    expect(await response.json()).toEqual({
+      error: 'not_found',
+      error_description: `No MCP endpoint here: the MCP server's URL is ${host.url}/api/service/mcp`,
+    });
+  });
+
   it('answers JSON that is no JSON-RPC message with -32600 Invalid Request, echoing a valid id', async () => {
     const tokens = await tokensFor(host, 'erin');
     const cases: [string, string | number | null][] = [

@@ -47,8 +47,8 @@ export function oauthErrorResponse(error: OAuthError, headers: HeadersInit = {})
 }
 
 /** A plain 404 for door paths that do not exist in the current mode. */
-export function notFound(): Response {
-  return new Response(JSON.stringify({ error: 'not_found', error_description: 'Not found' }), {
+export function notFound(description = 'Not found'): Response {
+  return new Response(JSON.stringify({ error: 'not_found', error_description: description }), {
     status: 404,
     headers: { 'content-type': 'application/json; charset=utf-8' },
   });
