@@ -23,7 +23,13 @@ function fakeService(
   fetch: (request: Request) => Promise<Response>,
   wellKnown?: Service['wellKnown'],
 ): Service {
-  return { fetch, wellKnown: wellKnown ?? (async () => null), close: async () => {}, context: {} as never };
+  return {
+    fetch,
+    wellKnown: wellKnown ?? (async () => null),
+    close: async () => {},
+    context: {} as never,
+    door: null,
+  };
 }
 
 function waitFor(check: () => boolean, ms = 3000): Promise<void> {

@@ -20,6 +20,7 @@ function fakeService(): Service & { seen: string[] } {
       new URL(request.url).pathname === '/.well-known/mcp-server-card' ? new Response('card') : null,
     close: async () => {},
     context: {} as never,
+    door: null,
   };
 }
 

@@ -27,7 +27,7 @@ import { oauthJson } from './oauth/errors.js';
 import { pinnedHttpsTransport } from './oauth/pinned-https.js';
 import { parseOverrides } from './overrides.js';
 import { createDoorRouter } from './router.js';
-import { ClientStore } from './storage/clients.js';
+import { ClientStore, type Consent } from './storage/clients.js';
 import { DoorSessionStore } from './storage/sessions.js';
 import { followRevocations, TokenFamilyStore } from './storage/token-families.js';
 import { buildMenu } from './tool-menu.js';
@@ -45,8 +45,14 @@ export interface Door {
   /** `local` (the door issues tokens), `remote` (`remoteAs`) or `broker` (`SERVICE_MCP_BROKER_URL`). */
   readonly mode: DoorMode;
   readonly urls: DoorUrls;
-  /** Withdraws a user's consent to a client: its tool calls fail closed from then on. */
-  withdrawConsent(subject: string, clientId: string): Promise<void>;
+  /** The clients a user approved (their standing consents), most recently approved first. */
+  consentsOf(subject: string): Promise<Consent[]>;
+  /**
+   * Withdraws a user's consent to a client and disconnects it: the authorizations the user gave
+   * it are revoked and its sessions ended, so its next MCP request is a 401. True when there was
+   * a consent to withdraw.
+   */
+  withdrawConsent(subject: string, clientId: string): Promise<boolean>;
   /** Revokes every authorization of a user and ends their sessions. */
   revokeUser(subject: string): Promise<void>;
   /**
@@ -165,7 +171,14 @@ export function createDoor(options: DoorOptions): Door {
       if (document === null) return null;
       return guarded(request, () => metadataResponse(context, document, request));
     },
-    withdrawConsent: (subject, clientId) => context.clients.withdrawConsent(subject, clientId),
+    consentsOf: (subject) => context.clients.consentsOf(subject),
+    async withdrawConsent(subject, clientId) {
+      const withdrawn = await context.clients.withdrawConsent(subject, clientId);
+      await tokenFamilies.revokeSubject(subject, clientId);
+      await context.sessions.endSubject(subject, clientId);
+      transport.clearCaches();
+      return withdrawn;
+    },
     close: async () => {
       await revocations.stop();
       await context.audit.flush();

@@ -31,7 +31,7 @@ import { AppStore } from './apps/app-store.js';
 import { appTools, DEFAULT_BUILD_TIME_LIMIT_MS } from './apps/app-tools.js';
 import { TextChannels } from './channels.js';
 import { BASE_PATH, type WireContext, type WireEnv } from './context.js';
-import { loadDoor, type WireDoor } from './door-loader.js';
+import { loadDoor, type ServiceDoor, type WireDoor } from './door-loader.js';
 import { asWireError, wireError } from './errors.js';
 import {
   type AppReplayer,
@@ -55,6 +55,7 @@ import { chatRoutes } from './routes/chat.js';
 import { connectionRoutes } from './routes/connections.js';
 import { developmentRoutes } from './routes/development.js';
 import { fileRoutes } from './routes/files.js';
+import { mcpClientRoutes } from './routes/mcp-clients.js';
 import { orgRoutes } from './routes/orgs.js';
 import { runRoutes } from './routes/runs.js';
 import { statusRoutes } from './routes/status.js';
@@ -72,6 +73,11 @@ export interface Service {
   /** The door's origin-root discovery documents (`/.well-known/...`), or null to fall through. */
   wellKnown(request: Request): Promise<Response | null>;
   readonly context: WireContext;
+  /**
+   * With `mcp`: a user's MCP connections (the clients they approved), for the host's own account
+   * pages or its account deletion; null without the door.
+   */
+  readonly door: ServiceDoor | null;
   /**
    * Stops taking turns (new ones answer 503 `unavailable` with `Retry-After`), lets turns in
    * flight finish for up to `graceMs` (default 0), cancels the rest, writes queued activity, and
@@ -289,6 +295,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   app.route('/', threadRoutes(context));
   app.route('/', runRoutes(context));
   app.route('/', approvalRoutes(context));
+  if (door) app.route('/', mcpClientRoutes(context, door));
   app.notFound(() => wireError('route_not_found', 'No such route.'));
   app.onError((error, c) =>
     failure(context, error, c.get('requestId') ?? requestIdFor(c.req.raw), c.req.path),
@@ -330,6 +337,11 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       return answer;
     },
     context,
+    door: door && {
+      consentsOf: (subject) => door.consentsOf(subject),
+      withdrawConsent: (subject, clientId) => door.withdrawConsent(subject, clientId),
+      revokeUser: (subject) => door.revokeUser(subject),
+    },
     close: async (closeOptions = {}) => {
       await automations?.close();
       await runs.close(closeOptions);

@@ -8,8 +8,31 @@ import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
 import { CompositionError } from './options.js';
 
+/** A user's standing consent to an MCP client (the door's record, spelled here: no door import). */
+export interface DoorConsent {
+  clientId: string;
+  /** The name the client registered (or its metadata document gave); null when it gave none. */
+  clientName: string | null;
+  scopes: string[];
+  /** When the user last approved it. */
+  approvedAt: Date;
+}
+
+/** What a host can do about its users' MCP connections: `service.door`. */
+export interface ServiceDoor {
+  /** The MCP clients a user approved, most recently approved first. */
+  consentsOf(subject: string): Promise<DoorConsent[]>;
+  /**
+   * Withdraws a user's consent to a client and disconnects it: its tokens for the user are revoked
+   * and its sessions ended, so its next MCP request is a 401. True when there was a consent.
+   */
+  withdrawConsent(subject: string, clientId: string): Promise<boolean>;
+  /** Revokes every authorization of a user at every client and ends their sessions. */
+  revokeUser(subject: string): Promise<void>;
+}
+
 /** What the wire needs of the door. */
-export interface WireDoor {
+export interface WireDoor extends ServiceDoor {
   /**
    * The door's answer for one of its paths, or null for any other request. `connection` is what
    * the adapter knows of the TCP peer (per-address limits, such as registration's, need it).

@@ -3,12 +3,24 @@
  * null result ends the user's sessions), sessions bound to one subject and client, the tool menu
  * and its curation, and calls that fail closed.
  */
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import { listAudit } from '../../src/agent/audit.js';
 import { GrantStore as ApprovalGrants } from '../../src/agent/grants.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
-import { type DoorHost, startDoorHost } from './support/door-host.js';
-import { authorizeCode, exchange, INITIALIZE_PARAMS, rpc, tokensFor } from './support/oauth-flow.js';
+import { testService } from '../wire/support/wire.js';
+import { type DoorHost, startDoorHost, USER_COOKIE } from './support/door-host.js';
+import {
+  authorizeCode,
+  exchange,
+  INITIALIZE_PARAMS,
+  rpc,
+  type TokenSet,
+  tokenRequest,
+  tokensFor,
+} from './support/oauth-flow.js';
 
 let store: TestStore;
 let host: DoorHost;
@@ -246,7 +258,12 @@ describe('tool calls', () => {
 
   it('fails closed when the consent record is gone', async () => {
     const tokens = await tokensFor(host, 'withdrawn');
-    await host.door.withdrawConsent('withdrawn', tokens.client.clientId);
+    // The record alone, its tokens left live (withdrawConsent would revoke them too).
+    await store.db
+      .deleteFrom('door_consents')
+      .where('subject', '=', 'withdrawn')
+      .where('client_id', '=', tokens.client.clientId)
+      .execute();
     const before = host.executions.length;
     const refused = await call(tokens.access_token, 'list_notes');
     expect(refused.body?.result?.structuredContent?.error?.code).toBe('forbidden');
@@ -415,7 +432,7 @@ describe('caches', () => {
         name: 'list_notes',
         arguments: {},
       });
-      expect(refused.body?.result?.structuredContent?.error?.code).toBe('forbidden');
+      expect(refused.status).toBe(401);
 
       const second = await tokensFor(cached, 'cached-user');
       expect((await rpc(cached, second.access_token, 'tools/list')).status).toBe(200);
@@ -431,3 +448,138 @@ describe('caches', () => {
     }
   });
 });
+
+/** The door as createService composes it (no createDoor), served over loopback. */
+async function startServiceHost() {
+  let handler: (request: Request) => Promise<Response> = async () => new Response(null, { status: 503 });
+  const server = serve({ fetch: (request) => handler(request), port: 0, hostname: '127.0.0.1' });
+  await new Promise((resolve) => server.once('listening', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const users = new Map<string, { subject: string }>();
+  const service = await testService(store, {
+    mcp: { productName: 'Notes' },
+    env: { SERVICE_BASE_URL: url },
+    oauth: {
+      session: (request: Request) => {
+        const subject = new RegExp(`${USER_COOKIE}=([^;]+)`).exec(request.headers.get('cookie') ?? '')?.[1];
+        return subject ? { subject: decodeURIComponent(subject) } : new Response(null, { status: 401 });
+      },
+      principal: (subject: string) => users.get(subject) ?? null,
+    },
+    actAs: async () => ({ headers: {} }),
+    tools: [{ name: 'lookup', description: 'Looks up', input: z.object({}), risk: 'read', execute: () => 1 }],
+  });
+  handler = (request) => service.fetch(request);
+  const host = { url, users } as unknown as DoorHost;
+  const lookup = (token: string) => rpc(host, token, 'tools/call', { name: 'lookup', arguments: {} });
+  /** A wire request as `user` (the test services' header principal). */
+  const wire = (user: string, path: string, init: RequestInit = {}) =>
+    fetch(`${url}/api/service${path}`, {
+      ...init,
+      headers: { 'x-test-user': user, 'content-type': 'application/json', ...init.headers },
+    });
+  return {
+    service,
+    host,
+    lookup,
+    wire,
+    close: async () => {
+      await service.close();
+      server.close();
+    },
+  };
+}
+
+describe("the host's service.door", () => {
+  it('lists the clients a user approved and withdraws one: its live token is refused at once', async () => {
+    const { service, host, lookup, close } = await startServiceHost();
+    try {
+      const kept = await tokensFor(host, 'withdrawer');
+      const dropped = await tokensFor(host, 'withdrawer');
+      expect((await lookup(dropped.access_token)).status).toBe(200);
+
+      const consents = await service.door!.consentsOf('withdrawer');
+      expect(consents.map((c) => c.clientId).sort()).toEqual(
+        [kept.client.clientId, dropped.client.clientId].sort(),
+      );
+      expect(consents[0]).toMatchObject({ clientName: 'Test client', scopes: ['read', 'write'] });
+
+      expect(await service.door!.withdrawConsent('withdrawer', dropped.client.clientId)).toBe(true);
+      // Its token was verified and cached a moment ago, yet is refused on the very next request.
+      expect((await lookup(dropped.access_token)).status).toBe(401);
+      expect((await tokenRequest(host, refreshOf(dropped))).status).toBe(400);
+      expect((await lookup(kept.access_token)).status).toBe(200);
+      expect((await service.door!.consentsOf('withdrawer')).map((c) => c.clientId)).toEqual([
+        kept.client.clientId,
+      ]);
+      expect(await service.door!.withdrawConsent('withdrawer', dropped.client.clientId)).toBe(false);
+
+      await service.door!.revokeUser('withdrawer');
+      expect((await lookup(kept.access_token)).status).toBe(401);
+    } finally {
+      await close();
+    }
+  });
+
+  it('lets the signed-in user list their MCP clients and disconnect one on the wire', async () => {
+    const { host, lookup, wire, close } = await startServiceHost();
+    try {
+      const kept = await tokensFor(host, 'disconnecter');
+      const dropped = await tokensFor(host, 'disconnecter');
+      const listed = await wire('disconnecter', '/mcp-clients');
+      expect(listed.status).toBe(200);
+      const { clients } = await listed.json();
+      expect(clients).toHaveLength(2);
+      expect(clients[0]).toEqual({
+        id: expect.stringMatching(/^mcp_client_/),
+        name: 'Test client',
+        scopes: ['read', 'write'],
+        approvedAt: expect.any(String),
+      });
+      // Another user sees none of them and cannot disconnect them.
+      expect(await (await wire('stranger', '/mcp-clients')).json()).toEqual({ clients: [] });
+      const foreign = await wire('stranger', `/mcp-clients/${dropped.client.clientId}`, { method: 'DELETE' });
+      expect(foreign.status).toBe(404);
+      expect((await foreign.json()).error.code).toBe('not_found');
+      expect((await lookup(dropped.access_token)).status).toBe(200);
+      expect((await wire('disconnecter', '/mcp-clients')).status).toBe(200);
+      const anonymous = await fetch(`${host.url}/api/service/mcp-clients`);
+      expect(anonymous.status).toBe(403);
+      expect((await anonymous.json()).error.code).toBe('principal_required');
+
+      const gone = await wire('disconnecter', `/mcp-clients/${dropped.client.clientId}`, {
+        method: 'DELETE',
+        body: '{}',
+      });
+      expect(gone.status).toBe(200);
+      expect(await gone.json()).toEqual({ disconnected: true, id: dropped.client.clientId });
+      expect((await lookup(dropped.access_token)).status).toBe(401);
+      expect((await lookup(kept.access_token)).status).toBe(200);
+      expect(
+        (await (await wire('disconnecter', '/mcp-clients')).json()).clients.map((c: { id: string }) => c.id),
+      ).toEqual([kept.client.clientId]);
+      expect(
+        (await wire('disconnecter', `/mcp-clients/${dropped.client.clientId}`, { method: 'DELETE' })).status,
+      ).toBe(404);
+    } finally {
+      await close();
+    }
+  });
+
+  it('is null without the door', async () => {
+    const service = await testService(store);
+    try {
+      expect(service.door).toBeNull();
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+function refreshOf(tokens: TokenSet & { client: { clientId: string } }): Record<string, string> {
+  return {
+    grant_type: 'refresh_token',
+    refresh_token: tokens.refresh_token!,
+    client_id: tokens.client.clientId,
+  };
+}

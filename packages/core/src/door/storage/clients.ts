@@ -52,6 +52,16 @@ export interface AuthorizationRequest {
   resource: string | null;
 }
 
+/** A user's standing consent to one client. */
+export interface Consent {
+  clientId: string;
+  /** The name the client registered (or its metadata document gave); null when it gave none. */
+  clientName: string | null;
+  scopes: string[];
+  /** When the user last approved it. */
+  approvedAt: Date;
+}
+
 export class ClientStore {
   /** Consent lookups, trusted for `consentCacheMs`; withdrawing here drops the entry at once. */
   readonly #consents: TtlCache<string, string[] | null>;
@@ -265,15 +275,35 @@ export class ClientStore {
     return row ? splitScopes(row.scopes) : null;
   }
 
-  /** Withdraws a user's consent to a client; its tool calls then fail closed. */
-  async withdrawConsent(subject: string, clientId: string): Promise<void> {
+  /** The clients a user approved at this door, most recently approved first. */
+  async consentsOf(subject: string): Promise<Consent[]> {
+    const rows = await this.db
+      .selectFrom('door_consents as c')
+      .leftJoin('door_clients as k', 'k.client_id', 'c.client_id')
+      .select(['c.client_id', 'k.client_name', 'c.scopes', 'c.updated_at'])
+      .where('c.resource', '=', this.resource)
+      .where('c.subject', '=', subject)
+      .orderBy('c.updated_at', 'desc')
+      .orderBy('c.client_id')
+      .execute();
+    return rows.map((row) => ({
+      clientId: row.client_id,
+      clientName: row.client_name ?? null,
+      scopes: splitScopes(row.scopes),
+      approvedAt: new Date(row.updated_at),
+    }));
+  }
+
+  /** Withdraws a user's consent to a client (its tool calls then fail closed); false when none. */
+  async withdrawConsent(subject: string, clientId: string): Promise<boolean> {
     this.#consents.delete(`${clientId} ${subject}`);
-    await this.db
+    const deleted = await this.db
       .deleteFrom('door_consents')
       .where('resource', '=', this.resource)
       .where('subject', '=', subject)
       .where('client_id', '=', clientId)
-      .execute();
+      .executeTakeFirst();
+    return deleted.numDeletedRows > 0n;
   }
 
   async sweep(): Promise<void> {

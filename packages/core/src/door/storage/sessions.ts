@@ -63,15 +63,19 @@ export class DoorSessionStore {
       .execute();
   }
 
-  /** Ends every live session of a subject at this door (the principal no longer resolves). */
-  async endSubject(subject: string): Promise<void> {
-    await this.db
+  /**
+   * Ends every live session of a subject at this door (the principal no longer resolves), or
+   * with `clientId` only those with that client (the user disconnected it).
+   */
+  async endSubject(subject: string, clientId?: string): Promise<void> {
+    let sessions = this.db
       .updateTable('door_sessions')
       .set({ ended_at: new Date(this.now()) })
       .where('subject', '=', subject)
       .where('resource', '=', this.resource)
-      .where('ended_at', 'is', null)
-      .execute();
+      .where('ended_at', 'is', null);
+    if (clientId !== undefined) sessions = sessions.where('client_id', '=', clientId);
+    await sessions.execute();
   }
 
   /** Spends a federation `jti` once; false when it was already spent (a replay). */

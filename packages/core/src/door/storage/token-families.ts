@@ -415,19 +415,22 @@ export class TokenFamilyStore {
     await this.#announce(trx);
   }
 
-  /** The account-level kill switch: every family of a subject at this door, at every client. */
-  async revokeSubject(subject: string): Promise<string[]> {
+  /**
+   * The account-level kill switch: every family of a subject at this door, at every client (or,
+   * with `clientId`, at that client only: the user disconnected it).
+   */
+  async revokeSubject(subject: string, clientId?: string): Promise<string[]> {
     const ids = await this.db.transaction().execute(async (trx) => {
       const at = new Date(this.now());
-      const families = await trx
+      let families = trx
         .updateTable('door_grant_families')
         .set({ revoked_at: at })
         .where('subject', '=', subject)
         .where('resource', '=', this.#resource)
-        .where('revoked_at', 'is', null)
-        .returning('id')
-        .execute();
-      const revoked = families.map((f) => f.id);
+        .where('revoked_at', 'is', null);
+      if (clientId !== undefined) families = families.where('client_id', '=', clientId);
+      const revokedRows = await families.returning('id').execute();
+      const revoked = revokedRows.map((f) => f.id);
       if (revoked.length === 0) return revoked;
       await trx
         .updateTable('door_tokens')
