@@ -119,6 +119,13 @@ describe('sessions', () => {
       headers: { authorization: `Bearer ${tokens.access_token}`, accept: 'text/event-stream' },
     });
     expect(get.status).toBe(405);
+    // A preflight offers only what is served: GET is always 405 here.
+    const preflight = await fetch(`${host.url}/api/service/mcp`, {
+      method: 'OPTIONS',
+      headers: { 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('POST, DELETE, OPTIONS');
     const malformed = await fetch(`${host.url}/api/service/mcp`, {
       method: 'POST',
       headers: {

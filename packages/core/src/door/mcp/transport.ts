@@ -88,7 +88,7 @@ export function createTransportHandler(
         'Forbidden: pages from this origin may not call this MCP server',
       );
     }
-    if (request.method === 'OPTIONS') return preflight('GET, POST, DELETE, OPTIONS');
+    if (request.method === 'OPTIONS') return preflight('POST, DELETE, OPTIONS');
     const token = bearerOf(request);
     if (!token) return bearerChallenge(context, null);
     const caller = await bearer.authenticate(token);
