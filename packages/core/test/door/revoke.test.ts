@@ -56,6 +56,30 @@ describe('token revocation', () => {
     expect((await refresh(tokens.client.clientId, tokens.refresh_token!)).status).toBe(200);
   });
 
+  it('takes the client from HTTP Basic as /token does (RFC 6749 §2.3), and refuses a body client that differs', async () => {
+    const tokens = await tokensFor(host);
+    const basic = (user: string) => `Basic ${Buffer.from(`${encodeURIComponent(user)}:`).toString('base64')}`;
+    const viaBasic = await fetch(`${host.url}/api/service/mcp/revoke`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: basic(tokens.client.clientId),
+      },
+      body: new URLSearchParams({ token: tokens.access_token }),
+    });
+    expect(viaBasic.status).toBe(200);
+    expect((await rpc(host, tokens.access_token, 'tools/list')).status).toBe(401);
+
+    const other = await register(host);
+    const differing = await fetch(`${host.url}/api/service/mcp/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(other.clientId) },
+      body: new URLSearchParams({ token: tokens.refresh_token!, client_id: tokens.client.clientId }),
+    });
+    expect(differing.status).toBe(400);
+    expect((await differing.json()).error).toBe('invalid_request');
+  });
+
   it('never hands out a revoked access token again: a refresh retried in the grace window is refused', async () => {
     const tokens = await tokensFor(host);
     const next = await (await refresh(tokens.client.clientId, tokens.refresh_token!)).json();
@@ -104,7 +128,11 @@ describe('token revocation', () => {
 
   it.each([
     [{ client_id: 'mcp_client_x' }, 'invalid_request', 'token is required'],
-    [{ token: 'mcp_at_x' }, 'invalid_request', 'client_id is required'],
+    [
+      { token: 'mcp_at_x' },
+      'invalid_request',
+      'client_id is required (in the body, or as the HTTP Basic user)',
+    ],
     [{ token: 'mcp_at_x', client_id: 'mcp_client_unknown' }, 'invalid_client', 'Unknown client_id'],
     [
       { token: 'mcp_at_x', client_id: 'mcp_client_\u0000' },

@@ -11,6 +11,7 @@ import type { DoorContext } from '../context.js';
 import { preflight, withCors } from '../cors.js';
 import { OAuthError, oauthErrorResponse } from './errors.js';
 import { readForm, single } from './form.js';
+import { publicClientId } from './token.js';
 
 export async function handleRevoke(context: DoorContext, request: Request): Promise<Response> {
   if (request.method === 'OPTIONS') return preflight('POST, OPTIONS');
@@ -19,9 +20,9 @@ export async function handleRevoke(context: DoorContext, request: Request): Prom
   try {
     const form = await readForm(request);
     const token = single(form, 'token');
-    const clientId = single(form, 'client_id');
     if (token === null) throw new OAuthError('invalid_request', 'token is required');
-    if (clientId === null) throw new OAuthError('invalid_request', 'client_id is required');
+    // In the body or as the HTTP Basic user, as at /token.
+    const clientId = publicClientId(form, request);
     const serviceClient = context.config.serviceAuth?.clientId;
     if (clientId !== serviceClient && !(await context.clients.get(clientId))) {
       throw new OAuthError('invalid_client', 'Unknown client_id');

@@ -235,9 +235,10 @@ function basicCredentials(header: string): { user: string | null; secret: string
 /**
  * A public client's id: the `client_id` field, or the user-id of HTTP Basic (RFC 6749 §2.3.1),
  * which a client that registered for a secret method may send with an empty secret. The door
- * issues no secrets, so a secret sent along proves nothing and is not read.
+ * issues no secrets, so a secret sent along proves nothing and is not read. `/revoke` takes the
+ * client the same way (RFC 7009 §2.1 defers to RFC 6749 §2.3).
  */
-function publicClientId(form: URLSearchParams, request: Request): string {
+export function publicClientId(form: URLSearchParams, request: Request): string {
   const field = single(form, 'client_id');
   const basic = basicCredentials(request.headers.get('authorization') ?? '')?.user ?? null;
   if (field !== null && basic !== null && field !== basic) {
