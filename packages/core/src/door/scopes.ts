@@ -16,6 +16,15 @@ export const RESOURCE_SCOPES: readonly string[] = SCOPES.filter(
   (scope: string) => scope !== 'offline_access',
 );
 
+/**
+ * The scope words of a request or a registration, without `offline_access` (OpenID Connect's ask
+ * for a refresh token, which Claude and others send): the door always issues refresh tokens, so
+ * the word is accepted and dropped, never granted nor refused.
+ */
+export function withoutOfflineAccess(scope: string): string[] {
+  return scope.split(' ').filter((word) => word !== '' && word !== 'offline_access');
+}
+
 /** A broader scope implies the narrower ones: `write` covers what `read` allows. */
 const IMPLIED_BY: Readonly<Record<string, readonly string[]>> = { read: ['write'] };
 

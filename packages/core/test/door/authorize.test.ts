@@ -147,6 +147,33 @@ describe('authorization request errors once the signed-in user approved the clie
     }
   });
 
+  it('accepts offline_access and grants only the scopes beside it (or the default when alone)', async () => {
+    const reader = await register(host, { scope: 'read' });
+    for (const [scope, shown] of [
+      ['read offline_access', 'read'],
+      ['offline_access', 'read'],
+      ['offline_access read write', null],
+    ] as const) {
+      const ticket = await openConsent(
+        authorizeUrl(host, reader, challenge, { scope }),
+        signIn(host, 'user-1'),
+      );
+      if (shown === null) {
+        // Still the registered scope that bounds what may be asked for.
+        expect(ticket.response.status, scope).toBe(400);
+        expect(ticket.html).toContain('invalid_scope');
+        continue;
+      }
+      expect(ticket.response.status, scope).toBe(200);
+      expect(ticket.html).toContain('<strong>read</strong>');
+      expect(ticket.html).not.toContain('offline_access');
+    }
+    const flow = await authorizeCode(host, 'offline-user', undefined, { scope: 'write offline_access' });
+    const tokens = await exchange(host, flow);
+    expect(tokens.scope).toBe('write');
+    expect(tokens.refresh_token).toMatch(/^mcp_rt_/);
+  });
+
   it('redirects back with invalid_target for another resource', async () => {
     expect((await redirected({ resource: 'https://other.example/mcp' })).error).toBe('invalid_target');
   });

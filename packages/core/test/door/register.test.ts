@@ -52,6 +52,18 @@ describe('dynamic client registration', () => {
     expect(body).not.toHaveProperty('client_secret');
   });
 
+  it('accepts offline_access in scope and drops it: the door issues refresh tokens anyway', async () => {
+    const reader = await register({
+      redirect_uris: ['http://127.0.0.1/callback'],
+      scope: 'read offline_access',
+    });
+    expect(reader.status).toBe(201);
+    expect((await reader.json()).scope).toBe('read');
+    const alone = await register({ redirect_uris: ['http://127.0.0.1/callback'], scope: 'offline_access' });
+    expect(alone.status).toBe(201);
+    expect(await alone.json()).not.toHaveProperty('scope');
+  });
+
   it('answers a request for a secret-based method as a public client (token_endpoint_auth_method none)', async () => {
     const response = await register({
       redirect_uris: ['https://a.example/cb'],

@@ -10,6 +10,7 @@
 import { SCOPES } from '../config.js';
 import type { DoorContext } from '../context.js';
 import { authorizationErrorPage, consentPage, consentProblemPage } from '../pages/consent.js';
+import { withoutOfflineAccess } from '../scopes.js';
 import { isWellFormedChallenge } from '../secrets.js';
 import type { AuthorizationRequest, RegisteredClient } from '../storage/clients.js';
 import { namesResource } from '../urls.js';
@@ -157,7 +158,9 @@ function checkRequest(
   // An empty `scope` is no scope asked for: the default applies (RFC 6749 §3.3).
   const requested = params.get('scope')?.trim() || null;
   const registered = typeof client.metadata.scope === 'string' ? client.metadata.scope : null;
-  const scopes = (requested ?? registered ?? SCOPES.join(' ')).split(' ').filter(Boolean);
+  // `offline_access` alone asks for nothing here either: the default applies.
+  const asked = requested === null ? [] : withoutOfflineAccess(requested);
+  const scopes = asked.length > 0 ? asked : withoutOfflineAccess(registered ?? SCOPES.join(' '));
   const unknown = scopes.filter((scope) => !(SCOPES as readonly string[]).includes(scope));
   if (unknown.length > 0) return fail('invalid_scope', `Unknown scope: ${unknown.join(', ')}`);
   // A client's registered scope is what it may ask for (RFC 7591 §2), not only its default.

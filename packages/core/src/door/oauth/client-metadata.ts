@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { SCOPES } from '../config.js';
+import { withoutOfflineAccess } from '../scopes.js';
 import { redirectUriProblem } from './redirect-uri.js';
 
 const MAX_REDIRECT_URIS = 10;
@@ -110,7 +111,11 @@ const accepted = z.object({
     .optional()
     .transform(() => 'none' as const),
   client_name: text('client_name'),
-  scope: text('scope').superRefine(knownScopes),
+  scope: text('scope')
+    .transform((value) =>
+      value === undefined ? undefined : withoutOfflineAccess(value).join(' ') || undefined,
+    )
+    .superRefine(knownScopes),
   client_uri: httpsUri('client_uri'),
   logo_uri: httpsUri('logo_uri'),
   software_id: text('software_id'),

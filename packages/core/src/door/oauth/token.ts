@@ -10,6 +10,7 @@ import { LIFETIMES, SCOPES } from '../config.js';
 import type { DoorContext } from '../context.js';
 import { preflight, withCors } from '../cors.js';
 import { TOKEN_EXCHANGE_GRANT } from '../discovery.js';
+import { withoutOfflineAccess } from '../scopes.js';
 import { hashSecret, isWellFormedVerifier, safeEqual, verifiesS256 } from '../secrets.js';
 import { type IssuedTokens, splitScopes } from '../storage/token-families.js';
 import { namesResource } from '../urls.js';
@@ -99,7 +100,8 @@ async function refresh(context: DoorContext, form: URLSearchParams, request: Req
   const refreshToken = required(form, 'refresh_token');
   const scope = single(form, 'scope');
   // A blank `scope` asks for nothing in particular: the grant's scopes (RFC 6749 §6).
-  const scopes = scope === null || scope.trim() === '' ? null : checkScopes(scope);
+  // `offline_access` alone is as blank: it asks for no scope.
+  const scopes = scope === null || withoutOfflineAccess(scope).length === 0 ? null : checkScopes(scope);
   checkResource(context, form);
   const client = await context.clients.get(clientId);
   if (!client) throw new OAuthError('invalid_client', 'Unknown client_id', 401);
@@ -266,7 +268,7 @@ function required(form: URLSearchParams, name: string): string {
 }
 
 function checkScopes(scope: string): string[] {
-  const scopes = scope.split(' ').filter(Boolean);
+  const scopes = withoutOfflineAccess(scope);
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0) throw new OAuthError('invalid_scope', `Unknown scope: ${unknown.join(', ')}`);
   return scopes.length > 0 ? [...new Set(scopes)] : [...SCOPES];
