@@ -53,6 +53,8 @@ const TOUCH_MS = 1000;
 const STALE_MS = 30_000;
 /** Every instance looks this often for runs whose instance is gone, and ends them. */
 const SWEEP_MS = 2000;
+/** Postgres's code for an insert whose referenced row is gone. */
+const FOREIGN_KEY_VIOLATION = '23503';
 /** Finished runs stay in memory this long for readers here; later ones read the store. */
 const KEEP_FINISHED_MS = 60_000;
 
@@ -180,9 +182,11 @@ export class RunHub {
     knownHistory: UIMessage[] | null,
     origin: RunContext,
   ): LiveRun {
-    const run = new LiveRun(runId, principal, threadId, this.db, (error) =>
-      this.logger.warn('run chunks not stored', { run_id: runId, ...describeError(error) }),
-    );
+    const run = new LiveRun(runId, principal, threadId, this.db, (error) => {
+      // The thread was deleted under the run (its row went with it): nothing is to be kept.
+      if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) return;
+      this.logger.warn('run chunks not stored', { run_id: runId, ...describeError(error) });
+    });
     run.knownHistory = knownHistory;
     run.credentials = credentials;
     run.origin = origin;
@@ -517,9 +521,11 @@ export class RunHub {
         setStatus: (r, status) => this.#setStatus(r, status),
       });
       if (outcome.message) {
-        await this.threads.append(run.owner, run.threadId, outcome.message).catch((error: unknown) => {
-          this.logger.warn('assistant message not stored', { run_id: run.id, ...describeError(error) });
-        });
+        await this.threads
+          .append(run.owner, run.threadId, run.id, outcome.message)
+          .catch((error: unknown) => {
+            this.logger.warn('assistant message not stored', { run_id: run.id, ...describeError(error) });
+          });
       }
       await run.flushed();
       // A stop accepted while the run was in flight (on any instance) ends it cancelled, even

@@ -96,13 +96,20 @@ export class ThreadStore {
   }
 
   /**
-   * Appends a message at the end of the thread and touches it, in one statement. Appends to one
-   * thread never race: a thread has at most one run in flight, and each run appends in turn.
+   * Appends a run's answer at the end of the thread and touches it, in one statement, while the
+   * run's row exists: a run whose thread was deleted under it stores nothing, even when a new
+   * thread took the same id since. The run row is locked until the message is in, so a delete
+   * that lands meanwhile waits and takes the message with it. Appends to one thread never race:
+   * a thread has at most one run in flight, and each run appends in turn.
    */
-  async append(owner: string, threadId: string, message: UIMessage): Promise<void> {
+  async append(owner: string, threadId: string, runId: string, message: UIMessage): Promise<void> {
     await sql`
-      with touched as (
-        update wire_threads set updated_at = now() where owner = ${owner} and id = ${threadId} returning owner, id
+      with run as (
+        select id from wire_runs where id = ${runId} and owner = ${owner} and thread_id = ${threadId} for share
+      ), touched as (
+        update wire_threads set updated_at = now()
+        where owner = ${owner} and id = ${threadId} and exists (select 1 from run)
+        returning owner, id
       )
       insert into wire_messages (owner, thread_id, seq, id, role, message)
       select touched.owner, touched.id,

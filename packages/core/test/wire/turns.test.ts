@@ -322,6 +322,46 @@ for (const [kind, transportKind] of COMBINATIONS) {
       expect((await again.json()).run).toMatchObject({ status: 'cancelled', stopReason: 'user' });
     });
 
+    it('keeps nothing of a run whose thread was deleted, when a new turn took the thread id meanwhile', async () => {
+      const started = latch();
+      const release = latch();
+      const warnings: string[] = [];
+      const { call } = await setup(
+        [{ toolCalls: [{ id: 'g1', name: 'slow', input: {} }] }, { text: ['Fresh answer.'] }],
+        {
+          logger: { info() {}, error() {}, warn: (message) => warnings.push(message) },
+          tools: [
+            {
+              name: 'slow',
+              description: 'Takes a while',
+              input: z.object({}),
+              execute: async () => {
+                started.open();
+                await release.promise;
+                return { old: true };
+              },
+            },
+          ],
+        },
+      );
+      const old = await call('/chat', { method: 'POST', json: { id: 'del-1', message: 'old question' } });
+      const oldReading = readTurn(old);
+      await started.promise;
+      expect((await call('/threads/del-1', { method: 'DELETE', json: {} })).status).toBe(200);
+      // useChat keeps its chat id: the next message goes to the same thread id, now a new thread.
+      const fresh = await call('/chat', { method: 'POST', json: { id: 'del-1', message: 'fresh start' } });
+      expect(fresh.status).toBe(200);
+      await readTurn(fresh);
+      release.open();
+      // Its stream ends once the old run has written what it would: its answer, its last chunks.
+      await oldReading;
+      const thread = (await (await call('/threads/del-1')).json()).thread;
+      expect(thread.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
+      expect(textOf(thread.messages[1])).toBe('Fresh answer.');
+      expect(JSON.stringify(thread.messages)).not.toContain(old.headers.get('x-service-run-id'));
+      expect(warnings).not.toContain('run chunks not stored');
+    });
+
     it('drops the parked approvals of a stopped run', async () => {
       const { call } = await setup([{ toolCalls: [{ id: 'p1', name: 'rm', input: {} }] }], {
         tools: [
