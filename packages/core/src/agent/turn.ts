@@ -6,11 +6,13 @@
  * turn waits for them and streams their results before it ends (`abort`, then `finish`).
  */
 import {
+  APICallError,
   convertToModelMessages,
   InvalidToolInputError,
   jsonSchema,
   type LanguageModel,
   NoSuchToolError,
+  RetryError,
   readUIMessageStream,
   stepCountIs,
   streamText,
@@ -138,10 +140,12 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
             : undefined,
     });
     let aborted: UIMessageChunk | null = null;
+    let finished = false;
     for await (const chunk of stream) {
       // Held back: the results of calls still running go out first.
       if (chunk.type === 'abort') aborted = chunk;
       else {
+        if (chunk.type === 'finish') finished = true;
         // An input stream that ends without its call running is closed before the message ends.
         if (chunk.type === 'finish') await endInputs(deps, inputs);
         run.emit(refusalAsDenial(run, chunk));
@@ -152,6 +156,12 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
       await drainCalls(run, started);
       await endInputs(deps, inputs);
       run.emit(aborted);
+      run.emit({
+        type: 'finish',
+        messageMetadata: { threadId: run.threadId, runId: run.id, status: statusOf(run, failure) },
+      });
+    } else if (!finished) {
+      // A failed model call ends the SDK's stream at its error, without a finish.
       run.emit({
         type: 'finish',
         messageMetadata: { threadId: run.threadId, runId: run.id, status: statusOf(run, failure) },
@@ -216,8 +226,16 @@ function callErrorText(error: unknown, callErrors: Set<string>): string | null {
   return null;
 }
 
+/** What the user reads when the model's provider refused the call for want of credit (HTTP 402). */
+export const OUT_OF_CREDIT = 'The workspace is out of credit: top it up, then send the message again.';
+
 function failureOf(error: unknown): { code: string; message: string } {
   if (error instanceof TurnError) return { code: error.code, message: error.message };
+  // The provider's body is not passed on: only that the workspace must be topped up.
+  const cause = RetryError.isInstance(error) ? error.lastError : error;
+  if (APICallError.isInstance(cause) && cause.statusCode === 402) {
+    return { code: 'insufficient_credit', message: OUT_OF_CREDIT };
+  }
   return { code: 'model_error', message: 'The model call failed. The error has been logged.' };
 }
 

@@ -4,7 +4,7 @@
  *
  * @see docs/wire.md "Turns"
  */
-import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
+import { APICallError, type LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { HostTool } from '../../src/agent/tools.js';
@@ -169,8 +169,31 @@ for (const [kind, transportKind] of COMBINATIONS) {
       const errorText = JSON.stringify(turn.chunks.filter((c) => c.type === 'error'));
       expect(errorText).toContain('The model call failed');
       expect(errorText).not.toContain('sk-123');
+      // The message still ends as every turn's does: start, the error, finish.
+      expect(turn.chunks.at(-1)).toMatchObject({ type: 'finish', messageMetadata: { status: 'failed' } });
       const run = await (await call(`/runs/${response.headers.get('x-service-run-id')}`)).json();
       expect(run.run.status).toBe('failed');
+    });
+
+    it('tells the user the workspace is out of credit when the model call is refused with 402', async () => {
+      const refusal = new APICallError({
+        message: 'Payment Required',
+        url: 'http://127.0.0.1:9/v1/chat/completions',
+        requestBodyValues: {},
+        statusCode: 402,
+        responseBody:
+          '{"error":{"code":"balance_exhausted","message":"secret-ledger-7","suggested_fix":"Top up"}}',
+      });
+      const { call } = await setup([{ error: refusal }]);
+      const response = await call('/chat', { method: 'POST', json: { message: 'hi' } });
+      const turn = await readTurn(response);
+      expect(turn.chunks.find((c) => c.type === 'error')).toEqual({
+        type: 'error',
+        errorText: 'The workspace is out of credit: top it up, then send the message again.',
+      });
+      expect(JSON.stringify(turn.chunks)).not.toContain('secret-ledger-7');
+      const run = await (await call(`/runs/${response.headers.get('x-service-run-id')}`)).json();
+      expect(run.run).toMatchObject({ status: 'failed', error: { code: 'insufficient_credit' } });
     });
 
     it('parks a tool that needs approval, resumes it once approved over the API, and completes', async () => {
