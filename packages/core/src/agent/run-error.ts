@@ -3,7 +3,13 @@
  * error code (and status) in one place, so the agent knows nothing of HTTP.
  */
 
-export type RunErrorCode = 'run_in_flight' | 'stopping' | 'regenerate_not_last' | 'not_found';
+export type RunErrorCode =
+  | 'run_in_flight'
+  | 'stopping'
+  | 'regenerate_not_last'
+  | 'not_found'
+  /** A user message whose id is already an assistant message's in the thread. */
+  | 'message_id_taken';
 
 /** A refusal whose message is safe, and meant, to reach the caller. */
 export class RunError extends Error {

@@ -81,8 +81,11 @@ export class RunHub {
   }
 
   /**
-   * Starts a turn on a thread (created when new) with the user's message. Refuses with
-   * `run_in_flight` while another run of the thread is going.
+   * Starts a turn on a thread (created when new) with the user's message. A message whose id
+   * names one of the thread's user messages is an edit: that message and everything after it
+   * are replaced by it (useChat's `sendMessage({ text, messageId })`). Refuses with
+   * `run_in_flight` while another run of the thread is going, and with `message_id_taken` when
+   * the id names a message of the assistant's.
    */
   async startTurn(
     principal: Principal,
@@ -402,7 +405,9 @@ export class RunHub {
   /**
    * Creates the thread (when new), the run and the user's message in one statement: a turn's
    * first store round trip is also its only one before the model is called. A run already in
-   * flight on the thread fails it as a whole (unique index), leaving nothing behind.
+   * flight on the thread fails it as a whole (unique index), leaving nothing behind. A message
+   * whose id is a user message's of the thread replaces it and drops what followed it (an
+   * edit); one whose id is another role's is not stored, and the run it began is removed.
    */
   async #begin(
     owner: string,
@@ -421,14 +426,29 @@ export class RunHub {
             select ${runId}, owner, id, 'running', ${origin.automationId}, ${origin.actor}, ${origin.trigger}
             from thread
             returning id
+          ), target as (
+            select seq, role from wire_messages
+            where owner = ${owner} and thread_id = ${threadId} and id = ${message.id}
+            order by seq limit 1
+          ), edited as (
+            delete from wire_messages
+            where owner = ${owner} and thread_id = ${threadId}
+              and seq >= (select seq from target where role = 'user')
           )
           insert into wire_messages (owner, thread_id, seq, id, role, message)
           select owner, id,
             (select coalesce(max(seq), 0) + 1 from wire_messages where owner = ${owner} and thread_id = ${threadId}),
             ${message.id}, ${message.role}, ${JSON.stringify(message)}::jsonb
           from thread
+          where not exists (select 1 from target where role <> 'user')
           returning seq`.execute(this.db);
-    return result.rows[0]?.seq ?? 0;
+    const seq = result.rows[0]?.seq;
+    if (seq !== undefined) return seq;
+    await this.db.deleteFrom('wire_runs').where('id', '=', runId).execute();
+    throw new RunError(
+      'message_id_taken',
+      `The message id ${message.id} is the assistant's message of this thread: send the user's message with an id of its own (or none).`,
+    );
   }
 
   /**

@@ -124,6 +124,8 @@ const RUN_ERROR_CODES: Record<RunErrorCode, WireErrorCode> = {
   run_in_flight: 'run_in_flight',
   regenerate_not_last: 'regenerate_not_last',
   not_found: 'not_found',
+  // A client's mistake in the body, as a field that fails validation is.
+  message_id_taken: 'validation_failed',
   stopping: 'unavailable',
 };
 

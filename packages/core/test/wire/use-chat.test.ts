@@ -5,7 +5,11 @@
  *
  * @see docs/wire.md "Turns", "Resume"
  */
-import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+import {
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  type UIMessage,
+} from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Service } from '../../src/wire/create-service.js';
@@ -22,6 +26,12 @@ function chatAs(id: string, user: string): TestChat {
     transport: new DefaultChatTransport({ api, headers: { 'x-test-user': user } }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
+}
+
+/** The thread as `GET /threads/:id` answers it. */
+async function threadOf(id: string, user: string) {
+  const response = await fetch(api.replace('/chat', `/threads/${id}`), { headers: { 'x-test-user': user } });
+  return (await response.json()).thread;
 }
 
 /** Holds the archive tool until the test lets it finish. */
@@ -183,6 +193,48 @@ describe('useChat’s chat core against the wire', () => {
       output: { archived: 8 },
     });
     expect(textOf(chat.messages[1])).toBe('All done.');
+  });
+
+  it('edits a message with sendMessage({ messageId }): it replaces that message and drops what followed', async () => {
+    const chat = chatAs('chat-core-edit', 'fay');
+    await chat.sendMessage({ text: 'first' });
+    await chat.sendMessage({ text: 'second' });
+    const first = chat.messages[0]!;
+    await chat.sendMessage({ text: 'first edited', messageId: first.id });
+    expect(chat.error).toBeUndefined();
+    expect(chat.messages.map((m) => [m.role, m.role === 'user' ? textOf(m) : m.id])).toEqual([
+      ['user', 'first edited'],
+      ['assistant', chat.messages[1]!.id],
+    ]);
+    const stored = (await threadOf('chat-core-edit', 'fay')).messages as UIMessage[];
+    expect(stored.map((m) => m.id)).toEqual([first.id, chat.messages[1]!.id]);
+    expect(textOf(stored[0])).toBe('first edited');
+    expect(textOf(stored[1])).toBe('All done.');
+  });
+
+  it('takes a user message whose id is already a user message’s as its edit, and refuses an assistant message’s id', async () => {
+    const chat = chatAs('chat-core-ids', 'gus');
+    await chat.sendMessage({ text: 'one' });
+    await chat.sendMessage({ text: 'two' });
+    const [one, answer] = chat.messages;
+    const post = (message: unknown) =>
+      fetch(api, {
+        method: 'POST',
+        headers: { 'x-test-user': 'gus', 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'chat-core-ids', message }),
+      });
+    const taken = await post({ id: answer!.id, role: 'user', parts: [{ type: 'text', text: 'sneaky' }] });
+    expect(taken.status).toBe(400);
+    expect((await taken.json()).error.code).toBe('validation_failed');
+    // Nothing changed, and the thread takes turns again.
+    expect(((await threadOf('chat-core-ids', 'gus')).messages as UIMessage[]).length).toBe(4);
+    const again = await post({ id: one!.id, role: 'user', parts: [{ type: 'text', text: 'one again' }] });
+    expect(again.status).toBe(200);
+    await again.text();
+    const stored = (await threadOf('chat-core-ids', 'gus')).messages as UIMessage[];
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(new Set(stored.map((m) => m.id)).size).toBe(2);
+    expect(textOf(stored[0])).toBe('one again');
   });
 
   it('lets a second tab resume a turn in flight and see the whole answer', async () => {

@@ -206,7 +206,11 @@ function threadIdOf(body: ChatBody, purpose: string): string {
 
 function userMessageOf(body: ChatBody): UIMessage {
   if (typeof body.message === 'string') {
-    return { id: newId('msg'), role: 'user', parts: [{ type: 'text', text: body.message }] };
+    return {
+      id: body.messageId ?? newId('msg'),
+      role: 'user',
+      parts: [{ type: 'text', text: body.message }],
+    };
   }
   const candidate = body.message ?? body.messages?.at(-1);
   if (candidate === undefined) {
@@ -215,9 +219,18 @@ function userMessageOf(body: ChatBody): UIMessage {
       'body.message: send the user message as text, or useChat’s messages',
     );
   }
-  const parsed = validate(userMessageSchema, candidate, body.message ? 'body.message' : 'body.messages[-1]');
+  const where = body.message ? 'body.message' : 'body.messages[-1]';
+  const parsed = validate(userMessageSchema, candidate, where);
+  // useChat's edit (`sendMessage({ text, messageId })`) sends the edited message under the id it
+  // replaces, and names that id as `messageId` too.
+  if (body.messageId !== undefined && parsed.id !== undefined && parsed.id !== body.messageId) {
+    throw new WireError(
+      'validation_failed',
+      `body.messageId: names the message to edit, and ${where}.id (${parsed.id}) is not it; send the edited message under the id it replaces`,
+    );
+  }
   return {
-    id: parsed.id ?? newId('msg'),
+    id: parsed.id ?? body.messageId ?? newId('msg'),
     role: 'user',
     parts: parsed.parts,
     ...(parsed.metadata !== undefined ? { metadata: parsed.metadata } : {}),
