@@ -19,7 +19,12 @@ export interface ThreadDetail extends ThreadSummary {
 
 const TITLE_LENGTH = 80;
 
-/** A title from the first user message: its text, whitespace collapsed, at most 80 characters. */
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/**
+ * A title from the first user message: its text, whitespace collapsed, at most 80 characters
+ * counted as a reader does (graphemes: an emoji is one, and is never cut in half).
+ */
 export function titleFrom(message: UIMessage): string | null {
   const text = message.parts
     .map((part) => (part.type === 'text' ? part.text : ''))
@@ -27,7 +32,8 @@ export function titleFrom(message: UIMessage): string | null {
     .replace(/\s+/g, ' ')
     .trim();
   if (!text) return null;
-  return text.length <= TITLE_LENGTH ? text : `${text.slice(0, TITLE_LENGTH - 1)}…`;
+  const characters = Array.from(graphemes.segment(text), (s) => s.segment);
+  return characters.length <= TITLE_LENGTH ? text : `${characters.slice(0, TITLE_LENGTH - 1).join('')}…`;
 }
 
 export class ThreadStore {

@@ -173,7 +173,8 @@ for (const kind of STORE_KINDS) {
         expect(answer.status, url).toBe(400);
         const body = (await answer.json()) as { error: { code: string; message: string } };
         expect(body.error.code).toBe('validation_failed');
-        expect(body.error.message).toContain('parts.1.url');
+        // Named where the client put it: the last of useChat's messages.
+        expect(body.error.message).toContain('body.messages[-1].parts.1.url');
       }
     });
 

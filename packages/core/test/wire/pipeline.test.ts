@@ -308,6 +308,16 @@ for (const transportKind of TRANSPORTS) {
           messages: [{ role: 'assistant', parts: [{ type: 'text', text: 'x' }] }],
         });
         await expectError(await post(assistant), 400, 'validation_failed');
+        // A message of blank text only is refused as a blank `message` string is.
+        for (const text of ['', '  \n ']) {
+          const blank = JSON.stringify({ messages: [{ role: 'user', parts: [{ type: 'text', text }] }] });
+          expect(await expectError(await post(blank), 400, 'validation_failed')).toContain(
+            'body.messages[-1].parts',
+          );
+        }
+        expect(await expectError(await post('{"message": "  "}'), 400, 'validation_failed')).toContain(
+          'message',
+        );
       });
 
       it('answers 413 for a body over the limit', async () => {

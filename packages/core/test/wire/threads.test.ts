@@ -75,6 +75,20 @@ for (const kind of STORE_KINDS) {
       for (const limit of [1, 2, 3, 4, 6]) expect(await walk(limit), `limit ${limit}`).toEqual(everything);
     });
 
+    it('titles a thread with its first 79 characters and an ellipsis, never cutting an emoji', async () => {
+      const bea = callerFor((r) => service.fetch(r), 'bea');
+      for (const [id, emoji] of [
+        ['faces', '😀'],
+        ['families', '👩‍👩‍👧'],
+      ] as const) {
+        const turn = await bea('/chat', { method: 'POST', json: { id, message: emoji.repeat(100) } });
+        await readTurn(turn);
+        const { thread } = (await (await bea(`/threads/${id}`)).json()) as { thread: { title: string } };
+        expect(thread.title).toBe(`${emoji.repeat(79)}…`);
+        expect(thread.title).not.toContain('\uFFFD');
+      }
+    });
+
     it('takes an updatedAt alone as the threads older than it', async () => {
       const answer = await ada()(`/threads?before=${encodeURIComponent('2026-03-01T10:00:00.123Z')}`);
       expect(((await answer.json()) as Page).threads.map((t) => t.id)).toEqual(['t6', 't7']);

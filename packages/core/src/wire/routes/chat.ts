@@ -94,7 +94,7 @@ export function chatRoutes(ctx: WireContext): Hono<WireEnv> {
     if ((last as { role?: unknown } | undefined)?.role === 'assistant') {
       return answerApprovals(ctx, c, principal, body, last);
     }
-    const message = await storeAttachments(ctx, principal, userMessageOf(body));
+    const message = await storeAttachments(ctx, principal, userMessageOf(body), messageField(body));
     const threadId = body.id ?? newId('thr');
     const run = await ctx.runs.startTurn(principal, threadId, message, presentCredentials(ctx, c.req.raw));
     return follow(ctx, c, run.id, threadId, 0);
@@ -204,6 +204,11 @@ function threadIdOf(body: ChatBody, purpose: string): string {
   return body.id;
 }
 
+/** Where the body holds the user's message, as refusals name it. */
+function messageField(body: ChatBody): string {
+  return body.message === undefined ? 'body.messages[-1]' : 'body.message';
+}
+
 function userMessageOf(body: ChatBody): UIMessage {
   if (typeof body.message === 'string') {
     return {
@@ -219,7 +224,7 @@ function userMessageOf(body: ChatBody): UIMessage {
       'body.message: send the user message as text, or useChat’s messages',
     );
   }
-  const where = body.message ? 'body.message' : 'body.messages[-1]';
+  const where = messageField(body);
   const parsed = validate(userMessageSchema, candidate, where);
   // useChat's edit (`sendMessage({ text, messageId })`) sends the edited message under the id it
   // replaces, and names that id as `messageId` too.
@@ -228,6 +233,10 @@ function userMessageOf(body: ChatBody): UIMessage {
       'validation_failed',
       `body.messageId: names the message to edit, and ${where}.id (${parsed.id}) is not it; send the edited message under the id it replaces`,
     );
+  }
+  // As a blank `message` string is: a message of blank text and no file says nothing.
+  if (parsed.parts.every((part) => part.type === 'text' && part.text.trim() === '')) {
+    throw new WireError('validation_failed', `${where}.parts: the message has no text and no file`);
   }
   return {
     id: parsed.id ?? body.messageId ?? newId('msg'),
@@ -246,6 +255,7 @@ async function storeAttachments(
   ctx: WireContext,
   principal: Principal,
   message: UIMessage,
+  field: string,
 ): Promise<UIMessage> {
   const files = ctx.files;
   if (!files || !message.parts.some((p) => p.type === 'file')) return message;
@@ -255,7 +265,7 @@ async function storeAttachments(
       parts.push(part);
       continue;
     }
-    const where = `body.message.parts.${index}.url`;
+    const where = `${field}.parts.${index}.url`;
     const data = part.url.startsWith('data:') ? decodeDataUrl(part.url) : null;
     if (part.url.startsWith('data:') && !data) {
       throw new WireError('validation_failed', `${where}: a malformed data URL.`);
