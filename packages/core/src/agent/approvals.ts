@@ -21,6 +21,8 @@ export interface Decision {
   id: string;
   decision: 'approve' | 'deny';
   remember?: RememberOption;
+  /** Why the user denied the call (the AI SDK's approval response carries one): the model reads it. */
+  reason?: string;
 }
 
 type ApprovalRow = {
@@ -162,6 +164,7 @@ export class ApprovalStore {
             decided_at: new Date(this.now()),
             grant_id: grantId,
             remember: decision.remember ? JSON.stringify(decision.remember) : null,
+            reason: decision.decision === 'deny' ? (decision.reason ?? null) : null,
           })
           .where('id', '=', row.id)
           .execute();
@@ -207,6 +210,16 @@ export class ApprovalStore {
       const decided = await this.#nextEvent(id, Math.min(POLL_MS, left), stopSignal);
       if (decided) return decided;
     }
+  }
+
+  /** The reason the user gave when they denied the call, or null. */
+  async reasonOf(id: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('wire_approvals')
+      .select('reason')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row?.reason ?? null;
   }
 
   /** Whether the run still waits for a decision: an approval of it pending and not expired. */

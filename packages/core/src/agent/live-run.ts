@@ -56,6 +56,8 @@ export class LiveRun {
   parked = 0;
   /** Tool calls denied, or dropped by a stop (their error is reported to the client as a denial). */
   readonly refused = new Set<string>();
+  /** The user's decisions, by approval id, as the stored message's tool parts keep them. */
+  readonly decisions = new Map<string, { approved: boolean; reason?: string }>();
   /** Resolves when a stop is requested. */
   readonly stopSignal: Promise<void>;
   #resolveStop!: () => void;

@@ -192,8 +192,23 @@ export async function runTurn(run: LiveRun, deps: TurnDeps): Promise<TurnOutcome
   return {
     status,
     ...(failure ? { errorCode: failure.code, errorMessage: failure.message } : {}),
-    message: await assemble(run.chunks),
+    message: withDecisions(await assemble(run.chunks), run.decisions),
   };
+}
+
+/**
+ * The message with the user's decisions on its tool parts (`approval: { id, approved, reason? }`),
+ * as the client that decided shows them: the stream carries only the request, and later turns
+ * read a denial and its reason from the stored part.
+ */
+function withDecisions(message: UIMessage | null, decisions: LiveRun['decisions']): UIMessage | null {
+  if (!message || decisions.size === 0) return message;
+  for (const part of message.parts) {
+    const approval = (part as { approval?: { id: string } }).approval;
+    const decision = approval && decisions.get(approval.id);
+    if (decision) Object.assign(approval, decision);
+  }
+  return message;
 }
 
 /** `work`'s value, or the stop's reason once `signal` aborts first. */
@@ -552,9 +567,17 @@ async function park(
   } finally {
     if (--run.parked === 0 && !run.stopRequested) await deps.setStatus(run, 'running');
   }
-  if (outcome === 'approved') return approvalId;
+  if (outcome === 'approved') {
+    run.decisions.set(approvalId, { approved: true });
+    return approvalId;
+  }
   // A denial (by the user, or by their stop) reads as one; an expiry is an error naming itself.
   if (outcome !== 'expired') run.refused.add(toolCallId);
+  if (outcome === 'declined') {
+    const reason = await deps.approvals.reasonOf(approvalId).catch(() => null);
+    run.decisions.set(approvalId, { approved: false, ...(reason ? { reason } : {}) });
+    if (reason) throw new ToolCallFailure(`${REFUSALS.declined} Their reason: ${reason}`);
+  }
   throw new ToolCallFailure(REFUSALS[outcome]);
 }
 

@@ -43,6 +43,8 @@ const archiving = (() => {
   return { promise, resolve };
 })();
 
+/** Every prompt the model was given, as JSON. */
+const prompts: string[] = [];
 let store: TestStore;
 let service: Service;
 let transport: Transport;
@@ -51,6 +53,7 @@ let api: string;
 beforeAll(async () => {
   store = await openTestStore();
   const model = reactiveModel((options) => {
+    prompts.push(JSON.stringify(options.prompt));
     const last = options.prompt.at(-1);
     if (last?.role === 'tool') return { text: ['All ', 'done.'] };
     const said = JSON.stringify(last?.content ?? '');
@@ -168,6 +171,46 @@ describe('useChat’s chat core against the wire', () => {
       output: { deleted: 7 },
     });
     expect(textOf(chat.messages[1])).toBe('All done.');
+  });
+
+  it('keeps the decision on the stored part, and gives the model a denial’s reason, then and on later turns', async () => {
+    const chat = chatAs('chat-core-deny', 'hal');
+    await chat.sendMessage({ text: 'delete note 7 please' });
+    const asked = chat.messages[1]!.parts.find((p) => p.type === 'tool-delete_note') as {
+      approval: { id: string };
+    };
+    const id = asked.approval.id;
+    await chat.addToolApprovalResponse({ id, approved: false, reason: 'nope, keep it' });
+    await eventually(async () => (chat.status === 'ready' && textOf(chat.messages[1]) ? true : undefined));
+    const shown = chat.messages[1]!.parts.find((p) => p.type === 'tool-delete_note');
+    expect(shown).toMatchObject({
+      state: 'output-denied',
+      approval: { id, approved: false, reason: 'nope, keep it' },
+    });
+    expect(prompts.at(-1)).toContain('The user denied this call. Their reason: nope, keep it');
+    const stored = (await threadOf('chat-core-deny', 'hal')).messages as UIMessage[];
+    expect(stored[1]!.parts.find((p) => p.type === 'tool-delete_note')).toMatchObject({
+      state: 'output-denied',
+      approval: { id, approved: false, reason: 'nope, keep it' },
+    });
+    // A later turn reads the denial and its reason from the stored history.
+    await chat.sendMessage({ text: 'slow then' });
+    expect(prompts.at(-1)).toContain('nope, keep it');
+
+    const approving = chatAs('chat-core-approve', 'hal');
+    await approving.sendMessage({ text: 'delete note 7 again' });
+    const again = approving.messages[1]!.parts.find((p) => p.type === 'tool-delete_note') as {
+      approval: { id: string };
+    };
+    await approving.addToolApprovalResponse({ id: again.approval.id, approved: true });
+    await eventually(async () =>
+      approving.status === 'ready' && textOf(approving.messages[1]) ? true : undefined,
+    );
+    const kept = (await threadOf('chat-core-approve', 'hal')).messages as UIMessage[];
+    expect(kept[1]!.parts.find((p) => p.type === 'tool-delete_note')).toMatchObject({
+      state: 'output-available',
+      approval: { id: again.approval.id, approved: true },
+    });
   });
 
   it('rebuilds the message with resumeStream() after an API decision, while the call still runs', async () => {

@@ -23,6 +23,7 @@ import * as wireSlotBuilds from './0023-wire-slot-builds.js';
 import * as usageLedgerKey from './0024-usage-ledger-key.js';
 import * as usageParentKeys from './0025-usage-parent-keys.js';
 import * as endUserFlowRevoked from './0026-end-user-flow-revoked.js';
+import * as wireApprovalReason from './0027-wire-approval-reason.js';
 
 /** Every migration, in order. Names sort by their numeric prefix; never rename a shipped one. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0024-usage-ledger-key': usageLedgerKey,
   '0025-usage-parent-keys': usageParentKeys,
   '0026-end-user-flow-revoked': endUserFlowRevoked,
+  '0027-wire-approval-reason': wireApprovalReason,
 };

@@ -89,6 +89,8 @@ export interface WireApprovalsTable {
   status: ApprovalStatus;
   remember: NullableJson<{ scope: 'tool' | 'input'; ttlSeconds: number }>;
   grant_id: string | null;
+  /** Why the user denied the call, when they said (shown to the model). */
+  reason: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   decided_at: NullableTimestamp;
   expires_at: Timestamp;

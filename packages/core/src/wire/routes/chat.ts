@@ -12,6 +12,7 @@
 import type { UIMessage } from 'ai';
 import { Hono } from 'hono';
 import { z } from 'zod';
+import type { Decision } from '../../agent/approvals.js';
 import { decodeDataUrl, type FileSummary } from '../../agent/files.js';
 import { CLIENT_ID_PATTERN, newId } from '../../agent/ids.js';
 import { isTerminal } from '../../agent/run-rows.js';
@@ -176,15 +177,24 @@ async function answerApprovals(
   return follow(ctx, c, run.id, threadId, resumeCursor(message.metadata, run.id, streamed));
 }
 
-/** The approvals answered in the message's tool parts (each id once); other parts are not read. */
-function approvalResponsesOf(parts: unknown[]): Array<{ id: string; decision: 'approve' | 'deny' }> {
-  const decisions = new Map<string, 'approve' | 'deny'>();
+/**
+ * The approvals answered in the message's tool parts (each id once), with a denial's reason;
+ * other parts are not read.
+ */
+function approvalResponsesOf(parts: unknown[]): Decision[] {
+  const decisions = new Map<string, Decision>();
   parts.forEach((part, index) => {
     if ((part as { state?: unknown } | null)?.state !== 'approval-responded') return;
     const { approval } = validate(approvalResponseSchema, part, `body.messages[-1].parts.${index}`);
-    if (!decisions.has(approval.id)) decisions.set(approval.id, approval.approved ? 'approve' : 'deny');
+    if (decisions.has(approval.id)) return;
+    const reason = approval.approved ? undefined : approval.reason?.trim();
+    decisions.set(approval.id, {
+      id: approval.id,
+      decision: approval.approved ? 'approve' : 'deny',
+      ...(reason ? { reason } : {}),
+    });
   });
-  return [...decisions].map(([id, decision]) => ({ id, decision }));
+  return [...decisions.values()];
 }
 
 /** `resumeAfter` of the message's metadata when it is a cursor of this run, else `streamed`. */
