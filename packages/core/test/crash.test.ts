@@ -5,6 +5,9 @@
  *
  * @see docs/billing.md "Crash safety"
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { createMeteredTenant, type MeteredTenant, seedProviders } from './support/metered.js';
@@ -108,4 +111,53 @@ describe.runIf(STORE_KINDS.includes('postgres'))('crash safety (postgres)', () =
       .executeTakeFirstOrThrow();
     expect(Number(last.max)).toBe(app.event_seq);
   });
+  it('bills every answered call when the journal folder is removed mid-load and the process is then killed', async () => {
+    const journalDir = join(mkdtempSync(join(tmpdir(), 'svc-crash-')), 'journal');
+    const payer = await createMeteredTenant(setup.platform, START);
+    const env = { ...processEnv(), SERVICE_JOURNAL_DIR: journalDir };
+    child = await spawnPlatform(env);
+    const target = child;
+    let answered = 0;
+    let stop = false;
+    const worker = async () => {
+      while (!stop) {
+        try {
+          const response = await fetch(`${target.url}/proxy/search/search`, {
+            headers: { authorization: `Bearer ${payer.appKey}` },
+          });
+          await response.arrayBuffer();
+          if (response.status === 200) answered++;
+        } catch {
+          return; // The server is gone.
+        }
+      }
+    };
+    const workers = Array.from({ length: 16 }, worker);
+    while (answered < 100) await new Promise((resolve) => setTimeout(resolve, 5));
+    rmSync(journalDir, { recursive: true, force: true });
+    const removedAt = answered;
+    while (answered < removedAt + 200) await new Promise((resolve) => setTimeout(resolve, 5));
+    await target.kill();
+    stop = true;
+    await Promise.all(workers);
+
+    // The next instance on the folder takes over the dead one's segments once its heartbeat lapses.
+    child = await spawnPlatform(env);
+    const billed = async () =>
+      Number(
+        (
+          await store.db
+            .selectFrom('usage_events')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('tenant_id', '=', payer.tenantId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const deadline = Date.now() + 30_000;
+    while ((await billed()) < answered && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await billed()).toBeGreaterThanOrEqual(answered);
+    rmSync(join(journalDir, '..'), { recursive: true, force: true });
+  }, 60_000);
 });

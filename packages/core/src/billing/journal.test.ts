@@ -89,6 +89,34 @@ describe('settlement journal', () => {
     await third.close();
   });
 
+  it('notices its folder removed under it and writes the next calls to a fresh segment a restart reads', async () => {
+    const dir = freshDir();
+    const lost: string[] = [];
+    const journal = await openSettlementJournal(dir, {
+      onSegmentLost: (file) => lost.push(file),
+      // A fresh heartbeat: no takeover to look for, so only the removal can be noticed.
+      heartbeat: { fresh: () => true, lapses: 0 },
+    });
+    await journal.append(call('before'));
+    rmSync(dir, { recursive: true, force: true });
+    // Appended after the removal: on disk again when append resolves, in a file under the folder.
+    await Promise.all([journal.append(call('after-1')), journal.append(call('after-2'))]);
+    await journal.append(call('after-3'));
+    expect(lost).toHaveLength(1);
+    const onDisk = segmentsIn(dir).flatMap((name) =>
+      readFileSync(join(dir, name), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).usageId),
+    );
+    expect(onDisk).toEqual(['after-1', 'after-2', 'after-3']);
+    // Stopped before they settle: the next journal on the folder takes the calls over.
+    await journal.close();
+    const next = await openSettlementJournal(dir);
+    expect((await next.adopt()).map((s) => s.usageId)).toEqual(['after-1', 'after-2', 'after-3']);
+    await next.close();
+  });
+
   it('skips a torn last line (a crash mid-write) and reads the rest', async () => {
     const dir = freshDir();
     const whole = (id: string) => `${JSON.stringify({ v: 1, ...call(id) })}\n`;

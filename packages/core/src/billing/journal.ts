@@ -1,4 +1,4 @@
-import { constants, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { constants, fstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -65,6 +65,8 @@ export interface SettlementJournalOptions {
   segmentRecords?: number;
   /** Told about lines that cannot be read (a torn last line after a crash). */
   onUnreadable?: (file: string, line: number) => void;
+  /** Told when the segment being written was found deleted (its folder removed): a fresh one is started. */
+  onSegmentLost?: (file: string) => void;
 }
 
 const SEGMENT_RECORDS = 4096;
@@ -141,6 +143,8 @@ export async function openSettlementJournal(
   let closed = false;
 
   const startSegment = async () => {
+    // The folder may have been removed since the last segment began: it is made again.
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const segment: Segment = {
       file: segmentFile(),
       pending: new Set(),
@@ -162,6 +166,12 @@ export async function openSettlementJournal(
     await target.handle.write(text);
     if (APPEND_SYNCED === null) await target.handle.datasync();
   };
+  /**
+   * Whether the segment's file is gone from the folder (no name links to it: deleted, alone or
+   * with its folder), so what was written to it is lost with the process. Asked after every
+   * write: a synchronous fstat costs microseconds on this thread, no trip to the thread pool.
+   */
+  const unlinked = (target: NonNullable<typeof current>) => fstatSync(target.handle.fd).nlink === 0;
   /** Whether another instance may have taken the segment: the heartbeat cannot rule it out. */
   const mayBeTaken = (target: NonNullable<typeof current>) =>
     !options.heartbeat?.fresh() || options.heartbeat.lapses !== target.lapses;
@@ -173,6 +183,7 @@ export async function openSettlementJournal(
       if (!current || current.records >= segmentRecords) {
         if (current) {
           const done = current;
+          current = null;
           done.segment.current = false;
           await done.handle.close();
           dropIfDone(done.segment);
@@ -182,8 +193,27 @@ export async function openSettlementJournal(
       let target = current!;
       const text = lines.map((l) => l.line).join('');
       await appendDurably(target, text);
-      // Asked once the lines are on disk: an instance that takes the segment after this reads them.
-      if (mayBeTaken(target) && !(await stillNamed(target.segment.file))) {
+      if (unlinked(target)) {
+        // The segment was deleted while open (its folder removed): these lines reached no file a
+        // restart would read. They go again to a fresh segment in the folder made again; when
+        // that cannot be done either, the batch fails and its calls wait for the store instead.
+        options.onSegmentLost?.(target.segment.file);
+        current = null;
+        target.segment.current = false;
+        await target.handle.close().catch(() => {});
+        dropIfDone(target.segment);
+        await startSegment();
+        target = current!;
+        await appendDurably(target, text);
+        if (unlinked(target)) {
+          current = null;
+          target.segment.current = false;
+          await target.handle.close().catch(() => {});
+          dropIfDone(target.segment);
+          throw new Error(`The settlement journal segment ${target.segment.file} was deleted while written`);
+        }
+      } else if (mayBeTaken(target) && !(await stillNamed(target.segment.file))) {
+        // Asked once the lines are on disk: an instance that takes the segment after this reads them.
         // Another instance judged this one dead and took the segment over (a long cut from the
         // store): it may have read the file before these lines landed. Write them again to a
         // fresh segment; a record settled twice bills once (settlement is idempotent by usage id).

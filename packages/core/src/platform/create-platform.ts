@@ -308,6 +308,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   const journal = options.journalDir
     ? await openSettlementJournal(options.journalDir, {
         onUnreadable: (file, line) => logger.warn('settlement journal line unreadable', { file, line }),
+        onSegmentLost: (file) =>
+          logger.warn('settlement journal segment deleted while in use; writing to a fresh one', { file }),
         // Its segments are named after this instance, and taken over by others once it stops beating.
         instanceId: instance.id,
         heartbeat: instance,
