@@ -30,6 +30,8 @@ describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (po
   let child: ChildServer;
   let wire: Service;
   let output = '';
+  /** The child's heartbeat row. */
+  let childInstance: string;
 
   beforeAll(async () => {
     cluster = await startPostgresCluster();
@@ -38,10 +40,13 @@ describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (po
     setup = await startPlatform(store);
     await seedProviders(setup.platform, upstream.url);
     tenant = await createMeteredTenant(setup.platform, 100_000_000);
+    const instances = () => store.db.selectFrom('instances').select('id').execute();
+    const before = new Set((await instances()).map((row) => row.id));
     child = await spawnPlatform({
       DATABASE_URL: cluster.url,
       SERVICE_STORE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     });
+    childInstance = (await instances()).find((row) => !before.has(row.id))!.id;
     child.child.stderr!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
@@ -79,11 +84,14 @@ describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (po
 
     // Metered load from 16 callers across the whole outage.
     const statuses: number[] = [];
+    /** When each 200 was answered. */
+    const answeredAt: number[] = [];
     let stop = false;
     const worker = async () => {
       while (!stop) {
         const response = await search();
         statuses.push(response?.status ?? 0);
+        if (response?.status === 200) answeredAt.push(Date.now());
         await response?.arrayBuffer().catch(() => {});
         if (response?.status !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
       }
@@ -91,7 +99,19 @@ describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (po
     const workers = Array.from({ length: 16 }, worker);
     while (statuses.filter((s) => s === 200).length < 50) await new Promise((r) => setTimeout(r, 5));
 
+    // Stopped just after one of the child's beats landed: it then admits from its lease for 4 s.
+    const aliveUntil = async () =>
+      (
+        await store.db
+          .selectFrom('instances')
+          .select('alive_until')
+          .where('id', '=', childInstance)
+          .executeTakeFirstOrThrow()
+      ).alive_until.getTime();
+    const lastBeat = await aliveUntil();
+    while ((await aliveUntil()) === lastBeat) await new Promise((r) => setTimeout(r, 10));
     await cluster.stop('immediate');
+    const stoppedAt = Date.now();
     const during: Response[] = [];
     const deadline = Date.now() + 2000;
     while (Date.now() < deadline) {
@@ -103,7 +123,19 @@ describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (po
       during.push(health);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const outageCall = await search();
+    // Calls are admitted from the instance's lease until its last beat that landed is 4 s old,
+    // then answered 503.
+    let outageCall = await search();
+    while (outageCall?.status === 200 && Date.now() < stoppedAt + 10_000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      outageCall = await search();
+    }
+    // The key, tenant status, connection, provider and spend-cap answers read before the outage
+    // served the lease's calls past their 2 s lifetime: the lease's bound, not a cache expiring,
+    // ended the serving.
+    const lastServed = Math.max(...answeredAt) - stoppedAt;
+    expect(lastServed).toBeGreaterThan(3000);
+    expect(lastServed).toBeLessThan(4500);
     const outageBalance = await fetch(`${child.url}/api/v1/balance`, {
       headers: auth(),
       signal: AbortSignal.timeout(5000),

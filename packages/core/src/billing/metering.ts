@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import { describeError, type Logger, silentLogger } from '../http/logger.js';
 import { createBatcher } from '../internal/batcher.js';
 import { TtlCache } from '../internal/ttl-cache.js';
+import { isStoreUnavailable, LAST_KNOWN_MS } from '../store/availability.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/index.js';
 import { type InstanceHeartbeat, lapsedInstances } from '../store/instances.js';
@@ -214,6 +215,8 @@ export function createMeteringEngine(
   /** Apps known to have no spend cap, whose calls may be admitted from a lease. */
   const uncapped = new TtlCache<string, true>({
     ttlMs: CAPS_CACHE_MS,
+    // The last answer still admits from the lease while the store cannot be asked (see `admitInTurn`).
+    staleMs: LAST_KNOWN_MS,
     // Date.now unless a clock is injected: the admission path allocates no Date for it.
     now: options.now ? () => now().getTime() : Date.now,
   });
@@ -295,7 +298,16 @@ export function createMeteringEngine(
         await renewing;
         continue;
       }
-      const result = await admitInStore(request);
+      let result: BatchAdmitResult;
+      try {
+        result = await admitInStore(request);
+      } catch (error) {
+        // The store cannot be reached: an app known to have no spend cap a moment ago (its answer
+        // only out of date, as the key and the tenant's status are) is admitted from the lease still.
+        const leasedAnyway = isStoreUnavailable(error) ? admitFromLease(request, true) : null;
+        if (leasedAnyway) return leasedAnyway;
+        throw error;
+      }
       if (!result.ok && result.reason === 'balance_exhausted' && (await recalled(request.tenantId))) {
         // Other instances' leases may have held the credit: once they are given back, try again.
         const again = await admitInStore(request);
@@ -354,17 +366,22 @@ export function createMeteringEngine(
       if (leases.get(tenantId) === lease) lease.budget += amount;
     }
   };
-  /** Calls of apps without a spend cap may be admitted from a lease (a capped app's always go to the store). */
-  const capFree = (request: AdmitRequest) => request.appId === null || uncapped.has(request.appId);
+  /**
+   * Calls of apps without a spend cap may be admitted from a lease (a capped app's always go to
+   * the store); `lastKnown`: the answer may be past its lifetime (the store cannot be asked).
+   */
+  const capFree = (request: AdmitRequest, lastKnown = false) =>
+    request.appId === null ||
+    (lastKnown ? uncapped.stale(request.appId) !== undefined : uncapped.has(request.appId));
   /** A call admitted from this instance's lease, in memory; null when the lease cannot take it. */
-  const admitFromLease = (request: AdmitRequest): AdmitResult | null => {
+  const admitFromLease = (request: AdmitRequest, lastKnown = false): AdmitResult | null => {
     const lease = leases.get(request.tenantId);
     if (!lease) return null;
     const at = now().getTime();
     // A leased call holds its worst case: it can never overdraw, so it is never closing.
     const hold = request.worstMicros ?? request.holdMicros;
     if (
-      !capFree(request) ||
+      !capFree(request, lastKnown) ||
       lease.renewing ||
       lease.setAside ||
       lease.expiresAt - at <= LEASE_MARGIN_MS ||

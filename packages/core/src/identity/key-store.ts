@@ -1,5 +1,6 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import { TtlCache } from '../internal/ttl-cache.js';
+import { LAST_KNOWN_MS, readOrLastKnown } from '../store/availability.js';
 import type { Database, KeyKind } from '../store/database.js';
 import type { NotificationHandler } from '../store/listener.js';
 import { type Notice, sendNotices } from '../store/notices.js';
@@ -92,7 +93,12 @@ export class KeyStore {
     const now = options.now ?? Date.now;
     this.#now = now;
     this.#cacheTtlMs = options.cacheTtlMs ?? 2000;
-    this.#cache = new TtlCache({ ttlMs: this.#cacheTtlMs, maxEntries: MAX_CACHE_ENTRIES, now });
+    this.#cache = new TtlCache({
+      ttlMs: this.#cacheTtlMs,
+      maxEntries: MAX_CACHE_ENTRIES,
+      now,
+      staleMs: LAST_KNOWN_MS,
+    });
     this.#recentlyTouched = new TtlCache({
       ttlMs: options.touchIntervalMs ?? 60_000,
       maxEntries: MAX_CACHE_ENTRIES,
@@ -128,6 +134,15 @@ export class KeyStore {
       this.#touch(cached.keyId);
       return cached;
     }
+    // While the store cannot be reached, the principal last read stands (see `LAST_KNOWN_MS`): a
+    // revocation heard before has dropped it; one made meanwhile is read once the store is back.
+    return readOrLastKnown(
+      () => this.#lookup(hash),
+      () => this.#cache.stale(hash),
+    );
+  }
+
+  async #lookup(hash: string): Promise<KeyPrincipal | null> {
     const now = this.#now();
     const forgotten = this.#forgotten;
     const row = await this.db
@@ -155,7 +170,9 @@ export class KeyStore {
       ? Math.min(this.#cacheTtlMs, row.expires_at.getTime() - now)
       : this.#cacheTtlMs;
     // A revocation heard while the lookup ran may postdate what it read: answer, but do not cache.
-    if (forgotten === this.#forgotten) this.#cache.set(hash, principal, ttlMs);
+    // A key in a rotation's overlap is not kept past it for an outage either.
+    if (forgotten === this.#forgotten)
+      this.#cache.set(hash, principal, ttlMs, row.expires_at ? 0 : undefined);
     this.#touch(row.id);
     return principal;
   }

@@ -42,6 +42,37 @@ for (const kind of STORE_KINDS) {
       expect(await statuses.isSuspended(tenantId)).toBe(false);
     });
 
+    it('answers the last status read while the store cannot be reached, and only then', async () => {
+      let now = 0;
+      let failure: Error | null = null;
+      // The store as seen through a connection that fails with `failure` while it is set.
+      const db = new Proxy(store.db, {
+        get(target, property) {
+          if (failure && property === 'selectFrom') {
+            return () => {
+              throw failure;
+            };
+          }
+          const value = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const statuses = new TenantStatuses(db, { cacheTtlMs: 1000, now: () => now });
+      const tenantId = await newTenant();
+      await behindTheCache(tenantId, 'suspended');
+      expect(await statuses.isSuspended(tenantId)).toBe(true);
+      now = 1500;
+      failure = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      expect(await statuses.isSuspended(tenantId)).toBe(true);
+      // A store that answers with an error is not second-guessed.
+      failure = Object.assign(new Error('permission denied'), { code: '42501' });
+      await expect(statuses.isSuspended(tenantId)).rejects.toThrow('permission denied');
+      // Past the bound (4 s beyond its lifetime), the outage stands.
+      now = 5001;
+      failure = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      await expect(statuses.isSuspended(tenantId)).rejects.toThrow('ECONNREFUSED');
+    });
+
     it('changes a status once, telling every follower on commit', async () => {
       const tenantId = await newTenant();
       const heard: Array<string | null> = [];

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { TtlCache } from '../internal/ttl-cache.js';
+import { LAST_KNOWN_MS, readOrLastKnown } from '../store/availability.js';
 import type { Database, TenantStatus } from '../store/database.js';
 import type { NotificationHandler } from '../store/listener.js';
 import { sendNotices } from '../store/notices.js';
@@ -34,22 +35,33 @@ export class TenantStatuses {
     this.#cache = new TtlCache({
       ttlMs: options.cacheTtlMs ?? 2000,
       maxEntries: MAX_CACHE_ENTRIES,
+      staleMs: LAST_KNOWN_MS,
       ...(options.now ? { now: options.now } : {}),
     });
   }
 
-  /** True when the tenant is suspended; an unknown tenant is not. */
+  /**
+   * True when the tenant is suspended; an unknown tenant is not. While the store cannot be
+   * reached, the status last read (within `LAST_KNOWN_MS` past its lifetime) stands: a suspension
+   * heard before is in it; one made meanwhile is read once the store is back.
+   */
   async isSuspended(tenantId: string): Promise<boolean> {
     const cached = this.#cache.get(tenantId);
     if (cached) return cached === 'suspended';
     const forgotten = this.#forgotten;
-    const row = await this.db
-      .selectFrom('tenants')
-      .select('status')
-      .where('id', '=', tenantId)
-      .executeTakeFirst();
-    const status = row?.status ?? 'active';
-    if (forgotten === this.#forgotten) this.#cache.set(tenantId, status);
+    const status = await readOrLastKnown(
+      async () => {
+        const row = await this.db
+          .selectFrom('tenants')
+          .select('status')
+          .where('id', '=', tenantId)
+          .executeTakeFirst();
+        const read = row?.status ?? 'active';
+        if (forgotten === this.#forgotten) this.#cache.set(tenantId, read);
+        return read;
+      },
+      () => this.#cache.stale(tenantId),
+    );
     return status === 'suspended';
   }
 

@@ -65,4 +65,17 @@ describe('TtlCache', () => {
     cache.clear();
     expect(cache.size).toBe(0);
   });
+  it('keeps an expired entry for stale() only, within staleMs, and never for get()', () => {
+    let now = 0;
+    const cache = new TtlCache<string, number>({ ttlMs: 1000, staleMs: 500, now: () => now });
+    cache.set('a', 1);
+    cache.set('b', 2, 1000, 0);
+    now = 1200;
+    expect([cache.get('a'), cache.stale('a'), cache.stale('b')]).toEqual([undefined, 1, undefined]);
+    now = 1500;
+    expect(cache.stale('a')).toBeUndefined();
+    cache.set('c', 3);
+    cache.delete('c');
+    expect(cache.stale('c')).toBeUndefined();
+  });
 });

@@ -18,11 +18,18 @@ export interface TtlCacheOptions {
   maxEntries?: number;
   /** Milliseconds since the epoch; injectable for tests. Default `Date.now`. */
   now?: () => number;
+  /**
+   * How long past its lifetime an entry is still kept for `stale`: the last known value, for a
+   * reader whose store cannot be asked. `get` never answers it. Default 0 (dropped on expiry).
+   */
+  staleMs?: number;
 }
 
 interface Entry<V> {
   value: V;
   expiresAt: number;
+  /** Until when `stale` answers it. */
+  keptUntil: number;
 }
 
 export class TtlCache<K, V> {
@@ -30,9 +37,11 @@ export class TtlCache<K, V> {
   readonly #ttlMs: number;
   readonly #maxEntries: number;
   readonly #now: () => number;
+  readonly #staleMs: number;
 
   constructor(options: TtlCacheOptions) {
     this.#ttlMs = options.ttlMs;
+    this.#staleMs = options.staleMs ?? 0;
     this.#maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
     this.#now = options.now ?? Date.now;
   }
@@ -41,24 +50,38 @@ export class TtlCache<K, V> {
   get(key: K): V | undefined {
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
-    if (entry.expiresAt > this.#now()) return entry.value;
-    this.#entries.delete(key);
+    const now = this.#now();
+    if (entry.expiresAt > now) return entry.value;
+    if (entry.keptUntil <= now) this.#entries.delete(key);
     return undefined;
+  }
+
+  /**
+   * The value even past its lifetime, within the cache's `staleMs` (or the entry's own) of it:
+   * only for when the source cannot be asked. Undefined when there is none.
+   */
+  stale(key: K): V | undefined {
+    const entry = this.#entries.get(key);
+    return entry !== undefined && entry.keptUntil > this.#now() ? entry.value : undefined;
   }
 
   has(key: K): boolean {
     return this.get(key) !== undefined;
   }
 
-  /** Caches `value` for `ttlMs` (default the cache's); a lifetime of 0 or less forgets the key. */
-  set(key: K, value: V, ttlMs: number = this.#ttlMs): void {
+  /**
+   * Caches `value` for `ttlMs` (default the cache's), kept for `stale` `staleMs` longer (default
+   * the cache's); a lifetime of 0 or less forgets the key.
+   */
+  set(key: K, value: V, ttlMs: number = this.#ttlMs, staleMs: number = this.#staleMs): void {
     // Deleting first keeps the map in write order, so the oldest write is the first key.
     const replaced = this.#entries.delete(key);
     if (ttlMs <= 0) return;
     if (!replaced && this.#entries.size >= this.#maxEntries) {
       this.#entries.delete(this.#entries.keys().next().value as K);
     }
-    this.#entries.set(key, { value, expiresAt: this.#now() + ttlMs });
+    const expiresAt = this.#now() + ttlMs;
+    this.#entries.set(key, { value, expiresAt, keptUntil: expiresAt + Math.max(staleMs, 0) });
   }
 
   delete(key: K): boolean {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { KeyPrincipal } from '../identity/key-store.js';
 import { TtlCache } from '../internal/ttl-cache.js';
+import { LAST_KNOWN_MS, readOrLastKnown } from '../store/availability.js';
 import type { Database } from '../store/database.js';
 
 /**
@@ -8,7 +9,7 @@ import type { Database } from '../store/database.js';
  * app to a connected connection of the provider; a Connection Key through its own connection when
  * it is for that provider and connected; a CLI key (the developer's personal key, used by
  * `service dev`) through any connected connection of its tenant for the provider. Answers are
- * kept for two seconds, as keys are.
+ * kept for two seconds, as keys are (and, while the store cannot be reached, 4 s longer).
  *
  * @see docs/proxy.md "Who may call"
  */
@@ -20,16 +21,22 @@ export class ConnectionResolver {
     ttlMs = 2000,
     now: () => number = Date.now,
   ) {
-    this.#cache = new TtlCache({ ttlMs, maxEntries: 10_000, now });
+    this.#cache = new TtlCache({ ttlMs, maxEntries: 10_000, now, staleMs: LAST_KNOWN_MS });
   }
 
   async connectionFor(key: KeyPrincipal, provider: string): Promise<string | null> {
     const cacheKey = `${key.tenantId}|${key.keyId}|${provider}`;
     const cached = this.#cache.get(cacheKey);
     if (cached !== undefined) return cached;
-    const connectionId = await this.#lookup(key, provider);
-    this.#cache.set(cacheKey, connectionId);
-    return connectionId;
+    // While the store cannot be reached, the answer last read stands (see `LAST_KNOWN_MS`).
+    return readOrLastKnown(
+      async () => {
+        const connectionId = await this.#lookup(key, provider);
+        this.#cache.set(cacheKey, connectionId);
+        return connectionId;
+      },
+      () => this.#cache.stale(cacheKey),
+    );
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { PriceList } from '../billing/pricing.js';
 import { TtlCache } from '../internal/ttl-cache.js';
+import { LAST_KNOWN_MS, readOrLastKnown } from '../store/availability.js';
 import { notifyCatalogChanged } from '../store/catalog-changes.js';
 import type { Database, MeterName, ProviderDialect } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
@@ -122,16 +123,21 @@ export class ProviderCatalog {
     private readonly defaultMarginPercent: string,
     now: () => number = Date.now,
   ) {
-    this.#cache = new TtlCache({ ttlMs: CACHE_MS, maxEntries: 1000, now });
+    this.#cache = new TtlCache({ ttlMs: CACHE_MS, maxEntries: 1000, now, staleMs: LAST_KNOWN_MS });
   }
 
-  /** The enabled provider with this slug, or null. */
+  /** The enabled provider with this slug, or null; while the store cannot be reached, the one last read (see `LAST_KNOWN_MS`). */
   async get(slug: string): Promise<ProviderConfig | null> {
     const cached = this.#cache.get(slug);
     if (cached !== undefined) return cached;
-    const config = await this.#load(slug);
-    this.#cache.set(slug, config);
-    return config;
+    return readOrLastKnown(
+      async () => {
+        const config = await this.#load(slug);
+        this.#cache.set(slug, config);
+        return config;
+      },
+      () => this.#cache.stale(slug),
+    );
   }
 
   #openCredential(slug: string, sealed: string | null): string | null {

@@ -64,3 +64,26 @@ export function isStoreUnavailable(error: unknown, depth = 0): boolean {
   if (Array.isArray(errors) && errors.some((inner) => isStoreUnavailable(inner, depth + 1))) return true;
   return cause !== undefined && isStoreUnavailable(cause, depth + 1);
 }
+
+/**
+ * How long past its lifetime a lookup cached on the metered path (a key, a tenant's status, a
+ * connection, a provider) is still answered when the store cannot be asked: as long as an
+ * instance admits calls from its lease into an outage (its last beat that landed is under 4 s
+ * old, `store/instances.ts`), so an expiring entry does not end that early.
+ */
+export const LAST_KNOWN_MS = 4000;
+
+/**
+ * `read()`; when it fails because the store cannot be reached, the last known value instead
+ * (`lastKnown()`, undefined when there is none: then the failure stands). A store that answered,
+ * even with an error, is never second-guessed.
+ */
+export async function readOrLastKnown<V>(read: () => Promise<V>, lastKnown: () => V | undefined): Promise<V> {
+  try {
+    return await read();
+  } catch (error) {
+    const last = isStoreUnavailable(error) ? lastKnown() : undefined;
+    if (last === undefined) throw error;
+    return last;
+  }
+}
