@@ -394,6 +394,52 @@ describeInBrowser('the dashboard, page by page', () => {
     await context.close();
   }, 90_000);
 
+  it('at 375 px wide no page is wider than the screen: tables scroll in their own box', async () => {
+    const owner = await signedInOwner(server, 'narrow@example.test');
+    await postToLedger(store.db, {
+      tenantId: owner.tenantId,
+      amountMicros: 5_000_000,
+      kind: 'grant',
+      idempotencyKey: 'narrow',
+    });
+    await signedInTeammate(server, owner.tenantId, 'member', 'a-rather-long-teammate-address@example.test');
+    const named = await api(owner.cookie, 'POST', '/api/keys', {
+      kind: 'app',
+      appId: owner.appId,
+      name: 'k'.repeat(100),
+    });
+    expect(named.status).toBe(201);
+    const context = await browser.newContext({ viewport: { width: 375, height: 800 } });
+    const [name, value] = owner.cookie.split('=') as [string, string];
+    await context.addCookies([{ name, value, url: server.url }]);
+    const page = await context.newPage();
+    const problems = collectPageProblems(page);
+    for (const path of [
+      '/members',
+      '/integrations/search',
+      '/billing',
+      `/deployments/${owner.appId}`,
+      '/keys',
+    ]) {
+      await page.goto(`${server.url}${path}`);
+      await page.waitForSelector('html[data-ready="true"]');
+      const widths = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth,
+        screen: document.documentElement.clientWidth,
+      }));
+      expect({ path, ...widths }).toEqual({ path, page: widths.screen, screen: 375 });
+    }
+    // The key's row actions are within reach: its table scrolls to them.
+    const revoke = page.getByRole('button', { name: 'Revoke' }).first();
+    await revoke.scrollIntoViewIfNeeded();
+    const box = (await revoke.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(375);
+    await expectAccessible(page);
+    await screenshot(page, 'keys-narrow');
+    expect(problems.join('\n')).toBe('');
+    await context.close();
+  }, 60_000);
+
   it('the pricing page answers anyone, signed out too', async () => {
     const { context, page, problems } = await openPage();
     const response = await page.goto(`${server.url}/pricing`);

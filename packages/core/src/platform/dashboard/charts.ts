@@ -30,10 +30,10 @@ export function chart(id: string, data: ChartData): SafeHtml {
 <figcaption id="${id}-title">${data.title}</figcaption>
 ${empty ? html`<p class="muted" data-empty>Nothing yet in this period.</p>` : html`<div class="chart-canvas" id="${id}" data-chart="${JSON.stringify(data)}" role="img" aria-label="${data.title}"></div>`}
 <details><summary>Figures as a table</summary>
-<table><thead><tr><th scope="col">Date</th>${data.series.map((s) => html`<th scope="col">${s.label}</th>`)}</tr></thead>
+<div class="table-scroll" role="region" aria-label="${data.title}" tabindex="0"><table><thead><tr><th scope="col">Date</th>${data.series.map((s) => html`<th scope="col">${s.label}</th>`)}</tr></thead>
 <tbody>${data.x.map(
     (x, i) =>
       html`<tr><th scope="row">${x}</th>${data.series.map((s) => html`<td>${format(s.values[i] ?? 0)}</td>`)}</tr>`,
-  )}</tbody></table></details>
+  )}</tbody></table></div></details>
 </figure>`;
 }

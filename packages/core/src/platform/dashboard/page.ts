@@ -72,7 +72,12 @@ export function detail(term: string, value: SafeHtml | string | number | null): 
   return html`<div><dt>${term}</dt><dd>${value ?? '—'}</dd></div>`;
 }
 
-/** A data table with column headers and an accessible caption; `empty` when there are no rows. */
+/**
+ * A data table with column headers and an accessible caption; `empty` when there are no rows.
+ * Wrapped in a box that scrolls sideways, so a table wider than a phone's screen scrolls on its
+ * own instead of widening the page and pushing its row actions off-screen; the box takes focus
+ * so it scrolls from the keyboard too.
+ */
 export function table(
   caption: string,
   headers: readonly string[],
@@ -80,8 +85,8 @@ export function table(
   empty: string,
 ): SafeHtml {
   if (rows.length === 0) return html`<p class="muted">${empty}</p>`;
-  return html`<table><caption class="visually-hidden">${caption}</caption><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
-<tbody>${rows.map((row) => html`<tr>${row.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table>`;
+  return html`<div class="table-scroll" role="region" aria-label="${caption}" tabindex="0"><table><caption class="visually-hidden">${caption}</caption><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
+<tbody>${rows.map((row) => html`<tr>${row.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table></div>`;
 }
 
 /** A labelled input (`for`/`id` paired), with an optional hint. */
