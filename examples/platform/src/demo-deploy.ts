@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { notifyCatalogChanged } from '@service/core/catalog';
 import type { Platform } from '@service/core/platform';
 
 /** The catalog tool `pnpm start` offers to deploy: `examples/deployed-tool` (seeded by `demo-tools.ts`). */
@@ -29,4 +30,6 @@ export async function seedDeployableDemoTool(platform: Platform): Promise<void> 
     .set({ artifact: JSON.stringify(DEMO_TOOL_ARTIFACT) })
     .where('id', '=', active.id)
     .execute();
+  // Only a release with an artifact is offered to deploy: every instance reads the list again.
+  await notifyCatalogChanged(db, 'tools');
 }

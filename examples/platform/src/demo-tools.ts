@@ -40,7 +40,9 @@ const manifestOf = (name: string, integrations: string) =>
 /**
  * The demo catalog's tools: the example deployed tool (the demo app runs it), a research desk with
  * a three-step deploy wizard, a voice-notes tool, an internal one and a test one (hidden from
- * everyone but platform admins). Each with a release published from its manifest.
+ * everyone but platform admins). Each with a release published from its manifest; only the
+ * example tool's names something to run (`demo-deploy.ts`), so it alone is offered to deploy and
+ * the others are listed in the catalog.
  */
 const DEMO_TOOLS = [
   {

@@ -65,21 +65,26 @@ function readmeCurl(): string {
   return line.replaceAll('localhost:8787', `localhost:${port}`);
 }
 
-/** The demo catalog as anyone sees it: public tools with releases, one with a multi-step wizard. */
+/**
+ * The demo catalog as anyone sees it: the public tools, one with a multi-step wizard; only the
+ * example tool, whose release names something to run, is offered to deploy.
+ */
 async function expectSeededCatalog() {
   const base = `http://127.0.0.1:${port}`;
   const deployable = await (await fetch(`${base}/api/tools/deployable`)).json();
-  const slugs = deployable.tools.map((tool: { toolSlug: string }) => tool.toolSlug).sort();
-  // The internal and the test tools stay hidden.
-  expect(slugs).toEqual(['deployed-tool', 'research-desk', 'voice-notes']);
-  const desk = deployable.tools.find((tool: { toolSlug: string }) => tool.toolSlug === 'research-desk');
-  expect(desk.wizardLayout.subSteps.map((step: { id: string }) => step.id)).toEqual([
+  // Neither the internal and test tools nor the listing-only ones.
+  expect(deployable.tools.map((tool: { toolSlug: string }) => tool.toolSlug)).toEqual(['deployed-tool']);
+  const detail = await (await fetch(`${base}/api/tools/research-desk`)).json();
+  expect(detail.tool.release.wizardLayout.subSteps.map((step: { id: string }) => step.id)).toEqual([
     'connect',
     'voice',
     'configure',
   ]);
-  expect(desk.wizardInputs).toHaveLength(3);
+  expect(detail.tool.release.wizardInputs).toHaveLength(3);
   const catalog = await (await fetch(`${base}/api/tools/catalog`)).json();
+  expect(catalog.tools.map((tool: { slug: string }) => tool.slug)).toEqual(
+    expect.arrayContaining(['deployed-tool', 'research-desk', 'voice-notes']),
+  );
   expect(catalog.tools).toContainEqual({
     slug: 'deployed-tool',
     name: 'Balance watcher',
@@ -96,7 +101,7 @@ async function expectSeededCatalog() {
   ]);
   expect(needs.optional.map((entry: { provider: string }) => entry.provider)).toEqual(['speech']);
   // Every logo a deploy wizard shows resolves: the seed names none, the platform serves its own.
-  for (const slug of slugs) {
+  for (const slug of ['deployed-tool', 'research-desk', 'voice-notes']) {
     const { required, optional } = await (await fetch(`${base}/api/tools/${slug}/integrations`)).json();
     for (const { logoUrl } of [...required, ...optional] as Array<{ logoUrl: string }>) {
       const logo = await fetch(logoUrl.replace(/^http:\/\/localhost:/, 'http://127.0.0.1:'));

@@ -61,8 +61,16 @@ async function createTool(fields: Record<string, unknown>) {
   const response = await adminSend('POST', '/api/admin/tools', fields);
   expect(response.status).toBe(201);
 }
-async function publish(slug: string, version: string, manifest: string, base = server.url) {
-  return adminSend('POST', `/api/admin/tools/${slug}/releases`, { version, manifest }, base);
+/** Publishes a release with something to run (`artifact: null` publishes a listing only). */
+async function publish(
+  slug: string,
+  version: string,
+  manifest: string,
+  base = server.url,
+  artifact: unknown = { type: 'directory', path: `/srv/tools/${slug}`, start: ['node', 'main.js'] },
+) {
+  const body = { version, manifest, ...(artifact ? { artifact } : {}) };
+  return adminSend('POST', `/api/admin/tools/${slug}/releases`, body, base);
 }
 
 beforeAll(async () => {
@@ -380,6 +388,35 @@ describe('GET /api/tools/deployable', () => {
     for (const shown of ['launch-board', 'service-test-echo', 'retired', 'research-desk'])
       expect(slugs).toContain(shown);
     expect(slugs).not.toContain('draft-tool');
+  });
+
+  it('leaves out a tool whose active release has nothing this platform can run, as the deploy refuses it', async () => {
+    await createTool({ slug: 'listing-only', name: 'Listing only' });
+    expect(
+      (await publish('listing-only', '1', SIMPLE_MANIFEST('listing-only'), server.url, null)).status,
+    ).toBe(201);
+    for (const cookie of ['', adminCookie]) {
+      const { body } = await json(await get(server.url, '/api/tools/deployable', cookie));
+      expect(body.tools.map((tool: { toolSlug: string }) => tool.toolSlug)).not.toContain('listing-only');
+    }
+    const owner = await signedInOwner(server, 'listing-only@example.test');
+    await post(store.db, {
+      tenantId: owner.tenantId,
+      amountMicros: 5_000_000,
+      kind: 'grant',
+      idempotencyKey: 'listing-only',
+    });
+    const deploy = await fetch(`${server.url}/api/deploy`, {
+      method: 'POST',
+      headers: { cookie: owner.cookie, origin: server.url, 'content-type': 'application/json' },
+      body: JSON.stringify({ toolSlug: 'listing-only', slug: 'listing-only' }),
+    });
+    expect(deploy.status).toBe(409);
+    expect((await deploy.json()).code).toBe('RELEASE_NOT_RUNNABLE');
+    // A release that names what to run replaces it, and the tool is offered.
+    expect((await publish('listing-only', '2', SIMPLE_MANIFEST('listing-only'))).status).toBe(201);
+    const { body } = await json(await get(server.url, '/api/tools/deployable'));
+    expect(body.tools.map((tool: { toolSlug: string }) => tool.toolSlug)).toContain('listing-only');
   });
 
   it('hides the configured prefix instead of the default one', async () => {

@@ -117,6 +117,15 @@ export async function publishRelease(
 }
 
 /**
+ * Whether this platform can run a release: it names an artifact for the deployer. A release
+ * published without one (a listing only) is active yet not deployable, so the deploy refuses it
+ * and the deployable list leaves it out, by this one rule.
+ */
+export function releaseIsRunnable(release: { artifact: ReleaseArtifact | null }): boolean {
+  return release.artifact !== null;
+}
+
+/**
  * Withdraws a release: it no longer counts as the tool's active one (a tool without an active
  * release leaves the deployable list). False when the tool has no such release.
  */

@@ -6,7 +6,13 @@ import type { Database } from '../store/database.js';
 import type { NotificationHandler } from '../store/listener.js';
 import type { WizardInputRow } from '../store/tables/catalog.js';
 import { integrationLogoOf, toolIconUrl } from './icons.js';
-import { type PublishReleaseInput, type PublishResult, publishRelease, withdrawRelease } from './releases.js';
+import {
+  type PublishReleaseInput,
+  type PublishResult,
+  publishRelease,
+  releaseIsRunnable,
+  withdrawRelease,
+} from './releases.js';
 import { tenantIntegrationStates } from './tenant-integrations.js';
 import { type UsageFramingEntry, usageFramingOf } from './usage-framing.js';
 
@@ -162,7 +168,7 @@ export class ToolCatalog {
   }
 
   /**
-   * Platform tools with an active release. Everyone else sees only enabled tools that are neither
+   * Platform tools with an active release this platform can run. Everyone else sees only enabled tools that are neither
    * internal nor named with the hidden prefix; admins see them all, read through.
    */
   async deployable(viewer: CatalogViewer): Promise<DeployableTool[]> {
@@ -187,12 +193,15 @@ export class ToolCatalog {
         'r.version',
         'r.wizard_inputs',
         'r.wizard_layout',
+        'r.artifact',
       ])
       .where('t.owner_tenant_id', 'is', null)
       .orderBy('t.name')
       .orderBy('t.slug')
       .execute();
     const tools = rows
+      // A release the deploy would refuse as not runnable is no offer to deploy, for admins too.
+      .filter(releaseIsRunnable)
       .filter(
         (row) => viewer.admin || (row.enabled && !row.internal && !row.slug.startsWith(this.#hiddenPrefix)),
       )

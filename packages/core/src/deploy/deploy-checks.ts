@@ -1,6 +1,7 @@
 /** What a deploy checks before it makes anything: the billing gate, the tool, its release, the bindings. */
 import type { Kysely } from 'kysely';
 import type { BalanceReader } from '../billing/balances.js';
+import { releaseIsRunnable } from '../catalog/releases.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { Database } from '../store/database.js';
 import { DeployError } from './errors.js';
@@ -61,7 +62,7 @@ export async function findRelease(db: Kysely<Database>, toolId: string, version?
       ? new DeployError(403, 'The tool has no active release', 'TOOL_UNRELEASED')
       : new DeployError(404, `No release "${version}" of the tool`, 'RELEASE_NOT_FOUND');
   }
-  if (!release.artifact) {
+  if (!releaseIsRunnable(release)) {
     throw new DeployError(409, 'The release has nothing this platform can run', 'RELEASE_NOT_RUNNABLE');
   }
   return release;

@@ -78,6 +78,8 @@ beforeAll(async () => {
     wizardInputs: [{ key: 'GREETING', label: 'Greeting', type: 'text', required: false }],
   });
   await publishTestRelease(server.platform, { slug: 'hostile', artifact: tiny });
+  // Listed with a release that names nothing to run: no deploy is offered for it.
+  await publishTestRelease(server.platform, { slug: 'listed', artifact: null });
   await store.db
     .updateTable('tools')
     .set({ name: HOSTILE, description: HOSTILE })
@@ -198,6 +200,9 @@ describeInBrowser('the dashboard, page by page', () => {
     // Tools: the catalog, a hostile name as text, then the desk's two-step wizard.
     await page.getByRole('link', { name: 'Tools', exact: true }).click();
     expect(await page.locator('#main').textContent()).toContain(HOSTILE);
+    const listed = page.locator('article', { has: page.locator('#tool-listed') });
+    expect(await listed.textContent()).toContain('not deployable yet');
+    expect(await listed.getByRole('link').count()).toBe(0);
     await expectAccessible(page);
     await screenshot(page, 'tools');
     await page.getByRole('link', { name: 'Deploy Tool desk' }).click();

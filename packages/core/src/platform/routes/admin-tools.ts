@@ -45,7 +45,7 @@ const releaseSchema = z.strictObject({
   manifest: z.string().min(1).max(60_000),
   /**
    * What the deployer runs: a directory on the platform's machine and its start command (argv).
-   * Releases without one are listed but cannot be deployed.
+   * A release without one stays in the catalog but is neither deployable nor offered as such.
    */
   artifact: z
     .strictObject({

@@ -45,7 +45,10 @@ async function deployable(view: PageView): Promise<DeployableTool[]> {
   return answer.ok ? answer.body.tools : [];
 }
 
-/** The tools catalog: every tool with what it does, and a way to deploy those with a release. */
+/**
+ * The tools catalog: every tool with what it does, and a way to deploy those the deployable list
+ * offers (an active release this platform can run; a listing-only release offers no Deploy).
+ */
 export const toolsPage: DashboardPage = {
   path: '/tools',
   nav: 'tools',
@@ -62,7 +65,7 @@ export const toolsPage: DashboardPage = {
       const release = ready.get(tool.slug);
       return html`<article class="card" aria-labelledby="tool-${tool.slug}">
 <h2 id="tool-${tool.slug}"><img src="${view.base}/static/tools/${tool.slug}.svg" alt="" width="24" height="24"> ${release ? html`<a href="${view.base}/tools/${tool.slug}">${tool.name}</a>` : tool.name}</h2>
-<p>${tool.description ?? ''}</p><p class="muted">${tool.category ?? ''}${release ? ` · version ${release.version}` : ' · no release yet'}</p>
+<p>${tool.description ?? ''}</p><p class="muted">${tool.category ?? ''}${release ? ` · version ${release.version}` : ' · not deployable yet'}</p>
 ${release && view.user!.role !== 'viewer' ? html`<p><a class="button" href="${view.base}/tools/${tool.slug}/deploy">Deploy ${tool.name}</a></p>` : null}
 </article>`;
     })}</div>`;
