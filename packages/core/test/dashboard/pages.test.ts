@@ -608,4 +608,70 @@ describe('dashboard forms over HTTP', () => {
     });
     expect(big.status).toBe(413);
   });
+
+  it('a refused deploy keeps what was typed (not secrets), spends no deploy on a bad address, and says when to retry', async () => {
+    // Its own store and a limit of one deploy an hour (a fixed window: the wait is what is left of
+    // it), so the count is this test's alone.
+    const own = await openTestStore();
+    const limited = await startPlatformAtOwnUrl(own, {
+      rateLimits: { deploy: { limit: 1, windowMs: 60 * 60_000 } },
+    });
+    try {
+      await publishTestRelease(limited.platform, {
+        slug: 'desk',
+        artifact: tiny,
+        wizardInputs: [
+          { key: 'DESK_NAME', label: 'Desk name', type: 'text', required: true },
+          { key: 'LOUD', label: 'Loud', type: 'boolean', required: false },
+          { key: 'API_TOKEN', label: 'API token', type: 'secret', required: false },
+        ],
+      });
+      const owner = await signedInOwner(limited, 'refused@example.test');
+      const sendForm = async (slug: string) => {
+        const form = await (
+          await fetch(`${limited.url}/tools/desk/deploy`, { headers: { cookie: owner.cookie } })
+        ).text();
+        const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(form)?.[1] ?? '';
+        const answer = await fetch(`${limited.url}/tools/desk/deploy`, {
+          method: 'POST',
+          headers: {
+            cookie: owner.cookie,
+            origin: limited.url,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({
+            _csrf: hidden('_csrf'),
+            _action: 'deploy',
+            idempotency: hidden('idempotency'),
+            slug,
+            name: 'My desk',
+            input_DESK_NAME: 'Research',
+            input_LOUD: 'on',
+            input_API_TOKEN: 'tok-secret',
+          }).toString(),
+        });
+        return { status: answer.status, page: await answer.text() };
+      };
+      for (const slug of ['AB', 'a'.repeat(300)]) {
+        const refused = await sendForm(slug);
+        expect(refused.status).toBe(400);
+        expect(refused.page).toContain('The address must be 3 to 64 lowercase letters');
+        expect(refused.page).toContain(`name="slug" type="text" value="${slug}"`);
+        expect(refused.page).toContain('name="name" type="text" value="My desk"');
+        expect(refused.page).toContain('name="input_DESK_NAME" type="text" value="Research"');
+        expect(refused.page).toContain('name="input_LOUD" checked');
+        expect(refused.page).not.toContain('tok-secret');
+        expect(refused.page).toContain('type it again after a refusal');
+      }
+      // Neither refusal spent the one deploy: this one reaches the API (and the billing gate)...
+      expect((await sendForm('good-desk')).page).toContain('Add credit to this workspace before deploying');
+      // ...and the next is over the limit, and told when to try again.
+      const limitedAnswer = await sendForm('good-desk');
+      expect(limitedAnswer.status).toBe(429);
+      expect(limitedAnswer.page).toMatch(/Rate limit exceeded\. Try again in \d+ (minutes|seconds)\./);
+    } finally {
+      await limited.close();
+      await own.dispose();
+    }
+  });
 });

@@ -67,8 +67,24 @@ export class DashboardApi {
   }
 }
 
-/** The message an API refusal carries, in any of the platform's error shapes. */
+/**
+ * The message an API refusal carries, in any of the platform's error shapes; a rate limit's says
+ * when to try again, from its `Retry-After`.
+ */
 export function apiErrorMessage(answer: ApiAnswer): string {
+  const message = refusalMessage(answer);
+  const wait = Number(answer.headers.get('retry-after') ?? Number.NaN);
+  if (answer.status !== 429 || !Number.isFinite(wait) || wait < 0) return message;
+  return `${message}. Try again in ${waitText(wait)}.`;
+}
+
+/** Seconds to wait as a person reads them: seconds under two minutes, else whole minutes up. */
+function waitText(seconds: number): string {
+  if (seconds < 120) return `${Math.max(1, Math.ceil(seconds))} seconds`;
+  return `${Math.ceil(seconds / 60)} minutes`;
+}
+
+function refusalMessage(answer: ApiAnswer): string {
   const body = answer.body as { error?: unknown; message?: unknown } | null;
   if (body && typeof body.error === 'string') return body.error;
   if (body && typeof body.error === 'object' && body.error !== null) {

@@ -16,6 +16,11 @@ export interface PageView {
   base: string;
   /** The route's parameters (`:id` ...). */
   params: Record<string, string>;
+  /**
+   * The fields of this page's form that an action just refused, so the page fills the form in
+   * again with what was typed (never secrets); absent otherwise.
+   */
+  posted?: Record<string, string>;
   /** A form posting `action` back to this page, with the session's CSRF token and the workspace. */
   form(action: string, inner: SafeHtml, options?: FormOptions): SafeHtml;
 }

@@ -99,8 +99,9 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
     notice: { kind: 'done' | 'error'; text: string } | null,
     status: PageStatus = 200,
     shown: SafeHtml | null = null,
+    posted?: Record<string, string>,
   ) => {
-    const view = viewFor(c, user, c.req.path.slice(base.length) || '/');
+    const view = { ...viewFor(c, user, c.req.path.slice(base.length) || '/'), posted };
     const body = await page.render(view);
     const shellUser = user
       ? {
@@ -189,7 +190,8 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
       if ('done' in result) return c.redirect(`${c.req.path}?${new URLSearchParams({ done: name })}`, 303);
       const text = typeof result.refused === 'string' ? result.refused : apiErrorMessage(result.refused);
       const status = REFUSAL_STATUSES.find((known) => known === result.status) ?? 400;
-      return render(c, page, user, { kind: 'error', text }, status);
+      // The page again with what was typed, so a refusal costs no retyping.
+      return render(c, page, user, { kind: 'error', text }, status, null, fields);
     });
   }
 

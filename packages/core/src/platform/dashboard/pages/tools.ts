@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { html, type SafeHtml } from '../../../http/html.js';
+import { displayName } from '../../internal/display-name.js';
+import { APP_SLUG } from '../../routes/deploy.js';
 import type { ApiAnswer } from '../api.js';
 import { type DashboardPage, field, fromAnswer, input, type PageView } from '../page.js';
 
@@ -121,25 +123,27 @@ export const deployPage: DashboardPage = {
     );
     const requirements = needs.ok ? [...needs.body.required, ...needs.body.optional] : [];
     const inputsByKey = new Map(tool.wizardInputs.map((i) => [i.key, i]));
+    // After a refusal the form comes back as it was sent (secrets excepted).
+    const posted = view.posted;
     const section = (s: Section): SafeHtml =>
       s.type === 'integration'
         ? html`<ul class="integrations">${s.providers.map((provider) => {
             const r = requirements.find((entry) => entry.provider === provider);
             return html`<li>${r?.name ?? provider}: ${r?.alreadyEnabled ? html`<span class="status" data-status="connected">connected</span>` : html`<a href="${view.base}/integrations/${provider}">connect ${r?.name ?? provider} first</a>`}</li>`;
           })}</ul>`
-        : html`${s.keys.map((key) => (inputsByKey.has(key) ? wizardInput(inputsByKey.get(key)!) : null))}`;
+        : html`${s.keys.map((key) => (inputsByKey.has(key) ? wizardInput(inputsByKey.get(key)!, posted) : null))}`;
     const steps = tool.wizardLayout?.subSteps ?? null;
     const body = steps
       ? html`${steps.map(
           (step, i) =>
             html`<fieldset class="wizard-step" data-step="${i + 1}" data-steps="${steps.length}"><legend tabindex="-1">Step ${i + 1} of ${steps.length}: ${step.title}</legend>${step.sections.map(section)}</fieldset>`,
         )}`
-      : html`<fieldset class="wizard-step"><legend>Settings</legend>${requirements.length ? section({ type: 'integration', providers: requirements.map((r) => r.provider) }) : null}${tool.wizardInputs.map(wizardInput)}</fieldset>`;
+      : html`<fieldset class="wizard-step"><legend>Settings</legend>${requirements.length ? section({ type: 'integration', providers: requirements.map((r) => r.provider) }) : null}${tool.wizardInputs.map((wizard) => wizardInput(wizard, posted))}</fieldset>`;
     return html`<p>${tool.description ?? ''}</p>
 ${view.form(
   'deploy',
   html`<input type="hidden" name="idempotency" value="${randomUUID()}">
-<fieldset><legend>The app</legend>${input('app-slug', 'Address', { name: 'slug', required: true, hint: 'Its address will be /apps/<address>/: 3 to 64 lowercase letters, digits and hyphens.', value: tool.toolSlug })}${input('app-name', 'Name', { name: 'name', value: tool.toolName })}</fieldset>
+<fieldset><legend>The app</legend>${input('app-slug', 'Address', { name: 'slug', required: true, hint: `Its address will be /apps/<address>/: ${SLUG_RULE}`, value: posted?.slug ?? tool.toolSlug })}${input('app-name', 'Name', { name: 'name', value: posted?.name ?? tool.toolName })}</fieldset>
 <div class="wizard"${steps ? html` data-wizard` : null}>${body}</div>`,
   { submit: `Deploy ${tool.toolName}`, label: `Deploy ${tool.toolName}` },
 )}`;
@@ -156,7 +160,17 @@ ${view.form(
           if (wizard.type === 'boolean') inputs[wizard.key] = value === 'on';
           else if (value !== undefined && value.trim() !== '') inputs[wizard.key] = value.trim();
         }
+        const slug = field(fields, 'slug').trim();
         const name = field(fields, 'name').trim();
+        // Said here in the form's words, before the API: every request to it counts against the
+        // deploy limit (5 an hour per address), and a mistyped address should not spend one.
+        if (!APP_SLUG.test(slug)) return { refused: `The address must be ${SLUG_RULE}`, status: 400 };
+        if (name && !displayName.safeParse(name).success) {
+          return {
+            refused: 'The name must be at most 100 characters, without control characters.',
+            status: 400,
+          };
+        }
         const keyed = /^[\w-]{1,64}$/.test(field(fields, 'idempotency'));
         const deploy = () =>
           view.api.send<{ app: { id: string }; appKey: { key: string } }>(
@@ -164,7 +178,7 @@ ${view.form(
             '/api/deploy',
             {
               toolSlug: tool.toolSlug,
-              slug: field(fields, 'slug').trim(),
+              slug,
               ...(name ? { name } : {}),
               inputs,
             },
@@ -196,17 +210,26 @@ function isInProgress(answer: ApiAnswer): boolean {
   return answer.status === 409 && answer.headers.get('retry-after') !== null;
 }
 
-function wizardInput(wizard: WizardInput): SafeHtml {
+/** What the address may be, as `APP_SLUG` has it. */
+const SLUG_RULE =
+  '3 to 64 lowercase letters, digits and hyphens, starting with a letter and not ending with a hyphen.';
+
+/** One wizard input, holding what `posted` gave it; a secret is never written back into a page. */
+function wizardInput(wizard: WizardInput, posted: Record<string, string> | undefined): SafeHtml {
   const id = `input-${wizard.key}`;
+  const value = posted?.[`input_${wizard.key}`];
   if (wizard.type === 'boolean') {
-    return html`<p><input type="checkbox" id="${id}" name="input_${wizard.key}"> <label for="${id}" class="inline">${wizard.label}</label></p>`;
+    return html`<p><input type="checkbox" id="${id}" name="input_${wizard.key}"${value === 'on' ? html` checked` : null}> <label for="${id}" class="inline">${wizard.label}</label></p>`;
   }
   const type = { text: 'text', secret: 'password', number: 'number', url: 'url' }[wizard.type];
+  const secretHint = posted
+    ? 'Kept sealed as a secret of the app; never shown again, so type it again after a refusal.'
+    : 'Kept sealed as a secret of the app; never shown again.';
   return input(id, wizard.label, {
     name: `input_${wizard.key}`,
     type,
     required: wizard.required,
-    ...(wizard.type === 'secret' ? { hint: 'Kept sealed as a secret of the app; never shown again.' } : {}),
+    ...(wizard.type === 'secret' ? { hint: secretHint } : value !== undefined ? { value } : {}),
   });
 }
 
