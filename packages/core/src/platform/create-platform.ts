@@ -72,7 +72,7 @@ import {
   type PlatformRateLimits,
 } from './context.js';
 import { DASHBOARD_PAGES } from './dashboard/pages/index.js';
-import { dashboardRoutes } from './dashboard/routes.js';
+import { dashboardNotFound, dashboardRoutes } from './dashboard/routes.js';
 import { type ErrorShape, faultResponse, refusalOf, refusalResponse, unavailableResponse } from './errors.js';
 import { guardUrl } from './internal/input-guard.js';
 import { DevMailbox, type Mailer } from './mailer.js';
@@ -566,7 +566,15 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   app.route('/', cliRoutes(context, { env: options.env ?? process.env, devSignIn: devIdp !== null }));
   if (devIdp) app.route('/auth/v1', devIdp.routes());
 
-  app.notFound(() => flatError(404, 'Not found'));
+  // A browser's page request gets a page with the navigation; API calls keep the JSON answer.
+  const notFoundPage = dashboardNotFound(context);
+  app.notFound((c) =>
+    c.req.method === 'GET' &&
+    !c.req.path.startsWith('/api/') &&
+    (c.req.header('accept') ?? '').includes('text/html')
+      ? notFoundPage(c)
+      : flatError(404, 'Not found'),
+  );
   // The one place refusals become answers: helpers and handlers throw, this answers.
   app.onError((error, c) => errorAnswer(error, c.get('errorShape'), c.get('requestId'), c.req.path));
   function errorAnswer(

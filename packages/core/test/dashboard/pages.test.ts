@@ -328,6 +328,9 @@ describeInBrowser('the dashboard, page by page', () => {
     const home = await (await api(viewerOfOwner, 'GET', '/')).text();
     expect(home).toContain('Spending figures are shown to the workspace');
     expect(home).not.toContain('spend-chart');
+    // Nor a link to billing, which would answer them 403.
+    expect(home).not.toContain('Add credit');
+    expect(await (await api(owner.cookie, 'GET', '/')).text()).toContain('Add credit');
   }, 90_000);
 
   it('a form in a tab left open acts on the workspace it showed, or not at all once another tab switched', async () => {
@@ -538,6 +541,25 @@ describe('dashboard forms over HTTP', () => {
     expect((await api(owner.cookie, 'GET', `/deployments/${other.appId}`)).status).toBe(404);
     expect((await api(owner.cookie, 'GET', '/deployments/not-an-id')).status).toBe(404);
     expect((await api(owner.cookie, 'GET', '/tools/nope/deploy')).status).toBe(404);
+    // A mistyped address answers a browser a page with the navigation; API clients keep JSON.
+    for (const path of ['/keys/', '/Billing']) {
+      const lost = await fetch(`${server.url}${path}`, {
+        headers: { cookie: owner.cookie, accept: 'text/html,application/xhtml+xml' },
+      });
+      expect(lost.status).toBe(404);
+      expect(lost.headers.get('content-type')).toContain('text/html');
+      const text = await lost.text();
+      expect(text).toContain('There is no page at this address.');
+      expect(text).toContain('<nav aria-label="Main">');
+    }
+    for (const [path, accept] of [
+      ['/keys/', 'application/json'],
+      ['/api/nope', 'text/html'],
+    ] as const) {
+      const lost = await fetch(`${server.url}${path}`, { headers: { cookie: owner.cookie, accept } });
+      expect(lost.status).toBe(404);
+      expect(await lost.json()).toEqual({ message: 'Not found' });
+    }
     // A deploy form sent twice at once deploys once, and both answers show its App Key.
     await postToLedger(store.db, {
       tenantId: owner.tenantId,

@@ -241,3 +241,37 @@ function dashboardReturnTo(value: string | undefined, base: string): string {
   const path = safeReturnTo(value);
   return path === `${base}/` || path.startsWith(base ? `${base}/` : '/') ? path : `${base}/`;
 }
+
+/**
+ * The answer to a browser asking for a page that does not exist (`/keys/`, `/Billing`): a 404
+ * page with the navigation, so a person finds their way; API clients keep the JSON 404.
+ */
+export function dashboardNotFound(ctx: PlatformContext): (c: Context<PlatformEnv>) => Promise<Response> {
+  const base = new URL(ctx.baseUrl).pathname.replace(/\/+$/, '');
+  return async (c) => {
+    let user: SessionCaller | null = null;
+    try {
+      user = await requireSession(ctx, c);
+    } catch (error) {
+      if (!(error instanceof PlatformError && error.status === 401)) throw error;
+    }
+    const cookie = getCookie(c, SESSION_COOKIE);
+    const page = shell({
+      title: 'Not found',
+      base,
+      nav: null,
+      user: user
+        ? {
+            email: user.email,
+            workspace: (await ctx.accounts.workspaceName(user.tenantId)) ?? user.tenantId,
+            role: user.role,
+          }
+        : null,
+      csrf: cookie ? dashboardCsrf(cookie) : null,
+      assetVersion: assetVersion(),
+      notice: { kind: 'error', text: 'There is no page at this address.' },
+      body: html`<p><a href="${base}/">Go to the dashboard's home</a></p>`,
+    });
+    return c.body(page.value, 404, headers);
+  };
+}

@@ -22,10 +22,11 @@ export const homePage: DashboardPage = {
   title: () => 'Home',
   async render(view) {
     const balance = await view.ctx.balances.micros(view.user!.tenantId);
+    // Billing is the owners': others would follow the link to a 403.
     const balanceBlock = html`<section class="card" aria-labelledby="balance-title">
 <h2 id="balance-title">Balance</h2>
 <p class="figure" data-live="balance" data-micros="${balance}" aria-live="polite">${money(balance)}</p>
-<p><a href="${view.base}/billing">Add credit</a></p>
+${view.user!.role === 'owner' ? html`<p><a href="${view.base}/billing">Add credit</a></p>` : null}
 </section>`;
     if (view.user!.role !== 'owner') {
       return html`<div class="cards">${balanceBlock}</div>
