@@ -619,6 +619,37 @@ describe('dashboard forms over HTTP', () => {
     });
     expect(zeroCap.status).toBe(400);
     expect(await zeroCap.text()).toContain('A cap must be more than USD 0');
+    // So are a warning out of range and names the API would refuse: never its field paths.
+    const postForm = async (path: string, fields: Record<string, string>) => {
+      const form = await (await api(owner.cookie, 'GET', path)).text();
+      const token = /name="_csrf" value="([^"]+)"/.exec(form)?.[1] ?? '';
+      const answer = await fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: {
+          cookie: owner.cookie,
+          origin: server.url,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ _csrf: token, ...fields }).toString(),
+      });
+      return { status: answer.status, text: await answer.text() };
+    };
+    const warn = await postForm('/billing', { _action: 'caps', app: owner.appId, warn: '0' });
+    expect(warn.text).toContain('Warnings are whole percents from 1 to 99');
+    expect(warn.text).not.toContain('warn_pcts');
+    for (const name of ['x'.repeat(101), 'a\u0000b']) {
+      const renamed = await postForm('/settings', { _action: 'rename-workspace', name });
+      expect(renamed.status).toBe(400);
+      expect(renamed.text).toContain(
+        'The workspace name must be 1 to 100 characters, without control characters.',
+      );
+      expect(renamed.text).not.toMatch(/name: |body\.name/);
+      const me = await postForm('/settings', { _action: 'rename-me', name });
+      expect(me.text).toContain('Your name must be 1 to 100 characters');
+    }
+    expect(await (await api(owner.cookie, 'GET', '/settings')).text()).toContain(
+      'name="name" type="text" value="forms&#39;s workspace" required maxlength="100"',
+    );
     const big = await fetch(`${server.url}/keys`, {
       method: 'POST',
       headers: {

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { type HtmlValue, html, type SafeHtml } from '../../http/html.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
+import { displayName } from '../internal/display-name.js';
 import type { SessionCaller } from '../internal/session.js';
 import type { ApiAnswer, DashboardApi } from './api.js';
 import type { NavKey } from './layout.js';
@@ -72,6 +73,19 @@ export function field(fields: Record<string, string>, name: string): string {
   return fields[name] ?? '';
 }
 
+/** The longest name a form takes (`displayName`'s limit): its inputs carry it as `maxlength`. */
+export const NAME_MAX = 100;
+
+/**
+ * Why the API would refuse `value` as a name, said in the form's words (`what`: "The workspace
+ * name"), or null: checked before the call so the page never shows the API's field paths.
+ */
+export function nameRefusal(what: string, value: string): string | null {
+  return displayName.safeParse(value).success
+    ? null
+    : `${what} must be 1 to ${NAME_MAX} characters, without control characters.`;
+}
+
 /** A definition list row, for the pages' detail blocks. */
 export function detail(term: string, value: SafeHtml | string | number | null): SafeHtml {
   return html`<div><dt>${term}</dt><dd>${value ?? '—'}</dd></div>`;
@@ -108,8 +122,9 @@ export function input(
     max?: number;
     step?: string;
     placeholder?: string;
+    maxlength?: number;
   },
 ): SafeHtml {
   const a = attributes;
-  return html`<label for="${id}">${label}${a.required ? ' (required)' : ''}</label>${a.hint ? html`<p class="field-hint" id="${id}-hint">${a.hint}</p>` : null}<input id="${id}" name="${a.name}" type="${a.type ?? 'text'}"${a.value !== undefined && a.value !== null ? html` value="${String(a.value)}"` : null}${a.required ? html` required` : null}${a.min !== undefined ? html` min="${a.min}"` : null}${a.max !== undefined ? html` max="${a.max}"` : null}${a.step ? html` step="${a.step}"` : null}${a.placeholder ? html` placeholder="${a.placeholder}"` : null}${a.hint ? html` aria-describedby="${id}-hint"` : null}>`;
+  return html`<label for="${id}">${label}${a.required ? ' (required)' : ''}</label>${a.hint ? html`<p class="field-hint" id="${id}-hint">${a.hint}</p>` : null}<input id="${id}" name="${a.name}" type="${a.type ?? 'text'}"${a.value !== undefined && a.value !== null ? html` value="${String(a.value)}"` : null}${a.required ? html` required` : null}${a.min !== undefined ? html` min="${a.min}"` : null}${a.max !== undefined ? html` max="${a.max}"` : null}${a.step ? html` step="${a.step}"` : null}${a.placeholder ? html` placeholder="${a.placeholder}"` : null}${a.maxlength ? html` maxlength="${a.maxlength}"` : null}${a.hint ? html` aria-describedby="${id}-hint"` : null}>`;
 }

@@ -117,8 +117,8 @@ ${transactions.ok && transactions.body.nextCursor ? html`<p><a href="${view.base
           return { refused: 'A cap must be more than USD 0: leave it blank for no cap.' };
         const warnText = field(fields, 'warn').trim();
         const warn = warnText === '' ? [] : warnText.split(/[\s,]+/).map(Number);
-        if (warn.some((pct) => !Number.isInteger(pct)))
-          return { refused: 'Warnings are whole percents, like 50, 80.' };
+        if (warn.some((pct) => !Number.isInteger(pct) || pct < 1 || pct > 99))
+          return { refused: 'Warnings are whole percents from 1 to 99, like 50, 80.' };
         return fromAnswer(
           await view.api.send('PUT', '/api/billing/spend-caps', {
             app_id: field(fields, 'app'),

@@ -2,7 +2,17 @@ import type { AppView as App } from '../../../deploy/app-views.js';
 import { html } from '../../../http/html.js';
 import { chart } from '../charts.js';
 import { when } from '../format.js';
-import { type DashboardPage, detail, field, fromAnswer, input, type PageView, table } from '../page.js';
+import {
+  type DashboardPage,
+  detail,
+  field,
+  fromAnswer,
+  input,
+  NAME_MAX,
+  nameRefusal,
+  type PageView,
+  table,
+} from '../page.js';
 import { type KeyView, rotateKeyAction } from './keys.js';
 
 interface Usage {
@@ -93,7 +103,7 @@ ${table(
 ${view.form('set-secret', html`${hidden}${input('secret-name', 'Name', { name: 'name', required: true, placeholder: 'API_TOKEN' })}${input('secret-value', 'Value', { name: 'value', type: 'password', required: true })}`, { submit: 'Set secret', label: 'Set a secret' })}</section>`
     : null
 }
-${canAct ? html`<section aria-labelledby="rename-title"><h2 id="rename-title">Name</h2>${view.form('rename', html`${hidden}${input('app-rename', 'Name', { name: 'name', value: app.name, required: true })}`, { submit: 'Rename' })}</section>` : null}
+${canAct ? html`<section aria-labelledby="rename-title"><h2 id="rename-title">Name</h2>${view.form('rename', html`${hidden}${input('app-rename', 'Name', { name: 'name', value: app.name, required: true, maxlength: NAME_MAX })}`, { submit: 'Rename' })}</section>` : null}
 ${logs?.ok ? html`<section aria-labelledby="logs-title"><h2 id="logs-title">Logs</h2><pre class="logs" tabindex="0" role="log" aria-label="Last lines of output">${logs.body.lines.map((l) => `${l.at.slice(11, 19)} ${l.stream} ${l.line}\n`)}</pre></section>` : null}`;
   },
   actions: {
@@ -114,8 +124,12 @@ ${logs?.ok ? html`<section aria-labelledby="logs-title"><h2 id="logs-title">Logs
     },
     rename: {
       done: 'Renamed.',
-      run: async (view, f) =>
-        fromAnswer(await view.api.send('PATCH', `/api/apps/${idOf(f)}`, { name: field(f, 'name').trim() })),
+      run: async (view, f) => {
+        const name = field(f, 'name').trim();
+        const refusal = nameRefusal("The deployment's name", name);
+        if (refusal) return { refused: refusal };
+        return fromAnswer(await view.api.send('PATCH', `/api/apps/${idOf(f)}`, { name }));
+      },
     },
     'set-secret': {
       done: 'Secret set; the deployment restarts to read it.',

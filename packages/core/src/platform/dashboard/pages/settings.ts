@@ -1,5 +1,5 @@
 import { html } from '../../../http/html.js';
-import { type DashboardPage, field, fromAnswer, input, table } from '../page.js';
+import { type DashboardPage, field, fromAnswer, input, NAME_MAX, nameRefusal, table } from '../page.js';
 
 interface Tenant {
   id: string;
@@ -31,6 +31,7 @@ ${
           name: 'name',
           value: current?.name ?? '',
           required: true,
+          maxlength: NAME_MAX,
         }),
         { submit: 'Rename workspace' },
       )
@@ -38,7 +39,7 @@ ${
 }</section>
 <section aria-labelledby="me-title"><h2 id="me-title">You</h2>
 <p class="muted">${user.ok ? (user.body.user.email ?? '') : ''}</p>
-${view.form('rename-me', input('my-name', 'Your name', { name: 'name', value: user.ok ? (user.body.user.name ?? '') : '' }), { submit: 'Save name' })}</section>
+${view.form('rename-me', input('my-name', 'Your name', { name: 'name', value: user.ok ? (user.body.user.name ?? '') : '', maxlength: NAME_MAX }), { submit: 'Save name' })}</section>
 <section aria-labelledby="all-title"><h2 id="all-title">Your workspaces</h2>
 ${table(
   'Your workspaces',
@@ -56,18 +57,24 @@ ${table(
   ]),
   'No workspaces.',
 )}
-${view.form('create-workspace', input('new-workspace', 'New workspace', { name: 'name', required: true }), { submit: 'Create workspace' })}</section>`;
+${view.form('create-workspace', input('new-workspace', 'New workspace', { name: 'name', required: true, maxlength: NAME_MAX }), { submit: 'Create workspace' })}</section>`;
   },
   actions: {
     'rename-workspace': {
       done: 'Workspace renamed.',
-      run: async (view, f) =>
-        fromAnswer(await view.api.send('PATCH', '/api/tenants/me', { name: field(f, 'name').trim() })),
+      run: async (view, f) => {
+        const name = field(f, 'name').trim();
+        const refusal = nameRefusal('The workspace name', name);
+        if (refusal) return { refused: refusal };
+        return fromAnswer(await view.api.send('PATCH', '/api/tenants/me', { name }));
+      },
     },
     'rename-me': {
       done: 'Name saved.',
       run: async (view, f) => {
         const name = field(f, 'name').trim();
+        const refusal = name === '' ? null : nameRefusal('Your name', name);
+        if (refusal) return { refused: refusal };
         return fromAnswer(await view.api.send('PATCH', '/api/user/me', { name: name === '' ? null : name }));
       },
     },
@@ -78,8 +85,12 @@ ${view.form('create-workspace', input('new-workspace', 'New workspace', { name: 
     },
     'create-workspace': {
       done: 'Workspace created; you are working in it now.',
-      run: async (view, f) =>
-        fromAnswer(await view.api.send('POST', '/api/tenants', { name: field(f, 'name').trim() })),
+      run: async (view, f) => {
+        const name = field(f, 'name').trim();
+        const refusal = nameRefusal("The new workspace's name", name);
+        if (refusal) return { refused: refusal };
+        return fromAnswer(await view.api.send('POST', '/api/tenants', { name }));
+      },
     },
   },
 };

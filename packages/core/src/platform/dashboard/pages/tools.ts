@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { html, type SafeHtml } from '../../../http/html.js';
-import { displayName } from '../../internal/display-name.js';
 import { APP_SLUG } from '../../routes/deploy.js';
 import type { ApiAnswer } from '../api.js';
-import { type DashboardPage, field, fromAnswer, input, type PageView } from '../page.js';
+import {
+  type DashboardPage,
+  field,
+  fromAnswer,
+  input,
+  NAME_MAX,
+  nameRefusal,
+  type PageView,
+} from '../page.js';
 
 interface CatalogTool {
   slug: string;
@@ -143,7 +150,7 @@ export const deployPage: DashboardPage = {
 ${view.form(
   'deploy',
   html`<input type="hidden" name="idempotency" value="${randomUUID()}">
-<fieldset><legend>The app</legend>${input('app-slug', 'Address', { name: 'slug', required: true, hint: `Its address will be /apps/<address>/: ${SLUG_RULE}`, value: posted?.slug ?? tool.toolSlug })}${input('app-name', 'Name', { name: 'name', value: posted?.name ?? tool.toolName })}</fieldset>
+<fieldset><legend>The app</legend>${input('app-slug', 'Address', { name: 'slug', required: true, hint: `Its address will be /apps/<address>/: ${SLUG_RULE}`, value: posted?.slug ?? tool.toolSlug })}${input('app-name', 'Name', { name: 'name', value: posted?.name ?? tool.toolName, maxlength: NAME_MAX })}</fieldset>
 <div class="wizard"${steps ? html` data-wizard` : null}>${body}</div>`,
   { submit: `Deploy ${tool.toolName}`, label: `Deploy ${tool.toolName}` },
 )}`;
@@ -165,12 +172,8 @@ ${view.form(
         // Said here in the form's words, before the API: every request to it counts against the
         // deploy limit (5 an hour per address), and a mistyped address should not spend one.
         if (!APP_SLUG.test(slug)) return { refused: `The address must be ${SLUG_RULE}`, status: 400 };
-        if (name && !displayName.safeParse(name).success) {
-          return {
-            refused: 'The name must be at most 100 characters, without control characters.',
-            status: 400,
-          };
-        }
+        const refusal = name ? nameRefusal("The app's name", name) : null;
+        if (refusal) return { refused: refusal, status: 400 };
         const keyed = /^[\w-]{1,64}$/.test(field(fields, 'idempotency'));
         const deploy = () =>
           view.api.send<{ app: { id: string }; appKey: { key: string } }>(
