@@ -6,6 +6,12 @@ import type { Framework } from './project.js';
 
 const DEFAULT_BRIEF = 'You help the signed-in user with this app.';
 
+/**
+ * The AI SDK major core is built for (its `ai` dependency, which a test keeps equal): a host on
+ * another major hands core models it refuses at the first turn, and the wiring fails its types.
+ */
+export const AI_RANGE = '^6';
+
 export interface WiringFiles {
   /** The module sync reads the tools from. */
   toolsModule: string;

@@ -80,9 +80,15 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     const bare = emptyDir();
     writeJson(join(bare, 'package.json'), { name: 'app', dependencies: { express: '^5.0.0' } });
     const plan = JSON.parse((await runCli(['init', '--agent'], { cwd: bare })).stdout);
+    // ai with the major core depends on: unpinned, a package manager installs one core refuses.
+    const coreMajor = /^\^(\d+)\./.exec(
+      readJson<{ dependencies: { ai: string } }>(join(ROOT, 'packages/core/package.json')).dependencies.ai,
+    )![1];
     expect(plan.notes).toContainEqual(
       expect.stringMatching(
-        /imports @service\/core, @service\/express, ai, which package\.json does not list/,
+        new RegExp(
+          `imports @service/core, @service/express, ai, which package\\.json does not list: install @service/core @service/express ai@\\^${coreMajor} `,
+        ),
       ),
     );
     const ready = emptyDir();
@@ -93,6 +99,35 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     });
     const readyPlan = JSON.parse((await runCli(['init', '--agent'], { cwd: ready })).stdout);
     expect(readyPlan.notes.filter((note: string) => note.includes('wiring imports'))).toEqual([]);
+    writeJson(join(ready, 'package.json'), {
+      name: 'app',
+      dependencies: { next: '^16.0.0', '@service/core': '*', '@service/next': '*', ai: '^7.0.0' },
+    });
+    const newerPlan = JSON.parse((await runCli(['init', '--agent'], { cwd: ready })).stdout);
+    expect(newerPlan.notes).toContain(
+      `package.json lists ai ^7.0.0; the service needs ai@^${coreMajor}: install that.`,
+    );
+  });
+
+  it('doctor fails an installed ai of another major than core needs, naming the install', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'node_modules/@service/core/package.json'), {
+      name: '@service/core',
+      dependencies: { ai: '^6.0.326' },
+    });
+    const offline = baseEnv({ SERVICE_URL: 'http://127.0.0.1:9' });
+    const doctor = async () => (await runCli(['doctor'], { cwd: dir, env: offline })).stdout;
+    expect(await doctor()).toContain(
+      '! ai is not installed in the app; @service/core needs ai ^6.0.326: run `npm install ai@^6`',
+    );
+    for (const [version, line] of [
+      ['7.0.173', '✗ ai 7.0.173 is installed; @service/core needs ai ^6.0.326: run `npm install ai@^6`'],
+      ['6.0.100', '✗ ai 6.0.100 is installed; @service/core needs ai ^6.0.326: run `npm install ai@^6`'],
+      ['6.1.0', '✓ ai 6.1.0 (@service/core needs ai ^6.0.326)'],
+    ]) {
+      writeJson(join(dir, 'node_modules/ai/package.json'), { name: 'ai', version });
+      expect(await doctor()).toContain(`${line}\n`);
+    }
   });
 
   it('exits 1 on a missing option value and a surplus argument', async () => {

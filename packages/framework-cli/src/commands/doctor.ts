@@ -5,7 +5,7 @@
  * and the registry's HTTP challenge. Exit 0 when nothing failed (warnings allowed), 1 otherwise.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from '../args.js';
 import type { CliIo } from '../io.js';
 import {
@@ -20,6 +20,7 @@ import {
   safeJson,
 } from '../project.js';
 import { CHALLENGE_PATH, onDomain, SERVER_JSON_SCHEMA_VERSION, type ServerJson } from '../registry.js';
+import { AI_RANGE } from '../templates.js';
 
 type Level = 'ok' | 'warn' | 'fail';
 interface Finding {
@@ -61,6 +62,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       'E-MCP-009: the composition opens the MCP door but sets neither SERVICE_BASE_URL nor mcp.baseUrl',
     );
   }
+  checkAiVersion(dir, add);
   if (existsSync(join(dir, CATALOG_PATH))) add('ok', `${CATALOG_PATH} is there`);
   else add('warn', `${CATALOG_PATH} is missing: run \`service sync\``);
 
@@ -109,6 +111,43 @@ function doorWithoutCanonicalUrl(
   if (!/\bmcp\s*:/.test(source)) return false;
   const fromEnv = env.SERVICE_BASE_URL ?? readDotEnv(dir).SERVICE_BASE_URL;
   return !fromEnv?.trim() && !/\bbaseUrl\s*:/.test(source);
+}
+
+/**
+ * The app's `ai` against the range core depends on: on another major every turn fails
+ * (`Unsupported model version`) while `/status` still says the agent is ready.
+ */
+function checkAiVersion(dir: string, add: (level: Level, text: string) => void): void {
+  const core = installedPackage(dir, '@service/core');
+  const needs = (field: string) => (core?.[field] as Record<string, unknown> | undefined)?.ai;
+  const range = String(needs('dependencies') ?? needs('peerDependencies') ?? AI_RANGE);
+  const wanted = /^\^?(\d+)(?:\.(\d+)\.(\d+))?$/.exec(range.trim());
+  if (!wanted) return;
+  const fix = `run \`npm install ai@^${wanted[1]}\``;
+  const ai = installedPackage(dir, 'ai');
+  if (!ai) {
+    add('warn', `ai is not installed in the app; @service/core needs ai ${range}: ${fix}`);
+    return;
+  }
+  const version = String(ai.version);
+  const [major, minor, patch] = (/^(\d+)\.(\d+)\.(\d+)/.exec(version) ?? []).slice(1).map(Number);
+  const [needMajor, needMinor, needPatch] = wanted.slice(1).map((n) => Number(n ?? 0));
+  // A caret range: the same major, and not below the version it names.
+  const below = minor! < needMinor! || (minor === needMinor && patch! < needPatch!);
+  if (major === needMajor && !below) add('ok', `ai ${version} (@service/core needs ai ${range})`);
+  else add('fail', `ai ${version} is installed; @service/core needs ai ${range}: ${fix}`);
+}
+
+/** A package's package.json as Node finds it from the app folder (node_modules upward), or null. */
+function installedPackage(dir: string, name: string): Record<string, unknown> | null {
+  for (let at = dir; ; at = dirname(at)) {
+    const file = join(at, 'node_modules', name, 'package.json');
+    if (existsSync(file)) {
+      const pkg = safeJson(readFileSync(file, 'utf8'));
+      return typeof pkg === 'object' && pkg !== null ? (pkg as Record<string, unknown>) : null;
+    }
+    if (dirname(at) === at) return null;
+  }
 }
 
 async function get(

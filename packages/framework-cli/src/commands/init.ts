@@ -26,7 +26,7 @@ import {
   type ServiceConfig,
   sourceRoot,
 } from '../project.js';
-import { MODEL_MODULE, wiringFor } from '../templates.js';
+import { AI_RANGE, MODEL_MODULE, wiringFor } from '../templates.js';
 
 const OPTIONS = {
   agent: 'boolean',
@@ -183,10 +183,16 @@ export function planInit(
   const listed = dependenciesOf(pkg);
   const runtime = ['@service/core', framework === 'next' ? '@service/next' : '@service/express', 'ai'];
   const missing = runtime.filter((name) => !Object.hasOwn(listed, name));
+  // `ai` with its range: unpinned, a package manager picks the newest major, which core refuses.
+  const install = missing.map((name) => (name === 'ai' ? `ai@${AI_RANGE}` : name));
   if (missing.length > 0) {
     notes.push(
-      `The wiring imports ${missing.join(', ')}, which package.json does not list: install ${missing.length === 1 ? 'it' : 'them'} before \`service sync\`.`,
+      `The wiring imports ${missing.join(', ')}, which package.json does not list: install ${install.join(' ')} before \`service sync\`.`,
     );
+  }
+  const listedMajor = /^\D*(\d+)/.exec(listed.ai ?? '')?.[1];
+  if (listedMajor !== undefined && `^${listedMajor}` !== AI_RANGE) {
+    notes.push(`package.json lists ai ${listed.ai}; the service needs ai@${AI_RANGE}: install that.`);
   }
 
   const key = readDotEnv(dir)[ENCRYPTION_KEY_VARIABLE];
