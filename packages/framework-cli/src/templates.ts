@@ -15,6 +15,8 @@ export const AI_RANGE = '^6';
 export interface WiringFiles {
   /** The module sync reads the tools from. */
   toolsModule: string;
+  /** The module that composes the service (`createService`) and imports the model. */
+  serviceModule: string;
   files: Array<{ path: string; content: string }>;
 }
 
@@ -29,6 +31,7 @@ export function wiringFor(options: {
   if (options.framework === 'express') {
     return {
       toolsModule: at('service-tools.ts'),
+      serviceModule: at('service.ts'),
       files: [
         { path: at('service.ts'), content: expressService(options.modelImport, system) },
         { path: at('service-tools.ts'), content: TOOLS },
@@ -37,8 +40,10 @@ export function wiringFor(options: {
   }
   return {
     toolsModule: at('lib/service-tools.ts'),
+    serviceModule: at('lib/service.ts'),
     files: [
       { path: at('app/api/service/[...service]/route.ts'), content: NEXT_ROUTE },
+      { path: at('app/.well-known/[...path]/route.ts'), content: NEXT_WELL_KNOWN_ROUTE },
       { path: at('lib/service.ts'), content: nextService(options.modelImport, system) },
       { path: at('lib/service-tools.ts'), content: TOOLS },
     ],
@@ -123,12 +128,25 @@ export function getService(): Promise<Service> {
 /** From app/api/service/[...service]/ back to the source root's lib/. */
 const ROUTE_TO_LIB = '../../../../lib';
 
-const NEXT_ROUTE = `// Every wire route under /api/service, including the streamed turns and the MCP door's paths.
+const NEXT_ROUTE = `// Every wire route under /api/service, including the streamed turns and the MCP door's endpoints
+// (OPTIONS: their CORS preflights; without it Next answers them itself, with no CORS headers).
 import { toNextHandlers } from '@service/next';
 import { getService } from '${ROUTE_TO_LIB}/service';
 
-export const { GET, POST, PUT, PATCH, DELETE } = toNextHandlers(getService);
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = toNextHandlers(getService);
 // Turns stream for as long as they run: never cache, never pre-render.
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+`;
+
+/** From app/.well-known/[...path]/ back to the source root's lib/. */
+const WELL_KNOWN_TO_LIB = '../../../lib';
+
+const NEXT_WELL_KNOWN_ROUTE = `// The MCP door's discovery documents at the origin root; every other /.well-known path is a 404.
+import { toNextWellKnownHandler } from '@service/next';
+import { getService } from '${WELL_KNOWN_TO_LIB}/service';
+
+export const { GET, OPTIONS } = toNextWellKnownHandler(getService);
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 `;

@@ -87,11 +87,16 @@ describe.skipIf(!BUILT)('service on a new Next.js app', () => {
     expect(() => readFileSync(join(dir, '.env'))).toThrow();
   });
 
-  it('init --yes, sync, next dev, then doctor is green', { timeout: 240_000 }, async () => {
+  it('init --yes, sync, next dev with the door open, then doctor is green', {
+    timeout: 240_000,
+  }, async () => {
     const init = await runCli(['init', '--yes'], { cwd: dir });
     expect(init.code, init.stderr).toBe(0);
     expect(readFileSync(join(dir, 'src/app/api/service/[...service]/route.ts'), 'utf8')).toContain(
       'toNextHandlers',
+    );
+    expect(readFileSync(join(dir, 'src/app/.well-known/[...path]/route.ts'), 'utf8')).toContain(
+      'toNextWellKnownHandler',
     );
     expect(readFileSync(join(dir, 'src/lib/service.ts'), 'utf8')).toContain("from '@/lib/ai'");
     expect(readJson(join(dir, '.service/config.json'))).toMatchObject({
@@ -106,7 +111,18 @@ describe.skipIf(!BUILT)('service on a new Next.js app', () => {
       readJson<{ tools: Array<{ name: string }> }>(join(dir, '.service/catalog.json')).tools[0]?.name,
     ).toBe('say_hello');
 
+    // The MCP door open: its discovery documents at the origin root and its CORS preflights
+    // must reach the wire through the routes init wrote.
+    const serviceFile = join(dir, 'src/lib/service.ts');
+    writeFileSync(
+      serviceFile,
+      readFileSync(serviceFile, 'utf8').replace(
+        '    tools,\n',
+        '    tools,\n    mcp: true,\n    oauth: { session: () => new Response(null, { status: 401 }), principal: (subject: string) => ({ subject }) },\n',
+      ),
+    );
     const port = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
     app = await startApp(
       [
         process.execPath,
@@ -117,15 +133,36 @@ describe.skipIf(!BUILT)('service on a new Next.js app', () => {
         '--hostname',
         '127.0.0.1',
       ],
-      { cwd: dir, port, ready: /Ready in/, env: { NEXT_TELEMETRY_DISABLED: '1' } },
+      {
+        cwd: dir,
+        port,
+        ready: /Ready in/,
+        env: { NEXT_TELEMETRY_DISABLED: '1', SERVICE_BASE_URL: baseUrl },
+      },
     );
     // The first request compiles the route: wait for it before doctor's own (shorter) timeout.
     const status = await fetch(`${app.url}/api/service/status`, { signal: AbortSignal.timeout(180_000) });
     expect(status.status, app.output()).toBe(200);
 
-    const doctor = await runCli(['doctor'], { cwd: dir, env: baseEnv({ SERVICE_URL: app.url }) });
+    const preflight = await fetch(`${app.url}/api/service/mcp/register`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://client.example.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+      signal: AbortSignal.timeout(60_000),
+    });
+    expect(preflight.headers.get('access-control-allow-origin'), app.output()).toBeTruthy();
+
+    const doctor = await runCli(['doctor'], {
+      cwd: dir,
+      env: baseEnv({ SERVICE_URL: app.url, SERVICE_BASE_URL: baseUrl }),
+    });
     expect(doctor.code, `${doctor.stdout}\n${app.output()}`).toBe(0);
     expect(doctor.stdout).toContain('✓ wiring: src/app/api/service/[...service]/route.ts');
+    expect(doctor.stdout).toContain('✓ wiring: src/app/.well-known/[...path]/route.ts');
+    expect(doctor.stdout).toContain('✓ door discovery:');
     expect(doctor.stdout).toMatch(/service doctor: green/);
   });
 });

@@ -153,7 +153,7 @@ export function planInit(
   for (const file of wiring.files) hostFile(file.path, file.content);
 
   // The model module: created only when the specifier names a file of this app that is missing.
-  const wiringDir = join(dir, dirname(wiring.files[framework === 'express' ? 0 : 1]!.path));
+  const wiringDir = join(dir, dirname(wiring.serviceModule));
   if (!resolveHostFile(dir, modelImport, wiringDir)) {
     const target = modelTarget(dir, modelImport, wiringDir);
     if (target) hostFile(target, MODEL_MODULE);
