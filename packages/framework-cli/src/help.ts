@@ -34,7 +34,8 @@ export const COMMAND_HELP: Record<string, string> = {
   --agent                 print the plan as JSON and write nothing
   --yes                   apply without asking
   --force                 regenerate the files under .service/ (never your source)
-  --model-import <spec>   where the model comes from (default @/lib/ai for Next.js, ./ai for Express)
+  --model-import <spec>   where the model comes from (default ./ai beside the wiring; @/lib/ai
+                          on Next.js when the tsconfig maps @/* to the source root)
   --brief <text>          what the app's agent is for
   --json                  print { applied, plan } once applied (needs --yes)
 

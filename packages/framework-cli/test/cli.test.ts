@@ -4,7 +4,7 @@
  * `pnpm exec service` at the repo root running this CLI.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -129,6 +129,48 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
       expect(await doctor()).toContain(`${line}\n`);
     }
   });
+
+  it.each([
+    ['no tsconfig', null, false, './ai', 'lib/ai.ts'],
+    ['a tsconfig without paths', '{ "compilerOptions": { "strict": true } }', false, './ai', 'lib/ai.ts'],
+    [
+      'a tsconfig (with comments) mapping @/* to the app folder',
+      '{\n  // Next.js\n  "compilerOptions": { "paths": { "@/*": ["./*"] } },\n}\n',
+      false,
+      '@/lib/ai',
+      'lib/ai.ts',
+    ],
+    [
+      '@/* to src/',
+      '{ "compilerOptions": { "paths": { "@/*": ["./src/*"] } } }',
+      true,
+      '@/lib/ai',
+      'src/lib/ai.ts',
+    ],
+    [
+      '@/* not to src/, which the app has',
+      '{ "compilerOptions": { "paths": { "@/*": ["./*"] } } }',
+      true,
+      './ai',
+      'src/lib/ai.ts',
+    ],
+  ])(
+    'on Next.js, init imports the model through @/ only when the app maps it: %s',
+    async (_case, tsconfig, src, modelImport, file) => {
+      const dir = emptyDir();
+      writeJson(join(dir, 'package.json'), { name: 'app', dependencies: { next: '^16.0.0' } });
+      if (tsconfig) writeFileSync(join(dir, 'tsconfig.json'), tsconfig);
+      if (src) mkdirSync(join(dir, 'src'));
+      const result = await runCli(['init', '--yes', '--json'], { cwd: dir });
+      expect(result.code, result.stdout).toBe(0);
+      expect(JSON.parse(result.stdout).plan.modelImport).toBe(modelImport);
+      const root = src ? 'src/' : '';
+      expect(readFileSync(join(dir, `${root}lib/service.ts`), 'utf8')).toMatch(
+        new RegExp(`import \\{ model \\} from ['"]${modelImport}['"];`),
+      );
+      expect(readFileSync(join(dir, file), 'utf8')).toContain('export const model');
+    },
+  );
 
   it('exits 1 on a missing option value and a surplus argument', async () => {
     expect((await runCli(['init', '--model-import'], { cwd: emptyDir() })).stderr).toMatch(/needs a value/);

@@ -6,7 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
 import { resolveHostFile } from '../host-module.js';
@@ -38,7 +39,8 @@ const OPTIONS = {
 
 const SCRIPTS = { predev: 'service sync', prebuild: 'service sync --strict' } as const;
 
-const DEFAULT_MODEL_IMPORT: Record<Framework, string> = { next: '@/lib/ai', express: './ai' };
+/** The model module beside the wiring's service module (`lib/ai.ts` on Next.js). */
+const DEFAULT_MODEL_IMPORT = './ai';
 
 type FileAction = 'create' | 'keep' | 'regenerate';
 
@@ -133,7 +135,10 @@ export function planInit(
   // What an earlier init decided stands unless an option says otherwise: `--force` regenerates
   // the files, it does not forget the model module or the brief the host file imports.
   const earlier = earlierConfig(dir);
-  const modelImport = options.modelImport ?? earlier?.modelImport ?? DEFAULT_MODEL_IMPORT[framework];
+  const modelImport =
+    options.modelImport ??
+    earlier?.modelImport ??
+    (framework === 'next' && hasRootAlias(dir, root) ? '@/lib/ai' : DEFAULT_MODEL_IMPORT);
   const brief = options.brief ?? earlier?.brief;
   const wiring = wiringFor({
     framework,
@@ -233,6 +238,22 @@ export function planInit(
     },
     contents,
   };
+}
+
+/**
+ * Whether the app's tsconfig.json (else jsconfig.json, as Next.js reads them) maps `@/*` to the
+ * source root: only then may the wiring import `@/…`, which the bundler otherwise cannot resolve.
+ */
+function hasRootAlias(dir: string, root: string): boolean {
+  const ts = createRequire(import.meta.url)('typescript') as typeof import('typescript');
+  const file = ['tsconfig.json', 'jsconfig.json'].map((name) => join(dir, name)).find(existsSync);
+  if (!file) return false;
+  const read = ts.readConfigFile(file, ts.sys.readFile);
+  if (read.error) return false;
+  // `extends` followed, the app's files not listed (only the options are needed).
+  const { options } = ts.parseJsonConfigFileContent(read.config, { ...ts.sys, readDirectory: () => [] }, dir);
+  const from = options.baseUrl ?? (options as { pathsBasePath?: string }).pathsBasePath ?? dir;
+  return (options.paths?.['@/*'] ?? []).some((target) => resolve(from, target) === join(dir, root, '*'));
 }
 
 /** Where a missing model module goes: the file its specifier names, as TypeScript. */
