@@ -50,6 +50,20 @@ export function wiringFor(options: {
   };
 }
 
+/**
+ * Why a file at a wiring path is not the wiring (null when it looks like it): an app's own
+ * `service.ts` must not be taken for the module that composes the service.
+ */
+export function notWiring(path: string, source: string): string | null {
+  if (/(^|\/)service\.ts$/.test(path) && !/@service\/core|\bcreateService\b/.test(source)) {
+    return 'it does not import @service/core nor call createService';
+  }
+  if (/(^|\/)route\.ts$/.test(path) && !/@service\/next/.test(source)) {
+    return 'it does not import @service/next';
+  }
+  return null;
+}
+
 export const MODEL_MODULE = `/**
  * The model the app's agent talks to: any AI SDK model, e.g. \`openai('gpt-4o-mini')\` from
  * \`@ai-sdk/openai\`. Left undefined, the service picks one from its settings (SERVICE_MODEL).

@@ -4,7 +4,7 @@
  * `pnpm exec service` at the repo root running this CLI.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -171,6 +171,36 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
       expect(readFileSync(join(dir, file), 'utf8')).toContain('export const model');
     },
   );
+
+  it('init refuses an app’s own service.ts as the wiring, lists what it keeps, and doctor checks it', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'shop', dependencies: { express: '^5.0.0' } });
+    const own = 'export const userService = { find: (id: string) => id };\n';
+    writeFileSync(join(dir, 'service.ts'), own);
+    const refused = await runCli(['init', '--yes'], { cwd: dir });
+    expect(refused).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(
+        /^service\.ts exists and is not the service wiring \(it does not import @service\/core nor call createService\).*Move or rename yours/,
+      ),
+    });
+    expect(readdirSync(dir).sort()).toEqual(['package.json', 'service.ts']);
+
+    writeFileSync(join(dir, 'user-service.ts'), own);
+    rmSync(join(dir, 'service.ts'));
+    expect((await runCli(['init', '--yes'], { cwd: dir })).code).toBe(0);
+    const again = await runCli(['init', '--yes'], { cwd: dir });
+    expect(again.stdout).toContain('  keep       service.ts (exists: yours, never overwritten)\n');
+    expect(again.stdout).toContain('  keep       .service/config.json (exists)\n');
+
+    const offline = baseEnv({ SERVICE_URL: 'http://127.0.0.1:9' });
+    expect((await runCli(['doctor'], { cwd: dir, env: offline })).stdout).toContain('✓ wiring: service.ts\n');
+    writeFileSync(join(dir, 'service.ts'), own);
+    const doctor = await runCli(['doctor'], { cwd: dir, env: offline });
+    expect(doctor.stdout).toContain(
+      '✗ wiring: service.ts does not compose the service: it does not import @service/core nor call createService\n',
+    );
+  });
 
   it('exits 1 on a missing option value and a surplus argument', async () => {
     expect((await runCli(['init', '--model-import'], { cwd: emptyDir() })).stderr).toMatch(/needs a value/);

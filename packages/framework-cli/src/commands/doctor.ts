@@ -20,7 +20,7 @@ import {
   safeJson,
 } from '../project.js';
 import { CHALLENGE_PATH, onDomain, SERVER_JSON_SCHEMA_VERSION, type ServerJson } from '../registry.js';
-import { AI_RANGE } from '../templates.js';
+import { AI_RANGE, notWiring } from '../templates.js';
 
 type Level = 'ok' | 'warn' | 'fail';
 interface Finding {
@@ -47,8 +47,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   if (config) {
     for (const file of config.wiring) {
-      if (existsSync(join(dir, file))) add('ok', `wiring: ${file}`);
-      else add('fail', `wiring: ${file} is missing (\`service init\` creates it)`);
+      const problem = existsSync(join(dir, file))
+        ? notWiring(file, readFileSync(join(dir, file), 'utf8'))
+        : undefined;
+      if (problem === undefined) add('fail', `wiring: ${file} is missing (\`service init\` creates it)`);
+      else if (problem) add('fail', `wiring: ${file} does not compose the service: ${problem}`);
+      else add('ok', `wiring: ${file}`);
     }
   }
   const key = { ...readDotEnv(dir), ...io.env }[ENCRYPTION_KEY_VARIABLE];

@@ -27,7 +27,7 @@ import {
   type ServiceConfig,
   sourceRoot,
 } from '../project.js';
-import { AI_RANGE, MODEL_MODULE, wiringFor } from '../templates.js';
+import { AI_RANGE, MODEL_MODULE, notWiring, wiringFor } from '../templates.js';
 
 const OPTIONS = {
   agent: 'boolean',
@@ -155,7 +155,17 @@ export function planInit(
     files.push({ path, owner: 'host', action: exists ? 'keep' : 'create' });
     if (!exists) contents.set(path, content);
   };
-  for (const file of wiring.files) hostFile(file.path, file.content);
+  for (const file of wiring.files) {
+    // A file of the app's own at a wiring path would be kept as the wiring, and compose nothing.
+    const existing = join(dir, file.path);
+    const problem = existsSync(existing) ? notWiring(file.path, readFileSync(existing, 'utf8')) : null;
+    if (problem) {
+      throw new CliError(
+        `${file.path} exists and is not the service wiring (${problem}): init writes the wiring there and never overwrites a file. Move or rename yours (and its imports), then run \`service init\` again. Nothing was written.`,
+      );
+    }
+    hostFile(file.path, file.content);
+  }
 
   // The model module: created only when the specifier names a file of this app that is missing.
   const wiringDir = join(dir, dirname(wiring.serviceModule));
@@ -270,7 +280,9 @@ function describePlan(plan: InitPlan): string {
     `service init: ${plan.framework === 'next' ? 'a Next.js' : 'an Express'} app at ${plan.dir}`,
   ];
   for (const file of plan.files) {
-    if (file.action !== 'keep') lines.push(`  ${file.action.padEnd(10)} ${file.path}`);
+    const kept =
+      file.action === 'keep' ? ` (exists${file.owner === 'host' ? ': yours, never overwritten' : ''})` : '';
+    lines.push(`  ${file.action.padEnd(10)} ${file.path}${kept}`);
   }
   if (plan.env.action === 'provision') lines.push(`  provision  ${plan.env.variable} in .env`);
   for (const script of plan.scripts) {
