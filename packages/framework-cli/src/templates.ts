@@ -98,7 +98,7 @@ function expressService(modelImport: string, system: string): string {
  */
 import { createService, type Principal } from '@service/core/wire';
 import { type ExpressAppLike, mountService } from '@service/express';
-import { model } from '${modelImport}';
+import { model } from ${JSON.stringify(modelImport)};
 import { tools } from './service-tools';
 
 export const service = createService({
@@ -121,7 +121,7 @@ function nextService(modelImport: string, system: string): string {
  * every route handler of this server process.
  */
 import { createService, type Principal, type Service } from '@service/core/wire';
-import { model } from '${modelImport}';
+import { model } from ${JSON.stringify(modelImport)};
 import { tools } from './service-tools';
 
 let service: Promise<Service> | undefined;

@@ -202,6 +202,36 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     );
   });
 
+  it('init quotes the model import, refuses one outside the app, and says which options an existing wiring keeps out', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'shop', dependencies: { express: '^5.0.0' } });
+    for (const [specifier, message] of [
+      ['../../outside/ai', /--model-import \.\.\/\.\.\/outside\/ai names a file outside the app/],
+      ['@/../x', /names a file outside the app/],
+      ['/abs/ai', /--model-import \/abs\/ai is an absolute path/],
+    ] as const) {
+      const refused = await runCli(['init', '--yes', '--model-import', specifier], { cwd: dir });
+      expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(message) });
+      expect(readdirSync(dir)).toEqual(['package.json']);
+    }
+
+    const quoted = await runCli(['init', '--yes', '--model-import', "./it's"], { cwd: dir });
+    expect(quoted.code, quoted.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'service.ts'), 'utf8')).toContain(`import { model } from "./it's";`);
+    expect(readFileSync(join(dir, "it's.ts"), 'utf8')).toContain('export const model');
+
+    const again = await runCli(['init', '--yes', '--brief', 'Takes orders', '--model-import', './other'], {
+      cwd: dir,
+    });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain(
+      'note: --model-import ./other is not applied: service.ts exists and init never overwrites it: change its model import yourself.',
+    );
+    expect(again.stdout).toContain('note: --brief is not applied: service.ts exists');
+    expect(again.stdout).not.toMatch(/create +other\.ts/);
+    expect(readdirSync(dir)).not.toContain('other.ts');
+  });
+
   it('exits 1 on a missing option value and a surplus argument', async () => {
     expect((await runCli(['init', '--model-import'], { cwd: emptyDir() })).stderr).toMatch(/needs a value/);
     const surplus = await runCli(['sync', 'a', 'b'], { cwd: emptyDir() });

@@ -98,7 +98,7 @@ describe.skipIf(!BUILT)('service on a new Next.js app', () => {
     expect(readFileSync(join(dir, 'src/app/.well-known/[...path]/route.ts'), 'utf8')).toContain(
       'toNextWellKnownHandler',
     );
-    expect(readFileSync(join(dir, 'src/lib/service.ts'), 'utf8')).toContain("from '@/lib/ai'");
+    expect(readFileSync(join(dir, 'src/lib/service.ts'), 'utf8')).toContain('from "@/lib/ai"');
     expect(readJson(join(dir, '.service/config.json'))).toMatchObject({
       framework: 'next',
       toolsModule: 'src/lib/service-tools.ts',

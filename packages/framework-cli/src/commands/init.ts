@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
 import { resolveHostFile } from '../host-module.js';
@@ -167,9 +167,28 @@ export function planInit(
     hostFile(file.path, file.content);
   }
 
-  // The model module: created only when the specifier names a file of this app that is missing.
   const wiringDir = join(dir, dirname(wiring.serviceModule));
-  if (!resolveHostFile(dir, modelImport, wiringDir)) {
+  if (options.modelImport !== undefined) checkModelImport(dir, root, wiringDir, options.modelImport);
+
+  // An existing service module is never rewritten: options that shape it cannot reach it.
+  const serviceFile = join(dir, wiring.serviceModule);
+  const kept = existsSync(serviceFile) ? readFileSync(serviceFile, 'utf8') : null;
+  const unapplied = (option: string, what: string) =>
+    notes.push(
+      `${option} is not applied: ${wiring.serviceModule} exists and init never overwrites it: ${what} yourself.`,
+    );
+  const importsModel =
+    kept === null || [`'${modelImport}'`, `"${modelImport}"`].some((quoted) => kept.includes(quoted));
+  if (options.modelImport !== undefined && !importsModel) {
+    unapplied(`--model-import ${options.modelImport}`, 'change its model import');
+  }
+  if (options.brief !== undefined && kept !== null && !kept.includes(JSON.stringify(options.brief.trim()))) {
+    unapplied('--brief', 'edit its system prompt');
+  }
+
+  // The model module: created only when the specifier names a file of this app that is missing
+  // and the service module imports it.
+  if (importsModel && !resolveHostFile(dir, modelImport, wiringDir)) {
     const target = modelTarget(dir, modelImport, wiringDir);
     if (target) hostFile(target, MODEL_MODULE);
     else notes.push(`${modelImport} is a package: make sure it exports \`model\`.`);
@@ -264,6 +283,26 @@ function hasRootAlias(dir: string, root: string): boolean {
   const { options } = ts.parseJsonConfigFileContent(read.config, { ...ts.sys, readDirectory: () => [] }, dir);
   const from = options.baseUrl ?? (options as { pathsBasePath?: string }).pathsBasePath ?? dir;
   return (options.paths?.['@/*'] ?? []).some((target) => resolve(from, target) === join(dir, root, '*'));
+}
+
+/** A model module the wiring can import: a package, or a file of this app named relatively or by `@/`. */
+function checkModelImport(dir: string, root: string, from: string, specifier: string): void {
+  if (isAbsolute(specifier)) {
+    throw new CliError(
+      `--model-import ${specifier} is an absolute path: name the model module relative to the wiring (./ai), with @/, or as a package.`,
+    );
+  }
+  const base = specifier.startsWith('@/')
+    ? join(dir, root, specifier.slice(2))
+    : specifier.startsWith('.')
+      ? resolve(from, specifier)
+      : null;
+  const inside = base === null ? '' : relative(dir, base);
+  if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+    throw new CliError(
+      `--model-import ${specifier} names a file outside the app (${base}): keep the model module inside ${dir}.`,
+    );
+  }
 }
 
 /** Where a missing model module goes: the file its specifier names, as TypeScript. */
