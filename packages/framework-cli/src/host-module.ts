@@ -4,6 +4,7 @@
  * `.service/data/cli/`, its packages imported from the app's node_modules with the `import`
  * condition. So a Next.js app's CommonJS-typed package loads ES-only packages as Next does.
  */
+import { Console } from 'node:console';
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -44,6 +45,7 @@ export async function importHostModule(dir: string, file: string): Promise<Recor
     '.service/data/cli',
     `${createHash('sha256').update(file).digest('hex').slice(0, 12)}.mjs`,
   );
+  consoleToStderr();
   try {
     await build({
       entryPoints: [file],
@@ -61,6 +63,16 @@ export async function importHostModule(dir: string, file: string): Promise<Recor
   } catch (error) {
     throw new CliError(`Could not load ${file}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * From the first host module on, the process's console writes to stderr: the app's code runs in
+ * this process (its top level, timers, the model refine calls), and a `console.log('connecting…')`
+ * of it must not land in the command's stdout, which `--json` promises is one object. The
+ * commands write through their `io`, never the console, so only the host's output moves.
+ */
+function consoleToStderr(): void {
+  globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
 }
 
 /** How long a host module may take to load (its top-level code and awaits). */

@@ -207,6 +207,17 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
     expect(result.stdout).toContain('lookup_order');
   }, 20_000);
 
+  it('keeps stdout one JSON object when the tools module logs as it loads and runs', async () => {
+    writeFileSync(
+      join(dir, 'tools.ts'),
+      `console.log('connecting…');\nconsole.info('connected');\nsetTimeout(() => console.log('later'), 0);\nexport const tools = [${tool('lookup_order')}];\n`,
+    );
+    const result = await sync('--json');
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, report: { tools: 1 } });
+    expect(result.stderr).toContain('connecting…\nconnected\n');
+  });
+
   it('exits 1 naming the cause when the tools module never finishes loading', async () => {
     writeFileSync(
       join(dir, 'tools.ts'),
