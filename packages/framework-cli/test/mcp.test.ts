@@ -381,4 +381,35 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
       writeFileSync(file, original);
     }
   });
+
+  it.each([
+    [
+      'a remote URL that is no URL',
+      { remotes: [{ url: 'not a url' }] },
+      /remotes\[0\]\.url not a url is not a URL/,
+    ],
+    ['a name that is no string', { name: 5 }, /name is not a registry name/],
+    ['a $schema that is no string', { $schema: 5 }, /\$schema is not 2025-12-11/],
+    ['remotes that are no array', { remotes: 'x' }, /remotes\[0\]\.url is missing/],
+  ])('fails the server.json check, never crashes, on %s', async (_case, change, problem) => {
+    challenge = null;
+    const file = join(dir, 'server.json');
+    const original = readFileSync(file, 'utf8');
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(original), ...change }));
+    try {
+      const result = await doctor();
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toBe('');
+      expect(result.stdout).toMatch(new RegExp(`✗ server\\.json: .*${problem.source}`));
+      const json = await runCli(['doctor', '--json'], { cwd: dir, env: baseEnv({ SERVICE_URL: frontUrl }) });
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        ok: false,
+        checks: expect.arrayContaining([{ level: 'fail', text: expect.stringMatching(problem) }]),
+      });
+      writeFileSync(file, '[1]');
+      expect((await doctor()).stdout).toContain('✗ server.json: not a JSON object');
+    } finally {
+      writeFileSync(file, original);
+    }
+  });
 });

@@ -14,12 +14,13 @@ import {
   CATALOG_PATH,
   ENCRYPTION_KEY_VARIABLE,
   isEncryptionKey,
+  isObject,
   readConfig,
   readDotEnv,
   type ServiceConfig,
   safeJson,
 } from '../project.js';
-import { CHALLENGE_PATH, onDomain, SERVER_JSON_SCHEMA_VERSION, type ServerJson } from '../registry.js';
+import { CHALLENGE_PATH, onDomain, SERVER_JSON_SCHEMA_VERSION } from '../registry.js';
 import { AI_RANGE, notWiring } from '../templates.js';
 
 type Level = 'ok' | 'warn' | 'fail';
@@ -277,19 +278,9 @@ async function checkDoor(
     add('ok', 'no server.json (not published to the MCP registry)');
     return;
   }
-  const document = safeJson(readFileSync(serverJsonFile, 'utf8')) as ServerJson | undefined;
-  const remote = document?.remotes?.[0]?.url;
-  const mismatch: string[] = [];
-  if (!document?.$schema?.includes(SERVER_JSON_SCHEMA_VERSION))
-    mismatch.push(`$schema is not ${SERVER_JSON_SCHEMA_VERSION}`);
-  if (remote !== mcpUrl)
-    mismatch.push(`remotes[0].url ${remote ?? '(none)'} is not the door’s ${String(mcpUrl)}`);
-  const reversed = document?.name?.split('/')[0]?.split('.').reverse().join('.');
-  if (remote && reversed && !onDomain(new URL(remote).hostname, reversed)) {
-    mismatch.push(`the remote URL is not on ${reversed}, the domain of the name ${document?.name}`);
-  }
-  if (mismatch.length > 0) add('fail', `server.json: ${mismatch.join('; ')}`);
-  else add('ok', `server.json agrees with the live door (${document?.name})`);
+  const mismatch = serverJsonMismatch(safeJson(readFileSync(serverJsonFile, 'utf8')), mcpUrl);
+  if (typeof mismatch === 'string') add('ok', `server.json agrees with the live door (${mismatch})`);
+  else add('fail', `server.json: ${mismatch.join('; ')}`);
 
   const challenge = await get(`${origin}${CHALLENGE_PATH}`).catch(() => null);
   if (challenge?.status === 200) {
@@ -302,4 +293,37 @@ async function checkDoor(
       `${CHALLENGE_PATH} answered ${challenge?.status ?? 'nothing'}: prove the domain by DNS, or serve the file from \`service mcp verify-domain --write-well-known\``,
     );
   }
+}
+
+/**
+ * What in `server.json` disagrees with the live door, or the registry name when nothing does. The
+ * file is the developer's: each field is checked for its type before it is read, so a malformed
+ * one is a failed check, not a crash.
+ */
+function serverJsonMismatch(document: unknown, mcpUrl: unknown): string[] | string {
+  if (!isObject(document)) return ['not a JSON object (regenerate it: `service mcp server-json --force`)'];
+  const mismatch: string[] = [];
+  const { $schema, name, remotes } = document;
+  if (typeof $schema !== 'string' || !$schema.includes(SERVER_JSON_SCHEMA_VERSION))
+    mismatch.push(`$schema is not ${SERVER_JSON_SCHEMA_VERSION}`);
+  const first: unknown = Array.isArray(remotes) ? remotes[0] : undefined;
+  const remote = isObject(first) ? first.url : undefined;
+  let remoteHost: string | null = null;
+  if (typeof remote !== 'string') mismatch.push('remotes[0].url is missing');
+  else {
+    try {
+      remoteHost = new URL(remote).hostname;
+    } catch {
+      mismatch.push(`remotes[0].url ${remote} is not a URL`);
+    }
+    if (remote !== mcpUrl) mismatch.push(`remotes[0].url ${remote} is not the door’s ${String(mcpUrl)}`);
+  }
+  if (typeof name !== 'string' || !name.includes('/'))
+    mismatch.push('name is not a registry name (reverse-DNS/name)');
+  else {
+    const reversed = name.split('/')[0]!.split('.').reverse().join('.');
+    if (remoteHost && !onDomain(remoteHost, reversed))
+      mismatch.push(`the remote URL is not on ${reversed}, the domain of the name ${name}`);
+  }
+  return mismatch.length > 0 ? mismatch : (name as string);
 }
