@@ -161,6 +161,20 @@ describe.skipIf(!BUILT)('service mcp verify-domain', () => {
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(seed);
   });
 
+  it('keeps no key when the well-known file cannot be written, so a re-run can make one', async () => {
+    const dir = appFolder();
+    const args = ['mcp', 'verify-domain', '--domain', 'example.com', '--key-out', 'w.key'];
+    const result = await runCli([...args, '--write-well-known', 'package.json'], { cwd: dir });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^service mcp verify-domain: cannot write .*package\.json\/\.well-known\/mcp-registry-auth: .*no key was kept\.\n$/,
+    );
+    expect(existsSync(join(dir, 'w.key'))).toBe(false);
+    const again = await runCli([...args, '--write-well-known', 'public'], { cwd: dir });
+    expect(again.code, again.stderr).toBe(0);
+    expect(existsSync(join(dir, 'w.key'))).toBe(true);
+  });
+
   it('prints the key file, the challenge and the well-known file under --json', async () => {
     const dir = appFolder();
     const result = await runCli(

@@ -4,7 +4,7 @@
  * prints the proof (a DNS TXT record or an HTTPS challenge file).
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
@@ -117,8 +117,17 @@ function verifyDomain(args: string[], io: CliIo): number {
   let wellKnownFile: string | null = null;
   if (options['write-well-known']) {
     wellKnownFile = join(resolve(io.cwd, options['write-well-known'] as string), CHALLENGE_PATH);
-    mkdirSync(join(wellKnownFile, '..'), { recursive: true });
-    writeFileSync(wellKnownFile, `${challenge}\n`);
+    try {
+      mkdirSync(join(wellKnownFile, '..'), { recursive: true });
+      writeFileSync(wellKnownFile, `${challenge}\n`);
+    } catch (error) {
+      // The key was made for this challenge only: kept, a re-run would refuse to replace it while
+      // its challenge was never shown anywhere.
+      rmSync(keyOut, { force: true });
+      throw new CliError(
+        `service mcp verify-domain: cannot write ${wellKnownFile}: ${(error as Error).message}; no key was kept.`,
+      );
+    }
   }
   if (io.json) {
     const challengeUrl = `https://${domain}${CHALLENGE_PATH}`;
