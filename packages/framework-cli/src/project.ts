@@ -134,5 +134,8 @@ export function appUrl(dir: string, env: Record<string, string | undefined>, fla
   } catch {
     throw new CliError(`Not an http(s) URL: ${url}`);
   }
+  // The wire's paths are appended to it: a query or fragment would swallow them.
+  if (/[?#]/.test(url))
+    throw new CliError(`Not the app's base URL: ${url} has a query or fragment; leave it out.`);
   return url.replace(/\/+$/, '');
 }

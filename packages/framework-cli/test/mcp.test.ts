@@ -343,6 +343,33 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
     }
   });
 
+  it('says why /status failed: a production app (principal_required), a server that is not the app', async () => {
+    const production = await startExpressHost({ store, development: false, logger: silentLogger, env: {} });
+    const other = createServer((_req, res) => res.writeHead(404).end('Not Found'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const forbidden = await runCli(['doctor'], { cwd: dir, env: baseEnv({ SERVICE_URL: production.url }) });
+      expect(forbidden.code).toBe(1);
+      expect(forbidden.stdout).toContain(
+        `✗ ${production.url}/api/service/status answered 403 (principal_required: outside development mode /status is for signed-in users`,
+      );
+      const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      const elsewhere = await runCli(['doctor'], { cwd: dir, env: baseEnv({ SERVICE_URL: otherUrl }) });
+      expect(elsewhere.stdout).toContain(
+        `✗ ${otherUrl}/api/service/status answered 404 (no service wire there: is SERVICE_URL the app`,
+      );
+      // A query would swallow the wire's paths: refused, never asked.
+      const query = await runCli(['doctor'], { cwd: dir, env: baseEnv({ SERVICE_URL: `${frontUrl}/?a=b` }) });
+      expect(query).toMatchObject({
+        code: 1,
+        stderr: `Not the app's base URL: ${frontUrl}/?a=b has a query or fragment; leave it out.\n`,
+      });
+    } finally {
+      await production.close();
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
+  });
+
   it.each([
     [
       'an OAuth metadata document allows another PKCE method than S256',

@@ -171,6 +171,17 @@ async function get(
 const post = (url: string) =>
   get(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
 
+/** Why `/status` may have failed, read from the wire's error code when the wire answered. */
+function statusHint({ status, body }: { status: number; body: unknown }): string {
+  const code = (body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  if (status === 401) return ' (not in development mode?)';
+  if (code === 'principal_required')
+    return ' (principal_required: outside development mode /status is for signed-in users; run doctor against the app in development)';
+  if (typeof code === 'string') return ` (${code})`;
+  // No wire error: whatever answered is not the service's wire.
+  return ' (no service wire there: is SERVICE_URL the app, not another server?)';
+}
+
 async function checkLive(
   base: string,
   dir: string,
@@ -188,10 +199,7 @@ async function checkLive(
   }
   const blocks = (status.body as { blocks?: Record<string, unknown> } | undefined)?.blocks;
   if (status.status !== 200 || !blocks) {
-    add(
-      'fail',
-      `${base}${WIRE}/status answered ${status.status}${status.status === 401 ? ' (not in development mode?)' : ''}`,
-    );
+    add('fail', `${base}${WIRE}/status answered ${status.status}${statusHint(status)}`);
     return;
   }
   add('ok', `${base}${WIRE}/status: the wire answers`);
