@@ -110,11 +110,20 @@ export function readDotEnv(dir: string): Record<string, string> {
   return vars;
 }
 
-/** A 32-byte key in base64, as the store's sealing needs. */
+/**
+ * What the store's sealing takes (core's `parseEncryptionKeys`, which its public entry does not
+ * export): one or more comma-separated keys, each base64 of 32 bytes; several rotate.
+ */
 export function isEncryptionKey(value: string | undefined): boolean {
-  if (!value || !/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
-  return Buffer.from(value, 'base64').length === 32;
+  const keys = (value ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+  return keys.length > 0 && keys.every((key) => Buffer.from(key, 'base64').length === 32);
 }
+
+/** How configuration.md says to make a key. */
+export const GENERATE_KEY_COMMAND = `node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"`;
 
 /** The running app as configured: `--url`, else `SERVICE_URL` (environment, then `.env`). */
 export function configuredAppUrl(

@@ -188,10 +188,27 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
         env: baseEnv({ SERVICE_URL: 'http://127.0.0.1:9' }),
       });
       expect(result.code).toBe(1);
-      expect(result.stdout).toContain('✗ SERVICE_STORE_ENCRYPTION_KEY is not 32 bytes of base64');
+      expect(result.stdout).toContain(
+        "✗ SERVICE_STORE_ENCRYPTION_KEY is not base64 of 32 bytes (several may be comma-separated): make one with `node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\"`",
+      );
     } finally {
       writeFileSync(join(dir, '.env'), key);
     }
+  });
+
+  it('doctor takes comma-separated keys, as the store rotates them', async () => {
+    const keys = [1, 2].map((n) => Buffer.alloc(32, n).toString('base64'));
+    const check = async (value: string) =>
+      (
+        await runCli(['doctor'], {
+          cwd: dir,
+          env: baseEnv({ SERVICE_URL: 'http://127.0.0.1:9', SERVICE_STORE_ENCRYPTION_KEY: value }),
+        })
+      ).stdout;
+    expect(await check(keys.join(','))).toContain('✓ SERVICE_STORE_ENCRYPTION_KEY is set');
+    expect(await check(`${keys[0]}, ${keys[1]}`)).toContain('✓ SERVICE_STORE_ENCRYPTION_KEY is set');
+    expect(await check(`${keys[0]},short`)).toContain('✗ SERVICE_STORE_ENCRYPTION_KEY is not base64');
+    expect(await check(' , ')).toContain('✗ SERVICE_STORE_ENCRYPTION_KEY is not base64');
   });
 
   it('doctor reports E-MCP-009 when the wiring opens the door without a canonical URL', async () => {

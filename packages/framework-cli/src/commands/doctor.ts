@@ -13,6 +13,7 @@ import {
   appUrl,
   CATALOG_PATH,
   ENCRYPTION_KEY_VARIABLE,
+  GENERATE_KEY_COMMAND,
   isEncryptionKey,
   isObject,
   readConfig,
@@ -59,7 +60,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const key = { ...readDotEnv(dir), ...io.env }[ENCRYPTION_KEY_VARIABLE];
   if (key === undefined)
     add('fail', `${ENCRYPTION_KEY_VARIABLE} is not set (\`service init\` provisions it in .env)`);
-  else if (!isEncryptionKey(key)) add('fail', `${ENCRYPTION_KEY_VARIABLE} is not 32 bytes of base64`);
+  else if (!isEncryptionKey(key))
+    add(
+      'fail',
+      `${ENCRYPTION_KEY_VARIABLE} is not base64 of 32 bytes (several may be comma-separated): make one with \`${GENERATE_KEY_COMMAND}\``,
+    );
   else add('ok', `${ENCRYPTION_KEY_VARIABLE} is set`);
   if (config && doorWithoutCanonicalUrl(dir, config, io.env)) {
     add(
