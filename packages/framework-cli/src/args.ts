@@ -9,7 +9,7 @@ export interface ParsedArgs {
 }
 
 /**
- * Parses `--name value`, `--name=value` and flags against a command's options. An unknown option,
+ * Parses `--name value`, `--name=value` and flags against a command's options; `--` ends them. An unknown option,
  * a missing value or a surplus argument throws (exit 1) before the command does anything.
  */
 export function parseArgs(
@@ -22,11 +22,16 @@ export function parseArgs(
   const positionals: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    if (!arg.startsWith('--') || arg === '--') {
-      if (arg.startsWith('-') && arg !== '-' && arg !== '--') {
+    // `--` ends the options: what follows is an argument, even when it starts with a dash.
+    if (arg === '--') {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('--')) {
+      if (arg.startsWith('-') && arg !== '-') {
         throw new CliError(`service ${command}: unknown option ${arg}`);
       }
-      if (arg !== '--') positionals.push(arg);
+      positionals.push(arg);
       continue;
     }
     const eq = arg.indexOf('=');

@@ -238,6 +238,17 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(surplus).toMatchObject({ code: 1, stderr: expect.stringMatching(/unexpected argument b/) });
   });
 
+  it('reads what follows -- as arguments, even when they start with a dash', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'app' });
+    const init = await runCli(['init', '--agent', '--', '-weird'], { cwd: dir });
+    expect(init).toMatchObject({ code: 1, stderr: expect.stringMatching(/^No such folder: .*\/-weird\n/) });
+    const sync = await runCli(['sync', '--', '--strict'], { cwd: dir });
+    expect(sync.stderr).toMatch(/^No \.service\/config\.json in .*\/--strict/);
+    const surplus = await runCli(['sync', '--', 'a', 'b'], { cwd: dir });
+    expect(surplus.stderr).toMatch(/unexpected argument b/);
+  });
+
   it.each([
     ['login', 'me@example.com'],
     ['logout'],
