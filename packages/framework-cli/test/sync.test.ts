@@ -181,6 +181,24 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
     }
   });
 
+  it('exits 1 on a baseline that is not a catalog (a merge conflict), and keeps it', async () => {
+    writeTools(tool('add_note'));
+    const file = join(dir, '.service/catalog.json');
+    const original = readFileSync(file, 'utf8');
+    for (const broken of ['{bad', '<<<<<<< HEAD\n{}\n=======\n{}\n>>>>>>> main\n', '{"version":1}']) {
+      writeFileSync(file, broken);
+      const result = await sync('--strict');
+      expect(result).toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(
+          /^\.service\/catalog\.json in .* is not a catalog \(a merge conflict\?\)/,
+        ),
+      });
+      expect(readFileSync(file, 'utf8')).toBe(broken);
+    }
+    writeFileSync(file, original);
+  });
+
   it('exits 1 when the tools are not valid, naming the problem', async () => {
     writeFileSync(
       join(dir, 'tools.ts'),

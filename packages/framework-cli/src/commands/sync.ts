@@ -24,6 +24,7 @@ import {
   appUrl,
   CATALOG_PATH,
   configuredAppUrl,
+  isObject,
   OVERRIDES_PATH,
   readConfig,
   safeJson,
@@ -89,8 +90,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const config = readConfig(dir);
   const notes: string[] = [];
 
-  const catalog = await extractCatalog(dir, config.toolsModule);
   const previous = readCatalog(dir);
+  const catalog = await extractCatalog(dir, config.toolsModule);
   const changes = diffCatalogs(previous, catalog);
   const breaking = changes.filter((c) => c.breaking).map((c) => c.tool);
   const staleOverrides = staleOverrideNames(dir, catalog);
@@ -176,13 +177,23 @@ async function extractCatalog(dir: string, toolsModule: string): Promise<Catalog
   };
 }
 
+/**
+ * The baseline, or null on a first run (no file). A file that is not a catalog (a merge conflict,
+ * a bad edit) is refused: read as a first run, it would let breaking changes through `--strict`
+ * and be overwritten.
+ */
 function readCatalog(dir: string): Catalog | null {
+  let text: string;
   try {
-    const parsed = safeJson(readFileSync(join(dir, CATALOG_PATH), 'utf8')) as Catalog | undefined;
-    return parsed && Array.isArray(parsed.tools) ? parsed : null;
+    text = readFileSync(join(dir, CATALOG_PATH), 'utf8');
   } catch {
     return null;
   }
+  const parsed = safeJson(text) as Catalog | undefined;
+  if (isObject(parsed) && Array.isArray(parsed.tools)) return parsed;
+  throw new CliError(
+    `${CATALOG_PATH} in ${dir} is not a catalog (a merge conflict?): restore it from version control, or delete it to take the current tools as the new baseline.`,
+  );
 }
 
 /** Names in `.service/overrides.json` (surfaces and titles) that no tool of the catalog has. */
