@@ -59,7 +59,9 @@ export async function importHostModule(dir: string, file: string): Promise<Recor
       logLevel: 'silent',
       ...(existsSync(tsconfig) ? { tsconfig } : {}),
     });
-    return await withinLoadLimit(import(`${pathToFileURL(outfile).href}?at=${Date.now()}`));
+    return await withoutExit(() =>
+      withinLoadLimit(import(`${pathToFileURL(outfile).href}?at=${Date.now()}`)),
+    );
   } catch (error) {
     throw new CliError(`Could not load ${file}: ${(error as Error).message}`);
   }
@@ -73,6 +75,22 @@ export async function importHostModule(dir: string, file: string): Promise<Recor
  */
 function consoleToStderr(): void {
   globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
+}
+
+/**
+ * Runs `load` with `process.exit` refused: a module that calls it as it loads would else end the
+ * command with the module's exit code (0 too), printing nothing and writing nothing.
+ */
+async function withoutExit<T>(load: () => Promise<T>): Promise<T> {
+  const exit = process.exit;
+  process.exit = ((code?: number | string | null) => {
+    throw new Error(`it called process.exit(${code ?? ''}) while loading`);
+  }) as typeof process.exit;
+  try {
+    return await load();
+  } finally {
+    process.exit = exit;
+  }
 }
 
 /** How long a host module may take to load (its top-level code and awaits). */

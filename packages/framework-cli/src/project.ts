@@ -3,7 +3,7 @@
  * `.service/config.json` (what init decided, read by sync, doctor and refine) and the `.env` file.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { CliError } from './cli-error.js';
 
@@ -76,13 +76,26 @@ export function readConfig(dir: string): ServiceConfig {
   try {
     raw = readFileSync(join(dir, CONFIG_PATH), 'utf8');
   } catch {
-    throw new CliError(`No ${CONFIG_PATH} in ${dir}: run \`service init\` first.`);
+    const app = appAbove(dir);
+    throw new CliError(
+      app
+        ? `No ${CONFIG_PATH} in ${dir}: the app is ${app}; run the command there, or pass the folder.`
+        : `No ${CONFIG_PATH} in ${dir}: run \`service init\` first.`,
+    );
   }
   const parsed = configSchema.safeParse(safeJson(raw));
   if (!parsed.success) {
     throw new CliError(`${CONFIG_PATH} is not valid: run \`service init --force\` to regenerate it.`);
   }
   return parsed.data;
+}
+
+/** The nearest folder above `dir` that init set up: where a command run from a subfolder meant. */
+function appAbove(dir: string): string | null {
+  for (let folder = dirname(dir); folder !== dir; dir = folder, folder = dirname(folder)) {
+    if (existsSync(join(folder, CONFIG_PATH))) return folder;
+  }
+  return null;
 }
 
 export function safeJson(text: string): unknown {

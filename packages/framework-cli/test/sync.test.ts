@@ -4,7 +4,7 @@
  * a remembered approval, a grant) under --strict. Exit 2 for a `<Remixable>` sync cannot capture
  * is in remixables.test.ts.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@service/core/http';
@@ -234,6 +234,33 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, report: { tools: 1 } });
     expect(result.stderr).toContain('connecting…\nconnected\n');
+  });
+
+  it('exits 1 when the tools module ends the process as it loads, writing nothing', async () => {
+    writeFileSync(
+      join(dir, 'tools.ts'),
+      `process.exit(0);\nexport const tools = [${tool('lookup_order')}];\n`,
+    );
+    writeJson(join(dir, '.service/catalog.json'), { version: 1, tools: [] });
+    const before = readFileSync(join(dir, '.service/catalog.json'), 'utf8');
+    const result = await sync();
+    expect(result).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(
+        /^Could not load .*tools\.ts: it called process\.exit\(0\) while loading/,
+      ),
+    });
+    expect(readFileSync(join(dir, '.service/catalog.json'), 'utf8')).toBe(before);
+  });
+
+  it('points a command run in a subfolder of the app at the app', async () => {
+    const sub = join(dir, 'src/lib');
+    mkdirSync(sub, { recursive: true });
+    const result = await runCli(['sync'], { cwd: sub });
+    expect(result).toMatchObject({
+      code: 1,
+      stderr: `No .service/config.json in ${sub}: the app is ${dir}; run the command there, or pass the folder.\n`,
+    });
   });
 
   it('exits 1 naming the cause when the tools module never finishes loading', async () => {
