@@ -14,3 +14,6 @@ export class CliError extends Error {
 
 /** Exit code of an unknown command (the developer CLI's too, so both read alike). */
 export const UNKNOWN_COMMAND = 2;
+
+/** Exit code of a command stopped with Ctrl+C (128 + SIGINT), as shells and the developer CLI report it. */
+export const INTERRUPTED = 130;

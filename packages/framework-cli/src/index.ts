@@ -2,7 +2,7 @@
  * `service`: the framework commands run here; the developer commands (login, logout, whoami,
  * validate, dev, ssh) are handed to the developer CLI, so one name reaches both.
  */
-import { CliError, UNKNOWN_COMMAND } from './cli-error.js';
+import { CliError, INTERRUPTED, UNKNOWN_COMMAND } from './cli-error.js';
 import { commandLine, globalFlagArgs, takeGlobalFlags, unknownFirstWord } from './global-flags.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import type { CliIo } from './io.js';
@@ -71,7 +71,12 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   } catch (error) {
     // As the developer CLI: the message, never a stack trace.
     if (error instanceof CliError) exitCode = fail(error.message, error.exitCode);
-    else
+    // Ctrl+C or Ctrl+D at a prompt: the developer's own stop, so no message, and the exit
+    // code of an interrupted command (128 + SIGINT), as the developer CLI answers it.
+    else if ((error as { code?: unknown } | null)?.code === 'ABORT_ERR') {
+      io.stderr.write('\n');
+      exitCode = INTERRUPTED;
+    } else
       exitCode = fail(
         `service ${first}: unexpected error: ${error instanceof Error ? error.message : String(error)}`,
         1,

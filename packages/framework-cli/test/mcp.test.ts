@@ -90,6 +90,14 @@ describe.skipIf(!BUILT)('service mcp server-json', () => {
     expect(existsSync(join(dir, 'server.json'))).toBe(false);
   });
 
+  it('cuts a long description to 100 code points, never inside a character', async () => {
+    const dir = appFolder();
+    writeJson(join(dir, 'package.json'), { name: 'shop', description: `${'a'.repeat(99)}😀 and more` });
+    const result = await runCli(['mcp', 'server-json', '--domain', 'example.com'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(readJson(join(dir, 'server.json')).description).toBe(`${'a'.repeat(99)}😀`);
+  });
+
   it('overwrites server.json only with --force', async () => {
     const dir = appFolder();
     writeFileSync(join(dir, 'server.json'), '{"mine":true}\n');

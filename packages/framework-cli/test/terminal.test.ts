@@ -67,6 +67,33 @@ describe.skipIf(!BUILT)('service on a terminal', () => {
     expect(existsSync(join(dir, '.env'))).toBe(false);
   });
 
+  it.each([
+    ['Ctrl+C', '\u0003', /agent for\?/],
+    ['Ctrl+D', '\u0004', /agent for\?/],
+    ['Ctrl+C at the confirmation', '\u0003', /Apply\? \[y\/N\]/],
+  ])('init stops quietly with exit 130 on %s, writing nothing', async (_case, key, prompt) => {
+    const dir = expressApp();
+    const term = spawn(process.execPath, [BIN, 'init'], { cwd: dir, env: baseEnv(), cols: 200, rows: 50 });
+    let screen = '';
+    let briefed = false;
+    term.onData((data) => {
+      screen += data;
+      if (!prompt.test(screen)) {
+        if (!briefed && /agent for\?/.test(screen)) {
+          briefed = true;
+          term.write('\r');
+        }
+        return;
+      }
+      prompt = /$^/; // answered once
+      term.write(key);
+    });
+    const code = await new Promise<number>((resolve) => term.onExit(({ exitCode }) => resolve(exitCode)));
+    expect(code, screen).toBe(130);
+    expect(screen).not.toMatch(/unexpected error|Aborted/);
+    expect(existsSync(join(dir, '.service'))).toBe(false);
+  });
+
   it('refine applies its diff only after a yes', async () => {
     const dir = expressApp();
     writeJson(join(dir, '.service/config.json'), {

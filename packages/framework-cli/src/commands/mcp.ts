@@ -76,7 +76,8 @@ function serverJson(args: string[], io: CliIo): number {
   const document: ServerJson = {
     $schema: SERVER_JSON_SCHEMA,
     name: registryName(domain, packageName),
-    description: description.slice(0, DESCRIPTION_MAX),
+    // Cut on code points: a UTF-16 cut may split a surrogate pair, which is no text.
+    description: Array.from(description).slice(0, DESCRIPTION_MAX).join(''),
     version: typeof pkg?.version === 'string' ? pkg.version : '0.0.0',
     remotes: [{ type: 'streamable-http', url: url.href.replace(/\/$/, '') }],
   };
