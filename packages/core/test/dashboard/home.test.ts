@@ -21,6 +21,7 @@ import {
   collectPageProblems,
   ensureDashboardBuilt,
   expectAccessible,
+  postForm,
   screenshot,
   signInByClicking,
 } from './support.js';
@@ -208,16 +209,7 @@ describe('the live stream of someone who may no longer see it', () => {
     const reader = await openStream(owner.cookie);
     const page = await (await fetch(`${server.url}/`, { headers: { cookie: owner.cookie } })).text();
     const token = /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
-    const signedOut = await fetch(`${server.url}/sign-out`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: {
-        cookie: owner.cookie,
-        origin: server.url,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: `_csrf=${token}`,
-    });
+    const signedOut = await postForm(server.url, owner.cookie, '/sign-out', { _csrf: token });
     expect(signedOut.headers.get('location')).toBe('/sign-in');
     const ended = untilEnded(reader);
     await grant(owner.tenantId, 4_000_000);

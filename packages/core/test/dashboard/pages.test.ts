@@ -24,6 +24,7 @@ import {
   collectPageProblems,
   ensureDashboardBuilt,
   expectAccessible,
+  postForm,
   screenshot,
   signInByClicking,
 } from './support.js';
@@ -576,16 +577,7 @@ describe('dashboard forms over HTTP', () => {
       slug: 'twice-sent',
       input_greeting: 'hi',
     }).toString();
-    const sendDeploy = () =>
-      fetch(`${server.url}/tools/plain/deploy`, {
-        method: 'POST',
-        headers: {
-          cookie: owner.cookie,
-          origin: server.url,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: deployFields,
-      });
+    const sendDeploy = () => postForm(server.url, owner.cookie, '/tools/plain/deploy', deployFields);
     const answers = await Promise.all([sendDeploy(), sendDeploy()]);
     const keys = await Promise.all(
       answers.map(async (answer) => /id="new-key">([^<]+)</.exec(await answer.text())?.[1]),
@@ -603,62 +595,43 @@ describe('dashboard forms over HTTP', () => {
     // A cap of nothing is refused in the form's words.
     const billingPage = await (await api(owner.cookie, 'GET', '/billing')).text();
     const billingCsrf = /name="_csrf" value="([^"]+)"/.exec(billingPage)?.[1] ?? '';
-    const zeroCap = await fetch(`${server.url}/billing`, {
-      method: 'POST',
-      headers: {
-        cookie: owner.cookie,
-        origin: server.url,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({
-        _csrf: billingCsrf,
-        _action: 'caps',
-        app: owner.appId,
-        daily: '0',
-      }).toString(),
+    const zeroCap = await postForm(server.url, owner.cookie, '/billing', {
+      _csrf: billingCsrf,
+      _action: 'caps',
+      app: owner.appId,
+      daily: '0',
     });
     expect(zeroCap.status).toBe(400);
     expect(await zeroCap.text()).toContain('A cap must be more than USD 0');
     // So are a warning out of range and names the API would refuse: never its field paths.
-    const postForm = async (path: string, fields: Record<string, string>) => {
+    const sendForm = async (path: string, fields: Record<string, string>) => {
       const form = await (await api(owner.cookie, 'GET', path)).text();
       const token = /name="_csrf" value="([^"]+)"/.exec(form)?.[1] ?? '';
-      const answer = await fetch(`${server.url}${path}`, {
-        method: 'POST',
-        headers: {
-          cookie: owner.cookie,
-          origin: server.url,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: new URLSearchParams({ _csrf: token, ...fields }).toString(),
-      });
+      const answer = await postForm(server.url, owner.cookie, path, { _csrf: token, ...fields });
       return { status: answer.status, text: await answer.text() };
     };
-    const warn = await postForm('/billing', { _action: 'caps', app: owner.appId, warn: '0' });
+    const warn = await sendForm('/billing', { _action: 'caps', app: owner.appId, warn: '0' });
     expect(warn.text).toContain('Warnings are whole percents from 1 to 99');
     expect(warn.text).not.toContain('warn_pcts');
     for (const name of ['x'.repeat(101), 'a\u0000b']) {
-      const renamed = await postForm('/settings', { _action: 'rename-workspace', name });
+      const renamed = await sendForm('/settings', { _action: 'rename-workspace', name });
       expect(renamed.status).toBe(400);
       expect(renamed.text).toContain(
         'The workspace name must be 1 to 100 characters, without control characters.',
       );
       expect(renamed.text).not.toMatch(/name: |body\.name/);
-      const me = await postForm('/settings', { _action: 'rename-me', name });
+      const me = await sendForm('/settings', { _action: 'rename-me', name });
       expect(me.text).toContain('Your name must be 1 to 100 characters');
     }
     expect(await (await api(owner.cookie, 'GET', '/settings')).text()).toContain(
       'name="name" type="text" value="forms&#39;s workspace" required maxlength="100"',
     );
-    const big = await fetch(`${server.url}/keys`, {
-      method: 'POST',
-      headers: {
-        cookie: owner.cookie,
-        origin: server.url,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: `_csrf=${csrf}&_action=create&name=${'x'.repeat(40_000)}`,
-    });
+    const big = await postForm(
+      server.url,
+      owner.cookie,
+      '/keys',
+      `_csrf=${csrf}&_action=create&name=${'x'.repeat(40_000)}`,
+    );
     expect(big.status).toBe(413);
   });
 
@@ -685,23 +658,15 @@ describe('dashboard forms over HTTP', () => {
           await fetch(`${limited.url}/tools/desk/deploy`, { headers: { cookie: owner.cookie } })
         ).text();
         const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(form)?.[1] ?? '';
-        const answer = await fetch(`${limited.url}/tools/desk/deploy`, {
-          method: 'POST',
-          headers: {
-            cookie: owner.cookie,
-            origin: limited.url,
-            'content-type': 'application/x-www-form-urlencoded',
-          },
-          body: new URLSearchParams({
-            _csrf: hidden('_csrf'),
-            _action: 'deploy',
-            idempotency: hidden('idempotency'),
-            slug,
-            name: 'My desk',
-            input_DESK_NAME: 'Research',
-            input_LOUD: 'on',
-            input_API_TOKEN: 'tok-secret',
-          }).toString(),
+        const answer = await postForm(limited.url, owner.cookie, '/tools/desk/deploy', {
+          _csrf: hidden('_csrf'),
+          _action: 'deploy',
+          idempotency: hidden('idempotency'),
+          slug,
+          name: 'My desk',
+          input_DESK_NAME: 'Research',
+          input_LOUD: 'on',
+          input_API_TOKEN: 'tok-secret',
         });
         return { status: answer.status, page: await answer.text() };
       };

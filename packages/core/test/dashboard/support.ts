@@ -43,6 +43,24 @@ export async function signInByClicking(page: Page, server: RunningPlatform, emai
   await page.waitForSelector('html[data-ready="true"]');
 }
 
+/**
+ * Posts a dashboard form as the browser sends it from the dashboard's own pages: the session
+ * cookie, the dashboard's origin, an urlencoded body. Redirects are answers to read, not followed.
+ */
+export function postForm(
+  baseUrl: string,
+  cookie: string,
+  path: string,
+  fields: Record<string, string> | string,
+): Promise<Response> {
+  return fetch(`${baseUrl}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, origin: baseUrl, 'content-type': 'application/x-www-form-urlencoded' },
+    body: typeof fields === 'string' ? fields : new URLSearchParams(fields).toString(),
+  });
+}
+
 /** No axe-core violation on the page as it is now (WCAG 2.1 A and AA rules). */
 export async function expectAccessible(page: Page): Promise<void> {
   // Evaluated through the debugging protocol, which the page's CSP does not govern.
