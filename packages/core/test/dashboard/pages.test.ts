@@ -617,11 +617,15 @@ describe('dashboard forms over HTTP', () => {
       const renamed = await sendForm('/settings', { _action: 'rename-workspace', name });
       expect(renamed.status).toBe(400);
       expect(renamed.text).toContain(
-        'The workspace name must be 1 to 100 characters, without control characters.',
+        'The workspace name must be 1 to 100 characters, without control or text direction characters.',
       );
       expect(renamed.text).not.toMatch(/name: |body\.name/);
       const me = await sendForm('/settings', { _action: 'rename-me', name });
       expect(me.text).toContain('Your name must be 1 to 100 characters');
+      const key = await sendForm('/keys', { _action: 'create', kind: 'cli', name });
+      expect(key.status).toBe(400);
+      expect(key.text).toContain('The key&#39;s name must be 1 to 100 characters');
+      expect(key.text).not.toMatch(/name: |body\.name/);
     }
     expect(await (await api(owner.cookie, 'GET', '/settings')).text()).toContain(
       'name="name" type="text" value="forms&#39;s workspace" required maxlength="100"',

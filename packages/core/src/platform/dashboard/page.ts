@@ -83,7 +83,7 @@ export const NAME_MAX = 100;
 export function nameRefusal(what: string, value: string): string | null {
   return displayName.safeParse(value).success
     ? null
-    : `${what} must be 1 to ${NAME_MAX} characters, without control characters.`;
+    : `${what} must be 1 to ${NAME_MAX} characters, without control or text direction characters.`;
 }
 
 /** A definition list row, for the pages' detail blocks. */

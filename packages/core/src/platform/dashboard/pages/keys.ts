@@ -7,6 +7,8 @@ import {
   field,
   fromAnswer,
   input,
+  NAME_MAX,
+  nameRefusal,
   type PageAction,
   type PageView,
   table,
@@ -90,6 +92,8 @@ ${createForm(
       async run(view, fields) {
         const kind = field(fields, 'kind') === 'cli' ? 'cli' : 'app';
         const name = field(fields, 'name').trim();
+        const refusal = name === '' ? null : nameRefusal("The key's name", name);
+        if (refusal) return { refused: refusal };
         // A form mints at most one key: sent again (a reload of its answer), it would mint another,
         // and a CLI key would revoke the one just copied.
         const once = formOnce(view, field(fields, 'nonce'));
@@ -161,7 +165,7 @@ function createForm(view: PageView, apps: AppSummary[], cliKeys: readonly KeyVie
     'create',
     html`<input type="hidden" name="nonce" value="${randomUUID()}"><label for="key-kind">Kind</label><p class="field-hint" id="key-kind-hint">${replaces}</p><select id="key-kind" name="kind" aria-describedby="key-kind-hint"><option value="app">App Key (for a deployed tool)</option><option value="cli">CLI key (for you, in the developer CLI)</option></select>
 <label for="key-app">App (for an App Key)</label><select id="key-app" name="app">${apps.map((app) => html`<option value="${app.id}">${app.name} (${app.slug})</option>`)}</select>
-${input('key-name', 'Name', { name: 'name', placeholder: 'production' })}`,
+${input('key-name', 'Name', { name: 'name', placeholder: 'production', maxlength: NAME_MAX })}`,
     { submit: 'Create key', label: 'New key' },
   );
 }
