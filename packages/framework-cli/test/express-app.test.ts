@@ -191,6 +191,12 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
       expect(result.stdout).toContain(
         "✗ SERVICE_STORE_ENCRYPTION_KEY is not base64 of 32 bytes (several may be comma-separated): make one with `node -e \"console.log(require('crypto').randomBytes(32).toString('base64'))\"`",
       );
+      // init says the same of it, and keeps it.
+      const again = await runCli(['init', '--yes'], { cwd: dir, env: baseEnv({}) });
+      expect(again.stdout).toContain(
+        'SERVICE_STORE_ENCRYPTION_KEY in .env is not base64 of 32 bytes (several may be comma-separated); it is kept as it is: make one with',
+      );
+      expect(readFileSync(join(dir, '.env'), 'utf8')).toBe('SERVICE_STORE_ENCRYPTION_KEY=short\n');
     } finally {
       writeFileSync(join(dir, '.env'), key);
     }

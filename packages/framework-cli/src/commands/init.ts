@@ -19,6 +19,7 @@ import {
   detectFramework,
   ENCRYPTION_KEY_VARIABLE,
   type Framework,
+  GENERATE_KEY_COMMAND,
   isEncryptionKey,
   isObject,
   readConfig,
@@ -231,7 +232,9 @@ export function planInit(
 
   const key = readDotEnv(dir)[ENCRYPTION_KEY_VARIABLE];
   if (key !== undefined && !isEncryptionKey(key)) {
-    notes.push(`${ENCRYPTION_KEY_VARIABLE} in .env is not 32 bytes of base64; it is kept as it is.`);
+    notes.push(
+      `${ENCRYPTION_KEY_VARIABLE} in .env is not base64 of 32 bytes (several may be comma-separated); it is kept as it is: make one with \`${GENERATE_KEY_COMMAND}\``,
+    );
   }
 
   if (pkg.scripts !== undefined && !isObject(pkg.scripts)) {
