@@ -36,6 +36,12 @@ export interface SubscribeOptions {
   onError?: (error: Error, retry: StreamRetry) => void;
   /** Called as the stream connects again after a drop or a failure, with the id it resumes after. */
   onReconnect?: (info: { attempt: number; lastEventId: string | undefined }) => void;
+  /**
+   * Called when the server could not replay everything after the id the stream resumed from (it
+   * keeps an app's last 100 events): the events after `after`, up to and including
+   * `resumedAfter`, are gone. Re-read what you keep from them (`connections.list()`).
+   */
+  onMissed?: (info: { after: string; resumedAfter: string }) => void;
 }
 
 /** Reconnection tuning of the event stream. */
@@ -176,7 +182,17 @@ export async function* subscribeToEvents(
       // The id this stream starts after: until an event comes, the place to resume from, so a
       // subscriber that has seen none still gets what is made while it reconnects.
       const position = response.headers.get(STREAM_POSITION_HEADER);
-      if (position !== null && /^\d{1,19}$/.test(position)) lastEventId = position;
+      if (position !== null && /^\d{1,19}$/.test(position)) {
+        // A replay that starts past the id sent was cut: the events in between are gone.
+        if (
+          lastEventId !== undefined &&
+          /^\d{1,19}$/.test(lastEventId) &&
+          BigInt(position) > BigInt(lastEventId)
+        ) {
+          options.onMissed?.({ after: lastEventId, resumedAfter: position });
+        }
+        lastEventId = position;
+      }
 
       const pending: EventSourceMessage[] = [];
       let serverRetryMs: number | undefined;

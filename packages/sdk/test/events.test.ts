@@ -343,6 +343,29 @@ describe('stream handling', () => {
     expect(server.requests[0]!.headers['last-event-id']).toBeUndefined();
   });
 
+  it('tells onMissed when a replay starts past the id it sent, and only then', async () => {
+    server = await startLoopbackServer((req, res, index) => {
+      // The first answer replays all; the second was cut to the events the server still keeps.
+      const sent = Number(req.headers['last-event-id']);
+      res.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'service-last-event-id': String(index === 0 ? sent : 150),
+      });
+      res.flushHeaders();
+      if (index === 0) res.end(balance(sent + 1));
+      else res.write(balance(151));
+    });
+    const missed: Array<{ after: string; resumedAfter: string }> = [];
+    const iterator = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST }).events.subscribe({
+      lastEventId: '10',
+      onMissed: (info) => missed.push(info),
+    });
+    expect((await take(iterator, 2)).map((e) => e.id)).toEqual(['11', '151']);
+    await iterator.return?.();
+    expect(server.requests.map((r) => r.headers['last-event-id'])).toEqual(['10', '11']);
+    expect(missed).toEqual([{ after: '11', resumedAfter: '150' }]);
+  });
+
   it('reconnects when the server ends the stream, resending Last-Event-ID', async () => {
     server = await startLoopbackServer((req, res, index) => {
       openStream(res);
