@@ -57,8 +57,18 @@ export function cloudConnections(options: CloudConnectionsOptions): WireConnecti
         : `The connections platform answered ${response.status}.`,
     );
   }
-  const userPath = (principal: Principal) =>
-    `/api/deployments/me/users/${encodeURIComponent(principal.subject)}/connections`;
+  const userPath = (principal: Principal) => {
+    if (isDotSegment(principal.subject)) {
+      throw new WireError(
+        'validation_failed',
+        `A user id of "${principal.subject}" cannot name a user to the connections platform: a URL path reads it as a step up the path. Give such a user another id.`,
+      );
+    }
+    return `/api/deployments/me/users/${encodeURIComponent(principal.subject)}/connections`;
+  };
+  /** A connection of the user's; an id that is a dot segment names none (nothing is asked). */
+  const connectionPath = (principal: Principal, id: string) =>
+    isDotSegment(id) ? null : `${userPath(principal)}/${encodeURIComponent(id)}`;
 
   return {
     kind: 'cloud',
@@ -77,18 +87,22 @@ export function cloudConnections(options: CloudConnectionsOptions): WireConnecti
       });
     },
     async get(principal, id) {
-      const answer = await call<{ connection: WireConnection }>(
-        'GET',
-        `${userPath(principal)}/${encodeURIComponent(id)}`,
-      );
+      const path = connectionPath(principal, id);
+      const answer = path ? await call<{ connection: WireConnection }>('GET', path) : null;
       return answer?.connection ?? null;
     },
     async disconnect(principal, id) {
-      const answer = await call<{ connection: WireConnection }>(
-        'DELETE',
-        `${userPath(principal)}/${encodeURIComponent(id)}`,
-      );
+      const path = connectionPath(principal, id);
+      const answer = path ? await call<{ connection: WireConnection }>('DELETE', path) : null;
       return answer?.connection ?? null;
     },
   };
+}
+
+/**
+ * `.` and `..`: every URL parser, `fetch`'s included, resolves such a path segment (percent-encoded
+ * too), so `/users/../connections` would reach the app's own connections.
+ */
+function isDotSegment(value: string): boolean {
+  return value === '.' || value === '..';
 }

@@ -330,6 +330,28 @@ for (const kind of STORE_KINDS) {
         const overlong = await as(emoji(257))('/connections');
         expect(overlong.status).toBe(500);
         expect((await overlong.json()).error.code).toBe('principal_failed');
+        // A user id a URL path would resolve as a dot segment is refused, never sent: `..` would
+        // otherwise reach the app's own connections.
+        for (const user of ['.', '..']) {
+          const dotted = await as(user)('/connections');
+          expect(dotted.status, user).toBe(400);
+          const body = await dotted.json();
+          expect(body.error.code, user).toBe('validation_failed');
+          expect(JSON.stringify(body), user).not.toContain('llm');
+        }
+        // A connection id that is one names no connection, and nothing is asked of the platform.
+        const asked: string[] = [];
+        const counted = cloudConnections({
+          platformUrl: server.url,
+          appKey: owner.appKey,
+          fetch: (input, init) => {
+            asked.push(String(input));
+            return fetch(input, init);
+          },
+        });
+        expect(await counted.get({ subject: 'ada' }, '..')).toBeNull();
+        expect(await counted.disconnect({ subject: 'ada' }, '.')).toBeNull();
+        expect(asked).toEqual([]);
       } finally {
         await wire.close();
       }
