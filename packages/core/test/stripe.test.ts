@@ -428,6 +428,27 @@ for (const kind of STORE_KINDS) {
         expect(response.status, delivery.type).toBe(200);
         expect(await response.json()).toMatchObject({ received: true, applied: false });
       }
+      // Signed JSON that is no event, and a dispute of a real charge for more cents than micros
+      // can count: posted nothing, answered 200 so Stripe does not retry them for days.
+      const paid = charge(form.customer!, 500, 'pi_huge');
+      const huge = event('charge.dispute.created', {
+        id: 'dp_huge',
+        object: 'dispute',
+        charge: paid.id,
+        amount: 1e15,
+      });
+      for (const body of ['null', '5', JSON.stringify(huge)]) {
+        const response = await deliver(body);
+        expect(response.status, body).toBe(200);
+        expect(await response.json()).toMatchObject({ received: true, applied: false });
+      }
+      // A signed body that is no JSON is said to be that, not a bad signature.
+      const notJson = await deliver('{"id": ');
+      expect(notJson.status).toBe(400);
+      expect(await notJson.json()).toEqual({
+        message: 'The webhook body is signed but is not JSON',
+        code: 'INVALID_REQUEST',
+      });
       expect(await balanceOf(buyer.tenantId)).toBe(0);
     });
 

@@ -322,18 +322,24 @@ export class StripePaymentProcessor implements PaymentProcessor {
 
   /** Verifies a webhook delivery's signature, then posts what it reports. */
   async receiveWebhook(rawBody: Uint8Array, signature: string | undefined): Promise<WebhookOutcome> {
-    let event: Stripe.Event;
+    let event: Stripe.Event | null;
     try {
       event = this.stripe.webhooks.constructEvent(
         Buffer.from(rawBody),
         signature ?? '',
         this.settings.webhookSecret,
       );
-    } catch {
+    } catch (error) {
+      // The signature is checked first: a body it covers that is no JSON is said to be so.
+      if (error instanceof SyntaxError) {
+        throw new PaymentError(400, 'INVALID_REQUEST', 'The webhook body is signed but is not JSON');
+      }
       throw new PaymentError(400, 'INVALID_SIGNATURE', 'The Stripe-Signature header does not match the body');
     }
+    // Signed JSON that is no event at all (`null`, a number) is not one of ours either.
+    if (event === null || typeof event !== 'object') return { type: 'unknown', applied: false };
     const applied = await this.apply(event);
-    return { type: event.type, applied };
+    return { type: typeof event.type === 'string' ? event.type : 'unknown', applied };
   }
 
   private async apply(event: Stripe.Event): Promise<boolean> {
@@ -423,13 +429,14 @@ export class StripePaymentProcessor implements PaymentProcessor {
     if (!refunds) return false;
     let applied = false;
     for (const refund of refunds.data) {
-      if (refund.status === 'failed' || refund.status === 'canceled' || refund.amount <= 0) continue;
+      const micros = centsToMicros(refund.amount);
+      if (refund.status === 'failed' || refund.status === 'canceled' || micros === null) continue;
       const result = await postPayment(this.db, {
         tenantId,
         processor: this.name,
         eventId: refund.id,
         kind: 'refund',
-        amountMicros: -refund.amount * MICROS_PER_CENT,
+        amountMicros: -micros,
         description: 'Refund (Stripe)',
       });
       applied ||= result.applied;
@@ -462,7 +469,8 @@ export class StripePaymentProcessor implements PaymentProcessor {
 
   private async disputed(dispute: Stripe.Dispute): Promise<boolean> {
     const chargeId = idOf(dispute.charge);
-    if (!chargeId || !Number.isSafeInteger(dispute.amount) || dispute.amount <= 0) return false;
+    const micros = centsToMicros(dispute.amount);
+    if (!chargeId || micros === null) return false;
     const charge = await this.askOrNone(() => this.stripe.charges.retrieve(chargeId));
     if (!charge) return false;
     const tenantId = await this.tenantOfCustomer(idOf(charge.customer));
@@ -472,7 +480,7 @@ export class StripePaymentProcessor implements PaymentProcessor {
       processor: this.name,
       eventId: dispute.id,
       kind: 'adjustment',
-      amountMicros: -dispute.amount * MICROS_PER_CENT,
+      amountMicros: -micros,
       description: 'Disputed payment (Stripe)',
     });
     return result.applied;
@@ -487,6 +495,16 @@ export class StripePaymentProcessor implements PaymentProcessor {
       .executeTakeFirst();
     return row?.tenant_id ?? null;
   }
+}
+
+/**
+ * A positive whole number of cents as micros, or null for anything else, an amount too large to
+ * count in micros included: such an event posts nothing rather than failing every retry.
+ */
+function centsToMicros(cents: unknown): number | null {
+  if (typeof cents !== 'number' || !Number.isSafeInteger(cents) || cents <= 0) return null;
+  const micros = cents * MICROS_PER_CENT;
+  return Number.isSafeInteger(micros) ? micros : null;
 }
 
 /** The id of a Stripe reference, whether Stripe sent it as an id or as the expanded object. */
