@@ -295,6 +295,8 @@ for (const kind of STORE_KINDS) {
       ] as const) {
         const response = await api(ws.cookie, 'POST', '/api/billing/purchase', body);
         expect(response.status, JSON.stringify(body)).toBe(400);
+        // Refusals too are never kept by a cache, as every answer of these routes.
+        expect(response.headers.get('cache-control'), JSON.stringify(body)).toBe('no-store');
         const refusal = await response.json();
         expect(refusal.code).toBe('INVALID_REQUEST');
         expect(refusal.message, JSON.stringify(body)).toMatch(names);
@@ -326,7 +328,9 @@ for (const kind of STORE_KINDS) {
         'cursor=0',
         'cursor=99999999999999999999',
       ]) {
-        expect((await api(ws.cookie, 'GET', `/api/billing/transactions?${query}`)).status, query).toBe(400);
+        const refused = await api(ws.cookie, 'GET', `/api/billing/transactions?${query}`);
+        expect(refused.status, query).toBe(400);
+        expect(refused.headers.get('cache-control'), query).toBe('no-store');
       }
       expect((await api(ws.cookie, 'POST', '/api/billing/settle', { now: true })).status).toBe(400);
       expect(await ledgerOf(ws.tenantId)).toEqual([]);

@@ -12,6 +12,7 @@ import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { withIdempotency } from '../internal/idempotency.js';
 import { readJsonBody } from '../internal/json-body.js';
+import { noStoreOn } from '../internal/no-store.js';
 import { requireSafeCookieWrite, requireSession, type SessionCaller } from '../internal/session.js';
 
 /** A credit pack; a refusal names the field and the packs. */
@@ -57,6 +58,7 @@ const SETTLE_WAIT_MS = 5000;
  */
 export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
+  noStoreOn(app, '/api/billing/*');
 
   const ownerOf = async (c: Context<PlatformEnv>, write: boolean): Promise<SessionCaller> => {
     c.set('errorShape', 'flat');
