@@ -18,6 +18,8 @@ export interface ThreadDetail extends ThreadSummary {
 }
 
 const TITLE_LENGTH = 80;
+/** How much of the text is read for a title: room for 80 characters of up to 32 code units each. */
+const TITLE_SCAN = TITLE_LENGTH * 32;
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
@@ -32,8 +34,12 @@ export function titleFrom(message: UIMessage): string | null {
     .replace(/\s+/g, ' ')
     .trim();
   if (!text) return null;
-  const characters = Array.from(graphemes.segment(text), (s) => s.segment);
-  return characters.length <= TITLE_LENGTH ? text : `${characters.slice(0, TITLE_LENGTH - 1).join('')}…`;
+  // Only the start is segmented: segmenting takes time that grows with the square of the length
+  // on some Node versions (a 1 MiB message would take hours), and a title needs 80 characters.
+  const start = text.slice(0, TITLE_SCAN);
+  const characters = Array.from(graphemes.segment(start), (s) => s.segment);
+  if (characters.length <= TITLE_LENGTH && start.length === text.length) return text;
+  return `${characters.slice(0, TITLE_LENGTH - 1).join('')}…`;
 }
 
 export class ThreadStore {

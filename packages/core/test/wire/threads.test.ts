@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { titleFrom } from '../../src/agent/threads.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { reactiveModel } from './support/models.js';
@@ -87,6 +88,19 @@ for (const kind of STORE_KINDS) {
         expect(thread.title).toBe(`${emoji.repeat(79)}…`);
         expect(thread.title).not.toContain('\uFFFD');
       }
+      // A long first message is titled at once: only its start is read (segmenting all of a
+      // 100,000-character text takes seconds on Node 20, and a megabyte hours).
+      const started = performance.now();
+      const long = titleFrom({
+        id: 'm',
+        role: 'user',
+        parts: [{ type: 'text', text: 'ab '.repeat(40_000) }],
+      });
+      expect(performance.now() - started).toBeLessThan(500);
+      expect(long).toBe(`${'ab '.repeat(27).slice(0, 79)}…`);
+      expect(titleFrom({ id: 'm', role: 'user', parts: [{ type: 'text', text: 'x'.repeat(80) }] })).toBe(
+        'x'.repeat(80),
+      );
     });
 
     it('takes an updatedAt alone as the threads older than it', async () => {
