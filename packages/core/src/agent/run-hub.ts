@@ -465,7 +465,11 @@ export class RunHub {
         const reaped = await this.#endOrphans((q) =>
           q.where('owner', '=', owner).where('thread_id', '=', threadId),
         );
-        if (reaped === 0) throw await this.#inFlightRefusal(owner, threadId);
+        // Nothing reaped here may still mean nothing in flight: the sweep (this instance's or
+        // another's) ended the orphan first, or the run in the way ended meanwhile. Try again.
+        if (reaped === 0 && (await this.inFlightRun(owner, threadId))) {
+          throw await this.#inFlightRefusal(owner, threadId);
+        }
       }
     }
     throw await this.#inFlightRefusal(owner, threadId);
