@@ -507,6 +507,9 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
       setResponseHeader(c, 'x-content-type-options', 'nosniff');
     }
     if (strictTransport) setResponseHeader(c, 'strict-transport-security', strictTransport);
+    // A body refused past its limit was not read to its end, and the rest cannot be told from a
+    // next request: the connection ends with this answer, and the client opens a new one.
+    if (c.res.status === 413) setResponseHeader(c, 'connection', 'close');
     context.logger.info('request', {
       request_id: requestId,
       method: c.req.method,
