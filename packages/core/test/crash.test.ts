@@ -115,6 +115,8 @@ describe.runIf(STORE_KINDS.includes('postgres'))('crash safety (postgres)', () =
     const journalDir = join(mkdtempSync(join(tmpdir(), 'svc-crash-')), 'journal');
     const payer = await createMeteredTenant(setup.platform, START);
     const env = { ...processEnv(), SERVICE_JOURNAL_DIR: journalDir };
+    // The test before left its restarted process running: this one takes its place.
+    await child?.kill();
     child = await spawnPlatform(env);
     const target = child;
     let answered = 0;
