@@ -4,19 +4,13 @@
  */
 import type { AuditLog } from '../agent/audit.js';
 import type { ActAs, ToolRegistry } from '../agent/tools.js';
+import type { Consent as DoorConsent } from '../door/storage/clients.js';
 import type { Logger } from '../http/logger.js';
 import type { Store } from '../store/index.js';
 import { CompositionError } from './options.js';
 
-/** A user's standing consent to an MCP client (the door's record, spelled here: no door import). */
-export interface DoorConsent {
-  clientId: string;
-  /** The name the client registered (or its metadata document gave); null when it gave none. */
-  clientName: string | null;
-  scopes: string[];
-  /** When the user last approved it. */
-  approvedAt: Date;
-}
+/** A user's standing consent to an MCP client: the door's own record (a type only, no door code). */
+export type { Consent as DoorConsent } from '../door/storage/clients.js';
 
 /** What a host can do about its users' MCP connections: `service.door`. */
 export interface ServiceDoor {
