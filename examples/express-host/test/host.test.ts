@@ -4,7 +4,7 @@
  */
 
 import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
+import type { Store } from '@service/core/store';
 import {
   parseJsonEventStream,
   readUIMessageStream,
@@ -13,6 +13,7 @@ import {
   uiMessageChunkSchema,
 } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMemoryStore } from '../../../packages/core/test/support/stores.js';
 import { type RunningHost, startExpressHost } from '../src/host.js';
 
 let store: Store;
@@ -20,7 +21,7 @@ let host: RunningHost;
 let production: RunningHost;
 
 beforeAll(async () => {
-  store = await createStore({ url: 'memory://' });
+  store = await openMemoryStore();
   host = await startExpressHost({ store, development: true, logger: silentLogger, env: {} });
   production = await startExpressHost({ store, development: false, logger: silentLogger, env: {} });
 });

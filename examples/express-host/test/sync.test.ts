@@ -10,8 +10,9 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
+import type { Store } from '@service/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMemoryStore } from '../../../packages/core/test/support/stores.js';
 import {
   BUILT,
   ROOT,
@@ -61,7 +62,7 @@ async function withHost<T>(
   email: string,
   walk: (wire: (path: string, init?: { method?: string; json?: unknown }) => Promise<Response>) => Promise<T>,
 ): Promise<T> {
-  store ??= await createStore({ url: 'memory://' });
+  store ??= await openMemoryStore();
   // The folder is named by the option or, as `pnpm start` would take it, by the environment.
   const host = await startExpressHost({
     store,

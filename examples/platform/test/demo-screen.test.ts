@@ -7,9 +7,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
+import type { Store } from '@service/core/store';
 import { type RunningHost, startExpressHost } from '@service/example-express-host';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMemoryStore } from '../../../packages/core/test/support/stores.js';
 import { seedDemoScreen } from '../src/demo-seed.js';
 
 let store: Store;
@@ -18,7 +19,7 @@ let folder: string;
 let demoFile: string;
 
 beforeAll(async () => {
-  store = await createStore({ url: 'memory://' });
+  store = await openMemoryStore();
   host = await startExpressHost({ store, logger: silentLogger, env: {} });
   folder = mkdtempSync(join(tmpdir(), 'svc-demo-screen-'));
   demoFile = join(folder, 'demo.json');

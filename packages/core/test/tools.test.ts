@@ -11,9 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import type { Logger } from '../src/http/logger.js';
 import { checkManifest } from '../src/schemas/manifest.js';
-import { createStore } from '../src/store/index.js';
 import { devSignIn, type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
-import { openTestStore, type TestStore } from './support/stores.js';
+import { openMemoryStore, openTestStore, type TestStore } from './support/stores.js';
 
 const ADMIN = 'tools-admin@example.test';
 const HOUR = 60 * 60 * 1000;
@@ -781,7 +780,7 @@ describe('caches', () => {
 
 describe('a store that is gone', () => {
   it('leaves the lists answering 200 { tools: [] }, never 5xx', async () => {
-    const lost = await createStore({ url: 'memory://' });
+    const lost = await openMemoryStore();
     const logged: string[] = [];
     const record = (level: string) => (message: string) => void logged.push(`${level} ${message}`);
     const lonely = await startPlatform(lost, {

@@ -11,9 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
+import type { Store } from '@service/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningHost, startExpressHost } from '../../../examples/express-host/src/host.js';
+import { openMemoryStore } from '../../core/test/support/stores.js';
 import { BUILT, baseEnv, readJson, runCli, writeJson } from './support/cli.js';
 
 const PUBLIC_BASE = 'https://shop.example.com';
@@ -225,7 +226,7 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
   let dir: string;
 
   beforeAll(async () => {
-    store = await createStore({ url: 'memory://' });
+    store = await openMemoryStore();
     host = await startExpressHost({
       store,
       development: true,

@@ -8,9 +8,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
+import type { Store } from '@service/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningHost, startExpressHost } from '../../../examples/express-host/src/host.js';
+import { openMemoryStore } from '../../core/test/support/stores.js';
 import { BUILT, baseEnv, readJson, runCli, writeJson } from './support/cli.js';
 
 let store: Store;
@@ -56,7 +57,7 @@ const catalogNames = () =>
 
 describe.skipIf(!BUILT)('service sync exit codes', () => {
   beforeAll(async () => {
-    store = await createStore({ url: 'memory://' });
+    store = await openMemoryStore();
     host = await startExpressHost({ store, development: true, logger: silentLogger, env: {} });
     await grantCancelOrder();
     dir = mkdtempSync(join(tmpdir(), 'svc-fcli-sync-'));

@@ -7,8 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@service/core/http';
-import { createStore, type Store } from '@service/core/store';
+import type { Store } from '@service/core/store';
 import { bundleChatUi } from '@service/example-chat-ui/bundle';
+import { openMemoryStore } from '../../../../packages/core/test/support/stores.js';
 import { type ExpressHostOptions, type RunningHost, startExpressHost } from '../../src/host.js';
 
 export interface BundledHost {
@@ -26,7 +27,7 @@ export async function bundledHost(
 ): Promise<BundledHost> {
   const assetsDir = mkdtempSync(join(tmpdir(), prefix));
   await bundleChatUi(assetsDir);
-  const store = await createStore({ url: 'memory://' });
+  const store = await openMemoryStore();
   const start = (more: Partial<ExpressHostOptions>) =>
     startExpressHost({ store, logger: silentLogger, env: {}, chatAssetsDir: assetsDir, ...more });
   const bundled: BundledHost = {

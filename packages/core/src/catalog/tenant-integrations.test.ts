@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMemoryStore } from '../../test/support/stores.js';
 import { ensureAccount } from '../identity/accounts.js';
 import type { ConnectionStatus } from '../store/database.js';
-import { createStore, type Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
 import { BYOK_STATIC_PROFILE, tenantIntegrationStates } from './tenant-integrations.js';
 
 describe('tenantIntegrationStates', () => {
@@ -10,7 +11,7 @@ describe('tenantIntegrationStates', () => {
   let otherTenant: string;
 
   beforeAll(async () => {
-    store = await createStore({ url: 'memory://' });
+    store = await openMemoryStore();
     const { db } = store;
     for (const [provider, kind] of [
       ['gw', 'llm_gateway'],

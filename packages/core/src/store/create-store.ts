@@ -33,6 +33,13 @@ export interface StoreOptions {
    * the two).
    */
   embedded?: 'thread' | 'inline';
+  /**
+   * For `memory://`: the image of a migrated store (`createStoreImage`) to start from instead of
+   * an empty one. It skips creating the database and running the migrations: about a quarter of
+   * the time, for suites that open a throwaway store per test. Always inline; any migration the
+   * image lacks still runs.
+   */
+  image?: Blob;
 }
 
 export interface Store {
@@ -73,10 +80,12 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
   const store =
     url && POSTGRES_URL.test(url)
       ? openPostgres(url, options.poolSize ?? 10, options.connectTimeoutMs ?? 5000)
-      : await openPGlite(
-          url === 'memory://' ? undefined : resolveDataDir(options.dataDir),
-          options.embedded ?? 'inline',
-        );
+      : url === 'memory://' && options.image
+        ? storeOn(await InlinePGlite.open(undefined, options.image), () => {})
+        : await openPGlite(
+            url === 'memory://' ? undefined : resolveDataDir(options.dataDir),
+            options.embedded ?? 'inline',
+          );
   if (options.migrate !== false) {
     try {
       await migrateToLatest(store.db);
@@ -89,6 +98,25 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
 }
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
+
+/**
+ * The image of a new, migrated `memory://` store, for `createStore`'s `image`: its data folder as
+ * an uncompressed tarball (about 40 MB).
+ *
+ * @example
+ * const image = await createStoreImage();
+ * const store = await createStore({ url: 'memory://', image });
+ */
+export async function createStoreImage(): Promise<Blob> {
+  const pglite = await InlinePGlite.open(undefined);
+  const store = storeOn(pglite, () => {});
+  try {
+    await migrateToLatest(store.db);
+    return await pglite.dump();
+  } finally {
+    await store.close();
+  }
+}
 
 /** The embedded store's folder; a blank value counts as unset. */
 export function resolveDataDir(dataDir?: string): string {
@@ -163,6 +191,11 @@ async function openPGlite(dataDir: string | undefined, where: 'thread' | 'inline
     releaseLock();
     throw error;
   }
+  return storeOn(pglite, releaseLock);
+}
+
+/** The store on an open engine (inline or on its thread); `releaseLock` lets go of its data folder once it is closed. */
+function storeOn(pglite: EmbeddedDatabase, releaseLock: () => void): Store {
   const inline = pglite instanceof InlinePGlite;
   const db = new Kysely<Database>({
     dialect: createPGliteDialect(pglite, inline ? { shareThreadAfterMs: SHARE_THREAD_AFTER_MS } : {}),

@@ -27,9 +27,11 @@ export class InlinePGlite implements EmbeddedDatabase {
 
   private constructor(readonly pglite: PGlite) {}
 
-  static async open(dataDir: string | undefined): Promise<InlinePGlite> {
+  /** Opens the engine on `dataDir` (in memory without one), or in memory from an image of one. */
+  static async open(dataDir: string | undefined, image?: Blob): Promise<InlinePGlite> {
     const pglite = new PGlite({
       ...(dataDir ? { dataDir } : {}),
+      ...(image ? { loadDataDir: image } : {}),
       parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText },
     });
     await pglite.waitReady;
@@ -60,6 +62,11 @@ export class InlinePGlite implements EmbeddedDatabase {
 
   close(): Promise<void> {
     return this.pglite.close();
+  }
+
+  /** The engine's data folder as an uncompressed tarball (what `open` takes as an image). */
+  dump(): Promise<Blob> {
+    return this.pglite.dumpDataDir('none');
   }
 
   async #run<R>(sql: string, params: unknown[]): Promise<Results<R>> {

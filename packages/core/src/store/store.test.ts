@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, STORE_KINDS, type TestStore } from '../../test/support/stores.js';
-import { createStore, migrateToLatest, resolveDataDir } from './create-store.js';
+import { createStore, createStoreImage, migrateToLatest, resolveDataDir } from './create-store.js';
 import { parseInt8 } from './int8.js';
 import { MIGRATIONS } from './migrations/index.js';
 
@@ -267,6 +267,23 @@ describe('embedded store inline', () => {
       expect(turns).toBeGreaterThanOrEqual(5);
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('a memory store from an image', () => {
+  it('starts migrated and empty, each store its own copy', async () => {
+    const image = await createStoreImage();
+    const first = await createStore({ url: 'memory://', image });
+    const second = await createStore({ url: 'memory://', image });
+    try {
+      const ran = sql<{ name: string }>`select name from kysely_migration order by name`;
+      expect((await ran.execute(first.db)).rows.map((r) => r.name)).toEqual(Object.keys(MIGRATIONS).sort());
+      await first.db.insertInto('tools').values({ slug: 'only-here', name: 'Only here' }).execute();
+      expect(await second.db.selectFrom('tools').select('slug').execute()).toEqual([]);
+    } finally {
+      await first.close();
+      await second.close();
     }
   });
 });

@@ -1,6 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { openAsBlob, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
-import { createStore, type Store } from '../../src/store/index.js';
+import { createStore, createStoreImage, type Store } from '../../src/store/index.js';
+import { MIGRATIONS } from '../../src/store/migrations/index.js';
 
 export type StoreKind = 'pglite' | 'postgres';
 
@@ -23,7 +28,7 @@ export interface TestStore extends Store {
  */
 export async function openTestStore(kind: StoreKind = 'pglite'): Promise<TestStore> {
   if (kind === 'pglite') {
-    const store = await createStore({ url: 'memory://' });
+    const store = await openMemoryStore();
     return Object.assign(store, { dispose: () => store.close() });
   }
   const adminUrl = process.env.DATABASE_URL;
@@ -39,6 +44,52 @@ export async function openTestStore(kind: StoreKind = 'pglite'): Promise<TestSto
       await withAdmin(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`));
     },
   });
+}
+
+/**
+ * A fresh, migrated, empty embedded store in memory, started from the suite's image of one:
+ * creating the database and migrating it takes seconds, and hundreds of tests each want one.
+ */
+export async function openMemoryStore(): Promise<Store> {
+  return createStore({ url: 'memory://', image: await memoryStoreImage() });
+}
+
+/** The image, made once per schema (by whichever test process first needs it) and kept on disk. */
+let image: Promise<Blob> | undefined;
+
+function memoryStoreImage(): Promise<Blob> {
+  image ??= (async () => {
+    const file = join(tmpdir(), `${IMAGE_PREFIX}${schemaHash()}.tar`);
+    try {
+      return await openAsBlob(file);
+    } catch {
+      const made = await createStoreImage();
+      // Written aside and renamed: a process racing this one reads a whole image or none.
+      const partial = `${file}.${process.pid}`;
+      writeFileSync(partial, Buffer.from(await made.arrayBuffer()));
+      renameSync(partial, file);
+      for (const name of readdirSync(tmpdir())) {
+        if (name.startsWith(IMAGE_PREFIX) && !file.endsWith(name) && name.endsWith('.tar')) {
+          rmSync(join(tmpdir(), name), { force: true });
+        }
+      }
+      return made;
+    }
+  })();
+  return image;
+}
+
+const IMAGE_PREFIX = 'service-test-store-';
+
+/** What the image depends on: the migrations' code, and the engine's version. */
+function schemaHash(): string {
+  const hash = createHash('sha256');
+  for (const [name, migration] of Object.entries(MIGRATIONS)) {
+    hash.update(`${name}\n${String(migration.up)}\n`);
+  }
+  // The engine's package folder names its version (`…/pglite@0.5.16/…`).
+  hash.update(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+  return hash.digest('hex').slice(0, 16);
 }
 
 /** Another store handle on the same Postgres database, as a second server instance would open. */
