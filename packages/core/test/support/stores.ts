@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { openAsBlob, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,17 +61,21 @@ function memoryStoreImage(): Promise<Blob> {
   image ??= (async () => {
     const file = join(tmpdir(), `${IMAGE_PREFIX}${schemaHash()}.tar`);
     try {
-      return await openAsBlob(file);
+      // Read whole, not as a file-backed blob: one of those fails to read once another process
+      // has replaced or removed its file.
+      return new Blob([readFileSync(file)]);
     } catch {
       const made = await createStoreImage();
       // Written aside and renamed: a process racing this one reads a whole image or none.
       const partial = `${file}.${process.pid}`;
       writeFileSync(partial, Buffer.from(await made.arrayBuffer()));
       renameSync(partial, file);
+      // Images of other schemas go once no test process is likely to start from them.
       for (const name of readdirSync(tmpdir())) {
-        if (name.startsWith(IMAGE_PREFIX) && !file.endsWith(name) && name.endsWith('.tar')) {
-          rmSync(join(tmpdir(), name), { force: true });
-        }
+        const other = join(tmpdir(), name);
+        if (!name.startsWith(IMAGE_PREFIX) || !name.endsWith('.tar') || other === file) continue;
+        const madeAt = statSync(other, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+        if (Date.now() - madeAt > STALE_IMAGE_MS) rmSync(other, { force: true });
       }
       return made;
     }
@@ -80,6 +84,7 @@ function memoryStoreImage(): Promise<Blob> {
 }
 
 const IMAGE_PREFIX = 'service-test-store-';
+const STALE_IMAGE_MS = 60 * 60 * 1000;
 
 /** What the image depends on: the migrations' code, and the engine's version. */
 function schemaHash(): string {
@@ -87,8 +92,9 @@ function schemaHash(): string {
   for (const [name, migration] of Object.entries(MIGRATIONS)) {
     hash.update(`${name}\n${String(migration.up)}\n`);
   }
-  // The engine's package folder names its version (`…/pglite@0.5.16/…`).
-  hash.update(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+  // The engine's version, as its package folder names it (`…/@electric-sql+pglite@0.5.16/…`).
+  const engine = createRequire(import.meta.url).resolve('@electric-sql/pglite');
+  hash.update(/pglite@([^/\\]+)/.exec(engine)?.[1] ?? engine);
   return hash.digest('hex').slice(0, 16);
 }
 
