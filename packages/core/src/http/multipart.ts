@@ -38,7 +38,11 @@ export function readMultipartFile<T>(
   try {
     parser = busboy({
       headers: { 'content-type': contentType },
-      limits: { files: 1, fields: 20, fieldSize: 8 * 1024, parts: 40, headerPairs: 20 },
+      // Browsers and curl send a `filename="…"` as raw UTF-8 (busboy's default reads it as Latin-1).
+      defParamCharset: 'utf8',
+      // No `files` limit: busboy would count a file part in another field against it and drop the
+      // one asked for after it. Parts of other fields are skipped unread; `parts` bounds them.
+      limits: { fields: 20, fieldSize: 8 * 1024, parts: 40, headerPairs: 20 },
     });
   } catch {
     return Promise.reject(limits.malformed('the body is not multipart/form-data with a boundary'));
@@ -78,12 +82,33 @@ export function readMultipartFile<T>(
     });
     source.on('error', (error) => {
       // A dropped upload: the consumer's read fails too, so it removes what it wrote.
-      fileStream?.destroy(error);
-      parser.destroy(error);
-      reject(error);
+      const cut = new UploadCutShortError(error);
+      fileStream?.destroy(cut);
+      parser.destroy(cut);
+      reject(cut);
     });
     source.pipe(parser);
   });
+}
+
+/**
+ * The request's body broke off before its end: the client went away mid-upload. Not the store's
+ * failure, though the socket's error (`ECONNRESET`) reads like one.
+ */
+export class UploadCutShortError extends Error {
+  constructor(cause: unknown) {
+    super('The upload broke off before its end', { cause });
+    this.name = 'UploadCutShortError';
+  }
+}
+
+/** The chunks of a request's body; one that cannot be read (the client went away) throws `UploadCutShortError`. */
+export async function* uploadChunks(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  try {
+    yield* source;
+  } catch (error) {
+    throw new UploadCutShortError(error);
+  }
 }
 
 /** The bytes of `source`, throwing `tooLarge()` as soon as more than `maxBytes` have come. */

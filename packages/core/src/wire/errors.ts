@@ -6,6 +6,7 @@
  */
 import { RunError, type RunErrorCode } from '../agent/run-error.js';
 import { type CanonicalErrorFields, canonicalError } from '../http/errors.js';
+import { UploadCutShortError } from '../http/multipart.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
 
 export const WIRE_ERROR_CODES = {
@@ -141,6 +142,10 @@ export function asWireError(error: unknown): WireError | null {
     const headers = code === 'unavailable' ? UNAVAILABLE_HEADERS : {};
     const fields = error.runId ? { run_id: error.runId } : {};
     return new WireError(code, error.message, { cause: error, headers, fields });
+  }
+  // Before the store's check: the socket's error it carries reads like the store's.
+  if (error instanceof UploadCutShortError) {
+    return new WireError('validation_failed', 'body: the upload broke off before its end.', { cause: error });
   }
   if (isStoreUnavailable(error)) {
     return new WireError('unavailable', 'The service is briefly unavailable; try again shortly.', {

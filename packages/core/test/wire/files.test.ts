@@ -210,6 +210,22 @@ for (const kind of STORE_KINDS) {
       expect(await chunkRows()).toBe(rows);
     });
 
+    it('keeps a multipart file name in UTF-8, and reads the file part after one of another field', async () => {
+      const form = new FormData();
+      form.set('thumb', new Blob(['not this one'], { type: 'text/plain' }), 'thumb.txt');
+      form.set('file', new Blob(['bonjour'], { type: 'text/plain' }), 'résumé 日本.txt');
+      const created = await ada('/files', {
+        method: 'POST',
+        headers: { 'x-service-upload': 'multipart' },
+        body: form,
+      });
+      expect(created.status).toBe(201);
+      const { file } = (await created.json()) as { file: { id: string; name: string; size: number } };
+      expect(file).toMatchObject({ name: 'résumé 日本.txt', size: 7 });
+      const listed = (await (await ada('/files')).json()) as { files: Array<{ id: string; name: string }> };
+      expect(listed.files.find((f) => f.id === file.id)?.name).toBe('résumé 日本.txt');
+    });
+
     it('keeps nothing of an upload whose client drops midway', async () => {
       const rows = await chunkRows();
       const url = new URL(`${server.url}/api/service/files`);
@@ -285,6 +301,51 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+describe('an upload whose client drops midway', () => {
+  it('is not logged as the store being away', async () => {
+    const store = await openTestStore('pglite');
+    const warnings: string[] = [];
+    const logger = {
+      info() {},
+      error: (message: string) => warnings.push(message),
+      warn: (message: string) => warnings.push(message),
+    };
+    const service = await testService(store, { logger });
+    const server = await serveWithExpress(service);
+    try {
+      for (const mode of ['raw', 'multipart'] as const) {
+        await new Promise<void>((resolve) => {
+          const req = httpRequest(new URL(`${server.url}/api/service/files`), {
+            method: 'POST',
+            headers: {
+              'x-test-user': 'ada',
+              'x-service-upload': mode,
+              'content-type': mode === 'raw' ? 'text/plain' : 'multipart/form-data; boundary=cut',
+              'content-length': '100',
+            },
+          });
+          req.on('error', () => resolve());
+          req.on('close', () => resolve());
+          req.write(
+            mode === 'raw'
+              ? 'abc'
+              : '--cut\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nabc',
+            () => setTimeout(() => req.destroy(), 100),
+          );
+        });
+      }
+      // The server has had the drops well before a request sent after them is answered.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await callerFor((r) => server.fetch(r), 'ada')('/files')).status).toBe(200);
+      expect(warnings).toEqual([]);
+    } finally {
+      await server.close();
+      await service.close();
+      await store.dispose();
+    }
+  });
+});
 
 describe('wire files switched off', () => {
   it('answers 404 route_not_found for the files routes', async () => {

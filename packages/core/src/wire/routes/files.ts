@@ -10,7 +10,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { FileStore, FileSummary } from '../../agent/files.js';
 import { contentDisposition } from '../../http/content-disposition.js';
-import { capped, readMultipartFile } from '../../http/multipart.js';
+import { capped, readMultipartFile, uploadChunks } from '../../http/multipart.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { RAW_UPLOAD_HEADER } from '../pipeline.js';
@@ -73,7 +73,7 @@ export function fileRoutes(ctx: WireContext, files: FileStore, maxBytes: number)
       file = await files.create(principal.subject, {
         name: fileNameHeader(c),
         mediaType: c.req.header('content-type') ?? '',
-        body: capped(body ? chunksOf(body) : emptyBody(), maxBytes, tooLarge),
+        body: capped(body ? uploadChunks(chunksOf(body)) : emptyBody(), maxBytes, tooLarge),
       });
     } else {
       // A JSON body passes the gate without the header; the body's shape is still unsaid.
