@@ -65,7 +65,7 @@ describe('billing dashboard', () => {
     return response;
   };
 
-  it('warns once per threshold, trips once, then refuses the window with 402 naming it and its reset', async () => {
+  it('warns once per threshold, trips once, refuses the window with 402 naming it and its reset, and announces a new cap afresh', async () => {
     const ws = await workspace('caps@example.com');
     const set = await ws.as.put('/api/billing/spend-caps', {
       app_id: ws.appId,
@@ -119,7 +119,30 @@ describe('billing dashboard', () => {
       daily_micros: null,
       monthly_micros: null,
     });
-    expect((await search(ws.appKey)).status).toBe(200);
+    expect((await search(ws.appKey)).status).toBe(200); // 4800
+    // A new cap in the same window announces its own thresholds: the old cap's notices are gone.
+    await ws.as.put('/api/billing/spend-caps', {
+      app_id: ws.appId,
+      daily_micros: 6000,
+      monthly_micros: null,
+      warn_pcts: [50],
+    });
+    expect((await search(ws.appKey)).status).toBe(200); // 6000: warned at 50 and tripped
+    expect((await search(ws.appKey)).status).toBe(402);
+    await server.platform.context.metering.settled();
+    const again = await store.db
+      .selectFrom('app_events')
+      .select('kind')
+      .where('app_id', '=', ws.appId)
+      .where('kind', 'like', 'billing.cap%')
+      .orderBy('seq')
+      .execute();
+    expect(again.map((n) => n.kind)).toEqual([
+      'billing.cap_warned',
+      'billing.cap_tripped',
+      'billing.cap_warned',
+      'billing.cap_tripped',
+    ]);
   });
 
   it('validates spend caps and lets only owners set them', async () => {

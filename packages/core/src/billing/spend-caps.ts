@@ -77,35 +77,64 @@ export async function listSpendCaps(
   }));
 }
 
-/** Sets an app's caps; false when the app is not the tenant's. Both caps null removes them. */
+/**
+ * Sets an app's caps; false when the app is not the tenant's. Both caps null removes them. A cap
+ * whose value changes (set, raised, lowered or cleared) forgets the notices its current window
+ * has sent, in the same transaction: they were about the old cap, and the new one's thresholds
+ * are announced afresh when the window's spend crosses them.
+ */
 export async function setSpendCap(
   db: Kysely<Database>,
   tenantId: string,
   input: SpendCapInput,
 ): Promise<boolean> {
-  const app = await db
-    .selectFrom('apps')
-    .select('id')
-    .where('id', '=', input.appId)
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirst();
-  if (!app) return false;
-  if (input.dailyMicros === null && input.monthlyMicros === null) {
-    await db.deleteFrom('spend_caps').where('app_id', '=', input.appId).execute();
+  return db.transaction().execute(async (trx) => {
+    const app = await trx
+      .selectFrom('apps')
+      .select('id')
+      .where('id', '=', input.appId)
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+    if (!app) return false;
+    // Locked: two owners changing the same cap at once each compare with what the other wrote.
+    const before = await trx
+      .selectFrom('spend_caps')
+      .select(['daily_micros', 'monthly_micros'])
+      .where('app_id', '=', input.appId)
+      .forUpdate()
+      .executeTakeFirst();
+    const now = new Date();
+    const changed = SPEND_PERIODS.filter((period) =>
+      period === 'daily'
+        ? (before?.daily_micros ?? null) !== input.dailyMicros
+        : (before?.monthly_micros ?? null) !== input.monthlyMicros,
+    ).map((period) => spendWindow(period, now));
+    if (changed.length > 0) {
+      await trx
+        .deleteFrom('cap_notices')
+        .where('app_id', '=', input.appId)
+        .where((eb) =>
+          eb.or(changed.map((w) => eb.and([eb('period', '=', w.period), eb('period_start', '=', w.start)]))),
+        )
+        .execute();
+    }
+    if (input.dailyMicros === null && input.monthlyMicros === null) {
+      await trx.deleteFrom('spend_caps').where('app_id', '=', input.appId).execute();
+      return true;
+    }
+    const row = {
+      app_id: input.appId,
+      tenant_id: tenantId,
+      daily_micros: input.dailyMicros,
+      monthly_micros: input.monthlyMicros,
+      warn_pcts: JSON.stringify([...new Set(input.warnPcts ?? DEFAULT_WARN_PCTS)].sort((a, b) => a - b)),
+      updated_at: now,
+    };
+    await trx
+      .insertInto('spend_caps')
+      .values(row)
+      .onConflict((oc) => oc.column('app_id').doUpdateSet(row))
+      .execute();
     return true;
-  }
-  const row = {
-    app_id: input.appId,
-    tenant_id: tenantId,
-    daily_micros: input.dailyMicros,
-    monthly_micros: input.monthlyMicros,
-    warn_pcts: JSON.stringify([...new Set(input.warnPcts ?? DEFAULT_WARN_PCTS)].sort((a, b) => a - b)),
-    updated_at: new Date(),
-  };
-  await db
-    .insertInto('spend_caps')
-    .values(row)
-    .onConflict((oc) => oc.column('app_id').doUpdateSet(row))
-    .execute();
-  return true;
+  });
 }
