@@ -219,7 +219,15 @@ describe('billing dashboard', () => {
       .set({ role: 'member' })
       .where('tenant_id', '=', ws.tenantId)
       .execute();
-    expect((await ws.as.get(`/api/deployments/${ws.appId}/usage`)).status).toBe(403);
+    // Refused in the words of every billing route, the integration's usage included.
+    for (const path of [`/api/deployments/${ws.appId}/usage`, '/api/integrations/llm/usage']) {
+      const refused = await ws.as.get(path);
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toEqual({
+        message: 'Forbidden: only workspace owners see and change billing',
+        code: 'FORBIDDEN',
+      });
+    }
   });
 
   it('reports an integration’s 30-day trend and day, week and month spend', async () => {

@@ -42,6 +42,20 @@ export async function requireSession(
 }
 
 /**
+ * Refuses (403 FORBIDDEN) a member or viewer on the dashboard's billing and usage routes: the
+ * workspace's spend is its owners' business, and every such route refuses in these words.
+ *
+ * @see docs/api/billing.md
+ */
+export function requireBillingOwner(user: SessionCaller): void {
+  if (user.role !== 'owner') {
+    throw new PlatformError(403, 'Forbidden: only workspace owners see and change billing', {
+      code: 'FORBIDDEN',
+    });
+  }
+}
+
+/**
  * The signed-in user of the session cookie, with or without a workspace (their account and
  * workspace list need none); refuses (401) anyone else. A cookie that resolves to no session is
  * a failed credential: counted per address, 429 past the limit.

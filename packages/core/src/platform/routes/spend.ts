@@ -5,7 +5,7 @@ import { isUuid } from '../../internal/uuid.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { readJsonBody } from '../internal/json-body.js';
-import { requireSafeCookieWrite, requireSession } from '../internal/session.js';
+import { requireBillingOwner, requireSafeCookieWrite, requireSession } from '../internal/session.js';
 
 const micros = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).nullable();
 const capSchema = z.strictObject({
@@ -25,11 +25,7 @@ export function spendRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const app = new Hono<PlatformEnv>();
   const ownerOf = async (c: Context<PlatformEnv>) => {
     const user = await requireSession(ctx, c);
-    if (user.role !== 'owner') {
-      throw new PlatformError(403, 'Forbidden: only workspace owners see and change billing', {
-        code: 'FORBIDDEN',
-      });
-    }
+    requireBillingOwner(user);
     return user;
   };
 

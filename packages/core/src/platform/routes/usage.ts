@@ -5,7 +5,7 @@ import { ownValue } from '../../http/input-guard.js';
 import { isUuid } from '../../internal/uuid.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
-import { requireSession } from '../internal/session.js';
+import { requireBillingOwner, requireSession } from '../internal/session.js';
 
 /**
  * Usage of one deployment (owners of its workspace only; not for deployed tools or SDKs) and of
@@ -26,7 +26,7 @@ export function usageRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     if (!isUuid(id) || !(await ctx.billing.hasDeployment(user.tenantId, id))) {
       throw new PlatformError(404, 'Not found');
     }
-    if (user.role !== 'owner') throw new PlatformError(403, 'Forbidden: deployment usage is for owners');
+    requireBillingOwner(user);
     await ctx.metering.settled(user.tenantId);
     return c.json(await ctx.billing.deploymentUsage(id, range, new Date()), 200, NO_STORE);
   });
@@ -35,11 +35,7 @@ export function usageRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     c.set('errorShape', 'flat');
     const user = await requireSession(ctx, c, { noWorkspace: 'No workspace' });
     // It reports the workspace's spend: billing, which is owners' business.
-    if (user.role !== 'owner') {
-      throw new PlatformError(403, 'Forbidden: only workspace owners see and change billing', {
-        code: 'FORBIDDEN',
-      });
-    }
+    requireBillingOwner(user);
     const slug = c.req.param('slug');
     if (!(await ctx.billing.hasIntegration(slug))) throw new PlatformError(404, 'Not found');
     const provider = await ctx.providers.get(slug);
