@@ -145,6 +145,43 @@ describe('billing dashboard', () => {
     ]);
   });
 
+  it('counts a Connection Key against the balance, never against a bound app’s cap', async () => {
+    const ws = await workspace('caps-connection-key@example.com');
+    const { connections } = await (await ws.as.get('/api/connections')).json();
+    const connection = connections.find((c: { provider: string }) => c.provider === 'search');
+    const minted = await fetch(`${server.url}/api/connections/${connection.id}/keys`, {
+      method: 'POST',
+      headers: { cookie: ws.cookie, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(minted.status).toBe(201);
+    const { key: connectionKey } = await minted.json();
+    await ws.as.put('/api/billing/spend-caps', {
+      app_id: ws.appId,
+      daily_micros: 1200,
+      monthly_micros: null,
+    });
+    expect((await search(ws.appKey)).status).toBe(200); // 1200: tripped
+    expect((await search(ws.appKey)).status).toBe(402);
+    // The connection's key is no credential of the app: the cap does not refuse it.
+    expect((await search(connectionKey)).status).toBe(200);
+    expect((await search(connectionKey)).status).toBe(200);
+    await server.platform.context.metering.settled();
+    const caps = await (await ws.as.get('/api/billing/spend-caps')).json();
+    expect(caps.caps[0].spent).toEqual({ daily_micros: 1200, monthly_micros: 1200 });
+    const burn = await (await ws.as.get('/api/billing/burn-rate')).json();
+    expect(burn.balance_micros).toBe(1_000_000 - 3 * 1200);
+    // The app bound to the connection is still told of those calls.
+    const recorded = await store.db
+      .selectFrom('app_events')
+      .select('payload')
+      .where('app_id', '=', ws.appId)
+      .where('kind', '=', 'billing.usage_recorded')
+      .execute();
+    const micros = recorded.reduce((sum, e) => sum + (e.payload as { micros: number }).micros, 0);
+    expect(micros).toBe(3 * 1200);
+  });
+
   it('validates spend caps and lets only owners set them', async () => {
     const ws = await workspace('caps-input@example.com');
     for (const body of [
