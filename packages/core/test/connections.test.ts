@@ -133,6 +133,40 @@ describe('connections', () => {
     expect(listed!.credential).toEqual({ type: 'api_key', api_key: 'sk-user-own-key' });
   });
 
+  it('points a caller without a token for a connector at its OAuth start, and still takes a given token', async () => {
+    const ws = await userWorkspace('connector@example.com');
+    await store.db
+      .insertInto('integrations')
+      .values({
+        provider: 'calendar',
+        name: 'Calendar',
+        kind: 'connector',
+        default_profile: 'user_oauth',
+        supported_profiles: JSON.stringify(['user_oauth']),
+      })
+      .onConflict((oc) => oc.column('provider').doNothing())
+      .execute();
+    const refused = await asApp(ws.appKey, 'POST', '/api/connections', { provider: 'calendar' });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      message:
+        'Profile user_oauth is connected by OAuth: send a signed-in user to /api/oauth/calendar/start, or give a credential: { "access_token": "..." }',
+      code: 'INVALID_REQUEST',
+    });
+    const given = await asApp(ws.appKey, 'POST', '/api/connections', {
+      provider: 'calendar',
+      credential: { access_token: 'token-got-elsewhere' },
+    });
+    expect(given.status).toBe(201);
+    const { connection } = await given.json();
+    // Renewing its token by PATCH without one names the reconnecting start.
+    const patched = await asUser(ws.cookie, 'PATCH', `/api/connections/${connection.id}`, { credential: {} });
+    expect(patched.status).toBe(400);
+    expect((await patched.json()).message).toContain(
+      `send a signed-in user to /api/oauth/calendar/start?connectionId=${connection.id}`,
+    );
+  });
+
   it('mints a Connection Key, shown once, that reaches its provider through the proxy', async () => {
     const ws = await userWorkspace('keys@example.com');
     const created = await (

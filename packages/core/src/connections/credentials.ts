@@ -25,10 +25,25 @@ export type StoredCredential =
 /** The profile of connections made through connector OAuth (`/api/oauth/*`). */
 export const USER_OAUTH_PROFILE = 'user_oauth';
 
+/** Where a signed-in user connects `provider` by OAuth (`connectionId`: reconnects that one). */
+export function oauthStartPath(provider: string, connectionId?: string): string {
+  const path = `/api/oauth/${encodeURIComponent(provider)}/start`;
+  return connectionId === undefined ? path : `${path}?connectionId=${connectionId}`;
+}
+
 export const connectionCredentialAad = (connectionId: string) => `connection:${connectionId}`;
 
-/** Checks a credential given for a profile; returns what to store (null for the managed pool). */
-export function credentialForProfile(profile: string, given: unknown): StoredCredential | null {
+/**
+ * Checks a credential given for a profile; returns what to store (null for the managed pool).
+ * `oauthStart`, for a connector's connection, is the connector OAuth route a refusal names: such a
+ * connection is meant to be made by a signed-in user's consent, a pasted token being the
+ * exception (a token got elsewhere), so a caller without one is pointed there, not at a key.
+ */
+export function credentialForProfile(
+  profile: string,
+  given: unknown,
+  oauthStart?: string,
+): StoredCredential | null {
   if (profile === MANAGED_PROFILE) {
     if (given !== undefined && given !== null) throw invalid('The managed pool profile takes no credential');
     return null;
@@ -53,6 +68,11 @@ export function credentialForProfile(profile: string, given: unknown): StoredCre
       access_token: value.access_token,
       expires_at: (expires as string | undefined) ?? null,
     };
+  }
+  if (oauthStart !== undefined) {
+    throw invalid(
+      `Profile ${profile} is connected by OAuth: send a signed-in user to ${oauthStart}, or give a credential: { "access_token": "..." }`,
+    );
   }
   throw invalid(`Profile ${profile} needs a credential: { "api_key": "..." } or { "access_token": "..." }`);
 }

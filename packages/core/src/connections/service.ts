@@ -6,7 +6,13 @@ import { isUuid } from '../internal/uuid.js';
 import type { ConnectionStatus } from '../schemas/connections.js';
 import type { ConnectionsTable, Database } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
-import { credentialForProfile, MANAGED_PROFILE, sealCredential } from './credentials.js';
+import {
+  credentialForProfile,
+  MANAGED_PROFILE,
+  oauthStartPath,
+  sealCredential,
+  USER_OAUTH_PROFILE,
+} from './credentials.js';
 import { ConnectionError, conflict, invalid, notFound } from './errors.js';
 
 /**
@@ -54,7 +60,7 @@ export async function createConnection(
 ): Promise<ConnectionRow> {
   const integration = await deps.db
     .selectFrom('integrations')
-    .select(['provider', 'name', 'enabled', 'default_profile', 'supported_profiles'])
+    .select(['provider', 'name', 'kind', 'enabled', 'default_profile', 'supported_profiles'])
     .where('provider', '=', input.provider)
     .executeTakeFirst();
   if (!integration?.enabled) throw invalid(`Unknown integration: ${input.provider}`);
@@ -65,7 +71,12 @@ export async function createConnection(
       `Integration ${input.provider} does not support profile ${profile} (supports ${[...profiles].join(', ')})`,
     );
   }
-  const credential = credentialForProfile(profile, input.credential);
+  const byOAuth = profile === USER_OAUTH_PROFILE || integration.kind === 'connector';
+  const credential = credentialForProfile(
+    profile,
+    input.credential,
+    byOAuth ? oauthStartPath(input.provider) : undefined,
+  );
   return deps.db.transaction().execute(async (trx) => {
     if (input.appId) await requireApp(trx, input.tenantId, input.appId);
     const id = randomUUID();
@@ -194,7 +205,13 @@ export async function updateConnection(
     throw conflict('The connection is revoked; connect again to make a new one');
   if (patch.status === 'revoked') throw invalid('Revoke a connection with DELETE /api/connections/{id}');
   const credential =
-    patch.credential !== undefined ? credentialForProfile(current.profile, patch.credential) : undefined;
+    patch.credential !== undefined
+      ? credentialForProfile(
+          current.profile,
+          patch.credential,
+          current.profile === USER_OAUTH_PROFILE ? oauthStartPath(current.provider, current.id) : undefined,
+        )
+      : undefined;
   return deps.db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('connections')
