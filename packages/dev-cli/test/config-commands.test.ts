@@ -172,10 +172,12 @@ describe('service whoami', () => {
     expect(io.err()).toBe(`Could not reach ${apiBase}: ECONNREFUSED\n`);
   });
 
-  // A 404 from ssh's route is the platform's own "no such deployment"; whoami's routes always exist.
+  // Only a 404 with the platform's DEPLOYMENT_NOT_FOUND is "no such deployment" for ssh.
   it.each([
     [200, '<!doctype html><p>Welcome</p>', [['whoami'], ['ssh', 'test-app']]],
-    [404, '<!doctype html><p>Not here</p>', [['whoami']]],
+    [404, '<!doctype html><p>Not here</p>', [['whoami'], ['ssh', 'test-app']]],
+    [404, '{"message":"Not found"}', [['ssh', 'test-app']]],
+    [502, '<!doctype html><p>Bad gateway</p>', [['ssh', 'test-app']]],
   ])('says apiBase may be wrong when another web server answers %i', async (status, page, commands) => {
     const other = createHttpServer((_req, res) => {
       res.writeHead(status, { 'content-type': 'text/html' }).end(page);

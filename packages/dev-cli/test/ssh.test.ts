@@ -141,6 +141,18 @@ describe('service ssh', () => {
     expect(term.rawModes).toEqual([]);
   });
 
+  it('exits 2 for a blank deployment name or one over 200 characters, before asking the platform', async () => {
+    for (const [name, message] of [
+      ['   ', 'The deployment name is blank.'],
+      ['a'.repeat(201), 'The deployment name is over 200 characters.'],
+    ] as const) {
+      const term = terminal(true);
+      const io = await loggedInIo(term);
+      expect(await run(['ssh', name], io)).toBe(2);
+      expect(io.err()).toMatch(new RegExp(`^${message}`));
+    }
+  });
+
   it('exits 2 without a deployment and 1 when not logged in', async () => {
     const io = await createTestIo();
     ios.push(io);

@@ -6,17 +6,21 @@ import {
 } from '@service/core/schemas';
 import WebSocket from 'ws';
 import { z } from 'zod';
-import { bodyOf, callPlatform, messageOf } from '../api.js';
+import { bodyOf, callPlatform, messageOf, notThePlatform } from '../api.js';
 import { parseCommandArgs } from '../args.js';
 import { CliError, USAGE } from '../cli-error.js';
 import { requireConfig } from '../config.js';
-import type { CliIo } from '../io.js';
+import { type CliIo, printable } from '../io.js';
 
 const sessionSchema = z.object({
   broker_url: z.string().regex(/^wss?:\/\//),
   token: z.string().min(1),
 });
 type SessionAnswer = z.infer<typeof sessionSchema>;
+/** The platform's own error answers carry a message and a code; other servers' do not. */
+const platformErrorSchema = z.object({ message: z.string(), code: z.string() });
+/** The platform's rule for `deployment` (an app slug or id), checked here to name the problem. */
+const MAX_DEPLOYMENT_LENGTH = 200;
 
 /**
  * `service ssh <deployment>`: asks the platform for a one-time session token, then runs an
@@ -30,15 +34,27 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const { positionals } = parseCommandArgs(args, {}, 1);
   const deployment = positionals[0];
   if (!deployment) throw new CliError('Missing argument: service ssh <deployment>', USAGE);
+  // The platform refuses these with a message about the request's JSON, which would mislead.
+  if (!deployment.trim()) throw new CliError('The deployment name is blank.', USAGE);
+  if (deployment.length > MAX_DEPLOYMENT_LENGTH) {
+    throw new CliError(`The deployment name is over ${MAX_DEPLOYMENT_LENGTH} characters.`, USAGE);
+  }
   // An interactive shell has no result to print as JSON; saying so beats ignoring the flag.
   if (io.json) throw new CliError('service ssh is interactive: --json does not apply', USAGE);
   const config = await requireConfig(io);
-  const answer = await callPlatform(config, 'POST', '/api/cli/ssh-sessions', { deployment });
-  if (answer.status === 404) throw new CliError(`No deployment "${deployment}" in your tenant.`);
+  const path = '/api/cli/ssh-sessions';
+  const answer = await callPlatform(config, 'POST', path, { deployment });
   if (answer.status < 200 || answer.status > 299) {
+    // Only the platform's own refusal means "no such deployment": any other server at apiBase
+    // answers 404 too, and an error without the platform's shape is not the platform's.
+    const refusal = platformErrorSchema.safeParse(answer.body);
+    if (!refusal.success) throw notThePlatform(config, path);
+    if (refusal.data.code === 'DEPLOYMENT_NOT_FOUND') {
+      throw new CliError(`No deployment "${printable(deployment)}" in your tenant.`);
+    }
     throw new CliError(`Could not start a session: ${messageOf(answer)}`);
   }
-  return shell(bodyOf(answer, sessionSchema, config, '/api/cli/ssh-sessions'), io);
+  return shell(bodyOf(answer, sessionSchema, config, path), io);
 }
 
 function shell(session: SessionAnswer, io: CliIo): Promise<number> {
