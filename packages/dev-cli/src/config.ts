@@ -148,6 +148,9 @@ export async function forgetKey(io: CliIo, apiBase: string): Promise<void> {
   await rename(temporary, path);
 }
 
+/** A platform key's whole shape (CLI and App Keys alike): the prefix and 43 base64url characters. */
+export const KEY_PATTERN = /^service_sk_[A-Za-z0-9_-]{43}$/;
+
 /**
  * A key as the CLI shows it: the recognisable prefix and the last four characters
  * (`service_sk_…k3Qz`), enough to tell keys apart in a dashboard list, never enough to use one.

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { CliError } from './cli-error.js';
+import { KEY_PATTERN } from './config.js';
 import type { InputStream } from './io.js';
 
 /** What the bootstrap page posts to `/done`. */
@@ -38,7 +39,8 @@ export function readPayload(value: unknown): LoginPayload | string {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     return 'Body must be a JSON object';
   const body = value as Record<string, unknown>;
-  if (typeof body.apiKey !== 'string' || !body.apiKey.startsWith('service_sk_')) {
+  // The whole key's shape: a bare prefix (or anything after it) would be stored as the key.
+  if (typeof body.apiKey !== 'string' || !KEY_PATTERN.test(body.apiKey)) {
     return 'Body must carry apiKey (a service_sk_ key)';
   }
   if (typeof body.tenantId !== 'string' || body.tenantId === '') return 'Body must carry tenantId';

@@ -213,6 +213,12 @@ describe('the loopback listener', () => {
     const noKey = await send({ tenantId: 't-1', email: 'x@example.test' });
     expect(noKey.status).toBe(400);
     expect(await noKey.json()).toEqual({ error: 'Body must carry apiKey (a service_sk_ key)' });
+    // A key is the prefix and 43 base64url characters, not the prefix alone.
+    for (const apiKey of ['service_sk_', `service_sk_${'a'.repeat(42)}`, `service_sk_${'a'.repeat(42)}!`]) {
+      const short = await send({ apiKey, tenantId: 't-1' });
+      expect(short.status).toBe(400);
+      expect(await short.json()).toEqual({ error: 'Body must carry apiKey (a service_sk_ key)' });
+    }
     const noTenant = await send({ apiKey: `service_sk_${'a'.repeat(43)}` });
     expect(noTenant.status).toBe(400);
     expect(await noTenant.json()).toEqual({ error: 'Body must carry tenantId' });
@@ -223,10 +229,21 @@ describe('the loopback listener', () => {
     // Nothing was accepted: the CLI still waits, and nothing was written.
     await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
 
-    const accepted = await send({ apiKey: `service_sk_${'a'.repeat(43)}`, tenantId: 't-1', appId: null });
+    // Text from the post is printed with its control characters neutralised.
+    const accepted = await send({
+      apiKey: `service_sk_${'a'.repeat(43)}`,
+      tenantId: 't-1\u001b[2J',
+      appId: null,
+      email: '\u001b]0;pwned\u0007x@example.test',
+    });
     expect(accepted.status).toBe(200);
     expect(await exit).toBe(0);
-    expect(await readConfigOf(io)).toMatchObject({ apiKey: `service_sk_${'a'.repeat(43)}`, tenantId: 't-1' });
+    expect(io.out()).toContain('Logged in as \ufffd]0;pwned\ufffdx@example.test (tenant t-1\ufffd[2J).');
+    expect(io.out()).not.toContain('\u001b');
+    expect(await readConfigOf(io)).toMatchObject({
+      apiKey: `service_sk_${'a'.repeat(43)}`,
+      tenantId: 't-1\u001b[2J',
+    });
   });
 
   it('ends the wait with a clear message when the timer runs out', async () => {

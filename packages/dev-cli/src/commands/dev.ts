@@ -3,13 +3,11 @@ import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseCommandArgs } from '../args.js';
 import { CliError, USAGE } from '../cli-error.js';
-import { requireConfig } from '../config.js';
+import { KEY_PATTERN, requireConfig } from '../config.js';
 import type { CliIo } from '../io.js';
 import { checkManifest } from '../manifest.js';
 
 export const DEV_ENV_FILE = '.env.service-dev';
-/** A platform key as the dashboard shows it: the prefix and 43 base64url characters. */
-const APP_KEY_PATTERN = /^service_sk_[A-Za-z0-9_-]{43}$/;
 
 /** `llm-gateway` -> `LLM_GATEWAY`: the prefix of an integration's variables. */
 export function envPrefixOf(slug: string): string {
@@ -27,7 +25,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const { values } = parseCommandArgs(args, { 'app-key': { type: 'string' } });
   const appKey = values['app-key']?.trim();
   // The whole key's shape, not only its prefix: it is written as a line of the env file.
-  if (values['app-key'] !== undefined && !APP_KEY_PATTERN.test(appKey ?? '')) {
+  if (values['app-key'] !== undefined && !KEY_PATTERN.test(appKey ?? '')) {
     throw new CliError('--app-key must be an App Key (service_sk_…), copied from the dashboard', USAGE);
   }
   const config = await requireConfig(io);

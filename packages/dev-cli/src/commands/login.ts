@@ -2,7 +2,7 @@ import { failureReason } from '../api.js';
 import { parseCommandArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
 import { DEFAULT_API_BASE, displayKey, parseApiBase, storedApiBase, writeConfig } from '../config.js';
-import { type CliIo, styles } from '../io.js';
+import { type CliIo, printable, styles } from '../io.js';
 import { describeSpan, listenForLogin } from '../loopback.js';
 
 /** How long a login waits for the browser (the CLI contract's login timer). */
@@ -56,8 +56,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       );
       return 0;
     }
+    // The email and tenant came from the browser page's post: shown, never obeyed by the terminal.
+    const account = payload.email === null ? 'your account' : printable(payload.email);
     io.stdout.write(
-      `${style.green('Logged in')} as ${style.bold(payload.email ?? 'your account')} (tenant ${payload.tenantId}).\nKey ${key} stored in ${path}.\n`,
+      `${style.green('Logged in')} as ${style.bold(account)} (tenant ${printable(payload.tenantId)}).\nKey ${key} stored in ${path}.\n`,
     );
     return 0;
   } finally {
