@@ -90,6 +90,14 @@ colour: blue
     expect(out).toMatch(/service\.yaml:12:3 {2}health\.timeout: unknown key/);
   });
 
+  it('shows the control characters of a key instead of sending them to the terminal', async () => {
+    const { code, out } = await validate(`${VALID}"\\e]0;pwned\\a\\e[2J": 1\n`);
+    expect(code).toBe(1);
+    expect(out).toContain('\ufffd]0;pwned\ufffd\ufffd[2J: unknown key');
+    expect(out).not.toContain('\u001b');
+    expect(out).not.toContain('\u0007');
+  });
+
   it('reports YAML syntax errors with their position', async () => {
     const { code, out } = await validate('name: [unclosed\nversion: 1\n');
     expect(code).toBe(1);

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { parseCommandArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
-import { type CliIo, styles } from '../io.js';
+import { type CliIo, printable, styles } from '../io.js';
 import { checkManifest } from '../manifest.js';
 
 /**
@@ -50,9 +50,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   io.stdout.write(`${style.red('✗')} ${shown}: ${count} problem${count === 1 ? '' : 's'}\n`);
   for (const problem of result.problems) {
     const where = problem.line ? `${shown}:${problem.line}:${problem.column}` : shown;
-    io.stdout.write(
-      `  ${style.dim(where)}  ${problem.path ? `${style.bold(problem.path)}: ` : ''}${problem.message}\n`,
-    );
+    // Paths and messages quote the file's keys and values, and the file may come from anyone's
+    // repository: its escape sequences are shown, not run by the terminal.
+    const path = problem.path ? `${style.bold(printable(problem.path))}: ` : '';
+    io.stdout.write(`  ${style.dim(where)}  ${path}${printable(problem.message)}\n`);
   }
   return 1;
 }
