@@ -33,8 +33,8 @@ export class DamagedConfigError extends CliError {
 }
 
 /**
- * What a logout leaves: the platform URL only, so the next `service login` goes back to the same
- * platform (as `gh` keeps its hosts). No key, so every other command reads it as logged out.
+ * What a logout of earlier versions left: the platform URL only. Logout now removes the file, but
+ * one of these may still be on a machine: it holds no key, so every command reads it as logged out.
  */
 interface LoggedOutConfig {
   apiBase: string;
@@ -46,7 +46,7 @@ const isLoggedOut = (value: unknown): value is LoggedOutConfig =>
   typeof (value as { apiBase?: unknown }).apiBase === 'string' &&
   !('apiKey' in value);
 
-/** The platform URL last used here (logged in or out), or null. */
+/** The platform URL of the stored config (or of an earlier version's logout), or null. */
 export async function storedApiBase(io: CliIo): Promise<string | null> {
   try {
     const value: unknown = JSON.parse(await readFile(configPath(io), 'utf8'));
@@ -133,19 +133,6 @@ export async function writeConfig(io: CliIo, config: CliConfig): Promise<string>
 
 export async function removeConfig(io: CliIo): Promise<void> {
   await rm(configPath(io), { force: true });
-}
-
-/** Logs this machine out: the key goes, the platform URL stays for the next login. */
-export async function forgetKey(io: CliIo, apiBase: string): Promise<void> {
-  const dir = serviceDir(io);
-  const path = configPath(io);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify({ apiBase } satisfies LoggedOutConfig, null, 2)}\n`, {
-    mode: 0o600,
-  });
-  await chmod(temporary, 0o600);
-  await rename(temporary, path);
 }
 
 /** A platform key's whole shape (CLI and App Keys alike): the prefix and 43 base64url characters. */

@@ -40,8 +40,8 @@ Checks first that the platform answers, so a wrong URL fails at once. The pasted
 echoed.
 
 Options:
-  --api-base <url>  Platform URL (default: the stored one, else http://localhost:8787); remembered,
-                    also across logout
+  --api-base <url>  Platform URL (default: the stored login's, else http://localhost:8787);
+                    remembered until logout
   --no-browser      Only print the URL to open
   --json            Print { email, tenantId, apiBase, key, configPath } once logged in
 
@@ -51,9 +51,8 @@ Examples:
 `,
   logout: `Usage: service logout
 
-Revokes the stored key on the platform and removes it from ~/.service/config.json, which keeps
-only the platform URL for the next login. The key is removed even when the platform cannot be
-reached (with a warning).
+Revokes the stored key on the platform and removes ~/.service/config.json. The file is removed
+even when the platform cannot be reached (with a warning).
 
 Options:
   --json            Print { loggedOut, revoked, warning }

@@ -84,8 +84,8 @@ describe('service --help', () => {
       echoed.
 
       Options:
-        --api-base <url>  Platform URL (default: the stored one, else http://localhost:8787); remembered,
-                          also across logout
+        --api-base <url>  Platform URL (default: the stored login's, else http://localhost:8787);
+                          remembered until logout
         --no-browser      Only print the URL to open
         --json            Print { email, tenantId, apiBase, key, configPath } once logged in
 

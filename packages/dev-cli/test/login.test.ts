@@ -3,7 +3,7 @@
  * signs in with the development IdP, clicks issue, and the CLI writes its config; then `whoami`,
  * `logout`, a second login revoking the first key, refused bodies and the timer.
  */
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PassThrough } from 'node:stream';
@@ -16,7 +16,7 @@ import { type RunningPlatform, startPlatform } from '../../core/test/support/pla
 import { openTestStore, type TestStore } from '../../core/test/support/stores.js';
 import { run } from '../src/index.js';
 import type { CliIo } from '../src/io.js';
-import { createTestIo, type TestIo } from './support/io.js';
+import { createTestIo, type TestIo, writeConfigFile } from './support/io.js';
 
 let store: TestStore;
 let running: RunningPlatform;
@@ -153,8 +153,8 @@ describeInBrowser('service login in a browser', () => {
     expect(await run(['logout'], logout)).toBe(0);
     expect(logout.out()).toContain('Logged out');
     expect((await cliBalance(config.apiKey)).status).toBe(401);
-    // The key is gone; the platform URL stays for the next login.
-    expect(await readConfigOf(io)).toEqual({ apiBase: running.url });
+    // The file is gone, as the CLI contract says.
+    await expect(stat(`${io.home}/.service/config.json`)).rejects.toThrow(/ENOENT/);
     const after = await newIo({ env: { HOME: io.home } });
     expect(await run(['whoami'], after)).toBe(1);
     expect(after.err()).toBe('Not logged in. Run service login first.\n');
@@ -369,11 +369,13 @@ describe('the loopback listener', () => {
     }
   });
 
-  it('goes back to the platform of the last login after a logout', async () => {
+  it('logs in again to the platform of the stored login when no --api-base is given', async () => {
     const io = await newIo({ loginTimeoutMs: 300 });
-    await mkdir(`${io.home}/.service`, { recursive: true });
-    // What logout leaves behind.
-    await writeFile(`${io.home}/.service/config.json`, JSON.stringify({ apiBase: running.url }));
+    await writeConfigFile(io, {
+      apiBase: running.url,
+      apiKey: `service_sk_${'s'.repeat(43)}`,
+      tenantId: 't-1',
+    });
     const { exit, url } = startLogin(io, []);
     expect(await url).toMatch(new RegExp(`^${running.url}/dev/cli-bootstrap\\?`));
     expect(await exit).toBe(1);

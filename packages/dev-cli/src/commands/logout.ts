@@ -6,16 +6,15 @@ import {
   configPath,
   DamagedConfigError,
   displayKey,
-  forgetKey,
   readConfig,
   removeConfig,
 } from '../config.js';
 import type { CliIo } from '../io.js';
 
 /**
- * `service logout`: the stored key revokes itself (`POST /api/cli/logout`), then it leaves the
- * config file, which keeps only the platform URL for the next login. The key goes even when the
- * platform cannot be reached, with a warning, so a logout always logs this machine out.
+ * `service logout`: the stored key revokes itself (`POST /api/cli/logout`), then the config file
+ * is removed, as the CLI contract says. The file goes even when the platform cannot be reached,
+ * with a warning, so a logout always logs this machine out.
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   parseCommandArgs(args, {});
@@ -44,7 +43,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       warning = error instanceof Error ? error.message : String(error);
     }
   }
-  await forgetKey(io, config.apiBase);
+  await removeConfig(io);
   const key = displayKey(config.apiKey);
   if (warning) {
     const text = `could not revoke ${key} on the platform (${warning}). Removed it from ${configPath(io)} anyway; revoke it from the dashboard.`;
