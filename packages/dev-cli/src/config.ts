@@ -27,8 +27,9 @@ export class DamagedConfigError extends CliError {
   constructor(
     readonly path: string,
     readonly problem: string,
+    fix = 'Run service login to write it again.',
   ) {
-    super(`${path} ${problem}. Run service login to write it again.`);
+    super(`${path} ${problem}. ${fix}`);
   }
 }
 
@@ -46,15 +47,29 @@ const isLoggedOut = (value: unknown): value is LoggedOutConfig =>
   typeof (value as { apiBase?: unknown }).apiBase === 'string' &&
   !('apiKey' in value);
 
-/** The platform URL of the stored config (or of an earlier version's logout), or null. */
+/**
+ * The platform URL of the stored config (or of an earlier version's logout), in the form
+ * `--api-base` takes, or null when there is none. One breaking the `--api-base` rule is an error
+ * naming the file: the login is not sent there, nor quietly sent elsewhere.
+ */
 export async function storedApiBase(io: CliIo): Promise<string | null> {
+  const path = configPath(io);
+  let apiBase: unknown;
   try {
-    const value: unknown = JSON.parse(await readFile(configPath(io), 'utf8'));
-    const apiBase = (value as { apiBase?: unknown } | null)?.apiBase;
-    return typeof apiBase === 'string' && apiBase !== '' ? apiBase : null;
+    apiBase = (JSON.parse(await readFile(path, 'utf8')) as { apiBase?: unknown } | null)?.apiBase;
   } catch {
+    // No file, or one login is about to write again.
     return null;
   }
+  if (typeof apiBase !== 'string' || apiBase === '') return null;
+  return storedPlatformUrl(path, apiBase, 'Pass --api-base <url> to log in to the right platform.');
+}
+
+/** A stored `apiBase` held to the `--api-base` rule and written as it writes one, or the error naming the file. */
+function storedPlatformUrl(path: string, apiBase: string, fix?: string): string {
+  const problem = apiBaseProblem(apiBase);
+  if (problem) throw new DamagedConfigError(path, `has an apiBase that ${STORED_PROBLEMS[problem]}`, fix);
+  return normalApiBase(apiBase);
 }
 
 /** The stored config, or null when there is none. A damaged file is an error naming it. */
@@ -86,12 +101,7 @@ export async function readConfig(io: CliIo): Promise<CliConfig | null> {
     throw new DamagedConfigError(path, 'is missing apiBase, apiKey or tenantId');
   }
   // Checked again here, not only at login: an edited file must not send the key in the clear.
-  if (!URL.canParse(value.apiBase) || !sendsKeysSafely(new URL(value.apiBase))) {
-    throw new DamagedConfigError(
-      path,
-      'has an apiBase that is not https:// (plain http:// only for localhost)',
-    );
-  }
+  const apiBase = storedPlatformUrl(path, value.apiBase);
   // The key is a credential: put back the modes the CLI contract asks for if something loosened them.
   const mode = (await stat(path)).mode & 0o777;
   if (mode !== 0o600) {
@@ -99,7 +109,7 @@ export async function readConfig(io: CliIo): Promise<CliConfig | null> {
     io.stderr.write(`Warning: ${path} had mode ${mode.toString(8)}; set it back to 600.\n`);
   }
   return {
-    apiBase: value.apiBase,
+    apiBase,
     apiKey: value.apiKey,
     tenantId: value.tenantId,
     appId: value.appId ?? null,
@@ -157,17 +167,32 @@ function sendsKeysSafely(url: URL): boolean {
  * so a key is never sent in the clear over a network.
  */
 export function parseApiBase(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new CliError(`--api-base must be a URL, got "${value}"`, USAGE);
-  }
-  if (!sendsKeysSafely(url)) {
-    throw new CliError('--api-base must use https:// (plain http:// only for localhost)', USAGE);
-  }
-  if (url.username || url.password || url.search || url.hash) {
-    throw new CliError('--api-base must not carry credentials, a query or a fragment', USAGE);
-  }
-  return url.toString().replace(/\/+$/, '');
+  const problem = apiBaseProblem(value);
+  if (problem === 'not-url') throw new CliError(`--api-base must be a URL, got "${value}"`, USAGE);
+  if (problem) throw new CliError(`--api-base ${FLAG_PROBLEMS[problem]}`, USAGE);
+  return normalApiBase(value);
+}
+
+/** What keeps `value` from being a platform URL, for `--api-base` and a stored one alike. */
+function apiBaseProblem(value: string): 'not-url' | 'not-https' | 'extras' | null {
+  if (!URL.canParse(value)) return 'not-url';
+  const url = new URL(value);
+  if (!sendsKeysSafely(url)) return 'not-https';
+  if (url.username || url.password || url.search || url.hash) return 'extras';
+  return null;
+}
+
+const FLAG_PROBLEMS = {
+  'not-https': 'must use https:// (plain http:// only for localhost)',
+  extras: 'must not carry credentials, a query or a fragment',
+} as const;
+const STORED_PROBLEMS = {
+  'not-url': 'is not a URL',
+  'not-https': 'is not https:// (plain http:// only for localhost)',
+  extras: 'carries credentials, a query or a fragment',
+} as const;
+
+/** A platform URL as the CLI stores and joins it: no trailing slash. */
+function normalApiBase(value: string): string {
+  return new URL(value).toString().replace(/\/+$/, '');
 }

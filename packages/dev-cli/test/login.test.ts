@@ -371,14 +371,30 @@ describe('the loopback listener', () => {
 
   it('logs in again to the platform of the stored login when no --api-base is given', async () => {
     const io = await newIo({ loginTimeoutMs: 300 });
-    await writeConfigFile(io, {
-      apiBase: running.url,
-      apiKey: `service_sk_${'s'.repeat(43)}`,
-      tenantId: 't-1',
-    });
+    // Read as --api-base is: a trailing slash edited in is not doubled in the paths.
+    const stored = { apiBase: `${running.url}/`, apiKey: `service_sk_${'s'.repeat(43)}`, tenantId: 't-1' };
+    await writeConfigFile(io, stored);
     const { exit, url } = startLogin(io, []);
     expect(await url).toMatch(new RegExp(`^${running.url}/dev/cli-bootstrap\\?`));
     expect(await exit).toBe(1);
+    expect(io.err()).toMatch(/^Login timed out/);
+  });
+
+  it('names the config file when its stored apiBase breaks the --api-base rule', async () => {
+    for (const [apiBase, problem] of [
+      ['ftp://x', 'is not https://'],
+      ['http://platform.example', 'is not https://'],
+      ['not a url', 'is not a URL'],
+      ['https://user:pw@platform.example', 'carries credentials, a query or a fragment'],
+    ] as const) {
+      const io = await newIo();
+      await writeConfigFile(io, { apiBase, apiKey: `service_sk_${'s'.repeat(43)}`, tenantId: 't-1' });
+      expect(await run(['login'], io), apiBase).toBe(1);
+      expect(io.err()).toMatch(/^\/\S+\/\.service\/config\.json has an apiBase that /);
+      expect(io.err()).toContain(`that ${problem}`);
+      expect(io.err()).toContain('. Pass --api-base <url> to log in to the right platform.');
+      expect(io.opened).toEqual([]);
+    }
   });
 
   it('refuses a plain-http --api-base off this machine', async () => {
