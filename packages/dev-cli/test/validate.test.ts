@@ -161,8 +161,20 @@ colour: blue
     expect(JSON.parse(out)).toEqual({
       file: 'service.yaml',
       valid: false,
-      errors: [{ path: '', message: 'No such file: service.yaml' }],
+      errors: [{ path: '', message: 'No such file: service.yaml', line: null, column: null }],
     });
+    const folder = await validate(null, ['--json', '/tmp']);
+    expect(JSON.parse(folder.out).errors).toEqual([
+      { path: '', message: expect.stringMatching(/^\/tmp is a folder/), line: null, column: null },
+    ]);
+  });
+
+  it('gives every --json error a line and column, null for a missing key', async () => {
+    const { code, out } = await validate('name: weather-tool\nversion: 1\n', ['--json']);
+    expect(code).toBe(1);
+    expect(JSON.parse(out).errors).toEqual([
+      { path: 'runtime', message: 'is required', line: null, column: null },
+    ]);
   });
 
   it('accepts the catalog keys: display data, optional integrations and a wizard', async () => {

@@ -29,14 +29,24 @@ export async function run(args: string[], io: CliIo): Promise<number> {
           : `Could not read ${shown}: ${(error as Error).message}`;
     if (!io.json) throw new CliError(message);
     // A script reading --json gets JSON whatever happened.
-    io.stdout.write(`${JSON.stringify({ file: shown, valid: false, errors: [{ path: '', message }] })}\n`);
+    io.stdout.write(
+      `${JSON.stringify({ file: shown, valid: false, errors: [{ path: '', message, line: null, column: null }] })}\n`,
+    );
     return 1;
   }
   const result = checkManifest(source);
   if (io.json) {
-    io.stdout.write(
-      `${JSON.stringify({ file: shown, valid: result.ok, errors: result.ok ? [] : result.problems })}\n`,
-    );
+    // Every error has the same four fields: null where a problem has no place in the file (a
+    // required key that is missing).
+    const errors = result.ok
+      ? []
+      : result.problems.map((problem) => ({
+          path: problem.path,
+          message: problem.message,
+          line: problem.line ?? null,
+          column: problem.column ?? null,
+        }));
+    io.stdout.write(`${JSON.stringify({ file: shown, valid: result.ok, errors })}\n`);
     return result.ok ? 0 : 1;
   }
   const style = styles(io);
