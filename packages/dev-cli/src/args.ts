@@ -1,8 +1,6 @@
 import { parseArgs } from 'node:util';
 import { CliError, USAGE } from './cli-error.js';
-
-/** The flags every command takes (see `takeGlobalFlags`), which never carry a value. */
-const GLOBAL_FLAGS = new Set(['--json', '--help', '--version']);
+import { globalFlagGivenValue, takesNoValue } from './global-flags.js';
 
 /** Options a command takes, by long name. */
 export type OptionSpecs = Record<string, { type: 'string' | 'boolean'; short?: string }>;
@@ -29,9 +27,8 @@ export function parseCommandArgs<T extends OptionSpecs>(
     const name = /'([^']+)'/.exec((error as Error).message)?.[1];
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       // `--json=false` reaches here: the global flags are taken only as bare words.
-      if (name !== undefined && GLOBAL_FLAGS.has(name) && args.some((arg) => arg.startsWith(`${name}=`))) {
-        throw new CliError(`${name} takes no value: write ${name} alone, or leave it out`, USAGE);
-      }
+      const valued = args.map(globalFlagGivenValue).find((flag) => flag !== null && flag === name);
+      if (valued) throw new CliError(takesNoValue(valued), USAGE);
       throw new CliError(`Unknown option: ${name ?? args.join(' ')}`, USAGE);
     }
     throw new CliError((error as Error).message.split('. ')[0]!, USAGE);

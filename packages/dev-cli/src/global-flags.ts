@@ -35,5 +35,21 @@ export function commandLine(flags: GlobalFlags): string[] {
 
 /** The error for a first word that names no command: an option (`--bogus`) is called one. */
 export function unknownFirstWord(word: string): string {
+  const valued = globalFlagGivenValue(word);
+  if (valued) return takesNoValue(valued);
   return `Unknown ${word.startsWith('-') ? 'option' : 'command'}: ${word}`;
+}
+
+/** The global flag `arg` gives a value to (`--json=false` -> `--json`), or null. */
+export function globalFlagGivenValue(arg: string): string | null {
+  const name = /^(--json|--help|--version)=/.exec(arg)?.[1];
+  return name ?? null;
+}
+
+/**
+ * A global flag given a value: said the same wherever it stands on the line, since the flags
+ * are taken only as bare words and `--json=false` is otherwise left for the command to refuse.
+ */
+export function takesNoValue(flag: string): string {
+  return `${flag} takes no value: write ${flag} alone, or leave it out`;
 }

@@ -166,6 +166,11 @@ describe('mistakes', () => {
       /^--json takes no value: write --json alone, or leave it out\n\nUsage: service validate/,
     );
     await valued.dispose();
+    // The same before the command.
+    const first = await createTestIo();
+    expect(await run(['--json=false', 'whoami'], first)).toBe(2);
+    expect(first.err()).toMatch(/^--json takes no value: write --json alone, or leave it out\n/);
+    await first.dispose();
   });
 
   it('reads global flags anywhere and answers errors as JSON with --json', async () => {
