@@ -98,6 +98,26 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  stopWhenParentExits(stop);
+}
+
+/**
+ * Under `pnpm start` this process is the child of a shell, itself pnpm's child, and neither passes
+ * a SIGTERM on: a supervisor that signals only the process it started (Docker, a script's `kill`)
+ * ends pnpm and leaves this one running, holding the port and the data folder. So, run as a
+ * package script, it stops as on SIGTERM once the process that started it is gone (looked at each
+ * second). Started any other way (`nohup node …`), it outlives its parent as usual.
+ */
+function stopWhenParentExits(stop: (signal: string) => Promise<void>): void {
+  if (!process.env.npm_lifecycle_event) return;
+  const parent = process.ppid;
+  setInterval(() => {
+    try {
+      process.kill(parent, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') void stop('parent exited');
+    }
+  }, 1000).unref();
 }
 
 /**

@@ -266,6 +266,28 @@ describe('pnpm start', { timeout: 180_000 }, () => {
     }
   });
 
+  it('stops as on SIGTERM once the package script that started it is gone, freeing the port and folder', async () => {
+    const env = { PORT: String(port), npm_lifecycle_event: 'start' };
+    const booted = await bootPlatform(cwd, env, 'Platform ready', { underShell: true });
+    try {
+      // The shell (and pnpm above it) ended outright: nothing passes a signal on to the platform.
+      booted.child.kill('SIGKILL');
+      const deadline = Date.now() + 20_000;
+      while (!booted.output().includes('"msg":"stopped"') && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(booted.output()).toContain('"signal":"parent exited"');
+      expect(booted.output()).toContain('"msg":"stopped"');
+    } finally {
+      // Whatever the shell left in its process group (a platform that did not stop) goes.
+      try {
+        process.kill(-booted.child.pid!, 'SIGKILL');
+      } catch {}
+    }
+    const next = await bootPlatform(cwd, { PORT: String(port) });
+    await next.stop();
+  });
+
   it('refuses a port already taken as a startup failure, leaving the demo file as it was', async () => {
     const booted = await bootPlatform(cwd, { PORT: String(port) });
     try {

@@ -19,7 +19,11 @@ export interface PlatformProcess {
  * Runs the platform as `pnpm start` does (workspace packages from source), in `cwd`, with the
  * variables a developer's shell could leak in removed. Does not wait for it to be ready.
  */
-export function spawnPlatform(cwd: string, env: Record<string, string>): PlatformProcess {
+export function spawnPlatform(
+  cwd: string,
+  env: Record<string, string>,
+  { underShell = false }: { underShell?: boolean } = {},
+): PlatformProcess {
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
     ...env,
@@ -28,7 +32,15 @@ export function spawnPlatform(cwd: string, env: Record<string, string>): Platfor
   for (const name of ['DATABASE_URL', 'SERVICE_BASE_URL', 'SERVICE_IDP_URL', 'NODE_ENV']) {
     if (!(name in env)) delete childEnv[name];
   }
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN], {
+  const command = [process.execPath, '--import', TSX_LOADER, MAIN];
+  // As a package script runs it: a shell that waits for it (`; true` keeps the shell from
+  // replacing itself with the platform), so `child` is the shell.
+  const [file, ...args] = underShell
+    ? ['sh', '-c', `${command.map((part) => `'${part}'`).join(' ')}; true`]
+    : command;
+  const child = spawn(file!, args, {
+    // Its own process group under a shell, so a test can end whatever the shell left behind.
+    detached: underShell,
     cwd,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -59,8 +71,9 @@ export async function bootPlatform(
   cwd: string,
   env: Record<string, string>,
   readyText = 'Platform ready',
+  options: { underShell?: boolean } = {},
 ): Promise<PlatformProcess> {
-  const started = spawnPlatform(cwd, env);
+  const started = spawnPlatform(cwd, env, options);
   const deadline = Date.now() + 60_000;
   while (!started.output().includes(readyText)) {
     if (started.child.exitCode !== null) throw new Error(`platform exited early:\n${started.output()}`);
