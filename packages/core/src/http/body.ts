@@ -12,6 +12,17 @@ export class BodyTooLargeError extends Error {
   }
 }
 
+/**
+ * The caller's body ended before it was complete: the caller went away mid-upload. Not the
+ * store's failure, though the socket's error it carries (`ECONNRESET`) reads like one.
+ */
+export class BodyCutShortError extends Error {
+  override name = 'BodyCutShortError';
+  constructor(options?: ErrorOptions) {
+    super('The request body ended before it was complete', options);
+  }
+}
+
 export interface BodyLimit {
   maxBytes: number;
   /** The error to throw for a body past the cap, in the caller's own terms. */

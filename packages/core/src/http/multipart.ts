@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeWebStream } from 'node:stream/web';
 import busboy from 'busboy';
+import { BodyCutShortError } from './body.js';
 
 export interface MultipartFile {
   /** The part's form field name. */
@@ -82,7 +83,7 @@ export function readMultipartFile<T>(
     });
     source.on('error', (error) => {
       // A dropped upload: the consumer's read fails too, so it removes what it wrote.
-      const cut = new UploadCutShortError(error);
+      const cut = new BodyCutShortError({ cause: error });
       fileStream?.destroy(cut);
       parser.destroy(cut);
       reject(cut);
@@ -91,23 +92,12 @@ export function readMultipartFile<T>(
   });
 }
 
-/**
- * The request's body broke off before its end: the client went away mid-upload. Not the store's
- * failure, though the socket's error (`ECONNRESET`) reads like one.
- */
-export class UploadCutShortError extends Error {
-  constructor(cause: unknown) {
-    super('The upload broke off before its end', { cause });
-    this.name = 'UploadCutShortError';
-  }
-}
-
-/** The chunks of a request's body; one that cannot be read (the client went away) throws `UploadCutShortError`. */
+/** The chunks of a request's body; one that cannot be read (the client went away) throws `BodyCutShortError`. */
 export async function* uploadChunks(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   try {
     yield* source;
   } catch (error) {
-    throw new UploadCutShortError(error);
+    throw new BodyCutShortError({ cause: error });
   }
 }
 

@@ -1,5 +1,6 @@
 import type { MeteringEngine } from '../billing/metering.js';
 import { holdForCall } from '../billing/pricing.js';
+import { BodyCutShortError } from '../http/body.js';
 import type { FailedCredentialThrottle } from '../http/credential-throttle.js';
 import { textProblem } from '../http/input-guard.js';
 import type { Logger } from '../http/logger.js';
@@ -28,7 +29,7 @@ import {
   unknownProvider,
   upstreamUnreachable,
 } from './refusals.js';
-import { BodyCutShortError, type ForwardedRequest, type IncomingCall, readRequest } from './request.js';
+import { type ForwardedRequest, type IncomingCall, readRequest } from './request.js';
 import { type Admission, type MeteredCall, settleCall } from './settle.js';
 import type { ChunkSource, UpstreamAnswer, UpstreamClient } from './upstream.js';
 import { createUsageObserver } from './usage.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { BodyCutShortError } from '../http/body.js';
 import type { ProviderConfig } from './providers.js';
-import { BodyCutShortError, type IncomingCall, readRequest } from './request.js';
+import { type IncomingCall, readRequest } from './request.js';
 
 const provider = { upstreamUrl: 'http://upstream.test', dialect: 'openai' } as ProviderConfig;
 

@@ -1,4 +1,4 @@
-import { BodyTooLargeError, readChunksText } from '../http/body.js';
+import { BodyCutShortError, BodyTooLargeError, readChunksText } from '../http/body.js';
 import type { ProviderConfig } from './providers.js';
 import type { CallerSignal } from './upstream.js';
 
@@ -28,13 +28,6 @@ export interface ForwardedRequest {
   inputBytes: number;
   /** Set once a body streamed through passed the size limit (its upload was cut off). */
   overLimit: boolean;
-}
-
-/** The caller's body ended before it was complete (the caller went away mid-upload). */
-export class BodyCutShortError extends Error {
-  constructor(options?: ErrorOptions) {
-    super('The request body ended before it was complete', options);
-  }
 }
 
 /**

@@ -5,8 +5,8 @@
  * @see docs/wire.md "Errors"
  */
 import { RunError, type RunErrorCode } from '../agent/run-error.js';
+import { BodyCutShortError } from '../http/body.js';
 import { type CanonicalErrorFields, canonicalError } from '../http/errors.js';
-import { UploadCutShortError } from '../http/multipart.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
 
 export const WIRE_ERROR_CODES = {
@@ -144,7 +144,7 @@ export function asWireError(error: unknown): WireError | null {
     return new WireError(code, error.message, { cause: error, headers, fields });
   }
   // Before the store's check: the socket's error it carries reads like the store's.
-  if (error instanceof UploadCutShortError) {
+  if (error instanceof BodyCutShortError) {
     return new WireError('validation_failed', 'body: the upload broke off before its end.', { cause: error });
   }
   if (isStoreUnavailable(error)) {
