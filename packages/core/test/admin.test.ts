@@ -73,6 +73,25 @@ for (const kind of STORE_KINDS) {
       });
       return { status: response.status, body: await response.json() };
     };
+    /**
+     * Calls `server` until it answers `wanted`, and returns how many milliseconds after the first
+     * call the last call answered otherwise started (0 when the first call already answered
+     * `wanted`). Start times, not answer times: under a loaded machine an answer can take longer
+     * than the bound while the change had long reached the instance.
+     */
+    const lastWrongAnswerAfter = async (server: RunningPlatform, key: string, wanted: number) => {
+      const since = performance.now();
+      let lastWrong = 0;
+      for (;;) {
+        const calledAt = performance.now() - since;
+        const { status } = await complete(server, key);
+        if (status === wanted) return lastWrong;
+        lastWrong = calledAt;
+        // Far inside the 60-second caches: reaching it means the notice never came.
+        expect(calledAt).toBeLessThan(LONG_CACHE_MS / 10);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
     const auditOf = (tenantId: string) =>
       store.db
         .selectFrom('operator_actions')
@@ -273,14 +292,9 @@ for (const kind of STORE_KINDS) {
           },
         },
       });
-      const started = performance.now();
-      let onB = (await complete(b, metered.appKey)).status;
-      while (onB !== 403 && performance.now() - started < SUSPENSION_BOUND_MS * 5) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        onB = (await complete(b, metered.appKey)).status;
-      }
-      expect(onB).toBe(403);
-      expect(performance.now() - started).toBeLessThan(SUSPENSION_BOUND_MS);
+      // How long B still admitted calls: a call started after the notice landed is refused, however
+      // long the loaded machine then takes to answer it.
+      expect(await lastWrongAnswerAfter(b, metered.appKey, 403)).toBeLessThan(SUSPENSION_BOUND_MS);
       // Its keys keep existing, and its balance still reads (enforcement is on metered calls).
       const keys = await store.db
         .selectFrom('api_keys')
@@ -304,11 +318,7 @@ for (const kind of STORE_KINDS) {
       expect(resumed.status).toBe(200);
       expect((await resumed.json()).tenant.status).toBe('active');
       expect((await complete(a, metered.appKey)).status).toBe(200);
-      const resumedOnB = performance.now();
-      while ((await complete(b, metered.appKey)).status !== 200) {
-        expect(performance.now() - resumedOnB).toBeLessThan(SUSPENSION_BOUND_MS * 5);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      expect(await lastWrongAnswerAfter(b, metered.appKey, 200)).toBeLessThan(SUSPENSION_BOUND_MS);
       const notSuspended = await admin('POST', `/api/admin/tenants/${tenantId}/resume`, {});
       expect(notSuspended.status).toBe(409);
       expect((await notSuspended.json()).code).toBe('TENANT_NOT_SUSPENDED');
