@@ -6,7 +6,8 @@
  * built, a Chromium for the page tests, a throwaway PostgreSQL cluster for the store suites'
  * second run, and `curl` and `patch` for the tests that run them (each found, else installed when this process may, else skipped with a notice and
  * counted as skipped, never failed; `SERVICE_TEST_SKIP_BUILD=1` keeps the build there is, `SERVICE_TEST_POSTGRES=0` and
- * `SERVICE_TEST_BROWSER=0` skip the PostgreSQL run and the page suites, `SERVICE_TEST_WORKERS=N` runs N test files at a time). With arguments it runs only vitest, passing them on (a file
+ * `SERVICE_TEST_BROWSER=0` skip the PostgreSQL run and the page suites, `SERVICE_TEST_PACKAGES_ONLY=1` skips the
+ * examples' suites, `SERVICE_TEST_WORKERS=N` runs N test files at a time). With arguments it runs only vitest, passing them on (a file
  * filter, say), on the machine as it is.
  *
  * A test file that fails to load has no test results of its own; it counts as one failure so a
@@ -58,11 +59,15 @@ if (whole) {
   }
 }
 
+// `SERVICE_TEST_PACKAGES_ONLY=1`: the packages' and scripts' suites, not the examples' (a second Node
+// version's run: the examples compose the packages, whose own suites hold what Node can change).
+const scope = whole && env.SERVICE_TEST_PACKAGES_ONLY === '1' ? ['--exclude', 'examples/**'] : [];
+
 rmSync(results, { force: true });
 const vitest = createRequire(join(root, 'package.json')).resolve('vitest/vitest.mjs');
 const run = spawnSync(
   process.execPath,
-  [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${results}`, ...args],
+  [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${results}`, ...scope, ...args],
   { cwd: root, stdio: 'inherit', env },
 );
 postgres?.stop();

@@ -9,9 +9,11 @@ const run = promisify(execFile);
 
 /**
  * The newest installed PostgreSQL server programs (Debian keeps them in a versioned folder), or
- * null when none is installed: suites that stop and start their own server skip then.
+ * null when none is installed or `SERVICE_TEST_POSTGRES=0` asks for no PostgreSQL run: suites that
+ * stop and start their own server skip then.
  */
 export const POSTGRES_BIN: string | null = (() => {
+  if (process.env.SERVICE_TEST_POSTGRES === '0') return null;
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return null;
   const versions = readdirSync(root)
