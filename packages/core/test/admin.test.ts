@@ -11,6 +11,7 @@ import type { Store } from '../src/store/index.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { createMeteredTenant, seedProviders } from './support/metered.js';
 import { type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
+import { lastStaleCallAfter } from './support/propagation.js';
 import { openSecondHandle, openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
 
 /** Far longer than any wait below: a suspension seen on B in time arrived by notice, not by expiry. */
@@ -73,25 +74,10 @@ for (const kind of STORE_KINDS) {
       });
       return { status: response.status, body: await response.json() };
     };
-    /**
-     * Calls `server` until it answers `wanted`, and returns how many milliseconds after the first
-     * call the last call answered otherwise started (0 when the first call already answered
-     * `wanted`). Start times, not answer times: under a loaded machine an answer can take longer
-     * than the bound while the change had long reached the instance.
-     */
-    const lastWrongAnswerAfter = async (server: RunningPlatform, key: string, wanted: number) => {
-      const since = performance.now();
-      let lastWrong = 0;
-      for (;;) {
-        const calledAt = performance.now() - since;
-        const { status } = await complete(server, key);
-        if (status === wanted) return lastWrong;
-        lastWrong = calledAt;
-        // Far inside the 60-second caches: reaching it means the notice never came.
-        expect(calledAt).toBeLessThan(LONG_CACHE_MS / 10);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    };
+    /** How long `server` still answered `key`'s calls otherwise than `wanted` (see `lastStaleCallAfter`). */
+    const lastWrongAnswerAfter = (server: RunningPlatform, key: string, wanted: number) =>
+      // Far inside the 60-second caches: reaching it means the notice never came.
+      lastStaleCallAfter(async () => (await complete(server, key)).status, wanted, LONG_CACHE_MS / 10);
     const auditOf = (tenantId: string) =>
       store.db
         .selectFrom('operator_actions')
