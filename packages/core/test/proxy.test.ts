@@ -480,20 +480,27 @@ for (const kind of STORE_KINDS) {
       const tenant = await createMeteredTenant(server.platform, 1_000_000);
       /** One request on a connection of its own (an upload cut short leaves its connection unusable). */
       const alone = (method: string, headers: Record<string, string>, body?: Buffer) =>
-        new Promise<{ status: number; allow: string | undefined; body: string }>((resolve, reject) => {
-          const request = httpRequest(`${server.url}/proxy/search/search`, {
-            method,
-            agent: false,
-            headers: { authorization: `Bearer ${tenant.appKey}`, ...headers },
-          });
-          request.on('response', async (response) => {
-            let text = '';
-            for await (const chunk of response) text += chunk;
-            resolve({ status: response.statusCode ?? 0, allow: response.headers.allow, body: text });
-          });
-          request.on('error', reject);
-          request.end(body);
-        });
+        new Promise<{ status: number; allow: string | undefined; code: unknown; body: string }>(
+          (resolve, reject) => {
+            const request = httpRequest(`${server.url}/proxy/search/search`, {
+              method,
+              agent: false,
+              headers: { authorization: `Bearer ${tenant.appKey}`, ...headers },
+            });
+            request.on('response', async (response) => {
+              let text = '';
+              for await (const chunk of response) text += chunk;
+              resolve({
+                status: response.statusCode ?? 0,
+                allow: response.headers.allow,
+                code: response.headers['service-error-code'],
+                body: text,
+              });
+            });
+            request.on('error', reject);
+            request.end(body);
+          },
+        );
       // Chunked, so only the reading finds it too large.
       const huge = await alone(
         'POST',
@@ -504,6 +511,8 @@ for (const kind of STORE_KINDS) {
       expect(JSON.parse(huge.body).error.code).toBe('payload_too_large');
       const trace = await alone('TRACE', {});
       expect(trace.status).toBe(405);
+      expect(JSON.parse(trace.body).error.code).toBe('method_not_allowed');
+      expect(trace.code).toBe('method_not_allowed');
       expect(trace.allow).toBe('GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
       const model = await complete(tenant.appKey, { model: 'm'.repeat(257) });
       expect(model.status).toBe(400);

@@ -20,6 +20,7 @@ describe('errorFromAnswer', () => {
     const cases: Array<[number, string, new (...args: never[]) => ServiceError]> = [
       [401, 'unauthorized', ServiceAuthError],
       [403, 'forbidden', ServiceAuthError],
+      [403, 'tenant_suspended', ServiceAuthError],
       [403, 'not_connected', ServiceNotConnectedError],
       [402, 'balance_exhausted', ServiceBalanceExhaustedError],
       [402, 'spend_cap_exceeded', ServiceSpendCapError],
@@ -95,6 +96,10 @@ describe('errorFromAnswer', () => {
     expect(flatAuth.code).toBe('UNAUTHENTICATED');
     const text = errorFromAnswer(404, new Headers(), { error: 'Tool not found' });
     expect(text).toMatchObject({ code: 'not_found', message: 'Tool not found' });
+    // A method the route does not take, answered without a body (the door's endpoints).
+    expect(errorFromAnswer(405, new Headers({ allow: 'POST' }), null)).toMatchObject({
+      code: 'method_not_allowed',
+    });
     expect(errorFromAnswer(500, new Headers(), 'oops')).toMatchObject({
       code: 'internal_error',
       message: 'HTTP 500',

@@ -123,6 +123,7 @@ type ErrorClass = new (details: ServiceErrorDetails) => ServiceError;
 const FAMILIES: Record<string, ErrorClass> = {
   unauthorized: ServiceAuthError,
   forbidden: ServiceAuthError,
+  tenant_suspended: ServiceAuthError,
   not_connected: ServiceNotConnectedError,
   balance_exhausted: ServiceBalanceExhaustedError,
   spend_cap_exceeded: ServiceSpendCapError,
@@ -141,6 +142,7 @@ function codeForStatus(status: number): string {
   if (status === 402) return 'balance_exhausted';
   if (status === 403) return 'forbidden';
   if (status === 404) return 'not_found';
+  if (status === 405) return 'method_not_allowed';
   if (status === 409) return 'conflict';
   if (status === 413) return 'payload_too_large';
   if (status === 429) return 'rate_limited';

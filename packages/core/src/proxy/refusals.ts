@@ -117,7 +117,7 @@ export const FORWARDED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE
 export function methodNotForwarded(method: string): Response {
   return canonicalError(
     405,
-    'validation_failed',
+    'method_not_allowed',
     `The proxy does not forward ${method} requests`,
     undefined,
     {

@@ -13,6 +13,8 @@ export const SERVICE_ERROR_CODES = {
   not_connected: 403,
   /** 403: authenticated, but not allowed (another tenant's resource, wrong key kind). */
   forbidden: 403,
+  /** 403: the key's workspace is suspended by the platform's operator; its keys still exist. */
+  tenant_suspended: 403,
   /** 402: the wallet is at or below zero; a metered call was refused before reaching upstream. */
   balance_exhausted: 402,
   /** 402: an app spend cap (daily or monthly) is exhausted for the current window. */
@@ -25,6 +27,8 @@ export const SERVICE_ERROR_CODES = {
   validation_failed: 400,
   /** 404 */
   not_found: 404,
+  /** 405: a method the route does not take; `Allow` lists those it does. */
+  method_not_allowed: 405,
   /** 409 */
   conflict: 409,
   /** 413 */
