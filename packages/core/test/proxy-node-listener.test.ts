@@ -4,6 +4,8 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createConnection } from '../src/connections/service.js';
 import { upsertProvider } from '../src/proxy/providers.js';
+import { generateEncryptionKey } from '../src/store/sealing.js';
+import { type FakeIdp, startFakeIdp } from './support/fake-idp.js';
 import {
   createMeteredTenant,
   type MeteredTenant,
@@ -347,6 +349,51 @@ describe('the proxy on the Node listener (pglite)', () => {
     expect(await health.json()).toEqual({ ok: true });
     const missing = await fetch(`${world.server.url}/no-such-route`);
     expect(missing.status).toBe(404);
+  });
+});
+
+describe('the proxy on the Node listener in production on HTTPS (pglite)', () => {
+  let world: MeteredWorld;
+  let idp: FakeIdp;
+  beforeAll(async () => {
+    idp = await startFakeIdp();
+    world = await startMeteredWorld('pglite', 'node', {
+      env: {},
+      baseUrl: 'https://platform.example',
+      idpUrl: idp.url,
+      production: true,
+      encryptionKey: generateEncryptionKey(),
+    });
+  });
+  afterAll(async () => {
+    await world?.close();
+    await idp?.close();
+  });
+
+  it("tells browsers to keep to HTTPS on every answer, and marks its own refusals nosniff, not a provider's answers", async () => {
+    const tenant = await createMeteredTenant(world.server.platform, CREDIT);
+    const proxied = await fetch(`${world.server.url}/proxy/llm/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.appKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'demo-small', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(proxied.status).toBe(200);
+    expect(proxied.headers.get('strict-transport-security')).toBe('max-age=31536000');
+    // The provider's headers as it sent them.
+    expect(proxied.headers.get('x-content-type-options')).toBeNull();
+    for (const [path, key, status] of [
+      ['/proxy/llm/v1/chat/completions', 'service_sk_not-a-key', 401],
+      ['/proxy/no-such-provider/v1/models', tenant.appKey, 404],
+    ] as const) {
+      const refused = await fetch(`${world.server.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(refused.status, path).toBe(status);
+      expect(refused.headers.get('strict-transport-security'), path).toBe('max-age=31536000');
+      expect(refused.headers.get('x-content-type-options'), path).toBe('nosniff');
+    }
   });
 });
 

@@ -33,6 +33,9 @@ export function canonicalError(
 ): Response {
   const merged = withJson(headers);
   merged.set('service-error-code', code);
+  // The platform's own answer wherever it is sent, under `/proxy/` too, where a provider's
+  // answers pass with the headers the provider chose.
+  merged.set('x-content-type-options', 'nosniff');
   return jsonResponse({ error: { code, message, ...fields } }, status, merged);
 }
 

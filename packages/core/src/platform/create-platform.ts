@@ -605,6 +605,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     core: proxyCore,
     logger,
     answerError: (error, requestId) => errorAnswer(error, 'canonical', requestId, PROXY_PREFIX),
+    strictTransport,
   });
   const appListener = getRequestListener((request, connection) => app.fetch(request, connection));
 

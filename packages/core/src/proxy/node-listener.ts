@@ -28,6 +28,11 @@ export interface ProxyListenerOptions {
   logger: Logger;
   /** The answer for an error the metered path threw (the host's one mapping of errors). */
   answerError(error: unknown, requestId: string): Response;
+  /**
+   * The `Strict-Transport-Security` value every answer carries (in production on HTTPS), as
+   * every other answer of the platform does; null for none.
+   */
+  strictTransport: string | null;
 }
 
 /**
@@ -75,11 +80,11 @@ export function createProxyListener(options: ProxyListenerOptions) {
       const answer = await options.core.handle(call);
       status = answer.status;
       if (answer instanceof Response) {
-        await writeResponse(res, answer, requestId);
+        await writeResponse(res, answer, requestId, options.strictTransport);
       } else {
         log(status);
         if (answer.body) body = answerBody(answer.body, answer.tap);
-        await writeAnswer(res, answer, body, requestId);
+        await writeAnswer(res, answer, body, requestId, options.strictTransport);
         return;
       }
     } catch (error) {
@@ -88,7 +93,7 @@ export function createProxyListener(options: ProxyListenerOptions) {
       } else {
         const refusal = options.answerError(error, requestId);
         status = refusal.status;
-        await writeResponse(res, refusal, requestId);
+        await writeResponse(res, refusal, requestId, options.strictTransport);
       }
     }
     log(status);
@@ -111,8 +116,10 @@ async function writeAnswer(
   answer: ProxiedAnswer,
   body: AnswerBody | null,
   requestId: string,
+  strictTransport: string | null,
 ): Promise<void> {
   answer.headers['x-request-id'] = requestId;
+  if (strictTransport) answer.headers['strict-transport-security'] = strictTransport;
   res.writeHead(answer.status, answer.headers);
   if (!body) {
     res.end();
@@ -133,11 +140,17 @@ async function writeAnswer(
 }
 
 /** A refusal (a small JSON body) written to the caller. */
-async function writeResponse(res: ServerResponse, response: Response, requestId: string): Promise<void> {
+async function writeResponse(
+  res: ServerResponse,
+  response: Response,
+  requestId: string,
+  strictTransport: string | null,
+): Promise<void> {
   const content = Buffer.from(await response.arrayBuffer());
   const headers: Record<string, string> = {};
   for (const [name, value] of response.headers) headers[name] = value;
   headers['x-request-id'] = requestId;
+  if (strictTransport) headers['strict-transport-security'] = strictTransport;
   headers['content-length'] = String(content.byteLength);
   // A body refused for its size is not read on: the connection closes after the answer.
   if (response.status === 413) headers.connection = 'close';

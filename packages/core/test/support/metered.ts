@@ -1,5 +1,5 @@
 import { createConnection } from '../../src/connections/service.js';
-import type { Platform } from '../../src/platform/create-platform.js';
+import type { Platform, PlatformOptions } from '../../src/platform/create-platform.js';
 import { type ProviderInput, upsertProvider } from '../../src/proxy/providers.js';
 import { type FakeUpstream, startFakeUpstream } from './fake-upstream.js';
 import { createTenantFixture, type RunningPlatform, startPlatform, type TenantFixture } from './platform.js';
@@ -100,10 +100,11 @@ export interface MeteredWorld {
 export async function startMeteredWorld(
   kind: StoreKind = 'pglite',
   serving: 'fetch' | 'node' = 'fetch',
+  options: Omit<PlatformOptions, 'store'> = {},
 ): Promise<MeteredWorld> {
   const store = await openTestStore(kind);
   const upstream = await startFakeUpstream();
-  const server = await startPlatform(store, {}, serving);
+  const server = await startPlatform(store, options, serving);
   await seedProviders(server.platform, upstream.url);
   return {
     store,
