@@ -95,6 +95,16 @@ export function demoUpstream(): Hono {
         });
         await stream.sleep(20);
       }
+      // As OpenAI's streams end: a chunk with an empty delta and the finish reason (clients such
+      // as the AI SDK's OpenAI-compatible provider fail a stream that never gives one).
+      await stream.writeSSE({
+        data: JSON.stringify({
+          id: 'chatcmpl-demo',
+          object: 'chat.completion.chunk',
+          model,
+          choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+        }),
+      });
       if (body.stream_options?.include_usage) {
         await stream.writeSSE({
           data: JSON.stringify({ id: 'chatcmpl-demo', object: 'chat.completion.chunk', choices: [], usage }),
