@@ -253,6 +253,8 @@ for (const kind of STORE_KINDS) {
         });
         expect(head.status).toBe(200);
         expect(head.headers.get('content-type')).toMatch(/^text\/event-stream/);
+        // No stream, so no position in one (documented).
+        expect(head.headers.get('service-last-event-id')).toBeNull();
       }
       // Clients that go away from 0 to 12 ms after asking: before, during and after the opening.
       await Promise.all(
