@@ -27,7 +27,9 @@ describe('the demo upstream', () => {
     const events = response
       .body!.pipeThrough(new TextDecoderStream())
       .pipeThrough(new EventSourceParserStream());
-    for await (const event of events) data.push(event.data);
+    const reader = events.getReader();
+    for (let event = await reader.read(); !event.done; event = await reader.read())
+      data.push(event.value.data);
     expect(data.at(-1)).toBe('[DONE]');
     const chunks = data.slice(0, -1).map((text) => JSON.parse(text));
     const text = chunks

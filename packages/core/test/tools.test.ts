@@ -117,6 +117,8 @@ beforeAll(async () => {
   expect((await publish('launch-board', '1', SIMPLE_MANIFEST('launch-board'))).status).toBe(201);
   await createTool({ slug: 'service-test-echo', name: 'Echo (test)' });
   expect((await publish('service-test-echo', '1', SIMPLE_MANIFEST('echo'))).status).toBe(201);
+  await createTool({ slug: 'vendo-test-echo', name: 'Echo (contract test prefix)' });
+  expect((await publish('vendo-test-echo', '1', SIMPLE_MANIFEST('echo'))).status).toBe(201);
   await createTool({ slug: 'retired', name: 'Retired', enabled: false });
   expect((await publish('retired', '1', SIMPLE_MANIFEST('retired'))).status).toBe(201);
   await createTool({ slug: 'draft-tool', name: 'Draft tool', category: 'research' });
@@ -154,6 +156,7 @@ describe('the admins’ tool API', () => {
       'research-desk',
       'retired',
       'service-test-echo',
+      'vendo-test-echo',
     ]);
   });
 
@@ -338,7 +341,14 @@ describe('GET /api/tools/deployable', () => {
     expect(slugs).toContain('research-desk');
     expect(slugs).toContain('notes');
     // No active release, internal, test prefix, disabled: not for the public.
-    for (const hidden of ['draft-tool', 'launch-board', 'service-test-echo', 'retired', 'versioned']) {
+    for (const hidden of [
+      'draft-tool',
+      'launch-board',
+      'service-test-echo',
+      'vendo-test-echo',
+      'retired',
+      'versioned',
+    ]) {
       expect(slugs).not.toContain(hidden);
     }
     const desk = body.tools.find((tool: { toolSlug: string }) => tool.toolSlug === 'research-desk');
@@ -384,7 +394,7 @@ describe('GET /api/tools/deployable', () => {
   it('shows admins internal, test-prefixed and disabled tools, still only those with an active release', async () => {
     const { body } = await json(await get(server.url, '/api/tools/deployable', adminCookie));
     const slugs = body.tools.map((tool: { toolSlug: string }) => tool.toolSlug);
-    for (const shown of ['launch-board', 'service-test-echo', 'retired', 'research-desk'])
+    for (const shown of ['launch-board', 'service-test-echo', 'vendo-test-echo', 'retired', 'research-desk'])
       expect(slugs).toContain(shown);
     expect(slugs).not.toContain('draft-tool');
   });

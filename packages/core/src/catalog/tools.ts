@@ -23,6 +23,8 @@ export const DEPLOYABLE_CACHE_MS = 5 * 60 * 1000;
 export const USAGE_FRAMING_CACHE_MS = HOUR_MS;
 /** Slugs of test tools, hidden from everyone but platform admins unless configured otherwise. */
 export const DEFAULT_HIDDEN_TOOL_PREFIX = 'service-test-';
+/** The contract's own prefix of test tools, hidden whatever prefix is configured beside it. */
+export const CONTRACT_HIDDEN_TOOL_PREFIX = 'vendo-test-';
 
 /** A catalog tool as the catalog list and the detail show it. */
 export interface CatalogTool {
@@ -203,7 +205,12 @@ export class ToolCatalog {
       // A release the deploy would refuse as not runnable is no offer to deploy, for admins too.
       .filter(releaseIsRunnable)
       .filter(
-        (row) => viewer.admin || (row.enabled && !row.internal && !row.slug.startsWith(this.#hiddenPrefix)),
+        (row) =>
+          viewer.admin ||
+          (row.enabled &&
+            !row.internal &&
+            !row.slug.startsWith(this.#hiddenPrefix) &&
+            !row.slug.startsWith(CONTRACT_HIDDEN_TOOL_PREFIX)),
       )
       .map((row) => ({
         toolSlug: row.slug,
