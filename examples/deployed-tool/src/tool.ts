@@ -26,7 +26,7 @@ export interface DeployedTool {
  * `billing.balance_changed`), and serves over HTTP: `/healthz`; `/` (what it knows); `/whoami`
  * (the `X-Service-*` identity headers the app proxy sent); `POST /echo` (the body back, as it
  * streams in); `/search?q=` (one metered call to `web-search` through the platform's proxy with
- * its App Key); `/ticks` (three server-sent events, 200 ms apart); and a
+ * its App Key); `/ticks` (four server-sent events, `data: 0` to `data: 3`, 200 ms apart); and a
  * WebSocket at `/ws` that sends the identity headers it was opened with.
  */
 export async function startDeployedTool(client: ServiceClient, port = 0): Promise<DeployedTool> {

@@ -6,6 +6,13 @@ import type { Platform } from '@service/core/platform';
 /** The example tool's own manifest: `service validate` checks it, and its release is published from it. */
 const DEPLOYED_TOOL_MANIFEST = fileURLToPath(new URL('../../deployed-tool/service.yaml', import.meta.url));
 
+const DEMO_RELEASE_VERSION = '1.0.0';
+/**
+ * The example tool's release: raised when its manifest changes, since a store seeded by an older
+ * version keeps the release it has and makes a new one active only under a new version.
+ */
+const DEPLOYED_TOOL_VERSION = '1.0.1';
+
 const RESEARCH_DESK_MANIFEST = `name: research-desk
 version: 1
 runtime: node
@@ -52,6 +59,7 @@ const DEMO_TOOLS = [
     category: 'operations',
     source_repo: 'examples/deployed-tool',
     internal: false,
+    version: DEPLOYED_TOOL_VERSION,
     manifest: () => readFileSync(DEPLOYED_TOOL_MANIFEST, 'utf8'),
   },
   {
@@ -91,7 +99,6 @@ const DEMO_TOOLS = [
     manifest: () => manifestOf('echo', 'llm-gateway'),
   },
 ] as const;
-const DEMO_RELEASE_VERSION = '1.0.0';
 
 /**
  * Upserts the demo tools at every boot (an older store gets the new rows; an admin's switch of
@@ -101,7 +108,7 @@ const DEMO_RELEASE_VERSION = '1.0.0';
 export async function seedDemoTools(platform: Platform, demoAppId: string | null): Promise<void> {
   const { db } = platform.store;
   for (const tool of DEMO_TOOLS) {
-    const { manifest, ...row } = tool;
+    const { manifest, version, ...row } = { version: DEMO_RELEASE_VERSION, ...tool };
     await db
       .insertInto('tools')
       .values(row)
@@ -117,7 +124,7 @@ export async function seedDemoTools(platform: Platform, demoAppId: string | null
       .execute();
     const published = await publishRelease(db, {
       toolSlug: tool.slug,
-      version: DEMO_RELEASE_VERSION,
+      version,
       manifest: manifest(),
     });
     if (!published.ok && published.reason !== 'duplicate_version') {
@@ -132,7 +139,7 @@ export async function seedDemoTools(platform: Platform, demoAppId: string | null
     .innerJoin('tools as t', 't.id', 'r.tool_id')
     .select(['t.id as tool_id', 'r.id as release_id'])
     .where('t.slug', '=', 'deployed-tool')
-    .where('r.version', '=', DEMO_RELEASE_VERSION)
+    .where('r.version', '=', DEPLOYED_TOOL_VERSION)
     .executeTakeFirstOrThrow();
   await db.updateTable('apps').set(release).where('id', '=', demoAppId).execute();
 }

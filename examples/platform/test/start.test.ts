@@ -463,4 +463,48 @@ describe('pnpm start', { timeout: 180_000 }, () => {
       throw error;
     }
   });
+
+  it('walks docs/api/deploy.md: the demo user deploys the example tool, whose /search makes a metered call', async () => {
+    const booted = await bootPlatform(cwd, { PORT: String(port) });
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      const { access_token } = (await (
+        await fetch(`${base}/auth/v1/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'demo@example.com' }),
+        })
+      ).json()) as { access_token: string };
+      const session = await fetch(`${base}/api/auth/session`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${access_token}` },
+      });
+      const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
+      // The deploy as the walk writes it: no connection named, each required one bound.
+      const deployed = await fetch(`${base}/api/deploy`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json' },
+        body: JSON.stringify({ toolSlug: 'deployed-tool', slug: 'my-tool' }),
+      });
+      expect(deployed.status).toBe(201);
+      const { appKey } = (await deployed.json()) as { appKey: { key: string } };
+      const app = (path: string) => fetch(`${base}/apps/my-tool${path}`, { headers: { cookie } });
+      const view = (await (await app('/')).json()) as { connections: Array<{ slug: string }> };
+      expect(view.connections.map((c) => c.slug)).toEqual(['llm-gateway', 'web-search']);
+      const before = ((await balance(appKey.key)) as { credits_remaining_micros: number })
+        .credits_remaining_micros;
+      const search = await app('/search?q=hello');
+      expect(search.status, await search.clone().text()).toBe(200);
+      await search.arrayBuffer();
+      // USD 0.005 a call plus the 20 % margin.
+      await expect
+        .poll(
+          async () =>
+            ((await balance(appKey.key)) as { credits_remaining_micros: number }).credits_remaining_micros,
+        )
+        .toBe(before - 6_000);
+    } finally {
+      expect(await booted.stop()).toBe(0);
+    }
+  });
 });
