@@ -20,8 +20,13 @@ export interface LoopbackOptions {
   timeoutMs: number;
   /** Read pasted login codes here too (when the browser cannot reach the listener). */
   pasteFrom?: InputStream;
-  /** Told about a pasted line that is not a login code. */
+  /** Told about a pasted line that is neither a login code nor a whole key. */
   onBadPaste?(): void;
+  /**
+   * A pasted whole `service_sk_` key (a CLI key made on the dashboard): resolves its payload once
+   * the platform vouches for it, else null (having said why) and the wait goes on.
+   */
+  onPastedKey?(key: string): Promise<LoginPayload | null>;
 }
 
 export interface LoopbackListener {
@@ -134,6 +139,10 @@ export async function listenForLogin(options: LoopbackOptions): Promise<Loopback
   const onLine = (line: string) => {
     const trimmed = line.trim();
     if (!trimmed) return;
+    if (options.onPastedKey && KEY_PATTERN.test(trimmed)) {
+      void options.onPastedKey(trimmed).then((pasted) => pasted && settle.resolve(pasted));
+      return;
+    }
     const result = readPayload(decodeLoginCode(trimmed));
     if (typeof result === 'string') options.onBadPaste?.();
     else settle.resolve(result);

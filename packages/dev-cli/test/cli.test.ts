@@ -78,9 +78,10 @@ describe('service --help', () => {
       Opens the platform in your browser; after you sign in and click "Issue CLI key", a fresh key is
       sent to this terminal and stored in ~/.service/config.json. Your previous CLI key is revoked.
       Waits at most 5 minutes. When the browser cannot reach this terminal (SSH, containers), paste
-      the login code the page shows.
+      the login code the page shows. Or paste a CLI key made on the dashboard's Keys page: the platform
+      is asked whose it is, and it is stored as the CLI's key.
 
-      Checks first that the platform answers, so a wrong URL fails at once. The pasted code is not
+      Checks first that the platform answers, so a wrong URL fails at once. What you paste is not
       echoed.
 
       Options:

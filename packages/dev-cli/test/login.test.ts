@@ -304,6 +304,44 @@ describe('the loopback listener', () => {
     expect((await cliBalance(payload.apiKey)).status).toBe(200);
   });
 
+  it('accepts, pasted where it asks for the login code, a CLI key made on the dashboard, once the platform vouches for it', async () => {
+    const session = await signIn(running, 'dashboard-key@example.test');
+    const made = await fetch(`${running.url}/api/keys`, {
+      method: 'POST',
+      headers: { cookie: session.cookie, origin: running.url, 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'cli', name: 'pasted' }),
+    });
+    expect(made.status).toBe(201);
+    const { apiKey } = (await made.json()) as { apiKey: string };
+    const io = await newIo({ loginTimeoutMs: 60_000 });
+    Object.assign(io.stdin, { isTTY: true, setRawMode: () => {} });
+    const exit = run(['login', '--api-base', running.url, '--no-browser'], io);
+    const stdin = io.stdin as PassThrough;
+    // A whole key the platform does not know is refused and the wait goes on; a part of one is no key.
+    const unknown = `service_sk_${'A'.repeat(43)}`;
+    stdin.write(`${unknown}\r`);
+    await expect.poll(() => io.err()).toContain('refused that key');
+    stdin.write(`${apiKey.slice(0, -1)}\r`);
+    await expect.poll(() => io.err()).toContain('That is not a login code.');
+    stdin.write(`${apiKey}\r`);
+    expect(await exit).toBe(0);
+    expect(io.out()).toContain("or a CLI key made on the dashboard's Keys page");
+    expect(io.out()).toContain('Logged in as dashboard-key@example.test');
+    for (const shown of [io.out(), io.err()]) {
+      expect(shown).not.toContain(apiKey);
+      expect(shown).not.toContain(unknown);
+    }
+    const config = await readConfigOf(io);
+    expect(config).toMatchObject({ apiBase: running.url, apiKey, appId: null, issuedToEmail: session.email });
+    const who = await fetch(`${running.url}/api/cli/whoami`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect(config.tenantId).toBe(((await who.json()) as { tenant: { id: string } }).tenant.id);
+    // The stored key is the CLI's now: whoami is answered with it.
+    expect(await run(['whoami'], io)).toBe(0);
+    expect(io.out()).toMatch(/dashboard-key@example\.test[\s\S]*dashboard-key@example\.test/);
+  });
+
   it('prints the result as one JSON object with --json, the instructions on stderr', async () => {
     const io = await newIo({ loginTimeoutMs: 60_000 });
     const { exit, url } = startLogin(io, ['--api-base', running.url, '--json']);

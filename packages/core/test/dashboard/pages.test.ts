@@ -500,6 +500,10 @@ describe('dashboard forms over HTTP', () => {
     const laptopPage = await laptop.text();
     expect(laptopPage).toMatch(/id="new-key">service_sk_/);
     expect(laptopPage).not.toContain('revoked-keys');
+    // The panel says how the key reaches the developer CLI.
+    expect(laptopPage).toContain(
+      `run <code>service login --no-browser --api-base ${server.platform.context.baseUrl}</code> and paste it where it asks for the login code`,
+    );
 
     const second = await openForm();
     expect(second.page).toMatch(/creating one revokes laptop \(<code>service_sk_[^<]*<\/code>\) at once/);

@@ -1,9 +1,10 @@
+import { z } from 'zod';
 import { failureReason } from '../api.js';
 import { parseCommandArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
 import { DEFAULT_API_BASE, displayKey, parseApiBase, storedApiBase, writeConfig } from '../config.js';
 import { type CliIo, printable, styles } from '../io.js';
-import { describeSpan, listenForLogin } from '../loopback.js';
+import { describeSpan, type LoginPayload, listenForLogin } from '../loopback.js';
 
 /** How long a login waits for the browser (the CLI contract's login timer). */
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;
@@ -29,7 +30,15 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     apiOrigin: new URL(apiBase).origin,
     timeoutMs: io.loginTimeoutMs ?? LOGIN_TIMEOUT_MS,
     ...(io.stdin.isTTY ? { pasteFrom: io.stdin } : {}),
-    onBadPaste: () => io.stderr.write('That is not a login code. Paste the code the browser page shows.\n'),
+    onBadPaste: () =>
+      io.stderr.write(
+        "That is not a login code. Paste the code the browser page shows, or a whole CLI key from the dashboard's Keys page.\n",
+      ),
+    onPastedKey: (key) =>
+      vouchedKey(apiBase, key).catch((error: unknown) => {
+        io.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+        return null;
+      }),
   });
   try {
     const url = `${apiBase}/dev/cli-bootstrap?${new URLSearchParams({ cb: listener.callbackUrl, mode: 'personal-key' })}`;
@@ -38,7 +47,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       `${opened ? 'Opened your browser. If it did not open, visit' : 'Open this URL in your browser to log in'}:\n\n  ${url}\n\n`,
     );
     say.write(
-      `Waiting for the browser (at most ${describeSpan(io.loginTimeoutMs ?? LOGIN_TIMEOUT_MS)})${io.stdin.isTTY ? '; or paste the login code the page shows (it is not echoed)' : ''}...\n`,
+      `Waiting for the browser (at most ${describeSpan(io.loginTimeoutMs ?? LOGIN_TIMEOUT_MS)})${io.stdin.isTTY ? "; or paste the login code the page shows (it is not echoed), or a CLI key made on the dashboard's Keys page" : ''}...\n`,
     );
     const payload = await listener.payload;
     const path = await writeConfig(io, {
@@ -65,6 +74,46 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   } finally {
     await listener.close();
   }
+}
+
+const vouchSchema = z.object({
+  tenant: z.object({ id: z.string().min(1) }),
+  user: z.object({ email: z.string().nullable() }).nullable(),
+  key: z.object({ kind: z.string(), created_at: z.string() }),
+});
+
+/**
+ * A pasted CLI key as a login: `GET /api/cli/whoami` with it says whose it is, so the config gets
+ * the tenant and email from the platform, never from the terminal. Errors say why it is refused
+ * and never repeat the key.
+ */
+async function vouchedKey(apiBase: string, apiKey: string): Promise<LoginPayload> {
+  let response: Response;
+  try {
+    response = await fetch(`${apiBase}/api/cli/whoami`, {
+      headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' },
+      signal: AbortSignal.timeout(REACH_TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new CliError(`Could not check the key with ${apiBase} (${failureReason(error)}).`, 1, {
+      cause: error,
+    });
+  }
+  const body: unknown = await response.json().catch(() => undefined);
+  if (response.status === 401) {
+    throw new CliError(`${apiBase} refused that key (revoked, or not one of its keys). Paste another.`);
+  }
+  const parsed = vouchSchema.safeParse(body);
+  if (response.status !== 200 || !parsed.success) {
+    throw new CliError(`${apiBase} could not check that key (GET /api/cli/whoami: ${response.status}).`);
+  }
+  const { tenant, user, key } = parsed.data;
+  if (key.kind !== 'cli') {
+    throw new CliError(
+      'That key is not a CLI key (an App Key is for a deployed tool). Paste a CLI key, or the login code.',
+    );
+  }
+  return { apiKey, tenantId: tenant.id, appId: null, email: user?.email ?? null, issuedAt: key.created_at };
 }
 
 /** How long the reachability check waits: a platform answers its health check at once. */

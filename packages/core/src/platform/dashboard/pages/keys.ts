@@ -33,9 +33,17 @@ export interface AppSummary {
 }
 
 /** A key just minted: shown on the answering page only, with how to use it. */
-export function newKeyBlock(what: string, apiKey: string): SafeHtml {
+export function newKeyBlock(what: string, apiKey: string, use: SafeHtml | null = null): SafeHtml {
   return html`<div class="notice done" role="status"><p><strong>${what}</strong> Copy it now: it is not shown again.</p>
-<p class="secret" id="new-key">${apiKey}</p></div>`;
+<p class="secret" id="new-key">${apiKey}</p>${use}</div>`;
+}
+
+/**
+ * How a CLI key made here reaches the developer CLI: `service login --no-browser` takes it pasted
+ * where it asks for the login code. Said on the panel, since making it revoked the CLI's key.
+ */
+function cliKeyUse(baseUrl: string): SafeHtml {
+  return html`<p id="new-key-use">To use it in the developer CLI, run <code>service login --no-browser --api-base ${baseUrl}</code> and paste it where it asks for the login code (it is not echoed). The CLI's earlier key no longer works.</p>`;
 }
 
 /** Rotates the key named by the form's `field`, showing the new one once with `what` said of it. */
@@ -121,7 +129,7 @@ ${createForm(
             answer.body.revokedKeyIds.includes(key.id),
           );
           return {
-            show: html`${newKeyBlock('Your new key.', answer.body.apiKey)}${
+            show: html`${newKeyBlock('Your new key.', answer.body.apiKey, kind === 'cli' ? cliKeyUse(view.ctx.baseUrl) : null)}${
               revoked.length > 0
                 ? html`<p class="notice done" id="revoked-keys">It replaces your earlier CLI keys, revoked now: ${keyNames(revoked)}.</p>`
                 : null
