@@ -91,7 +91,7 @@ export function readConfig(dir: string): ServiceConfig {
 }
 
 /** The nearest folder above `dir` that init set up: where a command run from a subfolder meant. */
-function appAbove(dir: string): string | null {
+export function appAbove(dir: string): string | null {
   for (let folder = dirname(dir); folder !== dir; dir = folder, folder = dirname(folder)) {
     if (existsSync(join(folder, CONFIG_PATH))) return folder;
   }

@@ -5,7 +5,7 @@
  * init never does: overwrite host source or regenerate the store key.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -215,6 +215,18 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
     expect(await check(`${keys[0]}, ${keys[1]}`)).toContain('✓ SERVICE_STORE_ENCRYPTION_KEY is set');
     expect(await check(`${keys[0]},short`)).toContain('✗ SERVICE_STORE_ENCRYPTION_KEY is not base64');
     expect(await check(' , ')).toContain('✗ SERVICE_STORE_ENCRYPTION_KEY is not base64');
+  });
+
+  it('doctor run in a subfolder reads the app folder’s .env', async () => {
+    const sub = join(dir, 'src/lib');
+    mkdirSync(sub, { recursive: true });
+    const result = await runCli(['doctor'], {
+      cwd: sub,
+      env: baseEnv({ SERVICE_URL: 'http://127.0.0.1:9' }),
+    });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`✗ No .service/config.json in ${sub}: the app is ${dir};`);
+    expect(result.stdout).toContain('✓ SERVICE_STORE_ENCRYPTION_KEY is set');
   });
 
   it('doctor reports E-MCP-009 when the wiring opens the door without a canonical URL', async () => {

@@ -315,6 +315,26 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
     });
   });
 
+  it('takes the running app’s word that its base URL is set, though neither doctor’s environment nor .env has it', async () => {
+    // The wiring opens the door without baseUrl; the app got SERVICE_BASE_URL from its own
+    // process environment (as a process manager or deploy sets it).
+    const config = readFileSync(join(dir, '.service/config.json'), 'utf8');
+    writeFileSync(
+      join(dir, 'service.ts'),
+      "import { createService } from '@service/core';\nexport const service = createService({ mcp: true });\n",
+    );
+    writeJson(join(dir, '.service/config.json'), { ...JSON.parse(config), wiring: ['service.ts'] });
+    try {
+      const result = await doctor();
+      expect(result.code, result.stdout).toBe(0);
+      expect(result.stdout).toContain('✓ wiring: service.ts');
+      expect(result.stdout).not.toContain('E-MCP-009');
+    } finally {
+      writeFileSync(join(dir, '.service/config.json'), config);
+      rmSync(join(dir, 'service.ts'));
+    }
+  });
+
   it('only warns when no HTTP challenge is served (the DNS record may prove the domain)', async () => {
     challenge = null;
     const result = await doctor();

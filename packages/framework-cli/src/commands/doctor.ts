@@ -9,9 +9,11 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from '../args.js';
 import type { CliIo } from '../io.js';
 import {
+  appAbove,
   appDir,
   appUrl,
   CATALOG_PATH,
+  CONFIG_PATH,
   ENCRYPTION_KEY_VARIABLE,
   GENERATE_KEY_COMMAND,
   isEncryptionKey,
@@ -37,6 +39,8 @@ const PROBE_TIMEOUT_MS = 30_000;
 export async function run(args: string[], io: CliIo): Promise<number> {
   const { positionals } = parseArgs('doctor', args, {}, 1);
   const dir = appDir(io.cwd, positionals[0]);
+  // Run in a subfolder, the config check names the app folder; its .env is the one the app reads.
+  const envDir = existsSync(join(dir, CONFIG_PATH)) ? dir : (appAbove(dir) ?? dir);
   const findings: Finding[] = [];
   const add = (level: Level, text: string) => findings.push({ level, text });
 
@@ -57,7 +61,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       else add('ok', `wiring: ${file}`);
     }
   }
-  const key = { ...readDotEnv(dir), ...io.env }[ENCRYPTION_KEY_VARIABLE];
+  const key = { ...readDotEnv(envDir), ...io.env }[ENCRYPTION_KEY_VARIABLE];
   if (key === undefined)
     add('fail', `${ENCRYPTION_KEY_VARIABLE} is not set (\`service init\` provisions it in .env)`);
   else if (!isEncryptionKey(key))
@@ -66,7 +70,14 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       `${ENCRYPTION_KEY_VARIABLE} is not base64 of 32 bytes (several may be comma-separated): make one with \`${GENERATE_KEY_COMMAND}\``,
     );
   else add('ok', `${ENCRYPTION_KEY_VARIABLE} is set`);
-  if (config && doorWithoutCanonicalUrl(dir, config, io.env)) {
+  const base = appUrl(envDir, io.env);
+  // The running app knows its own environment (a process manager or the deploy may set
+  // SERVICE_BASE_URL there, not in .env): when it answers, its answer decides.
+  if (
+    config &&
+    doorWithoutCanonicalUrl(dir, envDir, config, io.env) &&
+    (await liveBaseUrlSet(base)) !== true
+  ) {
     add(
       'fail',
       'E-MCP-009: the composition opens the MCP door but sets neither SERVICE_BASE_URL nor mcp.baseUrl',
@@ -76,7 +87,6 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (existsSync(join(dir, CATALOG_PATH))) add('ok', `${CATALOG_PATH} is there`);
   else add('warn', `${CATALOG_PATH} is missing: run \`service sync\``);
 
-  const base = appUrl(dir, io.env);
   await checkLive(base, dir, add);
 
   const failed = findings.filter((f) => f.level === 'fail').length;
@@ -98,10 +108,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
 
 /**
  * The door needs its canonical URL (the composition refuses to start without one): read from the
- * wiring, since an app that cannot compose has no live answer to give.
+ * wiring and the environment doctor sees, since an app that cannot compose has no live answer to
+ * give. The caller asks the running app before reporting it.
  */
 function doorWithoutCanonicalUrl(
   dir: string,
+  envDir: string,
   config: ServiceConfig,
   env: Record<string, string | undefined>,
 ): boolean {
@@ -119,8 +131,15 @@ function doorWithoutCanonicalUrl(
     .replace(/\/\*[\s\S]*?\*\//g, '')
     .replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
   if (!/\bmcp\s*:/.test(source)) return false;
-  const fromEnv = env.SERVICE_BASE_URL ?? readDotEnv(dir).SERVICE_BASE_URL;
+  const fromEnv = env.SERVICE_BASE_URL ?? readDotEnv(envDir).SERVICE_BASE_URL;
   return !fromEnv?.trim() && !/\bbaseUrl\s*:/.test(source);
+}
+
+/** Whether the running app has its base URL (`GET /doctor/base-url`); null when it does not answer. */
+async function liveBaseUrlSet(base: string): Promise<boolean | null> {
+  const answer = await get(`${base}${WIRE}/doctor/base-url`).catch(() => null);
+  const set = (answer?.body as { set?: unknown } | undefined)?.set;
+  return answer?.status === 200 && typeof set === 'boolean' ? set : null;
 }
 
 /**
