@@ -161,3 +161,63 @@ export function appUrl(dir: string, env: Record<string, string | undefined>, fla
     throw new CliError(`Not the app's base URL: ${url} has a query or fragment; leave it out.`);
   return url.replace(/\/+$/, '');
 }
+
+/** A package's package.json as Node finds it from the app folder (node_modules upward), or null. */
+export function installedPackage(dir: string, name: string): Record<string, unknown> | null {
+  for (let at = dir; ; at = dirname(at)) {
+    const file = join(at, 'node_modules', name, 'package.json');
+    if (existsSync(file)) {
+      const pkg = safeJson(readFileSync(file, 'utf8'));
+      return isObject(pkg) ? pkg : null;
+    }
+    if (dirname(at) === at) return null;
+  }
+}
+
+/**
+ * What a Next.js app below 16 must leave outside its webpack server bundle: bundled, PGlite's
+ * `readFile(new URL(..., import.meta.url))` gets a URL webpack rewrote and the store never opens
+ * (every wire request answers 503). Under pnpm naming PGlite alone is not enough: core, which
+ * imports it, must stay external too. Turbopack (Next.js 16) needs neither.
+ */
+export const NEXT_EXTERNAL_PACKAGES = ['@service/core', '@electric-sql/pglite'] as const;
+
+/** The app's Next.js major: the installed one, else the one package.json lists; null when unknown. */
+export function nextMajor(dir: string, pkg: Record<string, unknown> | null): number | null {
+  const version = String(installedPackage(dir, 'next')?.version ?? dependenciesOf(pkg).next ?? '');
+  const major = /^\D*(\d+)/.exec(version)?.[1];
+  return major === undefined ? null : Number(major);
+}
+
+/** The Next.js config files, in the order Next.js looks for them. */
+const NEXT_CONFIG_FILES = ['next.config.js', 'next.config.mjs', 'next.config.ts', 'next.config.mts'];
+
+export function nextConfigFile(dir: string): string | null {
+  return NEXT_CONFIG_FILES.find((file) => existsSync(join(dir, file))) ?? null;
+}
+
+/** The setting that keeps them external (Next.js 14 named it under `experimental`). */
+export function nextExternalsSetting(major: number): string {
+  const list = `[${NEXT_EXTERNAL_PACKAGES.map((name) => `'${name}'`).join(', ')}]`;
+  return major < 15
+    ? `experimental: { serverComponentsExternalPackages: ${list} }`
+    : `serverExternalPackages: ${list}`;
+}
+
+/** Whether a Next.js config names every package that must stay external. */
+export function keepsExternals(source: string): boolean {
+  return NEXT_EXTERNAL_PACKAGES.every((name) => source.includes(`'${name}'`) || source.includes(`"${name}"`));
+}
+
+/** The config init writes for a Next.js app below 16 that has none. */
+export function nextConfigModule(major: number): string {
+  return `// Next.js below 16 bundles server code with webpack, which breaks how the service's store
+// (PGlite) loads its files: these packages stay outside the bundle.
+/** @type {import('next').NextConfig} */
+const nextConfig = {
+  ${nextExternalsSetting(major)},
+};
+
+export default nextConfig;
+`;
+}

@@ -109,6 +109,72 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     );
   });
 
+  it('init keeps the store outside webpack on Next.js below 16: writes next.config.mjs when there is none, else says what to add', async () => {
+    const setting = "serverExternalPackages: ['@service/core', '@electric-sql/pglite']";
+    const fresh = emptyDir();
+    writeJson(join(fresh, 'package.json'), { name: 'app', dependencies: { next: '^15.5.0' } });
+    expect((await runCli(['init', '--yes'], { cwd: fresh, env: baseEnv() })).code).toBe(0);
+    expect(readFileSync(join(fresh, 'next.config.mjs'), 'utf8')).toContain(`  ${setting},\n`);
+
+    const own = emptyDir();
+    writeJson(join(own, 'package.json'), { name: 'app', dependencies: { next: '^15.5.0' } });
+    const config = 'module.exports = { reactStrictMode: true };\n';
+    writeFileSync(join(own, 'next.config.js'), config);
+    const plan = JSON.parse((await runCli(['init', '--agent'], { cwd: own })).stdout);
+    expect(plan.notes).toContain(
+      `Next.js 15 bundles the store with webpack, which breaks it: add \`${setting}\` to next.config.js (init never edits it).`,
+    );
+    expect(plan.files.map((f: { path: string }) => f.path)).not.toContain('next.config.mjs');
+    expect((await runCli(['init', '--yes'], { cwd: own, env: baseEnv() })).code).toBe(0);
+    expect(readFileSync(join(own, 'next.config.js'), 'utf8')).toBe(config);
+
+    // Next.js 14 names the setting under experimental; 16 (Turbopack) needs none.
+    writeJson(join(own, 'package.json'), { name: 'app', dependencies: { next: '14.2.0' } });
+    expect(JSON.parse((await runCli(['init', '--agent'], { cwd: own })).stdout).notes).toContainEqual(
+      expect.stringContaining(
+        "`experimental: { serverComponentsExternalPackages: ['@service/core', '@electric-sql/pglite'] }`",
+      ),
+    );
+    const current = emptyDir();
+    writeJson(join(current, 'package.json'), { name: 'app', dependencies: { next: '^16.0.0' } });
+    const currentPlan = JSON.parse((await runCli(['init', '--agent'], { cwd: current })).stdout);
+    expect(currentPlan.files.map((f: { path: string }) => f.path)).not.toContain('next.config.mjs');
+    expect(currentPlan.notes).not.toContainEqual(expect.stringContaining('webpack'));
+  });
+
+  it('doctor fails a Next.js app below 16 whose config does not keep the store outside webpack', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'app', dependencies: { next: '^15.0.0' } });
+    writeJson(join(dir, '.service/config.json'), {
+      version: 1,
+      framework: 'next',
+      toolsModule: 'tools.ts',
+      modelImport: './ai',
+      wiring: [],
+    });
+    writeJson(join(dir, 'node_modules/next/package.json'), { name: 'next', version: '15.5.4' });
+    const offline = baseEnv({ SERVICE_URL: 'http://127.0.0.1:9' });
+    const doctor = async () => (await runCli(['doctor'], { cwd: dir, env: offline })).stdout;
+    expect(await doctor()).toContain(
+      "✗ Next.js 15 bundles the store with webpack, which breaks it (every wire request answers 503): add `serverExternalPackages: ['@service/core', '@electric-sql/pglite']` to next.config.mjs\n",
+    );
+    writeFileSync(
+      join(dir, 'next.config.ts'),
+      "export default { serverExternalPackages: ['@electric-sql/pglite'] };\n",
+    );
+    expect(await doctor()).toContain('to next.config.ts\n');
+    writeFileSync(
+      join(dir, 'next.config.ts'),
+      "export default { serverExternalPackages: ['@service/core', '@electric-sql/pglite'] };\n",
+    );
+    expect(await doctor()).toContain(
+      '✓ next.config.ts keeps @service/core and @electric-sql/pglite outside the webpack bundle\n',
+    );
+    writeJson(join(dir, 'node_modules/next/package.json'), { name: 'next', version: '16.0.1' });
+    rmSync(join(dir, 'next.config.ts'));
+    expect(await doctor()).not.toContain('webpack');
+  });
+
   it('doctor fails an installed ai of another major than core needs, naming the install', async () => {
     const dir = emptyDir();
     writeJson(join(dir, 'node_modules/@service/core/package.json'), {

@@ -5,7 +5,7 @@
  * and the registry's HTTP challenge. Exit 0 when nothing failed (warnings allowed), 1 otherwise.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from '../args.js';
 import type { CliIo } from '../io.js';
 import {
@@ -16,10 +16,17 @@ import {
   CONFIG_PATH,
   ENCRYPTION_KEY_VARIABLE,
   GENERATE_KEY_COMMAND,
+  installedPackage,
   isEncryptionKey,
   isObject,
+  keepsExternals,
+  NEXT_EXTERNAL_PACKAGES,
+  nextConfigFile,
+  nextExternalsSetting,
+  nextMajor,
   readConfig,
   readDotEnv,
+  readPackageJson,
   type ServiceConfig,
   safeJson,
 } from '../project.js';
@@ -84,6 +91,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     );
   }
   checkAiVersion(dir, add);
+  if (config?.framework === 'next') checkNextExternals(dir, add);
   if (existsSync(join(dir, CATALOG_PATH))) add('ok', `${CATALOG_PATH} is there`);
   else add('warn', `${CATALOG_PATH} is missing: run \`service sync\``);
 
@@ -167,16 +175,19 @@ function checkAiVersion(dir: string, add: (level: Level, text: string) => void):
   else add('fail', `ai ${version} is installed; @service/core needs ai ${range}: ${fix}`);
 }
 
-/** A package's package.json as Node finds it from the app folder (node_modules upward), or null. */
-function installedPackage(dir: string, name: string): Record<string, unknown> | null {
-  for (let at = dir; ; at = dirname(at)) {
-    const file = join(at, 'node_modules', name, 'package.json');
-    if (existsSync(file)) {
-      const pkg = safeJson(readFileSync(file, 'utf8'));
-      return typeof pkg === 'object' && pkg !== null ? (pkg as Record<string, unknown>) : null;
-    }
-    if (dirname(at) === at) return null;
+/** On Next.js below 16 (webpack), the packages that must stay outside the server bundle. */
+function checkNextExternals(dir: string, add: (level: Level, text: string) => void): void {
+  const major = nextMajor(dir, readPackageJson(dir));
+  if (major === null || major >= 16) return;
+  const file = nextConfigFile(dir);
+  if (file && keepsExternals(readFileSync(join(dir, file), 'utf8'))) {
+    add('ok', `${file} keeps ${NEXT_EXTERNAL_PACKAGES.join(' and ')} outside the webpack bundle`);
+    return;
   }
+  add(
+    'fail',
+    `Next.js ${major} bundles the store with webpack, which breaks it (every wire request answers 503): add \`${nextExternalsSetting(major)}\` to ${file ?? 'next.config.mjs'}`,
+  );
 }
 
 async function get(

@@ -22,6 +22,11 @@ import {
   GENERATE_KEY_COMMAND,
   isEncryptionKey,
   isObject,
+  keepsExternals,
+  nextConfigFile,
+  nextConfigModule,
+  nextExternalsSetting,
+  nextMajor,
   readConfig,
   readDotEnv,
   readPackageJson,
@@ -166,6 +171,19 @@ export function planInit(
       );
     }
     hostFile(file.path, file.content);
+  }
+
+  // Next.js below 16 must keep the store out of its webpack bundle; an app's own config is never
+  // edited, so the setting is written only where there is no config yet.
+  const major = framework === 'next' ? nextMajor(dir, pkg) : null;
+  if (major !== null && major < 16) {
+    const configFile = nextConfigFile(dir);
+    if (!configFile) hostFile('next.config.mjs', nextConfigModule(major));
+    else if (!keepsExternals(readFileSync(join(dir, configFile), 'utf8'))) {
+      notes.push(
+        `Next.js ${major} bundles the store with webpack, which breaks it: add \`${nextExternalsSetting(major)}\` to ${configFile} (init never edits it).`,
+      );
+    }
   }
 
   const wiringDir = join(dir, dirname(wiring.serviceModule));
