@@ -340,6 +340,10 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
     const result = await doctor();
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/! \/\.well-known\/mcp-registry-auth answered 404/);
+    // The folder --write-well-known wrote to: Express's static middleware skips dot-folders.
+    expect(result.stdout).toContain(
+      "on Express, serve that folder with `app.use(express.static('public', { dotfiles: 'allow' }))`",
+    );
   });
 
   it('exits 1 on a challenge that does not start with v=MCPv1', async () => {

@@ -95,7 +95,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (existsSync(join(dir, CATALOG_PATH))) add('ok', `${CATALOG_PATH} is there`);
   else add('warn', `${CATALOG_PATH} is missing: run \`service sync\``);
 
-  await checkLive(base, dir, add);
+  await checkLive(base, dir, config?.framework, add);
 
   const failed = findings.filter((f) => f.level === 'fail').length;
   const warned = findings.filter((f) => f.level === 'warn').length;
@@ -220,6 +220,7 @@ function statusHint({ status, body }: { status: number; body: unknown }): string
 async function checkLive(
   base: string,
   dir: string,
+  framework: ServiceConfig['framework'] | undefined,
   add: (level: Level, text: string) => void,
 ): Promise<void> {
   let status: { status: number; body: unknown };
@@ -268,12 +269,17 @@ async function checkLive(
     add('ok', 'the MCP door is closed (mcp unset)');
     return;
   }
-  await checkDoor(base, dir, add);
+  await checkDoor(base, dir, framework, add);
 }
+
+/** serve-static skips dot-folders such as `.well-known/` unless told otherwise. */
+const EXPRESS_STATIC_HINT =
+  " (on Express, serve that folder with `app.use(express.static('public', { dotfiles: 'allow' }))`: express.static ignores `.well-known/` without it)";
 
 async function checkDoor(
   base: string,
   dir: string,
+  framework: ServiceConfig['framework'] | undefined,
   add: (level: Level, text: string) => void,
 ): Promise<void> {
   const origin = new URL(base).origin;
@@ -333,7 +339,7 @@ async function checkDoor(
   } else {
     add(
       'warn',
-      `${CHALLENGE_PATH} answered ${challenge?.status ?? 'nothing'}: prove the domain by DNS, or serve the file from \`service mcp verify-domain --write-well-known\``,
+      `${CHALLENGE_PATH} answered ${challenge?.status ?? 'nothing'}: prove the domain by DNS, or serve the file from \`service mcp verify-domain --write-well-known\`${framework === 'express' ? EXPRESS_STATIC_HINT : ''}`,
     );
   }
 }
