@@ -221,3 +221,12 @@ const nextConfig = {
 export default nextConfig;
 `;
 }
+
+/** How the app adds a package: by the lockfile nearest the app folder (a workspace's is above it). */
+export function addCommand(dir: string, spec: string): string {
+  for (let at = dir; ; at = dirname(at)) {
+    if (existsSync(join(at, 'pnpm-lock.yaml'))) return `pnpm add ${spec}`;
+    if (existsSync(join(at, 'yarn.lock'))) return `yarn add ${spec}`;
+    if (existsSync(join(at, 'package-lock.json')) || dirname(at) === at) return `npm install ${spec}`;
+  }
+}

@@ -194,6 +194,13 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
       writeJson(join(dir, 'node_modules/ai/package.json'), { name: 'ai', version });
       expect(await doctor()).toContain(`${line}\n`);
     }
+    // The install in the app's package manager, known by its lockfile.
+    writeJson(join(dir, 'node_modules/ai/package.json'), { name: 'ai', version: '7.0.173' });
+    writeFileSync(join(dir, 'pnpm-lock.yaml'), "lockfileVersion: '9.0'\n");
+    expect(await doctor()).toContain('run `pnpm add ai@^6`\n');
+    rmSync(join(dir, 'pnpm-lock.yaml'));
+    writeFileSync(join(dir, 'yarn.lock'), '');
+    expect(await doctor()).toContain('run `yarn add ai@^6`\n');
   });
 
   it.each([

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from '../args.js';
 import type { CliIo } from '../io.js';
 import {
+  addCommand,
   appAbove,
   appDir,
   appUrl,
@@ -160,7 +161,7 @@ function checkAiVersion(dir: string, add: (level: Level, text: string) => void):
   const range = String(needs('dependencies') ?? needs('peerDependencies') ?? AI_RANGE);
   const wanted = /^\^?(\d+)(?:\.(\d+)\.(\d+))?$/.exec(range.trim());
   if (!wanted) return;
-  const fix = `run \`npm install ai@^${wanted[1]}\``;
+  const fix = `run \`${addCommand(dir, `ai@^${wanted[1]}`)}\``;
   const ai = installedPackage(dir, 'ai');
   if (!ai) {
     add('warn', `ai is not installed in the app; @service/core needs ai ${range}: ${fix}`);
