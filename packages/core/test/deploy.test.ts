@@ -556,6 +556,61 @@ require('node:http').createServer((q, s) => {
     expect((await api(ws.cookie, 'POST', `/api/apps/${app.id}/redeploy`, {})).status).toBe(200);
     expect(await seen()).toEqual({ API_TOKEN: digest(token), TOKEN: digest(token) });
   }, 60_000);
+
+  it("hands a rotated App Key to the deployment holding it, refuses to revoke it, and re-keys a stranded one's redeploy", async () => {
+    const KEY_REPORTER = `const { createHash } = require('node:crypto');
+require('node:http').createServer((q, s) => {
+  s.end(createHash('sha256').update(process.env.SERVICE_API_KEY ?? '').digest('hex'));
+}).listen(process.env.PORT, '127.0.0.1');`;
+    await publishTestRelease(server.platform, {
+      slug: 'key-reporter',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', KEY_REPORTER] },
+    });
+    const ws = await fundedWorkspace();
+    const created = await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: 'key-reporter', slug: 'keyed' });
+    expect(created.status).toBe(201);
+    const { app, appKey } = (await created.json()) as {
+      app: { id: string };
+      appKey: { id: string; key: string };
+    };
+    const held = async () => (await api(ws.cookie, 'GET', '/apps/keyed/')).text();
+    expect(await held()).toBe(digest(appKey.key));
+
+    // Rotated at once: the deployment is handed the new key and restarted with it.
+    const rotated = await api(ws.cookie, 'POST', `/api/keys/${appKey.id}/rotate`, { overlapSeconds: 0 });
+    expect(rotated.status).toBe(201);
+    const fresh = (await rotated.json()) as { key: { id: string }; apiKey: string; deployment: unknown };
+    expect(fresh.deployment).toEqual({ appId: app.id, slug: 'keyed', state: 'running' });
+    expect(await held()).toBe(digest(fresh.apiKey));
+    // A restart hands the new key over again.
+    expect((await api(ws.cookie, 'POST', `/api/apps/${app.id}/redeploy`, {})).status).toBe(200);
+    expect(await held()).toBe(digest(fresh.apiKey));
+
+    // Revoking the key the deployment holds is refused, naming the deployment and the way out.
+    const revoked = await api(ws.cookie, 'DELETE', `/api/keys/${fresh.key.id}`);
+    expect(revoked.status).toBe(409);
+    expect(await revoked.json()).toEqual({
+      message: expect.stringContaining('"keyed": rotate it'),
+      code: 'DEPLOYMENT_KEY',
+    });
+
+    // A deployment stranded with a dead key (revoked before these rules): a redeploy gives it a new one.
+    await store.db
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date() })
+      .where('id', '=', fresh.key.id)
+      .execute();
+    expect((await api(ws.cookie, 'POST', `/api/apps/${app.id}/redeploy`, {})).status).toBe(200);
+    const rekeyed = await held();
+    expect(rekeyed).not.toBe(digest(fresh.apiKey));
+    const row = await store.db
+      .selectFrom('deployments')
+      .innerJoin('api_keys', 'api_keys.id', 'deployments.app_key_id')
+      .select(['api_keys.revoked_at', 'api_keys.name'])
+      .where('deployments.app_id', '=', app.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ revoked_at: null, name: 'Deployment keyed' });
+  }, 60_000);
 });
 
 describe('refusals of POST /api/deploy', () => {

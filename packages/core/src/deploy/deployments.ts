@@ -1,8 +1,9 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { BalanceReader } from '../billing/balances.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
 import type { Logger } from '../http/logger.js';
-import type { KeyStore } from '../identity/key-store.js';
+import { type KeyStore, liveKeyAt } from '../identity/key-store.js';
+import type { KeyHandOver } from '../identity/tenant-keys.js';
 import type { Database, DesiredState, ReleaseArtifact, WizardInputRow } from '../store/database.js';
 import type { Sealer } from '../store/sealing.js';
 import { type AppView, appRows, appView } from './app-views.js';
@@ -41,6 +42,13 @@ export interface DeployResult {
   app: AppView;
   /** Shown once: stored only as its hash, and sealed for the deployment's restarts. */
   appKey: { id: string; key: string; prefix: string };
+}
+
+/** The deployment a rotated App Key was handed to, and how it runs after its restart. */
+export interface KeyHolder {
+  appId: string;
+  slug: string;
+  state: DeploymentStatus['state'];
 }
 
 export interface BoundConnection {
@@ -162,6 +170,7 @@ export class Deployments {
     const app = await this.#app(tenantId, appId);
     if (!app.tool_id) throw new DeployError(409, 'The app no longer has a tool to deploy', 'TOOL_NOT_FOUND');
     const release = await findRelease(this.deps.db, app.tool_id, version);
+    await this.#keepKeyLive(tenantId, appId);
     try {
       await deployer.deploy({
         appId,
@@ -182,6 +191,44 @@ export class Deployments {
       await trx.updateTable('apps').set({ release_id: release.id }).where('id', '=', appId).execute();
     });
     return this.get(tenantId, appId);
+  }
+
+  /**
+   * Seals a rotated App Key's replacement into the deployment that held the old key (a `KeyHandOver`
+   * for `TenantKeys.rotate`): the deployment cannot be handed a key any other way.
+   */
+  readonly handOverKey: KeyHandOver = async (trx, oldKeyId, replacement) => {
+    const held = await trx
+      .selectFrom('deployments')
+      .select('app_id')
+      .where('app_key_id', '=', oldKeyId)
+      .executeTakeFirst();
+    if (!held) return;
+    await this.#sealKey(trx, held.app_id, replacement);
+  };
+
+  /**
+   * Restarts the deployment holding the App Key `keyId` (just handed over) when it should run, so
+   * it calls with that key; null when no deployment holds it. A failed restart is logged and
+   * reported in the state, not thrown: the rotation that called it has happened.
+   */
+  async restartKeyHolder(keyId: string): Promise<KeyHolder | null> {
+    const held = await this.deps.db
+      .selectFrom('deployments')
+      .innerJoin('apps', 'apps.id', 'deployments.app_id')
+      .select(['apps.id', 'apps.slug'])
+      .where('deployments.app_key_id', '=', keyId)
+      .executeTakeFirst();
+    if (!held) return null;
+    try {
+      await this.#restartIfRunning(held.id);
+    } catch (error) {
+      this.deps.logger.warn('deployment not restarted with its rotated App Key', {
+        app_id: held.id,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+    return { appId: held.id, slug: held.slug, state: this.status(held.id).state };
   }
 
   async stop(tenantId: string, appId: string): Promise<AppView> {
@@ -400,6 +447,43 @@ export class Deployments {
       await this.#setDesired(appId, 'stopped');
       throw failedDeploy(error);
     }
+  }
+
+  /**
+   * Gives the deployment a new App Key when the one sealed for it no longer works (revoked, or
+   * rotated away before rotations handed the replacement over): started with it, the deployment
+   * could only fail, and nothing else can hand it one.
+   */
+  async #keepKeyLive(tenantId: string, appId: string): Promise<void> {
+    const { db, keys } = this.deps;
+    const held = await db
+      .selectFrom('deployments')
+      .innerJoin('apps', 'apps.id', 'deployments.app_id')
+      .leftJoin('api_keys', (join) =>
+        join.onRef('api_keys.id', '=', 'deployments.app_key_id').on(liveKeyAt(Date.now())),
+      )
+      .select(['apps.slug', 'api_keys.id as liveKeyId'])
+      .where('deployments.app_id', '=', appId)
+      .executeTakeFirstOrThrow();
+    if (held.liveKeyId) return;
+    const appKey = await keys.issue({ tenantId, kind: 'app', appId, name: `Deployment ${held.slug}` });
+    await this.#sealKey(db, appId, appKey);
+  }
+
+  async #sealKey(
+    db: Kysely<Database> | Transaction<Database>,
+    appId: string,
+    key: { id: string; key: string },
+  ): Promise<void> {
+    await db
+      .updateTable('deployments')
+      .set({
+        app_key_id: key.id,
+        app_key_sealed: this.#sealer().seal(key.key, keyAad(appId)),
+        updated_at: new Date(),
+      })
+      .where('app_id', '=', appId)
+      .execute();
   }
 
   /** The deployment's environment: its App Key, the platform's URL, its inputs and secrets. */

@@ -35,6 +35,16 @@ export interface MintedKey {
   apiKey: string;
 }
 
+/**
+ * Hands a rotated key's replacement to whatever holds the old key on the platform's side (a
+ * deployment's sealed App Key), inside the rotation's transaction, so the two never disagree.
+ */
+export type KeyHandOver = (
+  trx: Transaction<Database>,
+  oldKeyId: string,
+  replacement: { id: string; key: string },
+) => Promise<void>;
+
 export type CreateKeyInput =
   | { kind: 'app'; appId: string; name?: string | undefined }
   | { kind: 'cli'; userId: string; name?: string | undefined };
@@ -45,7 +55,7 @@ export class KeyError extends Error {
   constructor(
     readonly status: 404 | 409,
     message: string,
-    readonly code: 'NOT_FOUND' | 'CONFLICT',
+    readonly code: 'NOT_FOUND' | 'CONFLICT' | 'DEPLOYMENT_KEY',
   ) {
     super(message);
   }
@@ -140,6 +150,7 @@ export class TenantKeys {
     tenantId: string,
     id: string,
     overlapSeconds: number = DEFAULT_ROTATION_OVERLAP_SECONDS,
+    handOver?: KeyHandOver,
   ): Promise<MintedKey & { replaced: KeySummary }> {
     if (!isUuid(id)) throw noSuchKey();
     const result = await this.db.transaction().execute(async (trx) => {
@@ -155,6 +166,7 @@ export class TenantKeys {
         userId: old.user_id,
         name: old.name,
       });
+      await handOver?.(trx, old.id, issued);
       const at = new Date(this.now());
       const ends = new Date(at.getTime() + overlapSeconds * 1000);
       const replaced = await trx
@@ -174,11 +186,30 @@ export class TenantKeys {
     return result;
   }
 
-  /** Revokes a live App Key or CLI key at once, here and on every instance. */
+  /**
+   * Revokes a live App Key or CLI key at once, here and on every instance. The App Key a
+   * deployment holds is refused (409): the deployment would be left calling with a dead key and
+   * no way to get another; rotating it hands the replacement over, deleting the app revokes it.
+   */
   async revoke(tenantId: string, id: string): Promise<void> {
     if (!isUuid(id)) throw noSuchKey();
     const live = await this.#live(this.db, tenantId).where('id', '=', id).executeTakeFirst();
-    if (!live || !(await this.keys.revoke(id, tenantId))) throw noSuchKey();
+    if (!live) throw noSuchKey();
+    const holder = await this.db
+      .selectFrom('deployments')
+      .innerJoin('apps', 'apps.id', 'deployments.app_id')
+      .select('apps.slug')
+      .where('deployments.app_key_id', '=', id)
+      .where('deployments.tenant_id', '=', tenantId)
+      .executeTakeFirst();
+    if (holder) {
+      throw new KeyError(
+        409,
+        `This is the App Key of the deployment "${holder.slug}": rotate it (the platform hands the new key to the deployment and restarts it), or delete the app`,
+        'DEPLOYMENT_KEY',
+      );
+    }
+    if (!(await this.keys.revoke(id, tenantId))) throw noSuchKey();
   }
 
   /**

@@ -589,6 +589,25 @@ describe('dashboard forms over HTTP', () => {
     expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
     expect(keys[0]).toMatch(/^service_sk_/);
     expect(keys[1]).toBe(keys[0]);
+    // Rotating the deployment's own key on its page: the platform hands it over, the page says so.
+    const apps = (await (await api(owner.cookie, 'GET', '/api/apps')).json()) as {
+      apps: { id: string; slug: string }[];
+    };
+    const twice = apps.apps.find((app) => app.slug === 'twice-sent')!;
+    const appKeys = (await (await api(owner.cookie, 'GET', '/api/keys')).json()) as {
+      keys: { id: string; appId: string | null }[];
+    };
+    const heldKey = appKeys.keys.find((key) => key.appId === twice.id)!;
+    const appPage = await (await api(owner.cookie, 'GET', `/deployments/${twice.id}`)).text();
+    const rotated = await postForm(server.url, owner.cookie, `/deployments/${twice.id}`, {
+      _csrf: /name="_csrf" value="([^"]+)"/.exec(appPage)?.[1] ?? '',
+      _action: 'rotate-key',
+      key: heldKey.id,
+    });
+    const rotatedText = await rotated.text();
+    expect(rotated.status).toBe(200);
+    expect(rotatedText).toContain('The platform handed it to the deployment and restarted it');
+    expect(rotatedText).not.toContain('Give it to');
     // A deployment that does not run shows its address, not a link that would answer 503.
     const idle = await (await api(owner.cookie, 'GET', `/deployments/${owner.appId}`)).text();
     expect(idle).toContain('(answers once the deployment runs)');

@@ -87,8 +87,15 @@ export function keyRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   app.post('/api/keys/:id/rotate', async (c) => {
     const owner = await ownerOf(c, true);
     const body = await readJsonBody(c, rotateSchema);
-    const rotated = await keys.rotate(owner.tenantId, c.req.param('id'), body.overlapSeconds);
-    return c.json({ ...minted(rotated), replaced: publicKey(rotated.replaced) }, 201, NO_STORE);
+    const rotated = await keys.rotate(
+      owner.tenantId,
+      c.req.param('id'),
+      body.overlapSeconds,
+      ctx.deployments.handOverKey,
+    );
+    // The deployment that held the old key was handed the new one; it restarts to call with it.
+    const deployment = await ctx.deployments.restartKeyHolder(rotated.key.id);
+    return c.json({ ...minted(rotated), replaced: publicKey(rotated.replaced), deployment }, 201, NO_STORE);
   });
 
   app.delete('/api/keys/:id', async (c) => {

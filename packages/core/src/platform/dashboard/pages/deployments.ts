@@ -13,7 +13,7 @@ import {
   type PageView,
   table,
 } from '../page.js';
-import { type KeyView, rotateKeyAction } from './keys.js';
+import { type KeyView, newKeyBlock } from './keys.js';
 
 interface Usage {
   periods: { start: string; meters: { provider: string; meter: string; quantity: string; cost: string }[] }[];
@@ -152,10 +152,25 @@ ${logs?.ok ? html`<section aria-labelledby="logs-title"><h2 id="logs-title">Logs
           ),
         ),
     },
-    'rotate-key': rotateKeyAction(
-      'key',
-      'The new App Key. Give it to the deployment; the old one keeps working until its rotation ends.',
-    ),
+    'rotate-key': {
+      done: 'Key rotated.',
+      async run(view, f) {
+        const answer = await view.api.send<{ apiKey: string; deployment: { state: string } | null }>(
+          'POST',
+          `/api/keys/${encodeURIComponent(field(f, 'key'))}/rotate`,
+          {},
+        );
+        if (!answer.ok) return fromAnswer(answer);
+        // The deployment's own key is the platform's to hand over; another App Key is the user's.
+        const held = answer.body.deployment;
+        const what = !held
+          ? 'The new App Key. Give it to whatever used the old one; that keeps working until its rotation ends.'
+          : held.state === 'stopped'
+            ? 'The new App Key. The platform handed it to the deployment, which gets it when it is redeployed.'
+            : 'The new App Key. The platform handed it to the deployment and restarted it; nothing is left for you to do.';
+        return { show: newKeyBlock(what, answer.body.apiKey) };
+      },
+    },
   },
 };
 
