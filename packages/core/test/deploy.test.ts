@@ -446,11 +446,19 @@ describe('deploying the example tool', () => {
     });
     expect((await api(ws.cookie, 'GET', '/apps/echo/healthz')).status).toBe(200);
 
+    const stopping = Date.now();
     const stopped = await api(ws.cookie, 'POST', `/api/apps/${deployed.app.id}/stop`);
-    expect((await stopped.json()).app.deployment).toMatchObject({
-      state: 'stopped',
-      desiredState: 'stopped',
-    });
+    const stoppedDeployment = (await stopped.json()).app.deployment;
+    expect(stoppedDeployment).toMatchObject({ state: 'stopped', desiredState: 'stopped' });
+    // Since it stopped, here and on an instance that never ran it (which reads the store).
+    expect(Date.parse(stoppedDeployment.since)).toBeGreaterThanOrEqual(stopping - 1000);
+    const elsewhere = await startPlatformAtOwnUrl(store, {});
+    try {
+      const seen = await elsewhere.platform.context.deployments.get(ws.tenantId, deployed.app.id);
+      expect(Date.parse(seen.deployment!.since!)).toBeGreaterThanOrEqual(stopping - 1000);
+    } finally {
+      await elsewhere.close();
+    }
     const down = await api(ws.cookie, 'GET', '/apps/echo/healthz');
     expect(down.status).toBe(503);
     expect(await down.text()).toContain('not running');

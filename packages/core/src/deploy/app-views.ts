@@ -34,6 +34,7 @@ export function appRows(db: Kysely<Database>, tenantId: string) {
       'tools.slug as tool_slug',
       'tool_releases.version',
       'deployments.desired_state',
+      'deployments.updated_at as deployment_updated_at',
     ])
     .where('apps.tenant_id', '=', tenantId);
 }
@@ -47,6 +48,7 @@ export function appView(
     tool_slug: string | null;
     version: string | null;
     desired_state: DesiredState | null;
+    deployment_updated_at: Date | null;
   },
   status: DeploymentStatus | undefined,
   baseUrl: string,
@@ -58,7 +60,16 @@ export function appView(
     toolSlug: row.tool_slug,
     version: row.version,
     createdAt: new Date(row.created_at).toISOString(),
-    deployment: row.desired_state && status ? { ...status, desiredState: row.desired_state } : null,
+    deployment:
+      row.desired_state && status
+        ? {
+            ...status,
+            // A deployment this instance never ran (stopped before it booted, or stopped on
+            // another instance): since its desired state last changed, as the store says.
+            since: status.since ?? new Date(row.deployment_updated_at!).toISOString(),
+            desiredState: row.desired_state,
+          }
+        : null,
     usageUrl: `${baseUrl}/api/deployments/${row.id}/usage`,
     openUrl: `${baseUrl}/apps/${row.slug}/`,
   };

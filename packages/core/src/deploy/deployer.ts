@@ -25,8 +25,11 @@ export interface DeploymentStatus {
   restarts: number;
   /** How the last run ended (`exit 1`, `signal SIGKILL`), null while none has. */
   lastExit: string | null;
-  /** When the state last changed, ISO 8601. */
-  since: string;
+  /**
+   * When the state last changed (for `stopped`, when it was stopped), ISO 8601; null when this
+   * deployer has not run the deployment since it started itself.
+   */
+  since: string | null;
 }
 
 export interface LogLine {

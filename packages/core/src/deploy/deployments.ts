@@ -321,7 +321,7 @@ export class Deployments {
         state: 'stopped',
         restarts: 0,
         lastExit: null,
-        since: new Date(0).toISOString(),
+        since: null,
       }
     );
   }

@@ -68,6 +68,8 @@ export class LocalDeployer implements Deployer {
   /** The last deploy or stop of each app: the next waits for it, so two never interleave. */
   readonly #pending = new Map<string, Promise<unknown>>();
   readonly #options: Required<LocalDeployerOptions>;
+  /** When each app's last run was stopped: its status's `since` once the run is gone. */
+  readonly #stoppedAt = new Map<string, Date>();
 
   constructor(options: LocalDeployerOptions = {}) {
     this.#options = {
@@ -132,11 +134,15 @@ export class LocalDeployer implements Deployer {
     for (const timer of run.timers) clearTimeout(timer);
     await this.#terminate(run);
     this.#setState(run, 'stopped');
+    this.#stoppedAt.set(appId, run.since);
   }
 
   status(appId: string): DeploymentStatus {
     const run = this.#runs.get(appId);
-    if (!run) return { state: 'stopped', restarts: 0, lastExit: null, since: new Date(0).toISOString() };
+    if (!run) {
+      const stopped = this.#stoppedAt.get(appId);
+      return { state: 'stopped', restarts: 0, lastExit: null, since: stopped?.toISOString() ?? null };
+    }
     return {
       state: run.state,
       restarts: run.restarts,

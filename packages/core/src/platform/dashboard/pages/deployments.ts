@@ -74,7 +74,7 @@ export const deploymentPage: DashboardPage = {
     return html`<dl class="details">
 ${detail('State', html`<span class="status" data-status="${stateOf(app)}">${stateOf(app).replace(/_/g, ' ')}</span>`)}
 ${detail('Tool', app.toolSlug ? `${app.toolSlug} ${app.version ?? ''}` : '—')}
-${detail('Since', d ? when(d.since) : '—')}
+${detail('Since', d?.since ? when(d.since) : '—')}
 ${detail('Restarts', d ? d.restarts : '—')}
 ${detail('Last exit', d?.lastExit ?? '—')}
 ${detail('Address', d?.state === 'running' ? html`<a href="${app.openUrl}">${app.openUrl}</a>` : html`${app.openUrl} <span class="muted">(answers once the deployment runs)</span>`)}
