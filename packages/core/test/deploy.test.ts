@@ -461,6 +461,8 @@ describe('deploying the example tool', () => {
     }
     const down = await api(ws.cookie, 'GET', '/apps/echo/healthz');
     expect(down.status).toBe(503);
+    // Stopped, it waits for a redeploy: asking again in a few seconds would not help.
+    expect(down.headers.get('retry-after')).toBeNull();
     expect(await down.text()).toContain('not running');
 
     const back = await api(ws.cookie, 'POST', `/api/apps/${deployed.app.id}/redeploy`, { version: '1.0.0' });

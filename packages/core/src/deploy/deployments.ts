@@ -303,15 +303,16 @@ export class Deployments {
     return origins;
   }
 
-  /** The app of `slug` in the workspace, for the app proxy; null when there is none. */
-  async appIdBySlug(tenantId: string, slug: string): Promise<string | null> {
+  /** The app of `slug` in the workspace and whether it was deployed, for the app proxy; null when there is none. */
+  async appBySlug(tenantId: string, slug: string): Promise<{ id: string; deployed: boolean } | null> {
     const row = await this.deps.db
       .selectFrom('apps')
-      .select('id')
-      .where('tenant_id', '=', tenantId)
-      .where('slug', '=', slug)
+      .leftJoin('deployments', 'deployments.app_id', 'apps.id')
+      .select(['apps.id', 'deployments.app_id as deployed'])
+      .where('apps.tenant_id', '=', tenantId)
+      .where('apps.slug', '=', slug)
       .executeTakeFirst();
-    return row?.id ?? null;
+    return row ? { id: row.id, deployed: row.deployed !== null } : null;
   }
 
   /** What the deployer says of the app's deployment. */

@@ -56,11 +56,12 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
     title: string,
     message: string,
     action?: { href: string; text: string },
+    retryAfter?: number,
   ) =>
     c.body(
       messagePage(title, message, action),
       status,
-      status === 503 ? { ...pageHeaders, 'retry-after': '5' } : pageHeaders,
+      retryAfter ? { ...pageHeaders, 'retry-after': String(retryAfter) } : pageHeaders,
     );
 
   const proxy = async (c: Context<PlatformEnv>) => {
@@ -79,8 +80,8 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
     }
     const target = await targetOf(ctx, user, slug);
     if ('refusal' in target) {
-      const { status, title, message } = target.refusal;
-      return page(c, status, title, message);
+      const { status, title, message, retryAfter } = target.refusal;
+      return page(c, status, title, message, undefined, retryAfter);
     }
     // Cut by segments, not characters: the prefix may have come percent-encoded, longer than decoded.
     const prefixSegments = `${basePath}/apps/${slug}`.split('/').length;
@@ -125,7 +126,7 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
 
 type Target =
   | { endpoint: string; identity: Identity }
-  | { refusal: { status: 403 | 404 | 502 | 503; title: string; message: string } };
+  | { refusal: { status: 403 | 404 | 502 | 503; title: string; message: string; retryAfter?: number } };
 
 /** Where the request goes and as whom, or why it goes nowhere. */
 async function targetOf(ctx: PlatformContext, user: SessionCaller, slug: string): Promise<Target> {
@@ -138,10 +139,21 @@ async function targetOf(ctx: PlatformContext, user: SessionCaller, slug: string)
       },
     };
   }
-  const appId = await ctx.deployments.appIdBySlug(user.tenantId, slug);
-  if (!appId) {
+  const found = await ctx.deployments.appBySlug(user.tenantId, slug);
+  if (!found) {
     return {
       refusal: { status: 404, title: 'No such app', message: 'This workspace has no app at this address.' },
+    };
+  }
+  const appId = found.id;
+  // An app made without a deploy never runs here: nothing will answer however long one waits.
+  if (!found.deployed) {
+    return {
+      refusal: {
+        status: 404,
+        title: 'App not deployed',
+        message: 'This app was never deployed on the platform, so nothing answers at this address.',
+      },
     };
   }
   const endpoint = ctx.deployments.endpoint(appId);
@@ -153,7 +165,15 @@ async function targetOf(ctx: PlatformContext, user: SessionCaller, slug: string)
         : state === 'starting'
           ? 'The app is starting. Try again in a moment.'
           : 'The app is not running. Deploy it again to start it.';
-    return { refusal: { status: state === 'crash_loop' ? 502 : 503, title: 'App not running', message } };
+    // Only a starting deployment is worth asking again soon; a stopped one waits for a redeploy.
+    return {
+      refusal: {
+        status: state === 'crash_loop' ? 502 : 503,
+        title: 'App not running',
+        message,
+        ...(state === 'starting' ? { retryAfter: 5 } : {}),
+      },
+    };
   }
   const profile = await ctx.workspaces.profile(user.userId);
   return {

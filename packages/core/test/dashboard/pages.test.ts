@@ -608,9 +608,21 @@ describe('dashboard forms over HTTP', () => {
     expect(rotated.status).toBe(200);
     expect(rotatedText).toContain('The platform handed it to the deployment and restarted it');
     expect(rotatedText).not.toContain('Give it to');
-    // A deployment that does not run shows its address, not a link that would answer 503.
+    // An app never deployed shows its address, not a link, and offers no redeploy or stop (the
+    // API would refuse them); its address says it is not deployed, with no Retry-After.
     const idle = await (await api(owner.cookie, 'GET', `/deployments/${owner.appId}`)).text();
-    expect(idle).toContain('(answers once the deployment runs)');
+    expect(idle).toContain('(never deployed: nothing answers here)');
+    expect(idle).toContain('nothing here to redeploy or stop');
+    expect(idle).not.toContain('value="redeploy"');
+    expect(idle).not.toContain('value="stop"');
+    expect(idle).toContain('value="delete"');
+    const idleSlug = (
+      await store.db.selectFrom('apps').select('slug').where('id', '=', owner.appId).executeTakeFirstOrThrow()
+    ).slug;
+    const idleAddress = await api(owner.cookie, 'GET', `/apps/${idleSlug}/`);
+    expect(idleAddress.status).toBe(404);
+    expect(idleAddress.headers.get('retry-after')).toBeNull();
+    expect(await idleAddress.text()).toContain('This app was never deployed');
     // A page of transactions that does not exist says so, and leads back to the newest.
     const lost = await (await api(owner.cookie, 'GET', '/billing?cursor=abc')).text();
     expect(lost).toContain('This page of transactions does not exist.');

@@ -77,9 +77,10 @@ ${detail('Tool', app.toolSlug ? `${app.toolSlug} ${app.version ?? ''}` : '—')}
 ${detail('Since', d?.since ? when(d.since) : '—')}
 ${detail('Restarts', d ? d.restarts : '—')}
 ${detail('Last exit', d?.lastExit ?? '—')}
-${detail('Address', d?.state === 'running' ? html`<a href="${app.openUrl}">${app.openUrl}</a>` : html`${app.openUrl} <span class="muted">(answers once the deployment runs)</span>`)}
+${detail('Address', d?.state === 'running' ? html`<a href="${app.openUrl}">${app.openUrl}</a>` : d ? html`${app.openUrl} <span class="muted">(answers once the deployment runs)</span>` : html`${app.openUrl} <span class="muted">(never deployed: nothing answers here)</span>`)}
 </dl>
-${canAct ? html`<div class="row-actions">${view.form('redeploy', hidden, { submit: 'Redeploy', buttonClass: 'secondary' })}${view.form('stop', hidden, { submit: 'Stop', buttonClass: 'secondary' })}${view.form('delete', hidden, { submit: 'Delete', buttonClass: 'danger', confirm: `Delete ${app.name}? Its keys stop working and its secrets are removed.` })}</div>` : null}
+${d ? null : html`<p class="muted" id="not-deployed">This app was made without a deploy, so there is nothing here to redeploy or stop. To run a tool, deploy it from its page in the catalog.</p>`}
+${canAct ? html`<div class="row-actions">${d ? html`${view.form('redeploy', hidden, { submit: 'Redeploy', buttonClass: 'secondary' })}${view.form('stop', hidden, { submit: 'Stop', buttonClass: 'secondary' })}` : null}${view.form('delete', hidden, { submit: 'Delete', buttonClass: 'danger', confirm: `Delete ${app.name}? Its keys stop working and its secrets are removed.` })}</div>` : null}
 ${usage ? usageSection(view, app, usage.ok ? usage.body : null, range) : null}
 ${keys?.ok ? keysSection(view, app, keys.body.keys) : null}
 ${
