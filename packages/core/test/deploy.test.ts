@@ -623,6 +623,41 @@ require('node:http').createServer((q, s) => {
   }, 60_000);
 });
 
+describe('restart_on in the manifest', () => {
+  it("restarts a deployment on an event its manifest names (a bound connection's change), not on others", async () => {
+    const PID_REPORTER = `require('node:http').createServer((q, s) => s.end(String(process.pid))).listen(process.env.PORT, '127.0.0.1');`;
+    const artifact = { type: 'directory' as const, path: process.cwd(), start: ['node', '-e', PID_REPORTER] };
+    await publishTestRelease(server.platform, {
+      slug: 'restarter',
+      required: ['search'],
+      restartOn: ['connection.changed'],
+      artifact,
+    });
+    await publishTestRelease(server.platform, { slug: 'steady', required: ['search'], artifact });
+    const ws = await fundedWorkspace();
+    for (const slug of ['restarter', 'steady']) {
+      expect((await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: slug, slug })).status).toBe(201);
+    }
+    const pid = async (slug: string) => (await api(ws.cookie, 'GET', `/apps/${slug}/`)).text();
+    const before = { restarter: await pid('restarter'), steady: await pid('steady') };
+    const connections = (await (await api(ws.cookie, 'GET', '/api/connections')).json()) as {
+      connections: { id: string }[];
+    };
+    const renamed = await api(ws.cookie, 'PATCH', `/api/connections/${connections.connections[0]!.id}`, {
+      display_name: 'renamed',
+    });
+    expect(renamed.status).toBe(200);
+    let now = before.restarter;
+    for (let i = 0; i < 100 && (now === before.restarter || now.length === 0); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const answer = await api(ws.cookie, 'GET', '/apps/restarter/');
+      now = answer.status === 200 ? await answer.text() : '';
+    }
+    expect(now).not.toBe(before.restarter);
+    expect(await pid('steady')).toBe(before.steady);
+  }, 60_000);
+});
+
 describe('refusals of POST /api/deploy', () => {
   let ws: Workspace;
   beforeAll(async () => {

@@ -1,10 +1,12 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { BalanceReader } from '../billing/balances.js';
 import type { TenantConnections } from '../connections/tenant-connections.js';
+import { EVENTS_CHANNEL, type EventNotice } from '../events/log.js';
 import type { Logger } from '../http/logger.js';
 import { type KeyStore, liveKeyAt } from '../identity/key-store.js';
 import type { KeyHandOver } from '../identity/tenant-keys.js';
 import type { Database, DesiredState, ReleaseArtifact, WizardInputRow } from '../store/database.js';
+import type { NotificationHandler } from '../store/listener.js';
 import type { Sealer } from '../store/sealing.js';
 import { type AppView, appRows, appView } from './app-views.js';
 import { billingGate, bindingsFor, findRelease, findTool } from './deploy-checks.js';
@@ -399,6 +401,51 @@ export class Deployments {
       .executeTakeFirst();
     if (removed.numDeletedRows === 0n) throw new DeployError(404, 'Secret not found', 'NOT_FOUND');
     await this.#restartIfRunning(appId);
+  }
+
+  /**
+   * Restarts the deployments this instance runs on the events their release's manifest names in
+   * `restart_on`, as the store's event notices carry them (each instance restarts its own runs).
+   * Answers what stops following.
+   */
+  followRestartEvents(store: {
+    listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
+  }): Promise<() => Promise<void>> {
+    return store.listen(EVENTS_CHANNEL, (payload) => {
+      void this.#restartOnEvents(payload).catch((error: unknown) =>
+        this.deps.logger.warn('deployment events not handled', {
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      );
+    });
+  }
+
+  async #restartOnEvents(payload: string | null): Promise<void> {
+    const deployer = this.deps.deployer;
+    if (!deployer || payload === null) return;
+    const kinds = new Map<string, Set<string>>();
+    for (const [appId, , event] of (JSON.parse(payload) as EventNotice).e ?? []) {
+      // Only runs of this instance: a deployment stopped here has nothing to restart.
+      if (deployer.status(appId).state === 'stopped') continue;
+      kinds.set(appId, (kinds.get(appId) ?? new Set()).add(event.kind));
+    }
+    for (const [appId, seen] of kinds) {
+      const row = await this.deps.db
+        .selectFrom('deployments')
+        .innerJoin('tool_releases', 'tool_releases.id', 'deployments.release_id')
+        .select('tool_releases.manifest')
+        .where('deployments.app_id', '=', appId)
+        .executeTakeFirst();
+      const restartOn = (row?.manifest as { restart_on?: unknown } | undefined)?.restart_on;
+      if (!Array.isArray(restartOn) || !restartOn.some((kind) => seen.has(kind))) continue;
+      this.deps.logger.info('deployment restarted on an event its manifest names', { app_id: appId });
+      await this.#restartIfRunning(appId).catch((error: unknown) =>
+        this.deps.logger.warn('deployment not restarted on an event', {
+          app_id: appId,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      );
+    }
   }
 
   /** Starts every deployment that should be running (a platform boot). Failures are logged, not thrown. */

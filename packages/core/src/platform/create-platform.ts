@@ -472,6 +472,8 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     if (part === 'integrations') context.integrations.forget();
     if (part === 'pricing') context.pricing.forget();
   });
+  // Deployments restart on the events their manifest's `restart_on` names, wherever they happen.
+  const stopFollowingRestartEvents = await context.deployments.followRestartEvents(options.store);
   // Deployments that should run start again (in the background: a slow one must not hold the boot).
   const resumed = context.deployments
     .resume()
@@ -636,6 +638,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     await stopFollowingTenantStatuses().catch(logged('tenant status notices not unfollowed'));
     await stopFollowingAutoReloads?.().catch(logged('auto-reload notices not unfollowed'));
     await stopFollowingCatalog().catch(logged('catalog notices not unfollowed'));
+    await stopFollowingRestartEvents().catch(logged('deployment event notices not unfollowed'));
     await stopFollowingTools().catch(logged('tool catalog notices not unfollowed'));
     await metering.close().catch(logged('metering not closed cleanly'));
     // Idle upstream connections close now, any still answering once done.

@@ -28,6 +28,8 @@ export interface TestRelease {
   wizardLayout?: unknown;
   required?: string[];
   optional?: string[];
+  /** The manifest's `restart_on`: event kinds that restart the deployment. */
+  restartOn?: string[];
   /** A tenant's own tool; default a catalog tool. */
   ownerTenantId?: string;
 }
@@ -70,7 +72,10 @@ export async function publishTestRelease(
     .values({
       tool_id: toolId,
       version: release.version ?? '1.0.0',
-      manifest: JSON.stringify({ name: release.slug }),
+      manifest: JSON.stringify({
+        name: release.slug,
+        ...(release.restartOn ? { restart_on: release.restartOn } : {}),
+      }),
       wizard_inputs: JSON.stringify(release.wizardInputs ?? []),
       wizard_layout: release.wizardLayout === undefined ? null : JSON.stringify(release.wizardLayout),
       required_integrations: JSON.stringify(release.required ?? []),
