@@ -57,6 +57,22 @@ const exchangeStatus = async (demo: { host: { mcp: { tokenUrl: string } } }, key
     })
   ).status;
 
+/** A dashboard session of the demo user, signed in through the development identity provider. */
+async function demoSession(base: string): Promise<string> {
+  const { access_token } = (await (
+    await fetch(`${base}/auth/v1/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'demo@example.com' }),
+    })
+  ).json()) as { access_token: string };
+  const session = await fetch(`${base}/api/auth/session`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${access_token}` },
+  });
+  return session.headers.get('set-cookie')!.split(';')[0]!;
+}
+
 /** The curl line of the README's quick start, run as written (from the folder `pnpm start` ran in). */
 function readmeCurl(): string {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -350,18 +366,7 @@ describe('pnpm start', { timeout: 180_000 }, () => {
         'web-search',
       ]);
       // The demo user switches speech on: its managed pool is provisioned and answers, metered.
-      const { access_token } = (await (
-        await fetch(`${base}/auth/v1/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ email: 'demo@example.com' }),
-        })
-      ).json()) as { access_token: string };
-      const session = await fetch(`${base}/api/auth/session`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${access_token}` },
-      });
-      const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
+      const cookie = await demoSession(base);
       const dashboard = (method: string, path: string, body: unknown) =>
         fetch(`${base}${path}`, {
           method,
@@ -468,18 +473,7 @@ describe('pnpm start', { timeout: 180_000 }, () => {
     const booted = await bootPlatform(cwd, { PORT: String(port) });
     try {
       const base = `http://127.0.0.1:${port}`;
-      const { access_token } = (await (
-        await fetch(`${base}/auth/v1/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ email: 'demo@example.com' }),
-        })
-      ).json()) as { access_token: string };
-      const session = await fetch(`${base}/api/auth/session`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${access_token}` },
-      });
-      const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
+      const cookie = await demoSession(base);
       // The deploy as the walk writes it: no connection named, each required one bound.
       const deployed = await fetch(`${base}/api/deploy`, {
         method: 'POST',
