@@ -9,15 +9,28 @@ export interface ApiAnswer<T = unknown> {
   body: T;
 }
 
+/** What a call may change from the defaults for the stored key. */
+export interface CallOptions {
+  /** The error for a 401: the stored key's says to log in again, a pasted key's to paste another. */
+  rejected?: string;
+  /** How long to wait for the answer. */
+  timeoutMs?: number;
+}
+
+const STORED_KEY_REJECTED =
+  'The platform rejected the stored key (revoked or expired). Run service login again.';
+
 /**
- * Calls the platform with the stored key. Network failures and a rejected key become CliErrors
- * that say what to do; other statuses are returned for the command to judge.
+ * Calls the platform with a key (the stored one unless the caller passes another). Network
+ * failures, a rejected key and rate limiting become CliErrors that say what to do; other statuses
+ * are returned for the command to judge.
  */
 export async function callPlatform<T = unknown>(
-  config: CliConfig,
+  config: Pick<CliConfig, 'apiBase' | 'apiKey'>,
   method: 'GET' | 'POST',
   path: string,
   body?: unknown,
+  options: CallOptions = {},
 ): Promise<ApiAnswer<T>> {
   let response: Response;
   try {
@@ -29,7 +42,7 @@ export async function callPlatform<T = unknown>(
         ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
+      signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
     });
   } catch (error) {
     throw new CliError(`Could not reach ${config.apiBase}: ${failureReason(error)}`, 1, { cause: error });
@@ -42,7 +55,7 @@ export async function callPlatform<T = unknown>(
     // Not JSON: keep the text for the message.
   }
   if (response.status === 401) {
-    throw new CliError('The platform rejected the stored key (revoked or expired). Run service login again.');
+    throw new CliError(options.rejected ?? STORED_KEY_REJECTED);
   }
   if (response.status === 429) {
     const seconds = retryAfterSeconds(response.headers.get('retry-after'));

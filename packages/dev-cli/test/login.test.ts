@@ -342,6 +342,44 @@ describe('the loopback listener', () => {
     expect(io.out()).toMatch(/dashboard-key@example\.test[\s\S]*dashboard-key@example\.test/);
   });
 
+  it('checks a pasted key as every command calls the platform: rate limiting says when to try again, and a silent platform is given up on in seconds', async () => {
+    // A platform whose /healthz answers but whose whoami limits one key and never answers another.
+    const limited = `service_sk_${'L'.repeat(43)}`;
+    const other = createServer((req, res) => {
+      if (req.url === '/healthz') return void res.writeHead(200).end('ok');
+      if (req.headers.authorization === `Bearer ${limited}`) {
+        return void res
+          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' })
+          .end('{"message":"Rate limit exceeded"}');
+      }
+      // Silent: the check's own timer ends the wait.
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      const io = await newIo({ loginTimeoutMs: 60_000 });
+      Object.assign(io.stdin, { isTTY: true, setRawMode: () => {} });
+      const exit = run(['login', '--api-base', url, '--no-browser'], io);
+      const stdin = io.stdin as PassThrough;
+      stdin.write(`${limited}\r`);
+      await expect
+        .poll(() => io.err())
+        .toContain('The platform is limiting requests from here (Rate limit exceeded). Try again in 7 s.');
+      const started = Date.now();
+      stdin.write(`service_sk_${'S'.repeat(43)}\r`);
+      await expect
+        .poll(() => io.err(), { timeout: 10_000 })
+        .toContain(`Could not reach ${url}: no answer in time`);
+      // The pasted key's check waits 5 s, not the 30 s a command waits.
+      expect(Date.now() - started).toBeLessThan(10_000);
+      stdin.write('\u0003');
+      expect(await exit).toBe(130);
+    } finally {
+      other.closeAllConnections();
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
+  });
+
   it('prints the result as one JSON object with --json, the instructions on stderr', async () => {
     const io = await newIo({ loginTimeoutMs: 60_000 });
     const { exit, url } = startLogin(io, ['--api-base', running.url, '--json']);

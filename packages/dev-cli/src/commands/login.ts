@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { failureReason } from '../api.js';
+import { callPlatform, failureReason } from '../api.js';
 import { parseCommandArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
 import { DEFAULT_API_BASE, displayKey, parseApiBase, storedApiBase, writeConfig } from '../config.js';
@@ -88,24 +88,14 @@ const vouchSchema = z.object({
  * and never repeat the key.
  */
 async function vouchedKey(apiBase: string, apiKey: string): Promise<LoginPayload> {
-  let response: Response;
-  try {
-    response = await fetch(`${apiBase}/api/cli/whoami`, {
-      headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json' },
-      signal: AbortSignal.timeout(REACH_TIMEOUT_MS),
-    });
-  } catch (error) {
-    throw new CliError(`Could not check the key with ${apiBase} (${failureReason(error)}).`, 1, {
-      cause: error,
-    });
-  }
-  const body: unknown = await response.json().catch(() => undefined);
-  if (response.status === 401) {
-    throw new CliError(`${apiBase} refused that key (revoked, or not one of its keys). Paste another.`);
-  }
-  const parsed = vouchSchema.safeParse(body);
-  if (response.status !== 200 || !parsed.success) {
-    throw new CliError(`${apiBase} could not check that key (GET /api/cli/whoami: ${response.status}).`);
+  const answer = await callPlatform({ apiBase, apiKey }, 'GET', '/api/cli/whoami', undefined, {
+    rejected: `${apiBase} refused that key (revoked, or not one of its keys). Paste another.`,
+    // Someone is waiting at the prompt: a platform that answered /healthz answers this at once.
+    timeoutMs: REACH_TIMEOUT_MS,
+  });
+  const parsed = vouchSchema.safeParse(answer.body);
+  if (answer.status !== 200 || !parsed.success) {
+    throw new CliError(`${apiBase} could not check that key (GET /api/cli/whoami: ${answer.status}).`);
   }
   const { tenant, user, key } = parsed.data;
   if (key.kind !== 'cli') {
