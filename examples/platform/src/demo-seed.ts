@@ -7,6 +7,7 @@ import type { Platform } from '@service/core/platform';
 import { upsertProvider } from '@service/core/proxy';
 import type { RunningHost } from '@service/example-express-host';
 import { seedOrdersScreen } from '@service/example-express-host/demo-screen';
+import type { DemoFileOf } from './demo-file.js';
 import { ensureDemoIntegrations } from './demo-integrations.js';
 import { seedDemoTools } from './demo-tools.js';
 import { DEMO_UPSTREAM_ORIGIN } from './demo-upstream.js';
@@ -19,6 +20,8 @@ const DEMO_APP_SLUG = 'demo-tool';
 const DEMO_KEY_NAME = 'demo';
 
 export interface DemoFile {
+  /** The store the demo was seeded into (`DemoFileOf.store`): its keys work there only. */
+  store: string;
   baseUrl: string;
   tenantId: string;
   appId: string;
@@ -46,7 +49,10 @@ export interface SeedResult {
  * seed is re-used: nothing is credited again. Keys are stored only as hashes, so when the demo
  * file is gone the demo keys are re-issued (the old ones revoked) and the file written anew.
  */
-export async function seedDemo(platform: Platform, demoFilePath: string): Promise<SeedResult> {
+export async function seedDemo(
+  platform: Platform,
+  { path: demoFilePath, store }: DemoFileOf,
+): Promise<SeedResult> {
   const { keys, baseUrl } = platform.context;
   const { db } = platform.store;
   const subject = platform.devIdp
@@ -106,6 +112,7 @@ export async function seedDemo(platform: Platform, demoFilePath: string): Promis
   });
 
   const file: DemoFile = {
+    store,
     baseUrl,
     tenantId: demo.tenantId,
     appId: demo.appId,
@@ -295,12 +302,14 @@ export function demoServiceKey(demoFilePath: string): string {
 
 /** Adds (or refreshes) the demo host block of the demo file, keeping everything else. */
 export function recordDemoHost(
-  demoFilePath: string,
+  { path: demoFilePath, store }: DemoFileOf,
   host: { url: string; mcpUrl: string },
   serviceKey: string,
 ): void {
   if (!existsSync(demoFilePath)) return;
   const file = JSON.parse(readFileSync(demoFilePath, 'utf8')) as DemoFile & { host?: DemoHost };
+  // A file of an earlier version records no store: it is this one's (checkDemoFile let it through).
+  file.store ??= store;
   file.host = {
     url: host.url,
     wire: `${host.url}/api/service`,

@@ -7,6 +7,7 @@ import { ConfigError, createPlatform } from '@service/core/platform';
 import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
 import { startExpressHost } from '@service/example-express-host';
 import { seedDeployableDemoTool } from './demo-deploy.js';
+import { checkDemoFile, type DemoFileOf, demoFileOf } from './demo-file.js';
 import { DEMO_EMAIL, demoServiceKey, recordDemoHost, seedDemo, seedDemoScreen } from './demo-seed.js';
 import { withDemoUpstream } from './demo-upstream.js';
 
@@ -16,7 +17,6 @@ import { withDemoUpstream } from './demo-upstream.js';
  * Configuration comes from the environment (see docs/configuration.md).
  */
 const logger = createJsonLogger();
-const demoFile = resolve('.service/demo.json');
 /**
  * The demo (a seeded workspace with free credit and keys, offline stand-in providers, and the demo
  * host, whose sign-in takes any email without a password) runs outside production only.
@@ -27,6 +27,9 @@ const devEncryptionKeyFile = resolve('.service/store-encryption.key');
 async function main(): Promise<void> {
   const config = readStartConfig();
   const store = await createStore();
+  // The demo file of the store it runs on; one recording another store stops the boot untouched.
+  const demoFile = demo ? demoFileOf(process.env.DATABASE_URL, resolveDataDir()) : null;
+  if (demoFile) checkDemoFile(demoFile);
   const platform = await createPlatform({
     store,
     logger,
@@ -45,23 +48,26 @@ async function main(): Promise<void> {
     platform.nodeListener(req, res);
   };
   // Listen before the demo seed writes anything: a port already taken (a second `pnpm start`)
-  // is a startup failure that leaves `.service/demo.json` as it was.
+  // is a startup failure that leaves the demo file as it was.
   const server = await listen(listener, config);
   // WebSocket upgrades to deployed apps go through the app proxy.
   server.on('upgrade', platform.handleUpgrade);
   const address = server.address() as AddressInfo;
 
-  const { seed, demoHost } = demo ? await startDemo(platform, store, config) : { seed: null, demoHost: null };
+  const { seed, demoHost } = demoFile
+    ? await startDemo(platform, store, config, demoFile)
+    : { seed: null, demoHost: null };
   logger.info('listening', {
     url: platform.context.baseUrl,
     address: `${address.address}:${address.port}`,
     store: store.kind === 'postgres' ? 'postgres' : `pglite:${resolveDataDir()}`,
     demo: demo,
     demo_seeded: seed?.created ?? false,
+    ...(demoFile ? { demo_file: demoFile.path } : {}),
   });
-  if (seed?.tenantId && demoHost) {
+  if (seed?.tenantId && demoHost && demoFile) {
     process.stdout.write(
-      `\nPlatform ready at ${platform.context.baseUrl}\nDashboard: ${platform.context.baseUrl}/ (sign in as ${DEMO_EMAIL} for the demo workspace, or any email for a new one)\nChat page of the demo host: ${demoHost.url}/\nOrders page of the demo host: ${demoHost.url}/orders (a slot for your apps, with ${DEMO_EMAIL}'s saved screen My orders in it; components to remix)\nApps and review pages of the demo host: ${demoHost.url}/apps, ${demoHost.url}/review (reviewers: HOST_REVIEWERS, default reviewer@example.com)\nDemo keys and URLs: ${demoFile}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
+      `\nPlatform ready at ${platform.context.baseUrl}\nDashboard: ${platform.context.baseUrl}/ (sign in as ${DEMO_EMAIL} for the demo workspace, or any email for a new one)\nChat page of the demo host: ${demoHost.url}/\nOrders page of the demo host: ${demoHost.url}/orders (a slot for your apps, with ${DEMO_EMAIL}'s saved screen My orders in it; components to remix)\nApps and review pages of the demo host: ${demoHost.url}/apps, ${demoHost.url}/review (reviewers: HOST_REVIEWERS, default reviewer@example.com)\nDemo keys and URLs: ${demoFile.path}${seed.wroteFile ? ' (written now)' : ''}\n\n`,
     );
   }
 
@@ -129,15 +135,16 @@ async function startDemo(
   platform: Awaited<ReturnType<typeof createPlatform>>,
   store: Awaited<ReturnType<typeof createStore>>,
   config: StartConfig,
+  demoFile: DemoFileOf,
 ) {
   const seed = await seedDemo(platform, demoFile);
   if (seed.tenantId) await seedDeployableDemoTool(platform);
-  const serviceKey = demoServiceKey(demoFile);
+  const serviceKey = demoServiceKey(demoFile.path);
   const demoHost = await startDemoHost(store, serviceKey, config);
   recordDemoHost(demoFile, demoHost, serviceKey);
   // The demo user's saved screen on the orders page. A demo nicety: failing, the platform still runs.
   if (seed.tenantId) {
-    await seedDemoScreen(demoFile, demoHost).catch((error: unknown) => {
+    await seedDemoScreen(demoFile.path, demoHost).catch((error: unknown) => {
       logger.warn('demo screen not seeded', describeError(error));
     });
   }

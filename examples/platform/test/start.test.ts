@@ -3,13 +3,14 @@
  * answer the README's curl example, restart without crediting again, stop cleanly.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createStore, type Store } from '@service/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { itWithPrograms } from '../../../packages/core/test/support/programs.js';
+import { checkDemoFile, demoFileOf } from '../src/demo-file.js';
 import { bootPlatform, freePort, spawnPlatform } from './support/boot.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -135,6 +136,8 @@ describe('pnpm start', { timeout: 180_000 }, () => {
       expect(booted.output()).toContain(join(cwd, '.service/demo.json'));
       expect(statSync(join(cwd, '.service/demo.json')).mode & 0o777).toBe(0o600);
       const demo = demoFile();
+      expect(demo.store).toBe(`pglite:${join(cwd, '.service/data')}`);
+      expect(booted.output()).toContain(`"demo_file":"${join(cwd, '.service/demo.json')}"`);
       expect(demo.keys.appKey).toMatch(/^service_sk_/);
       expect(await balance(demo.keys.appKey)).toMatchObject({
         credits_remaining_micros: 25_000_000,
@@ -304,16 +307,40 @@ describe('pnpm start', { timeout: 180_000 }, () => {
     await next.stop();
   });
 
-  it('refuses a port already taken as a startup failure, leaving the demo file as it was', async () => {
+  it('refuses a port already taken as a startup failure, leaving the demo file as it was; on a port of its own, another data folder keeps a demo file of its own', async () => {
     const booted = await bootPlatform(cwd, { PORT: String(port) });
     try {
       const before = readFileSync(join(cwd, '.service/demo.json'), 'utf8');
       // Another data folder (so the folder lock lets it through), the same port.
-      const second = spawnPlatform(cwd, { PORT: String(port), SERVICE_DATA_DIR: join(cwd, 'other-data') });
+      const otherData = join(cwd, 'other-data');
+      const second = spawnPlatform(cwd, { PORT: String(port), SERVICE_DATA_DIR: otherData });
       const code = await new Promise((resolve) => second.child.once('exit', resolve));
       expect(code).toBe(1);
       expect(second.output()).toMatch(/startup failed.*EADDRINUSE/s);
       expect(readFileSync(join(cwd, '.service/demo.json'), 'utf8')).toBe(before);
+
+      // On a free port it seeds that store, and its keys go beside it: the first store's file stays.
+      const otherPort = await freePort();
+      const other = await bootPlatform(cwd, { PORT: String(otherPort), SERVICE_DATA_DIR: otherData });
+      try {
+        expect(other.output()).toContain(`Demo keys and URLs: ${otherData}.demo.json (written now)`);
+        expect(other.output()).toContain(`"demo_file":"${otherData}.demo.json"`);
+        expect(readFileSync(join(cwd, '.service/demo.json'), 'utf8')).toBe(before);
+        const otherDemo = JSON.parse(readFileSync(`${otherData}.demo.json`, 'utf8'));
+        expect(otherDemo.store).toBe(`pglite:${otherData}`);
+        expect(statSync(`${otherData}.demo.json`).mode & 0o777).toBe(0o600);
+        // Each file's keys are its own store's.
+        const otherBalance = await fetch(`http://127.0.0.1:${otherPort}/api/billing/balance`, {
+          headers: { authorization: `Bearer ${otherDemo.keys.appKey}` },
+        });
+        expect(otherBalance.status).toBe(200);
+        expect(await balance(otherDemo.keys.appKey)).toEqual({
+          error: { message: 'Invalid or revoked token' },
+        });
+        expect(await balance(demoFile().keys.appKey)).toMatchObject({ currency: 'USD' });
+      } finally {
+        expect(await other.stop()).toBe(0);
+      }
     } finally {
       await booted.stop();
     }
@@ -499,6 +526,43 @@ describe('pnpm start', { timeout: 180_000 }, () => {
         .toBe(before - 6_000);
     } finally {
       expect(await booted.stop()).toBe(0);
+    }
+  });
+});
+
+describe('the demo file', () => {
+  const folderFile = resolve('.service/demo.json');
+
+  it('is .service/demo.json for the default store and PostgreSQL, and beside any other data folder', () => {
+    expect(demoFileOf(undefined, resolve('.service/data'))).toEqual({
+      path: folderFile,
+      store: `pglite:${resolve('.service/data')}`,
+    });
+    expect(demoFileOf(' ', '/srv/data')).toEqual({ path: '/srv/data.demo.json', store: 'pglite:/srv/data' });
+    // The database, never the credentials; the default port spelled out, so one database has one name.
+    expect(demoFileOf('postgresql://u:hunter2@db/app?sslmode=require', '/unused')).toEqual({
+      path: folderFile,
+      store: 'postgres://db:5432/app',
+    });
+    expect(demoFileOf('postgres://u:hunter2@db:5433/app', '/unused').store).toBe('postgres://db:5433/app');
+  });
+
+  it("refuses a file recording another store, naming both; takes one of its own, an earlier version's or an in-memory store's", () => {
+    const folder = mkdtempSync(join(tmpdir(), 'svc-demo-file-'));
+    try {
+      const path = join(folder, 'demo.json');
+      const postgres = { path, store: 'postgres://db:5432/app' };
+      expect(() => checkDemoFile(postgres)).not.toThrow();
+      for (const recorded of [{ store: 'postgres://db:5432/app' }, {}, { store: 'memory://' }]) {
+        writeFileSync(path, JSON.stringify({ ...recorded, keys: { appKey: 'service_sk_x' } }));
+        expect(() => checkDemoFile(postgres), JSON.stringify(recorded)).not.toThrow();
+      }
+      writeFileSync(path, JSON.stringify({ store: `pglite:${join(folder, 'data')}` }));
+      expect(() => checkDemoFile(postgres)).toThrow(
+        `${path} holds the demo of another store (pglite:${join(folder, 'data')}), not of this one (postgres://db:5432/app). Start on that store, or move the file away`,
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });
