@@ -9,7 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import { silentLogger } from '../src/http/logger.js';
 import { createPlatform } from '../src/platform/create-platform.js';
@@ -624,6 +624,8 @@ require('node:http').createServer((q, s) => {
 });
 
 describe('restart_on in the manifest', () => {
+  const IDLE_SERVER = `require('node:http').createServer((q, s) => s.end('ok')).listen(process.env.PORT, '127.0.0.1');`;
+
   it("restarts a deployment on an event its manifest names (a bound connection's change), not on others", async () => {
     const PID_REPORTER = `require('node:http').createServer((q, s) => s.end(String(process.pid))).listen(process.env.PORT, '127.0.0.1');`;
     const artifact = { type: 'directory' as const, path: process.cwd(), start: ['node', '-e', PID_REPORTER] };
@@ -655,6 +657,54 @@ describe('restart_on in the manifest', () => {
     }
     expect(now).not.toBe(before.restarter);
     expect(await pid('steady')).toBe(before.steady);
+  }, 60_000);
+
+  it('parses no event notice while no deployment running here lists restart_on kinds, nor one naming none of those that do', async () => {
+    const artifact = { type: 'directory' as const, path: process.cwd(), start: ['node', '-e', IDLE_SERVER] };
+    await publishTestRelease(server.platform, {
+      slug: 'listener',
+      restartOn: ['connection.changed'],
+      artifact,
+    });
+    await publishTestRelease(server.platform, { slug: 'metered', artifact });
+    const ws = await fundedWorkspace();
+    // The follower as the platform wires it, on a store that hands its handler over.
+    let handle: (payload: string | null) => void = () => {};
+    await server.platform.context.deployments.followRestartEvents({
+      listen: async (_channel, handler) => {
+        handle = handler;
+        return async () => {};
+      },
+    });
+    const notice = (appId: string, kind: string) => JSON.stringify({ e: [[appId, 1, { kind, data: {} }]] });
+    /** Whether handing the notice to the follower parsed it (its parse runs before its first await). */
+    const parsed = (payload: string) => {
+      const parse = vi.spyOn(JSON, 'parse');
+      try {
+        handle(payload);
+        return parse.mock.calls.some(([text]) => text === payload);
+      } finally {
+        parse.mockRestore();
+      }
+    };
+    const deployed = async (slug: string) => {
+      const response = await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: slug, slug });
+      expect(response.status).toBe(201);
+      return ((await response.json()) as { app: { id: string } }).app.id;
+    };
+
+    const metered = await deployed('metered');
+    expect(parsed(notice(metered, 'billing.usage_recorded'))).toBe(false);
+    const listener = await deployed('listener');
+    expect(parsed(notice(metered, 'billing.usage_recorded'))).toBe(false);
+    expect(parsed(notice(listener, 'billing.usage_recorded'))).toBe(true);
+    expect((await api(ws.cookie, 'POST', `/api/apps/${listener}/stop`)).status).toBe(200);
+    expect(parsed(notice(listener, 'connection.changed'))).toBe(false);
+    expect((await api(ws.cookie, 'POST', `/api/apps/${listener}/redeploy`, {})).status).toBe(200);
+    // A kind it does not list: parsed, but restarting nothing that would race the delete below.
+    expect(parsed(notice(listener, 'app.custom'))).toBe(true);
+    expect((await api(ws.cookie, 'DELETE', `/api/apps/${listener}`)).status).toBe(200);
+    expect(parsed(notice(listener, 'connection.changed'))).toBe(false);
   }, 60_000);
 });
 

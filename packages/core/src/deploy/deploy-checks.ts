@@ -52,7 +52,15 @@ export async function findTool(db: Kysely<Database>, tenantId: string, slug: str
 export async function findRelease(db: Kysely<Database>, toolId: string, version?: string) {
   let query = db
     .selectFrom('tool_releases')
-    .select(['id', 'version', 'wizard_inputs', 'required_integrations', 'optional_integrations', 'artifact'])
+    .select([
+      'id',
+      'version',
+      'manifest',
+      'wizard_inputs',
+      'required_integrations',
+      'optional_integrations',
+      'artifact',
+    ])
     .where('tool_id', '=', toolId)
     .where('status', '!=', 'withdrawn');
   query = version === undefined ? query.where('status', '=', 'active') : query.where('version', '=', version);

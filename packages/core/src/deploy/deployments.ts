@@ -10,7 +10,7 @@ import type { NotificationHandler } from '../store/listener.js';
 import type { Sealer } from '../store/sealing.js';
 import { type AppView, appRows, appView } from './app-views.js';
 import { billingGate, bindingsFor, findRelease, findTool } from './deploy-checks.js';
-import type { Deployer, DeploymentStatus, LogLine } from './deployer.js';
+import type { Deployer, DeploymentSpec, DeploymentStatus, LogLine } from './deployer.js';
 import { DeployerError } from './deployer.js';
 import { checkInputs, isReservedName, SECRET_NAME } from './environment.js';
 import { DeployError } from './errors.js';
@@ -68,6 +68,12 @@ export interface BoundConnection {
  * @see docs/api/deploy.md
  */
 export class Deployments {
+  /**
+   * The `restart_on` kinds of each deployment this instance started whose manifest lists any, as
+   * of the release it started: the event follower parses a notice only when it may name one.
+   */
+  readonly #restartOn = new Map<string, ReadonlySet<string>>();
+
   constructor(private readonly deps: DeploymentsDeps) {}
 
   /** Whether deploys can run here at all. */
@@ -77,7 +83,8 @@ export class Deployments {
 
   async deploy(input: DeployInput): Promise<DeployResult> {
     const { db, keys, connections } = this.deps;
-    const deployer = this.#deployer();
+    // Refused (503) before anything is checked when no deployer runs here.
+    this.#deployer();
     const sealer = this.#sealer();
     await billingGate(this.deps.db, this.deps.balances, input.tenantId);
     const tool = await findTool(this.deps.db, input.tenantId, input.toolSlug);
@@ -147,17 +154,20 @@ export class Deployments {
             .execute();
         }
       });
-      await deployer.deploy({
-        appId,
-        tenantId: input.tenantId,
-        artifact: release.artifact as ReleaseArtifact,
-        env: await this.#environment(appId),
-      });
+      await this.#run(
+        {
+          appId,
+          tenantId: input.tenantId,
+          artifact: release.artifact as ReleaseArtifact,
+          env: await this.#environment(appId),
+        },
+        release.manifest,
+      );
       return { app: await this.get(input.tenantId, appId), appKey };
     } catch (error) {
       // Nothing half-made stays: the key stops working everywhere, the app (its bindings,
       // deployment row and secrets with it) goes.
-      await deployer.stop(appId).catch(() => {});
+      await this.#halt(appId).catch(() => {});
       if (keyId) await keys.revoke(keyId, input.tenantId).catch(() => {});
       await db.deleteFrom('apps').where('id', '=', appId).execute();
       throw failedDeploy(error);
@@ -166,7 +176,8 @@ export class Deployments {
 
   /** Runs the app again: on `version`, else on its tool's active release (the newest). */
   async redeploy(tenantId: string, appId: string, version?: string): Promise<AppView> {
-    const deployer = this.#deployer();
+    // Refused (503) before anything is checked when no deployer runs here.
+    this.#deployer();
     const row = await this.#deployment(tenantId, appId);
     await billingGate(this.deps.db, this.deps.balances, tenantId);
     const app = await this.#app(tenantId, appId);
@@ -174,12 +185,15 @@ export class Deployments {
     const release = await findRelease(this.deps.db, app.tool_id, version);
     await this.#keepKeyLive(tenantId, appId);
     try {
-      await deployer.deploy({
-        appId,
-        tenantId,
-        artifact: release.artifact as ReleaseArtifact,
-        env: await this.#environment(appId),
-      });
+      await this.#run(
+        {
+          appId,
+          tenantId,
+          artifact: release.artifact as ReleaseArtifact,
+          env: await this.#environment(appId),
+        },
+        release.manifest,
+      );
     } catch (error) {
       await this.#setDesired(row.app_id, 'stopped');
       throw failedDeploy(error);
@@ -235,7 +249,7 @@ export class Deployments {
 
   async stop(tenantId: string, appId: string): Promise<AppView> {
     await this.#deployment(tenantId, appId);
-    await this.deps.deployer?.stop(appId);
+    await this.#halt(appId);
     await this.#setDesired(appId, 'stopped');
     return this.get(tenantId, appId);
   }
@@ -244,7 +258,7 @@ export class Deployments {
   async remove(tenantId: string, appId: string): Promise<void> {
     const { db, keys } = this.deps;
     await this.#app(tenantId, appId);
-    await this.deps.deployer?.stop(appId);
+    await this.#halt(appId);
     const live = await db
       .selectFrom('api_keys')
       .select('id')
@@ -422,22 +436,16 @@ export class Deployments {
 
   async #restartOnEvents(payload: string | null): Promise<void> {
     const deployer = this.deps.deployer;
-    if (!deployer || payload === null) return;
-    const kinds = new Map<string, Set<string>>();
+    // Most notices are of apps that restart on nothing (the metered proxy's usage events among
+    // them): a notice naming none of the apps that list kinds is not even parsed.
+    if (!deployer || payload === null || !this.#mayRestart(payload)) return;
+    const restarting = new Set<string>();
     for (const [appId, , event] of (JSON.parse(payload) as EventNotice).e ?? []) {
+      if (!this.#restartOn.get(appId)?.has(event.kind)) continue;
       // Only runs of this instance: a deployment stopped here has nothing to restart.
-      if (deployer.status(appId).state === 'stopped') continue;
-      kinds.set(appId, (kinds.get(appId) ?? new Set()).add(event.kind));
+      if (deployer.status(appId).state !== 'stopped') restarting.add(appId);
     }
-    for (const [appId, seen] of kinds) {
-      const row = await this.deps.db
-        .selectFrom('deployments')
-        .innerJoin('tool_releases', 'tool_releases.id', 'deployments.release_id')
-        .select('tool_releases.manifest')
-        .where('deployments.app_id', '=', appId)
-        .executeTakeFirst();
-      const restartOn = (row?.manifest as { restart_on?: unknown } | undefined)?.restart_on;
-      if (!Array.isArray(restartOn) || !restartOn.some((kind) => seen.has(kind))) continue;
+    for (const appId of restarting) {
       this.deps.logger.info('deployment restarted on an event its manifest names', { app_id: appId });
       await this.#restartIfRunning(appId).catch((error: unknown) =>
         this.deps.logger.warn('deployment not restarted on an event', {
@@ -448,25 +456,38 @@ export class Deployments {
     }
   }
 
+  /** Whether the notice mentions an app this instance started that restarts on some kind. */
+  #mayRestart(payload: string): boolean {
+    for (const appId of this.#restartOn.keys()) if (payload.includes(appId)) return true;
+    return false;
+  }
+
   /** Starts every deployment that should be running (a platform boot). Failures are logged, not thrown. */
   async resume(): Promise<void> {
-    const deployer = this.deps.deployer;
-    if (!deployer) return;
+    if (!this.deps.deployer) return;
     const rows = await this.deps.db
       .selectFrom('deployments')
       .innerJoin('tool_releases', 'tool_releases.id', 'deployments.release_id')
-      .select(['deployments.app_id', 'deployments.tenant_id', 'tool_releases.artifact'])
+      .select([
+        'deployments.app_id',
+        'deployments.tenant_id',
+        'tool_releases.artifact',
+        'tool_releases.manifest',
+      ])
       .where('deployments.desired_state', '=', 'running')
       .execute();
     for (const row of rows) {
       if (!row.artifact) continue;
       try {
-        await deployer.deploy({
-          appId: row.app_id,
-          tenantId: row.tenant_id,
-          artifact: row.artifact,
-          env: await this.#environment(row.app_id),
-        });
+        await this.#run(
+          {
+            appId: row.app_id,
+            tenantId: row.tenant_id,
+            artifact: row.artifact,
+            env: await this.#environment(row.app_id),
+          },
+          row.manifest,
+        );
       } catch (error) {
         this.deps.logger.warn('deployment not resumed', {
           app_id: row.app_id,
@@ -480,21 +501,46 @@ export class Deployments {
     const row = await this.deps.db
       .selectFrom('deployments')
       .innerJoin('tool_releases', 'tool_releases.id', 'deployments.release_id')
-      .select(['deployments.tenant_id', 'deployments.desired_state', 'tool_releases.artifact'])
+      .select([
+        'deployments.tenant_id',
+        'deployments.desired_state',
+        'tool_releases.artifact',
+        'tool_releases.manifest',
+      ])
       .where('deployments.app_id', '=', appId)
       .executeTakeFirst();
     if (row?.desired_state !== 'running' || !row.artifact || !this.deps.deployer) return;
     try {
-      await this.deps.deployer.deploy({
-        appId,
-        tenantId: row.tenant_id,
-        artifact: row.artifact,
-        env: await this.#environment(appId),
-      });
+      await this.#run(
+        { appId, tenantId: row.tenant_id, artifact: row.artifact, env: await this.#environment(appId) },
+        row.manifest,
+      );
     } catch (error) {
       await this.#setDesired(appId, 'stopped');
       throw failedDeploy(error);
     }
+  }
+
+  /**
+   * Starts the deployment through the deployer and remembers the `restart_on` kinds of the
+   * release's manifest while it runs here; a start that fails leaves nothing running to restart.
+   */
+  async #run(spec: DeploymentSpec, manifest: unknown): Promise<void> {
+    try {
+      await this.#deployer().deploy(spec);
+    } catch (error) {
+      this.#restartOn.delete(spec.appId);
+      throw error;
+    }
+    const kinds = (manifest as { restart_on?: unknown } | null)?.restart_on;
+    if (Array.isArray(kinds) && kinds.length > 0) this.#restartOn.set(spec.appId, new Set(kinds));
+    else this.#restartOn.delete(spec.appId);
+  }
+
+  /** Stops the deployment here (when a deployer runs it): it restarts on no event after. */
+  async #halt(appId: string): Promise<void> {
+    this.#restartOn.delete(appId);
+    await this.deps.deployer?.stop(appId);
   }
 
   /**
