@@ -491,11 +491,13 @@ describe('deploying the example tool', () => {
     }
   }, 30_000);
 
-  it('deletes the app: stopped, its key revoked, its bindings and row gone', async () => {
+  it('deletes the app: stopped, its key revoked, its bindings and row gone, the deployer keeping nothing of it', async () => {
     const doomed = await deploy(ws, 'doomed');
     const endpoint = server.platform.context.deployments.endpoint(doomed.app.id)!;
     expect((await api(ws.cookie, 'DELETE', `/api/apps/${doomed.app.id}`)).status).toBe(200);
     await expect(fetch(`${endpoint}/healthz`)).rejects.toThrow();
+    // Not even when it stopped: the deployer would otherwise hold every app deleted since boot.
+    expect(server.platform.context.deployments.status(doomed.app.id).since).toBeNull();
     const balance = await fetch(`${server.url}/api/billing/balance`, {
       headers: { authorization: `Bearer ${doomed.appKey.key}` },
     });

@@ -54,6 +54,12 @@ export interface Deployer {
   deploy(spec: DeploymentSpec): Promise<void>;
   /** Stops the deployment (gracefully, then forcibly); resolves when it is gone. Unknown ids are a no-op. */
   stop(appId: string): Promise<void>;
+  /**
+   * Stops the deployment as `stop` does and forgets it (its app is deleted): nothing of it is kept,
+   * its status reads as never run. Optional: without it the platform calls `stop`, enough for a
+   * deployer that remembers nothing of what it stopped.
+   */
+  remove?(appId: string): Promise<void>;
   status(appId: string): DeploymentStatus;
   /** Where the app proxy sends the deployment's traffic (`http://host:port`), null while it is not running. */
   endpoint(appId: string): string | null;

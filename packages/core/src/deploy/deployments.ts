@@ -167,7 +167,7 @@ export class Deployments {
     } catch (error) {
       // Nothing half-made stays: the key stops working everywhere, the app (its bindings,
       // deployment row and secrets with it) goes.
-      await this.#halt(appId).catch(() => {});
+      await this.#halt(appId, { deleted: true }).catch(() => {});
       if (keyId) await keys.revoke(keyId, input.tenantId).catch(() => {});
       await db.deleteFrom('apps').where('id', '=', appId).execute();
       throw failedDeploy(error);
@@ -258,7 +258,7 @@ export class Deployments {
   async remove(tenantId: string, appId: string): Promise<void> {
     const { db, keys } = this.deps;
     await this.#app(tenantId, appId);
-    await this.#halt(appId);
+    await this.#halt(appId, { deleted: true });
     const live = await db
       .selectFrom('api_keys')
       .select('id')
@@ -537,10 +537,15 @@ export class Deployments {
     else this.#restartOn.delete(spec.appId);
   }
 
-  /** Stops the deployment here (when a deployer runs it): it restarts on no event after. */
-  async #halt(appId: string): Promise<void> {
+  /**
+   * Stops the deployment here (when a deployer runs it): it restarts on no event after, and a
+   * `deleted` app's is forgotten by the deployer too.
+   */
+  async #halt(appId: string, { deleted = false } = {}): Promise<void> {
     this.#restartOn.delete(appId);
-    await this.deps.deployer?.stop(appId);
+    const deployer = this.deps.deployer;
+    if (deleted && deployer?.remove) await deployer.remove(appId);
+    else await deployer?.stop(appId);
   }
 
   /**

@@ -111,6 +111,21 @@ describe('LocalDeployer', () => {
     if (ports[0] && ports[0] !== endpoint) await expect(fetch(`${ports[0]}/WHICH`)).rejects.toThrow();
   });
 
+  it('remembers when a stopped deployment stopped, and forgets a removed one', async () => {
+    deployer = new LocalDeployer();
+    await deployer.deploy({ appId: 's', tenantId: 't', artifact, env: {} });
+    await deployer.stop('s');
+    expect(deployer.status('s')).toMatchObject({ state: 'stopped', since: expect.any(String) });
+    await deployer.remove('s');
+    expect(deployer.status('s')).toEqual({ state: 'stopped', restarts: 0, lastExit: null, since: null });
+    // Removing a running one stops it and keeps nothing either.
+    await deployer.deploy({ appId: 'g', tenantId: 't', artifact, env: {} });
+    const endpoint = deployer.endpoint('g')!;
+    await deployer.remove('g');
+    await expect(fetch(`${endpoint}/PORT`)).rejects.toThrow();
+    expect(deployer.status('g').since).toBeNull();
+  });
+
   it('keeps only the newest log lines', async () => {
     deployer = new LocalDeployer({ logLines: 5 });
     await deployer.deploy({ appId: 'l', tenantId: 't', artifact, env: { EXTRA_LINES: '20' } });

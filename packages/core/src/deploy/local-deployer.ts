@@ -68,7 +68,7 @@ export class LocalDeployer implements Deployer {
   /** The last deploy or stop of each app: the next waits for it, so two never interleave. */
   readonly #pending = new Map<string, Promise<unknown>>();
   readonly #options: Required<LocalDeployerOptions>;
-  /** When each app's last run was stopped: its status's `since` once the run is gone. */
+  /** When each app's last run was stopped: its status's `since` once the run is gone (until the app is deleted). */
   readonly #stoppedAt = new Map<string, Date>();
 
   constructor(options: LocalDeployerOptions = {}) {
@@ -92,6 +92,14 @@ export class LocalDeployer implements Deployer {
 
   stop(appId: string): Promise<void> {
     return this.#inTurn(appId, () => this.#stop(appId));
+  }
+
+  remove(appId: string): Promise<void> {
+    return this.#inTurn(appId, async () => {
+      await this.#stop(appId);
+      // Else every app deleted since boot would stay in the map.
+      this.#stoppedAt.delete(appId);
+    });
   }
 
   async #deploy(spec: DeploymentSpec): Promise<void> {
