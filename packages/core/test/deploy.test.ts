@@ -594,6 +594,13 @@ require('node:http').createServer((q, s) => {
     const fresh = (await rotated.json()) as { key: { id: string }; apiKey: string; deployment: unknown };
     expect(fresh.deployment).toEqual({ appId: app.id, slug: 'keyed', state: 'running' });
     expect(await held()).toBe(digest(fresh.apiKey));
+    // The listing names the deployment holding a key: the new one, no longer the old.
+    const listed = (await (await api(ws.cookie, 'GET', '/api/keys')).json()) as {
+      keys: { id: string; deployment: unknown }[];
+    };
+    expect(listed.keys.map((key) => [key.id, key.deployment])).toEqual([
+      [fresh.key.id, { appId: app.id, slug: 'keyed', name: 'Tool key-reporter' }],
+    ]);
     // A restart hands the new key over again.
     expect((await api(ws.cookie, 'POST', `/api/apps/${app.id}/redeploy`, {})).status).toBe(200);
     expect(await held()).toBe(digest(fresh.apiKey));

@@ -223,6 +223,17 @@ export class Deployments {
     await this.#sealKey(trx, held.app_id, replacement);
   };
 
+  /** The deployments of the workspace by the App Key each holds (its key's id). */
+  async keyHolders(tenantId: string): Promise<Map<string, { appId: string; slug: string; name: string }>> {
+    const rows = await this.deps.db
+      .selectFrom('deployments')
+      .innerJoin('apps', 'apps.id', 'deployments.app_id')
+      .select(['deployments.app_key_id', 'apps.id', 'apps.slug', 'apps.name'])
+      .where('deployments.tenant_id', '=', tenantId)
+      .execute();
+    return new Map(rows.map((row) => [row.app_key_id, { appId: row.id, slug: row.slug, name: row.name }]));
+  }
+
   /**
    * Restarts the deployment holding the App Key `keyId` (just handed over) when it should run, so
    * it calls with that key; null when no deployment holds it. A failed restart is logged and

@@ -8,7 +8,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post as postToLedger } from '../../src/billing/ledger.js';
-import { describeInBrowser, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
+import { contextWithCookie, describeInBrowser, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { publishTestRelease } from '../support/deploy.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { seedProviders } from '../support/metered.js';
@@ -445,6 +445,67 @@ describeInBrowser('the dashboard, page by page', () => {
     expect(box.x + box.width).toBeLessThanOrEqual(375);
     await expectAccessible(page);
     await screenshot(page, 'keys-narrow');
+    expect(problems.join('\n')).toBe('');
+    await context.close();
+  }, 60_000);
+
+  it("keys: a deployment's own App Key names its deployment and offers Rotate, which hands the new key over, not Revoke", async () => {
+    const owner = await signedInOwner(server, 'held-keys@example.test');
+    await postToLedger(store.db, {
+      tenantId: owner.tenantId,
+      amountMicros: 5_000_000,
+      kind: 'grant',
+      idempotencyKey: 'held-keys',
+    });
+    const deployed = await api(owner.cookie, 'POST', '/api/deploy', {
+      toolSlug: 'plain',
+      slug: 'held',
+      name: 'Held desk',
+      inputs: {},
+      connections: {},
+    });
+    expect(deployed.status).toBe(201);
+    const heldId = ((await deployed.json()) as { app: { id: string } }).app.id;
+    const context = await contextWithCookie(browser, server.url, owner.cookie);
+    const page = await context.newPage();
+    const problems = collectPageProblems(page);
+    page.on('dialog', (dialog) => {
+      problems.push(`dialog: ${dialog.message()}`);
+      void dialog.accept();
+    });
+    await page.goto(`${server.url}/keys`);
+    await page.waitForSelector('html[data-ready="true"]');
+    const rowOf = (text: string) => page.locator('#main tbody tr', { hasText: text });
+    const held = rowOf('held by the deployment');
+    expect(await held.count()).toBe(1);
+    expect(await held.getByRole('link', { name: 'Held desk' }).getAttribute('href')).toBe(
+      `/deployments/${heldId}`,
+    );
+    expect(await held.getByRole('button', { name: 'Revoke' }).count()).toBe(0);
+    expect(await held.textContent()).toContain(
+      'Rotating hands the new key to the deployment and restarts it',
+    );
+    // The other App Key, of an app no deployment runs, is the user's to revoke.
+    expect(await rowOf('App Key · Tool').getByRole('button', { name: 'Revoke' }).count()).toBe(1);
+    await expectAccessible(page);
+
+    await held.getByRole('button', { name: 'Rotate' }).click();
+    await page.waitForSelector('#new-key');
+    expect(await page.locator('.notice.done').first().textContent()).toContain(
+      'The platform handed it to the deployment and restarted it',
+    );
+    const newKey = (await page.textContent('#new-key'))!;
+    // The deployment holds the new key (one row names it); the old one, in its overlap, no longer.
+    const keys = (await (await api(owner.cookie, 'GET', '/api/keys')).json()) as {
+      keys: { prefix: string; deployment: { appId: string } | null }[];
+    };
+    expect(keys.keys.filter((key) => key.deployment?.appId === heldId).map((key) => key.prefix)).toEqual([
+      newKey.slice(0, 12),
+    ]);
+    expect(await rowOf('held by the deployment').count()).toBe(1);
+    expect((await server.platform.context.deployments.get(owner.tenantId, heldId)).deployment?.state).toBe(
+      'running',
+    );
     expect(problems.join('\n')).toBe('');
     await context.close();
   }, 60_000);

@@ -61,8 +61,16 @@ export function keyRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
 
   app.get('/api/keys', async (c) => {
     const owner = await ownerOf(c, false);
-    const list = await keys.list(owner.tenantId);
-    return c.json({ keys: list.map(publicKey) }, 200, NO_STORE);
+    const [list, holders] = await Promise.all([
+      keys.list(owner.tenantId),
+      ctx.deployments.keyHolders(owner.tenantId),
+    ]);
+    // A deployment's own App Key is rotated, never revoked: the listing says which deployment holds it.
+    return c.json(
+      { keys: list.map((key) => ({ ...publicKey(key), deployment: holders.get(key.id) ?? null })) },
+      200,
+      NO_STORE,
+    );
   });
 
   app.post('/api/keys', async (c) => {

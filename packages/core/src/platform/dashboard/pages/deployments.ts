@@ -13,7 +13,7 @@ import {
   type PageView,
   table,
 } from '../page.js';
-import { type KeyView, newKeyBlock } from './keys.js';
+import { type KeyView, newKeyBlock, rotatedKeyNote } from './keys.js';
 
 interface Usage {
   periods: { start: string; meters: { provider: string; meter: string; quantity: string; cost: string }[] }[];
@@ -162,13 +162,10 @@ ${logs?.ok ? html`<section aria-labelledby="logs-title"><h2 id="logs-title">Logs
           {},
         );
         if (!answer.ok) return fromAnswer(answer);
-        // The deployment's own key is the platform's to hand over; another App Key is the user's.
-        const held = answer.body.deployment;
-        const what = !held
-          ? 'The new App Key. Give it to whatever used the old one; that keeps working until its rotation ends.'
-          : held.state === 'stopped'
-            ? 'The new App Key. The platform handed it to the deployment, which gets it when it is redeployed.'
-            : 'The new App Key. The platform handed it to the deployment and restarted it; nothing is left for you to do.';
+        const what = rotatedKeyNote(
+          answer.body.deployment,
+          'The new App Key. Give it to whatever used the old one; that keeps working until its rotation ends.',
+        );
         return { show: newKeyBlock(what, answer.body.apiKey) };
       },
     },

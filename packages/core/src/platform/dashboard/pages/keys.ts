@@ -24,6 +24,8 @@ export interface KeyView {
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
+  /** The deployment holding it (its own App Key, the platform's to hand over), null for any other key. */
+  deployment: { appId: string; slug: string; name: string } | null;
 }
 
 export interface AppSummary {
@@ -46,14 +48,34 @@ function cliKeyUse(baseUrl: string): SafeHtml {
   return html`<p id="new-key-use">To use it in the developer CLI, run <code>service login --no-browser --api-base ${baseUrl}</code> and paste it where it asks for the login code (it is not echoed). The CLI's earlier key no longer works.</p>`;
 }
 
-/** Rotates the key named by the form's `field`, showing the new one once with `what` said of it. */
-export function rotateKeyAction(fieldName: string, what: string): PageAction {
+/**
+ * What a rotation's answer says of the new key: a deployment's own App Key is the platform's to
+ * hand over (`held`: the deployment as it reads after its restart); any other key, `unheld`, is
+ * the user's to pass on.
+ */
+export function rotatedKeyNote(held: { state: string } | null, unheld: string): string {
+  if (!held) return unheld;
+  return held.state === 'stopped'
+    ? 'The new App Key. The platform handed it to the deployment, which gets it when it is redeployed.'
+    : 'The new App Key. The platform handed it to the deployment and restarted it; nothing is left for you to do.';
+}
+
+/**
+ * Rotates the key named by the form's `field`, showing the new one once with what it is for
+ * (`unheld` of a key no deployment holds).
+ */
+export function rotateKeyAction(fieldName: string, unheld: string): PageAction {
   return {
     done: 'Key rotated.',
     async run(view, fields) {
       const id = encodeURIComponent(field(fields, fieldName));
-      const answer = await view.api.send<{ apiKey: string }>('POST', `/api/keys/${id}/rotate`, {});
-      return answer.ok ? { show: newKeyBlock(what, answer.body.apiKey) } : fromAnswer(answer);
+      const answer = await view.api.send<{ apiKey: string; deployment: { state: string } | null }>(
+        'POST',
+        `/api/keys/${id}/rotate`,
+        {},
+      );
+      if (!answer.ok) return fromAnswer(answer);
+      return { show: newKeyBlock(rotatedKeyNote(answer.body.deployment, unheld), answer.body.apiKey) };
     },
   };
 }
@@ -76,15 +98,32 @@ export const keysPage: DashboardPage = {
     const appList = apps.ok ? apps.body.apps : [];
     const appName = new Map(appList.map((app) => [app.id, app.name]));
     const keyList = keys.ok ? keys.body.keys : [];
-    const rows = keyList.map((key) => [
-      key.name ?? html`<span class="muted">unnamed</span>`,
-      key.kind === 'app' ? `App Key · ${appName.get(key.appId ?? '') ?? 'app'}` : 'CLI key',
-      html`<code>${key.prefix}…</code>`,
-      when(key.createdAt),
-      key.lastUsedAt ? when(key.lastUsedAt) : 'never',
-      key.expiresAt ? `expires ${when(key.expiresAt)}` : '',
-      html`<div class="row-actions">${view.form('rotate', html`<input type="hidden" name="id" value="${key.id}">`, { submit: 'Rotate', buttonClass: 'secondary', label: `Rotate ${key.name ?? key.prefix}` })}${view.form('revoke', html`<input type="hidden" name="id" value="${key.id}">`, { submit: 'Revoke', buttonClass: 'danger', confirm: 'Revoke this key? Anything using it stops working at once.', label: `Revoke ${key.name ?? key.prefix}` })}</div>`,
-    ]);
+    const rows = keyList.map((key) => {
+      const id = html`<input type="hidden" name="id" value="${key.id}">`;
+      const rotate = view.form('rotate', id, {
+        submit: 'Rotate',
+        buttonClass: 'secondary',
+        label: `Rotate ${key.name ?? key.prefix}`,
+      });
+      const held = key.deployment;
+      return [
+        key.name ?? html`<span class="muted">unnamed</span>`,
+        held
+          ? html`App Key · held by the deployment <a href="${view.base}/deployments/${held.appId}">${held.name}</a>`
+          : key.kind === 'app'
+            ? `App Key · ${appName.get(key.appId ?? '') ?? 'app'}`
+            : 'CLI key',
+        html`<code>${key.prefix}…</code>`,
+        when(key.createdAt),
+        key.lastUsedAt ? when(key.lastUsedAt) : 'never',
+        key.expiresAt ? `expires ${when(key.expiresAt)}` : '',
+        // A deployment's own key cannot be revoked (the API refuses it): rotating hands the new
+        // key to the deployment and restarts it.
+        held
+          ? html`<div class="row-actions">${rotate}<p class="field-hint">Rotating hands the new key to the deployment and restarts it. To end it, delete the deployment.</p></div>`
+          : html`<div class="row-actions">${rotate}${view.form('revoke', id, { submit: 'Revoke', buttonClass: 'danger', confirm: 'Revoke this key? Anything using it stops working at once.', label: `Revoke ${key.name ?? key.prefix}` })}</div>`,
+      ];
+    });
     return html`<section aria-labelledby="keys-title"><h2 id="keys-title">Keys</h2>
 ${table('Keys', ['Name', 'Kind', 'Starts with', 'Created', 'Last used', 'Rotation', 'Actions'], rows, 'No keys yet.')}</section>
 <section aria-labelledby="new-title"><h2 id="new-title">New key</h2>
