@@ -9,8 +9,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { post } from '../src/billing/ledger.js';
+import { LocalDeployer } from '../src/deploy/local-deployer.js';
 import { silentLogger } from '../src/http/logger.js';
 import { createPlatform } from '../src/platform/create-platform.js';
 import { ensureSdkBuilt, publishTestRelease } from './support/deploy.js';
@@ -715,6 +716,88 @@ describe('restart_on in the manifest', () => {
     expect((await api(ws.cookie, 'DELETE', `/api/apps/${listener}`)).status).toBe(200);
     expect(parsed(notice(listener, 'connection.changed'))).toBe(false);
   }, 60_000);
+});
+
+describe('a delete racing a restart of the same app', () => {
+  const IDLE_SERVER = `require('node:http').createServer((q, s) => s.end('ok')).listen(process.env.PORT, '127.0.0.1');`;
+  const original = LocalDeployer.prototype.deploy;
+  beforeAll(async () => {
+    await publishTestRelease(server.platform, {
+      slug: 'racer',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', IDLE_SERVER] },
+    });
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /**
+   * A running app whose next deploy (the restart a secret's change makes) is held until the app's
+   * delete has handed the deployer its remove, so that the start is queued behind the delete's stop
+   * (the order a restart that read the deployment before the delete gets). With `dropSignal` the
+   * start is handed on without its signal, as a deployer that does not look at it would take it.
+   */
+  async function raceRestartWithDelete(slug: string, { dropSignal = false } = {}) {
+    const ws = await fundedWorkspace();
+    const created = await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: 'racer', slug });
+    expect(created.status).toBe(201);
+    const { app } = (await created.json()) as { app: { id: string } };
+    const deployments = server.platform.context.deployments;
+    const endpoint = deployments.endpoint(app.id)!;
+
+    let reached: () => void = () => {};
+    const restartReached = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    let release: () => void = () => {};
+    let heldStart: Promise<void> | null = null;
+    const removeCalled = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    vi.spyOn(LocalDeployer.prototype, 'deploy').mockImplementation(async function (
+      this: LocalDeployer,
+      spec,
+      options,
+    ) {
+      if (spec.appId !== app.id) return original.call(this, spec, options);
+      reached();
+      await removeCalled;
+      heldStart = original.call(this, spec, dropSignal ? {} : options);
+      return heldStart;
+    });
+    const originalRemove = LocalDeployer.prototype.remove;
+    vi.spyOn(LocalDeployer.prototype, 'remove').mockImplementation(function (this: LocalDeployer, appId) {
+      const removing = originalRemove.call(this, appId);
+      // The held restart's deploy comes in now: behind this stop in the app's queue.
+      if (appId === app.id) release();
+      return removing;
+    });
+
+    const secret = api(ws.cookie, 'PUT', `/api/apps/${app.id}/secrets/API_TOKEN`, { value: 'v' });
+    await restartReached;
+    expect((await api(ws.cookie, 'DELETE', `/api/apps/${app.id}`)).status).toBe(200);
+    // The secret was set before the delete; its restart is nothing for an app that is gone.
+    expect((await secret).status).toBe(200);
+    return { appId: app.id, endpoint, deployments, heldStart: heldStart! as Promise<void> };
+  }
+
+  it('starts nothing for the deleted app: the restart queued behind its stop is called off', async () => {
+    const { appId, endpoint, deployments, heldStart } = await raceRestartWithDelete('race-queued');
+    // Called off in its turn: no process was started (and then stopped) for it.
+    await expect(heldStart).rejects.toThrow('called off');
+    expect(deployments.status(appId)).toEqual({ state: 'stopped', restarts: 0, lastExit: null, since: null });
+    expect(deployments.endpoint(appId)).toBeNull();
+    await expect(fetch(`${endpoint}/`)).rejects.toThrow();
+  }, 30_000);
+
+  it('stops what a deployer started anyway for an app deleted meanwhile, and keeps nothing of it', async () => {
+    const { appId, deployments, heldStart } = await raceRestartWithDelete('race-started', {
+      dropSignal: true,
+    });
+    await heldStart;
+    expect(deployments.status(appId)).toEqual({ state: 'stopped', restarts: 0, lastExit: null, since: null });
+    expect(deployments.endpoint(appId)).toBeNull();
+  }, 30_000);
 });
 
 describe('refusals of POST /api/deploy', () => {

@@ -49,9 +49,12 @@ export interface Deployer {
   /**
    * Starts the deployment, replacing one running under the same app id, and resolves once it
    * answers on its endpoint; rejects with a `DeployerError` (nothing is left running) when it
-   * cannot be started.
+   * cannot be started. A `signal` aborted by the time the start's turn comes (after the app's
+   * earlier deploys and stops) calls it off: nothing is replaced or started, and it rejects. The
+   * platform aborts it when the app is deleted, so a restart queued behind the delete's stop does
+   * not bring the deployment back.
    */
-  deploy(spec: DeploymentSpec): Promise<void>;
+  deploy(spec: DeploymentSpec, options?: { signal?: AbortSignal }): Promise<void>;
   /** Stops the deployment (gracefully, then forcibly); resolves when it is gone. Unknown ids are a no-op. */
   stop(appId: string): Promise<void>;
   /**

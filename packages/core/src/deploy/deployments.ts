@@ -73,6 +73,13 @@ export class Deployments {
    * of the release it started: the event follower parses a notice only when it may name one.
    */
   readonly #restartOn = new Map<string, ReadonlySet<string>>();
+  /**
+   * Per app, the starts under way here (deploys, redeploys, restarts, resumes) and the deletes: a
+   * delete aborts the app's starts, and a start begun while one runs is aborted from the outset, so
+   * no start racing a delete leaves a process running for an app that is gone. Kept only while
+   * either is under way.
+   */
+  readonly #inFlight = new Map<string, { deletes: number; starts: Set<AbortController> }>();
 
   constructor(private readonly deps: DeploymentsDeps) {}
 
@@ -154,22 +161,29 @@ export class Deployments {
             .execute();
         }
       });
-      await this.#run(
-        {
-          appId,
-          tenantId: input.tenantId,
-          artifact: release.artifact as ReleaseArtifact,
-          env: await this.#environment(appId),
-        },
-        release.manifest,
-      );
+      await this.#starting(appId, async (signal) => {
+        await this.#run(
+          {
+            appId,
+            tenantId: input.tenantId,
+            artifact: release.artifact as ReleaseArtifact,
+            env: await this.#environment(appId),
+          },
+          release.manifest,
+          signal,
+        );
+        // Deleted while it started (its id is listed as soon as it is made).
+        if (signal.aborted) throw appNotFound();
+      });
       return { app: await this.get(input.tenantId, appId), appKey };
     } catch (error) {
       // Nothing half-made stays: the key stops working everywhere, the app (its bindings,
       // deployment row and secrets with it) goes.
-      await this.#halt(appId, { deleted: true }).catch(() => {});
-      if (keyId) await keys.revoke(keyId, input.tenantId).catch(() => {});
-      await db.deleteFrom('apps').where('id', '=', appId).execute();
+      await this.#deleting(appId, async () => {
+        await this.#halt(appId, { deleted: true }).catch(() => {});
+        if (keyId) await keys.revoke(keyId, input.tenantId).catch(() => {});
+        await db.deleteFrom('apps').where('id', '=', appId).execute();
+      });
       throw failedDeploy(error);
     }
   }
@@ -178,11 +192,17 @@ export class Deployments {
   async redeploy(tenantId: string, appId: string, version?: string): Promise<AppView> {
     // Refused (503) before anything is checked when no deployer runs here.
     this.#deployer();
+    return this.#starting(appId, (signal) => this.#redeploy(tenantId, appId, version, signal));
+  }
+
+  async #redeploy(tenantId: string, appId: string, version: string | undefined, signal: AbortSignal) {
     const row = await this.#deployment(tenantId, appId);
     await billingGate(this.deps.db, this.deps.balances, tenantId);
     const app = await this.#app(tenantId, appId);
     if (!app.tool_id) throw new DeployError(409, 'The app no longer has a tool to deploy', 'TOOL_NOT_FOUND');
     const release = await findRelease(this.deps.db, app.tool_id, version);
+    // Being deleted: no new App Key for an app whose keys the delete revokes.
+    if (signal.aborted) throw appNotFound();
     await this.#keepKeyLive(tenantId, appId);
     try {
       await this.#run(
@@ -193,11 +213,14 @@ export class Deployments {
           env: await this.#environment(appId),
         },
         release.manifest,
+        signal,
       );
     } catch (error) {
       await this.#setDesired(row.app_id, 'stopped');
       throw failedDeploy(error);
     }
+    // Deleted meanwhile: nothing runs, and there is nothing left to point at the release.
+    if (signal.aborted) throw appNotFound();
     await this.deps.db.transaction().execute(async (trx) => {
       await trx
         .updateTable('deployments')
@@ -269,23 +292,26 @@ export class Deployments {
   async remove(tenantId: string, appId: string): Promise<void> {
     const { db, keys } = this.deps;
     await this.#app(tenantId, appId);
-    await this.#halt(appId, { deleted: true });
-    const live = await db
-      .selectFrom('api_keys')
-      .select('id')
-      .where('app_id', '=', appId)
-      .where('tenant_id', '=', tenantId)
-      .where('revoked_at', 'is', null)
-      .execute();
-    for (const key of live) await keys.revoke(key.id, tenantId);
-    const deleted = await db
-      .deleteFrom('apps')
-      .where('id', '=', appId)
-      .where('tenant_id', '=', tenantId)
-      .returning('id')
-      .executeTakeFirst();
-    // A delete racing this one removed it first: that one answers, this one finds no app.
-    if (!deleted) throw appNotFound();
+    // A restart that read the deployment before the delete must not start it after the stop below.
+    await this.#deleting(appId, async () => {
+      await this.#halt(appId, { deleted: true });
+      const live = await db
+        .selectFrom('api_keys')
+        .select('id')
+        .where('app_id', '=', appId)
+        .where('tenant_id', '=', tenantId)
+        .where('revoked_at', 'is', null)
+        .execute();
+      for (const key of live) await keys.revoke(key.id, tenantId);
+      const deleted = await db
+        .deleteFrom('apps')
+        .where('id', '=', appId)
+        .where('tenant_id', '=', tenantId)
+        .returning('id')
+        .executeTakeFirst();
+      // A delete racing this one removed it first: that one answers, this one finds no app.
+      if (!deleted) throw appNotFound();
+    });
   }
 
   async list(tenantId: string): Promise<AppView[]> {
@@ -489,15 +515,19 @@ export class Deployments {
       .execute();
     for (const row of rows) {
       if (!row.artifact) continue;
+      const artifact = row.artifact;
       try {
-        await this.#run(
-          {
-            appId: row.app_id,
-            tenantId: row.tenant_id,
-            artifact: row.artifact,
-            env: await this.#environment(row.app_id),
-          },
-          row.manifest,
+        await this.#starting(row.app_id, async (signal) =>
+          this.#run(
+            {
+              appId: row.app_id,
+              tenantId: row.tenant_id,
+              artifact,
+              env: await this.#environment(row.app_id),
+            },
+            row.manifest,
+            signal,
+          ),
         );
       } catch (error) {
         this.deps.logger.warn('deployment not resumed', {
@@ -508,7 +538,12 @@ export class Deployments {
     }
   }
 
-  async #restartIfRunning(appId: string): Promise<void> {
+  /** Restarts the deployment when it should run; nothing when its app is deleted before it would start. */
+  #restartIfRunning(appId: string): Promise<void> {
+    return this.#starting(appId, (signal) => this.#restart(appId, signal));
+  }
+
+  async #restart(appId: string, signal: AbortSignal): Promise<void> {
     const row = await this.deps.db
       .selectFrom('deployments')
       .innerJoin('tool_releases', 'tool_releases.id', 'deployments.release_id')
@@ -525,6 +560,7 @@ export class Deployments {
       await this.#run(
         { appId, tenantId: row.tenant_id, artifact: row.artifact, env: await this.#environment(appId) },
         row.manifest,
+        signal,
       );
     } catch (error) {
       await this.#setDesired(appId, 'stopped');
@@ -535,13 +571,21 @@ export class Deployments {
   /**
    * Starts the deployment through the deployer and remembers the `restart_on` kinds of the
    * release's manifest while it runs here; a start that fails leaves nothing running to restart.
+   * A start the app's delete aborted (see `#starting`) is nothing, not a failure: the deployer
+   * calls it off in its turn, and what started before the delete's stop reached it is stopped.
    */
-  async #run(spec: DeploymentSpec, manifest: unknown): Promise<void> {
+  async #run(spec: DeploymentSpec, manifest: unknown, signal: AbortSignal): Promise<void> {
     try {
-      await this.#deployer().deploy(spec);
+      await this.#deployer().deploy(spec, { signal });
     } catch (error) {
       this.#restartOn.delete(spec.appId);
+      if (signal.aborted) return;
       throw error;
+    }
+    if (signal.aborted) {
+      // Started anyway, by a deployer that does not look at the signal: the app is gone, so is its run.
+      await this.#halt(spec.appId, { deleted: true });
+      return;
     }
     const kinds = (manifest as { restart_on?: unknown } | null)?.restart_on;
     if (Array.isArray(kinds) && kinds.length > 0) this.#restartOn.set(spec.appId, new Set(kinds));
@@ -557,6 +601,49 @@ export class Deployments {
     const deployer = this.deps.deployer;
     if (deleted && deployer?.remove) await deployer.remove(appId);
     else await deployer?.stop(appId);
+  }
+
+  /** Runs `start` (which reads the deployment and runs it) with a signal a delete of the app aborts. */
+  async #starting<T>(appId: string, start: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const app = this.#inFlightOf(appId);
+    const controller = new AbortController();
+    // What it reads may be gone by the time it would start: the app is being deleted.
+    if (app.deletes > 0) controller.abort();
+    app.starts.add(controller);
+    try {
+      return await start(controller.signal);
+    } finally {
+      app.starts.delete(controller);
+      this.#settle(appId);
+    }
+  }
+
+  /** Runs `remove` (a delete of the app) with the app's starts aborted, those begun meanwhile too. */
+  async #deleting<T>(appId: string, remove: () => Promise<T>): Promise<T> {
+    const app = this.#inFlightOf(appId);
+    app.deletes += 1;
+    for (const start of app.starts) start.abort();
+    try {
+      return await remove();
+    } finally {
+      app.deletes -= 1;
+      this.#settle(appId);
+    }
+  }
+
+  #inFlightOf(appId: string): { deletes: number; starts: Set<AbortController> } {
+    let app = this.#inFlight.get(appId);
+    if (!app) {
+      app = { deletes: 0, starts: new Set() };
+      this.#inFlight.set(appId, app);
+    }
+    return app;
+  }
+
+  /** Forgets the app once no start or delete of it is under way: a deleted app leaves nothing here. */
+  #settle(appId: string): void {
+    const app = this.#inFlight.get(appId);
+    if (app && app.deletes === 0 && app.starts.size === 0) this.#inFlight.delete(appId);
   }
 
   /**

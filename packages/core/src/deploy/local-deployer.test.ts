@@ -126,6 +126,24 @@ describe('LocalDeployer', () => {
     expect(deployer.status('g').since).toBeNull();
   });
 
+  it('starts nothing for a deploy whose signal is aborted before its turn comes (its app was deleted)', async () => {
+    deployer = new LocalDeployer();
+    await deployer.deploy({ appId: 'd', tenantId: 't', artifact, env: {} });
+    const endpoint = deployer.endpoint('d')!;
+    const deleted = new AbortController();
+    const removing = deployer.remove('d');
+    // Queued behind the remove's stop, and called off while it waits.
+    const restart = deployer.deploy(
+      { appId: 'd', tenantId: 't', artifact, env: {} },
+      { signal: deleted.signal },
+    );
+    deleted.abort();
+    await removing;
+    await expect(restart).rejects.toBeInstanceOf(DeployerError);
+    expect(deployer.status('d')).toEqual({ state: 'stopped', restarts: 0, lastExit: null, since: null });
+    await expect(fetch(`${endpoint}/PORT`)).rejects.toThrow();
+  });
+
   it('keeps only the newest log lines', async () => {
     deployer = new LocalDeployer({ logLines: 5 });
     await deployer.deploy({ appId: 'l', tenantId: 't', artifact, env: { EXTRA_LINES: '20' } });

@@ -86,8 +86,12 @@ export class LocalDeployer implements Deployer {
     };
   }
 
-  deploy(spec: DeploymentSpec): Promise<void> {
-    return this.#inTurn(spec.appId, () => this.#deploy(spec));
+  deploy(spec: DeploymentSpec, { signal }: { signal?: AbortSignal } = {}): Promise<void> {
+    return this.#inTurn(spec.appId, () => {
+      // Checked in its turn, not when called: a delete's stop queued before it has run by now.
+      if (signal?.aborted) throw new DeployerError('The deployment was called off before it started');
+      return this.#deploy(spec);
+    });
   }
 
   stop(appId: string): Promise<void> {
