@@ -100,6 +100,18 @@ afterAll(async () => {
 });
 
 /** A page of a fresh context, its problems collected, and any dialog recorded (none may open). */
+/** A signed-in owner whose workspace has USD 5 of credit. */
+async function ownerWithCredit(email: string) {
+  const owner = await signedInOwner(server, email);
+  await postToLedger(store.db, {
+    tenantId: owner.tenantId,
+    amountMicros: 5_000_000,
+    kind: 'grant',
+    idempotencyKey: `credit-${email}`,
+  });
+  return owner;
+}
+
 async function openPage(): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -404,13 +416,7 @@ describeInBrowser('the dashboard, page by page', () => {
   }, 90_000);
 
   it('at 375 px wide no page is wider than the screen: tables scroll in their own box', async () => {
-    const owner = await signedInOwner(server, 'narrow@example.test');
-    await postToLedger(store.db, {
-      tenantId: owner.tenantId,
-      amountMicros: 5_000_000,
-      kind: 'grant',
-      idempotencyKey: 'narrow',
-    });
+    const owner = await ownerWithCredit('narrow@example.test');
     await signedInTeammate(server, owner.tenantId, 'member', 'a-rather-long-teammate-address@example.test');
     const named = await api(owner.cookie, 'POST', '/api/keys', {
       kind: 'app',
@@ -450,13 +456,7 @@ describeInBrowser('the dashboard, page by page', () => {
   }, 60_000);
 
   it("keys: a deployment's own App Key names its deployment and offers Rotate, which hands the new key over, not Revoke", async () => {
-    const owner = await signedInOwner(server, 'held-keys@example.test');
-    await postToLedger(store.db, {
-      tenantId: owner.tenantId,
-      amountMicros: 5_000_000,
-      kind: 'grant',
-      idempotencyKey: 'held-keys',
-    });
+    const owner = await ownerWithCredit('held-keys@example.test');
     const deployed = await api(owner.cookie, 'POST', '/api/deploy', {
       toolSlug: 'plain',
       slug: 'held',
