@@ -98,7 +98,7 @@ export async function* subscribeToEvents(
     // Sent as a header: fetch would refuse it on every attempt, which would pass for a network error.
     throw new ServiceConfigError(
       'invalid_option',
-      `lastEventId ${JSON.stringify(options.lastEventId)} cannot be sent as Last-Event-ID: only visible ASCII, no spaces or line breaks`,
+      'lastEventId cannot be sent as Last-Event-ID: only visible ASCII, no spaces or line breaks',
     );
   }
   const url = joinUrl(baseUrl, EVENTS_PATH);
@@ -183,13 +183,14 @@ export async function* subscribeToEvents(
       // subscriber that has seen none still gets what is made while it reconnects.
       const position = response.headers.get(STREAM_POSITION_HEADER);
       if (position !== null && /^\d{1,19}$/.test(position)) {
-        // A replay that starts past the id sent was cut: the events in between are gone.
-        if (
-          lastEventId !== undefined &&
-          /^\d{1,19}$/.test(lastEventId) &&
-          BigInt(position) > BigInt(lastEventId)
-        ) {
-          options.onMissed?.({ after: lastEventId, resumedAfter: position });
+        if (lastEventId !== undefined && /^\d{1,19}$/.test(lastEventId)) {
+          // A replay that starts past the id sent was cut: the events in between are gone.
+          if (BigInt(position) > BigInt(lastEventId)) {
+            options.onMissed?.({ after: lastEventId, resumedAfter: position });
+          }
+          // One that starts before it: the log was restored from a backup, and the ids past its
+          // newest will name new events. Those seen before the restore are no reason to drop them.
+          if (BigInt(position) < BigInt(lastEventId)) delivered.forgetAfter(BigInt(position));
         }
         lastEventId = position;
       }
@@ -286,5 +287,9 @@ class RecentIds {
   add(id: string): void {
     this.#ids.add(id);
     if (this.#ids.size > this.limit) this.#ids.delete(this.#ids.values().next().value!);
+  }
+  /** Forgets the ids past `last` (every id that is not a number: none can be compared). */
+  forgetAfter(last: bigint): void {
+    for (const id of this.#ids) if (!/^\d{1,19}$/.test(id) || BigInt(id) > last) this.#ids.delete(id);
   }
 }

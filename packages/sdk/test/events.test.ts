@@ -366,6 +366,31 @@ describe('stream handling', () => {
     expect(missed).toEqual([{ after: '11', resumedAfter: '150' }]);
   });
 
+  it('delivers the new events of a log restored from a backup, whose ids it has seen before', async () => {
+    server = await startLoopbackServer((_req, res, index) => {
+      // Before the restore the log reached 12; restored, its newest is 10, and 11 and 12 are new events.
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'service-last-event-id': '10' });
+      res.flushHeaders();
+      if (index === 0) res.end(balance(11) + balance(12));
+      else res.write(block(11, 'billing.balance_changed', { remaining_micros: 7 }) + balance(13));
+    });
+    const missed: unknown[] = [];
+    const iterator = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST }).events.subscribe({
+      lastEventId: '10',
+      onMissed: (info) => missed.push(info),
+    });
+    const events = await take(iterator, 4);
+    await iterator.return?.();
+    expect(events.map((e) => [e.id, (e as { remaining_micros: number }).remaining_micros])).toEqual([
+      ['11', 989],
+      ['12', 988],
+      ['11', 7],
+      ['13', 987],
+    ]);
+    expect(server.requests.map((r) => r.headers['last-event-id'])).toEqual(['10', '12']);
+    expect(missed).toEqual([]);
+  });
+
   it('reconnects when the server ends the stream, resending Last-Event-ID', async () => {
     server = await startLoopbackServer((req, res, index) => {
       openStream(res);

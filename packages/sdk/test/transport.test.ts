@@ -268,7 +268,11 @@ describe('settings', () => {
     await expectConfigError('env', () => createClient({ baseUrl: base.baseUrl, fetch }).balance());
     const client = createClient({ ...base, apiKey: KEY });
     expect(() => client.forUser('eyJ.eyJ.sig\u2019')).toThrow(ServiceConfigError);
-    await expectConfigError('lastEventId', () => client.events.subscribe({ lastEventId: '5\n6' }).next());
+    const position = await expectConfigError('lastEventId', () =>
+      client.events.subscribe({ lastEventId: '57\n68' }).next(),
+    );
+    expect(position.message).toContain('lastEventId');
+    expect(position.message).not.toContain('57');
     const header = await expectConfigError('header', () =>
       client.request('/x', { headers: { 'x-token': 'secret\nvalue' } }),
     );
