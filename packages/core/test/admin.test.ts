@@ -171,6 +171,13 @@ for (const kind of STORE_KINDS) {
         expect(answer.code).toBe('INVALID_REQUEST');
         expect(answer.message).toEqual(expect.any(String));
       }
+      // Amounts that are not whole cents, however small: one that rounds to zero cents is refused
+      // like any other, not granted as nothing.
+      for (const amountUsd of [1e-9, 1e-8, 5e-324, 0.001, 0.0049]) {
+        const response = await admin('POST', grants, { amountUsd, reason: 'x' });
+        expect(response.status, String(amountUsd)).toBe(400);
+        expect((await response.json()).message, String(amountUsd)).toMatch(/^amountUsd\b/);
+      }
       expect((await admin('POST', `/api/admin/tenants/${tenantId}/suspend`, {})).status).toBe(400);
       expect((await admin('GET', '/api/admin/tenants?limit=0')).status).toBe(400);
       expect((await admin('GET', '/api/admin/tenants?offset=-1')).status).toBe(400);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatUsd, purchaseMicros } from './processor.js';
+import { formatUsd, purchaseMicros, wholeCentsMicros } from './processor.js';
 
 describe('purchase amounts', () => {
   it('takes whole cents from 1 to 1000 USD', () => {
@@ -9,6 +9,14 @@ describe('purchase amounts', () => {
     expect(purchaseMicros(1000)).toBe(1_000_000_000);
     for (const usd of [0, 0.99, 1000.01, 10.001, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(purchaseMicros(usd), String(usd)).toBeNull();
+    }
+  });
+
+  it('reads an amount as whole cents exactly, so a sliver of a cent is not zero cents', () => {
+    expect(wholeCentsMicros(0.01)).toBe(10_000);
+    expect(wholeCentsMicros(0)).toBe(0);
+    for (const usd of [1e-9, 1e-8, 0.001, 1.005, Number.NaN]) {
+      expect(wholeCentsMicros(usd), String(usd)).toBeNull();
     }
   });
 

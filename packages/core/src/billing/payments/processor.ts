@@ -31,15 +31,24 @@ export const MAX_PURCHASE_USD = 1000;
 export const MICROS_PER_USD = 1_000_000;
 
 /**
+ * The micros of `usd` when it is a whole number of cents (zero and negatives included); null for
+ * anything else. The one rule every USD amount a caller sends is held to (purchases, grants).
+ */
+export function wholeCentsMicros(usd: number): number | null {
+  const cents = Math.round(usd * 100);
+  // Exact: a number of whole cents reads back as itself (`12.34` does, `12.3400000001` does not,
+  // nor does `1e-9`, which a tolerance would round to zero cents).
+  if (!Number.isFinite(usd) || cents / 100 !== usd) return null;
+  return cents * (MICROS_PER_USD / 100);
+}
+
+/**
  * The micros of a purchase of `usd`: a credit pack, or a custom amount in whole cents from
  * `MIN_PURCHASE_USD` to `MAX_PURCHASE_USD`; null for anything else.
  */
 export function purchaseMicros(usd: number): number | null {
-  const cents = Math.round(usd * 100);
-  // Exact: a number of whole cents reads back as itself (`12.34` does, `12.3400000001` does not).
-  if (!Number.isFinite(usd) || cents / 100 !== usd) return null;
   if (usd < MIN_PURCHASE_USD || usd > MAX_PURCHASE_USD) return null;
-  return cents * (MICROS_PER_USD / 100);
+  return wholeCentsMicros(usd);
 }
 
 /** Micros as `USD 12.34` (rounded to cents), as pages show amounts. */

@@ -2,6 +2,7 @@ import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { microsToUsd } from '../../billing/ledger.js';
 import { MAX_GRANT_MICROS, type OperatorAction, type TenantOverview } from '../../billing/operators.js';
+import { wholeCentsMicros } from '../../billing/payments/processor.js';
 import { NO_STORE } from '../../http/errors.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
@@ -18,7 +19,7 @@ const grantSchema = z.strictObject({
     .number()
     .positive()
     .max(MAX_GRANT_USD)
-    .refine((usd) => Math.abs(usd * 100 - Math.round(usd * 100)) < 1e-6, 'must be whole cents'),
+    .refine((usd) => wholeCentsMicros(usd) !== null, 'must be whole cents'),
   reason,
 });
 const suspendSchema = z.strictObject({ reason });
@@ -82,7 +83,7 @@ export function adminRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
         tenantId: tenant.id,
         operator: admin.email!,
         reason: body.reason,
-        amountMicros: Math.round(body.amountUsd * 100) * 10_000,
+        amountMicros: wholeCentsMicros(body.amountUsd)!,
       });
       return {
         status: 201,
