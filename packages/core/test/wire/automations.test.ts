@@ -216,6 +216,16 @@ for (const kind of STORE_KINDS) {
         const second = await (await as('lister')(`/automations?limit=2&cursor=${first.nextCursor}`)).json();
         expect(second.automations.map((a: { id: string }) => a.id)).toEqual([ids[0]]);
         expect(second.nextCursor).toBeNull();
+        // A cursor the list never issued is refused, not read as an empty last page.
+        for (const cursor of ['garbage', '', 'run_AAAAAAAAAAAAAAAAAAAAAA', `${ids[0]}x`]) {
+          const response = await as('lister')(`/automations?cursor=${encodeURIComponent(cursor)}`);
+          expect(response.status, cursor).toBe(400);
+          const { error } = await response.json();
+          expect(error).toMatchObject({
+            code: 'validation_failed',
+            message: expect.stringContaining('cursor'),
+          });
+        }
       });
 
       it("never shows, changes or deletes another user's automation (404)", async () => {
@@ -719,6 +729,16 @@ for (const kind of STORE_KINDS) {
         ).json();
         expect(page2.runs.map((r: { id: string }) => r.id)).toEqual([runIds[0]]);
         expect(page2.nextCursor).toBeNull();
+        // A cursor the list never issued is refused, not read as an empty last page.
+        for (const cursor of ['garbage', '', id, `${runIds[0]}x`]) {
+          const response = await as('rita')(`/runs?cursor=${encodeURIComponent(cursor)}`);
+          expect(response.status, cursor).toBe(400);
+          const { error } = await response.json();
+          expect(error).toMatchObject({
+            code: 'validation_failed',
+            message: expect.stringContaining('cursor'),
+          });
+        }
         expect(
           (await (await as('rita')(`/runs?automation=${id}&status=completed`)).json()).runs,
         ).toHaveLength(3);

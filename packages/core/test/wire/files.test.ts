@@ -150,6 +150,16 @@ for (const kind of STORE_KINDS) {
       };
       expect(page2.files.map((f) => f.id)).toEqual([ids[0]]);
       expect(page2.nextBefore).toBeNull();
+      // A cursor the list never issued is refused, not read as an empty last page.
+      for (const before of ['garbage', '', 'run_AAAAAAAAAAAAAAAAAAAAAA', `${ids[0]}x`]) {
+        const response = await lister(`/files?before=${encodeURIComponent(before)}`);
+        expect(response.status, before).toBe(400);
+        const { error } = (await response.json()) as { error: { code: string; message: string } };
+        expect(error).toMatchObject({
+          code: 'validation_failed',
+          message: expect.stringContaining('before'),
+        });
+      }
 
       const rows = await chunkRows();
       const deleted = await lister(`/files/${ids[0]}`, { method: 'DELETE', json: {} });

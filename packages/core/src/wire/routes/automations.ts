@@ -8,6 +8,7 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { isIdOf } from '../../agent/ids.js';
 import {
   type Automations,
   type AutomationTrigger,
@@ -46,7 +47,10 @@ const updateBody = z
   .refine((b) => Object.keys(b).length > 0, 'name, prompt or trigger is required');
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().min(1).max(64).optional(),
+  cursor: z
+    .string()
+    .refine((v) => isIdOf('atm', v), 'must be a nextCursor')
+    .optional(),
 });
 
 export function automationRoutes(ctx: WireContext): Hono<WireEnv> {

@@ -9,6 +9,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { FileStore, FileSummary } from '../../agent/files.js';
+import { isIdOf } from '../../agent/ids.js';
 import { contentDisposition } from '../../http/content-disposition.js';
 import { capped, readMultipartFile, uploadChunks } from '../../http/multipart.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
@@ -38,7 +39,10 @@ const INLINE_TYPES = new Set([
 
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  before: z.string().min(1).max(64).optional(),
+  before: z
+    .string()
+    .refine((v) => isIdOf('fil', v), 'must be a nextBefore')
+    .optional(),
 });
 
 export function fileRoutes(ctx: WireContext, files: FileStore, maxBytes: number): Hono<WireEnv> {

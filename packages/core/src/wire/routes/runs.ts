@@ -10,6 +10,7 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { isIdOf } from '../../agent/ids.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { noFields, principalOf, queryOf, validate } from '../request.js';
@@ -20,7 +21,10 @@ const listQuery = z.object({
   automation: z.string().max(64).optional(),
   owner: z.string().max(256).optional(),
   status: z.enum(['running', 'awaiting_approval', 'completed', 'failed', 'cancelled']).optional(),
-  cursor: z.string().min(1).max(64).optional(),
+  cursor: z
+    .string()
+    .refine((v) => isIdOf('run', v), 'must be a nextCursor')
+    .optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
 });
 
