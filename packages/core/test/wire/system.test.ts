@@ -125,6 +125,17 @@ describe('development routes', () => {
       ],
       totals: { apps: 0, automations: 0, grants: 0 },
     });
+    // Its body is strict like every wire body: an unknown key, `__proto__` among them, is refused
+    // (not ignored, which would report every tool).
+    for (const body of ['{"tools":["purge"],"zzz":1}', '{"__proto__":{"x":1}}']) {
+      const refused = await anonymous(development)('/sync/impact', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      expect(refused.status, body).toBe(400);
+      expect((await refused.json()).error.code, body).toBe('validation_failed');
+    }
   });
 
   it('count the apps whose current version calls a tool, by query or by button', async () => {

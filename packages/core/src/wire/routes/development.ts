@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { WireContext, WireEnv } from '../context.js';
 import { jsonBody } from '../request.js';
 
-const impactBody = z.object({ tools: z.array(z.string().min(1).max(64)).max(500).optional() });
+const impactBody = z.strictObject({ tools: z.array(z.string().min(1).max(64)).max(500).optional() });
 
 export function developmentRoutes(ctx: WireContext): Hono<WireEnv> {
   const app = new Hono<WireEnv>();
