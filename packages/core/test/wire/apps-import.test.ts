@@ -244,6 +244,25 @@ for (const kind of STORE_KINDS) {
         expect(await json(await as(ada)('/apps'), 200)).toEqual({ apps: [] });
       });
 
+      it('takes a file nesting 65 levels, a document’s 64 inside the file, and refuses one level more', async () => {
+        const ada = someone();
+        // `levels` of arrays inside the document's own object: the document nests `levels + 1`.
+        const fileNesting = (levels: number) =>
+          JSON.stringify({
+            format: 'service-app',
+            formatVersion: 1,
+            name: 'Deep',
+            document: { ...ordersDoc('Deep'), deep: JSON.parse('['.repeat(levels) + ']'.repeat(levels)) },
+          });
+        // At the edge the guard lets it through and the document validator judges it (`deep` is
+        // not a document field), not the body's nesting.
+        const judged = await expectError(await importAs(ada, fileNesting(63)), 422, 'app_invalid');
+        expect(JSON.stringify(judged.problems)).not.toContain('nests deeper');
+        const tooDeep = await expectError(await importAs(ada, fileNesting(64)), 400, 'validation_failed');
+        expect(tooDeep.message).toContain('nests deeper than 65 levels');
+        expect(await json(await as(ada)('/apps'), 200)).toEqual({ apps: [] });
+      });
+
       it('refuses a document the validator refuses, with its problems, and writes nothing', async () => {
         const ada = someone();
         const document = {
