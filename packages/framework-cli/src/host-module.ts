@@ -6,8 +6,8 @@
  */
 import { Console } from 'node:console';
 import { createHash } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CliError } from './cli-error.js';
 
@@ -36,16 +36,47 @@ export function resolveHostFile(dir: string, specifier: string, from: string): s
   );
 }
 
+/** Whether a specifier names a package (`my-models`, `@acme/ai/model`) rather than a file of the app. */
+export function isPackageSpecifier(specifier: string): boolean {
+  return !specifier.startsWith('@/') && !specifier.startsWith('.') && !isAbsolute(specifier);
+}
+
+/**
+ * The folder of the package a bare specifier names, or null: looked up as Node looks it up, in
+ * `node_modules` from the app's folder upwards (a workspace's hoisted packages included).
+ */
+export function hostPackageDir(dir: string, specifier: string): string | null {
+  const parts = specifier.split('/');
+  const name = (specifier.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)).join('/');
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    const candidate = join(at, 'node_modules', name);
+    if (existsSync(join(candidate, 'package.json'))) return candidate;
+    if (dirname(at) === at) return null;
+  }
+}
+
+/** Where a loaded host module's ES module goes: inside the app, so its package imports resolve from the app's node_modules. */
+function cliModuleFile(dir: string, key: string): string {
+  return join(dir, '.service/data/cli', `${createHash('sha256').update(key).digest('hex').slice(0, 12)}.mjs`);
+}
+
+/**
+ * A package of the app (its model module may be one), imported as the app's bundler would: by
+ * its specifier from a module inside the app, so Node picks its `import` entry from the app's
+ * node_modules.
+ */
+export async function importHostPackage(dir: string, specifier: string): Promise<Record<string, unknown>> {
+  const outfile = cliModuleFile(dir, `package:${specifier}`);
+  mkdirSync(dirname(outfile), { recursive: true });
+  writeFileSync(outfile, `export * as namespace from ${JSON.stringify(specifier)};\n`);
+  const loaded = await loadHostModule(specifier, outfile);
+  return loaded.namespace as Record<string, unknown>;
+}
+
 export async function importHostModule(dir: string, file: string): Promise<Record<string, unknown>> {
   const { build } = await import('esbuild');
   const tsconfig = join(dir, 'tsconfig.json');
-  // Inside the app, so the bundle's package imports resolve from the app's own node_modules.
-  const outfile = join(
-    dir,
-    '.service/data/cli',
-    `${createHash('sha256').update(file).digest('hex').slice(0, 12)}.mjs`,
-  );
-  consoleToStderr();
+  const outfile = cliModuleFile(dir, file);
   try {
     await build({
       entryPoints: [file],
@@ -59,11 +90,21 @@ export async function importHostModule(dir: string, file: string): Promise<Recor
       logLevel: 'silent',
       ...(existsSync(tsconfig) ? { tsconfig } : {}),
     });
+  } catch (error) {
+    throw new CliError(`Could not load ${file}: ${(error as Error).message}`);
+  }
+  return loadHostModule(file, outfile);
+}
+
+/** Imports a module written under `.service/data/cli/`; `name` is what a failure names. */
+async function loadHostModule(name: string, outfile: string): Promise<Record<string, unknown>> {
+  consoleToStderr();
+  try {
     return await withoutExit(() =>
       withinLoadLimit(import(`${pathToFileURL(outfile).href}?at=${Date.now()}`)),
     );
   } catch (error) {
-    throw new CliError(`Could not load ${file}: ${(error as Error).message}`);
+    throw new CliError(`Could not load ${name}: ${(error as Error).message}`);
   }
 }
 

@@ -288,4 +288,66 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
     const again = await runCli(['refine', '--yes', '--ask', 'hide say_hello'], { cwd: dir });
     expect(again.stdout).toContain('Nothing to change.');
   });
+
+  it('refine answers with a model module that is a package of the app, and refuses one that is not there', async () => {
+    // An ES-only package, as model packages often are: only its `import` entry loads.
+    const pkgDir = join(dir, 'node_modules/my-models');
+    mkdirSync(pkgDir, { recursive: true });
+    writeFileSync(
+      join(pkgDir, 'package.json'),
+      JSON.stringify({ name: 'my-models', type: 'module', exports: { '.': { import: './index.js' } } }),
+    );
+    const answer = { overrides: { tools: { say_hello: { title: 'Greet' } } }, notes: ['from my-models'] };
+    writeFileSync(
+      join(pkgDir, 'index.js'),
+      `export const model = {
+  specificationVersion: 'v3', provider: 'acme', modelId: 'fixed', supportedUrls: {},
+  doGenerate: async () => ({
+    content: [{ type: 'text', text: ${JSON.stringify(JSON.stringify(answer))} }],
+    finishReason: { unified: 'stop', raw: undefined },
+    usage: { inputTokens: { total: 0, noCache: 0 }, outputTokens: { total: 0, text: 0 } },
+    warnings: [],
+  }),
+};
+`,
+    );
+    const configFile = join(dir, '.service/config.json');
+    const config = readFileSync(configFile, 'utf8');
+    try {
+      const flagged = await runCli(['refine', '--json', '--model-import', 'my-models'], { cwd: dir });
+      expect(flagged.code, flagged.stderr).toBe(0);
+      expect(JSON.parse(flagged.stdout)).toMatchObject({ model: 'acme/fixed', notes: ['from my-models'] });
+
+      writeFileSync(configFile, config.replace('"./ai"', '"my-models"'));
+      const configured = await runCli(['refine', '--json'], { cwd: dir });
+      expect(configured.code, configured.stderr).toBe(0);
+      expect(JSON.parse(configured.stdout)).toMatchObject({ model: 'acme/fixed', notes: ['from my-models'] });
+
+      // A model module that is not there is an error, not the demo model answering in its place.
+      for (const [specifier, message] of [
+        [
+          'no-such-models',
+          "no-such-models (modelImport in .service/config.json): no such package in the app's node_modules",
+        ],
+        [
+          './does-not-exist',
+          './does-not-exist (modelImport in .service/config.json): no such module in the app.',
+        ],
+      ]) {
+        writeFileSync(configFile, config.replace('"./ai"', JSON.stringify(specifier)));
+        const missing = await runCli(['refine', '--json'], { cwd: dir });
+        expect(missing.code).toBe(1);
+        expect(JSON.parse(missing.stdout).error.message).toContain(message);
+      }
+      const flaggedMissing = await runCli(['refine', '--model-import', 'no-such-models'], { cwd: dir });
+      expect(flaggedMissing).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining(
+          "--model-import no-such-models: no such package in the app's node_modules",
+        ),
+      });
+    } finally {
+      writeFileSync(configFile, config);
+    }
+  });
 });

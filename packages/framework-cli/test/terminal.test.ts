@@ -2,7 +2,7 @@
  * On a terminal (a real pseudo-terminal), init asks for the brief and for a confirmation, and
  * refine asks before applying its diff; a no writes nothing.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from '@lydell/node-pty';
@@ -103,6 +103,8 @@ describe.skipIf(!BUILT)('service on a terminal', () => {
       modelImport: './ai',
       wiring: [],
     });
+    // The model module as init generates it: no model, so the offline demo model answers.
+    writeFileSync(join(dir, 'ai.ts'), 'export const model = undefined;\n');
     writeJson(join(dir, '.service/catalog.json'), {
       version: 1,
       tools: [

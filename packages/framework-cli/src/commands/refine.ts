@@ -5,23 +5,30 @@
  * run leaves a transcript under `.service/data/refine/`.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { parseArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
 import { CONTEXT_END, CONTEXT_START } from '../demo-model.js';
 import { unifiedDiff } from '../diff.js';
-import { importHostModule, resolveHostFile } from '../host-module.js';
+import {
+  hostPackageDir,
+  importHostModule,
+  importHostPackage,
+  isPackageSpecifier,
+  resolveHostFile,
+} from '../host-module.js';
 import { type CliIo, confirm, interactive } from '../io.js';
 import {
   appDir,
   appUrl,
   CATALOG_PATH,
+  CONFIG_PATH,
   configuredAppUrl,
   OVERRIDES_PATH,
   readConfig,
+  type ServiceConfig,
   safeJson,
-  sourceRoot,
 } from '../project.js';
 
 const OPTIONS = { url: 'string', 'model-import': 'string', ask: 'strings', yes: 'boolean' } as const;
@@ -60,12 +67,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const asks = (options.ask as string[] | undefined) ?? [];
   const notes: string[] = [];
 
-  const { model, label } = await loadModel(
-    dir,
-    config.modelImport,
-    options['model-import'] as string | undefined,
-    notes,
-  );
+  const { model, label } = await loadModel(dir, config, options['model-import'] as string | undefined, notes);
   let status: unknown = null;
   const url = configuredAppUrl(dir, io.env, options.url as string | undefined);
   if (url !== undefined) {
@@ -136,18 +138,33 @@ export async function run(args: string[], io: CliIo): Promise<number> {
 
 type Model = Parameters<typeof import('ai').generateText>[0]['model'];
 
-/** The app's model (`model` of the model module), else the offline demo model. */
+/**
+ * The app's model (`model` of the model module), else the offline demo model. The specifier reads
+ * as the wiring's import of it does: a package of the app, a file relative to the service module,
+ * or `@/…`. A module that is not there is an error naming where it was configured: only a module
+ * that loads and exports no model hands over to the demo model.
+ */
 async function loadModel(
   dir: string,
-  configured: string,
+  config: ServiceConfig,
   flag: string | undefined,
   notes: string[],
 ): Promise<{ model: Model; label: string }> {
-  const specifier = flag ?? configured;
-  const from = join(dir, sourceRoot(dir));
-  const file = resolveHostFile(dir, specifier, from);
-  if (!file && flag !== undefined) throw new CliError(`--model-import ${flag}: no such module in the app.`);
-  const module = file ? await importHostModule(dir, file) : {};
+  const specifier = flag ?? config.modelImport;
+  const named =
+    flag !== undefined ? `--model-import ${flag}` : `${specifier} (modelImport in ${CONFIG_PATH})`;
+  let module: Record<string, unknown>;
+  if (isPackageSpecifier(specifier)) {
+    if (!hostPackageDir(dir, specifier)) {
+      throw new CliError(`${named}: no such package in the app's node_modules: install it, or name another.`);
+    }
+    module = await importHostPackage(dir, specifier);
+  } else {
+    // The tools module init recorded lies beside the service module, whose import this reads as.
+    const file = resolveHostFile(dir, specifier, join(dir, dirname(config.toolsModule)));
+    if (!file) throw new CliError(`${named}: no such module in the app.`);
+    module = await importHostModule(dir, file);
+  }
   const model = (module.model ?? module.default) as Model | undefined;
   if (model) {
     const label = typeof model === 'string' ? model : `${model.provider}/${model.modelId}`;
