@@ -403,8 +403,22 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     });
     // No second model module beside the one the host file imports.
     expect(readdirSync(dir).filter((name) => name.startsWith('ai.'))).toEqual([]);
-    // An option given again still wins.
+    // An option the kept service module keeps out is not recorded either: refine acts on the config.
+    const unapplied = await runCli(
+      ['init', '--yes', '--force', '--brief', 'Takes orders', '--model-import', './other-ai'],
+      { cwd: dir },
+    );
+    expect(unapplied.code, unapplied.stderr).toBe(0);
+    expect(unapplied.stdout).toContain('note: --model-import ./other-ai is not applied: service.ts exists');
+    expect(unapplied.stdout).toContain('note: --brief is not applied: service.ts exists');
+    expect(readJson(join(dir, '.service/config.json'))).toMatchObject({
+      modelImport: './mymodel',
+      brief: 'Answers shop questions',
+    });
+    // An option given again wins where init writes the service module anew.
+    rmSync(join(dir, 'service.ts'));
     await runCli(['init', '--yes', '--force', '--brief', 'Takes orders'], { cwd: dir });
+    expect(readFileSync(join(dir, 'service.ts'), 'utf8')).toContain('"Takes orders"');
     expect(readJson(join(dir, '.service/config.json'))).toMatchObject({
       modelImport: './mymodel',
       brief: 'Takes orders',

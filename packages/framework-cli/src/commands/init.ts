@@ -141,11 +141,11 @@ export function planInit(
   // What an earlier init decided stands unless an option says otherwise: `--force` regenerates
   // the files, it does not forget the model module or the brief the host file imports.
   const earlier = earlierConfig(dir);
-  const modelImport =
-    options.modelImport ??
+  const earlierModelImport =
     earlier?.modelImport ??
     (framework === 'next' && hasRootAlias(dir, root) ? '@/lib/ai' : DEFAULT_MODEL_IMPORT);
-  const brief = options.brief ?? earlier?.brief;
+  let modelImport = options.modelImport ?? earlierModelImport;
+  let brief = options.brief ?? earlier?.brief;
   const wiring = wiringFor({
     framework,
     root,
@@ -196,14 +196,19 @@ export function planInit(
     notes.push(
       `${option} is not applied: ${wiring.serviceModule} exists and init never overwrites it: ${what} yourself.`,
     );
-  const importsModel =
-    kept === null || [`'${modelImport}'`, `"${modelImport}"`].some((quoted) => kept.includes(quoted));
-  if (options.modelImport !== undefined && !importsModel) {
+  const imports = (specifier: string) =>
+    kept === null || [`'${specifier}'`, `"${specifier}"`].some((quoted) => kept.includes(quoted));
+  // An option not applied is not recorded either: the config keeps what the app's files say, since
+  // refine acts on it (the module it loads the model from, the brief it sends).
+  if (options.modelImport !== undefined && !imports(modelImport)) {
     unapplied(`--model-import ${options.modelImport}`, 'change its model import');
+    modelImport = earlierModelImport;
   }
   if (options.brief !== undefined && kept !== null && !kept.includes(JSON.stringify(options.brief.trim()))) {
     unapplied('--brief', 'edit its system prompt');
+    brief = earlier?.brief;
   }
+  const importsModel = imports(modelImport);
 
   // The model module: created only when the specifier names a file of this app that is missing
   // and the service module imports it.
