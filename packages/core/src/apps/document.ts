@@ -71,7 +71,13 @@ export const appQuery = z.strictObject({
 export type AppQuery = z.infer<typeof appQuery>;
 
 export const appDocument = z.strictObject({
-  version: z.literal(APP_DOCUMENT_VERSION, { error: `version must be ${APP_DOCUMENT_VERSION}` }),
+  // An absent version says so: "must be 1" alone reads as if a wrong one was sent.
+  version: z.literal(APP_DOCUMENT_VERSION, {
+    error: (issue) =>
+      issue.input === undefined
+        ? `version is missing; it must be ${APP_DOCUMENT_VERSION}`
+        : `version must be ${APP_DOCUMENT_VERSION}`,
+  }),
   title: z.string().trim().min(1).max(120),
   root: appNode,
   queries: z

@@ -38,7 +38,7 @@ export type Validation = { ok: true; document: AppDocument } | { ok: false; prob
 export function validateDocument(raw: unknown, options: { tools: AppToolCatalog }): Validation {
   const shape = shapeProblem(raw);
   if (shape) return { ok: false, problems: [shape] };
-  const parsed = appDocument.safeParse(raw);
+  const parsed = appDocument.safeParse(raw, { error: missingMember });
   if (!parsed.success) return { ok: false, problems: zodProblems(parsed.error, '') };
 
   const document = parsed.data;
@@ -51,6 +51,12 @@ export function validateDocument(raw: unknown, options: { tools: AppToolCatalog 
   for (const use of uses.rowFields) checkRowField(use, document, tools, problems);
   return problems.empty ? { ok: true, document } : { ok: false, problems: problems.list() };
 }
+
+/** A required member that is absent says it is missing, instead of "received undefined". */
+const missingMember = (issue: z.core.$ZodRawIssue): string | undefined =>
+  issue.code === 'invalid_type' && issue.input === undefined
+    ? `${String(issue.path?.at(-1) ?? 'value')} is missing; expected ${issue.expected}`
+    : undefined;
 
 function zodProblems(error: z.ZodError, base: string): Problem[] {
   return error.issues.slice(0, APP_DOCUMENT_LIMITS.maxProblems).map((issue) => ({

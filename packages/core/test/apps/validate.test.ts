@@ -101,6 +101,12 @@ describe('validateDocument', () => {
   describe('document shape', () => {
     it('refuses another version, a missing title and unknown members', () => {
       expectOneProblem({ ...goodDocument(), version: 2 }, 'version', 'version must be 1');
+      expectOneProblem(
+        { ...goodDocument(), version: undefined },
+        'version',
+        'version is missing; it must be 1',
+      );
+      expectOneProblem({ ...goodDocument(), title: undefined }, 'title', 'title is missing; expected string');
       expectOneProblem({ ...goodDocument(), title: ' ' }, 'title');
       expectOneProblem({ ...goodDocument(), script: 'alert(1)' }, '', 'script');
       expectOneProblem(

@@ -6,6 +6,7 @@
  * slot), slots the composition declares, and the adoption of an anonymous visitor's apps and
  * placements when they sign in, with and without clashes.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { contentHash } from '../../src/apps/index.js';
@@ -48,6 +49,13 @@ const made = (title: string, wish?: string) => {
   const document = ordersDoc(title);
   return { document, contentHash: contentHash(document), ...(wish ? { wish } : {}) };
 };
+
+/** The export file docs/wire.md shows under "Export": it must import as written. */
+function docsExportFile(): string {
+  const page = readFileSync(new URL('../../../../docs/wire.md', import.meta.url), 'utf8');
+  const section = page.slice(page.indexOf('### Export'), page.indexOf('### Import'));
+  return section.match(/```json\n([\s\S]*?)```/)![1]!;
+}
 
 const MEDIA_TYPE = 'application/vnd.service.app+json';
 const SEEDS = [
@@ -140,6 +148,24 @@ for (const kind of STORE_KINDS) {
         await expectError(await as(bob)(`/apps/${sales.id}`), 404, 'not_found');
         const activity = await json(await as(bob)('/activity'), 200);
         expect(activity.events.map((e: { kind: string }) => e.kind)).toContain('app.imported');
+      });
+
+      it('imports the export file the docs show, as written, and exports it again alike', async () => {
+        const ada = someone();
+        const text = docsExportFile();
+        const shown = JSON.parse(text);
+        const answer = await json(await importAs(ada, text), 201);
+        expect(answer.app).toMatchObject({
+          name: shown.name,
+          kind: shown.kind,
+          forkedFrom: shown.source.appId,
+          baselineKey: shown.baseline.key,
+          current: { document: shown.document, contentHash: shown.contentHash },
+        });
+        const again = await json(await as(ada)(`/apps/${answer.app.id}/export`), 200);
+        expect(Object.keys(again)).toEqual(Object.keys(shown));
+        expect(again.document).toEqual(shown.document);
+        expect(again.contentHash).toBe(shown.contentHash);
       });
 
       it('recomputes the content hash instead of trusting the file’s', async () => {
@@ -284,6 +310,13 @@ for (const kind of STORE_KINDS) {
           'app_invalid',
         );
         expect(shape.problems.length).toBeGreaterThan(0);
+        const { version: _version, ...unversioned } = ordersDoc('No version');
+        const missing = await expectError(
+          await importAs(ada, JSON.stringify({ ...file, document: unversioned })),
+          422,
+          'app_invalid',
+        );
+        expect(missing.problems).toEqual([{ path: 'version', message: 'version is missing; it must be 1' }]);
         expect(await json(await as(ada)('/apps'), 200)).toEqual({ apps: [] });
       });
     });
