@@ -105,20 +105,19 @@ describe('POST /api/cli/ssh-sessions', () => {
   });
 
   it('answers 400 for malformed JSON, a missing or wrong-typed deployment, and 413 for a huge body', async () => {
-    for (const body of [
-      '{not json',
-      '[]',
-      {},
-      { deployment: 42 },
-      { deployment: '  ' },
-      { deployment: 'x'.repeat(201) },
-    ]) {
+    const notJson = 'Request body must be JSON: { "deployment": "<slug or id>" }';
+    // Not an object: the expected shape. A JSON object with a wrong member: that member, and why.
+    for (const [body, message] of [
+      ['{not json', notJson],
+      ['[]', notJson],
+      [{}, 'deployment: is required (an app slug or id)'],
+      [{ deployment: 42 }, 'deployment: must be a string (an app slug or id)'],
+      [{ deployment: '  ' }, 'deployment: must not be blank'],
+      [{ deployment: 'x'.repeat(201) }, 'deployment: must be at most 200 characters'],
+    ] as const) {
       const response = await start(tenant.cliKey, body);
       expect(response.status, JSON.stringify(body)).toBe(400);
-      expect(await response.json()).toEqual({
-        message: 'Request body must be JSON: { "deployment": "<slug or id>" }',
-        code: 'VALIDATION_FAILED',
-      });
+      expect(await response.json()).toEqual({ message, code: 'VALIDATION_FAILED' });
     }
     expect((await start(tenant.cliKey, { deployment: 'x'.repeat(20_000) })).status).toBe(413);
   });
@@ -249,6 +248,11 @@ describe('POST /api/cli/ssh-sessions/claim', () => {
     });
     expect(noToken.status).toBe(400);
     expect((await claim(`service_ssh_${'C'.repeat(43)}`)).status).toBe(401);
-    expect((await claim(42)).status).toBe(400);
+    const wrongType = await claim(42);
+    expect(wrongType.status).toBe(400);
+    expect(await wrongType.json()).toEqual({
+      message: 'token: must be a string (the session token)',
+      code: 'VALIDATION_FAILED',
+    });
   });
 });

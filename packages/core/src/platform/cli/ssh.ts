@@ -16,17 +16,39 @@ import {
 } from './authenticate.js';
 import type { SshBrokerSettings } from './options.js';
 
-const startSchema = z.object({ deployment: z.string().max(200).trim().min(1) });
-const claimSchema = z.object({ token: z.string() });
+const START_BODY = '{ "deployment": "<slug or id>" }';
+const CLAIM_BODY = '{ "token": "..." }';
+const notJson = (expected: string) => `Request body must be JSON: ${expected}`;
 
-/** Refuses a body that is not the JSON a route expects with a flat 400 showing what is (or 413). */
+/** A required string member whose refusal says whether it is missing or not a string. */
+const stringField = (what: string) =>
+  z.string({
+    error: (issue) => (issue.input === undefined ? `is required (${what})` : `must be a string (${what})`),
+  });
+
+// A body that is not an object gets the expected shape; a member that is wrong gets named.
+const startSchema = z.object(
+  {
+    deployment: stringField('an app slug or id')
+      .max(200, 'must be at most 200 characters')
+      .trim()
+      .min(1, 'must not be blank'),
+  },
+  notJson(START_BODY),
+);
+const claimSchema = z.object({ token: stringField('the session token') }, notJson(CLAIM_BODY));
+
+/**
+ * Refuses a body that is not the JSON a route expects with a flat 400 (or 413): the expected
+ * shape when it is not JSON, the field and what is wrong with it when the schema refused it.
+ */
 function expectJson(expected: string): JsonBodyOptions {
   return {
     maxBytes: CLI_MAX_BODY_BYTES,
-    refuse: (status) =>
+    refuse: (status, message, bySchema) =>
       status === 413
         ? bodyTooLarge()
-        : new PlatformError(400, `Request body must be JSON: ${expected}`, {
+        : new PlatformError(400, bySchema ? message : notJson(expected), {
             code: 'VALIDATION_FAILED',
             headers: NO_STORE,
           }),
@@ -69,7 +91,7 @@ export function sshRoutes(ctx: PlatformContext, broker: SshBrokerSettings | null
         headers: NO_STORE,
       });
     }
-    const body = await readJsonBody(c, startSchema, expectJson('{ "deployment": "<slug or id>" }'));
+    const body = await readJsonBody(c, startSchema, expectJson(START_BODY));
     if (!broker) {
       throw new PlatformError(503, 'No ssh broker is configured on this platform', {
         code: 'SSH_UNAVAILABLE',
@@ -117,7 +139,7 @@ export function sshRoutes(ctx: PlatformContext, broker: SshBrokerSettings | null
     if (!secret || !safeEqual(hashSecret(secret), hashSecret(broker.secret))) {
       throw new PlatformError(401, 'Unauthorized', { code: 'INVALID_BROKER_SECRET', headers: NO_STORE });
     }
-    const body = await readJsonBody(c, claimSchema, expectJson('{ "token": "..." }'));
+    const body = await readJsonBody(c, claimSchema, expectJson(CLAIM_BODY));
     const claimed = await sessions.claim(body.token);
     if (!claimed) {
       throw new PlatformError(401, 'Invalid, expired or already used session token', {

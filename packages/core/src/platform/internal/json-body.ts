@@ -10,8 +10,11 @@ export const MAX_JSON_BODY_BYTES = 64 * 1024;
 
 export interface JsonBodyOptions {
   maxBytes?: number;
-  /** The refusal of a body past the size limit (413) or not the JSON expected (400). */
-  refuse?: (status: 400 | 413, message: string) => PlatformError;
+  /**
+   * The refusal of a body past the size limit (413) or not the JSON expected (400). `bySchema`
+   * is true when the body was JSON the schema refused: `message` then names the field.
+   */
+  refuse?: (status: 400 | 413, message: string, bySchema?: boolean) => PlatformError;
 }
 
 /** The dashboard's refusal: a flat body with code `INVALID_REQUEST`. */
@@ -42,7 +45,8 @@ export async function readJsonBody<S extends z.ZodType>(
   if (!input.ok)
     throw refuse(400, input.reason === 'syntax' ? 'Request body must be valid JSON' : input.message);
   const parsed = schema.safeParse(input.value);
-  if (!parsed.success) throw refuse(400, describeIssues(unknownFieldsFirst(parsed.error), { limit: 1 }));
+  if (!parsed.success)
+    throw refuse(400, describeIssues(unknownFieldsFirst(parsed.error), { limit: 1 }), true);
   return parsed.data;
 }
 
