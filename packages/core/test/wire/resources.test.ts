@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { AuditLog } from '../../src/agent/audit.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
 import { lastUserText, reactiveModel, scriptedModel } from './support/models.js';
@@ -228,6 +229,27 @@ for (const kind of STORE_KINDS) {
         ]),
       );
       expect((await (await bob()('/activity')).json()).events).toEqual([]);
+    });
+
+    it('pages activity by its nextBefore, and refuses a before it never issued, naming it', async () => {
+      const erin = () => callerFor(service.fetch, `erin-${kind}`);
+      const audit = new AuditLog(store.db);
+      for (const n of [1, 2, 3]) await audit.recordNow(`erin-${kind}`, 'test.event', { n });
+      const all = await (await erin()('/activity')).json();
+      expect(all.events).toHaveLength(3);
+      const first = await (await erin()('/activity?limit=1')).json();
+      expect(first.events).toHaveLength(1);
+      const rest = await (await erin()(`/activity?before=${first.nextBefore}`)).json();
+      expect([...first.events, ...rest.events]).toEqual(all.events);
+      for (const before of ['abc', '0', '-1', '1.5', '1e400', '']) {
+        const response = await erin()(`/activity?before=${encodeURIComponent(before)}`);
+        expect(response.status, before).toBe(400);
+        const { error } = await response.json();
+        expect(error, before).toMatchObject({
+          code: 'validation_failed',
+          message: 'query.before: must be a nextBefore',
+        });
+      }
     });
 
     it('refuses ?org= and an org body field: organizations need the cloud capability', async () => {

@@ -10,9 +10,16 @@ import type { WireContext, WireEnv } from '../context.js';
 import { UNAVAILABLE_HEADERS } from '../errors.js';
 import { principalOf, queryOf, validate } from '../request.js';
 
+/** An activity page's `nextBefore` is an event id, a positive whole number; nothing else is one. */
+const NOT_A_NEXT_BEFORE = 'must be a nextBefore';
+
 const activityQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  before: z.coerce.number().int().positive().optional(),
+  before: z.coerce
+    .number({ error: NOT_A_NEXT_BEFORE })
+    .int(NOT_A_NEXT_BEFORE)
+    .positive(NOT_A_NEXT_BEFORE)
+    .optional(),
 });
 
 export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
