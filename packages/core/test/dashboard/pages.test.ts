@@ -723,6 +723,13 @@ describe('dashboard forms over HTTP', () => {
       expect(key.text).toContain('The key&#39;s name must be 1 to 100 characters');
       expect(key.text).not.toMatch(/name: |body\.name/);
     }
+    // Your own name may be left empty: saving it so clears it, as the docs say.
+    const myName = async () => (await (await api(owner.cookie, 'GET', '/api/user/me')).json()).user.name;
+    expect((await sendForm('/settings', { _action: 'rename-me', name: 'Ada' })).status).toBe(303);
+    expect(await myName()).toBe('Ada');
+    const cleared = await sendForm('/settings', { _action: 'rename-me', name: '' });
+    expect(cleared.status).toBe(303);
+    expect(await myName()).toBeNull();
     expect(await (await api(owner.cookie, 'GET', '/settings')).text()).toContain(
       'name="name" type="text" value="forms&#39;s workspace" required maxlength="100"',
     );
