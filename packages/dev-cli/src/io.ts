@@ -39,7 +39,7 @@ export function serviceDir(io: CliIo): string {
   return `${io.env.HOME?.trim() || homedir()}/.service`;
 }
 
-/** Color only on a terminal, and never when `NO_COLOR` is set (https://no-color.org) or TERM is dumb. */
+/** Color only on a terminal, and never when `NO_COLOR` is set to anything but empty, or TERM is dumb. */
 export function useColor(io: CliIo, stream: OutputStream = io.stdout): boolean {
   return stream.isTTY === true && !io.env.NO_COLOR && io.env.TERM !== 'dumb';
 }
