@@ -10,7 +10,9 @@
  *
  * @see docs/storage.md "When the database goes away"
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isStoreUnavailable } from '../src/store/availability.js';
 import { createStore, type Store } from '../src/store/index.js';
 import type { Service } from '../src/wire/create-service.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
@@ -248,4 +250,62 @@ describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (po
     }
     expect((await register()).status).toBe(201);
   }, 60_000);
+
+  it('fails a statement a hung database leaves unanswered as unavailable, and cuts its connection', async () => {
+    const bounded = await createStore({
+      url: cluster.url,
+      poolSize: 2,
+      queryTimeoutMs: 1000,
+      migrate: false,
+    });
+    try {
+      await sql`create table if not exists hang_probe (n integer)`.execute(bounded.db);
+      // Both connections open: a new one would wait for the hung server to greet it.
+      await Promise.all([1, 2].map(() => sql`select pg_sleep(0.05)`.execute(bounded.db)));
+      let inTransaction!: () => void;
+      const begun = new Promise<void>((resolve) => {
+        inTransaction = resolve;
+      });
+      let frozen!: () => void;
+      const freezing = new Promise<void>((resolve) => {
+        frozen = resolve;
+      });
+      // A transaction that wrote a row, then sends a statement into the hang.
+      const transaction = bounded.db.transaction().execute(async (trx) => {
+        await sql`insert into hang_probe values (1)`.execute(trx);
+        inTransaction();
+        await freezing;
+        await sql`select 1`.execute(trx);
+      });
+      await begun;
+      await cluster.freeze();
+      // The hang ends on its own, well after the bound: without it, both statements would wait.
+      const thawed = new Promise((resolve) => setTimeout(resolve, 4000)).then(() => cluster.thaw());
+      try {
+        const started = Date.now();
+        frozen();
+        const [plain, inTrx] = await Promise.allSettled([sql`select 1`.execute(bounded.db), transaction]);
+        const took = Date.now() - started;
+        expect(took).toBeLessThan(2500);
+        for (const outcome of [plain, inTrx]) {
+          expect(outcome.status).toBe('rejected');
+          expect(isStoreUnavailable((outcome as PromiseRejectedResult).reason)).toBe(true);
+        }
+      } finally {
+        await thawed;
+      }
+      // The cut connection took its transaction with it (the server rolled it back), and no
+      // statement lands on a connection left inside it: the pool serves from new ones.
+      const rows = await Promise.all(
+        [1, 2, 3, 4].map(() =>
+          sql<{ n: number }>`select count(*)::int as n from hang_probe`.execute(bounded.db),
+        ),
+      );
+      expect(rows.map((r) => r.rows[0]!.n)).toEqual([0, 0, 0, 0]);
+    } finally {
+      await cluster.thaw();
+      await sql`drop table if exists hang_probe`.execute(bounded.db).catch(() => {});
+      await bounded.close();
+    }
+  }, 30_000);
 });

@@ -39,11 +39,11 @@ const UNAVAILABLE_ERRNO = new Set([
 ]);
 
 /**
- * What the `pg` driver and its pool say when the connection is gone (they throw plain `Error`s
- * without a code for these).
+ * What the `pg` driver and its pool say when the connection is gone, or a statement went
+ * unanswered for its `query_timeout` (they throw plain `Error`s without a code for these).
  */
 const UNAVAILABLE_MESSAGE =
-  /^(Connection terminated( unexpectedly| due to connection timeout)?|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Connection ended unexpectedly)$/;
+  /^(Connection terminated( unexpectedly| due to connection timeout)?|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Connection ended unexpectedly|Query read timeout)$/;
 
 /**
  * True when `error` (or an error it wraps: `cause`, or one of an `AggregateError`'s) says the

@@ -1,10 +1,16 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely';
 import pg from 'pg';
+import { StoreUnavailableError } from './availability.js';
 import type { Database } from './database.js';
 import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
-import { createPGliteListener, createPostgresListener, type NotificationHandler } from './listener.js';
+import {
+  createPGliteListener,
+  createPostgresListener,
+  cutConnection,
+  type NotificationHandler,
+} from './listener.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { createPGliteDialect } from './pglite-dialect.js';
 import { InlinePGlite } from './pglite-inline.js';
@@ -27,6 +33,13 @@ export interface StoreOptions {
    * before it fails as "store unavailable" (503). Default 5000 ms.
    */
   connectTimeoutMs?: number;
+  /**
+   * How long one Postgres statement may go unanswered before it fails as "store unavailable"
+   * (503) and its connection is cut: a server that hangs (a stalled host, a silent network
+   * partition) neither answers nor closes the connection. Migrations are not bounded. Default
+   * 10000 ms (docs/storage.md says why).
+   */
+  queryTimeoutMs?: number;
   /**
    * Where the embedded store runs: `inline` in the caller's thread (default), or on a `thread`
    * of its own, so that its statements never hold the caller's requests (docs/storage.md weighs
@@ -77,9 +90,18 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
       `Invalid configuration: ${name} must be a postgres:// or postgresql:// URL (unset for the embedded store), got ${scheme}`,
     );
   }
+  let migrationDb: Kysely<Database> | undefined;
   const store =
     url && POSTGRES_URL.test(url)
-      ? openPostgres(url, options.poolSize ?? 10, options.connectTimeoutMs ?? 5000)
+      ? openPostgres(
+          url,
+          options.poolSize ?? 10,
+          options.connectTimeoutMs ?? 5000,
+          options.queryTimeoutMs ?? QUERY_TIMEOUT_MS,
+          (db) => {
+            migrationDb = db;
+          },
+        )
       : url === 'memory://' && options.image
         ? storeOn(await InlinePGlite.open(undefined, options.image), () => {})
         : await openPGlite(
@@ -88,7 +110,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
           );
   if (options.migrate !== false) {
     try {
-      await migrateToLatest(store.db);
+      await migrateToLatest(migrationDb ?? store.db);
     } catch (error) {
       await store.close();
       throw error;
@@ -138,12 +160,33 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<void> {
   throw new Error(`The store could not be reached: ${why}`, { cause: error });
 }
 
-function openPostgres(url: string, max: number, connectTimeoutMs: number): Store {
+/**
+ * Default bound on one Postgres statement. Far above any statement the platform runs outside
+ * migrations (milliseconds, a settlement batch well under a second), and short enough that a
+ * call in flight when the server hangs answers 503 within the 10 s a client commonly waits.
+ */
+const QUERY_TIMEOUT_MS = 10_000;
+
+/**
+ * How long closing waits for a server to see its connections off: one that hangs never answers
+ * the goodbye, so after this they are cut.
+ */
+const CLOSE_TIMEOUT_MS = 1000;
+
+function openPostgres(
+  url: string,
+  max: number,
+  connectTimeoutMs: number,
+  queryTimeoutMs: number,
+  onMigrationDb: (db: Kysely<Database>) => void,
+): Store {
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    // A server that went away without a word (failover, a dropped network) is noticed.
+    // A server that went away without a word (failover, a dropped network) is noticed in seconds,
+    // not after the kernel's default two hours.
     keepAlive: true,
+    keepAliveInitialDelayMillis: KEEP_ALIVE_DELAY_MS,
     connectionTimeoutMillis: connectTimeoutMs,
     types: {
       getTypeParser: ((oid: number, format?: string) =>
@@ -160,20 +203,79 @@ function openPostgres(url: string, max: number, connectTimeoutMs: number): Store
   // is released, and this listener keeps the event from being unhandled, which would end the
   // process.
   pool.on('error', () => {});
+  const clients = new Set<pg.PoolClient>();
   pool.on('connect', (client) => {
+    clients.add(client);
     client.on('error', () => {});
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const listener = createPostgresListener(url, { connectTimeoutMs });
+  pool.on('remove', (client) => clients.delete(client));
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: boundedPool(pool, queryTimeoutMs) }),
+  });
+  // Migrations wait for each other's lock and may rewrite a large table: they are not bounded.
+  // This instance is never destroyed: the pool is the store's, ended by `close`.
+  onMigrationDb(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }));
+  const listener = createPostgresListener(url, { connectTimeoutMs, queryTimeoutMs });
   return {
     db,
     kind: 'postgres',
     ping: () => ping(db),
     listen: (channel, handler) => listener.listen(channel, handler),
     close: async () => {
-      await listener.close();
-      await db.destroy();
+      const closed = Promise.all([listener.close(), db.destroy()]);
+      const timer = setTimeout(() => {
+        // A server that hangs: the pool would wait on it for ever (a goodbye it never answers,
+        // a statement still out). Cutting the sockets fails what is still out, and lets both end.
+        for (const client of clients) cutConnection(client);
+        listener.cut();
+      }, CLOSE_TIMEOUT_MS);
+      try {
+        await closed;
+      } finally {
+        clearTimeout(timer);
+      }
     },
+  };
+}
+
+/** Seconds of silence before TCP keep-alive probes a connection (the kernel default is 2 h). */
+const KEEP_ALIVE_DELAY_MS = 5000;
+
+/**
+ * The pool as Kysely sees it, with every statement bounded by `timeoutMs`. A statement that
+ * takes longer fails as the store being unavailable, and its connection is cut, never handed to
+ * the next request: the server may still be working on it (or frozen in it), so the connection
+ * is in an unknown state, maybe inside a transaction. Its other statements (the rollback Kysely
+ * sends) fail at once with the same error; cutting the socket makes the server roll back.
+ */
+function boundedPool(pool: pg.Pool, timeoutMs: number): PostgresPool {
+  return {
+    connect: async () => {
+      const client = await pool.connect();
+      let timedOut: StoreUnavailableError | undefined;
+      const bounded: PostgresPoolClient = {
+        query: (async (text: string, values: readonly unknown[]) => {
+          if (timedOut) throw timedOut;
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const timeout = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => {
+              timedOut = new StoreUnavailableError(`The store did not answer within ${timeoutMs} ms`);
+              cutConnection(client);
+              reject(timedOut);
+            }, timeoutMs);
+          });
+          try {
+            return await Promise.race([client.query(text, [...values]), timeout]);
+          } finally {
+            clearTimeout(timer);
+          }
+        }) as unknown as PostgresPoolClient['query'],
+        // A cut client leaves the pool (any error does), and the pool opens a new one.
+        release: () => client.release(timedOut),
+      };
+      return bounded;
+    },
+    end: () => pool.end(),
   };
 }
 

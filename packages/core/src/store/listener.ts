@@ -10,6 +10,13 @@ export type NotificationHandler = (payload: string | null) => void;
 export interface Listener {
   listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
   close(): Promise<void>;
+  /** Cuts the connection without a goodbye (for a `close` that a hung server keeps waiting). */
+  cut(): void;
+}
+
+/** Closes a client's socket at once, without the goodbye a hung server would never answer. */
+export function cutConnection(client: pg.ClientBase): void {
+  (client as pg.Client).connection.stream.destroy();
 }
 
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -29,8 +36,12 @@ export function createPGliteListener(db: EmbeddedDatabase): Listener {
       };
     },
     async close() {},
+    cut() {},
   };
 }
+
+/** What `pg` fails a statement with once its `query_timeout` passes. */
+const QUERY_TIMED_OUT = 'Query read timeout';
 
 /** `application_name` of the LISTEN connection, as `pg_stat_activity` shows it. */
 export const LISTENER_APPLICATION_NAME = 'service-listener';
@@ -42,6 +53,11 @@ export interface PostgresListenerOptions {
   minRetryMs?: number;
   /** Longest delay between reconnection attempts. Default 2000 ms. */
   maxRetryMs?: number;
+  /**
+   * How long a LISTEN or UNLISTEN may go unanswered before the connection counts as lost (and is
+   * cut and re-opened): a server that hangs does not close it. Default 10000 ms.
+   */
+  queryTimeoutMs?: number;
 }
 
 /**
@@ -58,6 +74,8 @@ export function createPostgresListener(url: string, options: PostgresListenerOpt
   let connecting: Promise<pg.Client> | undefined;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
+  /** The connection `close` is seeing off. */
+  let ending: pg.Client | undefined;
   let retryMs = minRetryMs;
   /** Set when a live connection was lost: whoever connects next tells the handlers. */
   let missedNotifications = false;
@@ -89,7 +107,9 @@ export function createPostgresListener(url: string, options: PostgresListenerOpt
         // Named, so an operator (and a test) can tell it from the pool's connections.
         application_name: LISTENER_APPLICATION_NAME,
         keepAlive: true,
+        keepAliveInitialDelayMillis: 5000,
         connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+        query_timeout: options.queryTimeoutMs ?? 10_000,
       });
       next.on('notification', (message) => dispatch(message.channel, message.payload ?? ''));
       let lost = false;
@@ -109,7 +129,7 @@ export function createPostgresListener(url: string, options: PostgresListenerOpt
       next.on('end', onLost);
       try {
         await next.connect();
-        for (const channel of handlers.keys()) await next.query(`listen ${channel}`);
+        for (const channel of handlers.keys()) await ask(next, `listen ${channel}`);
       } catch (error) {
         onLost();
         throw error;
@@ -132,6 +152,16 @@ export function createPostgresListener(url: string, options: PostgresListenerOpt
     return connecting;
   };
 
+  /** A statement on the connection; one left unanswered cuts it, so it counts as lost. */
+  const ask = async (on: pg.Client, text: string): Promise<void> => {
+    try {
+      await on.query(text);
+    } catch (error) {
+      if (error instanceof Error && error.message === QUERY_TIMED_OUT) cutConnection(on);
+      throw error;
+    }
+  };
+
   const reconnect = () => {
     if (closed || client) return;
     connect().catch(scheduleReconnect);
@@ -151,12 +181,12 @@ export function createPostgresListener(url: string, options: PostgresListenerOpt
         set.delete(handler);
         if (set.size === 0 && handlers.get(channel) === set) {
           handlers.delete(channel);
-          await client?.query(`unlisten ${channel}`).catch(() => {});
+          if (client) await ask(client, `unlisten ${channel}`).catch(() => {});
         }
       };
       try {
         const live = client ?? (await connect());
-        if (fresh && live === client) await live.query(`listen ${channel}`);
+        if (fresh && live === client) await ask(live, `listen ${channel}`);
       } catch (error) {
         await forget();
         throw error;
@@ -166,9 +196,12 @@ export function createPostgresListener(url: string, options: PostgresListenerOpt
     async close() {
       closed = true;
       clearTimeout(retryTimer);
-      const current = client;
+      ending = client;
       client = undefined;
-      await current?.end().catch(() => {});
+      await ending?.end().catch(() => {});
+    },
+    cut() {
+      if (ending) cutConnection(ending);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,12 @@ export interface PostgresCluster {
   stop(mode?: 'immediate' | 'fast'): Promise<void>;
   /** Starts it again on the same port and waits until it accepts connections. */
   start(): Promise<void>;
+  /**
+   * Freezes the server (SIGSTOP to the postmaster and every backend): its connections stay open
+   * but nothing answers, as with a stalled host or a silent network partition. `thaw` resumes it.
+   */
+  freeze(): Promise<void>;
+  thaw(): Promise<void>;
   /** Stops the server and deletes its files. */
   dispose(): Promise<void>;
 }
@@ -67,12 +73,32 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   const stop = async (mode: 'immediate' | 'fast' = 'fast') => {
     await pg('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']);
   };
+  /** The postmaster and its children (backends and helpers). */
+  const processes = async (): Promise<number[]> => {
+    const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(postmaster)]).catch(() => ({
+      stdout: '',
+    }));
+    return [postmaster, ...stdout.split(/\s+/).filter(Boolean).map(Number)];
+  };
+  const signal = async (name: 'SIGSTOP' | 'SIGCONT') => {
+    for (const pid of await processes()) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  };
   await start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start,
     stop,
+    freeze: () => signal('SIGSTOP'),
+    thaw: () => signal('SIGCONT'),
     dispose: async () => {
+      await signal('SIGCONT').catch(() => {});
       await stop('immediate').catch(() => {});
       rmSync(dir, { recursive: true, force: true });
     },
