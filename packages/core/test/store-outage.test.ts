@@ -308,4 +308,34 @@ describe.runIf(POSTGRES_BIN !== null)('the database goes away and comes back (po
       await bounded.close();
     }
   }, 30_000);
+
+  it('stops within its grace and closes its store while the database hangs', async () => {
+    const own = await createStore({ url: cluster.url, poolSize: 4, migrate: false });
+    const stopping = await startPlatform(own);
+    let frozen = false;
+    try {
+      const ownTenant = await createMeteredTenant(stopping.platform, 1_000_000);
+      // A call admitted in the store leaves a lease to give back when stopping.
+      const call = await fetch(`${stopping.url}/proxy/search/search`, {
+        headers: { authorization: `Bearer ${ownTenant.appKey}` },
+      });
+      expect(call.status).toBe(200);
+      await call.arrayBuffer();
+      await cluster.freeze();
+      frozen = true;
+      const started = Date.now();
+      await stopping.platform.close({ graceMs: 1000 });
+      const stopped = Date.now() - started;
+      await own.close();
+      const closed = Date.now() - started;
+      // The grace, 2 s for what is left, and 1 s for the store's connections to be cut: not the
+      // 10 s bound of each statement left hanging.
+      expect(stopped).toBeLessThan(4000);
+      expect(closed - stopped).toBeLessThan(2000);
+    } finally {
+      if (frozen) await cluster.thaw();
+      await stopping.close().catch(() => {});
+      await own.close().catch(() => {});
+    }
+  }, 30_000);
 });

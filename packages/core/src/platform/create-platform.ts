@@ -212,6 +212,12 @@ export interface PlatformCloseOptions {
 /** After connections are cut, how long the calls they carried get to record their bills. */
 const CUT_CALLS_RECORD_MS = 2000;
 
+/**
+ * Least time a stop gives what is left after the metered calls (notices, leases, the instance
+ * row) when the grace is spent: a store that hangs is not waited for longer.
+ */
+const STOP_THE_REST_MS = 2000;
+
 export interface Platform {
   /** The web-standard handler. `env` may carry `{ remoteAddress }` of the connection. */
   fetch(request: Request, env?: unknown): Promise<Response>;
@@ -618,9 +624,31 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     // the rest (what is unsettled stays in the journal; leases and rows lapse on their own).
     const logged = (what: string) => (error: unknown) =>
       logger.warn(`stopping: ${what}`, describeError(error));
+    /**
+     * Until when a step that needs the store is waited for. A store that hangs answers none of
+     * them, and each would wait for its statement's bound: past this, a step is left behind (what
+     * it would have written lapses, or stays in the journal) so that the process can exit.
+     */
+    let cutoff = deadline;
+    const storeStep = async (
+      what: string,
+      step: (() => Promise<unknown>) | null | undefined,
+    ): Promise<void> => {
+      if (!step) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const overdue = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), Math.max(0, cutoff - Date.now()));
+      });
+      try {
+        const late = await Promise.race([step().then(() => false, logged(what)), overdue]);
+        if (late) logger.warn(`stopping: ${what}`, { error_message: 'the store did not answer in time' });
+      } finally {
+        clearTimeout(timer);
+      }
+    };
     dashboardStopping.abort();
-    await events.close().catch(logged('event streams not closed cleanly'));
-    await stopRefreshing?.().catch(logged('oauth refreshes not stopped cleanly'));
+    await storeStep('event streams not closed cleanly', () => events.close());
+    await storeStep('oauth refreshes not stopped cleanly', stopRefreshing);
     let left = await metering.drain(deadline);
     if (left.inFlight > 0 && closeOptions.cutConnections) {
       closeOptions.cutConnections();
@@ -633,19 +661,22 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
         journal: journal?.dir ?? null,
       });
     }
-    await stopFollowingBalances().catch(logged('balance notices not unfollowed'));
-    await stopFollowingKeys().catch(logged('key notices not unfollowed'));
-    await stopFollowingTenantStatuses().catch(logged('tenant status notices not unfollowed'));
-    await stopFollowingAutoReloads?.().catch(logged('auto-reload notices not unfollowed'));
-    await stopFollowingCatalog().catch(logged('catalog notices not unfollowed'));
-    await stopFollowingRestartEvents().catch(logged('deployment event notices not unfollowed'));
-    await stopFollowingTools().catch(logged('tool catalog notices not unfollowed'));
-    await metering.close().catch(logged('metering not closed cleanly'));
+    // What is left (notices unfollowed, leases given back, the instance row removed) takes
+    // milliseconds of a store that answers; it gets what remains of the grace, and at least this.
+    cutoff = Math.max(deadline, Date.now() + STOP_THE_REST_MS);
+    await storeStep('balance notices not unfollowed', stopFollowingBalances);
+    await storeStep('key notices not unfollowed', stopFollowingKeys);
+    await storeStep('tenant status notices not unfollowed', stopFollowingTenantStatuses);
+    await storeStep('auto-reload notices not unfollowed', stopFollowingAutoReloads);
+    await storeStep('catalog notices not unfollowed', stopFollowingCatalog);
+    await storeStep('deployment event notices not unfollowed', stopFollowingRestartEvents);
+    await storeStep('tool catalog notices not unfollowed', stopFollowingTools);
+    await storeStep('metering not closed cleanly', () => metering.close());
     // Idle upstream connections close now, any still answering once done.
     upstream.close();
     await resumed;
     await deployer?.close().catch(logged('deployments not stopped cleanly'));
-    await instance.stop().catch(logged('instance row not removed'));
+    await storeStep('instance row not removed', () => instance.stop());
   }
 
   return {
