@@ -6,7 +6,7 @@
  * @see docs/billing.md "Crash safety"
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type KyselyPlugin, type QueryId, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import { createMeteringEngine } from '../src/billing/metering.js';
@@ -105,6 +105,58 @@ for (const kind of STORE_KINDS) {
       expect(quick.fresh()).toBe(false);
       await quick.stop();
       store = await openTestStore(kind);
+    });
+
+    it('judges others only after its beats land in time again, after a stall or a lapse', async () => {
+      store = await openTestStore(kind);
+      // Holds up the answer to the next beat (its renewal) once armed: a stall in the database or
+      // the network, seen from this instance.
+      let stallMs = 0;
+      let landed: () => void = () => {};
+      const renewals = new Set<QueryId>();
+      const stalling: KyselyPlugin = {
+        transformQuery: (args) => {
+          if (args.node.kind === 'UpdateQueryNode') renewals.add(args.queryId);
+          return args.node;
+        },
+        transformResult: async (args) => {
+          if (renewals.delete(args.queryId) && stallMs > 0) {
+            await sleep(stallMs);
+            stallMs = 0;
+            landed();
+          }
+          return args.result;
+        },
+      };
+      const instance = await startInstanceHeartbeat(store.db.withPlugin(stalling), {
+        beatMs: 250,
+        ttlMs: 1000,
+      });
+      const landing = () =>
+        new Promise<void>((resolve) => {
+          landed = resolve;
+        });
+      await sleep(1100);
+      expect(instance.mayJudgeOthers()).toBe(true);
+      // A beat sent just before a stall lands after it, with no gap between sends: the stall
+      // still restarts the count.
+      const afterStall = landing();
+      stallMs = 700;
+      await afterStall;
+      await sleep(20);
+      expect(instance.mayJudgeOthers()).toBe(false);
+      await sleep(1100);
+      expect(instance.mayJudgeOthers()).toBe(true);
+      // A beat that finds its own row lapsed (counted dead meanwhile) restarts it too.
+      const lapsesBefore = instance.lapses;
+      await store.db
+        .updateTable('instances')
+        .set({ alive_until: new Date(0) })
+        .where('id', '=', instance.id)
+        .execute();
+      while (instance.lapses === lapsesBefore) await sleep(10);
+      expect(instance.mayJudgeOthers()).toBe(false);
+      await instance.stop();
     });
 
     it('bills a call exactly once when it settles after its hold was let go', async () => {

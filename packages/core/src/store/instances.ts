@@ -9,9 +9,10 @@ import type { Database } from './database.js';
  * within `ttlMs` plus one beat, instead of waiting for each row's own expiry.
  *
  * Two guards keep a live instance's rows from being taken for a dead one's:
- * - An instance reaps others only once it has itself beaten without a gap for `ttlMs`. After a
- *   database outage, or a stall of its own, every live instance has had a full `ttlMs` to beat
- *   again before anyone is judged dead.
+ * - An instance reaps others only once its beats have landed without a gap for `ttlMs`, counted
+ *   from a landing. A beat that took longer than two beats to land, or found its own row lapsed,
+ *   starts the count again. After a database outage or stall, or a stall of its own, every live
+ *   instance has had a full `ttlMs` to beat again before anyone is judged dead.
  * - An instance whose own last beat is older than `ttlMs - beatMs` is not `fresh()`: it stops
  *   admitting calls from memory (its leases) until a beat lands, and a beat that finds its row
  *   lapsed reports it (`onLapsed`), since its holds may have been reaped meanwhile.
@@ -67,7 +68,7 @@ export async function startInstanceHeartbeat(
   const aliveUntil = sql<Date>`now() + ${`${ttlMs} milliseconds`}::interval`;
   /** Local time the last successful beat was sent (before the database stamped it). */
   let lastBeatSentAt = 0;
-  /** Since when beats have landed without a gap; null after a failure. */
+  /** Since when beats have landed without a gap (local time of the landing); null after a failure. */
   let beatingSince: number | null = null;
   let lapses = 0;
   let running: Promise<void> | null = null;
@@ -75,6 +76,7 @@ export async function startInstanceHeartbeat(
 
   const renew = async (): Promise<void> => {
     const sentAt = Date.now();
+    let lapsed = false;
     const renewed = await db
       .updateTable('instances')
       .set({ alive_until: aliveUntil })
@@ -88,12 +90,26 @@ export async function startInstanceHeartbeat(
         .onConflict((oc) => oc.column('id').doUpdateSet({ alive_until: aliveUntil }))
         .execute();
       if (lastBeatSentAt > 0) {
+        lapsed = true;
         lapses++;
         options.onLapsed?.();
       }
     }
-    // A gap longer than two beats (this process stalled) restarts the count towards reaping.
-    if (beatingSince === null || sentAt - lastBeatSentAt > 2 * beatMs) beatingSince = sentAt;
+    const landedAt = Date.now();
+    // The count towards reaping is of beats that landed in time. It restarts, at this landing,
+    // after a gap longer than two beats between sends (this process stalled), a beat that took
+    // longer than that to land (the database or the network stalled: sent just before, it lands
+    // just after, with no gap between sends), or a beat that found this row lapsed (the others
+    // may have counted this instance dead, as it may them): every live instance then has a full
+    // `ttlMs` to beat again before this one judges it.
+    if (
+      beatingSince === null ||
+      lapsed ||
+      sentAt - lastBeatSentAt > 2 * beatMs ||
+      landedAt - sentAt > 2 * beatMs
+    ) {
+      beatingSince = landedAt;
+    }
     lastBeatSentAt = sentAt;
   };
 
