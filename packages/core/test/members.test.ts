@@ -398,6 +398,65 @@ for (const kind of STORE_KINDS) {
       );
     });
 
+    it('making someone a viewer revokes their CLI keys and the Connection Keys they minted; other role changes revoke nothing', async () => {
+      const ws = await owner();
+      const connection = await llmConnection(store.db, ws.tenantId);
+      const connectionKeysPath = `/api/connections/${connection.id}/keys`;
+      /** A CLI key of the workspace for `user` and a Connection Key they mint themselves. */
+      const keysOf = async (user: { cookie: string; userId: string }) => ({
+        cli: (
+          await server.platform.context.keys.issue({
+            tenantId: ws.tenantId,
+            kind: 'cli',
+            userId: user.userId,
+          })
+        ).key as string,
+        minted: (await json(await call(user.cookie, 'POST', connectionKeysPath, { name: 'mine' }), 201))
+          .key as string,
+      });
+      const balance = (key: string) =>
+        fetch(`${server.url}/api/cli/balance`, { headers: { authorization: `Bearer ${key}` } }).then(
+          (r) => r.status,
+        );
+      const proxied = (key: string) =>
+        fetch(`${server.url}/proxy/llm-gateway/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+        }).then((r) => r.status);
+      const setRole = async (userId: string, role: string) =>
+        json(await call(ws.cookie, 'PATCH', `/api/tenants/me/members/${userId}`, { role }), 200);
+
+      // A member made owner and back keeps their keys: both roles may hold them.
+      const member = await teammate(ws, 'member');
+      const kept = await keysOf(member);
+      await setRole(member.userId, 'owner');
+      await setRole(member.userId, 'member');
+      for (const key of [kept.cli, kept.minted]) {
+        expect(await balance(key)).toBe(200);
+        expect(await proxied(key)).not.toBe(401);
+      }
+
+      // Made a viewer, they spend nothing more: the keys answer 401 at once.
+      await setRole(member.userId, 'viewer');
+      for (const key of [kept.cli, kept.minted]) {
+        expect(await balance(key)).toBe(401);
+        expect(await proxied(key)).toBe(401);
+      }
+      expect((await call(member.cookie, 'GET', '/api/tenants/me')).status).toBe(200);
+
+      // An owner made a viewer loses theirs too; the other owner's carry on.
+      const second = await teammate(ws, 'owner');
+      const owners = await keysOf(second);
+      const firstId = (await json(await call(ws.cookie, 'GET', '/api/user/me'), 200)).user.id as string;
+      const firstOwners = await keysOf({ cookie: ws.cookie, userId: firstId });
+      await setRole(second.userId, 'viewer');
+      expect(await balance(owners.cli)).toBe(401);
+      expect(await balance(owners.minted)).toBe(401);
+      expect(await balance(firstOwners.cli)).toBe(200);
+      expect(await balance(firstOwners.minted)).toBe(200);
+    });
+
     it('refuses bad input, signed-out callers and unsafe cookie writes with a clear 4xx', async () => {
       const ws = await owner();
       const bad: Array<[string, string, unknown, string]> = [

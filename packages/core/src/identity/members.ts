@@ -36,9 +36,13 @@ export class Members {
       .sort((a, b) => rank[a.role] - rank[b.role] || a.joinedAt.getTime() - b.joinedAt.getTime());
   }
 
-  /** Gives a member another role; demoting the last owner is refused (409). */
+  /**
+   * Gives a member another role; demoting the last owner is refused (409). A member made a viewer
+   * loses the keys a viewer could not have made: their CLI keys of the workspace and the
+   * Connection Keys they minted, as on removal (viewers only read; a key spends credit).
+   */
   async setRole(tenantId: string, userId: string, role: MembershipRole): Promise<Member> {
-    return this.db.transaction().execute(async (trx) => {
+    const { changed, revoked } = await this.db.transaction().execute(async (trx) => {
       const current = await this.#locked(trx, tenantId, userId);
       if (current.role === 'owner' && role !== 'owner') await this.#keepAnOwner(trx, tenantId);
       await trx
@@ -47,8 +51,11 @@ export class Members {
         .where('tenant_id', '=', tenantId)
         .where('user_id', '=', userId)
         .execute();
-      return { ...current, role };
+      const revoked = role === 'viewer' ? await this.#revokeKeys(trx, tenantId, userId) : [];
+      return { changed: { ...current, role }, revoked };
     });
+    this.keys.forget(revoked);
+    return changed;
   }
 
   /**
@@ -65,16 +72,7 @@ export class Members {
         .where('tenant_id', '=', tenantId)
         .where('user_id', '=', userId)
         .execute();
-      const keys = await trx
-        .updateTable('api_keys')
-        .set({ revoked_at: new Date() })
-        .where('tenant_id', '=', tenantId)
-        // Their CLI keys, and the Connection Keys they minted: a key spends the workspace's credit.
-        .where('kind', 'in', ['cli', 'connection'])
-        .where('user_id', '=', userId)
-        .where('revoked_at', 'is', null)
-        .returning('id')
-        .execute();
+      const ids = await this.#revokeKeys(trx, tenantId, userId);
       const next = await trx
         .selectFrom('memberships')
         .select('tenant_id')
@@ -87,11 +85,29 @@ export class Members {
         .where('id', '=', userId)
         .where('default_tenant_id', '=', tenantId)
         .execute();
-      const ids = keys.map((row) => row.id);
-      await sendNotices(trx, keyNotices(ids));
       return ids;
     });
     this.keys.forget(revoked);
+  }
+
+  /**
+   * Revokes the member's CLI keys of the workspace and the Connection Keys they minted there (a
+   * key spends the workspace's credit), telling every instance once the transaction commits; the
+   * caller forgets the answered ids on this one after the commit.
+   */
+  async #revokeKeys(trx: Transaction<Database>, tenantId: string, userId: string): Promise<string[]> {
+    const keys = await trx
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date() })
+      .where('tenant_id', '=', tenantId)
+      .where('kind', 'in', ['cli', 'connection'])
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .execute();
+    const ids = keys.map((row) => row.id);
+    await sendNotices(trx, keyNotices(ids));
+    return ids;
   }
 
   /** The member, with the workspace row locked for the rest of the transaction (404 if not one). */
