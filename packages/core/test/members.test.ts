@@ -457,6 +457,49 @@ for (const kind of STORE_KINDS) {
       expect(await balance(firstOwners.minted)).toBe(200);
     });
 
+    it("withdraws an owner's pending invitations when they are removed or stop being an owner, and lists who invited", async () => {
+      const ws = await owner();
+      const pendingIds = async () =>
+        (await json(await call(ws.cookie, 'GET', '/api/tenants/me/invitations'), 200)).invitations.map(
+          (i: { id: string }) => i.id,
+        );
+      const firstId = (await json(await call(ws.cookie, 'GET', '/api/user/me'), 200)).user.id as string;
+      const ownersOwn = await invite(ws, email('kept'), 'member');
+
+      // An owner who invites, then is removed: their invitation no longer lets anyone in.
+      const removed = await teammate(ws, 'owner');
+      const asRemoved = { ...ws, cookie: removed.cookie };
+      const alt = await signIn(email('alt'));
+      const sent = await invite(asRemoved, alt.email, 'owner');
+      const listed = await json(await call(ws.cookie, 'GET', '/api/tenants/me/invitations'), 200);
+      expect(listed.invitations).toContainEqual({
+        ...sent.invitation,
+        invitedBy: { userId: removed.userId, email: removed.email },
+      });
+      await json(await call(ws.cookie, 'DELETE', `/api/tenants/me/members/${removed.userId}`), 200);
+      const refused = await accept(alt.cookie, sent.acceptUrl);
+      expect(refused.status).toBe(404);
+      expect(await refused.text()).toContain('not valid');
+      expect(await pendingIds()).not.toContain(sent.invitation.id);
+
+      // An owner made a member (or viewer) no longer invites, so theirs go too.
+      const demoted = await teammate(ws, 'owner');
+      const another = await signIn(email('another'));
+      const second = await invite({ ...ws, cookie: demoted.cookie }, another.email, 'owner');
+      await json(
+        await call(ws.cookie, 'PATCH', `/api/tenants/me/members/${demoted.userId}`, { role: 'member' }),
+        200,
+      );
+      expect((await accept(another.cookie, second.acceptUrl)).status).toBe(404);
+
+      // The remaining owner's invitation stands, listed as theirs.
+      const left = await json(await call(ws.cookie, 'GET', '/api/tenants/me/invitations'), 200);
+      expect(left.invitations.map((i: { id: string }) => i.id)).toEqual([ownersOwn.invitation.id]);
+      expect(left.invitations[0].invitedBy.userId).toBe(firstId);
+      const members = await json(await call(ws.cookie, 'GET', '/api/tenants/me/members'), 200);
+      expect(members.members.map((m: { userId: string }) => m.userId)).not.toContain(alt.userId);
+    });
+
     it('refuses bad input, signed-out callers and unsafe cookie writes with a clear 4xx', async () => {
       const ws = await owner();
       const bad: Array<[string, string, unknown, string]> = [

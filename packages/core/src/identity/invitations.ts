@@ -23,6 +23,11 @@ export interface IssuedInvitation {
   token: string;
 }
 
+/** A pending invitation as owners list it: with who made it (null once their account is gone). */
+export interface PendingInvitation extends Invitation {
+  invitedBy: { userId: string; email: string | null } | null;
+}
+
 /** What the accept page shows before the invitee accepts. */
 export interface InvitationPreview extends Invitation {
   workspaceName: string;
@@ -83,17 +88,30 @@ export class Invitations {
   }
 
   /** The workspace's invitations not yet accepted, withdrawn or expired, newest first. */
-  async pending(tenantId: string): Promise<Invitation[]> {
+  async pending(tenantId: string): Promise<PendingInvitation[]> {
     const rows = await this.db
       .selectFrom('invitations')
-      .select(['id', 'tenant_id', 'email', 'role', 'created_at', 'expires_at'])
-      .where('tenant_id', '=', tenantId)
-      .where('accepted_at', 'is', null)
-      .where('withdrawn_at', 'is', null)
-      .where('expires_at', '>', new Date(this.now()))
-      .orderBy('created_at', 'desc')
+      .leftJoin('users', 'users.id', 'invitations.invited_by')
+      .select([
+        'invitations.id',
+        'invitations.tenant_id',
+        'invitations.email',
+        'invitations.role',
+        'invitations.created_at',
+        'invitations.expires_at',
+        'invitations.invited_by',
+        'users.email as inviter_email',
+      ])
+      .where('invitations.tenant_id', '=', tenantId)
+      .where('invitations.accepted_at', 'is', null)
+      .where('invitations.withdrawn_at', 'is', null)
+      .where('invitations.expires_at', '>', new Date(this.now()))
+      .orderBy('invitations.created_at', 'desc')
       .execute();
-    return rows.map(invitation);
+    return rows.map((row) => ({
+      ...invitation(row),
+      invitedBy: row.invited_by ? { userId: row.invited_by, email: row.inviter_email } : null,
+    }));
   }
 
   /** Withdraws a pending invitation: its link stops working (404 when there is none such). */

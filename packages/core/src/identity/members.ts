@@ -39,7 +39,8 @@ export class Members {
   /**
    * Gives a member another role; demoting the last owner is refused (409). A member made a viewer
    * loses the keys a viewer could not have made: their CLI keys of the workspace and the
-   * Connection Keys they minted, as on removal (viewers only read; a key spends credit).
+   * Connection Keys they minted, as on removal (viewers only read; a key spends credit). An
+   * owner made member or viewer has their pending invitations withdrawn (only owners invite).
    */
   async setRole(tenantId: string, userId: string, role: MembershipRole): Promise<Member> {
     const { changed, revoked } = await this.db.transaction().execute(async (trx) => {
@@ -51,6 +52,8 @@ export class Members {
         .where('tenant_id', '=', tenantId)
         .where('user_id', '=', userId)
         .execute();
+      // Only owners invite: one who is no longer an owner stops vouching for those they invited.
+      if (role !== 'owner') await this.#withdrawInvitations(trx, tenantId, userId);
       const revoked = role === 'viewer' ? await this.#revokeKeys(trx, tenantId, userId) : [];
       return { changed: { ...current, role }, revoked };
     });
@@ -60,8 +63,9 @@ export class Members {
 
   /**
    * Takes a member out of the workspace; removing the last owner is refused (409). Their CLI keys
-   * of the workspace, and the Connection Keys they minted, are revoked with it, and a user whose
-   * current workspace this was moves to another of theirs (or to none).
+   * of the workspace, and the Connection Keys they minted, are revoked with it, the invitations
+   * they made that are still pending are withdrawn, and a user whose current workspace this was
+   * moves to another of theirs (or to none).
    */
   async remove(tenantId: string, userId: string): Promise<void> {
     const revoked = await this.db.transaction().execute(async (trx) => {
@@ -73,6 +77,7 @@ export class Members {
         .where('user_id', '=', userId)
         .execute();
       const ids = await this.#revokeKeys(trx, tenantId, userId);
+      await this.#withdrawInvitations(trx, tenantId, userId);
       const next = await trx
         .selectFrom('memberships')
         .select('tenant_id')
@@ -88,6 +93,21 @@ export class Members {
       return ids;
     });
     this.keys.forget(revoked);
+  }
+
+  /**
+   * Withdraws the invitations the member made that are still pending: an invitation stands on its
+   * inviter's authority, which ends when they stop being an owner or leave.
+   */
+  async #withdrawInvitations(trx: Transaction<Database>, tenantId: string, userId: string): Promise<void> {
+    await trx
+      .updateTable('invitations')
+      .set({ withdrawn_at: new Date() })
+      .where('tenant_id', '=', tenantId)
+      .where('invited_by', '=', userId)
+      .where('accepted_at', 'is', null)
+      .where('withdrawn_at', 'is', null)
+      .execute();
   }
 
   /**

@@ -1,7 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { NO_STORE } from '../../http/errors.js';
-import type { Invitation } from '../../identity/invitations.js';
+import type { Invitation, PendingInvitation } from '../../identity/invitations.js';
 import type { Member } from '../../identity/members.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
@@ -65,7 +65,11 @@ export function memberRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   app.get('/api/tenants/me/invitations', async (c) => {
     const owner = await ownerOf(c, false);
     const pending = await ctx.invitations.pending(owner.tenantId);
-    return c.json({ invitations: pending.map(publicInvitation) }, 200, NO_STORE);
+    return c.json(
+      { invitations: pending.map((i) => ({ ...publicInvitation(i), invitedBy: publicInviter(i) })) },
+      200,
+      NO_STORE,
+    );
   });
 
   app.post('/api/tenants/me/invitations', async (c) => {
@@ -130,4 +134,9 @@ function publicInvitation(invitation: Invitation) {
     createdAt: invitation.createdAt.toISOString(),
     expiresAt: invitation.expiresAt.toISOString(),
   };
+}
+
+/** Who made a pending invitation: an owner's list says whose authority each one stands on. */
+function publicInviter(invitation: PendingInvitation) {
+  return invitation.invitedBy && { userId: invitation.invitedBy.userId, email: invitation.invitedBy.email };
 }
