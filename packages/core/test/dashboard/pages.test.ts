@@ -304,8 +304,20 @@ describeInBrowser('the dashboard, page by page', () => {
     // The link is shown on the answer too, for an owner to pass on when no mail reaches them.
     expect(await page.textContent('#invitation-link')).toMatch(/\/invitations\/accept\?token=[\w-]{20,}$/);
     expect(await page.locator('#main').textContent()).toContain('viewer@example.test');
+    // The only owner's own row offers no role change or removal, which the API would refuse: it says why.
+    const changeRole = page.getByRole('button', { name: 'Change role' });
+    const remove = page.getByRole('button', { name: 'Remove', exact: true });
+    expect(await changeRole.count()).toBe(0);
+    expect(await remove.count()).toBe(0);
+    expect(await page.textContent('#only-owner')).toContain('make someone else owner');
     await expectAccessible(page);
     await screenshot(page, 'members');
+    // With a second owner, either may be changed or removed.
+    await signedInTeammate(server, tenantId, 'owner', 'co-owner@example.test');
+    await page.goto(page.url());
+    expect(await changeRole.count()).toBe(2);
+    expect(await remove.count()).toBe(2);
+    expect(await page.locator('#only-owner').count()).toBe(0);
 
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByLabel('Workspace name (required)').fill('Renamed <b>ws</b>');

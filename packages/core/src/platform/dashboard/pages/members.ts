@@ -16,6 +16,7 @@ interface Invitation {
   role: string;
   createdAt: string;
   expiresAt: string;
+  invitedBy: { userId: string; email: string | null } | null;
 }
 
 const ROLES = ['owner', 'member', 'viewer'] as const;
@@ -37,26 +38,35 @@ export const membersPage: DashboardPage = {
       view.api.get<{ members: Member[] }>('/api/tenants/me/members'),
       owner ? view.api.get<{ invitations: Invitation[] }>('/api/tenants/me/invitations') : null,
     ]);
-    const rows = (members.ok ? members.body.members : []).map((m) => [
-      m.name ?? m.email ?? m.userId,
-      m.email ?? '',
-      owner
-        ? view.form(
-            'role',
-            html`<input type="hidden" name="user" value="${m.userId}">${roleSelect(`role-${m.userId}`, m.role, `Role of ${m.email ?? m.userId}`)} `,
-            { submit: 'Change role', buttonClass: 'secondary', label: `Role of ${m.email ?? m.userId}` },
-          )
-        : m.role,
-      when(m.joinedAt),
-      owner
-        ? view.form('remove', html`<input type="hidden" name="user" value="${m.userId}">`, {
-            submit: 'Remove',
-            buttonClass: 'danger',
-            confirm: `Remove ${m.email ?? 'this person'} from the workspace?`,
-            label: `Remove ${m.email ?? m.userId}`,
-          })
-        : '',
-    ]);
+    const people = members.ok ? members.body.members : [];
+    const owners = people.filter((m) => m.role === 'owner').length;
+    const rows = people.map((m) => {
+      // The API refuses to demote or remove the only owner (a workspace needs one): no such forms.
+      const manage = owner && !(m.role === 'owner' && owners === 1);
+      const who = m.email ?? m.userId;
+      return [
+        m.name ?? m.email ?? m.userId,
+        m.email ?? '',
+        manage
+          ? view.form(
+              'role',
+              html`<input type="hidden" name="user" value="${m.userId}">${roleSelect(`role-${m.userId}`, m.role, `Role of ${who}`)} `,
+              { submit: 'Change role', buttonClass: 'secondary', label: `Role of ${who}` },
+            )
+          : m.role,
+        when(m.joinedAt),
+        manage
+          ? view.form('remove', html`<input type="hidden" name="user" value="${m.userId}">`, {
+              submit: 'Remove',
+              buttonClass: 'danger',
+              confirm: `Remove ${m.email ?? 'this person'} from the workspace?`,
+              label: `Remove ${who}`,
+            })
+          : owner
+            ? html`<span class="muted" id="only-owner">The only owner: make someone else owner before changing this role or removing them.</span>`
+            : '',
+      ];
+    });
     return html`<section aria-labelledby="members-title"><h2 id="members-title">People</h2>
 ${table('Members', ['Name', 'Email', 'Role', 'Joined', ''], rows, 'No members.')}</section>
 ${
@@ -66,10 +76,11 @@ ${view.form('invite', html`${input('invite-email', 'Email', { name: 'email', typ
 <h3>Pending invitations</h3>
 ${table(
   'Pending invitations',
-  ['Email', 'Role', 'Expires', ''],
+  ['Email', 'Role', 'Invited by', 'Expires', ''],
   (invitations?.ok ? invitations.body.invitations : []).map((i) => [
     i.email,
     i.role,
+    i.invitedBy ? (i.invitedBy.email ?? i.invitedBy.userId) : '',
     when(i.expiresAt),
     view.form('withdraw', html`<input type="hidden" name="id" value="${i.id}">`, {
       submit: 'Withdraw',
