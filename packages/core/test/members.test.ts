@@ -160,9 +160,22 @@ for (const kind of STORE_KINDS) {
       const intended = email('intended');
       const sent = await invite(ws, intended);
       const other = await signIn(email('other'));
+      // The page refuses at once, with no Accept button, and offers to sign in as the invitee.
       const shown = await fetch(local(sent.acceptUrl), { headers: { cookie: other.cookie } });
-      expect(shown.status).toBe(200);
-      expect(await shown.text()).toContain(`This invitation is for <strong>${intended}</strong>`);
+      expect(shown.status).toBe(403);
+      const explained = await shown.text();
+      expect(explained).toContain(
+        `This invitation is for ${intended}, and you are signed in as ${other.email}`,
+      );
+      expect(explained).not.toContain('id="accept"');
+      const signInAs = new URL(
+        explained.match(/href="([^"]*sign-in[^"]*)"/)![1]!.replaceAll('&amp;', '&'),
+        server.url,
+      );
+      expect(signInAs.searchParams.get('login_hint')).toBe(intended);
+      expect(signInAs.searchParams.get('return_to')).toBe(
+        new URL(sent.acceptUrl).pathname + new URL(sent.acceptUrl).search,
+      );
       const refused = await accept(other.cookie, sent.acceptUrl);
       expect(refused.status).toBe(403);
       expect(await refused.text()).toContain(`This invitation is for ${intended}`);

@@ -21,8 +21,9 @@ type PageStatus = 200 | 400 | 401 | 403 | 404 | 413;
 /**
  * The accept link of an invitation, `/invitations/accept?token=…` (the token rides in the query,
  * which the request log leaves out). Signed out, it sends the browser to sign in and back;
- * signed in, it shows the workspace and the role and an "Accept" button, whose form (same
- * origin, CSRF token bound to the session) makes the user a member.
+ * signed in with the invited email, it shows the workspace and the role and an "Accept" button,
+ * whose form (same origin, CSRF token bound to the session) makes the user a member; signed in
+ * with another, it says whom the invitation is for and how to sign in as them (403).
  *
  * @see docs/api/members.md "Invitations"
  */
@@ -71,6 +72,31 @@ export function invitationPageRoutes(
         messagePage(
           'Sign in first',
           `Sign in to ${ctx.baseUrl} as ${invitation.email} in this browser, then open this link again.`,
+          { href: selfUrl(token), text: 'Try again' },
+        ),
+      );
+    }
+    if (user.email?.toLowerCase() !== invitation.email) {
+      // Accepting would be refused: no Accept button, only the way to the right account.
+      const signedInAs = user.email ?? user.subject;
+      const message = `This invitation is for ${invitation.email}, and you are signed in as ${signedInAs}. Sign in with ${invitation.email} to accept it.`;
+      if (options.devSignIn) {
+        const signIn = `${basePath}/auth/v1/sign-in?${new URLSearchParams({ return_to: selfUrl(token), login_hint: invitation.email })}`;
+        return page(
+          c,
+          403,
+          messagePage('This invitation is for someone else', message, {
+            href: signIn,
+            text: `Sign in as ${invitation.email}`,
+          }),
+        );
+      }
+      return page(
+        c,
+        403,
+        messagePage(
+          'This invitation is for someone else',
+          `${message} Sign out, sign in to ${ctx.baseUrl} as ${invitation.email} in this browser, then open this link again.`,
           { href: selfUrl(token), text: 'Try again' },
         ),
       );
@@ -150,17 +176,12 @@ function acceptPage(
   invitation: InvitationPreview,
   view: { email: string; token: string; csrfToken: string },
 ): string {
-  const mismatch =
-    view.email.toLowerCase() === invitation.email
-      ? ''
-      : `<p class="error" role="alert">This invitation is for <strong>${escapeHtml(invitation.email)}</strong>: sign
-in with that email to accept it.</p>`;
   return layout(
     'Join a workspace',
     `<h1>Join <span id="workspace">${escapeHtml(invitation.workspaceName)}</span></h1>
 <p>You are invited as <strong id="role">${escapeHtml(invitation.role)}</strong>. Signed in as
 <strong id="email">${escapeHtml(view.email)}</strong>.</p>
-${mismatch}<form method="post" action="accept">
+<form method="post" action="accept">
 <input type="hidden" name="token" value="${escapeHtml(view.token)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
 <button type="submit" id="accept">Accept</button>
