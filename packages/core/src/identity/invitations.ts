@@ -33,6 +33,16 @@ export interface InvitationPreview extends Invitation {
   workspaceName: string;
 }
 
+/** The invitations columns `invitation()` reads, selected alike wherever one is listed or previewed. */
+const INVITATION_COLUMNS = [
+  'invitations.id',
+  'invitations.tenant_id',
+  'invitations.email',
+  'invitations.role',
+  'invitations.created_at',
+  'invitations.expires_at',
+] as const;
+
 const notValid = () =>
   new WorkspaceError(
     404,
@@ -92,16 +102,7 @@ export class Invitations {
     const rows = await this.db
       .selectFrom('invitations')
       .leftJoin('users', 'users.id', 'invitations.invited_by')
-      .select([
-        'invitations.id',
-        'invitations.tenant_id',
-        'invitations.email',
-        'invitations.role',
-        'invitations.created_at',
-        'invitations.expires_at',
-        'invitations.invited_by',
-        'users.email as inviter_email',
-      ])
+      .select([...INVITATION_COLUMNS, 'invitations.invited_by', 'users.email as inviter_email'])
       .where('invitations.tenant_id', '=', tenantId)
       .where('invitations.accepted_at', 'is', null)
       .where('invitations.withdrawn_at', 'is', null)
@@ -129,15 +130,7 @@ export class Invitations {
     const row = await this.db
       .selectFrom('invitations')
       .innerJoin('tenants', 'tenants.id', 'invitations.tenant_id')
-      .select([
-        'invitations.id',
-        'invitations.tenant_id',
-        'invitations.email',
-        'invitations.role',
-        'invitations.created_at',
-        'invitations.expires_at',
-        'tenants.name',
-      ])
+      .select([...INVITATION_COLUMNS, 'tenants.name'])
       .where('invitations.token_hash', '=', hashSecret(token))
       .where('invitations.accepted_at', 'is', null)
       .where('invitations.withdrawn_at', 'is', null)
