@@ -309,15 +309,40 @@ describeInBrowser('the dashboard, page by page', () => {
     const remove = page.getByRole('button', { name: 'Remove', exact: true });
     expect(await changeRole.count()).toBe(0);
     expect(await remove.count()).toBe(0);
+    // Nor Leave, which the API refuses the only owner.
+    const leave = page.getByRole('button', { name: 'Leave', exact: true });
+    expect(await leave.count()).toBe(0);
     expect(await page.textContent('#only-owner')).toContain('make someone else owner');
     await expectAccessible(page);
     await screenshot(page, 'members');
-    // With a second owner, either may be changed or removed.
+    // With a second owner, either may be changed; the other is removed, and one's own row offers Leave.
     await signedInTeammate(server, tenantId, 'owner', 'co-owner@example.test');
     await page.goto(page.url());
     expect(await changeRole.count()).toBe(2);
-    expect(await remove.count()).toBe(2);
+    expect(await remove.count()).toBe(1);
+    expect(await leave.count()).toBe(1);
     expect(await page.locator('#only-owner').count()).toBe(0);
+
+    // A member sees Leave on their own row only; pressing it takes them out of the workspace.
+    const memberCookie = await signedInTeammate(server, tenantId, 'member', 'leaver@example.test');
+    const memberContext = await contextWithCookie(browser, server.url, memberCookie);
+    const memberPage = await memberContext.newPage();
+    memberPage.on('dialog', (dialog) => dialog.accept());
+    await memberPage.goto(`${server.url}/members`);
+    const memberLeave = memberPage.getByRole('button', { name: 'Leave', exact: true });
+    expect(await memberLeave.count()).toBe(1);
+    expect(await memberPage.getByRole('button', { name: 'Remove', exact: true }).count()).toBe(0);
+    await memberLeave.click();
+    await memberPage.waitForURL(`${server.url}/`);
+    const left = await store.db
+      .selectFrom('memberships')
+      .innerJoin('users', 'users.id', 'memberships.user_id')
+      .select('memberships.role')
+      .where('memberships.tenant_id', '=', tenantId)
+      .where('users.email', '=', 'leaver@example.test')
+      .execute();
+    expect(left).toEqual([]);
+    await memberContext.close();
 
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByLabel('Workspace name (required)').fill('Renamed <b>ws</b>');

@@ -26,7 +26,8 @@ const roleSelect = (id: string, selected: string, label: string) =>
 
 /**
  * Members: who is in the workspace and their roles, invitations by email, pending invitations.
- * Everyone sees the list; owners change roles, remove people and invite, as the members API decides.
+ * Everyone sees the list and may leave (but the only owner); owners change roles, remove people and
+ * invite, as the members API decides.
  */
 export const membersPage: DashboardPage = {
   path: '/members',
@@ -40,9 +41,11 @@ export const membersPage: DashboardPage = {
     ]);
     const people = members.ok ? members.body.members : [];
     const owners = people.filter((m) => m.role === 'owner').length;
+    const me = view.user!.userId;
     const rows = people.map((m) => {
       // The API refuses to demote or remove the only owner (a workspace needs one): no such forms.
-      const manage = owner && !(m.role === 'owner' && owners === 1);
+      const onlyOwner = m.role === 'owner' && owners === 1;
+      const manage = owner && !onlyOwner;
       const who = m.email ?? m.userId;
       return [
         m.name ?? m.email ?? m.userId,
@@ -55,16 +58,25 @@ export const membersPage: DashboardPage = {
             )
           : m.role,
         when(m.joinedAt),
-        manage
-          ? view.form('remove', html`<input type="hidden" name="user" value="${m.userId}">`, {
-              submit: 'Remove',
+        // Anyone may leave, as the API lets them, but the only owner: their own row offers Leave
+        // rather than Remove, and leaving takes them out of this workspace's pages.
+        m.userId === me && !onlyOwner
+          ? view.form('leave', html``, {
+              submit: 'Leave',
               buttonClass: 'danger',
-              confirm: `Remove ${m.email ?? 'this person'} from the workspace?`,
-              label: `Remove ${who}`,
+              confirm: 'Leave this workspace? Only an owner can invite you back.',
+              label: 'Leave the workspace',
             })
-          : owner
-            ? html`<span class="muted" id="only-owner">The only owner: make someone else owner before changing this role or removing them.</span>`
-            : '',
+          : manage
+            ? view.form('remove', html`<input type="hidden" name="user" value="${m.userId}">`, {
+                submit: 'Remove',
+                buttonClass: 'danger',
+                confirm: `Remove ${m.email ?? 'this person'} from the workspace?`,
+                label: `Remove ${who}`,
+              })
+            : owner
+              ? html`<span class="muted" id="only-owner">The only owner: make someone else owner before changing this role or removing them.</span>`
+              : '',
       ];
     });
     return html`<section aria-labelledby="members-title"><h2 id="members-title">People</h2>
@@ -127,6 +139,17 @@ ${table(
         fromAnswer(
           await view.api.send('DELETE', `/api/tenants/me/members/${encodeURIComponent(field(f, 'user'))}`),
         ),
+    },
+    leave: {
+      done: 'You left the workspace.',
+      async run(view) {
+        const answer = await view.api.send(
+          'DELETE',
+          `/api/tenants/me/members/${encodeURIComponent(view.user!.userId)}`,
+        );
+        // Leaving moves the reader to their next workspace, or to none: its home, not this page.
+        return answer.ok ? { redirect: `${view.base}/` } : fromAnswer(answer);
+      },
     },
     withdraw: {
       done: 'Invitation withdrawn.',
