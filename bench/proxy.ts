@@ -9,9 +9,9 @@
  * - portkey: Portkey's open-source AI gateway (`@portkey-ai/gateway`), custom host = the upstream;
  * - metered (before): the platform's proxy through `platform.fetch` and a `fetch` upstream, the
  *   way every call went before the Node listener;
- * - metered (store thread): the same with the embedded store on a thread of its own;
+ * - metered (store inline): the same with the embedded store inline in the platform's thread;
  * - metered: the platform's proxy as `pnpm start` serves it (`nodeListener`, pooled upstream, the
- *   embedded store inline in the platform's thread) without the settlement journal, JSON and SSE;
+ *   embedded store on a thread of its own) without the settlement journal, JSON and SSE;
  * - metered (journal): as `pnpm start` serves it, the store in a folder on disk and every answer
  *   waiting for its journal record to be on disk (reported beside the targets, not held to them).
  *
@@ -64,7 +64,7 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
     const honoFetch = await server(started, 'hono-fetch', upstream.url);
     const before = await server(started, 'metered', upstream.url, { serving: 'fetch' });
     const metered = await server(started, 'metered', upstream.url);
-    const threaded = await server(started, 'metered', upstream.url, { embedded: 'thread' });
+    const inline = await server(started, 'metered', upstream.url, { embedded: 'inline' });
     const journaled = await server(started, 'metered', upstream.url, { onDisk: true, journal: true });
     const portkey = await startPortkey(started).catch((error: Error) => error);
 
@@ -89,7 +89,7 @@ export async function proxyBenchmark(): Promise<BenchOutcome> {
             }),
           }),
       'metered (before)': post(`${before.url}/proxy/bench-llm${PATH}`, bearer(before.key)),
-      'metered (store thread)': post(`${threaded.url}/proxy/bench-llm${PATH}`, bearer(threaded.key)),
+      'metered (store inline)': post(`${inline.url}/proxy/bench-llm${PATH}`, bearer(inline.key)),
       metered: post(`${metered.url}/proxy/bench-llm${PATH}`, bearer(metered.key)),
       'metered (journal)': post(`${journaled.url}/proxy/bench-llm${PATH}`, bearer(journaled.key)),
       'direct SSE': post(`${upstream.url}${PATH}`, bearer(), STREAM_REQUEST),

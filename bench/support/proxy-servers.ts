@@ -150,7 +150,7 @@ async function seed(store: Store, upstreamUrl: string, sealer: Parameters<typeof
 
 interface MeteredOptions {
   serving?: 'node' | 'fetch';
-  /** Where the embedded store runs (default: the store's own default, inline). */
+  /** Where the embedded store runs (default: the store's own default, its own thread). */
   embedded?: 'thread' | 'inline';
   /** The store in a folder on disk (as `pnpm start` keeps it) instead of in memory. */
   onDisk?: boolean;

@@ -14,7 +14,8 @@ import {
 import { MIGRATIONS } from './migrations/index.js';
 import { createPGliteDialect } from './pglite-dialect.js';
 import { InlinePGlite } from './pglite-inline.js';
-import { type EmbeddedDatabase, openPGliteThread } from './pglite-thread.js';
+import type { EmbeddedDatabase } from './pglite-prepared.js';
+import { openPGliteThread } from './pglite-thread.js';
 
 export interface StoreOptions {
   /**
@@ -41,8 +42,8 @@ export interface StoreOptions {
    */
   queryTimeoutMs?: number;
   /**
-   * Where the embedded store runs: `inline` in the caller's thread (default), or on a `thread`
-   * of its own, so that its statements never hold the caller's requests (docs/storage.md weighs
+   * Where the embedded store runs: on a `thread` of its own (default), so that its statements
+   * never hold the caller's requests, or `inline` in the caller's thread (docs/storage.md weighs
    * the two).
    */
   embedded?: 'thread' | 'inline';
@@ -106,7 +107,7 @@ export async function createStore(options: StoreOptions = {}): Promise<Store> {
         ? storeOn(await InlinePGlite.open(undefined, options.image), () => {})
         : await openPGlite(
             url === 'memory://' ? undefined : resolveDataDir(options.dataDir),
-            options.embedded ?? 'inline',
+            options.embedded ?? 'thread',
           );
   if (options.migrate !== false) {
     try {

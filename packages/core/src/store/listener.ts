@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { EmbeddedDatabase } from './pglite-thread.js';
+import type { EmbeddedDatabase } from './pglite-prepared.js';
 
 /**
  * Called with each notification's payload on a channel, or with `null` when notifications may

@@ -9,7 +9,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
-import type { EmbeddedDatabase } from './pglite-thread.js';
+import type { EmbeddedDatabase } from './pglite-prepared.js';
 
 /**
  * Kysely dialect over one embedded PGlite instance (in this thread or on its own).

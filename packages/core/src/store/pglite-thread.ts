@@ -1,29 +1,17 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { Mutex, type messages, protocol, types } from '@electric-sql/pglite';
 import { StoreUnavailableError } from './availability.js';
+import { ENGINE_PARSERS } from './int8.js';
+import { ENGINE_SETTINGS, PreparedPGlite, type ProtocolEngine } from './pglite-prepared.js';
 
-/** What the store asks of an embedded database: PGlite itself, or PGlite on a thread of its own. */
-export interface EmbeddedDatabase {
-  query<R>(sql: string, params?: unknown[]): Promise<EmbeddedResult<R>>;
-  /** A script of statements by the simple protocol; one result per statement. */
-  exec(sql: string): Promise<Array<EmbeddedResult<unknown>>>;
-  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
-  close(): Promise<void>;
-}
+/** An array type and its element's, as PGlite reads them to serialize and parse arrays. */
+type ArrayType = { oid: number; typarray: number };
 
-export interface EmbeddedResult<R> {
-  rows: R[];
-  affectedRows?: number;
-}
-
-/**
- * Settings of the engine's one session, made as it opens, inline or on its thread. A new WAL
- * segment (one per 16 MB of writes) is not filled with zeros before its first record: PGlite
- * writes the zeros through its file system a page at a time, which held the thread 5 to 8 ms on
- * disk and 20 to 60 ms in memory once a segment (docs/storage.md). The fill only reserves the
- * disk space ahead of the records; without it a full disk shows at a write instead.
- */
-export const ENGINE_SETTINGS = 'set wal_init_zero = off';
+/** The array types of the engine, asked as PGlite asks them when it opens. */
+const ARRAY_TYPES = `select b.oid, b.typarray from pg_catalog.pg_type a
+  left join pg_catalog.pg_type b on b.oid = a.typelem
+  where a.typcategory = 'A' group by b.oid, b.typarray order by b.oid`;
 
 /**
  * The thread's program, plain JavaScript so it runs the same from the sources, the build and a
@@ -54,7 +42,7 @@ const plain = (error) => {
 };
 const result = (r) => ({ rows: r.rows, affectedRows: r.affectedRows });
 const ops = {
-  query: (m) => db.query(m.sql, m.params).then(result),
+  protocol: (m) => db._runExclusiveQuery(() => db.execProtocol(m.message)).then(({ data }) => data),
   exec: (m) => db.exec(m.sql).then((results) => results.map(result)),
   listen: async (m) => {
     if (!stops.has(m.channel)) {
@@ -68,55 +56,69 @@ const ops = {
   },
   close: () => db.close(),
 };
-db.waitReady.then(() => db.exec(${JSON.stringify(ENGINE_SETTINGS)})).then(
-  () => {
+const reply = (m, fields) => {
+  // The protocol's answer crosses as its bytes, moved rather than copied.
+  const transfer = fields.value instanceof Uint8Array ? [fields.value.buffer] : [];
+  const inTransaction = m.op === 'close' ? undefined : db.isInTransaction();
+  parentPort.postMessage({ id: m.id, inTransaction, ...fields }, transfer);
+};
+db.waitReady
+  .then(() => db.exec(${JSON.stringify(ENGINE_SETTINGS)}))
+  .then(() => db.query(${JSON.stringify(ARRAY_TYPES)}))
+  .then(
+  ({ rows }) => {
     parentPort.on('message', (m) => {
       ops[m.op](m).then(
-        (value) => parentPort.postMessage({ id: m.id, value }),
-        (error) => parentPort.postMessage({ id: m.id, error: plain(error) }),
+        (value) => reply(m, { value }),
+        (error) => reply(m, { error: plain(error) }),
       );
     });
-    parentPort.postMessage({ ready: true });
+    parentPort.postMessage({ ready: true, arrayTypes: rows });
   },
   (error) => parentPort.postMessage({ ready: false, error: plain(error) }),
 );
 `;
 
-type Reply = { id: number; value?: unknown; error?: Record<string, unknown> };
+type Reply = { id: number; value?: unknown; error?: Record<string, unknown>; inTransaction?: boolean };
 type Message =
   | Reply
   | { channel: string; payload: string }
-  | { ready: boolean; error?: Record<string, unknown> };
+  | { ready: boolean; arrayTypes?: ArrayType[]; error?: Record<string, unknown> };
 
 /**
  * The embedded store on a thread of its own. PGlite is Postgres compiled to WebAssembly: every
  * statement runs to its end before its thread does anything else. In the platform's thread a
  * settlement batch would hold every request (and every chunk of every stream) for as long as it
  * runs; on its own thread the platform's requests go on while the store works, on another core.
- * Queries and their results cross as structured clones; errors as their message and fields
- * (`code`, `constraint`, ...), which is what the store's callers read of them.
  *
- * The thread keeps the process alive only while a query is in flight, as a socket would: a
+ * Statements run as inline (`PreparedPGlite`: each text parsed once, each run one trip): the
+ * protocol's bytes cross to the thread and its answer's bytes back, moved rather than copied,
+ * and are read in this thread by PGlite's parsers. A script's results cross as structured
+ * clones; errors as their message and fields (`code`, `constraint`, ...), which is what the
+ * store's callers read of them.
+ *
+ * The thread keeps the process alive only while a statement is in flight, as a socket would: a
  * store left open does not hold a finished process.
  *
  * @see docs/storage.md "The embedded store"
  */
-export async function openPGliteThread(dataDir: string | undefined): Promise<EmbeddedDatabase> {
+export async function openPGliteThread(dataDir: string | undefined): Promise<PreparedPGlite> {
   const pglite = createRequire(import.meta.url).resolve('@electric-sql/pglite');
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pglite, dataDir } });
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   const handlers = new Map<string, Set<(payload: string) => void>>();
   let nextId = 1;
   let stopped: Error | null = null;
+  let inTransaction = false;
 
-  await new Promise<void>((resolve, reject) => {
+  const arrayTypes = await new Promise<ArrayType[]>((resolve, reject) => {
     const onExit = () => reject(new StoreUnavailableError('The embedded store could not start'));
     worker.once('error', reject);
     worker.once('exit', onExit);
     worker.once('message', (message: Message) => {
       worker.off('error', reject);
       worker.off('exit', onExit);
-      if ('ready' in message && message.ready) resolve();
+      if ('ready' in message && message.ready) resolve(message.arrayTypes ?? []);
       else {
         reject(errorOf('error' in message ? message.error : undefined));
         void worker.terminate();
@@ -144,23 +146,48 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Emb
     if (!call) return;
     pending.delete(message.id);
     if (pending.size === 0) worker.unref();
+    if (message.inTransaction !== undefined) inTransaction = message.inTransaction;
     if (message.error) call.reject(errorOf(message.error));
     else call.resolve(message.value);
   });
 
-  function ask<T>(op: string, fields: Record<string, unknown> = {}): Promise<T> {
+  function ask<T>(
+    op: string,
+    fields: Record<string, unknown> = {},
+    transfer: ArrayBuffer[] = [],
+  ): Promise<T> {
     if (stopped) return Promise.reject(stopped);
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
       pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
       if (pending.size === 1) worker.ref();
-      worker.postMessage({ id, op, ...fields });
+      worker.postMessage({ id, op, ...fields }, transfer);
     });
   }
 
-  return {
-    query: <R>(sql: string, params: unknown[] = []) => ask<EmbeddedResult<R>>('query', { sql, params }),
-    exec: (sql) => ask('exec', { sql }),
+  const serializers: ProtocolEngine['serializers'] = { ...types.serializers };
+  const parsers: ProtocolEngine['parsers'] = { ...types.parsers, ...ENGINE_PARSERS };
+  for (const { oid, typarray } of arrayTypes) {
+    serializers[typarray] = (value) => types.arraySerializer(value, serializers[oid], typarray);
+    parsers[typarray] = (text) => types.arrayParser(text, parsers[oid]!, typarray);
+  }
+  // One store's statements and scripts take turns, as PGlite's own lock has them do inline.
+  const turns = new Mutex();
+
+  return new PreparedPGlite({
+    async execProtocol(message) {
+      // A copy of just these bytes, to move: the message may be a view of a larger shared buffer.
+      const bytes = new Uint8Array(message);
+      const answer = await ask<Uint8Array>('protocol', { message: bytes }, [bytes.buffer]);
+      const read: messages.BackendMessage[] = [];
+      new protocol.Parser().parse(answer, (backend) => read.push(backend));
+      return { messages: read };
+    },
+    serializers,
+    parsers,
+    isInTransaction: () => inTransaction,
+    runExclusive: (work) => turns.runExclusive(work),
+    exec: (sql) => turns.runExclusive(() => ask('exec', { sql })),
     async listen(channel, handler) {
       let set = handlers.get(channel);
       if (!set) {
@@ -185,7 +212,7 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Emb
         await worker.terminate();
       }
     },
-  };
+  });
 }
 
 /** An error of the thread, as its callers read it: message, name and Postgres fields. */

@@ -1,20 +1,25 @@
 /**
- * The embedded store in this thread parses each statement text once (a named statement, its
- * parameter types asked in the same trip) and runs it in one trip: the answers must be those
- * `PGlite.query` gives, errors must leave it working, a schema change must not leave stale
- * statements behind, and the engine must not keep more statements than the bound.
+ * The embedded store, in this thread or on its own, parses each statement text once (a named
+ * statement, its parameter types asked in the same trip) and runs it in one trip: the answers
+ * must be those `PGlite.query` gives, errors must leave it working, a schema change must not
+ * leave stale statements behind, and the engine must not keep more statements than the bound.
  */
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
-import { InlinePGlite, MAX_PREPARED } from './pglite-inline.js';
+import { InlinePGlite } from './pglite-inline.js';
+import { MAX_PREPARED, type PreparedPGlite } from './pglite-prepared.js';
+import { openPGliteThread } from './pglite-thread.js';
 
-describe('embedded store inline: statements in one trip', () => {
-  let db: InlinePGlite;
+describe.each([
+  ['inline', () => InlinePGlite.open(undefined)],
+  ['on its thread', () => openPGliteThread(undefined)],
+])('embedded store %s: statements in one trip', (_where, open) => {
+  let db: PreparedPGlite;
   /** A plain PGlite with the store's parsers: what `PGlite.query` answers. */
   let plain: PGlite;
   beforeAll(async () => {
-    db = await InlinePGlite.open(undefined);
+    db = await open();
     plain = new PGlite({ parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText } });
     for (const target of [db, plain]) {
       await target.exec(`
@@ -40,7 +45,7 @@ describe('embedded store inline: statements in one trip', () => {
 
   /** How many trips into the engine `run` made. */
   async function tripsOf(run: () => Promise<unknown>): Promise<number> {
-    const trips = vi.spyOn(db.pglite, 'execProtocol');
+    const trips = vi.spyOn(db.engine, 'execProtocol');
     try {
       await run();
       return trips.mock.calls.length;
