@@ -1,7 +1,9 @@
 /**
  * `pnpm bench events`: latency from a committed debit to its `billing.balance_changed` on 100
  * open event streams (20 apps of one tenant, 5 streams each, over HTTP on loopback), measured on
- * the embedded store. Target: p99 under 50 ms.
+ * the embedded store. A debit counts as committed when its call returns; with the store on its
+ * own thread an event may reach a stream before that, and counts as 0 ms. Target: p99 under
+ * 50 ms.
  */
 import { post } from '@service/core/billing';
 import { silentLogger } from '@service/core/http';
@@ -33,8 +35,9 @@ export async function eventsBenchmark(): Promise<BenchOutcome> {
     appKeys.push((await keys.issue({ tenantId, kind: 'app', appId: app.id })).key);
   }
   const server = await serveOnLoopback(platform.fetch);
+  /** When each debit's call returned, by the balance it left. */
   const committedAt = new Map<number, number>();
-  const latencies: number[] = [];
+  const arrivals: Array<{ remaining: number; at: number }> = [];
   const aborts: AbortController[] = [];
   try {
     const opened = appKeys.flatMap((key) =>
@@ -49,10 +52,8 @@ export async function eventsBenchmark(): Promise<BenchOutcome> {
         const parser = createParser({
           onEvent: (event) => {
             if (event.event !== 'billing.balance_changed') return;
-            const arrived = performance.now();
-            const remaining = JSON.parse(event.data).remaining_micros as number;
-            const committed = committedAt.get(remaining);
-            if (committed !== undefined) latencies.push(arrived - committed);
+            const at = performance.now();
+            arrivals.push({ remaining: JSON.parse(event.data).remaining_micros as number, at });
           },
         });
         const reader = response.body!.getReader();
@@ -97,7 +98,16 @@ export async function eventsBenchmark(): Promise<BenchOutcome> {
     }
     const expected = DEBITS * APPS * STREAMS_PER_APP;
     const deadline = Date.now() + 5000;
-    while (latencies.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const latencies: number[] = [];
+    for (;;) {
+      latencies.length = 0;
+      for (const { remaining, at } of arrivals) {
+        const committed = committedAt.get(remaining);
+        if (committed !== undefined) latencies.push(Math.max(0, at - committed));
+      }
+      if (latencies.length >= expected || Date.now() >= deadline) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
 
     const sorted = [...latencies].sort((a, b) => a - b);
     const at = (q: number) =>
