@@ -234,7 +234,7 @@ for (const kind of STORE_KINDS) {
       const refused = await fetch(`${server.url}/api/billing/customer`, { headers: { cookie: viewer } });
       expect(refused.status).toBe(403);
       expect(await refused.json()).toEqual({
-        message: 'Forbidden: only workspace owners manage billing',
+        message: 'Forbidden: only workspace owners see and change billing',
         code: 'FORBIDDEN',
       });
     });

@@ -13,7 +13,12 @@ import { PlatformError } from '../errors.js';
 import { withIdempotency } from '../internal/idempotency.js';
 import { readJsonBody } from '../internal/json-body.js';
 import { noStoreOn } from '../internal/no-store.js';
-import { requireSafeCookieWrite, requireSession, type SessionCaller } from '../internal/session.js';
+import {
+  requireBillingOwner,
+  requireSafeCookieWrite,
+  requireSession,
+  type SessionCaller,
+} from '../internal/session.js';
 
 /** A credit pack; a refusal names the field and the packs. */
 const packSchema = z.literal(CREDIT_PACKS_USD, {
@@ -63,9 +68,7 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   const ownerOf = async (c: Context<PlatformEnv>, write: boolean): Promise<SessionCaller> => {
     c.set('errorShape', 'flat');
     const user = await requireSession(ctx, c);
-    if (user.role !== 'owner') {
-      throw new PlatformError(403, 'Forbidden: only workspace owners manage billing', { code: 'FORBIDDEN' });
-    }
+    requireBillingOwner(user);
     if (write) requireSafeCookieWrite(ctx, c);
     return user;
   };
