@@ -11,7 +11,6 @@ export class InlinePGlite extends PreparedPGlite {
       parsers: pglite.parsers,
       isInTransaction: () => pglite.isInTransaction(),
       runExclusive: (work) => pglite._runExclusiveQuery(work),
-      exec: (sql) => pglite.exec(sql),
       listen: (channel, handler) => pglite.listen(channel, handler),
       close: () => pglite.close(),
     });

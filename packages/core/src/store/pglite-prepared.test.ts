@@ -193,3 +193,53 @@ describe.each([
     expect(heard).toEqual(['hello']);
   });
 });
+
+describe.each([
+  ['inline', (dataDir?: string) => InlinePGlite.open(dataDir)],
+  ['on its thread', (dataDir?: string) => openPGliteThread(dataDir)],
+])('embedded store %s: turns', (_where, open) => {
+  it('finishes the statements asked for before it is closed', async () => {
+    const db = await open(undefined);
+    await db.exec('create table counted (n int)');
+    const inserts = Array.from({ length: 20 }, (_, i) => db.query('insert into counted values ($1)', [i]));
+    const closed = db.close();
+    const outcomes = await Promise.allSettled(inserts);
+    await closed;
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(20).fill('fulfilled'));
+  });
+
+  it('runs a script that changes the schema in its turn among the statements around it', async () => {
+    const db = await open(undefined);
+    try {
+      await db.exec('create table shaped (id int primary key, tags text[])');
+      await db.query('insert into shaped values ($1, $2)', [1, ['a']]);
+      const update = 'update shaped set tags = $1 where id = 1';
+      const before = db.query(update, [['b']]);
+      const script = db.exec('alter table shaped alter column tags type jsonb using to_jsonb(tags)');
+      const after = db.query(update, [JSON.stringify(['c'])]);
+      await Promise.all([before, script, after]);
+      const { rows } = await db.query<{ tags: unknown }>('select tags from shaped where id = $1', [1]);
+      expect(rows).toEqual([{ tags: ['c'] }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('hears a channel whose first LISTEN failed, once it is asked again', async () => {
+    const db = await open(undefined);
+    try {
+      await db.exec('begin');
+      await db.exec('select 1 / 0').catch(() => {});
+      // Inside the failed transaction the LISTEN is refused.
+      await expect(db.listen('turns_test', () => {})).rejects.toMatchObject({ code: '25P02' });
+      await db.exec('rollback');
+      const heard: string[] = [];
+      const stop = await db.listen('turns_test', (payload) => heard.push(payload));
+      await db.query('select pg_notify($1, $2)', ['turns_test', 'hi']);
+      await expect.poll(() => heard).toEqual(['hi']);
+      await stop();
+    } finally {
+      await db.close();
+    }
+  });
+});

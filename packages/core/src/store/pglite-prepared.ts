@@ -41,8 +41,6 @@ export interface ProtocolEngine {
   isInTransaction(): boolean;
   /** Runs `work` with no other statement of this engine's store in between. */
   runExclusive<T>(work: () => Promise<T>): Promise<T>;
-  /** A script by the simple protocol, taking its turn with `runExclusive`'s work. */
-  exec(sql: string): Promise<Array<Results<unknown>>>;
   listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
@@ -76,17 +74,17 @@ export class PreparedPGlite implements EmbeddedDatabase {
     return this.engine.runExclusive(() => this.#run<R>(sql, params));
   }
 
-  async exec(sql: string): Promise<Array<Results<unknown>>> {
-    // A script may change the schema, and with it what a parsed statement means: texts are
-    // parsed again after one. Let go of before it, for the statements that follow it, and again
-    // once it ran, for those that ran ahead of it in the engine's queue.
-    const changes = !KEEPS_SCHEMA.test(sql);
-    if (changes) this.#forgetAll();
-    try {
-      return await this.engine.exec(sql);
-    } finally {
-      if (changes) this.#forgetAll();
-    }
+  /** A script by the simple protocol (as `PGlite.exec` sends it: the query, then a sync). */
+  exec(sql: string): Promise<Array<Results<unknown>>> {
+    return this.engine.runExclusive(async () => {
+      // A script may change the schema, and with it what a parsed statement means: texts are
+      // parsed again after one. Nothing else runs in this turn, so none is parsed in between.
+      if (!KEEPS_SCHEMA.test(sql)) this.#forgetAll();
+      const { messages } = await this.engine.execProtocol(
+        Buffer.concat([protocol.serialize.query(sql), protocol.serialize.sync()]),
+      );
+      return parse.parseResults(messages, this.engine.parsers);
+    });
   }
 
   listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>> {

@@ -40,10 +40,8 @@ const plain = (error) => {
   }
   return out;
 };
-const result = (r) => ({ rows: r.rows, affectedRows: r.affectedRows });
 const ops = {
   protocol: (m) => db._runExclusiveQuery(() => db.execProtocol(m.message)).then(({ data }) => data),
-  exec: (m) => db.exec(m.sql).then((results) => results.map(result)),
   listen: async (m) => {
     if (!stops.has(m.channel)) {
       stops.set(m.channel, await db.listen(m.channel, (payload) => parentPort.postMessage({ channel: m.channel, payload })));
@@ -106,7 +104,10 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Pre
   const pglite = createRequire(import.meta.url).resolve('@electric-sql/pglite');
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pglite, dataDir } });
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-  const handlers = new Map<string, Set<(payload: string) => void>>();
+  const subscriptions = new Map<
+    string,
+    { handlers: Set<(payload: string) => void>; started: Promise<void> }
+  >();
   let nextId = 1;
   let stopped: Error | null = null;
   let inTransaction = false;
@@ -120,8 +121,9 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Pre
       worker.off('exit', onExit);
       if ('ready' in message && message.ready) resolve(message.arrayTypes ?? []);
       else {
-        reject(errorOf('error' in message ? message.error : undefined));
-        void worker.terminate();
+        // Ended before the caller hears of it: it may fall back to opening the same folder inline.
+        const error = errorOf('error' in message ? message.error : undefined);
+        void worker.terminate().finally(() => reject(error));
       }
     });
   });
@@ -138,7 +140,7 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Pre
   worker.on('exit', () => stop(new StoreUnavailableError('The embedded store stopped')));
   worker.on('message', (message: Message) => {
     if ('channel' in message) {
-      for (const handler of handlers.get(message.channel) ?? []) handler(message.payload);
+      for (const handler of subscriptions.get(message.channel)?.handlers ?? []) handler(message.payload);
       return;
     }
     if (!('id' in message)) return;
@@ -187,26 +189,37 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Pre
     parsers,
     isInTransaction: () => inTransaction,
     runExclusive: (work) => turns.runExclusive(work),
-    exec: (sql) => turns.runExclusive(() => ask('exec', { sql })),
     async listen(channel, handler) {
-      let set = handlers.get(channel);
-      if (!set) {
-        set = new Set();
-        handlers.set(channel, set);
-        await ask('listen', { channel });
+      let subscription = subscriptions.get(channel);
+      if (!subscription) {
+        const started = ask<void>('listen', { channel });
+        const created = { handlers: new Set<(payload: string) => void>(), started };
+        subscriptions.set(channel, created);
+        // A LISTEN that failed (inside a transaction that had failed, say) leaves no trace, so
+        // the next subscriber asks again.
+        started.catch(() => {
+          if (subscriptions.get(channel) === created && created.handlers.size === 0) {
+            subscriptions.delete(channel);
+          }
+        });
+        subscription = created;
       }
-      set.add(handler);
+      // Every subscriber waits for the one LISTEN of its channel.
+      await subscription.started;
+      const { handlers } = subscription;
+      handlers.add(handler);
       return async () => {
-        set.delete(handler);
-        if (set.size > 0 || handlers.get(channel) !== set) return;
-        handlers.delete(channel);
+        handlers.delete(handler);
+        if (handlers.size > 0 || subscriptions.get(channel) !== subscription) return;
+        subscriptions.delete(channel);
         if (!stopped) await ask('unlisten', { channel });
       };
     },
     async close() {
       if (stopped) return;
       try {
-        await ask('close');
+        // After the statements already asked for, as inline: they finish, later ones fail.
+        await turns.runExclusive(() => ask('close'));
       } finally {
         stop(new StoreUnavailableError('The embedded store is closed'));
         await worker.terminate();
