@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     url: platform.context.baseUrl,
     address: `${address.address}:${address.port}`,
     store: store.kind === 'postgres' ? 'postgres' : `pglite:${resolveDataDir()}`,
+    ...(store.embedded ? { store_runs: store.embedded } : {}),
     demo: demo,
     demo_seeded: seed?.created ?? false,
     ...(demoFile ? { demo_file: demoFile.path } : {}),

@@ -138,6 +138,7 @@ describe('pnpm start', { timeout: 180_000 }, () => {
       const demo = demoFile();
       expect(demo.store).toBe(`pglite:${join(cwd, '.service/data')}`);
       expect(booted.output()).toContain(`"demo_file":"${join(cwd, '.service/demo.json')}"`);
+      expect(booted.output()).toContain('"store_runs":"thread"');
       expect(demo.keys.appKey).toMatch(/^service_sk_/);
       expect(await balance(demo.keys.appKey)).toMatchObject({
         credits_remaining_micros: 25_000_000,

@@ -60,6 +60,11 @@ export interface Store {
   readonly db: Kysely<Database>;
   /** `postgres` for a server, `pglite` for the embedded store. */
   readonly kind: 'postgres' | 'pglite';
+  /**
+   * The embedded store: where it runs, on a `thread` of its own or `inline` (asked for, from an
+   * image, or where a thread cannot load PGlite). Unset for a server.
+   */
+  readonly embedded?: 'thread' | 'inline';
   /** True when the database answers a trivial query within 2 s (for `/healthz`). */
   readonly ping: () => Promise<boolean>;
   /**
@@ -307,6 +312,7 @@ function storeOn(pglite: EmbeddedDatabase, releaseLock: () => void): Store {
   return {
     db,
     kind: 'pglite',
+    embedded: inline ? 'inline' : 'thread',
     ping: () => ping(db),
     listen: (channel, handler) => listener.listen(channel, handler),
     close: async () => {

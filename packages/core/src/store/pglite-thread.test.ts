@@ -42,6 +42,7 @@ describe('the embedded store on its own thread', () => {
   it("is the default, and keeps this thread's timers on time while a long statement runs, which inline does not", async () => {
     const thread = await open();
     const inline = await open('inline');
+    expect([thread.embedded, inline.embedded]).toEqual(['thread', 'inline']);
     let inlineTook = 0;
     const inlineLag = await longestTimerLag(async () => {
       const started = performance.now();
