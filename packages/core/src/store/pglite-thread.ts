@@ -89,11 +89,10 @@ type Message =
  * settlement batch would hold every request (and every chunk of every stream) for as long as it
  * runs; on its own thread the platform's requests go on while the store works, on another core.
  *
- * Statements run as inline (`PreparedPGlite`: each text parsed once, each run one trip): the
- * protocol's bytes cross to the thread and its answer's bytes back, moved rather than copied,
- * and are read in this thread by PGlite's parsers. A script's results cross as structured
- * clones; errors as their message and fields (`code`, `constraint`, ...), which is what the
- * store's callers read of them.
+ * Statements and scripts run as inline (`PreparedPGlite`: each text parsed once, each run one
+ * trip): the protocol's bytes cross to the thread and its answer's bytes back, moved rather than
+ * copied, and are read in this thread by PGlite's parsers. Errors cross as their message and
+ * fields (`code`, `constraint`, ...), which is what the store's callers read of them.
  *
  * The thread keeps the process alive only while a statement is in flight, as a socket would: a
  * store left open does not hold a finished process.
