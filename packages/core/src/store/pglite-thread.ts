@@ -15,22 +15,13 @@ const ARRAY_TYPES = `select b.oid, b.typarray from pg_catalog.pg_type a
 
 /**
  * The thread's program, plain JavaScript so it runs the same from the sources, the build and a
- * host's bundle. Its value parsers are those of `int8.ts` (int8 exactly or not at all; dates and
- * numerics as text): functions do not cross threads, so they are written here again.
+ * host's bundle. It hands back the engine's answers as bytes; their rows are read in the
+ * platform's thread, with the store's parsers (`int8.ts`), so the thread needs none of its own.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { PGlite } = require(workerData.pglite);
-function parseInt8(text) {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value)) throw new RangeError('int8 value ' + text + ' is outside the exactly representable range');
-  return value;
-}
-const asText = (text) => text;
-const db = new PGlite({
-  ...(workerData.dataDir ? { dataDir: workerData.dataDir } : {}),
-  parsers: { 20: parseInt8, 1082: asText, 1700: asText },
-});
+const db = new PGlite(workerData.dataDir ? { dataDir: workerData.dataDir } : {});
 const stops = new Map();
 const plain = (error) => {
   if (!(error instanceof Error)) return { message: String(error) };
