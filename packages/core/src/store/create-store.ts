@@ -4,7 +4,7 @@ import { Kysely, Migrator, PostgresDialect, type PostgresPool, type PostgresPool
 import pg from 'pg';
 import { StoreUnavailableError } from './availability.js';
 import type { Database } from './database.js';
-import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
+import { STORE_PARSERS } from './int8.js';
 import {
   createPGliteListener,
   createPostgresListener,
@@ -196,11 +196,7 @@ function openPostgres(
     connectionTimeoutMillis: connectTimeoutMs,
     types: {
       getTypeParser: ((oid: number, format?: string) =>
-        oid === INT8_OID
-          ? parseInt8
-          : oid === DATE_OID || oid === NUMERIC_OID
-            ? asText
-            : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+        STORE_PARSERS[oid] ?? pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
   // A client that loses its server must not crash the process. An idle one is reported on the

@@ -18,8 +18,8 @@ export const DATE_OID = 1082;
 export const NUMERIC_OID = 1700;
 export const asText = (text: string): string => text;
 
-/** The value parsers the store reads the embedded engine's rows with, by type oid. */
-export const ENGINE_PARSERS: Record<number, (text: string) => unknown> = {
+/** The value parsers the store reads rows with, by type oid, on PostgreSQL and PGlite alike. */
+export const STORE_PARSERS: Record<number, (text: string) => unknown> = {
   [INT8_OID]: parseInt8,
   [DATE_OID]: asText,
   [NUMERIC_OID]: asText,

@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { ENGINE_PARSERS } from './int8.js';
+import { STORE_PARSERS } from './int8.js';
 import { ENGINE_SETTINGS, PreparedPGlite } from './pglite-prepared.js';
 
 /** PGlite in this thread. */
@@ -21,7 +21,7 @@ export class InlinePGlite extends PreparedPGlite {
     const pglite = new PGlite({
       ...(dataDir ? { dataDir } : {}),
       ...(image ? { loadDataDir: image } : {}),
-      parsers: ENGINE_PARSERS,
+      parsers: STORE_PARSERS,
     });
     await pglite.waitReady;
     await pglite.exec(ENGINE_SETTINGS);

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { Mutex, type messages, protocol, types } from '@electric-sql/pglite';
 import { StoreUnavailableError } from './availability.js';
-import { ENGINE_PARSERS } from './int8.js';
+import { STORE_PARSERS } from './int8.js';
 import { ENGINE_SETTINGS, PreparedPGlite, type ProtocolEngine } from './pglite-prepared.js';
 
 /** An array type and its element's, as PGlite reads them to serialize and parse arrays. */
@@ -158,7 +158,7 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Pre
   }
 
   const serializers: ProtocolEngine['serializers'] = { ...types.serializers };
-  const parsers: ProtocolEngine['parsers'] = { ...types.parsers, ...ENGINE_PARSERS };
+  const parsers: ProtocolEngine['parsers'] = { ...types.parsers, ...STORE_PARSERS };
   for (const { oid, typarray } of arrayTypes) {
     serializers[typarray] = (value) => types.arraySerializer(value, serializers[oid], typarray);
     parsers[typarray] = (text) => types.arrayParser(text, parsers[oid]!, typarray);
