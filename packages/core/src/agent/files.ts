@@ -7,8 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { UIMessage } from 'ai';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../store/database.js';
+import { after, exactCreatedAt, type ListPosition, type Page, pageOf } from '../store/keyset.js';
 import type { BlobStore } from './blobs.js';
 import { newId } from './ids.js';
 
@@ -146,27 +147,19 @@ export class FileStore {
     }
   }
 
-  async list(owner: string, options: { limit: number; before?: string }): Promise<FileSummary[]> {
+  /** The owner's files, newest first, after the position `before` names (a page's cursor). */
+  async list(owner: string, options: { limit: number; before?: ListPosition }): Promise<Page<FileSummary>> {
     let query = this.db
       .selectFrom('wire_files')
-      .select(['id', 'name', 'media_type', 'size', 'created_at'])
+      .select(['id', 'name', 'media_type', 'size', 'created_at', exactCreatedAt.as('cursor_at')])
       .where('owner', '=', owner);
-    if (options.before) {
-      const cursor = await this.db
-        .selectFrom('wire_files')
-        .select(['created_at', 'id'])
-        .where('owner', '=', owner)
-        .where('id', '=', options.before)
-        .executeTakeFirst();
-      if (!cursor) return [];
-      query = query.where(sql<boolean>`(created_at, id) < (${cursor.created_at}, ${cursor.id})`);
-    }
+    if (options.before) query = query.where(after(options.before));
     const rows = await query
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
-      .limit(options.limit)
+      .limit(options.limit + 1)
       .execute();
-    return rows.map(summaryOf);
+    return pageOf(rows, options.limit, summaryOf);
   }
 
   async get(owner: string, id: string): Promise<FileSummary | null> {

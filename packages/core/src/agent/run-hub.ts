@@ -14,6 +14,7 @@ import type { UIMessage, UIMessageChunk } from 'ai';
 import { type ExpressionBuilder, type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import { describeError, type Logger } from '../http/logger.js';
 import type { Database, RunStatus } from '../store/database.js';
+import { after, exactCreatedAt, type ListPosition, type Page, pageOf } from '../store/keyset.js';
 import type { ApprovalStore } from './approvals.js';
 import { newId } from './ids.js';
 import { isPauseMarker, LiveRun, type SequencedChunk } from './live-run.js';
@@ -34,7 +35,7 @@ export interface RunFilter {
   /** The principal the run ran as (`service:webhook:github`, or a user's subject). */
   owner?: string;
   status?: RunStatus;
-  cursor?: string;
+  cursor?: ListPosition;
 }
 
 /** Runs a subject may see: those that ran as them, and those that answer to them. */
@@ -262,36 +263,24 @@ export class RunHub {
   }
 
   /**
-   * The runs `subject` may see, newest first, narrowed by the filters; `cursor` is the id of the
-   * last run of the previous page.
+   * The runs `subject` may see, newest first, narrowed by the filters, after the position `cursor`
+   * names (a page's cursor).
    */
-  async listRuns(subject: string, filter: RunFilter): Promise<RunView[]> {
+  async listRuns(subject: string, filter: RunFilter): Promise<Page<RunView>> {
     let query = this.db
       .selectFrom('wire_runs')
       .selectAll()
+      .select(exactCreatedAt.as('cursor_at'))
       .where(visibleTo(subject))
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
-      .limit(filter.limit);
+      .limit(filter.limit + 1);
     if (filter.threadId) query = query.where('thread_id', '=', filter.threadId);
     if (filter.automationId) query = query.where('automation_id', '=', filter.automationId);
     if (filter.owner) query = query.where('owner', '=', filter.owner);
     if (filter.status) query = query.where('status', '=', filter.status);
-    const cursor = filter.cursor;
-    if (cursor) {
-      query = query.where(({ eb, refTuple, selectFrom }) =>
-        eb(
-          refTuple('created_at', 'id'),
-          '<',
-          selectFrom('wire_runs')
-            .select(['created_at', 'id'])
-            .where(visibleTo(subject))
-            .where('id', '=', cursor)
-            .$asTuple('created_at', 'id'),
-        ),
-      );
-    }
-    return (await query.execute()).map(viewOf);
+    if (filter.cursor) query = query.where(after(filter.cursor));
+    return pageOf(await query.execute(), filter.limit, viewOf);
   }
 
   /**

@@ -6,6 +6,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import { newId } from '../agent/ids.js';
 import type { Principal } from '../agent/tools.js';
 import type { Database, WireAutomationsTable } from '../store/database.js';
+import { after, exactCreatedAt, type ListPosition, type Page, pageOf } from '../store/keyset.js';
 import { nextOccurrence, type Schedule } from './schedule.js';
 
 export type AutomationTrigger = ({ type: 'schedule' } & Schedule) | { type: 'webhook'; source: string };
@@ -50,30 +51,21 @@ export class AutomationStore {
     return viewOf(row);
   }
 
-  /** The owner's automations, newest first, after the one named by `cursor` (its id). */
-  async list(owner: string, options: { limit: number; cursor?: string }): Promise<AutomationView[]> {
+  /** The owner's automations, newest first, after the position `cursor` names (a page's cursor). */
+  async list(
+    owner: string,
+    options: { limit: number; cursor?: ListPosition },
+  ): Promise<Page<AutomationView>> {
     let query = this.db
       .selectFrom('wire_automations')
       .selectAll()
+      .select(exactCreatedAt.as('cursor_at'))
       .where('owner', '=', owner)
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
-      .limit(options.limit);
-    if (options.cursor) {
-      const cursor = options.cursor;
-      query = query.where(({ eb, refTuple, selectFrom }) =>
-        eb(
-          refTuple('created_at', 'id'),
-          '<',
-          selectFrom('wire_automations')
-            .select(['created_at', 'id'])
-            .where('owner', '=', owner)
-            .where('id', '=', cursor)
-            .$asTuple('created_at', 'id'),
-        ),
-      );
-    }
-    return (await query.execute()).map(viewOf);
+      .limit(options.limit + 1);
+    if (options.cursor) query = query.where(after(options.cursor));
+    return pageOf(await query.execute(), options.limit, viewOf);
   }
 
   async get(owner: string, id: string): Promise<AutomationView | null> {

@@ -11,6 +11,7 @@ import { readBodyText } from '../http/body.js';
 import { type JsonInput, parseJsonInput } from '../http/input-guard.js';
 import { describeIssues } from '../http/issues.js';
 import { readJsonKeepingLast } from '../http/json-keep-last.js';
+import { positionOf } from '../store/keyset.js';
 import { BASE_PATH, type WireContext, type WireCtx } from './context.js';
 import { WireError } from './errors.js';
 import { orgPrincipal } from './orgs.js';
@@ -234,6 +235,22 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, where: 
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new WireError('validation_failed', describeIssues(parsed.error, { prefix: where, limit: 5 }));
+}
+
+/**
+ * A list's page cursor in a query (`?cursor=`, `?before=`): what that list hands out, and
+ * nothing else (`name` is what the list calls it, `nextCursor` or `nextBefore`).
+ */
+export function pageCursor(isId: (id: string) => boolean, name: string) {
+  return z
+    .string()
+    .max(120)
+    .transform((value, ctx) => {
+      const position = positionOf(value, isId);
+      if (position) return position;
+      ctx.addIssue({ code: 'custom', message: `must be a ${name}` });
+      return z.NEVER;
+    });
 }
 
 /** The query as a plain object (first value of each name). */

@@ -212,12 +212,30 @@ for (const kind of STORE_KINDS) {
         for (const name of ['p1', 'p2', 'p3']) ids.push(await schedule('lister', name));
         const first = await (await as('lister')('/automations?limit=2')).json();
         expect(first.automations.map((a: { id: string }) => a.id)).toEqual([ids[2], ids[1]]);
-        expect(first.nextCursor).toBe(ids[1]);
+        // The cursor is the last one's place (its time to the microsecond, and its id)...
+        expect(first.nextCursor).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT[\\d:]{8}\\.\\d{6}Z~${ids[1]}$`));
+        // ...so the next page follows on also when that one is deleted in between.
+        await as('lister')(`/automations/${ids[1]}`, { method: 'DELETE', json: {} });
         const second = await (await as('lister')(`/automations?limit=2&cursor=${first.nextCursor}`)).json();
         expect(second.automations.map((a: { id: string }) => a.id)).toEqual([ids[0]]);
         expect(second.nextCursor).toBeNull();
-        // A cursor the list never issued is refused, not read as an empty last page.
-        for (const cursor of ['garbage', '', 'run_AAAAAAAAAAAAAAAAAAAAAA', `${ids[0]}x`]) {
+        // A full page with nothing after it is the last: no cursor to an empty page.
+        const whole = await (await as('lister')('/automations?limit=2')).json();
+        expect(whole.automations).toHaveLength(2);
+        expect(whole.nextCursor).toBeNull();
+        // A cursor the list never issued is refused, not read as an empty last page: a bare id,
+        // another list's, a day that does not exist.
+        const at = first.nextCursor.split('~')[0];
+        for (const cursor of [
+          'garbage',
+          '',
+          'run_AAAAAAAAAAAAAAAAAAAAAA',
+          `${ids[0]}x`,
+          ids[0]!,
+          `${at}~run_AAAAAAAAAAAAAAAAAAAAAA`,
+          `2026-02-30T10:00:00.000000Z~${ids[0]}`,
+          `${at.slice(0, -2)}Z~${ids[0]}`,
+        ]) {
           const response = await as('lister')(`/automations?cursor=${encodeURIComponent(cursor)}`);
           expect(response.status, cursor).toBe(400);
           const { error } = await response.json();
@@ -730,7 +748,15 @@ for (const kind of STORE_KINDS) {
         expect(page2.runs.map((r: { id: string }) => r.id)).toEqual([runIds[0]]);
         expect(page2.nextCursor).toBeNull();
         // A cursor the list never issued is refused, not read as an empty last page.
-        for (const cursor of ['garbage', '', id, `${runIds[0]}x`]) {
+        expect(page1.nextCursor).toMatch(new RegExp(`Z~${runIds[1]}$`));
+        for (const cursor of [
+          'garbage',
+          '',
+          id,
+          `${runIds[0]}x`,
+          runIds[0]!,
+          `2026-13-01T00:00:00.000000Z~${runIds[0]}`,
+        ]) {
           const response = await as('rita')(`/runs?cursor=${encodeURIComponent(cursor)}`);
           expect(response.status, cursor).toBe(400);
           const { error } = await response.json();

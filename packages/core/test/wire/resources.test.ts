@@ -241,6 +241,8 @@ for (const kind of STORE_KINDS) {
       expect(first.events).toHaveLength(1);
       const rest = await (await erin()(`/activity?before=${first.nextBefore}`)).json();
       expect([...first.events, ...rest.events]).toEqual(all.events);
+      expect(rest.nextBefore).toBeNull();
+      expect((await (await erin()('/activity?limit=3')).json()).nextBefore).toBeNull();
       for (const before of ['abc', '0', '-1', '1.5', '1e400', '']) {
         const response = await erin()(`/activity?before=${encodeURIComponent(before)}`);
         expect(response.status, before).toBe(400);

@@ -74,6 +74,10 @@ for (const kind of STORE_KINDS) {
       // The five of one millisecond by id, newest id first; then the older two.
       expect(everything).toEqual(['t5', 't4', 't3', 't2', 't1', 't6', 't7']);
       for (const limit of [1, 2, 3, 4, 6]) expect(await walk(limit), `limit ${limit}`).toEqual(everything);
+      // A full page with nothing after it is the last: no nextBefore to an empty page.
+      const whole = (await (await ada()('/threads?limit=7')).json()) as Page;
+      expect(whole.threads).toHaveLength(7);
+      expect(whole.nextBefore).toBeNull();
     });
 
     it('titles a thread with its first 79 characters and an ellipsis, never cutting an emoji', async () => {

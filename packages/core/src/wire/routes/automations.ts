@@ -19,7 +19,7 @@ import { readBody } from '../../http/body.js';
 import { bearerToken } from '../../identity/bearer.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
-import { jsonBody, noFields, principalOf, queryOf, validate } from '../request.js';
+import { jsonBody, noFields, pageCursor, principalOf, queryOf, validate } from '../request.js';
 
 /** The headers a delivery's verification may read (each scheme picks its own). */
 const DELIVERY_HEADERS = [
@@ -47,10 +47,7 @@ const updateBody = z
   .refine((b) => Object.keys(b).length > 0, 'name, prompt or trigger is required');
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z
-    .string()
-    .refine((v) => isIdOf('atm', v), 'must be a nextCursor')
-    .optional(),
+  cursor: pageCursor((id) => isIdOf('atm', id), 'nextCursor').optional(),
 });
 
 export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
@@ -70,12 +67,11 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
   app.get('/automations', async (c) => {
     const principal = await principalOf(ctx, c);
     const query = validate(listQuery, queryOf(c), 'query');
-    const list = await automations.records.list(principal.subject, {
+    const page = await automations.records.list(principal.subject, {
       limit: query.limit,
       ...(query.cursor ? { cursor: query.cursor } : {}),
     });
-    const last = list.at(-1);
-    return c.json({ automations: list, nextCursor: list.length === query.limit && last ? last.id : null });
+    return c.json({ automations: page.items, nextCursor: page.nextCursor });
   });
 
   app.get('/automations/:id', async (c) => {

@@ -15,7 +15,7 @@ import { capped, readMultipartFile, uploadChunks } from '../../http/multipart.js
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { RAW_UPLOAD_HEADER } from '../pipeline.js';
-import { noFields, principalOf, queryOf, validate } from '../request.js';
+import { noFields, pageCursor, principalOf, queryOf, validate } from '../request.js';
 
 /** Header naming a raw upload's file (percent-encoded UTF-8). */
 export const FILE_NAME_HEADER = 'x-service-file-name';
@@ -39,10 +39,7 @@ const INLINE_TYPES = new Set([
 
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  before: z
-    .string()
-    .refine((v) => isIdOf('fil', v), 'must be a nextBefore')
-    .optional(),
+  before: pageCursor((id) => isIdOf('fil', id), 'nextBefore').optional(),
 });
 
 export function fileRoutes(ctx: WireContext, files: FileStore, maxBytes: number): Hono<WireEnv> {
@@ -93,12 +90,11 @@ export function fileRoutes(ctx: WireContext, files: FileStore, maxBytes: number)
   app.get('/files', async (c) => {
     const principal = await principalOf(ctx, c);
     const query = validate(listQuery, queryOf(c), 'query');
-    const list = await files.list(principal.subject, {
+    const page = await files.list(principal.subject, {
       limit: query.limit,
       ...(query.before ? { before: query.before } : {}),
     });
-    const last = list.at(-1);
-    return c.json({ files: list, nextBefore: list.length === query.limit && last ? last.id : null });
+    return c.json({ files: page.items, nextBefore: page.nextCursor });
   });
 
   app.get('/files/:id', async (c) => {

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { isIdOf } from '../../agent/ids.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
-import { noFields, principalOf, queryOf, validate } from '../request.js';
+import { noFields, pageCursor, principalOf, queryOf, validate } from '../request.js';
 import { cursorSchema, follow } from './chat.js';
 
 const listQuery = z.object({
@@ -21,10 +21,7 @@ const listQuery = z.object({
   automation: z.string().max(64).optional(),
   owner: z.string().max(256).optional(),
   status: z.enum(['running', 'awaiting_approval', 'completed', 'failed', 'cancelled']).optional(),
-  cursor: z
-    .string()
-    .refine((v) => isIdOf('run', v), 'must be a nextCursor')
-    .optional(),
+  cursor: pageCursor((id) => isIdOf('run', id), 'nextCursor').optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
 });
 
@@ -36,7 +33,7 @@ export function runRoutes(ctx: WireContext): Hono<WireEnv> {
   app.get('/runs', async (c) => {
     const principal = await principalOf(ctx, c);
     const query = validate(listQuery, queryOf(c), 'query');
-    const runs = await ctx.runs.listRuns(principal.subject, {
+    const page = await ctx.runs.listRuns(principal.subject, {
       limit: query.limit,
       ...(query.thread ? { threadId: query.thread } : {}),
       ...(query.automation ? { automationId: query.automation } : {}),
@@ -44,8 +41,7 @@ export function runRoutes(ctx: WireContext): Hono<WireEnv> {
       ...(query.status ? { status: query.status } : {}),
       ...(query.cursor ? { cursor: query.cursor } : {}),
     });
-    const last = runs.at(-1);
-    return c.json({ runs, nextCursor: runs.length === query.limit && last ? last.id : null });
+    return c.json({ runs: page.items, nextCursor: page.nextCursor });
   });
 
   app.get('/runs/:id', async (c) => {

@@ -73,12 +73,14 @@ export function statusRoutes(ctx: WireContext): Hono<WireEnv> {
   app.get('/activity', async (c) => {
     const principal = await principalOf(ctx, c);
     const query = validate(activityQuery, queryOf(c), 'query');
-    const events = await ctx.audit.list(principal.subject, {
-      limit: query.limit,
+    // One more than the page tells whether another page follows.
+    const read = await ctx.audit.list(principal.subject, {
+      limit: query.limit + 1,
       ...(query.before ? { before: query.before } : {}),
     });
+    const events = read.slice(0, query.limit);
     const last = events.at(-1);
-    return c.json({ events, nextBefore: events.length === query.limit && last ? last.id : null });
+    return c.json({ events, nextBefore: read.length > query.limit && last ? last.id : null });
   });
 
   return app;

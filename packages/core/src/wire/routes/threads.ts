@@ -41,14 +41,16 @@ export function threadRoutes(ctx: WireContext): Hono<WireEnv> {
   app.get('/threads', async (c) => {
     const principal = await principalOf(ctx, c);
     const query = validate(listQuery, queryOf(c), 'query');
-    const threads = await ctx.threads.list(principal.subject, {
-      limit: query.limit,
+    // One more than the page tells whether another page follows.
+    const read = await ctx.threads.list(principal.subject, {
+      limit: query.limit + 1,
       ...(query.before ? { before: query.before } : {}),
     });
+    const threads = read.slice(0, query.limit);
     const last = threads.at(-1);
     return c.json({
       threads,
-      nextBefore: threads.length === query.limit && last ? `${last.updatedAt}~${last.id}` : null,
+      nextBefore: read.length > query.limit && last ? `${last.updatedAt}~${last.id}` : null,
     });
   });
 
