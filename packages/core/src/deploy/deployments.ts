@@ -162,7 +162,7 @@ export class Deployments {
         }
       });
       await this.#starting(appId, async (signal) => {
-        await this.#run(
+        const runs = await this.#run(
           {
             appId,
             tenantId: input.tenantId,
@@ -173,7 +173,7 @@ export class Deployments {
           signal,
         );
         // Deleted while it started (its id is listed as soon as it is made).
-        if (signal.aborted) throw appNotFound();
+        if (!runs) throw appNotFound();
       });
       return { app: await this.get(input.tenantId, appId), appKey };
     } catch (error) {
@@ -204,8 +204,9 @@ export class Deployments {
     // Being deleted: no new App Key for an app whose keys the delete revokes.
     if (signal.aborted) throw appNotFound();
     await this.#keepKeyLive(tenantId, appId);
+    let runs: boolean;
     try {
-      await this.#run(
+      runs = await this.#run(
         {
           appId,
           tenantId,
@@ -220,7 +221,7 @@ export class Deployments {
       throw failedDeploy(error);
     }
     // Deleted meanwhile: nothing runs, and there is nothing left to point at the release.
-    if (signal.aborted) throw appNotFound();
+    if (!runs) throw appNotFound();
     await this.deps.db.transaction().execute(async (trx) => {
       await trx
         .updateTable('deployments')
@@ -283,8 +284,10 @@ export class Deployments {
 
   async stop(tenantId: string, appId: string): Promise<AppView> {
     await this.#deployment(tenantId, appId);
-    await this.#halt(appId);
+    // Said before it is done: a restart on another instance that starts it meanwhile reads this
+    // once started, and stops it again (see `#restart`).
     await this.#setDesired(appId, 'stopped');
+    await this.#halt(appId);
     return this.get(tenantId, appId);
   }
 
@@ -292,9 +295,10 @@ export class Deployments {
   async remove(tenantId: string, appId: string): Promise<void> {
     const { db, keys } = this.deps;
     await this.#app(tenantId, appId);
-    // A restart that read the deployment before the delete must not start it after the stop below.
+    // A restart here that read the deployment before the delete must not start it after the stop
+    // below. One on another instance finds the app gone once it has started it, and stops it
+    // again (see `#run`): so the app goes from the store before its deployment is stopped.
     await this.#deleting(appId, async () => {
-      await this.#halt(appId, { deleted: true });
       const live = await db
         .selectFrom('api_keys')
         .select('id')
@@ -311,6 +315,7 @@ export class Deployments {
         .executeTakeFirst();
       // A delete racing this one removed it first: that one answers, this one finds no app.
       if (!deleted) throw appNotFound();
+      await this.#halt(appId, { deleted: true });
     });
   }
 
@@ -517,8 +522,8 @@ export class Deployments {
       if (!row.artifact) continue;
       const artifact = row.artifact;
       try {
-        await this.#starting(row.app_id, async (signal) =>
-          this.#run(
+        await this.#starting(row.app_id, async (signal) => {
+          const runs = await this.#run(
             {
               appId: row.app_id,
               tenantId: row.tenant_id,
@@ -527,8 +532,9 @@ export class Deployments {
             },
             row.manifest,
             signal,
-          ),
-        );
+          );
+          if (runs) await this.#haltIfStoppedMeanwhile(row.app_id);
+        });
       } catch (error) {
         this.deps.logger.warn('deployment not resumed', {
           app_id: row.app_id,
@@ -556,8 +562,9 @@ export class Deployments {
       .where('deployments.app_id', '=', appId)
       .executeTakeFirst();
     if (row?.desired_state !== 'running' || !row.artifact || !this.deps.deployer) return;
+    let runs: boolean;
     try {
-      await this.#run(
+      runs = await this.#run(
         { appId, tenantId: row.tenant_id, artifact: row.artifact, env: await this.#environment(appId) },
         row.manifest,
         signal,
@@ -566,30 +573,43 @@ export class Deployments {
       await this.#setDesired(appId, 'stopped');
       throw failedDeploy(error);
     }
+    if (runs) await this.#haltIfStoppedMeanwhile(appId);
+  }
+
+  /**
+   * After a start that only carries on what should run (a restart, a boot): an app stopped on
+   * another instance meanwhile had its stop come first there, so this start would outlive it.
+   */
+  async #haltIfStoppedMeanwhile(appId: string): Promise<void> {
+    if ((await this.#desiredState(appId)) !== 'running') await this.#halt(appId);
   }
 
   /**
    * Starts the deployment through the deployer and remembers the `restart_on` kinds of the
    * release's manifest while it runs here; a start that fails leaves nothing running to restart.
-   * A start the app's delete aborted (see `#starting`) is nothing, not a failure: the deployer
-   * calls it off in its turn, and what started before the delete's stop reached it is stopped.
+   * Resolves whether it runs: a start the app's delete aborted (see `#starting`) is nothing, not a
+   * failure: the deployer calls it off in its turn, and what started before the delete's stop
+   * reached it is stopped. So is what started for an app another instance deleted meanwhile
+   * (its delete removes the app before it stops the deployment).
    */
-  async #run(spec: DeploymentSpec, manifest: unknown, signal: AbortSignal): Promise<void> {
+  async #run(spec: DeploymentSpec, manifest: unknown, signal: AbortSignal): Promise<boolean> {
     try {
       await this.#deployer().deploy(spec, { signal });
     } catch (error) {
       this.#restartOn.delete(spec.appId);
-      if (signal.aborted) return;
+      if (signal.aborted) return false;
       throw error;
     }
-    if (signal.aborted) {
-      // Started anyway, by a deployer that does not look at the signal: the app is gone, so is its run.
+    // Started anyway, by a deployer that does not look at the signal, or for an app deleted
+    // elsewhere: the app is gone, so is its run.
+    if (signal.aborted || (await this.#desiredState(spec.appId)) === null) {
       await this.#halt(spec.appId, { deleted: true });
-      return;
+      return false;
     }
     const kinds = (manifest as { restart_on?: unknown } | null)?.restart_on;
     if (Array.isArray(kinds) && kinds.length > 0) this.#restartOn.set(spec.appId, new Set(kinds));
     else this.#restartOn.delete(spec.appId);
+    return true;
   }
 
   /**
@@ -726,6 +746,16 @@ export class Deployments {
       .executeTakeFirst();
     if (!row) throw new DeployError(404, 'The app was never deployed', 'NOT_DEPLOYED');
     return row;
+  }
+
+  /** What the store says the deployment should be now; null once its app is deleted. */
+  async #desiredState(appId: string): Promise<DesiredState | null> {
+    const row = await this.deps.db
+      .selectFrom('deployments')
+      .select('desired_state')
+      .where('app_id', '=', appId)
+      .executeTakeFirst();
+    return row?.desired_state ?? null;
   }
 
   async #setDesired(appId: string, state: DesiredState): Promise<void> {
