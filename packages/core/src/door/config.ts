@@ -8,6 +8,7 @@
 import type { Kysely } from 'kysely';
 import type { AuditLog } from '../agent/audit.js';
 import type { ActAs, Principal, ToolRegistry } from '../agent/tools.js';
+import { FAILED_CREDENTIALS_RULE } from '../http/credential-throttle.js';
 import type { Logger } from '../http/logger.js';
 import type { RateLimitRule } from '../http/rate-limit.js';
 import type { Store } from '../store/create-store.js';
@@ -172,6 +173,12 @@ export interface DoorOptions {
    */
   registrationLimit?: RateLimitRule | false;
   /**
+   * Failed service keys at the token endpoint admitted per client address before it is refused
+   * for the rest of the window, a right key too (`false`: unlimited). Applies when the adapter
+   * passes its connection info. Default 30 a minute, as the platform's keys.
+   */
+  failedCredentialLimit?: RateLimitRule | false;
+  /**
    * Reverse proxies in front of the host that append to `X-Forwarded-For`. Default
    * `SERVICE_TRUSTED_PROXIES`, else 0 (the header is ignored: the socket address counts).
    */
@@ -198,6 +205,7 @@ export interface DoorConfig {
   serviceAuth: { clientId: string; keys: ServiceKey[] } | null;
   federationSecret: Uint8Array | null;
   registrationLimit: RateLimitRule | null;
+  failedCredentialLimit: RateLimitRule | null;
   trustedProxies: number;
   refreshGraceMs: number;
   refreshMaxAgeMs: number;
@@ -290,6 +298,10 @@ export function resolveDoorConfig(options: DoorOptions): DoorConfig {
     federationSecret,
     registrationLimit:
       options.registrationLimit === false ? null : (options.registrationLimit ?? REGISTRATION_LIMIT),
+    failedCredentialLimit:
+      options.failedCredentialLimit === false
+        ? null
+        : (options.failedCredentialLimit ?? FAILED_CREDENTIALS_RULE),
     trustedProxies: checkTrustedProxies(options.trustedProxies ?? env.SERVICE_TRUSTED_PROXIES),
     refreshGraceMs: checkDuration('mcp.refreshGraceMs', mcp.refreshGraceMs, REFRESH_GRACE_MS, 0, 5 * MINUTE),
     refreshMaxAgeMs: checkDuration(

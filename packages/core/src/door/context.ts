@@ -1,6 +1,7 @@
 import type { AuditLog } from '../agent/audit.js';
 import type { GrantStore } from '../agent/grants.js';
 import type { ActAs, ToolRegistry } from '../agent/tools.js';
+import type { FailedCredentialThrottle } from '../http/credential-throttle.js';
 import type { Logger } from '../http/logger.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { DoorConfig, DoorOAuthAdapter, DoorOverrides } from './config.js';
@@ -31,4 +32,6 @@ export interface DoorContext {
   fetch: typeof fetch;
   /** Per-address counters (`/register`), shared by every instance through the store. */
   limiter: RateLimiter;
+  /** Failed service keys per address (`/token`), over the same counters; null when unlimited. */
+  credentialThrottle: FailedCredentialThrottle | null;
 }

@@ -12,6 +12,7 @@
  */
 import { AuditLog } from '../agent/audit.js';
 import { GrantStore } from '../agent/grants.js';
+import { FailedCredentialThrottle } from '../http/credential-throttle.js';
 import { createJsonLogger, describeError, type Logger } from '../http/logger.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store/availability.js';
@@ -89,6 +90,7 @@ export function createDoor(options: DoorOptions): Door {
     () => bearer.clear(),
     logger,
   );
+  const limiter = new RateLimiter(createRateLimitCounter(db), { now });
   const context: DoorContext = {
     config,
     approvalGrants: new GrantStore(db, now),
@@ -109,7 +111,10 @@ export function createDoor(options: DoorOptions): Door {
     logger,
     now,
     fetch: fetchImpl,
-    limiter: new RateLimiter(createRateLimitCounter(db), { now }),
+    limiter,
+    credentialThrottle: config.failedCredentialLimit
+      ? new FailedCredentialThrottle(limiter, config.failedCredentialLimit, now)
+      : null,
   };
   const menu = buildMenu(context.tools, context.overrides, logger);
   const transport = createTransportHandler(context, menu, bearer, options.progressIntervalMs);

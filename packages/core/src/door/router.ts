@@ -41,7 +41,7 @@ export function createDoorRouter(context: DoorContext, transport: TransportHandl
   // In remoteAs and broker mode another server issues the tokens: these endpoints do not exist.
   if (config.remoteAs === null) {
     app.all('/authorize', (c) => handleAuthorize(context, c.req.raw));
-    app.all('/token', (c) => handleToken(context, c.req.raw));
+    app.all('/token', (c) => handleToken(context, c.req.raw, c.env.connection));
     app.all('/revoke', (c) => handleRevoke(context, c.req.raw));
     app.all('/register', (c) => handleRegister(context, c.req.raw, c.env.connection));
   }

@@ -342,6 +342,41 @@ describe('service-key exchange (RFC 8693)', () => {
     expect(await errorOf(response)).toMatchObject({ status: 400, error: 'invalid_request' });
   });
 
+  it('refuses an address past its failed keys for the window, a right key too, then admits it again', async () => {
+    const limited = await startDoorHost(store, {
+      mcp: { serviceAuth: { keys: [SERVICE_KEY], clientId: 'acme-backend' } },
+      failedCredentialLimit: { limit: 3, windowMs: 60_000 },
+    });
+    try {
+      const once = (key: string) =>
+        fetch(`${limited.url}/api/service/mcp/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+            client_id: 'acme-backend',
+            client_secret: key,
+            subject_token: 'host-user-42',
+            subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+          }),
+        });
+      const wrong = `mcp_svc_${'w'.repeat(43)}`;
+      for (let i = 0; i < 3; i++) expect((await once(wrong)).status).toBe(401);
+      const refused = await once(wrong);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await refused.json()).error).toBe('rate_limit_exceeded');
+      // A right guess now reads as a wrong one: the key is not looked at.
+      const right = await once(SERVICE_KEY);
+      expect(right.status).toBe(429);
+      expect((await right.json()).access_token).toBeUndefined();
+      limited.clock.advance(61_000);
+      expect((await once(SERVICE_KEY)).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('answers a wrong client id, an unknown key and a retired key identically with invalid_client', async () => {
     const answers = await Promise.all([
       exchangeKey({ client_id: 'someone-else', client_secret: SERVICE_KEY }),

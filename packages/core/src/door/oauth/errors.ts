@@ -27,6 +27,8 @@ export class OAuthError extends Error {
     readonly code: OAuthErrorCode,
     readonly description: string,
     readonly status = 400,
+    /** Headers the answer carries (`Retry-After` on a 429). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(`${code}: ${description}`);
   }
@@ -42,8 +44,11 @@ export function oauthJson(body: unknown, status = 200, headers: HeadersInit = {}
   return new Response(JSON.stringify(body), { status, headers: merged });
 }
 
-export function oauthErrorResponse(error: OAuthError, headers: HeadersInit = {}): Response {
-  return oauthJson({ error: error.code, error_description: error.description }, error.status, headers);
+export function oauthErrorResponse(error: OAuthError, headers: Record<string, string> = {}): Response {
+  return oauthJson({ error: error.code, error_description: error.description }, error.status, {
+    ...error.headers,
+    ...headers,
+  });
 }
 
 /** A plain 404 for door paths that do not exist in the current mode. */

@@ -6,6 +6,7 @@
  *
  * @see RFC 6749 §4.1.3, §5, §6; RFC 7636 §4.6; RFC 8693 §2
  */
+import { clientIp, socketAddress } from '../../http/client-ip.js';
 import { LIFETIMES, SCOPES } from '../config.js';
 import type { DoorContext } from '../context.js';
 import { preflight, withCors } from '../cors.js';
@@ -26,7 +27,11 @@ const MAX_SUBJECT_LENGTH = 256;
 /** Subjects that are a missing value spelled out, never a user. */
 const PLACEHOLDER_SUBJECTS = new Set(['undefined', 'null']);
 
-export async function handleToken(context: DoorContext, request: Request): Promise<Response> {
+export async function handleToken(
+  context: DoorContext,
+  request: Request,
+  connection?: unknown,
+): Promise<Response> {
   if (request.method === 'OPTIONS') return preflight('POST, OPTIONS');
   if (request.method !== 'POST')
     return withCors(new Response(null, { status: 405, headers: { allow: 'POST' } }));
@@ -39,7 +44,7 @@ export async function handleToken(context: DoorContext, request: Request): Promi
       case 'refresh_token':
         return withCors(await refresh(context, form, request));
       case TOKEN_EXCHANGE_GRANT:
-        return withCors(await exchangeServiceKey(context, form, request));
+        return withCors(await exchangeServiceKey(context, form, request, connection));
       case null:
         throw new OAuthError('invalid_request', 'grant_type is required');
       default:
@@ -153,12 +158,18 @@ async function exchangeServiceKey(
   context: DoorContext,
   form: URLSearchParams,
   request: Request,
+  connection: unknown,
 ): Promise<Response> {
   const serviceAuth = context.config.serviceAuth;
   if (!serviceAuth) {
     throw new OAuthError('unsupported_grant_type', 'The service-key exchange is not enabled on this server');
   }
   const { clientId, key } = clientCredentials(form, request);
+  const throttled = throttledAddress(context, request, connection);
+  // Past its failures' limit, an address is refused before its key is looked at: a right guess
+  // then reads as a wrong one.
+  const blocked = throttled && throttled.throttle.retryAfter(throttled.address);
+  if (blocked) throw tooManyFailures(blocked);
   // Every comparison runs whatever the outcome, so timing does not tell which part was wrong.
   const presented = hashSecret(key ?? '');
   let match: (typeof serviceAuth.keys)[number] | undefined;
@@ -167,6 +178,8 @@ async function exchangeServiceKey(
   }
   const clientOk = safeEqual(clientId ?? '', serviceAuth.clientId);
   if (!clientOk || key === null || !match || match.retired) {
+    const wait = throttled && (await throttled.throttle.failed(throttled.address));
+    if (wait) throw tooManyFailures(wait);
     throw new OAuthError('invalid_client', CLIENT_AUTH_FAILED, 401);
   }
   const subject = required(form, 'subject_token');
@@ -190,6 +203,28 @@ async function exchangeServiceKey(
   );
   context.logger.info('door.service_exchange', { actor: match.actor, subject });
   return tokenResponse(tokens, { issued_token_type: ACCESS_TOKEN_TYPE });
+}
+
+/**
+ * The failed-credential throttle and the address it counts, when both are known: without the
+ * adapter's connection info there is no trustworthy address to count.
+ */
+function throttledAddress(context: DoorContext, request: Request, connection: unknown) {
+  const throttle = context.credentialThrottle;
+  if (!throttle || socketAddress(connection) === undefined) return null;
+  return {
+    throttle,
+    address: clientIp(request, connection, { trustedProxies: context.config.trustedProxies }),
+  };
+}
+
+function tooManyFailures(retryAfterSeconds: number): OAuthError {
+  return new OAuthError(
+    'rate_limit_exceeded',
+    'Too many failed client authentications from this address; retry later',
+    429,
+    { 'retry-after': String(retryAfterSeconds) },
+  );
 }
 
 function tokenResponse(tokens: IssuedTokens, extra: Record<string, string> = {}): Response {

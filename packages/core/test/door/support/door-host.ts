@@ -74,6 +74,7 @@ export interface DoorHostOptions {
   /** Serve on this exact base path prefix (e.g. `/app`). */
   basePath?: string;
   registrationLimit?: DoorOptions['registrationLimit'];
+  failedCredentialLimit?: DoorOptions['failedCredentialLimit'];
   /** How client ID metadata documents are reached (a local server standing in for the client's). */
   clientDocumentTransport?: DoorOptions['clientDocumentTransport'];
   /** Serve as another instance of the door at this canonical URL (its own address stays `url`). */
@@ -219,6 +220,7 @@ export async function startDoorHost(store: Store, options: DoorHostOptions = {})
     ...(options.progressIntervalMs ? { progressIntervalMs: options.progressIntervalMs } : {}),
     // Suites register a client per test from one address: only the limit's own test sets one.
     registrationLimit: options.registrationLimit ?? false,
+    failedCredentialLimit: options.failedCredentialLimit ?? false,
     ...(options.clientDocumentTransport ? { clientDocumentTransport: options.clientDocumentTransport } : {}),
   });
 
