@@ -168,7 +168,7 @@ async function exchangeServiceKey(
   const throttled = throttledAddress(context, request, connection);
   // Past its failures' limit, an address is refused before its key is looked at: a right guess
   // then reads as a wrong one.
-  const blocked = throttled && throttled.throttle.retryAfter(throttled.address);
+  const blocked = throttled?.throttle.retryAfter(throttled.address);
   if (blocked) throw tooManyFailures(blocked);
   // Every comparison runs whatever the outcome, so timing does not tell which part was wrong.
   const presented = hashSecret(key ?? '');
