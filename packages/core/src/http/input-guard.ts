@@ -33,6 +33,17 @@ export function textProblem(value: string): InputProblem {
 }
 
 /**
+ * A host's user id as it names them (the wire's subject, the platform's `end_user`): 1 to 256
+ * characters, any script, no control characters, and text the store can hold (no NUL, no
+ * unpaired surrogate). Characters are code points: an emoji is one, not two UTF-16 units.
+ */
+export function isHostUserId(user: string): boolean {
+  const characters = [...user].length;
+  return characters >= 1 && characters <= 256 && !CONTROL.test(user) && textProblem(user) === null;
+}
+const CONTROL = /\p{Cc}/u;
+
+/**
  * The string with each NUL and unpaired surrogate replaced by U+FFFD: for text already accepted
  * that must still reach the store (a record written before the guard refused such text).
  */

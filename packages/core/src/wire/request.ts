@@ -8,7 +8,7 @@ import { serialize } from 'hono/utils/cookie';
 import { z } from 'zod';
 import type { Principal } from '../agent/tools.js';
 import { readBodyText } from '../http/body.js';
-import { type JsonInput, parseJsonInput } from '../http/input-guard.js';
+import { isHostUserId, type JsonInput, parseJsonInput } from '../http/input-guard.js';
 import { describeIssues } from '../http/issues.js';
 import { readJsonKeepingLast } from '../http/json-keep-last.js';
 import { positionOf } from '../store/keyset.js';
@@ -17,7 +17,6 @@ import { WireError } from './errors.js';
 import { orgPrincipal } from './orgs.js';
 
 const RESERVED_NAMESPACE = 'service:';
-const MAX_SUBJECT_LENGTH = 256;
 
 /**
  * Who the request acts as: the signed-in user (`userOf`), or, with organizations available, the
@@ -74,10 +73,13 @@ export async function userOf(ctx: WireContext, c: WireCtx): Promise<Principal> {
       cause: new Error('principal() must return { subject: string } or null'),
     });
   }
-  // Characters are code points (an emoji is one), as the platform counts a host's users.
-  if ([...principal.subject].length > MAX_SUBJECT_LENGTH) {
+  // The rule the platform holds a host's user ids to: a subject the store could not keep would
+  // otherwise fail deep in the first statement that names it.
+  if (!isHostUserId(principal.subject)) {
     throw new WireError('principal_failed', 'Principal resolution failed.', {
-      cause: new Error(`principal subject is longer than ${MAX_SUBJECT_LENGTH} characters`),
+      cause: new Error(
+        'principal subject must be 1 to 256 characters, without control characters or unpaired surrogates',
+      ),
     });
   }
   if (principal.subject.toLowerCase().startsWith(RESERVED_NAMESPACE)) {

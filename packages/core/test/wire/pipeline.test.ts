@@ -57,6 +57,8 @@ for (const transportKind of TRANSPORTS) {
           if (mode === 'reserved') return { subject: 'service:webhook:github' };
           if (mode === 'org') return { subject: 'org-1', kind: 'org' };
           if (mode === 'garbage') return { nope: true } as never;
+          const subject = request.headers.get('x-subject');
+          if (mode === 'subject' && subject !== null) return { subject: JSON.parse(subject) as string };
           return headerPrincipal(request);
         },
       });
@@ -244,6 +246,33 @@ for (const transportKind of TRANSPORTS) {
           500,
           'principal_failed',
         );
+      });
+
+      /** A string as JSON with every non-ASCII unit escaped: a header carries it as it is. */
+      const asciiJson = (value: string) =>
+        JSON.stringify(value).replace(
+          /[\u007f-\uffff]/g,
+          (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+        );
+
+      it('answers 500 principal_failed for a subject the store could not keep, on every route, naming why in the log', async () => {
+        // A host whose sign-in let a NUL, another control character or a lone surrogate into a
+        // user id: refused at the principal, never failing deep in a statement.
+        for (const subject of ['a\u0000b', 'a\u0007b', 'line\nbreak', 'half\ud800', 'x'.repeat(257)]) {
+          logged.length = 0;
+          for (const path of ['/api/service/threads', '/api/service/files', '/api/service/activity']) {
+            const response = await request(path, {
+              headers: { 'x-mode': 'subject', 'x-subject': asciiJson(subject) },
+            });
+            await expectError(response, 500, 'principal_failed');
+          }
+          expect(JSON.stringify(logged)).toContain('without control characters');
+        }
+        // Any script, and an emoji, is a subject.
+        const fine = await request('/api/service/threads', {
+          headers: { 'x-mode': 'subject', 'x-subject': asciiJson('Zoë 🙂 用户') },
+        });
+        expect(fine.status).toBe(200);
       });
 
       it('never calls principal() for tick, webhooks, orgs and the base-url doctor', async () => {

@@ -7,6 +7,7 @@
  * @see RFC 6749 §4.1.3, §5, §6; RFC 7636 §4.6; RFC 8693 §2
  */
 import { clientIp, socketAddress } from '../../http/client-ip.js';
+import { isHostUserId } from '../../http/input-guard.js';
 import { LIFETIMES, SCOPES } from '../config.js';
 import type { DoorContext } from '../context.js';
 import { preflight, withCors } from '../cors.js';
@@ -189,6 +190,10 @@ async function exchangeServiceKey(
   // A backend's unset variable, interpolated, must not become a user id.
   if (subject.trim() === '' || PLACEHOLDER_SUBJECTS.has(subject.trim())) {
     throw new OAuthError('invalid_request', 'subject_token must name a user');
+  }
+  // A user id the wire would refuse as a principal: refused here, before a token names it.
+  if (!isHostUserId(subject)) {
+    throw new OAuthError('invalid_request', 'subject_token must not contain control characters');
   }
   // RFC 8693 §2.1: required. Not interpreted: the subject is a host user id, not a token.
   if ((single(form, 'subject_token_type') ?? '').trim() === '') {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { integrationDocsOf, integrationLogoOf } from '../../catalog/icons.js';
 import type { EndUserScope } from '../../connections/end-user-connections.js';
 import { canonicalError, flatError, NO_STORE, nestedError } from '../../http/errors.js';
-import { textProblem } from '../../http/input-guard.js';
+import { isHostUserId } from '../../http/input-guard.js';
 import { SSE_HEADERS } from '../../http/sse.js';
 import { bearerToken } from '../../identity/bearer.js';
 import type { KeyPrincipal } from '../../identity/key-store.js';
@@ -115,7 +115,7 @@ export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const key = await appOf(c);
     if (key instanceof Response) return key;
     const user = c.req.param('user') ?? '';
-    if (!isEndUser(user)) {
+    if (!isHostUserId(user)) {
       throw new PlatformError(400, 'The user must be 1 to 256 characters, without control characters', {
         code: 'INVALID_REQUEST',
       });
@@ -157,17 +157,6 @@ export function runtimeRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
 
   return app;
 }
-
-/**
- * A host's user id as it names them (the wire's subject): 1 to 256 characters, any script, no
- * control characters, and text the store can hold (no NUL, no unpaired surrogate).
- */
-function isEndUser(user: string): boolean {
-  // Characters are code points, as the wire counts its subjects: an emoji is one, not two units.
-  const characters = [...user].length;
-  return characters >= 1 && characters <= 256 && !CONTROL.test(user) && textProblem(user) === null;
-}
-const CONTROL = /\p{Cc}/u;
 
 const initiateSchema = z.strictObject({
   provider: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be an integration slug'),

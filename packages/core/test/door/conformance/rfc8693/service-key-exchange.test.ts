@@ -69,6 +69,19 @@ describe('service-key exchange requests', () => {
     }
   });
 
+  it('a subject_token the wire would refuse as a user id (a control character) is refused (400 invalid_request)', async () => {
+    for (const subject of ['user\u0007', 'line\nbreak', 'tab\there']) {
+      expect(await exchange({ subject_token: subject })).toEqual({
+        status: 400,
+        body: {
+          error: 'invalid_request',
+          error_description: 'subject_token must not contain control characters',
+        },
+      });
+    }
+    expect((await exchange({ subject_token: 'Zoë 🙂' })).status).toBe(200);
+  });
+
   it('§2.1 a subject_token that is a missing value spelled out ("undefined", "null") is refused (400 invalid_request)', async () => {
     for (const subject of ['undefined', 'null']) {
       expect(await exchange({ subject_token: subject })).toEqual({
