@@ -182,6 +182,9 @@ for (const kind of STORE_KINDS) {
       expect((await admin('GET', '/api/admin/tenants?limit=0')).status).toBe(400);
       expect((await admin('GET', '/api/admin/tenants?offset=-1')).status).toBe(400);
       expect((await admin('GET', '/api/admin/tenants?limit=abc')).status).toBe(400);
+      for (const query of ['limit=0x10', 'limit=1e1', 'offset=1e3', 'offset=']) {
+        expect((await admin('GET', `/api/admin/tenants?${query}`)).status, query).toBe(400);
+      }
       // A cookie-authenticated change from another origin is refused.
       const crossOrigin = await admin(
         'POST',

@@ -155,6 +155,11 @@ describe('deploying the example tool', () => {
     expect(logs.lines.length).toBeLessThanOrEqual(5);
     const badTail = await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/logs?tail=0`);
     expect(badTail.status).toBe(400);
+    for (const tail of ['0x10', '1e3', '1.5', '', '%2010']) {
+      const refused = await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/logs?tail=${tail}`);
+      expect(refused.status, tail).toBe(400);
+      expect((await refused.json()).message).toBe('tail must be a whole number from 1 to 1000');
+    }
     const missing = await api(ws.cookie, 'GET', '/api/apps/00000000-0000-4000-8000-000000000000');
     expect(missing.status).toBe(404);
     // Refusals are never kept by a cache either.

@@ -368,6 +368,24 @@ for (const transportKind of TRANSPORTS) {
           400,
           'validation_failed',
         );
+        // Numbers are decimal digits: not hexadecimal, exponents, blanks or padding.
+        for (const path of [
+          '/threads?limit=0x10',
+          '/threads?limit=1e1',
+          '/threads?limit=',
+          '/threads?limit=%205',
+          '/activity?before=0x10',
+          '/activity?before=1e3',
+          '/threads/t1/stream?after=1e3',
+          '/threads/t1/stream?after=0x1',
+        ]) {
+          await expectError(
+            await request(`/api/service${path}`, { headers: asAda }),
+            400,
+            'validation_failed',
+          );
+        }
+        expect((await request('/api/service/threads?limit=07', { headers: asAda })).status).toBe(200);
       });
     });
   });

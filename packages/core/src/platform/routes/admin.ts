@@ -4,6 +4,7 @@ import { microsToUsd } from '../../billing/ledger.js';
 import { MAX_GRANT_MICROS, type OperatorAction, type TenantOverview } from '../../billing/operators.js';
 import { wholeCentsMicros } from '../../billing/payments/processor.js';
 import { NO_STORE } from '../../http/errors.js';
+import { wholeNumber } from '../../http/whole-number.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { withIdempotency } from '../internal/idempotency.js';
@@ -26,8 +27,8 @@ const suspendSchema = z.strictObject({ reason });
 const resumeSchema = z.strictObject({ reason: reason.optional() });
 const integrationSwitchSchema = z.strictObject({ enabled: z.boolean() });
 const pageSchema = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  limit: wholeNumber(1, 200).default(50),
+  offset: wholeNumber(0, 1_000_000).default(0),
 });
 
 /**

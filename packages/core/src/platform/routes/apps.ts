@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
 import { NO_STORE } from '../../http/errors.js';
+import { wholeNumber } from '../../http/whole-number.js';
 import { canWrite } from '../../identity/accounts.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
@@ -12,7 +13,7 @@ import { writerOf } from './deploy.js';
 
 const renameSchema = z.strictObject({ name: displayName });
 const secretSchema = z.strictObject({ value: z.string().max(16_384) });
-const tailSchema = z.coerce.number().int().min(1).max(1000).default(200);
+const tailSchema = wholeNumber(1, 1000).default(200);
 /** An origin exactly: scheme, host and port, nothing after (no path, query or credentials). */
 const originSchema = z
   .string()

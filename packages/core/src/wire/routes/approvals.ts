@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { Decision } from '../../agent/approvals.js';
 import { DEFAULT_GRANT_TTL_SECONDS, grantView, MAX_GRANT_TTL_SECONDS } from '../../agent/grants.js';
 import type { Grant } from '../../agent/tools.js';
+import { wholeNumber } from '../../http/whole-number.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { jsonBody, noFields, principalOf, queryOf, refuseOrg, validate } from '../request.js';
@@ -37,7 +38,7 @@ const batchSchema = z.object({
 
 const listQuery = z.object({
   status: z.enum(['pending', 'executed', 'declined', 'expired', 'dropped']).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: wholeNumber(1, 100).default(50),
 });
 
 export function approvalRoutes(ctx: WireContext): Hono<WireEnv> {

@@ -24,6 +24,7 @@ import {
   contentHash as hashOf,
   validateDocument,
 } from '../../apps/index.js';
+import { wholeNumber } from '../../http/whole-number.js';
 import { appToolCatalog, documentChecker, runQueries } from '../apps/app-checks.js';
 import { APP_EXPORT_MEDIA_TYPE, appExport } from '../apps/app-export.js';
 import { APP_ID, APP_IMPORT_MAX_BYTES, appImportFile } from '../apps/app-import.js';
@@ -56,11 +57,11 @@ const appId = z.string().min(1).max(100);
 const contentHash = z.string().min(1).max(200);
 
 const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(100),
+  limit: wholeNumber(1, 200).default(100),
   component: slotId.optional(),
 });
 const pageQuery = z.object({ page: page.optional() });
-const queueQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(50) });
+const queueQuery = z.object({ limit: wholeNumber(1, 100).default(50) });
 const forkBody = z.strictObject({ name: z.string().trim().min(1).max(200).optional() });
 const placeBody = z.strictObject({ slot: slotId, appId });
 const unplaceBody = z.strictObject({ slot: slotId });

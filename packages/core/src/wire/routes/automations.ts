@@ -16,6 +16,7 @@ import {
   WEBHOOK_BODY_CAP,
 } from '../../automations/index.js';
 import { readBody } from '../../http/body.js';
+import { wholeNumber } from '../../http/whole-number.js';
 import { bearerToken } from '../../identity/bearer.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
@@ -46,7 +47,7 @@ const updateBody = z
   .strictObject({ name: name.optional(), prompt: prompt.optional(), trigger: trigger.optional() })
   .refine((b) => Object.keys(b).length > 0, 'name, prompt or trigger is required');
 const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: wholeNumber(1, 100).default(50),
   cursor: pageCursor((id) => isIdOf('atm', id), 'nextCursor').optional(),
 });
 

@@ -17,6 +17,7 @@ import { decodeDataUrl, type FileSummary } from '../../agent/files.js';
 import { CLIENT_ID_PATTERN, newId } from '../../agent/ids.js';
 import { isTerminal } from '../../agent/run-rows.js';
 import type { Principal } from '../../agent/tools.js';
+import { wholeNumber } from '../../http/whole-number.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { chatBody, presentCredentials, principalOf, queryOf, validate } from '../request.js';
@@ -73,7 +74,7 @@ const approvalResponseSchema = z.looseObject({
 });
 
 /** A stream cursor: the sequence number of the last chunk the client has. */
-export const cursorSchema = z.coerce.number().int().min(0).max(10_000_000);
+export const cursorSchema = wholeNumber(0, 10_000_000);
 
 export function chatRoutes(ctx: WireContext): Hono<WireEnv> {
   const app = new Hono<WireEnv>();

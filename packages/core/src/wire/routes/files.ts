@@ -12,6 +12,7 @@ import type { FileStore, FileSummary } from '../../agent/files.js';
 import { isIdOf } from '../../agent/ids.js';
 import { contentDisposition } from '../../http/content-disposition.js';
 import { capped, readMultipartFile, uploadChunks } from '../../http/multipart.js';
+import { wholeNumber } from '../../http/whole-number.js';
 import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { RAW_UPLOAD_HEADER } from '../pipeline.js';
@@ -38,7 +39,7 @@ const INLINE_TYPES = new Set([
 ]);
 
 const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: wholeNumber(1, 100).default(50),
   before: pageCursor((id) => isIdOf('fil', id), 'nextBefore').optional(),
 });
 

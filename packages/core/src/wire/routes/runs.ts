@@ -11,6 +11,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { isIdOf } from '../../agent/ids.js';
+import { wholeNumber } from '../../http/whole-number.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { noFields, pageCursor, principalOf, queryOf, validate } from '../request.js';
@@ -22,7 +23,7 @@ const listQuery = z.object({
   owner: z.string().max(256).optional(),
   status: z.enum(['running', 'awaiting_approval', 'completed', 'failed', 'cancelled']).optional(),
   cursor: pageCursor((id) => isIdOf('run', id), 'nextCursor').optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: wholeNumber(1, 100).default(50),
 });
 
 export function runRoutes(ctx: WireContext): Hono<WireEnv> {

@@ -6,6 +6,7 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { wholeNumber } from '../../http/whole-number.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { UNAVAILABLE_HEADERS } from '../errors.js';
 import { principalOf, queryOf, validate } from '../request.js';
@@ -14,11 +15,11 @@ import { principalOf, queryOf, validate } from '../request.js';
 const NOT_A_NEXT_BEFORE = 'must be a nextBefore';
 
 const activityQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  before: z.coerce
-    .number({ error: NOT_A_NEXT_BEFORE })
-    .int(NOT_A_NEXT_BEFORE)
-    .positive(NOT_A_NEXT_BEFORE)
+  limit: wholeNumber(1, 200).default(50),
+  before: z
+    .string()
+    .regex(/^[1-9][0-9]{0,15}$/, NOT_A_NEXT_BEFORE)
+    .transform(Number)
     .optional(),
 });
 

@@ -6,6 +6,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { CLIENT_ID_PATTERN } from '../../agent/ids.js';
+import { wholeNumber } from '../../http/whole-number.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { noFields, principalOf, queryOf, validate } from '../request.js';
@@ -31,7 +32,7 @@ const beforeSchema = z
   });
 
 const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: wholeNumber(1, 100).default(50),
   before: beforeSchema.optional(),
 });
 
