@@ -75,6 +75,24 @@ describe('input guard', () => {
     }
   });
 
+  it('refuses a body that is not UTF-8 with 400, storing nothing in its place', async () => {
+    const { cookie } = await owner('guard-utf8@example.com');
+    // `{"name":"` + 0xFF 0xFE + `"}`: decoded leniently, the name would be kept as two U+FFFD.
+    const bytes = Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const before = await (await send('/api/tenants/me', { headers: { cookie } })).json();
+    const response = await fetch(`${server.url}/api/tenants/me`, {
+      method: 'PATCH',
+      headers: { cookie, origin: server.url, 'content-type': 'application/json' },
+      body: bytes,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      message: 'Request body must be UTF-8 text',
+      code: 'INVALID_REQUEST',
+    });
+    expect(await (await send('/api/tenants/me', { headers: { cookie } })).json()).toEqual(before);
+  });
+
   it('refuses metadata nested 5,000 deep in a 10 KB body with 400, not a stack overflow', async () => {
     const { cookie } = await owner('guard-deep@example.com');
     const json = `{"provider":"llm","metadata":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`;
@@ -311,6 +329,19 @@ describe('wire input guard', () => {
     expect(nul.status).toBe(400);
     expect(await nul.json()).toEqual({
       error: { code: 'validation_failed', message: 'body.decisions.0.id: contains a NUL character' },
+    });
+    const notUtf8 = await call('/approvals/decide', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.concat([
+        Buffer.from('{"decisions":[{"id":"'),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('"}]}'),
+      ]),
+    });
+    expect(notUtf8.status).toBe(400);
+    expect(await notUtf8.json()).toEqual({
+      error: { code: 'invalid_json', message: 'The request body is not valid UTF-8.' },
     });
     const deep = await post(`{"decisions":${'['.repeat(5000)}${']'.repeat(5000)}}`);
     expect(deep.status).toBe(400);

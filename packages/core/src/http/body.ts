@@ -23,10 +23,23 @@ export class BodyCutShortError extends Error {
   }
 }
 
+/**
+ * Thrown for a body read as text that is not UTF-8. Decoded leniently, its bad bytes would become
+ * U+FFFD and be kept: what the caller sent, silently changed.
+ */
+export class BodyNotUtf8Error extends Error {
+  override name = 'BodyNotUtf8Error';
+  constructor() {
+    super('The request body is not valid UTF-8.');
+  }
+}
+
 export interface BodyLimit {
   maxBytes: number;
   /** The error to throw for a body past the cap, in the caller's own terms. */
   tooLarge?: () => Error;
+  /** The error to throw for a body that is not UTF-8 (read as text), in the caller's own terms. */
+  notUtf8?: () => Error;
 }
 
 /** A request, or a response the server fetched: whatever has headers and a body stream. */
@@ -54,9 +67,19 @@ export async function readBody(request: WithBody, limit: BodyLimit): Promise<Uin
   return Buffer.concat(chunks, size);
 }
 
-/** The body as UTF-8 text, decoded as `Request.text()` does (a leading BOM is dropped). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The body as UTF-8 text, decoded as `Request.text()` does (a leading BOM is dropped), except
+ * that bytes that are not UTF-8 are refused rather than replaced.
+ */
 export async function readBodyText(request: WithBody, limit: BodyLimit): Promise<string> {
-  return new TextDecoder().decode(await readBody(request, limit));
+  const bytes = await readBody(request, limit);
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw limit.notUtf8?.() ?? new BodyNotUtf8Error();
+  }
 }
 
 /**

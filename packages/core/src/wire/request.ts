@@ -171,7 +171,7 @@ export async function jsonBody<T extends z.ZodType>(
   limits: { maxBytes?: number; maxDepth?: number } = {},
 ): Promise<z.infer<T>> {
   const maxBytes = Math.min(ctx.maxBodyBytes, limits.maxBytes ?? ctx.maxBodyBytes);
-  const text = await readBodyText(c.req.raw, { maxBytes, tooLarge: () => tooLarge(maxBytes) });
+  const text = await readBodyText(c.req.raw, { maxBytes, tooLarge: () => tooLarge(maxBytes), notUtf8 });
   // The shared guard: nesting capped, no NUL or lone surrogate in any string.
   return validate(
     schema,
@@ -179,6 +179,9 @@ export async function jsonBody<T extends z.ZodType>(
     'body',
   );
 }
+
+/** JSON is UTF-8 (RFC 8259 §8.1): other bytes are refused, not stored as U+FFFD. */
+const notUtf8 = () => new WireError('invalid_json', 'The request body is not valid UTF-8.');
 
 /** The most a route that takes no fields reads of a body: room for `{}` and whitespace. */
 const NO_FIELDS_MAX_BYTES = 1024;
@@ -193,6 +196,7 @@ export async function noFields(c: WireCtx): Promise<void> {
   const text = await readBodyText(c.req.raw, {
     maxBytes: NO_FIELDS_MAX_BYTES,
     tooLarge: () => tooLarge(NO_FIELDS_MAX_BYTES),
+    notUtf8,
   });
   if (text.trim() === '') return;
   validate(noFieldsSchema, guardedValue(c, parseJsonInput(text)), 'body');

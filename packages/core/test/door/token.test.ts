@@ -197,6 +197,22 @@ describe('authorization code grant', () => {
     }
   });
 
+  it('refuses a form that is not UTF-8 with invalid_request', async () => {
+    const response = await fetch(`${host.url}/api/service/mcp/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: Buffer.concat([
+        Buffer.from('grant_type=refresh_token&refresh_token=mcp_rt_'),
+        Buffer.from([0xff]),
+      ]),
+    });
+    expect(await errorOf(response)).toEqual({
+      status: 400,
+      error: 'invalid_request',
+      error_description: 'Request body must be UTF-8 text',
+    });
+  });
+
   it('refuses a JSON body and a repeated parameter with invalid_request', async () => {
     const json = await fetch(`${host.url}/api/service/mcp/token`, {
       method: 'POST',

@@ -60,5 +60,6 @@ export async function readCapped(request: Request, maxBytes: number): Promise<st
   return readBodyText(request, {
     maxBytes,
     tooLarge: () => new OAuthError('invalid_request', 'Request body too large', 413),
+    notUtf8: () => new OAuthError('invalid_request', 'Request body must be UTF-8 text'),
   });
 }

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { BodyTooLargeError, readBodyText } from '../../http/body.js';
+import { BodyNotUtf8Error, BodyTooLargeError, readBodyText } from '../../http/body.js';
 import { parseJsonInput } from '../../http/input-guard.js';
 import { describeIssues } from '../../http/issues.js';
 import { PlatformError } from '../errors.js';
@@ -38,6 +38,7 @@ export async function readJsonBody<S extends z.ZodType>(
     text = await readBodyText(c.req.raw, { maxBytes: options.maxBytes ?? MAX_JSON_BODY_BYTES });
   } catch (error) {
     if (error instanceof BodyTooLargeError) throw refuse(413, 'Request body too large');
+    if (error instanceof BodyNotUtf8Error) throw refuse(400, 'Request body must be UTF-8 text');
     throw refuse(400, 'Request body could not be read');
   }
   // The shared guard: nesting capped, no NUL or lone surrogate in any string (see http/input-guard.ts).
