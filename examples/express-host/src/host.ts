@@ -11,7 +11,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import type { Logger } from '@service/core/http';
+import { createJsonLogger, type Logger } from '@service/core/http';
 import type { Store } from '@service/core/store';
 import { type AppSeed, createService, remixableHashes, type Service } from '@service/core/wire';
 import { withService } from '@service/express';
@@ -20,6 +20,7 @@ import { demoApps, reviewersFrom } from './apps.js';
 import { chatPageRoutes } from './chat-page.js';
 import { createDemoModel } from './demo-model.js';
 import { demoDoor, PRODUCT_NAME } from './door.js';
+import { jsonErrorHandler } from './json-errors.js';
 import { createSignIn } from './sign-in.js';
 import { signInRoutes } from './sign-in-routes.js';
 import { hostTools } from './tools.js';
@@ -153,6 +154,8 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
       ...(options.chatAssetsDir ? { assetsDir: options.chatAssetsDir } : {}),
     }),
   );
+  // Last: a body the JSON parser refuses (or any other failure) answers JSON, never a stack page.
+  app.use(jsonErrorHandler(options.logger ?? createJsonLogger()));
   handler = withService(app, service);
   for (const answer of early.splice(0)) answer();
 

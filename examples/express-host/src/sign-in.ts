@@ -27,6 +27,10 @@ export interface SignIn {
 }
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
+/** A NUL, a bell, DEL, a C1 control: `\s` lets them through, and a subject is stored and shown. */
+const CONTROL = /\p{Cc}/u;
+
+const isEmail = (value: string) => EMAIL.test(value) && !CONTROL.test(value);
 
 export function createSignIn(secret: string = randomBytes(32).toString('hex')): SignIn {
   const mac = (subject: string) => createHmac('sha256', secret).update(subject).digest('base64url');
@@ -50,7 +54,7 @@ export function createSignIn(secret: string = randomBytes(32).toString('hex')): 
   return {
     tokenFor(email) {
       const normalized = email.trim().toLowerCase();
-      if (!EMAIL.test(normalized)) return null;
+      if (!isEmail(normalized)) return null;
       const subject = `user:${normalized}`;
       return { token: `${Buffer.from(subject).toString('base64url')}.${mac(subject)}`, subject };
     },
@@ -63,7 +67,7 @@ export function createSignIn(secret: string = randomBytes(32).toString('hex')): 
     principalOfHeaders: fromHeaders,
     principalOf(subject) {
       const email = subject.startsWith('user:') ? subject.slice(5) : '';
-      return EMAIL.test(email) && email === email.trim().toLowerCase() ? userOf(subject) : null;
+      return isEmail(email) && email === email.trim().toLowerCase() ? userOf(subject) : null;
     },
   };
 }

@@ -3,6 +3,7 @@
  * run turns (parsed with the AI SDK's own stream reader), approve a parked cancellation.
  */
 
+import type { AddressInfo } from 'node:net';
 import { silentLogger } from '@service/core/http';
 import type { Store } from '@service/core/store';
 import {
@@ -12,9 +13,11 @@ import {
   type UIMessageChunk,
   uiMessageChunkSchema,
 } from 'ai';
+import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openMemoryStore } from '../../../packages/core/test/support/stores.js';
 import { type RunningHost, startExpressHost } from '../src/host.js';
+import { jsonErrorHandler } from '../src/json-errors.js';
 
 let store: Store;
 let host: RunningHost;
@@ -146,6 +149,72 @@ describe('express-host example', () => {
     expect((await probe(host.url)).status).toBe(200);
     expect((await probe(production.url)).status).toBe(404);
     expect((await fetch(`${production.url}/api/service/doctor/base-url`)).status).toBe(200);
+  });
+
+  it('answers a body that is not JSON with 400 invalid_json, and one over 16 KiB with 413 payload_too_large, never a stack', async () => {
+    const post = (body: string) =>
+      fetch(`${host.url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    for (const [body, status, code] of [
+      ['{', 400, 'invalid_json'],
+      ['{"email":', 400, 'invalid_json'],
+      [JSON.stringify({ email: 'x'.repeat(17 * 1024) }), 413, 'payload_too_large'],
+    ] as const) {
+      const answer = await post(body);
+      expect(answer.status, code).toBe(status);
+      expect(answer.headers.get('content-type'), code).toMatch(/^application\/json/);
+      const text = await answer.text();
+      expect(JSON.parse(text), code).toEqual({ code, message: expect.any(String) });
+      if (status === 413)
+        expect(JSON.parse(text).message).toBe('The request body is larger than 16384 bytes.');
+      expect(text, code).not.toMatch(/ at |\/src\/|node_modules/);
+    }
+    // The same on every host route, since the JSON parser runs before any of them.
+    const logout = await fetch(`${host.url}/logout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    });
+    expect(logout.status).toBe(400);
+    expect((await logout.json()).code).toBe('invalid_json');
+  });
+
+  it('answers any other failure of a host route with a generic 500 in JSON, its cause logged', async () => {
+    const logged: Array<Record<string, unknown> | undefined> = [];
+    const app = express();
+    app.get('/boom', () => {
+      throw new Error('secret detail');
+    });
+    app.use(jsonErrorHandler({ ...silentLogger, error: (_message, fields) => logged.push(fields) }));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const answer = await fetch(`http://127.0.0.1:${port}/boom`);
+      expect(answer.status).toBe(500);
+      expect(await answer.json()).toEqual({ code: 'internal_error', message: 'Something went wrong.' });
+      expect(logged[0]?.error_message).toBe('secret detail');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('refuses an email holding a NUL or another control character with 400', async () => {
+    for (const email of [
+      'a\u0000b@example.com',
+      'ada@exa\u0007mple.com',
+      'ada\u007f@example.com',
+      'ada@example.com\u0085',
+    ]) {
+      const answer = await fetch(`${host.url}/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email }),
+      });
+      expect(answer.status, JSON.stringify(email)).toBe(400);
+      expect(await answer.json()).toEqual({ message: 'email must be an email address' });
+    }
+    expect(host.sessionFor('a\u0000b@example.com')).toBeNull();
+    expect(host.sessionFor('ada@example.com')).not.toBeNull();
   });
 
   it('leaves the host’s own routes and 404s to Express', async () => {

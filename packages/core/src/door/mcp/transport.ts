@@ -9,8 +9,9 @@
  *
  * Before any of that, a page's `Origin` must be one the door trusts (DNS rebinding). After it, the
  * transport rules the SDK leaves open: one message per request (no batches), an
- * `MCP-Protocol-Version` the SDK speaks, and a `tools/call` whose scopes the token lacks answered
- * as a 403 step-up challenge rather than a tool result.
+ * `MCP-Protocol-Version` the SDK speaks, params its methods take (-32602, see `params.ts`), and a
+ * `tools/call` whose scopes the token lacks answered as a 403 step-up challenge rather than a tool
+ * result.
  *
  * @see MCP 2025-11-25 "Transports" §Security Warning, §Protocol Version Header; RFC 6750 §3
  */
@@ -18,9 +19,8 @@ import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
-  type CallToolRequest,
+  CallToolRequestSchema,
   ErrorCode,
-  isInitializeRequest,
   isJSONRPCRequest,
   JSONRPCMessageSchema,
   ListToolsRequestSchema,
@@ -28,7 +28,6 @@ import {
   RequestIdSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import type { Principal } from '../../agent/tools.js';
 import { parseJsonInput } from '../../http/input-guard.js';
 import { TtlCache } from '../../internal/ttl-cache.js';
@@ -40,6 +39,7 @@ import type { McpSession } from '../storage/sessions.js';
 import { callTool, insufficientScope } from '../tool-call.js';
 import type { DoorMenu } from '../tool-menu.js';
 import { type BearerAuthenticator, bearerChallenge, bearerOf, type DoorCaller } from './bearer.js';
+import { invalidParams } from './params.js';
 
 /** Largest JSON-RPC body the door reads (the SDK's own default). */
 const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -188,11 +188,15 @@ export function createTransportHandler(
         RequestIdSchema.safeParse(id).success ? (id as string | number) : null,
       );
     }
-    const initializing = isInitializeRequest(body);
+    const rpcRequest = isJSONRPCRequest(body) ? body : null;
+    const initializing = rpcRequest?.method === 'initialize';
     // initialize negotiates in its body (a version the SDK speaks, else the newest it speaks);
     // every later request names the negotiated version in the header.
     const badVersion = initializing ? null : unsupportedVersion(request);
     if (badVersion) return badVersion;
+    // An error answering a request rides in a 200, as the SDK sends its own.
+    const invalid = rpcRequest && invalidParams(rpcRequest);
+    if (invalid) return jsonRpcError(200, ErrorCode.InvalidParams, invalid, rpcRequest.id);
     const refusal = scopeRefusal(body, caller);
     if (refusal) return bearerChallenge(context, refusal);
     const server = createServer(context, menu, caller, principal, progressEveryMs);
@@ -215,9 +219,6 @@ export function createTransportHandler(
   };
 }
 
-/** `tools/call` by its method alone (see where it is registered). */
-const TOOLS_CALL = z.object({ method: z.literal('tools/call') }).passthrough();
-
 function createServer(
   context: DoorContext,
   menu: DoorMenu,
@@ -230,11 +231,8 @@ function createServer(
     { capabilities: { tools: { listChanged: false } } },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: menu.listed }));
-  // Registered under a schema that checks only the method: the SDK then checks the whole request
-  // itself and answers malformed params with -32602 Invalid params. Under the full schema its
-  // first check throws, and a client's mistake reads as -32603 Internal error.
-  server.setRequestHandler(TOOLS_CALL, async (raw, extra) => {
-    const request = raw as unknown as CallToolRequest;
+  // Params reach a handler already checked (see `invalidParams`), so its schema never refuses.
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = menu.get(request.params.name);
     // Unknown and off-menu tools answer alike: the menu does not reveal what it hides.
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
