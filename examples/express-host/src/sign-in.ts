@@ -30,7 +30,11 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
 /** A NUL, a bell, DEL, a C1 control: `\s` lets them through, and a subject is stored and shown. */
 const CONTROL = /\p{Cc}/u;
 
-const isEmail = (value: string) => EMAIL.test(value) && !CONTROL.test(value);
+/** `user:` and the address make the wire's subject, which holds at most 256 characters. */
+const MAX_EMAIL_CHARACTERS = 256 - 'user:'.length;
+
+const isEmail = (value: string) =>
+  EMAIL.test(value) && !CONTROL.test(value) && [...value].length <= MAX_EMAIL_CHARACTERS;
 
 export function createSignIn(secret: string = randomBytes(32).toString('hex')): SignIn {
   const mac = (subject: string) => createHmac('sha256', secret).update(subject).digest('base64url');

@@ -204,6 +204,8 @@ describe('express-host example', () => {
       'ada@exa\u0007mple.com',
       'ada\u007f@example.com',
       'ada@example.com\u0085',
+      // 255 characters: with `user:` a subject past the wire's 256.
+      `${'a'.repeat(64)}@${'b'.repeat(190)}`,
     ]) {
       const answer = await fetch(`${host.url}/login`, {
         method: 'POST',
@@ -215,6 +217,19 @@ describe('express-host example', () => {
     }
     expect(host.sessionFor('a\u0000b@example.com')).toBeNull();
     expect(host.sessionFor('ada@example.com')).not.toBeNull();
+    // 251 characters: the longest address whose subject the wire takes.
+    const longest = `${'a'.repeat(64)}@${'b'.repeat(186)}`;
+    const signedIn = await fetch(`${host.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: longest }),
+    });
+    expect(signedIn.status).toBe(200);
+    const { token } = (await signedIn.json()) as { token: string };
+    expect(
+      (await fetch(`${host.url}/api/service/threads`, { headers: { authorization: `Bearer ${token}` } }))
+        .status,
+    ).toBe(200);
   });
 
   it('leaves the host’s own routes and 404s to Express', async () => {

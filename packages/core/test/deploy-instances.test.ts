@@ -43,7 +43,13 @@ class SharedScheduler implements Deployer {
   async stop(appId: string): Promise<void> {
     this.running.delete(appId);
   }
+  /** Set to make the next `remove` fail, as a scheduler out of reach does. */
+  failNextRemove = false;
   async remove(appId: string): Promise<void> {
+    if (this.failNextRemove) {
+      this.failNextRemove = false;
+      throw new Error('scheduler unreachable');
+    }
     this.running.delete(appId);
   }
   status(appId: string): DeploymentStatus {
@@ -131,6 +137,17 @@ describe('a restart on one instance racing a change on another', () => {
     release();
     expect((await secret).status).toBe(200);
     expect(scheduler.running.has(appId)).toBe(false);
+  });
+
+  it('a delete the deployer fails keeps the app, so the delete can be asked again', async () => {
+    const { cookie, appId } = await deployedApp();
+    scheduler.failNextRemove = true;
+    const failed = await onOne(cookie, 'DELETE', `/api/apps/${appId}`);
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    expect((await onOne(cookie, 'GET', `/api/apps/${appId}`)).status).toBe(200);
+    expect((await onTwo(cookie, 'DELETE', `/api/apps/${appId}`)).status).toBe(200);
+    expect(scheduler.running.has(appId)).toBe(false);
+    expect((await onOne(cookie, 'GET', `/api/apps/${appId}`)).status).toBe(404);
   });
 
   it('a stop on one wins over a restart still starting on two', async () => {

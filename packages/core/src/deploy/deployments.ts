@@ -297,8 +297,11 @@ export class Deployments {
     await this.#app(tenantId, appId);
     // A restart here that read the deployment before the delete must not start it after the stop
     // below. One on another instance finds the app gone once it has started it, and stops it
-    // again (see `#run`): so the app goes from the store before its deployment is stopped.
+    // again (see `#run`), unless it looked before the app left the store: the stop after that
+    // comes after its start. The stop before it is the one that may fail (the deployer away): then
+    // nothing is deleted, and the delete can be asked again.
     await this.#deleting(appId, async () => {
+      await this.#halt(appId, { deleted: true });
       const live = await db
         .selectFrom('api_keys')
         .select('id')
@@ -315,7 +318,12 @@ export class Deployments {
         .executeTakeFirst();
       // A delete racing this one removed it first: that one answers, this one finds no app.
       if (!deleted) throw appNotFound();
-      await this.#halt(appId, { deleted: true });
+      await this.#halt(appId, { deleted: true }).catch((error: unknown) => {
+        this.deps.logger.warn('deployment not stopped again after its app was deleted', {
+          app_id: appId,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
     });
   }
 

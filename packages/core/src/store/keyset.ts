@@ -28,7 +28,8 @@ export function after(position: ListPosition): RawBuilder<boolean> {
   return sql<boolean>`(created_at, id) < (${position.at}::timestamptz, ${position.id})`;
 }
 
-const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)~([A-Za-z0-9_-]{1,64})$/;
+/** Years 0001 to 9999: the store has no year 0 (1 BC). */
+const CURSOR = /^((?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z)~([A-Za-z0-9_-]{1,64})$/;
 
 /** The position a cursor names, or null for anything that is not a cursor of a list of `isId`'s ids. */
 export function positionOf(cursor: string, isId: (id: string) => boolean): ListPosition | null {

@@ -6,6 +6,7 @@
  */
 import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ToolContext } from '../../src/agent/tools.js';
@@ -234,6 +235,7 @@ for (const kind of STORE_KINDS) {
           ids[0]!,
           `${at}~run_AAAAAAAAAAAAAAAAAAAAAA`,
           `2026-02-30T10:00:00.000000Z~${ids[0]}`,
+          `0000-01-01T00:00:00.000000Z~${ids[0]}`,
           `${at.slice(0, -2)}Z~${ids[0]}`,
         ]) {
           const response = await as('lister')(`/automations?cursor=${encodeURIComponent(cursor)}`);
@@ -244,6 +246,34 @@ for (const kind of STORE_KINDS) {
             message: expect.stringContaining('cursor'),
           });
         }
+      });
+
+      it('pages rows of one millisecond apart by their microseconds, each once', async () => {
+        const ids: string[] = [];
+        for (const name of ['m1', 'm2', 'm3', 'm4', 'm5']) ids.push(await schedule('micro', name));
+        // Two pairs share a microsecond, and all five a millisecond: only the cursor's microseconds
+        // and ids tell them apart.
+        const moments = ['.000100', '.000200', '.000200', '.000300', '.000300'];
+        for (const [i, id] of ids.entries()) {
+          await sql`update wire_automations set created_at = ${`2026-03-01 10:00:00${moments[i]}+00`}::timestamptz where id = ${id}`.execute(
+            store.db,
+          );
+        }
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        for (let pages = 0; pages < 10; pages++) {
+          const page = await (
+            await as('micro')(`/automations?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)
+          ).json();
+          seen.push(...page.automations.map((a: { id: string }) => a.id));
+          cursor = page.nextCursor;
+          if (!cursor) break;
+        }
+        expect(seen).toHaveLength(5);
+        expect(new Set(seen)).toEqual(new Set(ids));
+        // Newest first: the two of .000300, then the two of .000200, then .000100.
+        expect(new Set(seen.slice(0, 2))).toEqual(new Set([ids[3], ids[4]]));
+        expect(seen[4]).toBe(ids[0]);
       });
 
       it("never shows, changes or deletes another user's automation (404)", async () => {
