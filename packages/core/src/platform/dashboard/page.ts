@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { type HtmlValue, html, type SafeHtml } from '../../http/html.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
-import { displayName } from '../internal/display-name.js';
+import { displayName, readableText } from '../internal/display-name.js';
 import type { SessionCaller } from '../internal/session.js';
 import type { ApiAnswer, DashboardApi } from './api.js';
 import type { NavKey } from './layout.js';
@@ -78,12 +78,14 @@ export const NAME_MAX = 100;
 
 /**
  * Why the API would refuse `value` as a name, said in the form's words (`what`: "The workspace
- * name"), or null: checked before the call so the page never shows the API's field paths.
+ * name"), or null: checked before the call so the page never shows the API's field paths. `max`
+ * is the API's limit for this name (a connection's takes 200), carried by its input as `maxlength`.
  */
-export function nameRefusal(what: string, value: string): string | null {
-  return displayName.safeParse(value).success
+export function nameRefusal(what: string, value: string, max: number = NAME_MAX): string | null {
+  const rule = max === NAME_MAX ? displayName : readableText(max);
+  return rule.safeParse(value).success
     ? null
-    : `${what} must be 1 to ${NAME_MAX} characters, without control or text direction characters.`;
+    : `${what} must be 1 to ${max} characters, without control or text direction characters.`;
 }
 
 /** A definition list row, for the pages' detail blocks. */

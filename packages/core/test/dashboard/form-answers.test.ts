@@ -1,0 +1,180 @@
+/**
+ * The dashboard's forms over HTTP, as a browser sends them: refusals in the form's words (never
+ * the API's field paths), inputs that carry the API's limits, and answers that survive a reload
+ * (a form sent again does nothing new; an accepted invitation lands on a page that reloads).
+ *
+ * @see docs/dashboard.md "Pages"
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedProviders } from '../support/metered.js';
+import {
+  type RunningPlatform,
+  type SignedInOwner,
+  sessionClient,
+  signedInOwner,
+  startPlatformAtOwnUrl,
+} from '../support/platform.js';
+import { openTestStore, type TestStore } from '../support/stores.js';
+import { postForm } from './support.js';
+
+let store: TestStore;
+let server: RunningPlatform;
+const api = sessionClient(() => server.url);
+
+beforeAll(async () => {
+  store = await openTestStore();
+  server = await startPlatformAtOwnUrl(store);
+  // Nothing is called upstream here: the address only has to be one.
+  await seedProviders(server.platform, 'http://127.0.0.1:9');
+}, 60_000);
+afterAll(async () => {
+  await server?.close();
+  await store?.dispose();
+});
+
+/** A hidden field of a page's form (the first of that name). */
+const hidden = (page: string, name: string) =>
+  new RegExp(`name="${name}" value="([^"]+)"`).exec(page)?.[1] ?? '';
+
+/**
+ * The fields a fresh page's form carries (its CSRF token and, when it has one, its one-time
+ * nonce), and a sender of that form: sending it twice is what reloading its answer does.
+ */
+async function openForm(owner: SignedInOwner, path: string) {
+  const page = await (await api(owner.cookie, 'GET', path)).text();
+  const fixed = { _csrf: hidden(page, '_csrf'), nonce: hidden(page, 'nonce') };
+  return {
+    page,
+    send: async (fields: Record<string, string>) => {
+      const answer = await postForm(server.url, owner.cookie, path, { ...fixed, ...fields });
+      return { status: answer.status, text: await answer.text(), location: answer.headers.get('location') };
+    },
+  };
+}
+
+const invitationLinks = async (owner: SignedInOwner) =>
+  (
+    (await (await api(owner.cookie, 'GET', '/api/tenants/me/invitations')).json()) as {
+      invitations: { email: string }[];
+    }
+  ).invitations.map((i) => i.email);
+
+describe('members: the invite form', () => {
+  it('refuses an address the API would refuse in its own words, and its input carries maxlength 254', async () => {
+    const owner = await signedInOwner(server, 'invite-words@example.test');
+    const form = await openForm(owner, '/members');
+    expect(form.page).toMatch(/id="invite-email" name="email" type="email" required maxlength="254"/);
+    const partial = await form.send({ _action: 'invite', email: 'a@b', role: 'member' });
+    expect(partial.status).toBe(400);
+    expect(partial.text).toContain('Enter a full email address, like name@example.com.');
+    expect(partial.text).not.toMatch(/email: |Invalid email/);
+    const long = await form.send({
+      _action: 'invite',
+      email: `${'a'.repeat(250)}@example.test`,
+      role: 'member',
+    });
+    expect(long.status).toBe(400);
+    expect(long.text).toContain('The email address is too long (at most 254 characters).');
+    expect(long.text).not.toMatch(/email: |Too big/);
+    expect(await invitationLinks(owner)).toEqual([]);
+  });
+
+  it('sent again (its answer reloaded) sends nothing and keeps the link shown; inviting again says the earlier link ends', async () => {
+    const owner = await signedInOwner(server, 'invite-once@example.test');
+    const invitee = 'invitee@example.test';
+    const first = await openForm(owner, '/members');
+    const sent = await first.send({ _action: 'invite', email: invitee, role: 'member' });
+    expect(sent.status).toBe(200);
+    const link = /id="invitation-link">([^<]+)</.exec(sent.text)?.[1] ?? '';
+    expect(link).toContain('/invitations/accept?token=');
+    expect(sent.text).not.toContain('replaced-invitation');
+    const token = new URL(link.replaceAll('&amp;', '&')).searchParams.get('token')!;
+    const stillValid = () => server.platform.context.invitations.preview(token);
+
+    const again = await first.send({ _action: 'invite', email: invitee, role: 'member' });
+    expect(again.status).toBe(409);
+    expect(again.text).toContain('This invitation was already sent and its link shown once');
+    expect(again.text).not.toContain('id="invitation-link"');
+    await expect(stillValid()).resolves.toMatchObject({ email: invitee });
+
+    // A deliberate second invitation (a fresh form) replaces the first, and says so.
+    const second = await openForm(owner, '/members');
+    const replaced = await second.send({ _action: 'invite', email: invitee, role: 'viewer' });
+    expect(replaced.status).toBe(200);
+    expect(replaced.text).toContain(
+      `id="replaced-invitation">It replaces the invitation sent to ${invitee} before: that earlier link no longer works.`,
+    );
+    await expect(stillValid()).rejects.toThrow();
+    expect(await invitationLinks(owner)).toEqual([invitee]);
+  });
+});
+
+describe("an integration's forms", () => {
+  /** An owner with Search turned on and connected through the managed pool: the page's forms. */
+  const connected = async (email: string) => {
+    const owner = await signedInOwner(server, email);
+    const turnOn = await openForm(owner, '/integrations/search');
+    expect((await turnOn.send({ _action: 'enable', provider: 'search' })).status).toBe(303);
+    expect((await turnOn.send({ _action: 'managed', provider: 'search' })).status).toBe(303);
+    const page = await openForm(owner, '/integrations/search');
+    const listed = (await (await api(owner.cookie, 'GET', '/api/connections')).json()) as {
+      connections: { id: string; provider: string }[];
+    };
+    const connectionId = listed.connections.find((c) => c.provider === 'search')?.id ?? '';
+    return { owner, page, connectionId };
+  };
+  const connectionKeys = async (owner: SignedInOwner, connectionId: string) =>
+    (
+      (await (await api(owner.cookie, 'GET', `/api/connections/${connectionId}/keys`)).json()) as {
+        keys: unknown[];
+      }
+    ).keys.length;
+
+  it('carry the API limits as maxlength and refuse over-long names and an empty key in their own words', async () => {
+    const { owner, page, connectionId } = await connected('integration-words@example.test');
+    expect(page.page).toMatch(
+      /id="connection-key-name" name="name" type="text" placeholder="worker" maxlength="100"/,
+    );
+    expect(page.page).toMatch(
+      /id="key-name-search" name="display_name" type="text" placeholder="Team key" maxlength="200"/,
+    );
+    expect(page.page).toMatch(/id="key-search" name="api_key" type="password" required maxlength="4096"/);
+
+    const longKeyName = await page.send({ _action: 'mintKey', id: connectionId, name: 'x'.repeat(101) });
+    expect(longKeyName.status).toBe(400);
+    expect(longKeyName.text).toContain(
+      'The Connection Key&#39;s name must be 1 to 100 characters, without control or text direction characters.',
+    );
+    expect(longKeyName.text).not.toMatch(/name: |Too big/);
+    expect(await connectionKeys(owner, connectionId)).toBe(0);
+
+    const longName = await page.send({
+      _action: 'key',
+      provider: 'search',
+      api_key: 'sk-test',
+      display_name: 'x'.repeat(201),
+    });
+    expect(longName.status).toBe(400);
+    expect(longName.text).toContain('The connection&#39;s name must be 1 to 200 characters');
+    expect(longName.text).not.toMatch(/display_name: |Too big/);
+
+    const noKey = await page.send({ _action: 'key', provider: 'search', api_key: '', display_name: 'Team' });
+    expect(noKey.status).toBe(400);
+    expect(noKey.text).toContain('Enter the API key to connect with.');
+    expect(noKey.text).not.toMatch(/byok_static|api_key&quot;|needs a credential/);
+  });
+
+  it('a Connection Key form sent again (its answer reloaded) creates nothing and says so', async () => {
+    const { owner, page, connectionId } = await connected('integration-once@example.test');
+    const minted = await page.send({ _action: 'mintKey', id: connectionId, name: 'worker' });
+    expect(minted.status).toBe(200);
+    expect(minted.text).toMatch(/id="new-key">service_sk_/);
+    expect(await connectionKeys(owner, connectionId)).toBe(1);
+
+    const again = await page.send({ _action: 'mintKey', id: connectionId, name: 'worker' });
+    expect(again.status).toBe(409);
+    expect(again.text).toContain('This Connection Key was already created and shown once');
+    expect(again.text).not.toContain('id="new-key"');
+    expect(await connectionKeys(owner, connectionId)).toBe(1);
+  });
+});
