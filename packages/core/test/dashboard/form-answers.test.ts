@@ -6,8 +6,11 @@
  * @see docs/dashboard.md "Pages"
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csrfTokenFor } from '../../src/platform/cli/bootstrap.js';
+import { INVITATION_CSRF_PURPOSE } from '../../src/platform/routes/invitation-page.js';
 import { seedProviders } from '../support/metered.js';
 import {
+  devSignIn,
   type RunningPlatform,
   type SignedInOwner,
   sessionClient,
@@ -176,5 +179,76 @@ describe("an integration's forms", () => {
     expect(again.text).toContain('This Connection Key was already created and shown once');
     expect(again.text).not.toContain('id="new-key"');
     expect(await connectionKeys(owner, connectionId)).toBe(1);
+  });
+});
+
+describe('the invitation accept page', () => {
+  /** An owner's invitation of `email`, who is signed in: the accept link's path and its token. */
+  const invited = async (ownerEmail: string, email: string) => {
+    const owner = await signedInOwner(server, ownerEmail);
+    const sent = (await (
+      await api(
+        owner.cookie,
+        'POST',
+        '/api/tenants/me/invitations',
+        { email, role: 'member' },
+        {
+          origin: server.url,
+        },
+      )
+    ).json()) as { acceptUrl: string };
+    const url = new URL(sent.acceptUrl);
+    const invitee = await devSignIn(server, email);
+    return { owner, invitee, path: `${url.pathname}${url.search}`, token: url.searchParams.get('token')! };
+  };
+  const acceptForm = (cookie: string, token: string) =>
+    fetch(`${server.url}/invitations/accept`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin: server.url, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token,
+        csrf_token: csrfTokenFor(cookie.split('=')[1]!, INVITATION_CSRF_PURPOSE),
+      }),
+    });
+
+  it('writes the expiry as every other page writes dates', async () => {
+    const { invitee, path } = await invited('dates-owner@example.test', 'dates@example.test');
+    const page = await (await api(invitee, 'GET', path)).text();
+    expect(page).toMatch(/The invitation expires \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\./);
+    expect(page).not.toMatch(/expires \d{4}-\d{2}-\d{2}T/);
+  });
+
+  it('answers accepting with a redirect to the welcome, which reloads; Back and the form sent again lead there too', async () => {
+    const { owner, invitee, path, token } = await invited(
+      'welcome-owner@example.test',
+      'welcome@example.test',
+    );
+    const accepted = await acceptForm(invitee, token);
+    expect(accepted.status).toBe(303);
+    const welcome = accepted.headers.get('location')!;
+    expect(welcome).toBe(`/invitations/accepted?workspace=${owner.tenantId}`);
+    for (let i = 0; i < 2; i++) {
+      const shown = await api(invitee, 'GET', welcome);
+      expect(shown.status).toBe(200);
+      const text = await shown.text();
+      expect(text).toContain('Welcome to welcome-owner&#39;s workspace');
+      expect(text).toContain(`data-tenant-id="${owner.tenantId}"`);
+      expect(text).toContain('<strong>member</strong>');
+      expect(text).toContain('it is your current');
+    }
+    // Back to the accept link, or its form sent again: the welcome, not a refusal.
+    const back = await api(invitee, 'GET', path);
+    expect(back.status).toBe(303);
+    expect(back.headers.get('location')).toBe(welcome);
+    const again = await acceptForm(invitee, token);
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe(welcome);
+    // Anyone else is told the link is spent, and a welcome to a workspace not theirs is refused.
+    const other = await devSignIn(server, 'someone-else@example.test');
+    expect((await api(other, 'GET', path)).status).toBe(404);
+    expect((await acceptForm(other, token)).status).toBe(404);
+    expect((await api(other, 'GET', welcome)).status).toBe(404);
+    expect((await api(other, 'GET', '/invitations/accepted?workspace=nope')).status).toBe(404);
   });
 });
