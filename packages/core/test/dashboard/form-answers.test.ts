@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csrfTokenFor } from '../../src/platform/cli/bootstrap.js';
 import { INVITATION_CSRF_PURPOSE } from '../../src/platform/routes/invitation-page.js';
+import { publishTestRelease } from '../support/deploy.js';
 import { seedProviders } from '../support/metered.js';
 import {
   devSignIn,
@@ -15,6 +16,7 @@ import {
   type SignedInOwner,
   sessionClient,
   signedInOwner,
+  signedInTeammate,
   startPlatformAtOwnUrl,
 } from '../support/platform.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
@@ -250,5 +252,46 @@ describe('the invitation accept page', () => {
     expect((await acceptForm(other, token)).status).toBe(404);
     expect((await api(other, 'GET', welcome)).status).toBe(404);
     expect((await api(other, 'GET', '/invitations/accepted?workspace=nope')).status).toBe(404);
+  });
+});
+
+describe('ways on from a refusal or a purchase, and what a viewer is offered', () => {
+  it('a deploy refused for want of credit links to the billing page', async () => {
+    await publishTestRelease(server.platform, {
+      slug: 'unfunded',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', ''] },
+    });
+    const owner = await signedInOwner(server, 'unfunded@example.test');
+    const form = await openForm(owner, '/tools/unfunded/deploy');
+    const refused = await form.send({
+      _action: 'deploy',
+      idempotency: hidden(form.page, 'idempotency'),
+      slug: 'unfunded-app',
+    });
+    expect(refused.status).toBe(402);
+    expect(refused.text).toMatch(
+      /role="alert">Add credit to this workspace before deploying <a href="\/billing">Add credit on the billing page<\/a><\/p>/,
+    );
+  });
+
+  it("the development processor's confirmation page offers a way back to billing", async () => {
+    const owner = await signedInOwner(server, 'cancel@example.test');
+    const purchase = await api(
+      owner.cookie,
+      'POST',
+      '/api/billing/purchase',
+      { pack: 5 },
+      { origin: server.url },
+    );
+    const confirmPath = new URL(((await purchase.json()) as { url: string }).url).pathname;
+    const page = await (await api(owner.cookie, 'GET', confirmPath)).text();
+    expect(page).toContain('<a id="cancel" href="/billing">Cancel and go back to billing</a>');
+  });
+
+  it('a viewer is not offered a deploy on the deployments page; a member is', async () => {
+    const owner = await signedInOwner(server, 'deploy-offer@example.test');
+    const viewer = await signedInTeammate(server, owner.tenantId, 'viewer', 'deploy-viewer@example.test');
+    expect(await (await api(viewer, 'GET', '/deployments')).text()).not.toContain('Deploy a tool');
+    expect(await (await api(owner.cookie, 'GET', '/deployments')).text()).toContain('Deploy a tool');
   });
 });

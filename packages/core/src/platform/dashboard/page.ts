@@ -4,7 +4,7 @@ import type { PlatformContext, PlatformEnv } from '../context.js';
 import { displayName, readableText } from '../internal/display-name.js';
 import type { SessionCaller } from '../internal/session.js';
 import type { ApiAnswer, DashboardApi } from './api.js';
-import type { NavKey } from './layout.js';
+import type { NavKey, NoticeLink } from './layout.js';
 
 /** What a page sees while it renders or acts: the request, its user, the API, its own URL. */
 export interface PageView {
@@ -41,7 +41,8 @@ export interface FormOptions {
 export type ActionResult =
   | { redirect: string }
   | { done: true }
-  | { refused: ApiAnswer | string; status?: number }
+  /** `next`: a link the refusal offers, to where it can be put right (add credit on billing). */
+  | { refused: ApiAnswer | string; status?: number; next?: NoticeLink }
   /** Something to show once above the page (a new key): answered at once, never put in a URL. */
   | { show: SafeHtml };
 
