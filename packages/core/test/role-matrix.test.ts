@@ -76,6 +76,8 @@ const NOT_DASHBOARD = new Set([
   'POST /api/cli/ssh-sessions/claim',
   'GET /invitations/accept',
   'POST /invitations/accept',
+  // The welcome after accepting (a member's own workspace only): dashboard/form-answers.test.ts.
+  'GET /invitations/accepted',
   'GET /dev/mailbox',
   // Platform admins' routes, not a workspace role's: admin.test.ts has their matrix.
   'GET /api/admin/tenants',

@@ -141,6 +141,20 @@ export class Invitations {
   }
 
   /**
+   * The workspace of the accept link's invitation when `userId` has accepted it, else null: a
+   * reload or Back after accepting leads the invitee to the welcome again, not to a refusal.
+   */
+  async acceptedBy(token: string, userId: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('invitations')
+      .select('tenant_id')
+      .where('token_hash', '=', hashSecret(token))
+      .where('accepted_by', '=', userId)
+      .executeTakeFirst();
+    return row?.tenant_id ?? null;
+  }
+
+  /**
    * Accepts an invitation for the signed-in user: claimed atomically (single use), refused (403)
    * to a user signed in with another email. The user joins with the invited role (a member
    * already keeps their role) and the workspace becomes their current one.

@@ -28,6 +28,12 @@ export const DASHBOARD_POLICY: PagePolicy = {
 };
 
 /** Who is signed in, as the header shows them. */
+/** A link a refusal offers, to where it can be put right. */
+export interface NoticeLink {
+  href: string;
+  text: string;
+}
+
 export interface ShellUser {
   email: string | null;
   workspace: string;
@@ -43,7 +49,7 @@ export interface ShellOptions {
   /** Cache-busting suffix of the asset URLs. */
   assetVersion: string;
   /** A notice above the page: what an action did, or why it was refused. */
-  notice?: { kind: 'done' | 'error'; text: string } | null;
+  notice?: { kind: 'done' | 'error'; text: string; next?: NoticeLink } | null;
   /** Offer "Sign in" in the header to a signed-out visitor (not on the sign-in page itself). */
   signInLink?: boolean;
   body: SafeHtml;
@@ -55,7 +61,7 @@ export function shell(o: ShellOptions): SafeHtml {
   const notice = o.notice
     ? o.notice.kind === 'done'
       ? html`<p class="notice done" role="status">${o.notice.text}</p>`
-      : html`<p class="notice error" role="alert">${o.notice.text}</p>`
+      : html`<p class="notice error" role="alert">${o.notice.text}${o.notice.next ? html` <a href="${o.notice.next.href}">${o.notice.next.text}</a>` : null}</p>`
     : null;
   const nav = o.user
     ? html`<nav aria-label="Main"><ul>${NAV.map(

@@ -1,10 +1,10 @@
 import type { Context } from 'hono';
 import { type HtmlValue, html, type SafeHtml } from '../../http/html.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
-import { displayName } from '../internal/display-name.js';
+import { displayName, readableText } from '../internal/display-name.js';
 import type { SessionCaller } from '../internal/session.js';
 import type { ApiAnswer, DashboardApi } from './api.js';
-import type { NavKey } from './layout.js';
+import type { NavKey, NoticeLink } from './layout.js';
 
 /** What a page sees while it renders or acts: the request, its user, the API, its own URL. */
 export interface PageView {
@@ -41,7 +41,8 @@ export interface FormOptions {
 export type ActionResult =
   | { redirect: string }
   | { done: true }
-  | { refused: ApiAnswer | string; status?: number }
+  /** `next`: a link the refusal offers, to where it can be put right (add credit on billing). */
+  | { refused: ApiAnswer | string; status?: number; next?: NoticeLink }
   /** Something to show once above the page (a new key): answered at once, never put in a URL. */
   | { show: SafeHtml };
 
@@ -78,12 +79,14 @@ export const NAME_MAX = 100;
 
 /**
  * Why the API would refuse `value` as a name, said in the form's words (`what`: "The workspace
- * name"), or null: checked before the call so the page never shows the API's field paths.
+ * name"), or null: checked before the call so the page never shows the API's field paths. `max`
+ * is the API's limit for this name (a connection's takes 200), carried by its input as `maxlength`.
  */
-export function nameRefusal(what: string, value: string): string | null {
-  return displayName.safeParse(value).success
+export function nameRefusal(what: string, value: string, max: number = NAME_MAX): string | null {
+  const rule = max === NAME_MAX ? displayName : readableText(max);
+  return rule.safeParse(value).success
     ? null
-    : `${what} must be 1 to ${NAME_MAX} characters, without control or text direction characters.`;
+    : `${what} must be 1 to ${max} characters, without control or text direction characters.`;
 }
 
 /** A definition list row, for the pages' detail blocks. */

@@ -12,7 +12,7 @@ import { readPageForm } from '../internal/page-form.js';
 import { requireSession, type SessionCaller, switchedWorkspaceRefusal } from '../internal/session.js';
 import { apiErrorMessage, DashboardApi, type PlatformFetch } from './api.js';
 import { assetRoutes, assetVersion } from './assets.js';
-import { DASHBOARD_POLICY, shell } from './layout.js';
+import { DASHBOARD_POLICY, type NoticeLink, shell } from './layout.js';
 import { liveRoutes } from './live.js';
 import type { ActionResult, DashboardPage, FormOptions, PageView } from './page.js';
 
@@ -96,7 +96,7 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
     c: Context<PlatformEnv>,
     page: DashboardPage,
     user: SessionCaller | null,
-    notice: { kind: 'done' | 'error'; text: string } | null,
+    notice: { kind: 'done' | 'error'; text: string; next?: NoticeLink } | null,
     status: PageStatus = 200,
     shown: SafeHtml | null = null,
     posted?: Record<string, string>,
@@ -191,7 +191,8 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
       const text = typeof result.refused === 'string' ? result.refused : apiErrorMessage(result.refused);
       const status = REFUSAL_STATUSES.find((known) => known === result.status) ?? 400;
       // The page again with what was typed, so a refusal costs no retyping.
-      return render(c, page, user, { kind: 'error', text }, status, null, fields);
+      const next = result.next;
+      return render(c, page, user, { kind: 'error', text, ...(next ? { next } : {}) }, status, null, fields);
     });
   }
 

@@ -178,6 +178,7 @@ export function billingPageRoutes(ctx: PlatformContext, options: BillingPagesOpt
         amountMicros: purchase.amountMicros,
         confirmAction: self,
         csrfToken: billingCsrfToken(getCookie(c, SESSION_COOKIE)!),
+        cancelHref: billingPath,
       }),
     );
   });

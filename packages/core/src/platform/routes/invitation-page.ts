@@ -5,9 +5,11 @@ import type { Invitation, InvitationPreview } from '../../identity/invitations.j
 import { safeEqual } from '../../identity/keys.js';
 import { SESSION_COOKIE, type SessionUser } from '../../identity/sessions.js';
 import { WorkspaceError } from '../../identity/workspaces.js';
+import { isUuid } from '../../internal/uuid.js';
 import { csrfTokenFor } from '../cli/bootstrap.js';
 import { layout, messagePage, pageHeaders } from '../cli/bootstrap-page.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
+import { when } from '../dashboard/format.js';
 import { readPageForm } from '../internal/page-form.js';
 import type { MailMessage } from '../mailer.js';
 
@@ -23,7 +25,9 @@ type PageStatus = 200 | 400 | 401 | 403 | 404 | 413;
  * which the request log leaves out). Signed out, it sends the browser to sign in and back;
  * signed in with the invited email, it shows the workspace and the role and an "Accept" button,
  * whose form (same origin, CSRF token bound to the session) makes the user a member; signed in
- * with another, it says whom the invitation is for and how to sign in as them (403).
+ * with another, it says whom the invitation is for and how to sign in as them (403). Accepting
+ * answers a redirect (303) to `/invitations/accepted`, the welcome, so a reload asks for nothing
+ * again; the link opened or its form sent again by the user who accepted it leads there too.
  *
  * @see docs/api/members.md "Invitations"
  */
@@ -37,6 +41,15 @@ export function invitationPageRoutes(
   const selfUrl = (token: string) => `${basePath}/invitations/accept?${new URLSearchParams({ token })}`;
   const signedInUser = async (c: Context): Promise<SessionUser | null> =>
     ctx.sessions.resolve(getCookie(c, SESSION_COOKIE));
+  const welcomeUrl = (tenantId: string) =>
+    `${basePath}/invitations/accepted?${new URLSearchParams({ workspace: tenantId })}`;
+  const toWelcome = (c: Context, tenantId: string) =>
+    c.body(null, 303, { location: welcomeUrl(tenantId), 'cache-control': 'no-store' });
+  /** The workspace the signed-in user joined by this link already (its reload, or Back), or null. */
+  const joinedBy = async (c: Context, token: string): Promise<string | null> => {
+    const user = await signedInUser(c);
+    return user ? ctx.invitations.acceptedBy(token, user.userId) : null;
+  };
   /** A refusal of the invitation itself, as a page. */
   const refused = (c: Context, error: unknown) => {
     if (!(error instanceof WorkspaceError)) throw error;
@@ -58,7 +71,8 @@ export function invitationPageRoutes(
     try {
       invitation = await ctx.invitations.preview(token);
     } catch (error) {
-      return refused(c, error);
+      const joined = await joinedBy(c, token);
+      return joined ? toWelcome(c, joined) : refused(c, error);
     }
     const user = await signedInUser(c);
     if (!user) {
@@ -147,28 +161,63 @@ export function invitationPageRoutes(
     try {
       joined = await ctx.invitations.accept(token, { userId: user.userId, email: user.email });
     } catch (error) {
-      return refused(c, error);
+      // Sent again by the user who accepted it (a reload of an older answer): the welcome again.
+      const again = await ctx.invitations.acceptedBy(token, user.userId);
+      return again ? toWelcome(c, again) : refused(c, error);
     }
     ctx.logger.info('invitation accepted', {
       request_id: c.get('requestId'),
       tenant_id: joined.tenantId,
       invitation_id: joined.id,
     });
-    return page(
-      c,
-      200,
-      layout(
-        'Invitation accepted',
-        `<h1>Welcome to ${escapeHtml(joined.workspaceName)}</h1>
-<p id="joined" data-tenant-id="${escapeHtml(joined.tenantId)}">You are now a${joined.role === 'owner' ? 'n' : ''}
-<strong>${escapeHtml(joined.role)}</strong> of <strong>${escapeHtml(joined.workspaceName)}</strong>; it is your current
-workspace.</p>
-<p><a href="${escapeHtml(`${basePath}/`)}">Open the dashboard</a></p>`,
-      ),
-    );
+    // A redirect, so reloading the welcome asks for nothing again.
+    return toWelcome(c, joined.tenantId);
+  });
+
+  app.get('/invitations/accepted', async (c) => {
+    c.set('errorShape', 'flat');
+    const user = await signedInUser(c);
+    const tenantId = c.req.query('workspace') ?? '';
+    const role = user && isUuid(tenantId) ? await ctx.accounts.roleIn(tenantId, user.userId) : null;
+    const name = role ? await ctx.accounts.workspaceName(tenantId) : null;
+    if (!user) {
+      return page(
+        c,
+        401,
+        messagePage('Sign in first', 'Sign in to see the workspaces you belong to.', {
+          href: `${basePath}/`,
+          text: 'Open the dashboard',
+        }),
+      );
+    }
+    if (!role || name === null) {
+      return page(
+        c,
+        404,
+        messagePage('No workspace to welcome you to', 'You are not a member of this workspace.', {
+          href: `${basePath}/`,
+          text: 'Open the dashboard',
+        }),
+      );
+    }
+    return page(c, 200, welcomePage({ tenantId, name, role, current: user.tenantId === tenantId }, basePath));
   });
 
   return app;
+}
+
+/** The invitee, once they joined: the workspace, their role in it, and on to the dashboard. */
+function welcomePage(
+  joined: { tenantId: string; name: string; role: string; current: boolean },
+  basePath: string,
+): string {
+  return layout(
+    'Invitation accepted',
+    `<h1>Welcome to ${escapeHtml(joined.name)}</h1>
+<p id="joined" data-tenant-id="${escapeHtml(joined.tenantId)}">You are a${joined.role === 'owner' ? 'n' : ''}
+<strong>${escapeHtml(joined.role)}</strong> of <strong>${escapeHtml(joined.name)}</strong>${joined.current ? '; it is your current\nworkspace' : ''}.</p>
+<p><a href="${escapeHtml(`${basePath}/`)}">Open the dashboard</a></p>`,
+  );
 }
 
 /** The signed-in invitee confirms: join the workspace with the invited role. */
@@ -186,7 +235,7 @@ function acceptPage(
 <input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
 <button type="submit" id="accept">Accept</button>
 </form>
-<p class="note">The invitation expires ${escapeHtml(invitation.expiresAt.toISOString())}.</p>`,
+<p class="note">The invitation expires ${escapeHtml(when(invitation.expiresAt.toISOString()))}.</p>`,
   );
 }
 
@@ -206,7 +255,7 @@ export function invitationMail(input: {
       '',
       `Accept the invitation: ${input.acceptUrl}`,
       '',
-      `The link works once and expires ${input.invitation.expiresAt.toISOString()}.`,
+      `The link works once and expires ${when(input.invitation.expiresAt.toISOString())}.`,
     ].join('\n'),
   };
 }

@@ -11,8 +11,12 @@ import { invitationMail } from './invitation-page.js';
 
 const ROLES = ['owner', 'member', 'viewer'] as const;
 const roleSchema = z.strictObject({ role: z.enum(ROLES) });
+/** The longest email address an invitation takes (RFC 5321's path limit). */
+export const INVITATION_EMAIL_MAX = 254;
+/** An invitation's email address, as the API takes it (the dashboard checks it first). */
+export const invitationEmail = z.string().trim().max(INVITATION_EMAIL_MAX).pipe(z.email());
 const inviteSchema = z.strictObject({
-  email: z.string().trim().max(254).pipe(z.email()),
+  email: invitationEmail,
   role: z.enum(ROLES),
 });
 

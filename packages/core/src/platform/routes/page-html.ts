@@ -47,6 +47,8 @@ export interface ConfirmView {
   amountMicros: number;
   confirmAction: string;
   csrfToken: string;
+  /** Where "Cancel" goes: the billing page, nothing bought. */
+  cancelHref: string;
 }
 
 /** The development processor's checkout: nothing is charged; confirming adds the credit. */
@@ -59,6 +61,7 @@ export function confirmPurchasePage(view: ConfirmView): string {
 <form method="post" action="${escapeHtml(view.confirmAction)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(view.csrfToken)}">
 <button type="submit" id="confirm">Confirm purchase</button>
-</form>`,
+</form>
+<p><a id="cancel" href="${escapeHtml(view.cancelHref)}">Cancel and go back to billing</a> (nothing is bought).</p>`,
   );
 }

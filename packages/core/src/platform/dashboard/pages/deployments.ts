@@ -38,7 +38,7 @@ export const deploymentsPage: DashboardPage = {
       when(app.createdAt),
     ]);
     return html`${table('Deployments', ['Name', 'Tool', 'State', 'Created'], rows, 'Nothing deployed yet.')}
-<p><a href="${view.base}/tools">Deploy a tool</a></p>`;
+${view.user!.role === 'viewer' ? null : html`<p><a href="${view.base}/tools">Deploy a tool</a></p>`}`;
   },
 };
 

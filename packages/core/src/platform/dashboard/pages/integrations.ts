@@ -1,11 +1,14 @@
 import { html, type SafeHtml } from '../../../http/html.js';
 import { chart } from '../charts.js';
+import { onceInput, oncePerForm } from '../form-once.js';
 import { money, when } from '../format.js';
 import {
   type DashboardPage,
   field,
   fromAnswer,
   input,
+  NAME_MAX,
+  nameRefusal,
   type PageAction,
   type PageView,
   table,
@@ -50,6 +53,13 @@ interface Usage {
 }
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,63}$/;
+/** The connections API's limits: a connection's name, and a key given for the own-key profile. */
+const CONNECTION_NAME_MAX = 200;
+const API_KEY_MAX = 4096;
+
+/** The answer to a Connection Key form sent again (its answer reloaded): nothing was created. */
+const CONNECTION_KEY_SENT_AGAIN =
+  'This Connection Key was already created and shown once; it is not shown again and no other key was created. If you did not copy it, revoke it below and create another.';
 
 /** How a connection reaches the provider, in words. */
 const PROFILE_LABELS: Record<string, string> = {
@@ -104,7 +114,7 @@ ${canAct ? view.form('disconnect', html`<input type="hidden" name="id" value="${
     ways.push(
       view.form(
         'key',
-        html`<input type="hidden" name="provider" value="${row.provider}">${input(`key-${row.provider}`, `Your ${row.name} API key`, { name: 'api_key', type: 'password', required: true })}${input(`key-name-${row.provider}`, 'Name', { name: 'display_name', placeholder: 'Team key' })}`,
+        html`<input type="hidden" name="provider" value="${row.provider}">${input(`key-${row.provider}`, `Your ${row.name} API key`, { name: 'api_key', type: 'password', required: true, maxlength: API_KEY_MAX })}${input(`key-name-${row.provider}`, 'Name', { name: 'display_name', placeholder: 'Team key', maxlength: CONNECTION_NAME_MAX })}`,
         { submit: 'Connect with key', label: `Connect ${row.name} with your own key` },
       ),
     );
@@ -145,11 +155,21 @@ const actions: DashboardPage['actions'] = {
     done: 'Connected with your key.',
     async run(view, fields) {
       const name = field(fields, 'display_name').trim();
+      const apiKey = field(fields, 'api_key');
+      const refusal =
+        apiKey === ''
+          ? 'Enter the API key to connect with.'
+          : apiKey.length > API_KEY_MAX
+            ? `The API key is too long (at most ${API_KEY_MAX} characters).`
+            : name === ''
+              ? null
+              : nameRefusal("The connection's name", name, CONNECTION_NAME_MAX);
+      if (refusal) return { refused: refusal };
       return fromAnswer(
         await view.api.send('POST', '/api/connections', {
           provider: field(fields, 'provider'),
           profile: 'byok_static',
-          credential: { api_key: field(fields, 'api_key') },
+          credential: { api_key: apiKey },
           ...(name ? { display_name: name } : {}),
         }),
       );
@@ -173,14 +193,19 @@ const actions: DashboardPage['actions'] = {
     done: 'Connection Key created.',
     async run(view, fields) {
       const name = field(fields, 'name').trim();
-      const answer = await view.api.send<{ key: string }>(
-        'POST',
-        `/api/connections/${encodeURIComponent(field(fields, 'id'))}/keys`,
-        name ? { name } : {},
-      );
-      return answer.ok
-        ? { show: newKeyBlock('Your new Connection Key.', answer.body.key) }
-        : fromAnswer(answer);
+      const refusal = name === '' ? null : nameRefusal("The Connection Key's name", name);
+      if (refusal) return { refused: refusal };
+      // Sent again (a reload of its answer), the form would mint another key.
+      return oncePerForm(view, fields, '/integrations mintKey', CONNECTION_KEY_SENT_AGAIN, async () => {
+        const answer = await view.api.send<{ key: string }>(
+          'POST',
+          `/api/connections/${encodeURIComponent(field(fields, 'id'))}/keys`,
+          name ? { name } : {},
+        );
+        return answer.ok
+          ? { show: newKeyBlock('Your new Connection Key.', answer.body.key) }
+          : fromAnswer(answer);
+      });
     },
   },
   revokeKey: {
@@ -295,8 +320,8 @@ async function connectionKeysBlock(view: PageView, connections: Connection[]): P
   const mint = canAct
     ? view.form(
         'mintKey',
-        html`<label for="connection-key-connection">Connection</label><select id="connection-key-connection" name="id">${connections.map((c) => html`<option value="${c.id}">${c.display_name}</option>`)}</select>
-${input('connection-key-name', 'Name', { name: 'name', placeholder: 'worker' })}`,
+        html`${onceInput()}<label for="connection-key-connection">Connection</label><select id="connection-key-connection" name="id">${connections.map((c) => html`<option value="${c.id}">${c.display_name}</option>`)}</select>
+${input('connection-key-name', 'Name', { name: 'name', placeholder: 'worker', maxlength: NAME_MAX })}`,
         { submit: 'Create Connection Key', label: 'New Connection Key' },
       )
     : null;

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { html, type SafeHtml } from '../../../http/html.js';
-import type { IdempotencyScope } from '../../../store/idempotency.js';
+import { onceInput, oncePerForm } from '../form-once.js';
 import { when } from '../format.js';
 import {
   type DashboardPage,
@@ -80,6 +79,10 @@ export function rotateKeyAction(fieldName: string, unheld: string): PageAction {
   };
 }
 
+/** The answer to a new-key form sent again (its answer reloaded): nothing was created. */
+const KEY_SENT_AGAIN =
+  'This key was already created and shown once; it is not shown again and no other key was created. If you did not copy it, revoke it below and create another.';
+
 /**
  * Keys: the workspace's App Keys and CLI keys (owners only, as the keys API decides). A new or
  * rotated key is shown once, on the page that answers the form, never in a URL.
@@ -143,15 +146,7 @@ ${createForm(
         if (refusal) return { refused: refusal };
         // A form mints at most one key: sent again (a reload of its answer), it would mint another,
         // and a CLI key would revoke the one just copied.
-        const once = formOnce(view, field(fields, 'nonce'));
-        if (once && !(await view.ctx.idempotency.reserve(once, ''))) {
-          return {
-            refused:
-              'This key was already created and shown once; it is not shown again and no other key was created. If you did not copy it, revoke it below and create another.',
-            status: 409,
-          };
-        }
-        try {
+        return oncePerForm(view, fields, '/keys create', KEY_SENT_AGAIN, async () => {
           // The CLI keys a new one replaces, to name them on the answer.
           const before = kind === 'cli' ? await view.api.get<{ keys: KeyView[] }>('/api/keys') : null;
           const answer = await view.api.send<{ apiKey: string; revokedKeyIds: string[] }>(
@@ -159,11 +154,7 @@ ${createForm(
             '/api/keys',
             { kind, ...(kind === 'app' ? { appId: field(fields, 'app') } : {}), ...(name ? { name } : {}) },
           );
-          if (!answer.ok) {
-            if (once) await view.ctx.idempotency.forget(once);
-            return fromAnswer(answer);
-          }
-          if (once) await view.ctx.idempotency.complete(once, { status: answer.status, body: '{}' });
+          if (!answer.ok) return fromAnswer(answer);
           const revoked = (before?.ok ? before.body.keys : []).filter((key) =>
             answer.body.revokedKeyIds.includes(key.id),
           );
@@ -174,10 +165,7 @@ ${createForm(
                 : null
             }`,
           };
-        } catch (error) {
-          if (once) await view.ctx.idempotency.forget(once);
-          throw error;
-        }
+        });
       },
     },
     rotate: rotateKeyAction('id', 'The rotated key. The old one keeps working until its rotation ends.'),
@@ -188,13 +176,6 @@ ${createForm(
     },
   },
 };
-
-/** The record that lets one create form mint one key; null for a post without a usable nonce. */
-function formOnce(view: PageView, nonce: string): IdempotencyScope | null {
-  if (!/^[\w-]{1,64}$/.test(nonce)) return null;
-  const user = view.user!;
-  return { tenantId: user.tenantId, scope: `dashboard /keys create user:${user.userId}`, key: nonce };
-}
 
 /** Keys as their names and prefixes, for a sentence. */
 function keyNames(keys: readonly KeyView[]): SafeHtml[] {
@@ -210,7 +191,7 @@ function createForm(view: PageView, apps: AppSummary[], cliKeys: readonly KeyVie
       : html`A new CLI key replaces your earlier CLI keys: creating one revokes ${keyNames(cliKeys)} at once.`;
   return view.form(
     'create',
-    html`<input type="hidden" name="nonce" value="${randomUUID()}"><label for="key-kind">Kind</label><p class="field-hint" id="key-kind-hint">${replaces}</p><select id="key-kind" name="kind" aria-describedby="key-kind-hint"><option value="app">App Key (for a deployed tool)</option><option value="cli">CLI key (for you, in the developer CLI)</option></select>
+    html`${onceInput()}<label for="key-kind">Kind</label><p class="field-hint" id="key-kind-hint">${replaces}</p><select id="key-kind" name="kind" aria-describedby="key-kind-hint"><option value="app">App Key (for a deployed tool)</option><option value="cli">CLI key (for you, in the developer CLI)</option></select>
 <label for="key-app">App (for an App Key)</label><select id="key-app" name="app">${apps.map((app) => html`<option value="${app.id}">${app.name} (${app.slug})</option>`)}</select>
 ${input('key-name', 'Name', { name: 'name', placeholder: 'production', maxlength: NAME_MAX })}`,
     { submit: 'Create key', label: 'New key' },

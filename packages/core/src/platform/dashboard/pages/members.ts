@@ -1,4 +1,6 @@
 import { html } from '../../../http/html.js';
+import { INVITATION_EMAIL_MAX, invitationEmail } from '../../routes/members.js';
+import { onceInput, oncePerForm } from '../form-once.js';
 import { when } from '../format.js';
 import { type DashboardPage, field, fromAnswer, input, table } from '../page.js';
 
@@ -20,6 +22,19 @@ interface Invitation {
 }
 
 const ROLES = ['owner', 'member', 'viewer'] as const;
+
+/** The answer to an invitation form sent again (its answer reloaded): nothing was sent. */
+const INVITE_SENT_AGAIN =
+  'This invitation was already sent and its link shown once; nothing was sent again, so that link still works. To send a new link, invite the person again below (the earlier link then stops working).';
+
+/** Why the API would refuse `email`, in the form's words, or null. */
+function emailRefusal(email: string): string | null {
+  if (email.length > INVITATION_EMAIL_MAX)
+    return `The email address is too long (at most ${INVITATION_EMAIL_MAX} characters).`;
+  return invitationEmail.safeParse(email).success
+    ? null
+    : 'Enter a full email address, like name@example.com.';
+}
 
 const roleSelect = (id: string, selected: string, label: string) =>
   html`<label for="${id}" class="visually-hidden">${label}</label><select id="${id}" name="role">${ROLES.map((role) => html`<option value="${role}"${role === selected ? html` selected` : null}>${role}</option>`)}</select>`;
@@ -84,7 +99,7 @@ ${table('Members', ['Name', 'Email', 'Role', 'Joined', ''], rows, 'No members.')
 ${
   owner
     ? html`<section aria-labelledby="invite-title"><h2 id="invite-title">Invite someone</h2>
-${view.form('invite', html`${input('invite-email', 'Email', { name: 'email', type: 'email', required: true })}<label for="invite-role">Role</label><select id="invite-role" name="role">${ROLES.map((role) => html`<option value="${role}"${role === 'member' ? html` selected` : null}>${role}</option>`)}</select>`, { submit: 'Send invitation', label: 'Invite someone' })}
+${view.form('invite', html`${onceInput()}${input('invite-email', 'Email', { name: 'email', type: 'email', required: true, maxlength: INVITATION_EMAIL_MAX })}<label for="invite-role">Role</label><select id="invite-role" name="role">${ROLES.map((role) => html`<option value="${role}"${role === 'member' ? html` selected` : null}>${role}</option>`)}</select>`, { submit: 'Send invitation', label: 'Invite someone' })}
 <h3>Pending invitations</h3>
 ${table(
   'Pending invitations',
@@ -110,18 +125,26 @@ ${table(
       done: 'Invitation sent.',
       async run(view, f) {
         const email = field(f, 'email').trim();
-        const answer = await view.api.send<{ acceptUrl: string; mailed: boolean }>(
-          'POST',
-          '/api/tenants/me/invitations',
-          { email, role: field(f, 'role') },
-        );
-        if (!answer.ok) return fromAnswer(answer);
-        // Shown on this answer only: the link is the invitation, and no mail may have carried it.
-        const { acceptUrl, mailed } = answer.body;
-        return {
-          show: html`<div class="notice done" role="status"><p><strong>${mailed ? `Invitation sent to ${email}.` : `No mail was sent to ${email}: pass this link on yourself.`}</strong> ${mailed ? 'The link it carries, to pass on another way:' : 'Copy it now: it is not shown again.'}</p>
-<p class="secret" id="invitation-link">${acceptUrl}</p></div>`,
-        };
+        const refusal = emailRefusal(email);
+        if (refusal) return { refused: refusal };
+        // Sent again (a reload of its answer), the form would replace the invitation just shown.
+        return oncePerForm(view, f, '/members invite', INVITE_SENT_AGAIN, async () => {
+          // A new invitation replaces the person's pending one: read it first, to say its link ends.
+          const before = await view.api.get<{ invitations: Invitation[] }>('/api/tenants/me/invitations');
+          const replaces = before.ok && before.body.invitations.some((i) => i.email === email.toLowerCase());
+          const answer = await view.api.send<{ acceptUrl: string; mailed: boolean }>(
+            'POST',
+            '/api/tenants/me/invitations',
+            { email, role: field(f, 'role') },
+          );
+          if (!answer.ok) return fromAnswer(answer);
+          // Shown on this answer only: the link is the invitation, and no mail may have carried it.
+          const { acceptUrl, mailed } = answer.body;
+          return {
+            show: html`<div class="notice done" role="status"><p><strong>${mailed ? `Invitation sent to ${email}.` : `No mail was sent to ${email}: pass this link on yourself.`}</strong> ${mailed ? 'The link it carries, to pass on another way:' : 'Copy it now: it is not shown again.'}</p>
+<p class="secret" id="invitation-link">${acceptUrl}</p>${replaces ? html`<p id="replaced-invitation">It replaces the invitation sent to ${email} before: that earlier link no longer works.</p>` : null}</div>`,
+          };
+        });
       },
     },
     role: {

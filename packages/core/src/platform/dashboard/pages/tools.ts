@@ -194,6 +194,13 @@ ${view.form(
           await new Promise((resolve) => setTimeout(resolve, IN_PROGRESS_WAIT_MS));
           answer = await deploy();
         }
+        // No credit (never added, or spent): the refusal leads to where credit is added.
+        if (answer.status === 402)
+          return {
+            refused: answer,
+            status: 402,
+            next: { href: `${view.base}/billing`, text: 'Add credit on the billing page' },
+          };
         if (!answer.ok) return fromAnswer(answer);
         return {
           show: html`<div class="notice done" role="status"><p><strong>Deployed.</strong> Its App Key is below: copy it now, it is not shown again.</p>

@@ -1,0 +1,297 @@
+/**
+ * The dashboard's forms over HTTP, as a browser sends them: refusals in the form's words (never
+ * the API's field paths), inputs that carry the API's limits, and answers that survive a reload
+ * (a form sent again does nothing new; an accepted invitation lands on a page that reloads).
+ *
+ * @see docs/dashboard.md "Pages"
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csrfTokenFor } from '../../src/platform/cli/bootstrap.js';
+import { INVITATION_CSRF_PURPOSE } from '../../src/platform/routes/invitation-page.js';
+import { publishTestRelease } from '../support/deploy.js';
+import { seedProviders } from '../support/metered.js';
+import {
+  devSignIn,
+  type RunningPlatform,
+  type SignedInOwner,
+  sessionClient,
+  signedInOwner,
+  signedInTeammate,
+  startPlatformAtOwnUrl,
+} from '../support/platform.js';
+import { openTestStore, type TestStore } from '../support/stores.js';
+import { postForm } from './support.js';
+
+let store: TestStore;
+let server: RunningPlatform;
+const api = sessionClient(() => server.url);
+
+beforeAll(async () => {
+  store = await openTestStore();
+  server = await startPlatformAtOwnUrl(store);
+  // Nothing is called upstream here: the address only has to be one.
+  await seedProviders(server.platform, 'http://127.0.0.1:9');
+}, 60_000);
+afterAll(async () => {
+  await server?.close();
+  await store?.dispose();
+});
+
+/** A hidden field of a page's form (the first of that name). */
+const hidden = (page: string, name: string) =>
+  new RegExp(`name="${name}" value="([^"]+)"`).exec(page)?.[1] ?? '';
+
+/**
+ * The fields a fresh page's form carries (its CSRF token and, when it has one, its one-time
+ * nonce), and a sender of that form: sending it twice is what reloading its answer does.
+ */
+async function openForm(owner: SignedInOwner, path: string) {
+  const page = await (await api(owner.cookie, 'GET', path)).text();
+  const fixed = { _csrf: hidden(page, '_csrf'), nonce: hidden(page, 'nonce') };
+  return {
+    page,
+    send: async (fields: Record<string, string>) => {
+      const answer = await postForm(server.url, owner.cookie, path, { ...fixed, ...fields });
+      return { status: answer.status, text: await answer.text(), location: answer.headers.get('location') };
+    },
+  };
+}
+
+const invitationLinks = async (owner: SignedInOwner) =>
+  (
+    (await (await api(owner.cookie, 'GET', '/api/tenants/me/invitations')).json()) as {
+      invitations: { email: string }[];
+    }
+  ).invitations.map((i) => i.email);
+
+describe('members: the invite form', () => {
+  it('refuses an address the API would refuse in its own words, and its input carries maxlength 254', async () => {
+    const owner = await signedInOwner(server, 'invite-words@example.test');
+    const form = await openForm(owner, '/members');
+    expect(form.page).toMatch(/id="invite-email" name="email" type="email" required maxlength="254"/);
+    const partial = await form.send({ _action: 'invite', email: 'a@b', role: 'member' });
+    expect(partial.status).toBe(400);
+    expect(partial.text).toContain('Enter a full email address, like name@example.com.');
+    expect(partial.text).not.toMatch(/email: |Invalid email/);
+    const long = await form.send({
+      _action: 'invite',
+      email: `${'a'.repeat(250)}@example.test`,
+      role: 'member',
+    });
+    expect(long.status).toBe(400);
+    expect(long.text).toContain('The email address is too long (at most 254 characters).');
+    expect(long.text).not.toMatch(/email: |Too big/);
+    expect(await invitationLinks(owner)).toEqual([]);
+  });
+
+  it('sent again (its answer reloaded) sends nothing and keeps the link shown; inviting again says the earlier link ends', async () => {
+    const owner = await signedInOwner(server, 'invite-once@example.test');
+    const invitee = 'invitee@example.test';
+    const first = await openForm(owner, '/members');
+    const sent = await first.send({ _action: 'invite', email: invitee, role: 'member' });
+    expect(sent.status).toBe(200);
+    const link = /id="invitation-link">([^<]+)</.exec(sent.text)?.[1] ?? '';
+    expect(link).toContain('/invitations/accept?token=');
+    expect(sent.text).not.toContain('replaced-invitation');
+    const token = new URL(link.replaceAll('&amp;', '&')).searchParams.get('token')!;
+    const stillValid = () => server.platform.context.invitations.preview(token);
+
+    const again = await first.send({ _action: 'invite', email: invitee, role: 'member' });
+    expect(again.status).toBe(409);
+    expect(again.text).toContain('This invitation was already sent and its link shown once');
+    expect(again.text).not.toContain('id="invitation-link"');
+    await expect(stillValid()).resolves.toMatchObject({ email: invitee });
+
+    // A deliberate second invitation (a fresh form) replaces the first, and says so.
+    const second = await openForm(owner, '/members');
+    const replaced = await second.send({ _action: 'invite', email: invitee, role: 'viewer' });
+    expect(replaced.status).toBe(200);
+    expect(replaced.text).toContain(
+      `id="replaced-invitation">It replaces the invitation sent to ${invitee} before: that earlier link no longer works.`,
+    );
+    await expect(stillValid()).rejects.toThrow();
+    expect(await invitationLinks(owner)).toEqual([invitee]);
+  });
+});
+
+describe("an integration's forms", () => {
+  /** An owner with Search turned on and connected through the managed pool: the page's forms. */
+  const connected = async (email: string) => {
+    const owner = await signedInOwner(server, email);
+    const turnOn = await openForm(owner, '/integrations/search');
+    expect((await turnOn.send({ _action: 'enable', provider: 'search' })).status).toBe(303);
+    expect((await turnOn.send({ _action: 'managed', provider: 'search' })).status).toBe(303);
+    const page = await openForm(owner, '/integrations/search');
+    const listed = (await (await api(owner.cookie, 'GET', '/api/connections')).json()) as {
+      connections: { id: string; provider: string }[];
+    };
+    const connectionId = listed.connections.find((c) => c.provider === 'search')?.id ?? '';
+    return { owner, page, connectionId };
+  };
+  const connectionKeys = async (owner: SignedInOwner, connectionId: string) =>
+    (
+      (await (await api(owner.cookie, 'GET', `/api/connections/${connectionId}/keys`)).json()) as {
+        keys: unknown[];
+      }
+    ).keys.length;
+
+  it('carry the API limits as maxlength and refuse over-long names and an empty key in their own words', async () => {
+    const { owner, page, connectionId } = await connected('integration-words@example.test');
+    expect(page.page).toMatch(
+      /id="connection-key-name" name="name" type="text" placeholder="worker" maxlength="100"/,
+    );
+    expect(page.page).toMatch(
+      /id="key-name-search" name="display_name" type="text" placeholder="Team key" maxlength="200"/,
+    );
+    expect(page.page).toMatch(/id="key-search" name="api_key" type="password" required maxlength="4096"/);
+
+    const longKeyName = await page.send({ _action: 'mintKey', id: connectionId, name: 'x'.repeat(101) });
+    expect(longKeyName.status).toBe(400);
+    expect(longKeyName.text).toContain(
+      'The Connection Key&#39;s name must be 1 to 100 characters, without control or text direction characters.',
+    );
+    expect(longKeyName.text).not.toMatch(/name: |Too big/);
+    expect(await connectionKeys(owner, connectionId)).toBe(0);
+
+    const longName = await page.send({
+      _action: 'key',
+      provider: 'search',
+      api_key: 'sk-test',
+      display_name: 'x'.repeat(201),
+    });
+    expect(longName.status).toBe(400);
+    expect(longName.text).toContain('The connection&#39;s name must be 1 to 200 characters');
+    expect(longName.text).not.toMatch(/display_name: |Too big/);
+
+    const noKey = await page.send({ _action: 'key', provider: 'search', api_key: '', display_name: 'Team' });
+    expect(noKey.status).toBe(400);
+    expect(noKey.text).toContain('Enter the API key to connect with.');
+    expect(noKey.text).not.toMatch(/byok_static|api_key&quot;|needs a credential/);
+  });
+
+  it('a Connection Key form sent again (its answer reloaded) creates nothing and says so', async () => {
+    const { owner, page, connectionId } = await connected('integration-once@example.test');
+    const minted = await page.send({ _action: 'mintKey', id: connectionId, name: 'worker' });
+    expect(minted.status).toBe(200);
+    expect(minted.text).toMatch(/id="new-key">service_sk_/);
+    expect(await connectionKeys(owner, connectionId)).toBe(1);
+
+    const again = await page.send({ _action: 'mintKey', id: connectionId, name: 'worker' });
+    expect(again.status).toBe(409);
+    expect(again.text).toContain('This Connection Key was already created and shown once');
+    expect(again.text).not.toContain('id="new-key"');
+    expect(await connectionKeys(owner, connectionId)).toBe(1);
+  });
+});
+
+describe('the invitation accept page', () => {
+  /** An owner's invitation of `email`, who is signed in: the accept link's path and its token. */
+  const invited = async (ownerEmail: string, email: string) => {
+    const owner = await signedInOwner(server, ownerEmail);
+    const sent = (await (
+      await api(
+        owner.cookie,
+        'POST',
+        '/api/tenants/me/invitations',
+        { email, role: 'member' },
+        {
+          origin: server.url,
+        },
+      )
+    ).json()) as { acceptUrl: string };
+    const url = new URL(sent.acceptUrl);
+    const invitee = await devSignIn(server, email);
+    return { owner, invitee, path: `${url.pathname}${url.search}`, token: url.searchParams.get('token')! };
+  };
+  const acceptForm = (cookie: string, token: string) =>
+    fetch(`${server.url}/invitations/accept`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin: server.url, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token,
+        csrf_token: csrfTokenFor(cookie.split('=')[1]!, INVITATION_CSRF_PURPOSE),
+      }),
+    });
+
+  it('writes the expiry as every other page writes dates', async () => {
+    const { invitee, path } = await invited('dates-owner@example.test', 'dates@example.test');
+    const page = await (await api(invitee, 'GET', path)).text();
+    expect(page).toMatch(/The invitation expires \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\./);
+    expect(page).not.toMatch(/expires \d{4}-\d{2}-\d{2}T/);
+  });
+
+  it('answers accepting with a redirect to the welcome, which reloads; Back and the form sent again lead there too', async () => {
+    const { owner, invitee, path, token } = await invited(
+      'welcome-owner@example.test',
+      'welcome@example.test',
+    );
+    const accepted = await acceptForm(invitee, token);
+    expect(accepted.status).toBe(303);
+    const welcome = accepted.headers.get('location')!;
+    expect(welcome).toBe(`/invitations/accepted?workspace=${owner.tenantId}`);
+    for (let i = 0; i < 2; i++) {
+      const shown = await api(invitee, 'GET', welcome);
+      expect(shown.status).toBe(200);
+      const text = await shown.text();
+      expect(text).toContain('Welcome to welcome-owner&#39;s workspace');
+      expect(text).toContain(`data-tenant-id="${owner.tenantId}"`);
+      expect(text).toContain('<strong>member</strong>');
+      expect(text).toContain('it is your current');
+    }
+    // Back to the accept link, or its form sent again: the welcome, not a refusal.
+    const back = await api(invitee, 'GET', path);
+    expect(back.status).toBe(303);
+    expect(back.headers.get('location')).toBe(welcome);
+    const again = await acceptForm(invitee, token);
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe(welcome);
+    // Anyone else is told the link is spent, and a welcome to a workspace not theirs is refused.
+    const other = await devSignIn(server, 'someone-else@example.test');
+    expect((await api(other, 'GET', path)).status).toBe(404);
+    expect((await acceptForm(other, token)).status).toBe(404);
+    expect((await api(other, 'GET', welcome)).status).toBe(404);
+    expect((await api(other, 'GET', '/invitations/accepted?workspace=nope')).status).toBe(404);
+  });
+});
+
+describe('ways on from a refusal or a purchase, and what a viewer is offered', () => {
+  it('a deploy refused for want of credit links to the billing page', async () => {
+    await publishTestRelease(server.platform, {
+      slug: 'unfunded',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', ''] },
+    });
+    const owner = await signedInOwner(server, 'unfunded@example.test');
+    const form = await openForm(owner, '/tools/unfunded/deploy');
+    const refused = await form.send({
+      _action: 'deploy',
+      idempotency: hidden(form.page, 'idempotency'),
+      slug: 'unfunded-app',
+    });
+    expect(refused.status).toBe(402);
+    expect(refused.text).toMatch(
+      /role="alert">Add credit to this workspace before deploying <a href="\/billing">Add credit on the billing page<\/a><\/p>/,
+    );
+  });
+
+  it("the development processor's confirmation page offers a way back to billing", async () => {
+    const owner = await signedInOwner(server, 'cancel@example.test');
+    const purchase = await api(
+      owner.cookie,
+      'POST',
+      '/api/billing/purchase',
+      { pack: 5 },
+      { origin: server.url },
+    );
+    const confirmPath = new URL(((await purchase.json()) as { url: string }).url).pathname;
+    const page = await (await api(owner.cookie, 'GET', confirmPath)).text();
+    expect(page).toContain('<a id="cancel" href="/billing">Cancel and go back to billing</a>');
+  });
+
+  it('a viewer is not offered a deploy on the deployments page; a member is', async () => {
+    const owner = await signedInOwner(server, 'deploy-offer@example.test');
+    const viewer = await signedInTeammate(server, owner.tenantId, 'viewer', 'deploy-viewer@example.test');
+    expect(await (await api(viewer, 'GET', '/deployments')).text()).not.toContain('Deploy a tool');
+    expect(await (await api(owner.cookie, 'GET', '/deployments')).text()).toContain('Deploy a tool');
+  });
+});
