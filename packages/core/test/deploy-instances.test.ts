@@ -40,8 +40,14 @@ class SharedScheduler implements Deployer {
     if (options.signal?.aborted) throw new Error('called off');
     this.running.add(spec.appId);
   }
+  /**
+   * Runs once, once the next `stop` or `remove` of any app has taken effect and before it
+   * returns: where a test lets another instance act in the middle of a stop or a delete.
+   */
+  afterNextHalt: (() => Promise<void>) | null = null;
   async stop(appId: string): Promise<void> {
     this.running.delete(appId);
+    await this.#afterHalt();
   }
   /** Set to make the next `remove` fail, as a scheduler out of reach does. */
   failNextRemove = false;
@@ -51,6 +57,12 @@ class SharedScheduler implements Deployer {
       throw new Error('scheduler unreachable');
     }
     this.running.delete(appId);
+    await this.#afterHalt();
+  }
+  async #afterHalt(): Promise<void> {
+    const hook = this.afterNextHalt;
+    this.afterNextHalt = null;
+    await hook?.();
   }
   status(appId: string): DeploymentStatus {
     return {
@@ -136,6 +148,36 @@ describe('a restart on one instance racing a change on another', () => {
     // The restart's deploy goes through after the delete's stop: instance two finds the app gone.
     release();
     expect((await secret).status).toBe(200);
+    expect(scheduler.running.has(appId)).toBe(false);
+  });
+
+  it('a delete wins over a restart on two that looked at the store before the app left it', async () => {
+    const { cookie, appId } = await deployedApp();
+    const { secret, release } = await restartHeldOnTwo(cookie, appId);
+    // Just after the delete's first stop, two's restart finishes: its deploy returns and it reads
+    // the store, where the app still is. The delete's stop after removing the app ends it.
+    let restarted: Response | null = null;
+    scheduler.afterNextHalt = async () => {
+      release();
+      restarted = await secret;
+    };
+    expect((await onOne(cookie, 'DELETE', `/api/apps/${appId}`)).status).toBe(200);
+    expect(restarted!.status).toBe(200);
+    expect(scheduler.running.has(appId)).toBe(false);
+  });
+
+  it('a stop wins over a restart on two that finishes in the middle of it', async () => {
+    const { cookie, appId } = await deployedApp();
+    const { secret, release } = await restartHeldOnTwo(cookie, appId);
+    // The stop is in the store before the scheduler is asked: two's restart, finishing just after
+    // the scheduler stopped the app, reads it and stops what it started.
+    let restarted: Response | null = null;
+    scheduler.afterNextHalt = async () => {
+      release();
+      restarted = await secret;
+    };
+    expect((await onOne(cookie, 'POST', `/api/apps/${appId}/stop`, {})).status).toBe(200);
+    expect(restarted!.status).toBe(200);
     expect(scheduler.running.has(appId)).toBe(false);
   });
 
