@@ -151,32 +151,23 @@ describe('a restart on one instance racing a change on another', () => {
     expect(scheduler.running.has(appId)).toBe(false);
   });
 
-  it('a delete wins over a restart on two that looked at the store before the app left it', async () => {
+  // Two's restart finishes just after one's first call to the scheduler. A delete: two's deploy
+  // returns and it reads the store, where the app still is; the delete's stop after removing the
+  // app ends it. A stop: it is in the store before the scheduler is asked, so two reads it and
+  // stops what it started.
+  it.each([
+    ['a delete', 'DELETE', ''],
+    ['a stop', 'POST', '/stop'],
+  ] as const)('%s wins over a restart on two that finishes in the middle of it', async (_, method, path) => {
     const { cookie, appId } = await deployedApp();
     const { secret, release } = await restartHeldOnTwo(cookie, appId);
-    // Just after the delete's first stop, two's restart finishes: its deploy returns and it reads
-    // the store, where the app still is. The delete's stop after removing the app ends it.
     let restarted: Response | null = null;
     scheduler.afterNextHalt = async () => {
       release();
       restarted = await secret;
     };
-    expect((await onOne(cookie, 'DELETE', `/api/apps/${appId}`)).status).toBe(200);
-    expect(restarted!.status).toBe(200);
-    expect(scheduler.running.has(appId)).toBe(false);
-  });
-
-  it('a stop wins over a restart on two that finishes in the middle of it', async () => {
-    const { cookie, appId } = await deployedApp();
-    const { secret, release } = await restartHeldOnTwo(cookie, appId);
-    // The stop is in the store before the scheduler is asked: two's restart, finishing just after
-    // the scheduler stopped the app, reads it and stops what it started.
-    let restarted: Response | null = null;
-    scheduler.afterNextHalt = async () => {
-      release();
-      restarted = await secret;
-    };
-    expect((await onOne(cookie, 'POST', `/api/apps/${appId}/stop`, {})).status).toBe(200);
+    const body = method === 'POST' ? {} : undefined;
+    expect((await onOne(cookie, method, `/api/apps/${appId}${path}`, body)).status).toBe(200);
     expect(restarted!.status).toBe(200);
     expect(scheduler.running.has(appId)).toBe(false);
   });

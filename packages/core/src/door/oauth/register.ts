@@ -5,8 +5,8 @@
  *
  * @see RFC 7591 §2, §3.2
  */
-import { clientIp, socketAddress } from '../../http/client-ip.js';
 import { jsonDepthProblem, jsonValueProblem } from '../../http/input-guard.js';
+import { countableAddress } from '../client-address.js';
 import type { DoorContext } from '../context.js';
 import { preflight, withCors } from '../cors.js';
 import { type ClientMetadata, clientMetadataSchema, NOT_A_JSON_OBJECT } from './client-metadata.js';
@@ -59,8 +59,8 @@ async function overRegistrationLimit(
   connection: unknown,
 ): Promise<number | null> {
   const rule = context.config.registrationLimit;
-  if (rule === null || socketAddress(connection) === undefined) return null;
-  const address = clientIp(request, connection, { trustedProxies: context.config.trustedProxies });
+  const address = countableAddress(context, request, connection);
+  if (rule === null || address === null) return null;
   const verdict = await context.limiter.hit(`door-register:${address}`, rule);
   return verdict.allowed ? null : verdict.retryAfterSeconds;
 }

@@ -6,8 +6,8 @@
  *
  * @see RFC 6749 §4.1.3, §5, §6; RFC 7636 §4.6; RFC 8693 §2
  */
-import { clientIp, socketAddress } from '../../http/client-ip.js';
 import { isHostUserId } from '../../http/input-guard.js';
+import { countableAddress } from '../client-address.js';
 import { LIFETIMES, SCOPES } from '../config.js';
 import type { DoorContext } from '../context.js';
 import { preflight, withCors } from '../cors.js';
@@ -216,11 +216,8 @@ async function exchangeServiceKey(
  */
 function throttledAddress(context: DoorContext, request: Request, connection: unknown) {
   const throttle = context.credentialThrottle;
-  if (!throttle || socketAddress(connection) === undefined) return null;
-  return {
-    throttle,
-    address: clientIp(request, connection, { trustedProxies: context.config.trustedProxies }),
-  };
+  const address = countableAddress(context, request, connection);
+  return throttle && address !== null ? { throttle, address } : null;
 }
 
 function tooManyFailures(retryAfterSeconds: number): OAuthError {

@@ -27,13 +27,13 @@ export const DASHBOARD_POLICY: PagePolicy = {
   formTargets: ["'self'"],
 };
 
-/** Who is signed in, as the header shows them. */
 /** A link a refusal offers, to where it can be put right. */
 export interface NoticeLink {
   href: string;
   text: string;
 }
 
+/** Who is signed in, as the header shows them. */
 export interface ShellUser {
   email: string | null;
   workspace: string;
