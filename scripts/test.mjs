@@ -16,8 +16,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import { prepareChromium, prepareTools, startThrowawayPostgres } from './test-system.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,6 +29,8 @@ const whole = args.length === 0;
 const build = whole && process.env.SERVICE_TEST_SKIP_BUILD !== '1';
 
 let failed = 0;
+/** One line per failed test (or file that failed outside its tests), printed above the count. */
+const failures = [];
 const env = { ...process.env };
 let postgres = null;
 if (build) {
@@ -39,6 +42,7 @@ if (build) {
     const step = spawnSync('pnpm', command, { cwd: root, stdio: 'inherit' });
     if (step.status !== 0) {
       console.log(`test: !!! ${name} failed`);
+      failures.push(`the ${name} step`);
       failed += 1;
     }
   }
@@ -55,7 +59,10 @@ if (whole) {
   if (!env.DATABASE_URL && env.SERVICE_TEST_POSTGRES !== '0') {
     postgres = await startThrowawayPostgres();
     if (postgres?.url) env.DATABASE_URL = postgres.url;
-    if (postgres?.failed) failed += 1;
+    if (postgres?.failed) {
+      failures.push('starting the PostgreSQL server');
+      failed += 1;
+    }
   }
 }
 
@@ -74,20 +81,34 @@ postgres?.stop();
 
 let passed = 0;
 let skipped = 0;
+/** A failure's first line without colours, to name it in one line. */
+const firstLine = (messages) =>
+  stripVTControlCharacters(String(messages?.find(Boolean) ?? 'no message'))
+    .split('\n')[0]
+    .slice(0, 300);
 if (existsSync(results)) {
   const report = JSON.parse(readFileSync(results, 'utf8'));
   passed = report.numPassedTests;
   failed += report.numFailedTests;
   skipped = report.numPendingTests + report.numTodoTests;
   for (const file of report.testResults ?? []) {
-    const failedTests = (file.assertionResults ?? []).filter((t) => t.status === 'failed').length;
-    if (file.status === 'failed' && failedTests === 0) failed += 1;
+    const failedTests = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+    const where = relative(root, file.name);
+    for (const test of failedTests)
+      failures.push(`${where} > ${test.fullName}: ${firstLine(test.failureMessages)}`);
+    if (file.status === 'failed' && failedTests.length === 0) {
+      failed += 1;
+      failures.push(`${where}: ${firstLine([file.message])}`);
+    }
   }
 } else {
+  failures.push('vitest wrote no report');
   failed += 1;
 }
 if (run.status !== 0 && failed === 0) failed = 1;
 
+// The failures again, one line each, just above the count: a CI log is often read from its tail.
+for (const failure of failures) console.log(`failed: ${failure}`);
 if (skipped > 0) console.log(`${skipped} skipped`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
