@@ -47,45 +47,60 @@ afterAll(async () => {
   await store?.dispose();
 });
 
+type Load = { scriptGzip: number; requests: string[]; dclMs: number };
+
+/** A page loaded in a fresh context: a first load, nothing cached. */
+async function firstLoad(cookie: string, path: string): Promise<Load> {
+  const context = await contextWithCookie(browser, server.url, cookie);
+  const page = await context.newPage();
+  const requests: string[] = [];
+  let scriptGzip = 0;
+  page.on('request', (request) => {
+    requests.push(request.url());
+  });
+  page.on('response', async (response) => {
+    if (response.request().resourceType() === 'script')
+      scriptGzip += gzipSync(await response.body()).byteLength;
+  });
+  await page.goto(`${server.url}${path}`);
+  await page.waitForSelector('html[data-ready="true"]');
+  const dclMs = await page.evaluate(() => {
+    const [nav] = performance.getEntriesByType('navigation') as PerformanceNavigationTiming[];
+    return nav ? nav.domContentLoadedEventEnd - nav.startTime : Number.POSITIVE_INFINITY;
+  });
+  await context.close();
+  return { scriptGzip, requests, dclMs };
+}
+
+/** Loads of each page; its time is the fastest (see docs/dashboard.md "Budget"). */
+const LOADS = 3;
+
 describeInBrowser('the dashboard budget', () => {
   itInBrowser(
     'every page loads within it',
     async () => {
-      const owner = await signedInOwner(server, 'budget@example.test');
-      const measured: Record<string, { scriptGzip: number; requests: number; dclMs: number }> = {};
+      const { cookie } = await signedInOwner(server, 'budget@example.test');
+      // One load first, not counted: the budget is a page's, not that of the first page a new
+      // browser shows (its renderer starting) from a server that has rendered nothing yet.
+      await firstLoad(cookie, '/');
       for (const path of PAGES) {
-        // A fresh context each time: a first load, nothing cached.
-        const context = await contextWithCookie(browser, server.url, owner.cookie);
-        const page = await context.newPage();
-        const requests: string[] = [];
-        let scriptGzip = 0;
-        page.on('request', (request) => {
-          requests.push(request.url());
-        });
-        page.on('response', async (response) => {
-          if (response.request().resourceType() === 'script')
-            scriptGzip += gzipSync(await response.body()).byteLength;
-        });
-        await page.goto(`${server.url}${path}`);
-        await page.waitForSelector('html[data-ready="true"]');
-        const dclMs = await page.evaluate(() => {
-          const [nav] = performance.getEntriesByType('navigation') as PerformanceNavigationTiming[];
-          return nav ? nav.domContentLoadedEventEnd - nav.startTime : Number.POSITIVE_INFINITY;
-        });
-        measured[path] = { scriptGzip, requests: requests.length, dclMs };
-        expect(
-          requests.filter((url) => !url.startsWith(server.url)),
-          path,
-        ).toEqual([]);
-        await context.close();
-      }
-      for (const [path, m] of Object.entries(measured)) {
-        expect(m.scriptGzip, `${path} script`).toBeGreaterThan(0);
-        expect(m.scriptGzip, `${path} script`).toBeLessThanOrEqual(BUDGET.scriptGzipBytes);
-        expect(m.requests, `${path} requests`).toBeLessThanOrEqual(BUDGET.requests);
-        expect(m.dclMs, `${path} DOMContentLoaded`).toBeLessThanOrEqual(BUDGET.domContentLoadedMs);
+        const loads: Load[] = [];
+        for (let i = 0; i < LOADS; i++) loads.push(await firstLoad(cookie, path));
+        for (const load of loads) {
+          expect(load.scriptGzip, `${path} script`).toBeGreaterThan(0);
+          expect(load.scriptGzip, `${path} script`).toBeLessThanOrEqual(BUDGET.scriptGzipBytes);
+          expect(load.requests.length, `${path} requests`).toBeLessThanOrEqual(BUDGET.requests);
+          expect(
+            load.requests.filter((url) => !url.startsWith(server.url)),
+            `${path} requests to another origin`,
+          ).toEqual([]);
+        }
+        const times = loads.map((load) => Math.round(load.dclMs));
+        expect(Math.min(...times), `${path} DOMContentLoaded (${times.join(', ')} ms)`).toBeLessThanOrEqual(
+          BUDGET.domContentLoadedMs,
+        );
       }
     },
-    90_000,
+    120_000,
   );
 });
