@@ -2,7 +2,7 @@
  * The host app as the CLI sees it: which framework it uses, where the generated wiring lives,
  * `.service/config.json` (what init decided, read by sync, doctor and refine) and the `.env` file.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { CliError } from './cli-error.js';
@@ -28,8 +28,13 @@ export const configSchema = z.object({
 });
 export type ServiceConfig = z.infer<typeof configSchema>;
 
+/** The app folder a command names (the current one by default); one that is not there is refused. */
 export function appDir(cwd: string, dir: string | undefined): string {
-  return resolve(cwd, dir ?? '.');
+  const folder = resolve(cwd, dir ?? '.');
+  if (!existsSync(folder)) throw new CliError(`No such folder: ${folder}`);
+  if (!statSync(folder).isDirectory())
+    throw new CliError(`${folder} is a file, not a folder: name the app's folder.`);
+  return folder;
 }
 
 /** The app's `package.json`; null when there is none. One that is not a JSON object is refused. */

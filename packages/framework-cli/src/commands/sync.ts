@@ -88,6 +88,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   const dir = appDir(io.cwd, positionals[0]);
   const config = readConfig(dir);
+  // A bad --url is a bad option: refused before anything runs, not only once a change breaks.
+  if (options.url !== undefined) appUrl(dir, io.env, options.url as string);
   const notes: string[] = [];
 
   const previous = readCatalog(dir);
