@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import type { Overrides } from '@service/core/agent';
 import { z } from 'zod';
 import { CliError } from './cli-error.js';
 
@@ -101,6 +102,32 @@ export function appAbove(dir: string): string | null {
     if (existsSync(join(folder, CONFIG_PATH))) return folder;
   }
   return null;
+}
+
+/**
+ * `.service/overrides.json` as the app reads it at composition (its text and its members), or
+ * undefined when there is none. A file the app refuses to start on (not JSON, or not the overrides
+ * schema) is refused with the app's reason.
+ */
+export async function readOverrides(
+  dir: string,
+): Promise<{ text: string; overrides: Overrides } | undefined> {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, OVERRIDES_PATH), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const raw = safeJson(text);
+  const { overridesSchema } = await import('@service/core/agent');
+  const parsed = overridesSchema.safeParse(raw);
+  if (!parsed.success) {
+    const { describeIssues } = await import('@service/core/http');
+    const problem =
+      raw === undefined ? 'not valid JSON' : describeIssues(parsed.error, { emptyPath: 'file', limit: 3 });
+    throw new CliError(`${OVERRIDES_PATH}: ${problem}: the app refuses to start on it; fix or remove it.`);
+  }
+  return { text, overrides: parsed.data };
 }
 
 export function safeJson(text: string): unknown {

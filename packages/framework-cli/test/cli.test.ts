@@ -500,6 +500,33 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(query).toMatchObject({ code: 1, stderr: expect.stringMatching(/has a query or fragment/) });
   });
 
+  it('refine refuses an overrides file the app refuses to start on, before asking a model', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'shop' });
+    writeJson(join(dir, '.service/config.json'), {
+      version: 1,
+      framework: 'express',
+      toolsModule: 'service-tools.ts',
+      modelImport: './ai',
+      wiring: [],
+    });
+    writeJson(join(dir, '.service/catalog.json'), { version: 1, tools: [] });
+    for (const [text, problem] of [
+      ['[]', 'file: Invalid input: expected object, received array'],
+      ['{"tools":5}', 'tools: Invalid input: expected record, received number'],
+      ['', 'not valid JSON'],
+    ]) {
+      writeFileSync(join(dir, '.service/overrides.json'), text!);
+      const refine = await runCli(['refine', '--yes'], { cwd: dir });
+      expect(refine).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: `.service/overrides.json: ${problem}: the app refuses to start on it; fix or remove it.\n`,
+      });
+      expect(readFileSync(join(dir, '.service/overrides.json'), 'utf8')).toBe(text);
+    }
+  });
+
   it('hands the developer commands to the developer CLI', async () => {
     const result = await runCli(['whoami', '--help'], { cwd: emptyDir() });
     expect(result.code).toBe(0);

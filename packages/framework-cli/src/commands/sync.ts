@@ -26,8 +26,8 @@ import {
   CATALOG_PATH,
   configuredAppUrl,
   isObject,
-  OVERRIDES_PATH,
   readConfig,
+  readOverrides,
   safeJson,
 } from '../project.js';
 import { captureRemixables } from '../remixable-capture.js';
@@ -204,27 +204,13 @@ function readCatalog(dir: string): Catalog | null {
  * the app would refuse (not JSON, or not the overrides schema) fails sync: the app cannot start on it.
  */
 async function staleOverrideNames(dir: string, catalog: Catalog): Promise<string[]> {
-  let text: string;
-  try {
-    text = readFileSync(join(dir, OVERRIDES_PATH), 'utf8');
-  } catch {
-    return [];
-  }
-  const raw = safeJson(text);
-  const { overridesSchema } = await import('@service/core/agent');
-  const parsed = overridesSchema.safeParse(raw);
-  if (!parsed.success) {
-    const { describeIssues } = await import('@service/core/http');
-    const problem =
-      raw === undefined ? 'not valid JSON' : describeIssues(parsed.error, { emptyPath: 'file', limit: 3 });
-    throw new CliError(`${OVERRIDES_PATH}: ${problem}: the app refuses to start on it; fix or remove it.`);
-  }
+  const overrides = (await readOverrides(dir))?.overrides;
   const known = new Set(catalog.tools.map((t) => t.name));
   const slots: string[] = [];
-  for (const [surface, names] of Object.entries(parsed.data.surfaces ?? {})) {
+  for (const [surface, names] of Object.entries(overrides?.surfaces ?? {})) {
     for (const name of names ?? []) if (!known.has(name)) slots.push(`surfaces.${surface}: ${name}`);
   }
-  for (const name of Object.keys(parsed.data.tools ?? {})) if (!known.has(name)) slots.push(`tools.${name}`);
+  for (const name of Object.keys(overrides?.tools ?? {})) if (!known.has(name)) slots.push(`tools.${name}`);
   return slots;
 }
 
