@@ -170,13 +170,17 @@ export function isEncryptionKey(value: string | undefined): boolean {
 /** How configuration.md says to make a key. */
 export const GENERATE_KEY_COMMAND = `node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"`;
 
-/** The running app as configured: `--url`, else `SERVICE_URL` (environment, then `.env`). */
+/**
+ * The running app as configured: `--url`, else `SERVICE_URL` (environment, then `.env`). A blank
+ * variable (`SERVICE_URL=` in a `.env` template) is unset, as the service reads its own variables.
+ */
 export function configuredAppUrl(
   dir: string,
   env: Record<string, string | undefined>,
   flag?: string,
 ): string | undefined {
-  return flag ?? env.SERVICE_URL ?? readDotEnv(dir).SERVICE_URL;
+  const set = (value: string | undefined) => (value?.trim() ? value.trim() : undefined);
+  return flag ?? set(env.SERVICE_URL) ?? set(readDotEnv(dir).SERVICE_URL);
 }
 
 /** The running app: as configured, else localhost:3000; refuses anything but http(s). */

@@ -527,6 +527,16 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     }
   });
 
+  it('doctor reads a blank SERVICE_URL (environment or .env) as unset: the default app, not a bad URL', async () => {
+    const dir = emptyDir();
+    writeFileSync(join(dir, '.env'), 'SERVICE_URL=\n');
+    for (const env of [baseEnv(), baseEnv({ SERVICE_URL: ' ' })]) {
+      const doctor = await runCli(['doctor', '--json'], { cwd: dir, env });
+      expect(doctor.stderr).toBe('');
+      expect(JSON.parse(doctor.stdout)).toMatchObject({ url: 'http://localhost:3000', exitCode: 1 });
+    }
+  });
+
   it('hands the developer commands to the developer CLI', async () => {
     const result = await runCli(['whoami', '--help'], { cwd: emptyDir() });
     expect(result.code).toBe(0);
