@@ -2,8 +2,9 @@
  * The host app as the CLI sees it: which framework it uses, where the generated wiring lives,
  * `.service/config.json` (what init decided, read by sync, doctor and refine) and the `.env` file.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import type { Overrides } from '@service/core/agent';
 import { z } from 'zod';
 import { CliError } from './cli-error.js';
 
@@ -28,8 +29,13 @@ export const configSchema = z.object({
 });
 export type ServiceConfig = z.infer<typeof configSchema>;
 
+/** The app folder a command names (the current one by default); one that is not there is refused. */
 export function appDir(cwd: string, dir: string | undefined): string {
-  return resolve(cwd, dir ?? '.');
+  const folder = resolve(cwd, dir ?? '.');
+  if (!existsSync(folder)) throw new CliError(`No such folder: ${folder}`);
+  if (!statSync(folder).isDirectory())
+    throw new CliError(`${folder} is a file, not a folder: name the app's folder.`);
+  return folder;
 }
 
 /** The app's `package.json`; null when there is none. One that is not a JSON object is refused. */
@@ -98,6 +104,32 @@ export function appAbove(dir: string): string | null {
   return null;
 }
 
+/**
+ * `.service/overrides.json` as the app reads it at composition (its text and its members), or
+ * undefined when there is none. A file the app refuses to start on (not JSON, or not the overrides
+ * schema) is refused with the app's reason.
+ */
+export async function readOverrides(
+  dir: string,
+): Promise<{ text: string; overrides: Overrides } | undefined> {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, OVERRIDES_PATH), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const raw = safeJson(text);
+  const { overridesSchema } = await import('@service/core/agent');
+  const parsed = overridesSchema.safeParse(raw);
+  if (!parsed.success) {
+    const { describeIssues } = await import('@service/core/http');
+    const problem =
+      raw === undefined ? 'not valid JSON' : describeIssues(parsed.error, { emptyPath: 'file', limit: 3 });
+    throw new CliError(`${OVERRIDES_PATH}: ${problem}: the app refuses to start on it; fix or remove it.`);
+  }
+  return { text, overrides: parsed.data };
+}
+
 export function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -138,13 +170,17 @@ export function isEncryptionKey(value: string | undefined): boolean {
 /** How configuration.md says to make a key. */
 export const GENERATE_KEY_COMMAND = `node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"`;
 
-/** The running app as configured: `--url`, else `SERVICE_URL` (environment, then `.env`). */
+/**
+ * The running app as configured: `--url`, else `SERVICE_URL` (environment, then `.env`). A blank
+ * variable (`SERVICE_URL=` in a `.env` template) is unset, as the service reads its own variables.
+ */
 export function configuredAppUrl(
   dir: string,
   env: Record<string, string | undefined>,
   flag?: string,
 ): string | undefined {
-  return flag ?? env.SERVICE_URL ?? readDotEnv(dir).SERVICE_URL;
+  const set = (value: string | undefined) => (value?.trim() ? value.trim() : undefined);
+  return flag ?? set(env.SERVICE_URL) ?? set(readDotEnv(dir).SERVICE_URL);
 }
 
 /** The running app: as configured, else localhost:3000; refuses anything but http(s). */

@@ -317,7 +317,7 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     const init = await runCli(['init', '--agent', '--', '-weird'], { cwd: dir });
     expect(init).toMatchObject({ code: 1, stderr: expect.stringMatching(/^No such folder: .*\/-weird\n/) });
     const sync = await runCli(['sync', '--', '--strict'], { cwd: dir });
-    expect(sync.stderr).toMatch(/^No \.service\/config\.json in .*\/--strict/);
+    expect(sync.stderr).toMatch(/^No such folder: .*\/--strict\n/);
     const surplus = await runCli(['sync', '--', 'a', 'b'], { cwd: dir });
     expect(surplus.stderr).toMatch(/unexpected argument b/);
   });
@@ -437,6 +437,104 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
       env: baseEnv({ SERVICE_URL: 'file:///etc/passwd' }),
     });
     expect(badUrl).toMatchObject({ code: 1, stderr: expect.stringMatching(/Not an http\(s\) URL/) });
+  });
+
+  it('refuses a folder that is not there, or a file, on every command that reads the app, before anything runs', async () => {
+    const dir = emptyDir();
+    writeFileSync(join(dir, 'notes.txt'), 'x');
+    for (const command of ['init', 'sync', 'doctor', 'refine']) {
+      const missing = await runCli([command, 'nowhere'], { cwd: dir });
+      expect(missing).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: `No such folder: ${join(dir, 'nowhere')}\n`,
+      });
+      const file = await runCli([command, 'notes.txt'], { cwd: dir });
+      expect(file).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: `${join(dir, 'notes.txt')} is a file, not a folder: name the app's folder.\n`,
+      });
+    }
+  });
+
+  it('init refuses a folder where it writes a file, or a file where it needs a folder, writing nothing', async () => {
+    const cases: Array<[string, (dir: string) => void, RegExp]> = [
+      ['.env', (dir) => mkdirSync(join(dir, '.env')), /^\.env is a folder where init needs a file/],
+      [
+        'service.ts',
+        (dir) => mkdirSync(join(dir, 'service.ts')),
+        /^service\.ts is a folder where init needs a file/,
+      ],
+      [
+        '.service',
+        (dir) => writeFileSync(join(dir, '.service'), 'x'),
+        /^\.service is a file where init needs a folder \(for \.service\/config\.json\)/,
+      ],
+    ];
+    for (const [, make, message] of cases) {
+      const dir = emptyDir();
+      writeJson(join(dir, 'package.json'), { name: 'shop', dependencies: { express: '^5.3.0' } });
+      make(dir);
+      const before = readdirSync(dir).sort();
+      const init = await runCli(['init', '--yes'], { cwd: dir });
+      expect(init).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(message) });
+      expect(init.stderr).toMatch(/Nothing was written\.\n$/);
+      expect(readdirSync(dir).sort()).toEqual(before);
+    }
+  });
+
+  it('sync refuses a --url that is not the app’s base URL before loading the tools', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'shop' });
+    writeJson(join(dir, '.service/config.json'), {
+      version: 1,
+      framework: 'express',
+      toolsModule: 'service-tools.ts',
+      modelImport: './ai',
+      wiring: [],
+    });
+    const notUrl = await runCli(['sync', '--url', 'localhost:3000'], { cwd: dir });
+    expect(notUrl).toMatchObject({ code: 1, stderr: 'Not an http(s) URL: localhost:3000\n' });
+    const query = await runCli(['sync', '--url', 'http://localhost:3000/?x=1'], { cwd: dir });
+    expect(query).toMatchObject({ code: 1, stderr: expect.stringMatching(/has a query or fragment/) });
+  });
+
+  it('refine refuses an overrides file the app refuses to start on, before asking a model', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'shop' });
+    writeJson(join(dir, '.service/config.json'), {
+      version: 1,
+      framework: 'express',
+      toolsModule: 'service-tools.ts',
+      modelImport: './ai',
+      wiring: [],
+    });
+    writeJson(join(dir, '.service/catalog.json'), { version: 1, tools: [] });
+    for (const [text, problem] of [
+      ['[]', 'file: Invalid input: expected object, received array'],
+      ['{"tools":5}', 'tools: Invalid input: expected record, received number'],
+      ['', 'not valid JSON'],
+    ]) {
+      writeFileSync(join(dir, '.service/overrides.json'), text!);
+      const refine = await runCli(['refine', '--yes'], { cwd: dir });
+      expect(refine).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: `.service/overrides.json: ${problem}: the app refuses to start on it; fix or remove it.\n`,
+      });
+      expect(readFileSync(join(dir, '.service/overrides.json'), 'utf8')).toBe(text);
+    }
+  });
+
+  it('doctor reads a blank SERVICE_URL (environment or .env) as unset: the default app, not a bad URL', async () => {
+    const dir = emptyDir();
+    writeFileSync(join(dir, '.env'), 'SERVICE_URL=\n');
+    for (const env of [baseEnv(), baseEnv({ SERVICE_URL: ' ' })]) {
+      const doctor = await runCli(['doctor', '--json'], { cwd: dir, env });
+      expect(doctor.stderr).toBe('');
+      expect(JSON.parse(doctor.stdout)).toMatchObject({ url: 'http://localhost:3000', exitCode: 1 });
+    }
   });
 
   it('hands the developer commands to the developer CLI', async () => {

@@ -182,6 +182,30 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
     }
   });
 
+  it('exits 1 on an overrides file the app refuses to start on, naming the problem, and writes nothing', async () => {
+    writeTools(tool('add_note'));
+    const catalog = readFileSync(join(dir, '.service/catalog.json'), 'utf8');
+    const cases: Array<[string, string]> = [
+      ['{bad', 'not valid JSON'],
+      ['[]', 'file: Invalid input: expected object, received array'],
+      ['{"surfaces":{"door":[]}}', 'surfaces: surfaces accepts only agent and mcp'],
+      ['{"tools":{"add_note":{"title":""}}}', 'tools.add_note.title: Too small'],
+    ];
+    try {
+      for (const [text, problem] of cases) {
+        writeFileSync(join(dir, '.service/overrides.json'), text);
+        const result = await sync('--json');
+        expect(result.code).toBe(1);
+        const { error } = JSON.parse(result.stdout) as { error: { message: string } };
+        expect(error.message).toContain(`.service/overrides.json: ${problem}`);
+        expect(error.message).toMatch(/the app refuses to start on it; fix or remove it\.$/);
+        expect(readFileSync(join(dir, '.service/catalog.json'), 'utf8')).toBe(catalog);
+      }
+    } finally {
+      rmSync(join(dir, '.service/overrides.json'));
+    }
+  });
+
   it('exits 1 on a baseline that is not a catalog (a merge conflict), and keeps it', async () => {
     writeTools(tool('add_note'));
     const file = join(dir, '.service/catalog.json');

@@ -1,4 +1,6 @@
 /** `@service/core/agent`: host tools (`defineTool`) and the registry the wire and the door share. */
+
+export { type Overrides, overridesSchema } from './overrides.js';
 export {
   type ActAs,
   type ActAsGrant,

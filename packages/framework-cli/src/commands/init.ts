@@ -69,7 +69,6 @@ interface Planned {
 export async function run(args: string[], io: CliIo): Promise<number> {
   const { options, positionals } = parseArgs('init', args, OPTIONS, 1);
   const dir = appDir(io.cwd, positionals[0]);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new CliError(`No such folder: ${dir}`);
   const pkg = readPackageJson(dir);
   if (!pkg) throw new CliError(`No package.json in ${dir}: run service init in the app's folder.`);
 
@@ -157,12 +156,14 @@ export function planInit(
   const notes: string[] = [];
 
   const hostFile = (path: string, content: string) => {
+    refuseNonFile(dir, path);
     const exists = existsSync(join(dir, path));
     files.push({ path, owner: 'host', action: exists ? 'keep' : 'create' });
     if (!exists) contents.set(path, content);
   };
   for (const file of wiring.files) {
     // A file of the app's own at a wiring path would be kept as the wiring, and compose nothing.
+    refuseNonFile(dir, file.path);
     const existing = join(dir, file.path);
     const problem = existsSync(existing) ? notWiring(file.path, readFileSync(existing, 'utf8')) : null;
     if (problem) {
@@ -231,6 +232,7 @@ export function planInit(
     ['.service/.gitignore', '# The local store and refine transcripts stay on this machine.\ndata/\n'],
   ];
   for (const [path, content] of owned) {
+    refuseNonFile(dir, path);
     const exists = existsSync(join(dir, path));
     const action: FileAction = !exists ? 'create' : options.force ? 'regenerate' : 'keep';
     files.push({ path, owner: 'service', action });
@@ -253,6 +255,7 @@ export function planInit(
     notes.push(`package.json lists ai ${listed.ai}; the service needs ai@${AI_RANGE}: install that.`);
   }
 
+  refuseNonFile(dir, '.env');
   const key = readDotEnv(dir)[ENCRYPTION_KEY_VARIABLE];
   if (key !== undefined && !isEncryptionKey(key)) {
     notes.push(
@@ -309,6 +312,29 @@ function hasRootAlias(dir: string, root: string): boolean {
   const { options } = ts.parseJsonConfigFileContent(read.config, { ...ts.sys, readDirectory: () => [] }, dir);
   const from = options.baseUrl ?? (options as { pathsBasePath?: string }).pathsBasePath ?? dir;
   return (options.paths?.['@/*'] ?? []).some((target) => resolve(from, target) === join(dir, root, '*'));
+}
+
+/**
+ * Init writes (or reads) a file at `path`: a folder there, or a file where one of its folders
+ * goes, is refused while planning, so nothing is written.
+ */
+function refuseNonFile(dir: string, path: string): void {
+  const parts = path.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const folder = parts.slice(0, i).join('/');
+    const at = join(dir, folder);
+    if (existsSync(at) && !statSync(at).isDirectory()) {
+      throw new CliError(
+        `${folder} is a file where init needs a folder (for ${path}): move or rename it, then run \`service init\` again. Nothing was written.`,
+      );
+    }
+  }
+  const at = join(dir, path);
+  if (existsSync(at) && !statSync(at).isFile()) {
+    throw new CliError(
+      `${path} is a folder where init needs a file: move or rename it, then run \`service init\` again. Nothing was written.`,
+    );
+  }
 }
 
 /** A model module the wiring can import: a package, or a file of this app named relatively or by `@/`. */

@@ -27,6 +27,7 @@ import {
   configuredAppUrl,
   OVERRIDES_PATH,
   readConfig,
+  readOverrides,
   type ServiceConfig,
   safeJson,
 } from '../project.js';
@@ -61,9 +62,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const config = readConfig(dir);
   const catalog = safeJson(readText(join(dir, CATALOG_PATH)) ?? '');
   if (!catalog) throw new CliError(`No ${CATALOG_PATH}: run \`service sync\` first.`);
-  const overridesText = readText(join(dir, OVERRIDES_PATH));
-  const overrides = (overridesText ? safeJson(overridesText) : {}) as Record<string, unknown> | undefined;
-  if (!overrides || typeof overrides !== 'object') throw new CliError(`${OVERRIDES_PATH} is not JSON.`);
+  const existing = await readOverrides(dir);
+  const overridesText = existing?.text;
+  const overrides: Record<string, unknown> = existing?.overrides ?? {};
   const asks = (options.ask as string[] | undefined) ?? [];
   const notes: string[] = [];
 

@@ -7,7 +7,8 @@
  *
  * Exit 0 (warnings included); 2 unresolved remixable slots (a wrapper that cannot be captured), or
  * breaking changes under --strict; 3 breaking changes that saved references use, under --strict.
- * Overrides naming a tool the catalog lacks are a warning: the app skips such names at boot.
+ * Overrides naming a tool the catalog lacks are a warning: the app skips such names at boot; an
+ * overrides file the app refuses to start on fails (exit 1).
  * Nothing is written unless the exit is 0, so a failed build step keeps failing until fixed.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,8 +26,8 @@ import {
   CATALOG_PATH,
   configuredAppUrl,
   isObject,
-  OVERRIDES_PATH,
   readConfig,
+  readOverrides,
   safeJson,
 } from '../project.js';
 import { captureRemixables } from '../remixable-capture.js';
@@ -88,13 +89,15 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   const dir = appDir(io.cwd, positionals[0]);
   const config = readConfig(dir);
+  // A bad --url is a bad option: refused before anything runs, not only once a change breaks.
+  if (options.url !== undefined) appUrl(dir, io.env, options.url as string);
   const notes: string[] = [];
 
   const previous = readCatalog(dir);
   const catalog = await extractCatalog(dir, config.toolsModule);
   const changes = diffCatalogs(previous, catalog);
   const breaking = changes.filter((c) => c.breaking).map((c) => c.tool);
-  const staleOverrides = staleOverrideNames(dir, catalog);
+  const staleOverrides = await staleOverrideNames(dir, catalog);
   const capture = await captureRemixables(dir);
   const previousRemixables = readRemixables(dir);
   const remixables = diffRemixables(previousRemixables, capture);
@@ -196,20 +199,16 @@ function readCatalog(dir: string): Catalog | null {
   );
 }
 
-/** Names in `.service/overrides.json` (surfaces and titles) that no tool of the catalog has. */
-function staleOverrideNames(dir: string, catalog: Catalog): string[] {
-  let overrides: { surfaces?: Record<string, unknown>; tools?: Record<string, unknown> } | undefined;
-  try {
-    overrides = safeJson(readFileSync(join(dir, OVERRIDES_PATH), 'utf8')) as typeof overrides;
-  } catch {
-    return [];
-  }
+/**
+ * Names in `.service/overrides.json` (surfaces and titles) that no tool of the catalog has. A file
+ * the app would refuse (not JSON, or not the overrides schema) fails sync: the app cannot start on it.
+ */
+async function staleOverrideNames(dir: string, catalog: Catalog): Promise<string[]> {
+  const overrides = (await readOverrides(dir))?.overrides;
   const known = new Set(catalog.tools.map((t) => t.name));
   const slots: string[] = [];
   for (const [surface, names] of Object.entries(overrides?.surfaces ?? {})) {
-    if (!Array.isArray(names)) continue;
-    for (const name of names)
-      if (typeof name === 'string' && !known.has(name)) slots.push(`surfaces.${surface}: ${name}`);
+    for (const name of names ?? []) if (!known.has(name)) slots.push(`surfaces.${surface}: ${name}`);
   }
   for (const name of Object.keys(overrides?.tools ?? {})) if (!known.has(name)) slots.push(`tools.${name}`);
   return slots;
