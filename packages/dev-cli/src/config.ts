@@ -100,6 +100,11 @@ export async function readConfig(io: CliIo): Promise<CliConfig | null> {
   ) {
     throw new DamagedConfigError(path, 'is missing apiBase, apiKey or tenantId');
   }
+  // A key edited out of shape (a space, a curly quote, a line break) would be refused by fetch
+  // with the whole key in its message, and written as it is into .env.service-dev: never repeated.
+  if (!KEY_PATTERN.test(value.apiKey)) {
+    throw new DamagedConfigError(path, 'has an apiKey that is not a whole service_sk_ key');
+  }
   // Checked again here, not only at login: an edited file must not send the key in the clear.
   const apiBase = storedPlatformUrl(path, value.apiBase);
   // The key is a credential: put back the modes the CLI contract asks for if something loosened them.

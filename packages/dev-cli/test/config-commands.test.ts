@@ -302,6 +302,20 @@ describe('errors', () => {
     expect(await run(['whoami'], io)).toBe(1);
     expect(io.err()).toMatch(/config\.json has an empty apiKey\. Run service login to write it again\.\n$/);
   });
+
+  it('refuses a config whose apiKey is out of shape, never repeating it', async () => {
+    // Edited by hand: a line break fetch refuses with the whole key in its message, a curly quote.
+    const cases = [`${tenant.cliKey}\nX`, `\u201c${tenant.cliKey}\u201d`].flatMap((damaged) =>
+      [['whoami'], ['dev'], ['ssh', 'weather-tool'], ['logout']].map((command) => ({ damaged, command })),
+    );
+    for (const { damaged, command } of cases) {
+      const io = await loggedIn({ apiKey: damaged });
+      expect(await run(command, io), command[0]).toBe(command[0] === 'logout' ? 0 : 1);
+      expect(io.err()).toContain('config.json has an apiKey that is not a whole service_sk_ key');
+      expect(io.out() + io.err()).not.toContain(tenant.cliKey.slice(12));
+      await expect(stat(join(io.cwd, '.env.service-dev'))).rejects.toThrow(/ENOENT/);
+    }
+  });
 });
 
 describe('service logout', () => {
