@@ -57,6 +57,14 @@ export function requireSettings(settings: TransportSettings): { credential: stri
       'No base URL: pass createClient({ baseUrl }) or set SERVICE_BASE_URL.',
     );
   }
+  if (!isPlatformUrl(settings.baseUrl)) {
+    // `localhost:8787` without its scheme: fetch would fail on every attempt as if the platform
+    // were down, and the event stream would retry it for minutes.
+    throw new ServiceConfigError(
+      'invalid_option',
+      `The base URL ${JSON.stringify(settings.baseUrl)} (baseUrl, or SERVICE_BASE_URL) is not an http:// or https:// URL: write it whole, such as https://platform.example.com`,
+    );
+  }
   if (!isHeaderSafe(settings.credential)) {
     // Named, never quoted: the credential is a secret (and fetch's own TypeError would quote it).
     throw new ServiceConfigError(
@@ -65,6 +73,15 @@ export function requireSettings(settings: TransportSettings): { credential: stri
     );
   }
   return { credential: settings.credential, baseUrl: settings.baseUrl };
+}
+
+/** Whether the base URL is one fetch can call: an absolute http(s) URL. */
+function isPlatformUrl(value: string): boolean {
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
 }
 
 /**

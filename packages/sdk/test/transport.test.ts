@@ -230,6 +230,38 @@ describe('settings', () => {
     }
   });
 
+  it('refuses a base URL that is not an http(s) URL before any request, instead of retrying it as unreachable', async () => {
+    // Written without its scheme, the usual slip: fetch fails on it as if the platform were down.
+    const fetch = vi.fn(globalThis.fetch);
+    for (const baseUrl of [
+      'localhost:8787',
+      '127.0.0.1:8787',
+      'platform.example.com',
+      'ftp://platform.example',
+    ]) {
+      const client = createClient({ apiKey: KEY, baseUrl, fetch });
+      for (const call of [
+        () => client.balance(),
+        () => client.proxy.fetch('llm-gateway', '/v1/models'),
+        () => client.events.subscribe().next(),
+      ]) {
+        const error = await call().catch((e) => e);
+        expect(error, baseUrl).toBeInstanceOf(ServiceConfigError);
+        expect(error.code).toBe('invalid_option');
+        expect(error.message).toContain('is not an http:// or https:// URL');
+      }
+      vi.stubEnv('SERVICE_BASE_URL', baseUrl);
+      const fromEnv = await createClient({ apiKey: KEY, fetch })
+        .balance()
+        .catch((e) => e);
+      expect(fromEnv).toBeInstanceOf(ServiceConfigError);
+      expect(fromEnv.message).toBe(
+        `The base URL "${baseUrl}" (baseUrl, or SERVICE_BASE_URL) is not an http:// or https:// URL: write it whole, such as https://platform.example.com`,
+      );
+    }
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
   it('falls back to SERVICE_API_KEY and SERVICE_BASE_URL, keeping a path prefix', async () => {
     const { url, requests } = await serve([json(200, BALANCE)]);
     vi.stubEnv('SERVICE_API_KEY', KEY);
