@@ -478,4 +478,13 @@ describe('the loopback listener', () => {
     expect(await run(['login', '--api-base', 'http://platform.example.com'], io)).toBe(2);
     expect(io.err()).toMatch(/^--api-base must use https:\/\//);
   });
+
+  it('refuses an empty --api-base instead of logging in to the default platform', async () => {
+    // A variable that is not set, say: --api-base "$PLATFORM_URL".
+    for (const value of ['', '  ']) {
+      const io = await newIo();
+      expect(await run(['login', `--api-base=${value}`, '--no-browser'], io), JSON.stringify(value)).toBe(2);
+      expect(io.err()).toMatch(/^--api-base must be a URL, got "\s*"\n/);
+    }
+  });
 });

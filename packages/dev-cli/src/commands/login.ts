@@ -18,9 +18,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     'api-base': { type: 'string' },
     'no-browser': { type: 'boolean' },
   });
-  const apiBase = values['api-base']
-    ? parseApiBase(values['api-base'])
-    : ((await storedApiBase(io)) ?? DEFAULT_API_BASE);
+  // An empty one (an unset variable in --api-base "$URL") is refused, not read as "not given".
+  const apiBase =
+    values['api-base'] !== undefined
+      ? parseApiBase(values['api-base'])
+      : ((await storedApiBase(io)) ?? DEFAULT_API_BASE);
   const style = styles(io);
   await checkReachable(apiBase);
   // With --json, stdout carries only the result: the instructions go to stderr.
