@@ -3,7 +3,7 @@
  * unreachable platform. The browser login itself is in login.test.ts.
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -119,6 +119,26 @@ describe('service dev', () => {
     ios.push(anonymous);
     expect(await run(['dev'], anonymous)).toBe(1);
     expect(anonymous.err()).toBe('Not logged in. Run service login first.\n');
+  });
+
+  it('says what it could not read or write, leaving no copy of the key behind', async () => {
+    // A folder named service.yaml is not "no service.yaml here".
+    const unreadable = await loggedIn();
+    await mkdir(join(unreadable.cwd, 'service.yaml'));
+    expect(await run(['dev'], unreadable)).toBe(1);
+    expect(unreadable.err()).toBe('Could not read service.yaml (EISDIR). Nothing was written.\n');
+    await expect(stat(join(unreadable.cwd, '.env.service-dev'))).rejects.toThrow(/ENOENT/);
+    // A folder named .env.service-dev: the rename over it fails.
+    const unwritable = await loggedIn();
+    await mkdir(join(unwritable.cwd, '.env.service-dev'));
+    expect(await run(['dev', '--json'], unwritable)).toBe(1);
+    expect(JSON.parse(unwritable.out())).toEqual({
+      error: {
+        message: `Could not write .env.service-dev in ${unwritable.cwd} (EISDIR). Nothing was written.`,
+        exitCode: 1,
+      },
+    });
+    expect(await readdir(unwritable.cwd)).toEqual(['.env.service-dev']);
   });
 });
 
