@@ -93,6 +93,30 @@ export function isHeaderSafe(value: string): boolean {
   return /^[\x21-\x7e]*$/.test(value);
 }
 
+const METHOD_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+/**
+ * A method and body fetch would refuse to send (a method that is not a token, a GET with a body):
+ * a `ServiceConfigError` before any request. Sent, fetch's TypeError would pass for an unreachable
+ * platform (and, inside a retried request, be tried again).
+ */
+export function checkMethodAndBody(method: string, hasBody: boolean): void {
+  if (!METHOD_TOKEN.test(method) || FORBIDDEN_METHODS.has(method.toUpperCase())) {
+    throw new ServiceConfigError(
+      'invalid_option',
+      `The method ${JSON.stringify(method)} is not one fetch can send`,
+    );
+  }
+  const upper = method.toUpperCase();
+  if ((upper === 'GET' || upper === 'HEAD') && hasBody) {
+    throw new ServiceConfigError(
+      'invalid_option',
+      `A ${upper} request cannot carry a body: pass a method such as 'POST', or leave the body out`,
+    );
+  }
+}
+
 /** The caller's headers as a `Headers`; one fetch could not send is a `ServiceConfigError`. */
 export function callerHeaders(init: HeadersInit | undefined): Headers {
   const headers = new Headers();
@@ -146,6 +170,7 @@ export async function send(
 ): Promise<Answer> {
   const { credential, baseUrl } = requireSettings(settings);
   const method = (options.method ?? 'GET').toUpperCase();
+  checkMethodAndBody(method, options.body !== undefined);
   const headers = callerHeaders(options.headers);
   headers.set('authorization', `Bearer ${credential}`);
   if (!headers.has('accept')) headers.set('accept', 'application/json');

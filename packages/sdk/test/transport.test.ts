@@ -319,6 +319,45 @@ describe('settings', () => {
     expect(fetch).not.toHaveBeenCalled();
   });
 
+  it('refuses a method or a GET body fetch cannot send, before any request, instead of a network error', async () => {
+    const fetch = vi.fn(globalThis.fetch);
+    const client = createClient({ apiKey: KEY, baseUrl: 'http://127.0.0.1:9', fetch, retry: FAST });
+    const calls: Array<[string, () => Promise<unknown>, string]> = [
+      [
+        'request with a body, no method',
+        () => client.request('/x', { body: { a: 1 } }),
+        'A GET request cannot carry a body',
+      ],
+      [
+        'proxy with a body, no method',
+        () => client.proxy.fetch('llm-gateway', '/v1/chat/completions', { body: '{}' }),
+        'A GET request cannot carry a body',
+      ],
+      [
+        'proxy HEAD with a body',
+        () => client.proxy.fetch('search', '/q', { method: 'head', body: 'x' }),
+        'A HEAD request cannot carry a body',
+      ],
+      [
+        'request bad method',
+        () => client.request('/x', { method: 'GET /admin' }),
+        'The method "GET /ADMIN" is not one fetch can send',
+      ],
+      [
+        'proxy bad method',
+        () => client.proxy.fetch('search', '/q', { method: 'CONNECT' }),
+        'The method "CONNECT" is not one fetch can send',
+      ],
+    ];
+    for (const [what, call, message] of calls) {
+      const error = (await call().catch((e) => e)) as ServiceConfigError;
+      expect(error, what).toBeInstanceOf(ServiceConfigError);
+      expect(error.code, what).toBe('invalid_option');
+      expect(error.message, what).toContain(message);
+    }
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
   it('refuses a proxy path that leads out of the provider, before any request', async () => {
     const { url, requests } = await serve([json(200, {})]);
     const client = createClient({ apiKey: KEY, baseUrl: `${url}/prefix` });
