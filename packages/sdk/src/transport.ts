@@ -75,10 +75,14 @@ export function requireSettings(settings: TransportSettings): { credential: stri
   return { credential: settings.credential, baseUrl: settings.baseUrl };
 }
 
-/** Whether the base URL is one fetch can call: an absolute http(s) URL. */
+/**
+ * Whether the base URL is one fetch can call: an http(s) URL (in a browser, relative to the page,
+ * as fetch reads it there).
+ */
 function isPlatformUrl(value: string): boolean {
+  const page = (globalThis as { location?: { href?: string } }).location?.href;
   try {
-    return ['http:', 'https:'].includes(new URL(value).protocol);
+    return ['http:', 'https:'].includes(new URL(value, page).protocol);
   } catch {
     return false;
   }

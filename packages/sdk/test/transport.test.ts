@@ -260,6 +260,19 @@ describe('settings', () => {
       );
     }
     expect(fetch).not.toHaveBeenCalled();
+    // In a browser, fetch reads a relative base URL against the page: so does the check.
+    vi.stubGlobal('location', { href: 'https://shop.example.com/app/' });
+    try {
+      const browserFetch = vi.fn(
+        async (_input: RequestInfo | URL, _init?: RequestInit) =>
+          new Response(JSON.stringify(BALANCE), { headers: { 'content-type': 'application/json' } }),
+      );
+      const client = createClient({ apiKey: KEY, baseUrl: '/platform', fetch: browserFetch });
+      expect(await client.balance()).toEqual(BALANCE);
+      expect(browserFetch.mock.calls[0]?.[0]).toBe('/platform/api/billing/balance');
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('falls back to SERVICE_API_KEY and SERVICE_BASE_URL, keeping a path prefix', async () => {
