@@ -100,6 +100,11 @@ export async function readConfig(io: CliIo): Promise<CliConfig | null> {
   ) {
     throw new DamagedConfigError(path, 'is missing apiBase, apiKey or tenantId');
   }
+  // A key edited out of shape (a space, a curly quote, a line break) would be refused by fetch
+  // with the whole key in its message, and written as it is into .env.service-dev: never repeated.
+  if (!KEY_PATTERN.test(value.apiKey)) {
+    throw new DamagedConfigError(path, 'has an apiKey that is not a whole service_sk_ key');
+  }
   // Checked again here, not only at login: an edited file must not send the key in the clear.
   const apiBase = storedPlatformUrl(path, value.apiBase);
   // The key is a credential: put back the modes the CLI contract asks for if something loosened them.
@@ -130,16 +135,35 @@ export async function requireConfig(io: CliIo): Promise<CliConfig> {
  * 0600 and its folder 0700 whatever the umask says.
  */
 export async function writeConfig(io: CliIo, config: CliConfig): Promise<string> {
-  const dir = serviceDir(io);
   const path = configPath(io);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
+  await ensureConfigDir(io);
   const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
-  await chmod(temporary, 0o600);
-  await rename(temporary, path);
+  try {
+    await writeFile(temporary, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+    await chmod(temporary, 0o600);
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true }).catch(() => {});
+    throw new CliError(`Could not write ${path} (${errorCode(error)}).`, 1, { cause: error });
+  }
   return path;
 }
+
+/**
+ * The config folder, made (mode 0700) if need be. `login` asks first, so a folder it cannot make
+ * (a file named `.service`, a read-only home) fails before the browser mints a key for nothing.
+ */
+export async function ensureConfigDir(io: CliIo): Promise<void> {
+  const dir = serviceDir(io);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chmod(dir, 0o700);
+  } catch (error) {
+    throw new CliError(`Could not make the config folder ${dir} (${errorCode(error)}).`, 1, { cause: error });
+  }
+}
+
+const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
 
 export async function removeConfig(io: CliIo): Promise<void> {
   await rm(configPath(io), { force: true });

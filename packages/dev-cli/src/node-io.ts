@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { CliError } from './cli-error.js';
 import type { CliIo } from './io.js';
 
 /** The real process as the CLI's io. */
@@ -8,9 +9,27 @@ export function nodeIo(): CliIo {
     stderr: process.stderr,
     stdin: process.stdin,
     env: process.env,
-    cwd: process.cwd(),
+    // Read when a command needs it: a shell still in a removed folder can run --version, and the
+    // commands that need the folder say what is wrong instead of dying with a stack trace.
+    get cwd() {
+      return currentFolder();
+    },
     openUrl,
   };
+}
+
+function currentFolder(): string {
+  try {
+    return process.cwd();
+  } catch (error) {
+    throw new CliError(
+      (error as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'The current folder no longer exists (removed or moved away): cd to a folder and run the command again.'
+        : `Could not read the current folder: ${(error as Error).message}`,
+      1,
+      { cause: error },
+    );
+  }
 }
 
 /**

@@ -5,10 +5,11 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { COMMAND_HELP } from '../src/help.js';
 import { run } from '../src/index.js';
 import { styles } from '../src/io.js';
+import { nodeIo } from '../src/node-io.js';
 import { VERSION } from '../src/version.js';
 import { createTestIo, type TestIo } from './support/io.js';
 
@@ -211,6 +212,27 @@ describe('mistakes', () => {
     const failed = await node(['nope']).catch((error) => error);
     expect(failed.code).toBe(2);
     expect(failed.stderr).toMatch(/^Unknown command: nope/);
+  });
+
+  it('says so when the current folder was removed, instead of a stack trace', async () => {
+    io = await createTestIo();
+    // What process.cwd() throws in a shell still standing in a folder removed under it.
+    const gone = Object.assign(new Error('ENOENT: no such file or directory, uv_cwd'), { code: 'ENOENT' });
+    const cwd = vi.spyOn(process, 'cwd').mockImplementation(() => {
+      throw gone;
+    });
+    try {
+      const real = Object.assign(nodeIo(), { stdout: io.stdout, stderr: io.stderr, env: io.env });
+      expect(await run(['--version'], real)).toBe(0);
+      expect(await run(['validate'], real)).toBe(1);
+      expect(await run(['--json', 'dev'], real)).toBe(1);
+    } finally {
+      cwd.mockRestore();
+    }
+    const message =
+      'The current folder no longer exists (removed or moved away): cd to a folder and run the command again.';
+    expect(io.err()).toBe(`${message}\n`);
+    expect(io.out()).toBe(`${VERSION}\n${JSON.stringify({ error: { message, exitCode: 1 } })}\n`);
   });
 
   it('stops quietly when the reader of its output has gone (| head -1, | true)', async () => {

@@ -3,7 +3,7 @@
  * unreachable platform. The browser login itself is in login.test.ts.
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -119,6 +119,26 @@ describe('service dev', () => {
     ios.push(anonymous);
     expect(await run(['dev'], anonymous)).toBe(1);
     expect(anonymous.err()).toBe('Not logged in. Run service login first.\n');
+  });
+
+  it('says what it could not read or write, leaving no copy of the key behind', async () => {
+    // A folder named service.yaml is not "no service.yaml here".
+    const unreadable = await loggedIn();
+    await mkdir(join(unreadable.cwd, 'service.yaml'));
+    expect(await run(['dev'], unreadable)).toBe(1);
+    expect(unreadable.err()).toBe('Could not read service.yaml (EISDIR). Nothing was written.\n');
+    await expect(stat(join(unreadable.cwd, '.env.service-dev'))).rejects.toThrow(/ENOENT/);
+    // A folder named .env.service-dev: the rename over it fails.
+    const unwritable = await loggedIn();
+    await mkdir(join(unwritable.cwd, '.env.service-dev'));
+    expect(await run(['dev', '--json'], unwritable)).toBe(1);
+    expect(JSON.parse(unwritable.out())).toEqual({
+      error: {
+        message: `Could not write .env.service-dev in ${unwritable.cwd} (EISDIR). Nothing was written.`,
+        exitCode: 1,
+      },
+    });
+    expect(await readdir(unwritable.cwd)).toEqual(['.env.service-dev']);
   });
 });
 
@@ -301,6 +321,20 @@ describe('errors', () => {
     io.env.SERVICE_API_KEY = tenant.cliKey;
     expect(await run(['whoami'], io)).toBe(1);
     expect(io.err()).toMatch(/config\.json has an empty apiKey\. Run service login to write it again\.\n$/);
+  });
+
+  it('refuses a config whose apiKey is out of shape, never repeating it', async () => {
+    // Edited by hand: a line break fetch refuses with the whole key in its message, a curly quote.
+    const cases = [`${tenant.cliKey}\nX`, `\u201c${tenant.cliKey}\u201d`].flatMap((damaged) =>
+      [['whoami'], ['dev'], ['ssh', 'weather-tool'], ['logout']].map((command) => ({ damaged, command })),
+    );
+    for (const { damaged, command } of cases) {
+      const io = await loggedIn({ apiKey: damaged });
+      expect(await run(command, io), command[0]).toBe(command[0] === 'logout' ? 0 : 1);
+      expect(io.err()).toContain('config.json has an apiKey that is not a whole service_sk_ key');
+      expect(io.out() + io.err()).not.toContain(tenant.cliKey.slice(12));
+      await expect(stat(join(io.cwd, '.env.service-dev'))).rejects.toThrow(/ENOENT/);
+    }
   });
 });
 

@@ -3,9 +3,10 @@
  * signs in with the development IdP, clicks issue, and the CLI writes its config; then `whoami`,
  * `logout`, a second login revoking the first key, refused bodies and the timer.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { PassThrough } from 'node:stream';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -473,9 +474,27 @@ describe('the loopback listener', () => {
     }
   });
 
+  it('fails before the browser when the config folder cannot be made, naming it', async () => {
+    const io = await newIo({ loginTimeoutMs: 2_000 });
+    // A file where the folder belongs: the key the browser would mint could not be stored.
+    await writeFile(join(io.home, '.service'), 'not a folder');
+    expect(await run(['login', '--api-base', running.url], io)).toBe(1);
+    expect(io.err()).toBe(`Could not make the config folder ${io.home}/.service (EEXIST).\n`);
+    expect(io.opened).toEqual([]);
+  });
+
   it('refuses a plain-http --api-base off this machine', async () => {
     const io = await newIo();
     expect(await run(['login', '--api-base', 'http://platform.example.com'], io)).toBe(2);
     expect(io.err()).toMatch(/^--api-base must use https:\/\//);
+  });
+
+  it('refuses an empty --api-base instead of logging in to the default platform', async () => {
+    // A variable that is not set, say: --api-base "$PLATFORM_URL".
+    for (const value of ['', '  ']) {
+      const io = await newIo();
+      expect(await run(['login', `--api-base=${value}`, '--no-browser'], io), JSON.stringify(value)).toBe(2);
+      expect(io.err()).toMatch(/^--api-base must be a URL, got "\s*"\n/);
+    }
   });
 });

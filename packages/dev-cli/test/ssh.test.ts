@@ -266,6 +266,28 @@ describe('a broker that misbehaves', () => {
   });
 });
 
+describe('a broker that is not there', () => {
+  it('exits 1 naming the broker it could not reach, leaving the terminal untouched', async () => {
+    const gone = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((resolve) => gone.once('listening', () => resolve()));
+    const url = `ws://127.0.0.1:${(gone.address() as AddressInfo).port}/ssh`;
+    await new Promise<void>((resolve) => gone.close(() => resolve()));
+    const platform = await startPlatform(store, {
+      env: { SERVICE_SSH_BROKER_URL: url, SERVICE_SSH_BROKER_SECRET: broker.secret },
+    });
+    try {
+      const term = terminal(true);
+      const io = await loggedInIo(term);
+      await writeConfigFile(io, { apiBase: platform.url, apiKey: tenant.cliKey, tenantId: tenant.tenantId });
+      expect(await run(['ssh', 'test-app'], io)).toBe(1);
+      expect(io.err()).toBe(`Could not reach the ssh broker at ${url} (ECONNREFUSED).\n`);
+      expect(term.rawModes).toEqual([]);
+    } finally {
+      await platform.close();
+    }
+  });
+});
+
 describe('the broker protocol', () => {
   async function sessionToken(): Promise<{ broker_url: string; token: string }> {
     const response = await fetch(`${running.url}/api/cli/ssh-sessions`, {

@@ -1,5 +1,11 @@
 import { errorFromAnswer, readBody, ServiceConfigError, ServiceConnectionError } from './errors.js';
-import { callerHeaders, joinUrl, requireSettings, type TransportSettings } from './transport.js';
+import {
+  callerHeaders,
+  checkMethodAndBody,
+  joinUrl,
+  requireSettings,
+  type TransportSettings,
+} from './transport.js';
 
 const SLUG = /^[a-z0-9][a-z0-9-]*$/;
 
@@ -17,6 +23,7 @@ export async function proxyFetch(
   if (!SLUG.test(provider)) {
     throw new ServiceConfigError('invalid_option', `Not a provider slug: "${provider}"`);
   }
+  checkMethodAndBody(init.method ?? 'GET', init.body !== undefined && init.body !== null);
   const url = proxyUrl(baseUrl, provider, path);
   const headers = callerHeaders(init.headers);
   headers.set('authorization', `Bearer ${credential}`);

@@ -57,6 +57,14 @@ export function requireSettings(settings: TransportSettings): { credential: stri
       'No base URL: pass createClient({ baseUrl }) or set SERVICE_BASE_URL.',
     );
   }
+  if (!isPlatformUrl(settings.baseUrl)) {
+    // `localhost:8787` without its scheme: fetch would fail on every attempt as if the platform
+    // were down, and the event stream would retry it for minutes.
+    throw new ServiceConfigError(
+      'invalid_option',
+      `The base URL ${JSON.stringify(settings.baseUrl)} (baseUrl, or SERVICE_BASE_URL) is not an http:// or https:// URL: write it whole, such as https://platform.example.com`,
+    );
+  }
   if (!isHeaderSafe(settings.credential)) {
     // Named, never quoted: the credential is a secret (and fetch's own TypeError would quote it).
     throw new ServiceConfigError(
@@ -68,12 +76,49 @@ export function requireSettings(settings: TransportSettings): { credential: stri
 }
 
 /**
+ * Whether the base URL is one fetch can call: an http(s) URL (in a browser, relative to the page,
+ * as fetch reads it there).
+ */
+function isPlatformUrl(value: string): boolean {
+  const page = (globalThis as { location?: { href?: string } }).location?.href;
+  try {
+    return ['http:', 'https:'].includes(new URL(value, page).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Whether a value the SDK puts in a header itself (a credential, `Last-Event-ID`) is visible
  * ASCII. Anything else makes fetch throw a TypeError, which would surface raw or, inside a
  * retried request, pass for a network error.
  */
 export function isHeaderSafe(value: string): boolean {
   return /^[\x21-\x7e]*$/.test(value);
+}
+
+const METHOD_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+/**
+ * A method and body fetch would refuse to send (a method that is not a token, a GET with a body):
+ * a `ServiceConfigError` before any request. Sent, fetch's TypeError would pass for an unreachable
+ * platform (and, inside a retried request, be tried again).
+ */
+export function checkMethodAndBody(method: string, hasBody: boolean): void {
+  if (!METHOD_TOKEN.test(method) || FORBIDDEN_METHODS.has(method.toUpperCase())) {
+    throw new ServiceConfigError(
+      'invalid_option',
+      `The method ${JSON.stringify(method)} is not one fetch can send`,
+    );
+  }
+  const upper = method.toUpperCase();
+  if ((upper === 'GET' || upper === 'HEAD') && hasBody) {
+    throw new ServiceConfigError(
+      'invalid_option',
+      `A ${upper} request cannot carry a body: pass a method such as 'POST', or leave the body out`,
+    );
+  }
 }
 
 /** The caller's headers as a `Headers`; one fetch could not send is a `ServiceConfigError`. */
@@ -129,6 +174,7 @@ export async function send(
 ): Promise<Answer> {
   const { credential, baseUrl } = requireSettings(settings);
   const method = (options.method ?? 'GET').toUpperCase();
+  checkMethodAndBody(method, options.body !== undefined);
   const headers = callerHeaders(options.headers);
   headers.set('authorization', `Bearer ${credential}`);
   if (!headers.has('accept')) headers.set('accept', 'application/json');

@@ -230,6 +230,51 @@ describe('settings', () => {
     }
   });
 
+  it('refuses a base URL that is not an http(s) URL before any request, instead of retrying it as unreachable', async () => {
+    // Written without its scheme, the usual slip: fetch fails on it as if the platform were down.
+    const fetch = vi.fn(globalThis.fetch);
+    for (const baseUrl of [
+      'localhost:8787',
+      '127.0.0.1:8787',
+      'platform.example.com',
+      'ftp://platform.example',
+    ]) {
+      const client = createClient({ apiKey: KEY, baseUrl, fetch });
+      for (const call of [
+        () => client.balance(),
+        () => client.proxy.fetch('llm-gateway', '/v1/models'),
+        () => client.events.subscribe().next(),
+      ]) {
+        const error = await call().catch((e) => e);
+        expect(error, baseUrl).toBeInstanceOf(ServiceConfigError);
+        expect(error.code).toBe('invalid_option');
+        expect(error.message).toContain('is not an http:// or https:// URL');
+      }
+      vi.stubEnv('SERVICE_BASE_URL', baseUrl);
+      const fromEnv = await createClient({ apiKey: KEY, fetch })
+        .balance()
+        .catch((e) => e);
+      expect(fromEnv).toBeInstanceOf(ServiceConfigError);
+      expect(fromEnv.message).toBe(
+        `The base URL "${baseUrl}" (baseUrl, or SERVICE_BASE_URL) is not an http:// or https:// URL: write it whole, such as https://platform.example.com`,
+      );
+    }
+    expect(fetch).not.toHaveBeenCalled();
+    // In a browser, fetch reads a relative base URL against the page: so does the check.
+    vi.stubGlobal('location', { href: 'https://shop.example.com/app/' });
+    try {
+      const browserFetch = vi.fn(
+        async (_input: RequestInfo | URL, _init?: RequestInit) =>
+          new Response(JSON.stringify(BALANCE), { headers: { 'content-type': 'application/json' } }),
+      );
+      const client = createClient({ apiKey: KEY, baseUrl: '/platform', fetch: browserFetch });
+      expect(await client.balance()).toEqual(BALANCE);
+      expect(browserFetch.mock.calls[0]?.[0]).toBe('/platform/api/billing/balance');
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('falls back to SERVICE_API_KEY and SERVICE_BASE_URL, keeping a path prefix', async () => {
     const { url, requests } = await serve([json(200, BALANCE)]);
     vi.stubEnv('SERVICE_API_KEY', KEY);
@@ -284,6 +329,45 @@ describe('settings', () => {
     await expectConfigError('proxy header', () =>
       client.proxy.fetch('search', '/q', { headers: { 'x-a': '\u2019' } }),
     );
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
+  it('refuses a method or a GET body fetch cannot send, before any request, instead of a network error', async () => {
+    const fetch = vi.fn(globalThis.fetch);
+    const client = createClient({ apiKey: KEY, baseUrl: 'http://127.0.0.1:9', fetch, retry: FAST });
+    const calls: Array<[string, () => Promise<unknown>, string]> = [
+      [
+        'request with a body, no method',
+        () => client.request('/x', { body: { a: 1 } }),
+        'A GET request cannot carry a body',
+      ],
+      [
+        'proxy with a body, no method',
+        () => client.proxy.fetch('llm-gateway', '/v1/chat/completions', { body: '{}' }),
+        'A GET request cannot carry a body',
+      ],
+      [
+        'proxy HEAD with a body',
+        () => client.proxy.fetch('search', '/q', { method: 'head', body: 'x' }),
+        'A HEAD request cannot carry a body',
+      ],
+      [
+        'request bad method',
+        () => client.request('/x', { method: 'GET /admin' }),
+        'The method "GET /ADMIN" is not one fetch can send',
+      ],
+      [
+        'proxy bad method',
+        () => client.proxy.fetch('search', '/q', { method: 'CONNECT' }),
+        'The method "CONNECT" is not one fetch can send',
+      ],
+    ];
+    for (const [what, call, message] of calls) {
+      const error = (await call().catch((e) => e)) as ServiceConfigError;
+      expect(error, what).toBeInstanceOf(ServiceConfigError);
+      expect(error.code, what).toBe('invalid_option');
+      expect(error.message, what).toContain(message);
+    }
     expect(fetch).not.toHaveBeenCalled();
   });
 

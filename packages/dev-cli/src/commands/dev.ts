@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseCommandArgs } from '../args.js';
 import { CliError, USAGE } from '../cli-error.js';
@@ -46,9 +46,19 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   const path = join(io.cwd, DEV_ENV_FILE);
   const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, `${lines.join('\n')}\n`, { mode: 0o600 });
-  await chmod(temporary, 0o600);
-  await rename(temporary, path);
+  try {
+    await writeFile(temporary, `${lines.join('\n')}\n`, { mode: 0o600 });
+    await chmod(temporary, 0o600);
+    await rename(temporary, path);
+  } catch (error) {
+    // A folder it may not write in, or a folder by that name: said as such, no copy of the key left.
+    await rm(temporary, { force: true }).catch(() => {});
+    throw new CliError(
+      `Could not write ${DEV_ENV_FILE} in ${io.cwd} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}). Nothing was written.`,
+      1,
+      { cause: error },
+    );
+  }
 
   const ignored = await ignoredByGit(io);
   const variables = lines.filter((line) => !line.startsWith('#')).map((line) => line.split('=')[0]!);
@@ -79,8 +89,17 @@ async function manifestIntegrations(io: CliIo): Promise<string[] | null> {
   let source: string;
   try {
     source = await readFile(join(io.cwd, 'service.yaml'), 'utf8');
-  } catch {
-    return null;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    // There is one, but not readable (a folder of that name, no permission): not "no service.yaml".
+    throw new CliError(
+      `Could not read service.yaml (${code ?? (error as Error).message}). Nothing was written.`,
+      1,
+      {
+        cause: error,
+      },
+    );
   }
   const result = checkManifest(source);
   if (!result.ok) {

@@ -2,7 +2,14 @@ import { z } from 'zod';
 import { callPlatform, failureReason } from '../api.js';
 import { parseCommandArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
-import { DEFAULT_API_BASE, displayKey, parseApiBase, storedApiBase, writeConfig } from '../config.js';
+import {
+  DEFAULT_API_BASE,
+  displayKey,
+  ensureConfigDir,
+  parseApiBase,
+  storedApiBase,
+  writeConfig,
+} from '../config.js';
 import { type CliIo, printable, styles } from '../io.js';
 import { describeSpan, type LoginPayload, listenForLogin } from '../loopback.js';
 
@@ -18,11 +25,14 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     'api-base': { type: 'string' },
     'no-browser': { type: 'boolean' },
   });
-  const apiBase = values['api-base']
-    ? parseApiBase(values['api-base'])
-    : ((await storedApiBase(io)) ?? DEFAULT_API_BASE);
+  // An empty one (an unset variable in --api-base "$URL") is refused, not read as "not given".
+  const apiBase =
+    values['api-base'] !== undefined
+      ? parseApiBase(values['api-base'])
+      : ((await storedApiBase(io)) ?? DEFAULT_API_BASE);
   const style = styles(io);
   await checkReachable(apiBase);
+  await ensureConfigDir(io);
   // With --json, stdout carries only the result: the instructions go to stderr.
   const say = io.json ? io.stderr : io.stdout;
 

@@ -68,6 +68,8 @@ function shell(session: SessionAnswer, io: CliIo): Promise<number> {
     const raw = stdin.isTTY === true && typeof stdin.setRawMode === 'function';
     let exitCode: number | null = null;
     let failure: string | null = null;
+    /** Whether the broker took the connection: before that, the terminal was never touched. */
+    let opened = false;
 
     const send = (frame: SshClientFrame) => {
       if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
@@ -98,6 +100,7 @@ function shell(session: SessionAnswer, io: CliIo): Promise<number> {
       );
     });
     socket.on('open', () => {
+      opened = true;
       send({ type: 'resize', ...size() });
       if (raw) stdin.setRawMode!(true);
       stdin.on('data', onInput);
@@ -131,9 +134,17 @@ function shell(session: SessionAnswer, io: CliIo): Promise<number> {
       } else failure = frame.data.message;
     });
     socket.on('error', (error) => {
-      failure ??= error.message;
+      failure ??= opened ? error.message : ((error as NodeJS.ErrnoException).code ?? error.message);
     });
     socket.on('close', () => {
+      // Never connected (nothing listening, a name that does not resolve): said as such.
+      if (!opened) {
+        return reject(
+          new CliError(
+            `Could not reach the ssh broker at ${printable(session.broker_url)} (${failure ?? 'closed'}).`,
+          ),
+        );
+      }
       restore();
       if (exitCode !== null) return resolve(exitCode);
       // Start the message on a fresh line after whatever the remote shell printed.
