@@ -13,6 +13,20 @@ import { BIN, BUILT, baseEnv, PACKAGE, ROOT, readJson, runCli, writeJson } from 
 
 const emptyDir = () => mkdtempSync(join(tmpdir(), 'svc-fcli-empty-'));
 
+/** An Express app `service init` has run in: its package and `.service/config.json`, nothing else. */
+function initializedExpressApp(): string {
+  const dir = emptyDir();
+  writeJson(join(dir, 'package.json'), { name: 'shop' });
+  writeJson(join(dir, '.service/config.json'), {
+    version: 1,
+    framework: 'express',
+    toolsModule: 'service-tools.ts',
+    modelImport: './ai',
+    wiring: [],
+  });
+  return dir;
+}
+
 describe.skipIf(!BUILT)('service (framework CLI)', () => {
   it('prints its version (the package version) and its help', async () => {
     const version = await runCli(['--version'], { cwd: emptyDir() });
@@ -485,15 +499,7 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
   });
 
   it('sync refuses a --url that is not the app’s base URL before loading the tools', async () => {
-    const dir = emptyDir();
-    writeJson(join(dir, 'package.json'), { name: 'shop' });
-    writeJson(join(dir, '.service/config.json'), {
-      version: 1,
-      framework: 'express',
-      toolsModule: 'service-tools.ts',
-      modelImport: './ai',
-      wiring: [],
-    });
+    const dir = initializedExpressApp();
     const notUrl = await runCli(['sync', '--url', 'localhost:3000'], { cwd: dir });
     expect(notUrl).toMatchObject({ code: 1, stderr: 'Not an http(s) URL: localhost:3000\n' });
     const query = await runCli(['sync', '--url', 'http://localhost:3000/?x=1'], { cwd: dir });
@@ -501,15 +507,7 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
   });
 
   it('refine refuses an overrides file the app refuses to start on, before asking a model', async () => {
-    const dir = emptyDir();
-    writeJson(join(dir, 'package.json'), { name: 'shop' });
-    writeJson(join(dir, '.service/config.json'), {
-      version: 1,
-      framework: 'express',
-      toolsModule: 'service-tools.ts',
-      modelImport: './ai',
-      wiring: [],
-    });
+    const dir = initializedExpressApp();
     writeJson(join(dir, '.service/catalog.json'), { version: 1, tools: [] });
     for (const [text, problem] of [
       ['[]', 'file: Invalid input: expected object, received array'],
