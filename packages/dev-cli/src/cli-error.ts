@@ -13,5 +13,10 @@ export class CliError extends Error {
   }
 }
 
+/** A failed file or network call in a message: its system code (`EACCES`), else its message. */
+export function systemReason(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+}
+
 /** Exit code of a usage mistake (unknown command or option, missing argument). */
 export const USAGE = 2;

@@ -1,5 +1,5 @@
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { CliError, USAGE } from './cli-error.js';
+import { CliError, systemReason, USAGE } from './cli-error.js';
 import { type CliIo, serviceDir } from './io.js';
 
 /**
@@ -144,7 +144,7 @@ export async function writeConfig(io: CliIo, config: CliConfig): Promise<string>
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true }).catch(() => {});
-    throw new CliError(`Could not write ${path} (${errorCode(error)}).`, 1, { cause: error });
+    throw new CliError(`Could not write ${path} (${systemReason(error)}).`, 1, { cause: error });
   }
   return path;
 }
@@ -159,11 +159,11 @@ export async function ensureConfigDir(io: CliIo): Promise<void> {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await chmod(dir, 0o700);
   } catch (error) {
-    throw new CliError(`Could not make the config folder ${dir} (${errorCode(error)}).`, 1, { cause: error });
+    throw new CliError(`Could not make the config folder ${dir} (${systemReason(error)}).`, 1, {
+      cause: error,
+    });
   }
 }
-
-const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message;
 
 export async function removeConfig(io: CliIo): Promise<void> {
   await rm(configPath(io), { force: true });

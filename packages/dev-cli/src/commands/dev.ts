@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { chmod, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseCommandArgs } from '../args.js';
-import { CliError, USAGE } from '../cli-error.js';
+import { CliError, systemReason, USAGE } from '../cli-error.js';
 import { KEY_PATTERN, requireConfig } from '../config.js';
 import type { CliIo } from '../io.js';
 import { checkManifest } from '../manifest.js';
@@ -54,7 +54,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     // A folder it may not write in, or a folder by that name: said as such, no copy of the key left.
     await rm(temporary, { force: true }).catch(() => {});
     throw new CliError(
-      `Could not write ${DEV_ENV_FILE} in ${io.cwd} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}). Nothing was written.`,
+      `Could not write ${DEV_ENV_FILE} in ${io.cwd} (${systemReason(error)}). Nothing was written.`,
       1,
       { cause: error },
     );
@@ -90,16 +90,11 @@ async function manifestIntegrations(io: CliIo): Promise<string[] | null> {
   try {
     source = await readFile(join(io.cwd, 'service.yaml'), 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return null;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     // There is one, but not readable (a folder of that name, no permission): not "no service.yaml".
-    throw new CliError(
-      `Could not read service.yaml (${code ?? (error as Error).message}). Nothing was written.`,
-      1,
-      {
-        cause: error,
-      },
-    );
+    throw new CliError(`Could not read service.yaml (${systemReason(error)}). Nothing was written.`, 1, {
+      cause: error,
+    });
   }
   const result = checkManifest(source);
   if (!result.ok) {

@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import { z } from 'zod';
 import { bodyOf, callPlatform, messageOf, notThePlatform } from '../api.js';
 import { parseCommandArgs } from '../args.js';
-import { CliError, USAGE } from '../cli-error.js';
+import { CliError, systemReason, USAGE } from '../cli-error.js';
 import { requireConfig } from '../config.js';
 import { type CliIo, printable } from '../io.js';
 
@@ -134,7 +134,7 @@ function shell(session: SessionAnswer, io: CliIo): Promise<number> {
       } else failure = frame.data.message;
     });
     socket.on('error', (error) => {
-      failure ??= opened ? error.message : ((error as NodeJS.ErrnoException).code ?? error.message);
+      failure ??= opened ? error.message : systemReason(error);
     });
     socket.on('close', () => {
       // Never connected (nothing listening, a name that does not resolve): said as such.
