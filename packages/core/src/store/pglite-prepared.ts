@@ -1,4 +1,5 @@
 import { type messages, parse, protocol, type Results, type types } from '@electric-sql/pglite';
+import { StoreUnavailableError } from './availability.js';
 
 /** What the store asks of an embedded database: PGlite in this thread, or on a thread of its own. */
 export interface EmbeddedDatabase {
@@ -39,6 +40,11 @@ export interface ProtocolEngine {
   readonly parsers: Record<number, types.Parser>;
   /** Whether the engine's session is inside a transaction, as of the last trip. */
   isInTransaction(): boolean;
+  /**
+   * How many times the engine was started again after it stopped (on its thread): a new start
+   * has none of the named statements and no transaction of the one before. Unset: never.
+   */
+  restarts?(): number;
   /** Runs `work` with no other statement of this engine's store in between. */
   runExclusive<T>(work: () => Promise<T>): Promise<T>;
   listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
@@ -67,20 +73,32 @@ export class PreparedPGlite implements EmbeddedDatabase {
   /** Statements let go of, closed in the engine on the next trip. */
   #closing: string[] = [];
   #named = 0;
+  /** The engine's restarts as of the last turn. */
+  #restarts: number;
+  /** Whether the engine's session was in a transaction after the last trip, answered or not. */
+  #inTransaction = false;
+  /** A transaction was open when the engine stopped: its statements fail until its rollback. */
+  #lostTransaction = false;
 
-  constructor(readonly engine: ProtocolEngine) {}
+  constructor(readonly engine: ProtocolEngine) {
+    this.#restarts = engine.restarts?.() ?? 0;
+  }
 
   query<R>(sql: string, params: unknown[] = []): Promise<Results<R>> {
-    return this.engine.runExclusive(() => this.#run<R>(sql, params));
+    return this.engine.runExclusive(async () => {
+      this.#startTurn(sql);
+      return this.#run<R>(sql, params);
+    });
   }
 
   /** A script by the simple protocol (as `PGlite.exec` sends it: the query, then a sync). */
   exec(sql: string): Promise<Array<Results<unknown>>> {
     return this.engine.runExclusive(async () => {
+      this.#startTurn(sql);
       // A script may change the schema, and with it what a parsed statement means: texts are
       // parsed again after one. Nothing else runs in this turn, so none is parsed in between.
       if (!KEEPS_SCHEMA.test(sql)) this.#forgetAll();
-      const { messages } = await this.engine.execProtocol(
+      const { messages } = await this.#trip(
         Buffer.concat([protocol.serialize.query(sql), protocol.serialize.sync()]),
       );
       return parse.parseResults(messages, this.engine.parsers);
@@ -119,7 +137,7 @@ export class PreparedPGlite implements EmbeddedDatabase {
       const serialize = this.engine.serializers[statement.types[i]!];
       return serialize ? serialize(param) : String(param);
     });
-    const { messages } = await this.engine.execProtocol(
+    const { messages } = await this.#trip(
       // The messages in one buffer: one trip into the engine.
       Buffer.concat([
         ...this.#closeMessages(),
@@ -137,7 +155,7 @@ export class PreparedPGlite implements EmbeddedDatabase {
     const name = `s${++this.#named}`;
     let messages: messages.BackendMessage[];
     try {
-      ({ messages } = await this.engine.execProtocol(
+      ({ messages } = await this.#trip(
         Buffer.concat([
           ...this.#closeMessages(),
           protocol.serialize.parse({ name, text: sql }),
@@ -155,6 +173,35 @@ export class PreparedPGlite implements EmbeddedDatabase {
     this.#prepared.set(sql, statement);
     if (this.#prepared.size > MAX_PREPARED) this.#forget(this.#prepared.keys().next().value!);
     return statement;
+  }
+
+  /** One trip into the engine, noting whether its session is left in a transaction. */
+  async #trip(message: Uint8Array): Promise<{ messages: messages.BackendMessage[] }> {
+    try {
+      return await this.engine.execProtocol(message);
+    } finally {
+      // As the engine last answered: a trip the engine stopped during leaves it as it was.
+      this.#inTransaction = this.engine.isInTransaction();
+    }
+  }
+
+  /**
+   * Before each turn: after the engine was started again, its named statements are gone, and a
+   * transaction that was open is lost. Its later statements fail, as they would on a Postgres
+   * connection that broke, rather than run outside it; its rollback ends it.
+   */
+  #startTurn(sql: string): void {
+    const restarts = this.engine.restarts?.() ?? 0;
+    if (restarts !== this.#restarts) {
+      this.#restarts = restarts;
+      this.#prepared.clear();
+      this.#closing = [];
+      this.#lostTransaction = this.#inTransaction;
+      this.#inTransaction = false;
+    }
+    if (!this.#lostTransaction) return;
+    if (ROLLBACK.test(sql)) this.#lostTransaction = false;
+    else throw new StoreUnavailableError('The embedded store restarted: the transaction under way was lost');
   }
 
   #forget(sql: string): void {
@@ -194,6 +241,9 @@ export const MAX_PREPARED = 500;
  * notification channel. Not a rollback, which may undo a change made since its `begin`.
  */
 const KEEPS_SCHEMA = /^\s*(begin|commit|savepoint|release|select|listen|unlisten)\b[^;]*;?\s*$/i;
+
+/** The end of a transaction by rollback (not a rollback to a savepoint, which goes on in it). */
+const ROLLBACK = /^\s*(rollback|abort)\s*;?\s*$/i;
 
 /**
  * A kept statement the engine no longer has (`26000`), or whose result a schema change altered

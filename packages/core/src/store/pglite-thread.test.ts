@@ -1,12 +1,14 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isStoreUnavailable } from './availability.js';
 import { createStore, type Store } from './create-store.js';
+import { createPGliteDialect } from './pglite-dialect.js';
 import { InlinePGlite } from './pglite-inline.js';
-import { openPGliteThread } from './pglite-thread.js';
+import type { PreparedPGlite } from './pglite-prepared.js';
+import { openPGliteThread, type ThreadEngine } from './pglite-thread.js';
 
 /** The longest a 5 ms timer of this thread waited while `work` ran. */
 async function longestTimerLag(work: () => Promise<unknown>): Promise<number> {
@@ -129,5 +131,92 @@ describe('the embedded store on its own thread', () => {
     await db.close();
     const error = await db.query('select 1').catch((caught: unknown) => caught);
     expect(isStoreUnavailable(error)).toBe(true);
+  });
+
+  describe('when its thread stops', () => {
+    const folders: string[] = [];
+    const engines: PreparedPGlite[] = [];
+    afterEach(async () => {
+      await Promise.all(engines.splice(0).map((engine) => engine.close()));
+      for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+    });
+    const openOnFolder = async () => {
+      const folder = mkdtempSync(join(tmpdir(), 'store-restart-'));
+      folders.push(folder);
+      const engine = await openPGliteThread(folder, { restartAfterMs: 50 });
+      engines.push(engine);
+      return engine;
+    };
+    /** Stops the engine's thread as an abort would, and waits until a statement is refused. */
+    const stopThread = async (engine: PreparedPGlite) => {
+      await (engine.engine as ThreadEngine).thread.terminate();
+      const refused = await engine.query('select 1').catch((error: unknown) => error);
+      expect(isStoreUnavailable(refused)).toBe(true);
+    };
+    const cameBack = (engine: PreparedPGlite) =>
+      expect
+        .poll(
+          () =>
+            engine.query('select 1').then(
+              () => true,
+              () => false,
+            ),
+          { timeout: 20_000, interval: 50 },
+        )
+        .toBe(true);
+
+    it('starts again on its folder, with what was committed, its named statements parsed again and its channels heard again', async () => {
+      const engine = await openOnFolder();
+      await engine.exec('create table kept (n int)');
+      await engine.query('insert into kept values ($1)', [1]);
+      const heard: string[] = [];
+      await engine.listen('restart_test', (payload) => heard.push(payload));
+      await stopThread(engine);
+      await cameBack(engine);
+      expect((engine.engine as ThreadEngine).restarts?.()).toBe(1);
+      // The same text again: the new engine never parsed it, and it runs.
+      await engine.query('insert into kept values ($1)', [2]);
+      expect((await engine.query<{ n: number }>('select n from kept order by n')).rows).toEqual([
+        { n: 1 },
+        { n: 2 },
+      ]);
+      await engine.query(`select pg_notify('restart_test', 'after')`);
+      await expect.poll(() => heard).toEqual(['after']);
+    });
+
+    it('fails a transaction that was open to its end, and runs none of its statements outside it', async () => {
+      const engine = await openOnFolder();
+      const db = new Kysely<{ rows: { n: number } }>({ dialect: createPGliteDialect(engine) });
+      await sql`create table rows (n int)`.execute(db);
+      const outcome = await db
+        .transaction()
+        .execute(async (trx) => {
+          await sql`insert into rows values (${1})`.execute(trx);
+          await stopThread(engine);
+          await expect
+            .poll(() => (engine.engine as ThreadEngine).restarts?.(), { timeout: 20_000, interval: 50 })
+            .toBe(1);
+          // Would run on the new engine in no transaction at all, and be kept.
+          await sql`insert into rows values (${2})`.execute(trx);
+        })
+        .catch((error: unknown) => error);
+      expect(isStoreUnavailable(outcome)).toBe(true);
+      expect((outcome as Error).message).toMatch(/transaction under way was lost/);
+      // Neither row: the first went with the engine that stopped, the second never ran.
+      const { rows } = await sql<{ n: number }>`select n from rows`.execute(db);
+      expect(rows).toEqual([]);
+      // The next transaction runs as usual.
+      await db.transaction().execute((trx) => sql`insert into rows values (${3})`.execute(trx));
+      expect((await sql<{ n: number }>`select n from rows`.execute(db)).rows).toEqual([{ n: 3 }]);
+    });
+
+    it('stays unreachable in memory, where there is nothing to come back to', async () => {
+      const engine = await openPGliteThread(undefined, { restartAfterMs: 50 });
+      engines.push(engine);
+      await stopThread(engine);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const refused = await engine.query('select 1').catch((error: unknown) => error);
+      expect(isStoreUnavailable(refused)).toBe(true);
+    });
   });
 });

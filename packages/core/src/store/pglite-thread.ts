@@ -74,34 +74,14 @@ type Message =
   | { channel: string; payload: string }
   | { ready: boolean; arrayTypes?: ArrayType[]; error?: Record<string, unknown> };
 
-/**
- * The embedded store on a thread of its own. PGlite is Postgres compiled to WebAssembly: every
- * statement runs to its end before its thread does anything else. In the platform's thread a
- * settlement batch would hold every request (and every chunk of every stream) for as long as it
- * runs; on its own thread the platform's requests go on while the store works, on another core.
- *
- * Statements and scripts run as inline (`PreparedPGlite`: each text parsed once, each run one
- * trip): the protocol's bytes cross to the thread and its answer's bytes back, moved rather than
- * copied, and are read in this thread by PGlite's parsers. Errors cross as their message and
- * fields (`code`, `constraint`, ...), which is what the store's callers read of them.
- *
- * The thread keeps the process alive only while a statement is in flight, as a socket would: a
- * store left open does not hold a finished process.
- *
- * @see docs/storage.md "The embedded store"
- */
-export async function openPGliteThread(dataDir: string | undefined): Promise<PreparedPGlite> {
-  const pglite = createRequire(import.meta.url).resolve('@electric-sql/pglite');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pglite, dataDir } });
-  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-  const subscriptions = new Map<
-    string,
-    { handlers: Set<(payload: string) => void>; started: Promise<void> }
-  >();
-  let nextId = 1;
-  let stopped: Error | null = null;
-  let inTransaction = false;
+/** A thread of the engine, open and ready for statements. */
+interface StartedThread {
+  worker: Worker;
+  arrayTypes: ArrayType[];
+}
 
+async function startThread(pglite: string, dataDir: string | undefined): Promise<StartedThread> {
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pglite, dataDir } });
   const arrayTypes = await new Promise<ArrayType[]>((resolve, reject) => {
     const onExit = () => reject(new StoreUnavailableError('The embedded store could not start'));
     worker.once('error', reject);
@@ -118,17 +98,69 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Pre
     });
   });
   worker.unref();
+  return { worker, arrayTypes };
+}
 
-  const stop = (error: Error) => {
-    stopped ??= error;
-    for (const call of pending.values()) call.reject(stopped);
+export interface PGliteThreadOptions {
+  /**
+   * How long after its thread stopped an embedded store on a folder starts it again (doubled
+   * after each start that fails, up to 30 s). 1 s by default.
+   */
+  restartAfterMs?: number;
+}
+
+/** The thread's side of the engine: which thread runs it now (tests stop it to see it come back). */
+export interface ThreadEngine extends ProtocolEngine {
+  readonly thread: Worker;
+}
+
+/**
+ * The embedded store on a thread of its own. PGlite is Postgres compiled to WebAssembly: every
+ * statement runs to its end before its thread does anything else. In the platform's thread a
+ * settlement batch would hold every request (and every chunk of every stream) for as long as it
+ * runs; on its own thread the platform's requests go on while the store works, on another core.
+ *
+ * Statements and scripts run as inline (`PreparedPGlite`: each text parsed once, each run one
+ * trip): the protocol's bytes cross to the thread and its answer's bytes back, moved rather than
+ * copied, and are read in this thread by PGlite's parsers. Errors cross as their message and
+ * fields (`code`, `constraint`, ...), which is what the store's callers read of them.
+ *
+ * If the thread stops (the engine aborts), the statements under way fail as the store being
+ * unreachable, and so does every later one until a new thread has opened the same folder, as a
+ * Postgres server recovers from a crash: its channels are listened to again, and a transaction
+ * that was open fails to its end (`PreparedPGlite`). A store in memory has nothing to come back
+ * to and stays unreachable.
+ *
+ * The thread keeps the process alive only while a statement is in flight, as a socket would: a
+ * store left open does not hold a finished process.
+ *
+ * @see docs/storage.md "The embedded store"
+ */
+export async function openPGliteThread(
+  dataDir: string | undefined,
+  options: PGliteThreadOptions = {},
+): Promise<PreparedPGlite> {
+  const pglite = createRequire(import.meta.url).resolve('@electric-sql/pglite');
+  const first = await startThread(pglite, dataDir);
+  let worker = first.worker;
+  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  const subscriptions = new Map<
+    string,
+    { handlers: Set<(payload: string) => void>; started: Promise<void> }
+  >();
+  let nextId = 1;
+  /** Set once closed, or once a store in memory lost its thread: for good. */
+  let stopped: Error | null = null;
+  /** Set while the thread is being started again. */
+  let restarting: Error | null = null;
+  let restarts = 0;
+  let inTransaction = false;
+
+  const failPending = (error: Error) => {
+    for (const call of pending.values()) call.reject(error);
     pending.clear();
   };
-  worker.on('error', (error) =>
-    stop(new StoreUnavailableError('The embedded store stopped', { cause: error })),
-  );
-  worker.on('exit', () => stop(new StoreUnavailableError('The embedded store stopped')));
-  worker.on('message', (message: Message) => {
+  const onMessage = (message: Message) => {
     if ('channel' in message) {
       for (const handler of subscriptions.get(message.channel)?.handlers ?? []) handler(message.payload);
       return;
@@ -141,14 +173,62 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Pre
     if (message.inTransaction !== undefined) inTransaction = message.inTransaction;
     if (message.error) call.reject(errorOf(message.error));
     else call.resolve(message.value);
-  });
+  };
+  /** The thread `lost` ended (an error and its exit both say so; only the first counts). */
+  const onLost = (lost: Worker, error: Error) => {
+    if (lost !== worker || stopped || restarting) return;
+    failPending(error);
+    if (dataDir === undefined) stopped = error;
+    else {
+      restarting = error;
+      restartAfter(options.restartAfterMs ?? RESTART_AFTER_MS);
+    }
+  };
+  const attach = (thread: Worker) => {
+    thread.on('message', onMessage);
+    thread.on('error', (error) =>
+      onLost(thread, new StoreUnavailableError('The embedded store stopped', { cause: error })),
+    );
+    thread.on('exit', () => onLost(thread, new StoreUnavailableError('The embedded store stopped')));
+  };
+  const restartAfter = (delayMs: number) => {
+    const timer = setTimeout(async () => {
+      if (stopped) return;
+      let next: StartedThread;
+      try {
+        next = await startThread(pglite, dataDir);
+      } catch {
+        if (!stopped) restartAfter(Math.min(delayMs * 2, MAX_RESTART_AFTER_MS));
+        return;
+      }
+      if (stopped) {
+        await next.worker.terminate();
+        return;
+      }
+      worker = next.worker;
+      attach(worker);
+      restarts++;
+      inTransaction = false;
+      restarting = null;
+      // The new engine listens to every channel the store had subscribers on, before any other
+      // statement: nothing sent from now on is missed.
+      for (const [channel, subscription] of subscriptions) {
+        subscription.started = ask<void>('listen', { channel });
+        subscription.started.catch(() => {});
+      }
+    }, delayMs);
+    // A process that has nothing else to do does not wait for its store to come back.
+    timer.unref();
+  };
+  attach(worker);
 
   function ask<T>(
     op: string,
     fields: Record<string, unknown> = {},
     transfer: ArrayBuffer[] = [],
   ): Promise<T> {
-    if (stopped) return Promise.reject(stopped);
+    const away = stopped ?? restarting;
+    if (away) return Promise.reject(away);
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
       pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
@@ -159,14 +239,17 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Pre
 
   const serializers: ProtocolEngine['serializers'] = { ...types.serializers };
   const parsers: ProtocolEngine['parsers'] = { ...types.parsers, ...STORE_PARSERS };
-  for (const { oid, typarray } of arrayTypes) {
+  for (const { oid, typarray } of first.arrayTypes) {
     serializers[typarray] = (value) => types.arraySerializer(value, serializers[oid], typarray);
     parsers[typarray] = (text) => types.arrayParser(text, parsers[oid]!, typarray);
   }
   // One store's statements and scripts take turns, as PGlite's own lock has them do inline.
   const turns = new Mutex();
 
-  return new PreparedPGlite({
+  const engine: ThreadEngine = {
+    get thread() {
+      return worker;
+    },
     async execProtocol(message) {
       // A copy of just these bytes, to move: the message may be a view of a larger shared buffer.
       const bytes = new Uint8Array(message);
@@ -178,6 +261,7 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Pre
     serializers,
     parsers,
     isInTransaction: () => inTransaction,
+    restarts: () => restarts,
     runExclusive: (work) => turns.runExclusive(work),
     async listen(channel, handler) {
       let subscription = subscriptions.get(channel);
@@ -202,7 +286,7 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Pre
         handlers.delete(handler);
         if (handlers.size > 0 || subscriptions.get(channel) !== subscription) return;
         subscriptions.delete(channel);
-        if (!stopped) await ask('unlisten', { channel });
+        if (!stopped && !restarting) await ask('unlisten', { channel });
       };
     },
     async close() {
@@ -211,12 +295,18 @@ export async function openPGliteThread(dataDir: string | undefined): Promise<Pre
         // After the statements already asked for, as inline: they finish, later ones fail.
         await turns.runExclusive(() => ask('close'));
       } finally {
-        stop(new StoreUnavailableError('The embedded store is closed'));
+        stopped ??= new StoreUnavailableError('The embedded store is closed');
+        failPending(stopped);
         await worker.terminate();
       }
     },
-  });
+  };
+  return new PreparedPGlite(engine);
 }
+
+/** How long after its thread stopped the store starts it again, at first and at most. */
+const RESTART_AFTER_MS = 1000;
+const MAX_RESTART_AFTER_MS = 30_000;
 
 /** An error of the thread, as its callers read it: message, name and Postgres fields. */
 function errorOf(fields: Record<string, unknown> | undefined): Error {
