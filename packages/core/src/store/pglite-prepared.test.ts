@@ -186,7 +186,7 @@ describe.each([
   });
 
   it('delivers the notifications its statements send', async () => {
-    const heard: string[] = [];
+    const heard: Array<string | null> = [];
     const stop = await db.listen('inline_test', (payload) => heard.push(payload));
     await db.query('select pg_notify($1, $2)', ['inline_test', 'hello']);
     await stop();
@@ -233,7 +233,7 @@ describe.each([
       // Inside the failed transaction the LISTEN is refused.
       await expect(db.listen('turns_test', () => {})).rejects.toMatchObject({ code: '25P02' });
       await db.exec('rollback');
-      const heard: string[] = [];
+      const heard: Array<string | null> = [];
       const stop = await db.listen('turns_test', (payload) => heard.push(payload));
       await db.query('select pg_notify($1, $2)', ['turns_test', 'hi']);
       await expect.poll(() => heard).toEqual(['hi']);

@@ -6,7 +6,11 @@ export interface EmbeddedDatabase {
   query<R>(sql: string, params?: unknown[]): Promise<EmbeddedResult<R>>;
   /** A script of statements by the simple protocol; one result per statement. */
   exec(sql: string): Promise<Array<EmbeddedResult<unknown>>>;
-  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Each notification's payload on the channel, or `null` once the engine was started again
+   * (notifications may have been missed), as the Postgres listener does after a reconnect.
+   */
+  listen(channel: string, handler: (payload: string | null) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -47,7 +51,7 @@ export interface ProtocolEngine {
   restarts?(): number;
   /** Runs `work` with no other statement of this engine's store in between. */
   runExclusive<T>(work: () => Promise<T>): Promise<T>;
-  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
+  listen(channel: string, handler: (payload: string | null) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -105,7 +109,7 @@ export class PreparedPGlite implements EmbeddedDatabase {
     });
   }
 
-  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>> {
+  listen(channel: string, handler: (payload: string | null) => void): Promise<() => Promise<void>> {
     return this.engine.listen(channel, handler);
   }
 

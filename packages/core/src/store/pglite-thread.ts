@@ -146,7 +146,7 @@ export async function openPGliteThread(
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   const subscriptions = new Map<
     string,
-    { handlers: Set<(payload: string) => void>; started: Promise<void> }
+    { handlers: Set<(payload: string | null) => void>; started: Promise<void> }
   >();
   let nextId = 1;
   /** Set once closed, or once a store in memory lost its thread: for good. */
@@ -211,10 +211,16 @@ export async function openPGliteThread(
       inTransaction = false;
       restarting = null;
       // The new engine listens to every channel the store had subscribers on, before any other
-      // statement: nothing sent from now on is missed.
+      // statement: nothing sent from now on is missed. What the last one had not delivered may
+      // be, so each subscriber then hears `null` and reads afresh.
       for (const [channel, subscription] of subscriptions) {
         subscription.started = ask<void>('listen', { channel });
-        subscription.started.catch(() => {});
+        subscription.started.then(
+          () => {
+            for (const handler of subscription.handlers) handler(null);
+          },
+          () => {},
+        );
       }
     }, delayMs);
     // A process that has nothing else to do does not wait for its store to come back.
@@ -267,7 +273,7 @@ export async function openPGliteThread(
       let subscription = subscriptions.get(channel);
       if (!subscription) {
         const started = ask<void>('listen', { channel });
-        const created = { handlers: new Set<(payload: string) => void>(), started };
+        const created = { handlers: new Set<(payload: string | null) => void>(), started };
         subscriptions.set(channel, created);
         // A LISTEN that failed (inside a transaction that had failed, say) leaves no trace, so
         // the next subscriber asks again.
