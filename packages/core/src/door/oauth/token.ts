@@ -35,7 +35,7 @@ export async function handleToken(
 ): Promise<Response> {
   if (request.method === 'OPTIONS') return preflight('POST, OPTIONS');
   if (request.method !== 'POST')
-    return withCors(new Response(null, { status: 405, headers: { allow: 'POST' } }));
+    return withCors(new Response(null, { status: 405, headers: { allow: 'POST, OPTIONS' } }));
   try {
     const form = await readForm(request);
     const grantType = single(form, 'grant_type');
