@@ -137,6 +137,27 @@ describe('input guard', () => {
     expect(key.headers.get('cache-control')).toBe('no-store');
   });
 
+  it('refuses an API query parameter given twice, 400 in the route’s shape, rather than reading one', async () => {
+    const { cookie, appId, appKey } = await owner('guard-repeat@example.com');
+    const usage = await send('/api/billing/usage?days=3&days=90', { headers: { cookie } });
+    expect(usage.status).toBe(400);
+    expect(await usage.json()).toEqual({
+      message: 'Invalid request: query parameter days is repeated',
+      code: 'INVALID_REQUEST',
+    });
+    const range = await send(`/api/deployments/${appId}/usage?range=1h&range=30d`, { headers: { cookie } });
+    expect(range.status).toBe(400);
+    const balance = await send('/api/billing/balance?x=1&x=2', {
+      headers: { authorization: `Bearer ${appKey}` },
+    });
+    expect(balance.status).toBe(400);
+    expect(await balance.json()).toEqual({
+      error: { message: 'Invalid request: query parameter x is repeated' },
+    });
+    // One of each is read as before.
+    expect((await send('/api/billing/usage?days=3', { headers: { cookie } })).status).toBe(200);
+  });
+
   it('reads ?range=constructor (and other inherited names) as an unknown range: the validation 400', async () => {
     const { cookie, appId } = await owner('guard-range@example.com');
     for (const range of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {

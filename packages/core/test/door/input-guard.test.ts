@@ -109,6 +109,35 @@ describe('registration', () => {
   });
 });
 
+describe('HTTP Basic client authentication', () => {
+  // The header is not part of the form, so its text needs the same rule as a form field.
+  const basic = (user: string) => `Basic ${Buffer.from(`${user}:`).toString('base64')}`;
+
+  const bodies: Record<string, string> = {
+    '/token': 'grant_type=refresh_token&refresh_token=mcp_rt_x',
+    '/revoke': 'token=mcp_at_x',
+  };
+
+  it.each(Object.keys(bodies))(
+    'refuses a NUL character in the Basic user at %s, raw or as %%00',
+    async (path) => {
+      const body = bodies[path]!;
+      for (const user of ['client\u0000id', 'client%00id']) {
+        const response = await fetch(`${host.url}/api/service/mcp${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(user) },
+          body,
+        });
+        expect(response.status).toBe(400);
+        expect(await response.json()).toEqual({
+          error: 'invalid_request',
+          error_description: 'HTTP Basic credentials contain a NUL character or invalid Unicode',
+        });
+      }
+    },
+  );
+});
+
 describe('the consent form', () => {
   it('answers a NUL character in a field with a 400 page', async () => {
     const cookie = signIn(host, 'guarded-user');

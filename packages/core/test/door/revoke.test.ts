@@ -31,6 +31,14 @@ const refresh = (clientId: string, refreshToken: string) =>
   tokenRequest(host, { grant_type: 'refresh_token', client_id: clientId, refresh_token: refreshToken });
 
 describe('token revocation', () => {
+  it('answers 405 to other methods, its Allow naming the CORS preflight it answers too', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const response = await fetch(`${host.url}/api/service/mcp/revoke`, { method });
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get('allow'), method).toBe('POST, OPTIONS');
+    }
+  });
+
   it('answers an empty 200 for unknown tokens and unknown hints', async () => {
     const client = await register(host);
     for (const fields of [

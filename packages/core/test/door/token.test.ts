@@ -49,6 +49,14 @@ const codeFields = (flow: Awaited<ReturnType<typeof authorizeCode>>, extra: Reco
 const errorOf = async (response: Response) => ({ status: response.status, ...(await response.json()) });
 
 describe('authorization code grant', () => {
+  it('answers 405 to other methods, its Allow naming the CORS preflight it answers too', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const response = await fetch(`${host.url}/api/service/mcp/token`, { method });
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get('allow'), method).toBe('POST, OPTIONS');
+    }
+  });
+
   it('issues a one-hour access token and a refresh token, uncached', async () => {
     const flow = await authorizeCode(host);
     const response = await tokenRequest(host, codeFields(flow));

@@ -16,7 +16,7 @@ import { publicClientId } from './token.js';
 export async function handleRevoke(context: DoorContext, request: Request): Promise<Response> {
   if (request.method === 'OPTIONS') return preflight('POST, OPTIONS');
   if (request.method !== 'POST')
-    return withCors(new Response(null, { status: 405, headers: { allow: 'POST' } }));
+    return withCors(new Response(null, { status: 405, headers: { allow: 'POST, OPTIONS' } }));
   try {
     const form = await readForm(request);
     const token = single(form, 'token');

@@ -17,7 +17,7 @@ import { hashSecret, isWellFormedVerifier, safeEqual, verifiesS256 } from '../se
 import { type IssuedTokens, splitScopes } from '../storage/token-families.js';
 import { namesResource } from '../urls.js';
 import { OAuthError, oauthErrorResponse, oauthJson } from './errors.js';
-import { readForm, single } from './form.js';
+import { isStorableText, readForm, single } from './form.js';
 
 /** The exact texts the door's contract gives. */
 export const CODE_INVALID = 'Authorization code is invalid or expired';
@@ -35,7 +35,7 @@ export async function handleToken(
 ): Promise<Response> {
   if (request.method === 'OPTIONS') return preflight('POST, OPTIONS');
   if (request.method !== 'POST')
-    return withCors(new Response(null, { status: 405, headers: { allow: 'POST' } }));
+    return withCors(new Response(null, { status: 405, headers: { allow: 'POST, OPTIONS' } }));
   try {
     const form = await readForm(request);
     const grantType = single(form, 'grant_type');
@@ -262,13 +262,25 @@ function clientCredentials(
   return { clientId: single(form, 'client_id'), key: single(form, 'client_secret') };
 }
 
-/** The user and secret of an HTTP Basic header (each form-decoded), or null when it holds none. */
+/**
+ * The user and secret of an HTTP Basic header (each form-decoded), or null when it holds none.
+ * The header bypasses the form's text rule, so a NUL character in either (raw or as `%00`) is
+ * refused here, as in a form field, before it reaches a store query.
+ */
 function basicCredentials(header: string): { user: string | null; secret: string | null } | null {
   if (!/^basic /i.test(header)) return null;
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon <= 0) return null;
-  return { user: safeDecode(decoded.slice(0, colon)), secret: safeDecode(decoded.slice(colon + 1)) };
+  const user = safeDecode(decoded.slice(0, colon));
+  const secret = safeDecode(decoded.slice(colon + 1));
+  if ((user !== null && !isStorableText(user)) || (secret !== null && !isStorableText(secret))) {
+    throw new OAuthError(
+      'invalid_request',
+      'HTTP Basic credentials contain a NUL character or invalid Unicode',
+    );
+  }
+  return { user, secret };
 }
 
 /**

@@ -7,7 +7,8 @@ import { type ErrorShape, PlatformError } from '../errors.js';
 
 /**
  * The input guard on every platform URL, before any route: a path segment or query value with a
- * NUL, or a percent-encoding that does not decode, is a 400 in the route's error shape. The
+ * NUL, or a percent-encoding that does not decode, is a 400 in the route's error shape, and so is
+ * a query parameter of the API given twice. The
  * proxy's path is checked up to the provider (the rest is forwarded as sent, never stored).
  * Bodies are guarded where they are parsed (`readJsonBody`, the development IdP's forms).
  * The refusal is never cached: it comes before the routes that mark their answers `no-store`.
@@ -18,9 +19,10 @@ export const guardUrl = createMiddleware<PlatformEnv>(async (c, next) => {
   const url = new URL(c.req.url);
   const proxied = isProxyPath(url.pathname);
   const problem = urlProblem(url, proxied ? { pathSegments: 2 } : {});
-  if (problem) {
+  const detail = problem ?? (proxied ? null : repeatedQueryName(url));
+  if (detail) {
     const shape = errorShapeOfPath(url.pathname);
-    throw new PlatformError(400, `Invalid request: ${problem}`, {
+    throw new PlatformError(400, `Invalid request: ${detail}`, {
       shape,
       code: shape === 'canonical' ? 'validation_failed' : 'INVALID_REQUEST',
       headers: NO_STORE,
@@ -28,6 +30,22 @@ export const guardUrl = createMiddleware<PlatformEnv>(async (c, next) => {
   }
   await next();
 });
+
+/**
+ * A query parameter of the API given twice (`?days=3&days=90`): the routes read one value, and
+ * picking the first (or last) silently would answer a question the caller may not have asked.
+ * The connector OAuth callback is left alone: its query is the provider's, and its answer a page.
+ */
+function repeatedQueryName(url: URL): string | null {
+  if (!url.pathname.startsWith('/api/') || OAUTH_CALLBACK_PATH.test(url.pathname)) return null;
+  const seen = new Set<string>();
+  for (const name of url.searchParams.keys()) {
+    if (seen.has(name)) return `query parameter ${name} is repeated`;
+    seen.add(name);
+  }
+  return null;
+}
+const OAUTH_CALLBACK_PATH = /^\/api\/oauth\/[^/]+\/callback$/;
 
 /**
  * The error shape of the route a path belongs to, for refusals made before the route runs. It
