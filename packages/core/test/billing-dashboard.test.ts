@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 /**
  * Spend caps (enforced by the proxy, set on the dashboard) and the usage endpoints over real HTTP.
  *
@@ -241,7 +242,14 @@ describe('billing dashboard', () => {
     expect(usage.providers).toContainEqual(
       expect.objectContaining({ provider: 'llm', events: 2, cost: '84' }),
     );
-    expect((await ws.as.get(`/api/deployments/${ws.appId}/usage`)).status).toBe(200);
+    // Without a range: the last 24 hours.
+    const byDefault = await ws.as.get(`/api/deployments/${ws.appId}/usage`);
+    expect(byDefault.status).toBe(200);
+    expect((await byDefault.json()).summary).toMatchObject({
+      range: '24h',
+      totalCost: 2 * 42 + 1200,
+      events: 3,
+    });
     expect((await ws.as.get(`/api/deployments/${ws.appId}/usage?range=2h`)).status).toBe(400);
     const stranger = await workspace('deploy-stranger@example.com');
     expect((await stranger.as.get(`/api/deployments/${ws.appId}/usage`)).status).toBe(404);
@@ -287,6 +295,46 @@ describe('billing dashboard', () => {
     const anonymous = await fetch(`${server.url}/api/integrations/llm/usage`);
     expect(anonymous.status).toBe(401);
     expect(await anonymous.json()).toEqual({ message: 'Unauthorized' });
+  });
+
+  it('counts an integration’s day, week and month spend from the start of each, in UTC', async () => {
+    const ws = await workspace('integration-windows@example.com');
+    for (let i = 0; i < 4; i++) await search(ws.appKey);
+    const now = new Date();
+    const day = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+    const week = day - ((now.getUTCDay() + 6) % 7) * 86_400_000; // Monday
+    const month = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+    const minute = 60_000;
+    // One call now and one just before each window starts, each of its own cost in whole dollars.
+    const calls = [
+      { at: now.getTime(), micros: 1_000_000 },
+      { at: day - minute, micros: 2_000_000 },
+      { at: week - minute, micros: 4_000_000 },
+      { at: month - minute, micros: 8_000_000 },
+    ];
+    // Settled in a batch a moment after the calls were answered.
+    const settled = () =>
+      store.db
+        .selectFrom('usage_events')
+        .select('id')
+        .where('tenant_id', '=', ws.tenantId)
+        .orderBy('id')
+        .execute();
+    await expect.poll(async () => (await settled()).length).toBe(4);
+    for (const [i, row] of (await settled()).entries()) {
+      // A call's time is never changed by the platform; the test moves it.
+      await sql`update usage_events set created_at = ${new Date(calls[i]!.at)}, cost_micros = ${calls[i]!.micros} where id = ${row.id}`.execute(
+        store.db,
+      );
+    }
+    const since = (start: number) =>
+      calls.filter((call) => call.at >= start).reduce((sum, call) => sum + call.micros, 0) / 1_000_000;
+    const usage = await (await ws.as.get('/api/integrations/search/usage')).json();
+    expect(usage).toMatchObject({
+      spend_daily_usd: 1,
+      spend_weekly_usd: since(week),
+      spend_monthly_usd: since(month),
+    });
   });
 
   it('rolls up tenant usage and the burn rate', async () => {

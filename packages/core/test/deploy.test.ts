@@ -883,6 +883,23 @@ describe('refusals of POST /api/deploy', () => {
     });
   }, 30_000);
 
+  it('answers 403 TOOL_UNRELEASED for a tool whose every release was withdrawn', async () => {
+    const { toolId } = await publishTestRelease(server.platform, {
+      slug: 'withdrawn-tool',
+      wizardInputs: WIZARD,
+      required: ['search'],
+    });
+    await store.db
+      .updateTable('tool_releases')
+      .set({ status: 'withdrawn' })
+      .where('tool_id', '=', toolId)
+      .execute();
+    expect(await refusal(ws.cookie, { ...deployBody('app-w'), toolSlug: 'withdrawn-tool' })).toEqual({
+      status: 403,
+      body: { message: 'The tool has no active release', code: 'TOOL_UNRELEASED' },
+    });
+  });
+
   it('replays the answer of an Idempotency-Key byte for byte, and refuses it with another body', async () => {
     const headers = { 'idempotency-key': `deploy-${randomBytes(4).toString('hex')}` };
     const first = await api(ws.cookie, 'POST', '/api/deploy', deployBody('once'), headers);
