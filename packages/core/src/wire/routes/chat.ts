@@ -22,13 +22,7 @@ import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { chatBody, presentCredentials, principalOf, queryOf, validate } from '../request.js';
 import { turnStreamResponse } from '../sse.js';
-import { decideInBand } from './approvals.js';
-
-/**
- * An approval's reason, shown back to the model. A message's text has no cap of its own: the
- * last message may be as large as `maxBodyBytes` (the body reader refuses more with 413).
- */
-const MAX_REASON = 100_000;
+import { decideInBand, MAX_REASON } from './approvals.js';
 
 const userPartSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
