@@ -111,18 +111,19 @@ export class AutomationStore {
 
   /**
    * Pauses or resumes. A paused schedule has no next occurrence; a resumed one fires at its next
-   * occurrence from now (what it missed while paused is not made up).
+   * occurrence from now (what it missed while paused is not made up). `changed` is false when it
+   * already had that status (a repeat, or the loser of two racing asks): nothing was done.
    */
   async setStatus(
     owner: string,
     id: string,
     status: 'active' | 'paused',
     now = new Date(),
-  ): Promise<AutomationView | null> {
+  ): Promise<{ automation: AutomationView; changed: boolean } | null> {
     return this.db.transaction().execute(async (trx) => {
       const current = await lockOwned(trx, owner, id);
       if (!current) return null;
-      if (current.status === status) return viewOf(current);
+      if (current.status === status) return { automation: viewOf(current), changed: false };
       const schedule = current.trigger_type === 'schedule' && status === 'active';
       const row = await trx
         .updateTable('wire_automations')
@@ -134,7 +135,7 @@ export class AutomationStore {
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirstOrThrow();
-      return viewOf(row);
+      return { automation: viewOf(row), changed: true };
     });
   }
 

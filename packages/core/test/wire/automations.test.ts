@@ -208,6 +208,25 @@ for (const kind of STORE_KINDS) {
         expect((await as('ada')(`/automations/${automation.id}`)).status).toBe(404);
       });
 
+      it('records a pause or resume once, however often or concurrently it is asked', async () => {
+        const id = await schedule('repeater', 'twice');
+        const pauses = await Promise.all(
+          [1, 2, 3].map(() => as('repeater')(`/automations/${id}/pause`, { method: 'POST', json: {} })),
+        );
+        expect(pauses.map((r) => r.status)).toEqual([200, 200, 200]);
+        for (const answer of pauses) expect((await answer.json()).automation.status).toBe('paused');
+        await as('repeater')(`/automations/${id}/pause`, { method: 'POST', json: {} });
+        for (let i = 0; i < 2; i++) {
+          const resumed = await as('repeater')(`/automations/${id}/resume`, { method: 'POST', json: {} });
+          expect((await resumed.json()).automation.status).toBe('active');
+        }
+        const { events } = (await (await as('repeater')('/activity')).json()) as {
+          events: Array<{ kind: string; data: { automationId?: string } }>;
+        };
+        const kinds = events.filter((e) => e.data.automationId === id).map((e) => e.kind);
+        expect(kinds).toEqual(['automation.resumed', 'automation.paused', 'automation.created']);
+      });
+
       it('lists newest first, page by page', async () => {
         const ids: string[] = [];
         for (const name of ['p1', 'p2', 'p3']) ids.push(await schedule('lister', name));

@@ -164,6 +164,63 @@ for (const kind of STORE_KINDS) {
       expect(await toolGrants()).toEqual([]);
     });
 
+    it('refuses a decision with a field it does not know or a remember it cannot read, naming it, and decides nothing', async () => {
+      const parked = await parkedTurn('t-decide-refusals', 'move one');
+      const refusals: Array<[string, unknown, string]> = [
+        [
+          `/approvals/${parked.approvalId}/decide`,
+          { decision: 'approve', remeber: true },
+          'body: Unrecognized key: "remeber"',
+        ],
+        [
+          '/approvals/decide',
+          { decisions: [{ id: parked.approvalId, decision: 'approve', always: true }] },
+          'body.decisions.0: Unrecognized key: "always"',
+        ],
+        [
+          '/approvals/decide',
+          { decisions: [{ id: parked.approvalId, decision: 'approve' }], dryRun: true },
+          'body: Unrecognized key: "dryRun"',
+        ],
+        [
+          `/approvals/${parked.approvalId}/decide`,
+          { decision: 'approve', remember: { scope: 'forever' } },
+          'body.remember.scope: ',
+        ],
+        [
+          `/approvals/${parked.approvalId}/decide`,
+          { decision: 'approve', remember: { ttlSeconds: 5 } },
+          'body.remember.ttlSeconds: ',
+        ],
+        [
+          `/approvals/${parked.approvalId}/decide`,
+          { decision: 'approve', remember: 'yes' },
+          'body.remember: must be true, false or { scope, ttlSeconds }',
+        ],
+      ];
+      for (const [path, json, message] of refusals) {
+        const answer = await ada()(path, { method: 'POST', json });
+        expect(answer.status, JSON.stringify(json)).toBe(400);
+        const { error } = (await answer.json()) as { error: { code: string; message: string } };
+        expect(error.code).toBe('validation_failed');
+        expect(error.message.startsWith(message), error.message).toBe(true);
+      }
+      const { approval } = (await (await ada()(`/approvals/${parked.approvalId}`)).json()) as {
+        approval: { status: string; request?: unknown };
+      };
+      expect(approval.status).toBe('pending');
+      expect(approval.request).toBeDefined();
+      // A denial through the API may say why, as one from useChat does: the model is told.
+      const decided = await ada()(`/approvals/${parked.approvalId}/decide`, {
+        method: 'POST',
+        json: { decision: 'deny', reason: ' Not today. ' },
+      });
+      expect(decided.status).toBe(200);
+      await parked.rest();
+      const thread = await (await ada()('/threads/t-decide-refusals')).text();
+      expect(thread).toContain('"reason":"Not today."');
+    });
+
     it('decides a batch all or nothing, remembers an approval as a grant, and honours and revokes it', async () => {
       const first = await parkedTurn('t-grant', 'move five');
       // A batch naming an unknown approval changes nothing.

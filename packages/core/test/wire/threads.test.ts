@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { titleFrom } from '../../src/agent/threads.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
-import { reactiveModel } from './support/models.js';
-import { callerFor, readTurn, testService } from './support/wire.js';
+import { endlessModel, reactiveModel } from './support/models.js';
+import { connect, type Transport } from './support/transports.js';
+import { callerFor, readTurn, TurnReader, testService } from './support/wire.js';
 
 interface Page {
   threads: Array<{ id: string; updatedAt: string }>;
@@ -123,6 +124,49 @@ for (const kind of STORE_KINDS) {
         expect(answer.status, before).toBe(400);
         expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('validation_failed');
       }
+    });
+  });
+}
+
+for (const kind of STORE_KINDS) {
+  describe(`wire thread deletes (${kind})`, () => {
+    let store: TestStore;
+    let service: Service;
+    let transport: Transport;
+    const ada = () => callerFor((r) => transport.fetch(r), 'ada');
+
+    beforeAll(async () => {
+      store = await openTestStore(kind);
+      service = await testService(store, { model: endlessModel(20) });
+      transport = await connect('express', service);
+    });
+    afterAll(async () => {
+      await transport?.close();
+      await service?.close();
+      await store?.dispose();
+    });
+
+    it('deletes a thread once when deletes race while its turn runs', async () => {
+      const turn = await ada()('/chat', { method: 'POST', json: { id: 'doomed', message: 'Talk on' } });
+      const reader = new TurnReader(turn);
+      await reader.until((frame) => frame.chunk.type === 'text-delta');
+      // Each delete waits for the run to stop before removing the thread: all pass the first look.
+      const answers = await Promise.all(
+        [1, 2, 3].map(() => ada()('/threads/doomed', { method: 'DELETE', json: {} })),
+      );
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses).toEqual([200, 404, 404]);
+      for (const answer of answers.filter((a) => a.status === 404)) {
+        expect(((await answer.json()) as { error: { code: string } }).error.code).toBe('not_found');
+      }
+      await reader.rest();
+      const activity = (await (await ada()('/activity?limit=200')).json()) as {
+        events: Array<{ kind: string; data: { threadId?: string } }>;
+      };
+      const deleted = activity.events.filter(
+        (e) => e.kind === 'thread.deleted' && e.data.threadId === 'doomed',
+      );
+      expect(deleted).toHaveLength(1);
     });
   });
 }

@@ -439,6 +439,30 @@ for (const [kind, transportKind] of COMBINATIONS) {
       expect((await new TurnReader(late).rest()).map((f) => f.id)).toEqual([ids.length - 1, ids.length]);
     });
 
+    it('refuses a stream cursor that is not one, naming the header or the query it came in', async () => {
+      const { call } = await setup([{ text: ['Hi.'] }]);
+      const response = await call('/chat', { method: 'POST', json: { message: 'hello' } });
+      const threadId = response.headers.get('x-service-thread-id')!;
+      const runId = response.headers.get('x-service-run-id')!;
+      await readTurn(response);
+      for (const path of [
+        `/threads/${threadId}/stream`,
+        `/chat/${threadId}/stream`,
+        `/runs/${runId}/stream`,
+      ]) {
+        const byHeader = await call(path, { headers: { 'last-event-id': 'abc' } });
+        expect(byHeader.status, path).toBe(400);
+        const header = (await byHeader.json()) as { error: { code: string; message: string } };
+        expect(header.error.code).toBe('validation_failed');
+        expect(header.error.message).toMatch(/^headers\.last-event-id: /);
+        const byQuery = await call(`${path}?after=-1`);
+        expect(byQuery.status, path).toBe(400);
+        expect(((await byQuery.json()) as { error: { message: string } }).error.message).toMatch(
+          /^query\.after: /,
+        );
+      }
+    });
+
     it('replays a run in flight from the start to a reader without a cursor (useChat resume)', async () => {
       const { call } = await setup([{ text: ['a', 'b', 'c', 'd'], chunkDelayMs: 50 }]);
       const response = await call('/chat', { method: 'POST', json: { message: 'x' } });

@@ -14,22 +14,51 @@ import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { jsonBody, noFields, principalOf, queryOf, refuseOrg, validate } from '../request.js';
 
-/** `true` (the tool, for the default time), `false` (not remembered, as if absent), or the scope and time. */
-const rememberSchema = z.union([
-  z.literal(true).transform(() => ({ scope: 'tool' as const, ttlSeconds: DEFAULT_GRANT_TTL_SECONDS })),
-  z.literal(false).transform(() => undefined),
-  z.object({
-    scope: z.enum(['tool', 'input']).default('tool'),
-    ttlSeconds: z.number().int().min(60).max(MAX_GRANT_TTL_SECONDS).default(DEFAULT_GRANT_TTL_SECONDS),
-  }),
-]);
+/**
+ * An approval's reason, shown back to the model. A message's text has no cap of its own: the
+ * last message may be as large as `maxBodyBytes` (the body reader refuses more with 413).
+ */
+export const MAX_REASON = 100_000;
 
-const decisionSchema = z.object({
-  decision: z.enum(['approve', 'deny']),
-  remember: rememberSchema.optional(),
+const rememberOptions = z.strictObject({
+  scope: z.enum(['tool', 'input']).default('tool'),
+  ttlSeconds: z.number().int().min(60).max(MAX_GRANT_TTL_SECONDS).default(DEFAULT_GRANT_TTL_SECONDS),
 });
 
-const batchSchema = z.object({
+/**
+ * `true` (the tool, for the default time), `false` (not remembered, as if absent), or the scope
+ * and time. Read by the value's type rather than as a union, so a refusal names the field at
+ * fault (`body.remember.scope: ...`) instead of a bare "Invalid input".
+ */
+const rememberSchema = z.unknown().transform((value, ctx) => {
+  if (value === true) return { scope: 'tool' as const, ttlSeconds: DEFAULT_GRANT_TTL_SECONDS };
+  if (value === false) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    ctx.addIssue({ code: 'custom', message: 'must be true, false or { scope, ttlSeconds }' });
+    return z.NEVER;
+  }
+  const parsed = rememberOptions.safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) {
+    ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+  }
+  return z.NEVER;
+});
+
+// Strict, as every body the wire defines: a misspelt field (`remeber`) is refused, never
+// dropped, so an approval meant to be remembered is not decided without its grant.
+const decisionSchema = z.strictObject({
+  decision: z.enum(['approve', 'deny']),
+  remember: rememberSchema.optional(),
+  // A denial's reason, shown to the model as an in-band denial's is (ignored for an approval).
+  reason: z
+    .string()
+    .max(MAX_REASON)
+    .transform((text) => text.trim() || undefined)
+    .optional(),
+});
+
+const batchSchema = z.strictObject({
   decisions: z
     .array(decisionSchema.extend({ id: z.string().min(1).max(64) }))
     .min(1)

@@ -98,10 +98,13 @@ export function automationRoutes(ctx: WireContext): Hono<WireEnv> {
     app.post(`/automations/:id/${action}`, async (c) => {
       const principal = await principalOf(ctx, c);
       await noFields(c);
-      const automation = await automations.records.setStatus(principal.subject, c.req.param('id'), status);
-      if (!automation) throw notFound();
-      ctx.audit.record(principal.subject, `automation.${action}d`, { automationId: automation.id });
-      return c.json({ automation });
+      const outcome = await automations.records.setStatus(principal.subject, c.req.param('id'), status);
+      if (!outcome) throw notFound();
+      // Idempotent: a repeat (or the loser of a race) answers the same and records nothing.
+      if (outcome.changed) {
+        ctx.audit.record(principal.subject, `automation.${action}d`, { automationId: outcome.automation.id });
+      }
+      return c.json({ automation: outcome.automation });
     });
   }
 

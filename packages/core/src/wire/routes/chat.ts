@@ -22,13 +22,7 @@ import type { WireContext, WireCtx, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { chatBody, presentCredentials, principalOf, queryOf, validate } from '../request.js';
 import { turnStreamResponse } from '../sse.js';
-import { decideInBand } from './approvals.js';
-
-/**
- * An approval's reason, shown back to the model. A message's text has no cap of its own: the
- * last message may be as large as `maxBodyBytes` (the body reader refuses more with 413).
- */
-const MAX_REASON = 100_000;
+import { decideInBand, MAX_REASON } from './approvals.js';
 
 const userPartSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
@@ -74,7 +68,18 @@ const approvalResponseSchema = z.looseObject({
 });
 
 /** A stream cursor: the sequence number of the last chunk the client has. */
-export const cursorSchema = wholeNumber(0, 10_000_000);
+const cursorSchema = wholeNumber(0, 10_000_000);
+
+/**
+ * The client's stream cursor: `Last-Event-ID` (what a reconnecting reader sends), else
+ * `?after=`. A refusal names the one sent, so a client can tell its header from its query.
+ */
+export function streamCursor(c: WireCtx): number | undefined {
+  const header = c.req.header('last-event-id');
+  if (header !== undefined) return validate(cursorSchema, header, 'headers.last-event-id');
+  const after = queryOf(c).after;
+  return after === undefined ? undefined : validate(cursorSchema, after, 'query.after');
+}
 
 export function chatRoutes(ctx: WireContext): Hono<WireEnv> {
   const app = new Hono<WireEnv>();
@@ -106,8 +111,7 @@ export function chatRoutes(ctx: WireContext): Hono<WireEnv> {
     const principal = await principalOf(ctx, c);
     const threadId = c.req.param('id') ?? '';
     const query = queryOf(c);
-    const rawCursor = c.req.header('last-event-id') ?? query.after;
-    const cursor = rawCursor === undefined ? undefined : validate(cursorSchema, rawCursor, 'after');
+    const cursor = streamCursor(c);
     if (!(await ctx.threads.exists(principal.subject, threadId))) {
       throw new WireError('not_found', 'No such thread.');
     }

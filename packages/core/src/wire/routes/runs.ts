@@ -15,7 +15,7 @@ import { wholeNumber } from '../../http/whole-number.js';
 import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { noFields, pageCursor, principalOf, queryOf, validate } from '../request.js';
-import { cursorSchema, follow } from './chat.js';
+import { follow, streamCursor } from './chat.js';
 
 const listQuery = z.object({
   thread: z.string().max(64).optional(),
@@ -56,8 +56,7 @@ export function runRoutes(ctx: WireContext): Hono<WireEnv> {
   // webhook automation reads what its run (which ran as the service) said.
   app.get('/runs/:id/stream', async (c) => {
     const principal = await principalOf(ctx, c);
-    const raw = c.req.header('last-event-id') ?? queryOf(c).after;
-    const after = raw === undefined ? 0 : validate(cursorSchema, raw, 'after');
+    const after = streamCursor(c) ?? 0;
     const run = await ctx.runs.getRun(principal.subject, c.req.param('id'));
     if (!run) throw notFound();
     return follow(ctx, c, run.id, run.threadId, after);

@@ -80,7 +80,10 @@ export function threadRoutes(ctx: WireContext): Hono<WireEnv> {
     if (!(await ctx.threads.exists(principal.subject, id)))
       throw new WireError('not_found', 'No such thread.');
     await ctx.runs.stopThread(principal.subject, id, 'thread_deleted');
-    await ctx.threads.delete(principal.subject, id);
+    // Deletes racing past the check above (each waits for the run to stop): only the one whose
+    // statement removed the thread answers for it, so it is deleted and recorded once.
+    if (!(await ctx.threads.delete(principal.subject, id)))
+      throw new WireError('not_found', 'No such thread.');
     ctx.audit.record(principal.subject, 'thread.deleted', { threadId: id });
     return c.json({ deleted: true, id });
   });
