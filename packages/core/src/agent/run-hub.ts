@@ -52,6 +52,12 @@ export interface RunHubOptions {
 const TOUCH_MS = 1000;
 /** A run row untouched this long belongs to an instance that is gone. */
 const STALE_MS = 30_000;
+
+/**
+ * Tries at writing a thread's new run while others are in its way: each try after the first
+ * follows a run that ended (or was taken over) between the refused write and the look at it.
+ */
+const CLAIM_ATTEMPTS = 5;
 /** Every instance looks this often for runs whose instance is gone, and ends them. */
 const SWEEP_MS = 2000;
 /** Postgres's code for an insert whose referenced row is gone. */
@@ -443,10 +449,11 @@ export class RunHub {
   /**
    * Runs `insert`, which writes the thread's new run. When the thread has a run in flight (the
    * unique index refuses the insert), a run left by an instance that died is taken over and the
-   * insert tried again; a live one refuses with `run_in_flight`, naming the run.
+   * insert tried again; a live one refuses with `run_in_flight`, naming the run found in the way
+   * (one look: a second could find it ended and name none).
    */
   async #claim<T>(owner: string, threadId: string, insert: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; attempt < 2; attempt++) {
+    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       try {
         return await insert();
       } catch (error) {
@@ -456,12 +463,13 @@ export class RunHub {
         );
         // Nothing reaped here may still mean nothing in flight: the sweep (this instance's or
         // another's) ended the orphan first, or the run in the way ended meanwhile. Try again.
-        if (reaped === 0 && (await this.inFlightRun(owner, threadId))) {
-          throw await this.#inFlightRefusal(owner, threadId);
-        }
+        if (reaped > 0) continue;
+        const inTheWay = await this.inFlightRun(owner, threadId);
+        if (inTheWay) throw this.#inFlightRefusal(threadId, inTheWay);
       }
     }
-    throw await this.#inFlightRefusal(owner, threadId);
+    // Runs that kept starting and ending in the gaps between the tries.
+    throw this.#inFlightRefusal(threadId, await this.inFlightRun(owner, threadId));
   }
 
   /**
@@ -513,8 +521,7 @@ export class RunHub {
     }
   }
 
-  async #inFlightRefusal(owner: string, threadId: string): Promise<RunError> {
-    const run = await this.inFlightRun(owner, threadId);
+  #inFlightRefusal(threadId: string, run: RunView | null): RunError {
     const name = run ? ` (${run.id})` : '';
     const stop = `stop it with POST /threads/${threadId}/stop`;
     const message =
