@@ -2,6 +2,7 @@
  * Black-box tests of the three balance endpoints over real HTTP.
  */
 import { SignJWT } from 'jose';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import { type FakeIdp, startFakeIdp } from './support/fake-idp.js';
@@ -64,6 +65,28 @@ it.each(['/api/billing/balance', '/api/v1/balance', '/api/cli/balance'])(
     }
   },
 );
+
+it('answers a fault of each balance endpoint with the generic 500 body of its shape', async () => {
+  const own = await openTestStore();
+  const broken = await startPlatform(own, { baseUrl: 'https://api.example.com', rateLimits: NO_LIMITS });
+  const holder = await createTenantFixture(broken.platform, 1);
+  try {
+    // A fault that is not the store being away (a table gone): the error handler's 500.
+    await sql`alter table wallets rename to wallets_gone`.execute(own.db);
+    await expectJson(await get('/api/billing/balance', bearer(holder.appKey), broken), 500, {
+      error: { message: 'Internal server error' },
+    });
+    await expectJson(await get('/api/v1/balance', bearer(holder.appKey), broken), 500, {
+      error: { message: 'Internal server error' },
+    });
+    await expectJson(await get('/api/cli/balance', bearer(holder.cliKey), broken), 500, {
+      message: 'Internal server error',
+    });
+  } finally {
+    await broken.close();
+    await own.dispose();
+  }
+});
 
 describe('GET /api/billing/balance', () => {
   const path = '/api/billing/balance';
