@@ -5,12 +5,17 @@
  */
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_STREAM_PING_MS } from '../src/events/streams.js';
 import type { Store } from '../src/store/index.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { createMeteredTenant, type MeteredTenant, seedProviders } from './support/metered.js';
 import { type RunningPlatform, startPlatform } from './support/platform.js';
 import { openSse } from './support/sse.js';
 import { openSecondHandle, openTestStore, STORE_KINDS, type TestStore } from './support/stores.js';
+
+it("pings an open stream every 25 seconds by default, the contract's heartbeat", () => {
+  expect(EVENT_STREAM_PING_MS).toBe(25_000);
+});
 
 for (const kind of STORE_KINDS) {
   describe(`deployment event stream (${kind})`, () => {

@@ -15,6 +15,7 @@ import { deliveredLogin, formFields, signIn } from '../../core/test/cli/support.
 import { describeInBrowser, HAS_CHROMIUM, launchChromium } from '../../core/test/support/chromium.js';
 import { type RunningPlatform, startPlatform } from '../../core/test/support/platform.js';
 import { openTestStore, type TestStore } from '../../core/test/support/stores.js';
+import { LOGIN_TIMEOUT_MS } from '../src/commands/login.js';
 import { run } from '../src/index.js';
 import type { CliIo } from '../src/io.js';
 import { createTestIo, type TestIo, writeConfigFile } from './support/io.js';
@@ -245,6 +246,10 @@ describe('the loopback listener', () => {
       apiKey: `service_sk_${'a'.repeat(43)}`,
       tenantId: 't-1\u001b[2J',
     });
+  });
+
+  it("waits the contract's five minutes for the browser unless told otherwise", () => {
+    expect(LOGIN_TIMEOUT_MS).toBe(5 * 60_000);
   });
 
   it('ends the wait with a clear message when the timer runs out', async () => {

@@ -14,11 +14,14 @@ import {
   sseNamesOf,
 } from './log.js';
 
+/** A stream's heartbeat (`: ping`), the contract's every 25 seconds: proxies close idle streams. */
+export const EVENT_STREAM_PING_MS = 25_000;
+
 export interface EventStreamHubOptions {
   logger: Logger;
   /** Concurrent streams per app across instances. Default 5. */
   maxStreamsPerApp?: number;
-  /** Heartbeat interval. Default 25 s. */
+  /** Heartbeat interval. Default `EVENT_STREAM_PING_MS`. */
   pingMs?: number;
   /**
    * This instance's id in the store's heartbeat table: its slots are freed as soon as its
@@ -93,7 +96,7 @@ export class EventStreamHub {
   ) {
     this.#db = store.db;
     this.#max = options.maxStreamsPerApp ?? 5;
-    this.#pingMs = options.pingMs ?? 25_000;
+    this.#pingMs = options.pingMs ?? EVENT_STREAM_PING_MS;
   }
 
   static async start(store: Store, options: EventStreamHubOptions): Promise<EventStreamHub> {
