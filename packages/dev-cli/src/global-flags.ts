@@ -40,6 +40,14 @@ export function unknownFirstWord(word: string): string {
   return `Unknown ${word.startsWith('-') ? 'option' : 'command'}: ${word}`;
 }
 
+/**
+ * The error for `service help <command> <word>…`: help names one command, and a word after it
+ * would else be dropped unread, as if the line meant something it does not.
+ */
+export function helpTakesOneCommand(word: string): string {
+  return `Unexpected argument: ${word} (service help takes one command)`;
+}
+
 /** The global flag `arg` gives a value to (`--json=false` -> `--json`), or null. */
 export function globalFlagGivenValue(arg: string): string | null {
   const name = /^(--json|--help|--version)=/.exec(arg)?.[1];

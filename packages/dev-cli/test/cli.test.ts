@@ -113,6 +113,15 @@ describe('service --help', () => {
     expect(other.err()).toMatch(/^Unknown command: deploy\n\nservice: the developer CLI/);
     await other.dispose();
   });
+
+  it('refuses a word after service help <command> as a usage error (exit 2)', async () => {
+    io = await createTestIo();
+    expect(await run(['help', 'ssh', 'extra'], io)).toBe(2);
+    expect(io.out()).toBe('');
+    expect(io.err()).toMatch(
+      /^Unexpected argument: extra \(service help takes one command\)\n\nservice: the developer CLI/,
+    );
+  });
 });
 
 describe('service --version', () => {

@@ -56,6 +56,22 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(ended.stdout).toMatch(/Usage: service whoami/);
   });
 
+  it("refuses a word after service help <command> as a usage error (exit 2), for both CLIs' commands", async () => {
+    for (const command of ['sync', 'ssh']) {
+      const result = await runCli(['help', command, 'extra'], { cwd: emptyDir() });
+      expect(result).toMatchObject({
+        code: 2,
+        stdout: '',
+        stderr: expect.stringMatching(/^Unexpected argument: extra \(service help takes one command\)\n\n/),
+      });
+    }
+    const json = await runCli(['help', 'sync', 'extra', '--json'], { cwd: emptyDir() });
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({
+      error: { message: 'Unexpected argument: extra (service help takes one command)', exitCode: 2 },
+    });
+  });
+
   it('answers an unknown command with Unknown command and exit 2', async () => {
     const result = await runCli(['frobnicate'], { cwd: emptyDir() });
     expect(result.code).toBe(2);
