@@ -26,8 +26,12 @@ export function resolveHostFile(dir: string, specifier: string, from: string): s
   } else {
     return null;
   }
+  // `./ai.js` names `ai.ts` as TypeScript (and esbuild) read it: the way an app that Node runs
+  // after tsc writes its imports.
+  const typed = base.replace(/\.([cm]?)js(x?)$/, '.$1ts$2');
   const candidates = [
     base,
+    ...(typed === base ? [] : [typed, ...(typed.endsWith('.ts') ? [`${typed}x`] : [])]),
     ...EXTENSIONS.map((ext) => base + ext),
     ...EXTENSIONS.map((ext) => join(base, `index${ext}`)),
   ];
