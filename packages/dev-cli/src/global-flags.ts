@@ -35,6 +35,8 @@ export function commandLine(flags: GlobalFlags): string[] {
 
 /** The error for a first word that names no command: an option (`--bogus`) is called one. */
 export function unknownFirstWord(word: string): string {
+  // `service ''` (an unset variable): "Unknown command: " would name nothing.
+  if (word === '') return 'The command is empty: name one (service --help lists them)';
   const valued = globalFlagGivenValue(word);
   if (valued) return takesNoValue(valued);
   return `Unknown ${word.startsWith('-') ? 'option' : 'command'}: ${word}`;

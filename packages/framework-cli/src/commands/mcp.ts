@@ -29,8 +29,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (sub === 'server-json') return serverJson(rest, io);
   if (sub === 'verify-domain') return verifyDomain(rest, io);
   throw new CliError(
-    sub === undefined
-      ? 'service mcp: name a subcommand: server-json or verify-domain.'
+    sub === undefined || sub === ''
+      ? `service mcp: ${sub === '' ? 'the subcommand is empty' : 'name a subcommand'}: server-json or verify-domain.`
       : `service mcp: unknown subcommand ${sub} (server-json or verify-domain).`,
   );
 }
