@@ -3,7 +3,7 @@ import { DEFAULT_RETRY, type RetryOptions } from './backoff.js';
 import { readEnv } from './env.js';
 import { ServiceConfigError, withAppKeyHint } from './errors.js';
 import { type ReconnectOptions, type SubscribeOptions, subscribeToEvents } from './events.js';
-import { attemptsOption, delayOption, objectOption, timeoutOption } from './options.js';
+import { attemptsOption, callbackOption, delayOption, objectOption, timeoutOption } from './options.js';
 import { proxyFetch } from './proxy.js';
 import { isBillingBalance, isRuntimeConnections } from './shapes.js';
 import { isHeaderSafe, type RequestOptions, requestJson, send, type TransportSettings } from './transport.js';
@@ -133,6 +133,8 @@ function retryOption(value: ClientOptions['retry']): Required<RetryOptions> {
  * const { credits_remaining_micros } = await client.balance();
  */
 export function createClient(options: ClientOptions = {}): ServiceClient {
+  // Not a function, it would throw inside every attempt and be retried as an unreachable platform.
+  callbackOption('fetch', options.fetch);
   const retry = retryOption(options.retry);
   const timeoutMs = timeoutOption('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
   const tuning = objectOption<ReconnectOptions>('reconnect', options.reconnect) ?? {};

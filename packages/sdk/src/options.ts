@@ -81,7 +81,7 @@ export function kindsOption(value: unknown): Set<string> | undefined {
   return new Set<string>(value);
 }
 
-/** A callback option (`onError`, …): anything else would throw a TypeError mid-stream. */
+/** A function option (`fetch`, `onError`, …): anything else would throw a TypeError mid-call. */
 export function callbackOption(name: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'function') refuse(`${name} must be a function`);
 }

@@ -435,6 +435,8 @@ describe('settings', () => {
     refused({ retry: { baseDelayMs: Number.POSITIVE_INFINITY } }, /^retry\.baseDelayMs must be/);
     refused({ retry: 3 as unknown as false }, /^retry must be an object of options/);
     refused({ reconnect: 'fast' as unknown as object }, /^reconnect must be an object of options/);
+    // A fetch that is not one would fail every attempt, retried as if the platform were down.
+    refused({ fetch: 'node-fetch' as unknown as typeof fetch }, /^fetch must be a function/);
     // In range: 1 attempt, no reconnect ceiling, a stream that never gives up, an option left undefined.
     expect(() =>
       createClient({
