@@ -35,9 +35,19 @@ export function commandLine(flags: GlobalFlags): string[] {
 
 /** The error for a first word that names no command: an option (`--bogus`) is called one. */
 export function unknownFirstWord(word: string): string {
+  // `service ''` (an unset variable): "Unknown command: " would name nothing.
+  if (word === '') return 'The command is empty: name one (service --help lists them)';
   const valued = globalFlagGivenValue(word);
   if (valued) return takesNoValue(valued);
   return `Unknown ${word.startsWith('-') ? 'option' : 'command'}: ${word}`;
+}
+
+/**
+ * The error for `service help <command> <word>…`: help names one command, and a word after it
+ * would else be dropped unread, as if the line meant something it does not.
+ */
+export function helpTakesOneCommand(word: string): string {
+  return `Unexpected argument: ${word} (service help takes one command)`;
 }
 
 /** The global flag `arg` gives a value to (`--json=false` -> `--json`), or null. */

@@ -1,5 +1,5 @@
 import { CliError, USAGE } from './cli-error.js';
-import { commandLine, takeGlobalFlags, unknownFirstWord } from './global-flags.js';
+import { commandLine, helpTakesOneCommand, takeGlobalFlags, unknownFirstWord } from './global-flags.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import type { CliIo } from './io.js';
 import { VERSION } from './version.js';
@@ -43,6 +43,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     }
     return exitCode;
   };
+  if (first === 'help' && rest.length > 1) return fail(helpTakesOneCommand(rest[1]!), USAGE, MAIN_HELP);
   if (first === 'help' && rest[0] !== undefined) return run([rest[0], '--help'], io);
   if (flags.version) {
     io.stdout.write(flags.json ? `${JSON.stringify({ version: VERSION })}\n` : `${VERSION}\n`);
@@ -79,7 +80,13 @@ function usage(io: CliIo): number {
 }
 
 export { CliError } from './cli-error.js';
-export { commandLine, type GlobalFlags, takeGlobalFlags, unknownFirstWord } from './global-flags.js';
+export {
+  commandLine,
+  type GlobalFlags,
+  helpTakesOneCommand,
+  takeGlobalFlags,
+  unknownFirstWord,
+} from './global-flags.js';
 export type { CliIo } from './io.js';
 export { quietOnBrokenPipe } from './node-io.js';
 export { VERSION } from './version.js';

@@ -113,6 +113,15 @@ describe('service --help', () => {
     expect(other.err()).toMatch(/^Unknown command: deploy\n\nservice: the developer CLI/);
     await other.dispose();
   });
+
+  it('refuses a word after service help <command> as a usage error (exit 2)', async () => {
+    io = await createTestIo();
+    expect(await run(['help', 'ssh', 'extra'], io)).toBe(2);
+    expect(io.out()).toBe('');
+    expect(io.err()).toMatch(
+      /^Unexpected argument: extra \(service help takes one command\)\n\nservice: the developer CLI/,
+    );
+  });
 });
 
 describe('service --version', () => {
@@ -129,6 +138,14 @@ describe('service --version', () => {
 });
 
 describe('mistakes', () => {
+  it('says an empty command is empty (exit 2), rather than naming no command as unknown', async () => {
+    io = await createTestIo();
+    expect(await run([''], io)).toBe(2);
+    expect(io.err()).toMatch(
+      /^The command is empty: name one \(service --help lists them\)\n\nservice: the developer CLI/,
+    );
+  });
+
   it('prints "Unknown command: <name>", then the help, and exits 2', async () => {
     io = await createTestIo();
     expect(await run(['deploy', '--force'], io)).toBe(2);

@@ -141,8 +141,10 @@ describe('service ssh', () => {
     expect(term.rawModes).toEqual([]);
   });
 
-  it('exits 2 for a blank deployment name or one over 200 characters, before asking the platform', async () => {
+  it('exits 2 for an empty or blank deployment name or one over 200 characters, before asking the platform', async () => {
     for (const [name, message] of [
+      // Given but empty (an unset variable): said so, not "missing".
+      ['', 'The deployment name is empty: service ssh <deployment>'],
       ['   ', 'The deployment name is blank.'],
       ['a'.repeat(201), 'The deployment name is over 200 characters.'],
     ] as const) {

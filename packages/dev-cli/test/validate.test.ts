@@ -141,6 +141,12 @@ colour: blue
     );
   });
 
+  it('refuses an empty path as a usage error (exit 2), saying it is empty', async () => {
+    const { code, err } = await validate(null, ['']);
+    expect(code).toBe(2);
+    expect(err).toMatch(/^The manifest path is empty: service validate \[file\]\n/);
+  });
+
   it('prints one JSON object with --json', async () => {
     const bad = await validate('name: x\nversion: 1\nruntime: node\n', ['--json']);
     expect(bad.code).toBe(1);

@@ -5,7 +5,13 @@
  */
 import type { GlobalFlags } from '@service/dev-cli';
 
-export { commandLine, type GlobalFlags, takeGlobalFlags, unknownFirstWord } from '@service/dev-cli';
+export {
+  commandLine,
+  type GlobalFlags,
+  helpTakesOneCommand,
+  takeGlobalFlags,
+  unknownFirstWord,
+} from '@service/dev-cli';
 
 /** The global flags again, as arguments: what a delegated command line gets back. */
 export function globalFlagArgs(flags: GlobalFlags): string[] {

@@ -34,8 +34,9 @@ export const COMMAND_HELP: Record<string, string> = {
   --agent                 print the plan as JSON and write nothing
   --yes                   apply without asking
   --force                 regenerate the files under .service/ (never your source)
-  --model-import <spec>   where the model comes from (default ./ai beside the wiring; @/lib/ai
-                          on Next.js when the tsconfig maps @/* to the source root)
+  --model-import <spec>   where the model comes from (default ./ai beside the wiring, ./ai.js when
+                          the app's imports need .js; @/lib/ai on Next.js when the tsconfig maps
+                          @/* to the source root)
   --brief <text>          what the app's agent is for
   --json                  print { applied, plan } once applied (needs --yes)
 

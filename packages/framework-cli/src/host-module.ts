@@ -7,9 +7,11 @@
 import { Console } from 'node:console';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CliError } from './cli-error.js';
+import { addCommand } from './project.js';
+import { AI_RANGE } from './templates.js';
 
 const EXTENSIONS = ['.ts', '.tsx', '.mts', '.js', '.mjs'];
 
@@ -24,8 +26,12 @@ export function resolveHostFile(dir: string, specifier: string, from: string): s
   } else {
     return null;
   }
+  // `./ai.js` names `ai.ts` as TypeScript (and esbuild) read it: the way an app that Node runs
+  // after tsc writes its imports.
+  const typed = base.replace(/\.([cm]?)js(x?)$/, '.$1ts$2');
   const candidates = [
     base,
+    ...(typed === base ? [] : [typed, ...(typed.endsWith('.ts') ? [`${typed}x`] : [])]),
     ...EXTENSIONS.map((ext) => base + ext),
     ...EXTENSIONS.map((ext) => join(base, `index${ext}`)),
   ];
@@ -69,7 +75,7 @@ export async function importHostPackage(dir: string, specifier: string): Promise
   const outfile = cliModuleFile(dir, `package:${specifier}`);
   mkdirSync(dirname(outfile), { recursive: true });
   writeFileSync(outfile, `export * as namespace from ${JSON.stringify(specifier)};\n`);
-  const loaded = await loadHostModule(specifier, outfile);
+  const loaded = await loadHostModule(dir, specifier, outfile);
   return loaded.namespace as Record<string, unknown>;
 }
 
@@ -93,19 +99,35 @@ export async function importHostModule(dir: string, file: string): Promise<Recor
   } catch (error) {
     throw new CliError(`Could not load ${file}: ${(error as Error).message}`);
   }
-  return loadHostModule(file, outfile);
+  return loadHostModule(dir, file, outfile);
 }
 
 /** Imports a module written under `.service/data/cli/`; `name` is what a failure names. */
-async function loadHostModule(name: string, outfile: string): Promise<Record<string, unknown>> {
+async function loadHostModule(dir: string, name: string, outfile: string): Promise<Record<string, unknown>> {
   consoleToStderr();
   try {
     return await withoutExit(() =>
       withinLoadLimit(import(`${pathToFileURL(outfile).href}?at=${Date.now()}`)),
     );
   } catch (error) {
+    const missing = missingPackage(error);
+    if (missing !== null) {
+      // Node names the bundle under .service/data/cli/ as the importer, a file the developer never
+      // wrote: what they need is the package's name and the line that installs it.
+      const shown = isAbsolute(name) ? relative(dir, name) : name;
+      const spec = missing === 'ai' ? `ai@${AI_RANGE}` : missing;
+      throw new CliError(
+        `Could not load ${shown}: it needs the package ${missing}, which is not installed in the app: run \`${addCommand(dir, spec)}\`.`,
+      );
+    }
     throw new CliError(`Could not load ${name}: ${(error as Error).message}`);
   }
+}
+
+/** The package a failed import could not find (Node's ERR_MODULE_NOT_FOUND for a bare name), or null. */
+function missingPackage(error: unknown): string | null {
+  if ((error as { code?: unknown } | null)?.code !== 'ERR_MODULE_NOT_FOUND') return null;
+  return /^Cannot find package '([^']+)'/.exec((error as Error).message)?.[1] ?? null;
 }
 
 /**

@@ -3,7 +3,13 @@
  * validate, dev, ssh) are handed to the developer CLI, so one name reaches both.
  */
 import { CliError, INTERRUPTED, UNKNOWN_COMMAND } from './cli-error.js';
-import { commandLine, globalFlagArgs, takeGlobalFlags, unknownFirstWord } from './global-flags.js';
+import {
+  commandLine,
+  globalFlagArgs,
+  helpTakesOneCommand,
+  takeGlobalFlags,
+  unknownFirstWord,
+} from './global-flags.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
 import type { CliIo } from './io.js';
 import { VERSION } from './version.js';
@@ -39,6 +45,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     else io.stderr.write(`${message}\n${help ? `\n${help}` : ''}`);
     return exitCode;
   };
+  if (first === 'help' && rest.length > 1)
+    return fail(helpTakesOneCommand(rest[1]!), UNKNOWN_COMMAND, MAIN_HELP);
   if (first === 'help' && rest[0] !== undefined) return run([rest[0], '--help'], io);
   if (flags.version) {
     io.stdout.write(flags.json ? `${JSON.stringify({ version: VERSION })}\n` : `${VERSION}\n`);

@@ -31,6 +31,10 @@ export type ServiceConfig = z.infer<typeof configSchema>;
 
 /** The app folder a command names (the current one by default); one that is not there is refused. */
 export function appDir(cwd: string, dir: string | undefined): string {
+  // `service sync ''` (an unset variable): read as this folder, it would act on an app the line
+  // never named.
+  if (dir === '')
+    throw new CliError("The folder named on the line is empty: name the app's folder, or leave it out.");
   const folder = resolve(cwd, dir ?? '.');
   if (!existsSync(folder)) throw new CliError(`No such folder: ${folder}`);
   if (!statSync(folder).isDirectory())

@@ -2,6 +2,7 @@
  * What `service init` writes into the host source, once (never overwritten): the wiring, a tools
  * module with one example tool, and the model module when it names a file that is not there.
  */
+import type { ImportExtension } from './import-style.js';
 import type { Framework } from './project.js';
 
 const DEFAULT_BRIEF = 'You help the signed-in user with this app.';
@@ -20,27 +21,36 @@ export interface WiringFiles {
   files: Array<{ path: string; content: string }>;
 }
 
+/** Where the wiring's service module goes. */
+export function serviceModuleOf(framework: Framework, root: string): string {
+  const path = framework === 'express' ? 'service.ts' : 'lib/service.ts';
+  return root ? `${root}/${path}` : path;
+}
+
 export function wiringFor(options: {
   framework: Framework;
   root: string;
   modelImport: string;
   brief?: string;
+  /** How the app writes relative imports (Express: its `tsconfig.json` and package type decide). */
+  importExtension?: ImportExtension;
 }): WiringFiles {
   const at = (path: string) => (options.root ? `${options.root}/${path}` : path);
   const system = JSON.stringify(options.brief?.trim() || DEFAULT_BRIEF);
   if (options.framework === 'express') {
+    const tools = `./service-tools${options.importExtension ?? ''}`;
     return {
       toolsModule: at('service-tools.ts'),
-      serviceModule: at('service.ts'),
+      serviceModule: serviceModuleOf('express', options.root),
       files: [
-        { path: at('service.ts'), content: expressService(options.modelImport, system) },
+        { path: at('service.ts'), content: expressService(options.modelImport, tools, system) },
         { path: at('service-tools.ts'), content: TOOLS },
       ],
     };
   }
   return {
     toolsModule: at('lib/service-tools.ts'),
-    serviceModule: at('lib/service.ts'),
+    serviceModule: serviceModuleOf('next', options.root),
     files: [
       { path: at('app/api/service/[...service]/route.ts'), content: NEXT_ROUTE },
       { path: at('app/.well-known/[...path]/route.ts'), content: NEXT_WELL_KNOWN_ROUTE },
@@ -91,7 +101,7 @@ export const tools: AnyHostTool[] = [
 ];
 `;
 
-function expressService(modelImport: string, system: string): string {
+function expressService(modelImport: string, toolsImport: string, system: string): string {
   return `/**
  * The service wire of this app: mount it before your own routes with
  * \`mountServiceRoutes(app)\` (it answers /api/service and the MCP door's discovery paths).
@@ -99,7 +109,7 @@ function expressService(modelImport: string, system: string): string {
 import { createService, type Principal } from '@service/core/wire';
 import { type ExpressAppLike, mountService } from '@service/express';
 import { model } from ${JSON.stringify(modelImport)};
-import { tools } from './service-tools';
+import { tools } from '${toolsImport}';
 
 export const service = createService({
   // Who is signed in: return { subject: <your user id> } from your own session, or null.

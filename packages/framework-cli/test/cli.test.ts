@@ -4,7 +4,15 @@
  * `pnpm exec service` at the repo root running this CLI.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -54,6 +62,22 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     const ended = await runCli(['--', 'whoami', '--help'], { cwd: emptyDir() });
     expect(ended.code).toBe(0);
     expect(ended.stdout).toMatch(/Usage: service whoami/);
+  });
+
+  it("refuses a word after service help <command> as a usage error (exit 2), for both CLIs' commands", async () => {
+    for (const command of ['sync', 'ssh']) {
+      const result = await runCli(['help', command, 'extra'], { cwd: emptyDir() });
+      expect(result).toMatchObject({
+        code: 2,
+        stdout: '',
+        stderr: expect.stringMatching(/^Unexpected argument: extra \(service help takes one command\)\n\n/),
+      });
+    }
+    const json = await runCli(['help', 'sync', 'extra', '--json'], { cwd: emptyDir() });
+    expect(json.code).toBe(2);
+    expect(JSON.parse(json.stdout)).toEqual({
+      error: { message: 'Unexpected argument: extra (service help takes one command)', exitCode: 2 },
+    });
   });
 
   it('answers an unknown command with Unknown command and exit 2', async () => {
@@ -323,6 +347,34 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect((await runCli(['init', '--model-import'], { cwd: emptyDir() })).stderr).toMatch(/needs a value/);
     const surplus = await runCli(['sync', 'a', 'b'], { cwd: emptyDir() });
     expect(surplus).toMatchObject({ code: 1, stderr: expect.stringMatching(/unexpected argument b/) });
+  });
+
+  it('refuses an empty word for the folder, the command or the mcp subcommand, saying it is empty', async () => {
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'app', dependencies: { express: '^5.0.0' } });
+    // An empty folder is not this folder: init would wire an app the line never named.
+    for (const command of ['init', 'sync', 'doctor', 'refine']) {
+      const result = await runCli(command === 'init' ? [command, '', '--yes'] : [command, ''], {
+        cwd: dir,
+        env: baseEnv({ SERVICE_URL: 'http://127.0.0.1:9' }),
+      });
+      expect(result, command).toMatchObject({
+        code: 1,
+        stderr: "The folder named on the line is empty: name the app's folder, or leave it out.\n",
+      });
+    }
+    expect(existsSync(join(dir, '.service'))).toBe(false);
+    for (const args of [[''], ['help', '']]) {
+      const result = await runCli(args, { cwd: dir });
+      expect(result).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/^The command is empty: name one \(service --help lists them\)\n/),
+      });
+    }
+    expect(await runCli(['mcp', ''], { cwd: dir })).toMatchObject({
+      code: 1,
+      stderr: 'service mcp: the subcommand is empty: server-json or verify-domain.\n',
+    });
   });
 
   it('reads what follows -- as arguments, even when they start with a dash', async () => {

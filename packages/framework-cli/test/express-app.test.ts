@@ -69,7 +69,7 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
     const plan = JSON.parse(result.stdout);
     expect(plan).toMatchObject({
       framework: 'express',
-      modelImport: './ai',
+      modelImport: './ai.js',
       env: { variable: 'SERVICE_STORE_ENCRYPTION_KEY', action: 'provision' },
       scripts: [
         { name: 'predev', command: 'service sync', action: 'add' },
@@ -110,7 +110,7 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
     expect(readJson(join(dir, '.service/config.json'))).toMatchObject({
       framework: 'express',
       toolsModule: 'service-tools.ts',
-      modelImport: './ai',
+      modelImport: './ai.js',
     });
     const key = /^SERVICE_STORE_ENCRYPTION_KEY=(.+)$/m.exec(readFileSync(join(dir, '.env'), 'utf8'))?.[1];
     expect(Buffer.from(key!, 'base64')).toHaveLength(32);
@@ -318,7 +318,7 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
       expect(flagged.code, flagged.stderr).toBe(0);
       expect(JSON.parse(flagged.stdout)).toMatchObject({ model: 'acme/fixed', notes: ['from my-models'] });
 
-      writeFileSync(configFile, config.replace('"./ai"', '"my-models"'));
+      writeFileSync(configFile, config.replace('"./ai.js"', '"my-models"'));
       const configured = await runCli(['refine', '--json'], { cwd: dir });
       expect(configured.code, configured.stderr).toBe(0);
       expect(JSON.parse(configured.stdout)).toMatchObject({ model: 'acme/fixed', notes: ['from my-models'] });
@@ -334,7 +334,7 @@ describe.skipIf(!BUILT)('service on a new Express app', () => {
           './does-not-exist (modelImport in .service/config.json): no such module in the app.',
         ],
       ]) {
-        writeFileSync(configFile, config.replace('"./ai"', JSON.stringify(specifier)));
+        writeFileSync(configFile, config.replace('"./ai.js"', JSON.stringify(specifier)));
         const missing = await runCli(['refine', '--json'], { cwd: dir });
         expect(missing.code).toBe(1);
         expect(JSON.parse(missing.stdout).error.message).toContain(message);

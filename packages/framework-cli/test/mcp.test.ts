@@ -5,7 +5,16 @@
  * or the challenge does not.
  */
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -108,6 +117,14 @@ describe.skipIf(!BUILT)('service mcp server-json', () => {
     const forced = await runCli(['mcp', 'server-json', '--domain', 'example.com', '--force'], { cwd: dir });
     expect(forced.code).toBe(0);
     expect(readJson(join(dir, 'server.json')).name).toBe('com.example/shop');
+    // A folder named server.json is not overwritten by --force: one line, not Node's EISDIR.
+    const other = appFolder();
+    mkdirSync(join(other, 'server.json'));
+    const folder = await runCli(['mcp', 'server-json', '--domain', 'example.com', '--force'], { cwd: other });
+    expect(folder).toMatchObject({
+      code: 1,
+      stderr: `service mcp server-json: cannot write ${other}/server.json: ${other}/server.json is a folder.\n`,
+    });
   });
 
   it('prints the written file and document under --json', async () => {
@@ -174,14 +191,55 @@ describe.skipIf(!BUILT)('service mcp verify-domain', () => {
     const dir = appFolder();
     const args = ['mcp', 'verify-domain', '--domain', 'example.com', '--key-out', 'w.key'];
     const result = await runCli([...args, '--write-well-known', 'package.json'], { cwd: dir });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(
-      /^service mcp verify-domain: cannot write .*package\.json\/\.well-known\/mcp-registry-auth: .*no key was kept\.\n$/,
-    );
+    expect(result).toMatchObject({
+      code: 1,
+      stderr: `service mcp verify-domain: cannot write ${dir}/package.json/.well-known/mcp-registry-auth: ${dir}/package.json is a file, not a folder; nothing was written.\n`,
+    });
     expect(existsSync(join(dir, 'w.key'))).toBe(false);
     const again = await runCli([...args, '--write-well-known', 'public'], { cwd: dir });
     expect(again.code, again.stderr).toBe(0);
     expect(existsSync(join(dir, 'w.key'))).toBe(true);
+  });
+
+  it('refuses a path it cannot write under in one line (exit 1), before writing anything', async () => {
+    const dir = appFolder();
+    mkdirSync(join(dir, 'public'));
+    writeFileSync(join(dir, 'public/.well-known'), 'a file where the folder goes\n');
+    mkdirSync(join(dir, 'site/.well-known/mcp-registry-auth'), { recursive: true });
+    const before = readdirSync(dir).sort();
+    const base = ['mcp', 'verify-domain', '--domain', 'example.com'];
+    for (const [args, message] of [
+      // A file where a folder of --key-out goes (Node: ENOTDIR).
+      [
+        ['--key-out', 'package.json/registry.key'],
+        `${dir}/package.json/registry.key: ${dir}/package.json is a file, not a folder`,
+      ],
+      [['--key-out', 'keys/registry.key'], `${dir}/keys/registry.key: the folder ${dir}/keys does not exist`],
+      // The key's path is fine; the well-known file's is not: the key is not written either.
+      [
+        ['--key-out', 'registry.key', '--write-well-known', 'public'],
+        `${dir}/public/.well-known/mcp-registry-auth: ${dir}/public/.well-known is a file, not a folder`,
+      ],
+      [
+        ['--key-out', 'registry.key', '--write-well-known', 'site'],
+        `${dir}/site/.well-known/mcp-registry-auth: ${dir}/site/.well-known/mcp-registry-auth is a folder`,
+      ],
+    ] as const) {
+      const result = await runCli([...base, ...args], { cwd: dir });
+      expect(result).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: `service mcp verify-domain: cannot write ${message}; nothing was written.\n`,
+      });
+      expect(readdirSync(dir).sort()).toEqual(before);
+    }
+    const json = await runCli([...base, '--json', '--key-out', 'package.json/k'], { cwd: dir });
+    expect(JSON.parse(json.stdout)).toEqual({
+      error: {
+        message: expect.stringMatching(/is a file, not a folder; nothing was written\.$/),
+        exitCode: 1,
+      },
+    });
   });
 
   it('prints the key file, the challenge and the well-known file under --json', async () => {

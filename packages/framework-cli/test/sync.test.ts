@@ -278,6 +278,28 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
     expect(readFileSync(join(dir, '.service/catalog.json'), 'utf8')).toBe(before);
   });
 
+  it('names a package the tools module needs that is not installed, and the line that installs it', async () => {
+    // As after `service init` in an app whose dependencies are not installed yet.
+    writeFileSync(
+      join(dir, 'tools.ts'),
+      "import { defineTool } from '@service/core/wire';\nexport const tools = [defineTool({ name: 'x', description: 'x.', input: { type: 'object' }, execute: () => null })];\n",
+    );
+    const npm = await sync();
+    expect(npm).toMatchObject({
+      code: 1,
+      stderr:
+        'Could not load tools.ts: it needs the package @service/core, which is not installed in the app: run `npm install @service/core`.\n',
+    });
+    // The install line is the app's package manager's, by its lockfile.
+    writeFileSync(join(dir, 'pnpm-lock.yaml'), "lockfileVersion: '9.0'\n");
+    try {
+      const pnpm = await sync('--json');
+      expect(JSON.parse(pnpm.stdout).error.message).toMatch(/run `pnpm add @service\/core`\.$/);
+    } finally {
+      rmSync(join(dir, 'pnpm-lock.yaml'));
+    }
+  });
+
   it('points a command run in a subfolder of the app at the app', async () => {
     const sub = join(dir, 'src/lib');
     mkdirSync(sub, { recursive: true });

@@ -3,6 +3,7 @@ import { DEFAULT_RETRY, type RetryOptions } from './backoff.js';
 import { readEnv } from './env.js';
 import { ServiceConfigError, withAppKeyHint } from './errors.js';
 import { type ReconnectOptions, type SubscribeOptions, subscribeToEvents } from './events.js';
+import { attemptsOption, callbackOption, delayOption, objectOption, timeoutOption } from './options.js';
 import { proxyFetch } from './proxy.js';
 import { isBillingBalance, isRuntimeConnections } from './shapes.js';
 import { isHeaderSafe, type RequestOptions, requestJson, send, type TransportSettings } from './transport.js';
@@ -109,23 +110,21 @@ function given(name: 'apiKey' | 'baseUrl', value: string | undefined): string | 
   return value.trim();
 }
 
-/**
- * A timeout option: a positive number of milliseconds. `Infinity` (or anything longer than a timer
- * holds) means none; NaN, zero and below would fire at once, so they are refused.
- */
-function timeoutOption(name: string, value: number): number {
-  if (typeof value !== 'number' || !(value > 0)) {
-    throw new ServiceConfigError(
-      'invalid_option',
-      `${name} must be a positive number of milliseconds (Infinity for no timeout)`,
-    );
-  }
-  return value;
+/** `retry` as the transport reads it: `false` is one attempt; each number given is checked. */
+function retryOption(value: ClientOptions['retry']): Required<RetryOptions> {
+  if (value === false) return { ...DEFAULT_RETRY, attempts: 1 };
+  const retry = objectOption<RetryOptions>('retry', value) ?? {};
+  return {
+    attempts: attemptsOption('retry.attempts', retry.attempts ?? DEFAULT_RETRY.attempts),
+    baseDelayMs: delayOption('retry.baseDelayMs', retry.baseDelayMs ?? DEFAULT_RETRY.baseDelayMs),
+    maxDelayMs: delayOption('retry.maxDelayMs', retry.maxDelayMs ?? DEFAULT_RETRY.maxDelayMs, true),
+  };
 }
 
 /**
- * The platform client. Nothing is checked until a call: a missing key or base URL rejects that
- * call with a `ServiceConfigError` before any request is sent.
+ * The platform client. Its options are checked here: one out of range (a `retry.attempts` of 0, a
+ * NaN timeout) throws a `ServiceConfigError` at once. A missing key or base URL is checked at the
+ * first call, which rejects with a `ServiceConfigError` before any request is sent.
  *
  * @see docs/sdk.md
  * @example
@@ -134,16 +133,28 @@ function timeoutOption(name: string, value: number): number {
  * const { credits_remaining_micros } = await client.balance();
  */
 export function createClient(options: ClientOptions = {}): ServiceClient {
-  const retry =
-    options.retry === false ? { ...DEFAULT_RETRY, attempts: 1 } : { ...DEFAULT_RETRY, ...options.retry };
+  // Not a function, it would throw inside every attempt and be retried as an unreachable platform.
+  callbackOption('fetch', options.fetch);
+  const retry = retryOption(options.retry);
   const timeoutMs = timeoutOption('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  const reconnect = { ...DEFAULT_RECONNECT, ...options.reconnect };
-  for (const name of ['idleTimeoutMs', 'headersTimeoutMs'] as const) {
-    reconnect[name] = timeoutOption(
-      `reconnect.${name}`,
-      options.reconnect?.[name] ?? DEFAULT_RECONNECT[name],
-    );
-  }
+  const tuning = objectOption<ReconnectOptions>('reconnect', options.reconnect) ?? {};
+  const reconnect: Required<ReconnectOptions> = {
+    idleTimeoutMs: timeoutOption(
+      'reconnect.idleTimeoutMs',
+      tuning.idleTimeoutMs ?? DEFAULT_RECONNECT.idleTimeoutMs,
+    ),
+    headersTimeoutMs: timeoutOption(
+      'reconnect.headersTimeoutMs',
+      tuning.headersTimeoutMs ?? DEFAULT_RECONNECT.headersTimeoutMs,
+    ),
+    baseDelayMs: delayOption('reconnect.baseDelayMs', tuning.baseDelayMs ?? DEFAULT_RECONNECT.baseDelayMs),
+    maxDelayMs: delayOption('reconnect.maxDelayMs', tuning.maxDelayMs ?? DEFAULT_RECONNECT.maxDelayMs, true),
+    maxAttempts: attemptsOption(
+      'reconnect.maxAttempts',
+      tuning.maxAttempts ?? DEFAULT_RECONNECT.maxAttempts,
+      'never gives up',
+    ),
+  };
   const settings: TransportSettings = {
     credential: given('apiKey', options.apiKey) ?? readEnv('SERVICE_API_KEY'),
     baseUrl: given('baseUrl', options.baseUrl) ?? readEnv('SERVICE_BASE_URL'),

@@ -166,7 +166,7 @@ function retryAfterHeader(value: string | null, now = Date.now()): number | unde
  * three body shapes of the API contract (canonical, nested, flat) and a `{ error: "<text>" }` string.
  * The class is chosen by `Service-Error-Code`, then `error.code`, then the status.
  */
-export function errorFromAnswer(status: number, headers: Headers, body: unknown): ServiceError {
+export function errorFromAnswer(status: number, headers: Headers, body: unknown, url?: string): ServiceError {
   const top = record(body) ? body : undefined;
   const nested = record(top?.error) ? top.error : undefined;
   const headerCode = text(headers.get('service-error-code'));
@@ -176,7 +176,8 @@ export function errorFromAnswer(status: number, headers: Headers, body: unknown)
     text(top?.code) ??
     text(nested?.code) ??
     codeForStatus(status);
-  const message = text(nested?.message) ?? text(top?.error) ?? text(top?.message) ?? `HTTP ${status}`;
+  const message =
+    text(nested?.message) ?? text(top?.error) ?? text(top?.message) ?? notPlatformAnswer(status, url);
   const retryAfter =
     typeof nested?.retry_after === 'number'
       ? nested.retry_after
@@ -200,6 +201,18 @@ export function errorFromAnswer(status: number, headers: Headers, body: unknown)
   const Family =
     FAMILIES[code] ?? (status === 402 ? undefined : FAMILIES[codeForStatus(status)]) ?? ServiceError;
   return new Family(details);
+}
+
+/**
+ * The message of an answer with no message in any of the platform's error shapes: most likely
+ * another server (a wrong base URL, or one missing its path prefix), whose bare `HTTP 404` would
+ * read as "no such thing" on the platform. Which URL answered is what tells the two apart.
+ */
+function notPlatformAnswer(status: number, url: string | undefined): string {
+  if (url === undefined) return `HTTP ${status}`;
+  const answered = `HTTP ${status} from ${url}`;
+  if (status !== 404) return answered;
+  return `${answered}, not in the platform's error shape: the base URL (baseUrl, or SERVICE_BASE_URL) may be wrong, or miss its path prefix`;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   ServiceError,
   withAppKeyHint,
 } from './errors.js';
+import { callbackOption, kindsOption } from './options.js';
 import { isServiceEvent, SERVICE_EVENT_KINDS } from './shapes.js';
 import { isHeaderSafe, joinUrl, requireSettings, type TransportSettings } from './transport.js';
 
@@ -101,8 +102,9 @@ export async function* subscribeToEvents(
       'lastEventId cannot be sent as Last-Event-ID: only visible ASCII, no spaces or line breaks',
     );
   }
+  for (const name of ['onError', 'onReconnect', 'onMissed'] as const) callbackOption(name, options[name]);
   const url = joinUrl(baseUrl, EVENTS_PATH);
-  const wanted = options.kinds ? new Set<string>(options.kinds) : CANONICAL;
+  const wanted = kindsOption(options.kinds) ?? CANONICAL;
   const delivered = new RecentIds(REMEMBERED_IDS);
   let lastEventId = options.lastEventId;
   let failures = 0;
@@ -156,7 +158,7 @@ export async function* subscribeToEvents(
       }
 
       if (!response.ok || !response.body) {
-        const error = errorFromAnswer(response.status, response.headers, await readBody(response));
+        const error = errorFromAnswer(response.status, response.headers, await readBody(response), url);
         if (error instanceof ServiceAuthError) throw withAppKeyHint(error, EVENTS_PATH);
         if (response.status === 429 || response.status >= 500) {
           await retryAfterFailure(

@@ -206,7 +206,7 @@ export async function send(
         return { status: response.status, headers: response.headers, body: parseBody(await response.text()) };
       }
       if (response.status < 500 || last) {
-        throw errorFromAnswer(response.status, response.headers, await readBody(response));
+        throw errorFromAnswer(response.status, response.headers, await readBody(response), url);
       }
       await response.body?.cancel().catch(() => {});
     } catch (error) {

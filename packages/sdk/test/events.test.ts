@@ -13,6 +13,7 @@ import { createPlatform } from '../../core/src/platform/create-platform.js';
 import {
   createClient,
   ServiceAuthError,
+  ServiceConfigError,
   ServiceConnectionError,
   ServiceError,
   type ServiceEvent,
@@ -290,6 +291,43 @@ describe('giving up and reporting', () => {
     expect(error).toMatchObject({ status: 404, code: 'not_found' });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("names the URL that answered a 404 not in the platform's shape, and the base URL as the likely cause", async () => {
+    server = await startLoopbackServer((_req, res) => {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
+    });
+    const iterator = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST }).events.subscribe();
+    const error = await iterator.next().catch((e) => e);
+    expect(error).toMatchObject({ status: 404, code: 'not_found' });
+    expect(error.message).toMatch(
+      new RegExp(`^HTTP 404 from ${server.url}/api/deployments/me/events, .*the base URL .* may be wrong`),
+    );
+  });
+
+  it('refuses kinds that are not an array of event kinds, and callbacks that are not functions, before any request', async () => {
+    server = await startLoopbackServer((_req, res) => {
+      res.writeHead(500).end();
+    });
+    const client = createClient({ apiKey: KEY, baseUrl: server.url, reconnect: FAST });
+    for (const [options, message] of [
+      [{ kinds: 'connection.changed' }, /^kinds must be an array of event kinds/],
+      [{ kinds: 'x' }, /^kinds must be an array of event kinds/],
+      [{ kinds: [] }, /^kinds is empty/],
+      [
+        { kinds: ['connection.chnged'] },
+        /^kinds has "connection.chnged", not an event kind: one of connection\.connected, /,
+      ],
+      [{ onError: 'log' }, /^onError must be a function/],
+    ] as const) {
+      const error = await client.events
+        .subscribe(options as never)
+        .next()
+        .catch((e) => e);
+      expect(error, JSON.stringify(options)).toBeInstanceOf(ServiceConfigError);
+      expect(error.message).toMatch(message);
+    }
+    expect(server.requests).toHaveLength(0);
   });
 
   it("calls onReconnect with the id it resumes after, and waits the server's retry hint", async () => {

@@ -399,4 +399,72 @@ describe('settings', () => {
     }
     expect(() => createClient({ apiKey: KEY }).forUser(' ')).toThrow(ServiceConfigError);
   });
+
+  it('refuses retry and reconnect numbers out of range at once, instead of reading them as 1', () => {
+    const refused = (options: Parameters<typeof createClient>[0], message: RegExp) => {
+      const error = (() => {
+        try {
+          createClient({ apiKey: KEY, baseUrl: 'http://127.0.0.1:9', ...options });
+        } catch (e) {
+          return e;
+        }
+      })() as ServiceConfigError;
+      expect(error, JSON.stringify(options)).toBeInstanceOf(ServiceConfigError);
+      expect(error.code).toBe('invalid_option');
+      expect(error.message).toMatch(message);
+    };
+    // 0 too: a call always makes its first attempt; `retry: false` (or 1) is "no retries".
+    for (const attempts of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '3' as unknown as number]) {
+      refused({ retry: { attempts } }, /^retry\.attempts must be a whole number of attempts, 1 or more/);
+    }
+    for (const maxAttempts of [0, -1, 1.5, Number.NaN]) {
+      refused(
+        { reconnect: { maxAttempts } },
+        /^reconnect\.maxAttempts must be a whole number .*Infinity never gives up/,
+      );
+    }
+    for (const delay of [-1, Number.NaN]) {
+      refused(
+        { retry: { baseDelayMs: delay } },
+        /^retry\.baseDelayMs must be a number of milliseconds, 0 or more/,
+      );
+      refused({ retry: { maxDelayMs: delay } }, /^retry\.maxDelayMs must be/);
+      refused({ reconnect: { baseDelayMs: delay } }, /^reconnect\.baseDelayMs must be/);
+      refused({ reconnect: { maxDelayMs: delay } }, /^reconnect\.maxDelayMs must be/);
+    }
+    refused({ retry: { baseDelayMs: Number.POSITIVE_INFINITY } }, /^retry\.baseDelayMs must be/);
+    refused({ retry: 3 as unknown as false }, /^retry must be an object of options/);
+    refused({ reconnect: 'fast' as unknown as object }, /^reconnect must be an object of options/);
+    // A fetch that is not one would fail every attempt, retried as if the platform were down.
+    refused({ fetch: 'node-fetch' as unknown as typeof fetch }, /^fetch must be a function/);
+    // In range: 1 attempt, no reconnect ceiling, a stream that never gives up, an option left undefined.
+    expect(() =>
+      createClient({
+        retry: { attempts: 1, baseDelayMs: 0, maxDelayMs: Number.POSITIVE_INFINITY },
+        reconnect: { maxAttempts: Number.POSITIVE_INFINITY, baseDelayMs: undefined },
+      }),
+    ).not.toThrow();
+  });
+
+  it("says which URL answered a 404 not in the platform's shape, and that the base URL may be wrong", async () => {
+    // Another server at the base URL (or the platform without its path prefix): its own 404 page.
+    const { url } = await serve([
+      [404, { 'content-type': 'text/html' }, '<pre>Cannot GET /api/billing/balance</pre>'],
+    ]);
+    const error = await createClient({ apiKey: KEY, baseUrl: url })
+      .balance()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error).toMatchObject({ status: 404, code: 'not_found' });
+    expect(error.message).toBe(
+      `HTTP 404 from ${url}/api/billing/balance, not in the platform's error shape: the base URL (baseUrl, or SERVICE_BASE_URL) may be wrong, or miss its path prefix`,
+    );
+    // The platform's own 404 keeps its message.
+    await server!.close();
+    const platform = await serve([json(404, { error: { code: 'not_found', message: 'No such app' } })]);
+    const own = await createClient({ apiKey: KEY, baseUrl: platform.url })
+      .request('/api/apps/x')
+      .catch((e: Error) => e);
+    expect((own as Error).message).toBe('No such app');
+  });
 });

@@ -33,7 +33,10 @@ const MAX_DEPLOYMENT_LENGTH = 200;
 export async function run(args: string[], io: CliIo): Promise<number> {
   const { positionals } = parseCommandArgs(args, {}, 1);
   const deployment = positionals[0];
-  if (!deployment) throw new CliError('Missing argument: service ssh <deployment>', USAGE);
+  if (deployment === undefined) throw new CliError('Missing argument: service ssh <deployment>', USAGE);
+  // An empty word was given (`service ssh ''`, an unset variable): saying it is missing would
+  // send the developer looking for an argument they did type.
+  if (deployment === '') throw new CliError('The deployment name is empty: service ssh <deployment>', USAGE);
   // The platform refuses these with a message about the request's JSON, which would mislead.
   if (!deployment.trim()) throw new CliError('The deployment name is blank.', USAGE);
   if (deployment.length > MAX_DEPLOYMENT_LENGTH) {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { parseCommandArgs } from '../args.js';
-import { CliError } from '../cli-error.js';
+import { CliError, USAGE } from '../cli-error.js';
 import { type CliIo, printable, styles } from '../io.js';
 import { checkManifest } from '../manifest.js';
 
@@ -12,6 +12,9 @@ import { checkManifest } from '../manifest.js';
 export async function run(args: string[], io: CliIo): Promise<number> {
   const { positionals } = parseCommandArgs(args, {}, 1);
   const file = positionals[0] ?? 'service.yaml';
+  // An empty word (`service validate ''`, an unset variable) would resolve to this folder and be
+  // answered as "is a folder", naming a path the developer never typed.
+  if (file === '') throw new CliError('The manifest path is empty: service validate [file]', USAGE);
   const path = isAbsolute(file) ? file : resolve(io.cwd, file);
   // As the user can find it: relative when the file is under this folder, else as given.
   const below = relative(io.cwd, path);

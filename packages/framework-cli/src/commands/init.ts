@@ -6,11 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from '../args.js';
 import { CliError } from '../cli-error.js';
 import { resolveHostFile } from '../host-module.js';
+import { relativeImportExtension, tsconfigOptions, withImportExtension } from '../import-style.js';
 import { type CliIo, confirm, interactive } from '../io.js';
 import {
   appDir,
@@ -33,7 +33,7 @@ import {
   type ServiceConfig,
   sourceRoot,
 } from '../project.js';
-import { AI_RANGE, MODEL_MODULE, notWiring, wiringFor } from '../templates.js';
+import { AI_RANGE, MODEL_MODULE, notWiring, serviceModuleOf, wiringFor } from '../templates.js';
 
 const OPTIONS = {
   agent: 'boolean',
@@ -140,15 +140,26 @@ export function planInit(
   // What an earlier init decided stands unless an option says otherwise: `--force` regenerates
   // the files, it does not forget the model module or the brief the host file imports.
   const earlier = earlierConfig(dir);
-  const earlierModelImport =
+  const earlierSpecifier =
     earlier?.modelImport ??
     (framework === 'next' && hasRootAlias(dir, root) ? '@/lib/ai' : DEFAULT_MODEL_IMPORT);
-  let modelImport = options.modelImport ?? earlierModelImport;
+  // The Express wiring runs as the app's own modules do (tsx, or plain Node after tsc): its
+  // relative imports are written as the app's setup needs them. A wiring kept keeps its imports,
+  // and the model import is recorded as it reads there (an earlier init may have written `./ai.js`).
+  const importExtension = framework === 'express' ? relativeImportExtension(dir, pkg) : '';
+  const serviceSource = readIfFile(join(dir, serviceModuleOf(framework, root)));
+  const asWritten = (specifier: string): string => {
+    const extended = withImportExtension(specifier, importExtension);
+    return serviceSource === null || quotes(serviceSource, extended) ? extended : specifier;
+  };
+  const earlierModelImport = asWritten(earlierSpecifier);
+  let modelImport = options.modelImport === undefined ? earlierModelImport : asWritten(options.modelImport);
   let brief = options.brief ?? earlier?.brief;
   const wiring = wiringFor({
     framework,
     root,
     modelImport,
+    importExtension,
     ...(brief ? { brief } : {}),
   });
   const files: InitPlan['files'] = [];
@@ -191,14 +202,12 @@ export function planInit(
   if (options.modelImport !== undefined) checkModelImport(dir, root, wiringDir, options.modelImport);
 
   // An existing service module is never rewritten: options that shape it cannot reach it.
-  const serviceFile = join(dir, wiring.serviceModule);
-  const kept = existsSync(serviceFile) ? readFileSync(serviceFile, 'utf8') : null;
+  const kept = serviceSource;
   const unapplied = (option: string, what: string) =>
     notes.push(
       `${option} is not applied: ${wiring.serviceModule} exists and init never overwrites it: ${what} yourself.`,
     );
-  const imports = (specifier: string) =>
-    kept === null || [`'${specifier}'`, `"${specifier}"`].some((quoted) => kept.includes(quoted));
+  const imports = (specifier: string) => kept === null || quotes(kept, specifier);
   // An option not applied is not recorded either: the config keeps what the app's files say, since
   // refine acts on it (the module it loads the model from, the brief it sends).
   if (options.modelImport !== undefined && !imports(modelImport)) {
@@ -298,18 +307,22 @@ export function planInit(
   };
 }
 
+/** Whether a module's source names `specifier` in quotes (an import of it, as init writes one). */
+function quotes(source: string, specifier: string): boolean {
+  return [`'${specifier}'`, `"${specifier}"`].some((quoted) => source.includes(quoted));
+}
+
+function readIfFile(file: string): string | null {
+  return existsSync(file) && statSync(file).isFile() ? readFileSync(file, 'utf8') : null;
+}
+
 /**
  * Whether the app's tsconfig.json (else jsconfig.json, as Next.js reads them) maps `@/*` to the
  * source root: only then may the wiring import `@/…`, which the bundler otherwise cannot resolve.
  */
 function hasRootAlias(dir: string, root: string): boolean {
-  const ts = createRequire(import.meta.url)('typescript') as typeof import('typescript');
-  const file = ['tsconfig.json', 'jsconfig.json'].map((name) => join(dir, name)).find(existsSync);
-  if (!file) return false;
-  const read = ts.readConfigFile(file, ts.sys.readFile);
-  if (read.error) return false;
-  // `extends` followed, the app's files not listed (only the options are needed).
-  const { options } = ts.parseJsonConfigFileContent(read.config, { ...ts.sys, readDirectory: () => [] }, dir);
+  const options = tsconfigOptions(dir);
+  if (!options) return false;
   const from = options.baseUrl ?? (options as { pathsBasePath?: string }).pathsBasePath ?? dir;
   return (options.paths?.['@/*'] ?? []).some((target) => resolve(from, target) === join(dir, root, '*'));
 }
@@ -357,13 +370,17 @@ function checkModelImport(dir: string, root: string, from: string, specifier: st
   }
 }
 
-/** Where a missing model module goes: the file its specifier names, as TypeScript. */
+/**
+ * Where a missing model module goes: the file its specifier names, as TypeScript (the module init
+ * writes is TypeScript): `./ai.js` is `ai.ts`, as TypeScript reads the specifier.
+ */
 function modelTarget(dir: string, specifier: string, from: string): string | null {
   let base: string;
   if (specifier.startsWith('@/')) base = join(dir, sourceRoot(dir), specifier.slice(2));
   else if (specifier.startsWith('.')) base = join(from, specifier);
   else return null;
-  return relative(dir, /\.[cm]?[jt]sx?$/.test(base) ? base : `${base}.ts`);
+  const typed = base.replace(/\.([cm]?)js(x?)$/, '.$1ts$2');
+  return relative(dir, /\.[cm]?tsx?$/.test(typed) ? typed : `${typed}.ts`);
 }
 
 function describePlan(plan: InitPlan): string {

@@ -19,6 +19,7 @@ import {
   SERVER_JSON_SCHEMA,
   type ServerJson,
 } from '../registry.js';
+import { unwritable, writeFailure } from '../writable.js';
 
 /** The registry's limit on a description. */
 const DESCRIPTION_MAX = 100;
@@ -28,8 +29,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (sub === 'server-json') return serverJson(rest, io);
   if (sub === 'verify-domain') return verifyDomain(rest, io);
   throw new CliError(
-    sub === undefined
-      ? 'service mcp: name a subcommand: server-json or verify-domain.'
+    sub === undefined || sub === ''
+      ? `service mcp: ${sub === '' ? 'the subcommand is empty' : 'name a subcommand'}: server-json or verify-domain.`
       : `service mcp: unknown subcommand ${sub} (server-json or verify-domain).`,
   );
 }
@@ -81,7 +82,13 @@ function serverJson(args: string[], io: CliIo): number {
     version: typeof pkg?.version === 'string' ? pkg.version : '0.0.0',
     remotes: [{ type: 'streamable-http', url: url.href.replace(/\/$/, '') }],
   };
-  writeFileSync(target, `${JSON.stringify(document, null, 2)}\n`);
+  const problem = unwritable(target, { createsFolders: false });
+  if (problem) throw new CliError(`service mcp server-json: cannot write ${target}: ${problem}.`);
+  try {
+    writeFileSync(target, `${JSON.stringify(document, null, 2)}\n`);
+  } catch (error) {
+    throw new CliError(`service mcp server-json: cannot write ${target}: ${writeFailure(error)}.`);
+  }
   io.stdout.write(
     io.json
       ? `${JSON.stringify({ file: target, server: document })}\n`
@@ -104,6 +111,17 @@ function verifyDomain(args: string[], io: CliIo): number {
   const keyOut = resolve(io.cwd, options['key-out'] as string);
   if (existsSync(keyOut))
     throw new CliError(`service mcp verify-domain: ${keyOut} exists; it is never overwritten.`);
+  const wellKnownFile = options['write-well-known']
+    ? join(resolve(io.cwd, options['write-well-known'] as string), CHALLENGE_PATH)
+    : null;
+  // Both paths checked before either is written: nothing is left half-done by a path that
+  // cannot take its file.
+  const cannot = (file: string, reason: string, written = 'nothing was written') =>
+    new CliError(`service mcp verify-domain: cannot write ${file}: ${reason}; ${written}.`);
+  const keyProblem = unwritable(keyOut, { createsFolders: false });
+  if (keyProblem) throw cannot(keyOut, keyProblem);
+  const wellKnownProblem = wellKnownFile && unwritable(wellKnownFile, { createsFolders: true });
+  if (wellKnownFile && wellKnownProblem) throw cannot(wellKnownFile, wellKnownProblem);
 
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const seed = Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url');
@@ -113,21 +131,19 @@ function verifyDomain(args: string[], io: CliIo): number {
     // `wx`: created here or not at all, even if another process made the file meanwhile.
     writeFileSync(keyOut, `${seed.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   } catch (error) {
-    throw new CliError(`service mcp verify-domain: cannot write ${keyOut}: ${(error as Error).message}`);
+    throw cannot(keyOut, writeFailure(error));
   }
-  let wellKnownFile: string | null = null;
-  if (options['write-well-known']) {
-    wellKnownFile = join(resolve(io.cwd, options['write-well-known'] as string), CHALLENGE_PATH);
+  if (wellKnownFile) {
+    let created: string | undefined;
     try {
-      mkdirSync(join(wellKnownFile, '..'), { recursive: true });
+      created = mkdirSync(join(wellKnownFile, '..'), { recursive: true });
       writeFileSync(wellKnownFile, `${challenge}\n`);
     } catch (error) {
       // The key was made for this challenge only: kept, a re-run would refuse to replace it while
-      // its challenge was never shown anywhere.
+      // its challenge was never shown anywhere. The folders made for the file go with it.
       rmSync(keyOut, { force: true });
-      throw new CliError(
-        `service mcp verify-domain: cannot write ${wellKnownFile}: ${(error as Error).message}; no key was kept.`,
-      );
+      if (created) rmSync(created, { recursive: true, force: true });
+      throw cannot(wellKnownFile, writeFailure(error), 'no key was kept');
     }
   }
   if (io.json) {
