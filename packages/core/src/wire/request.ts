@@ -259,9 +259,18 @@ export function pageCursor(isId: (id: string) => boolean, name: string) {
     });
 }
 
-/** The query as a plain object (first value of each name). */
+/**
+ * The query as a plain object. A name given twice (`?limit=5&limit=50`) is refused, as the
+ * platform's API and the door refuse it: reading one of the two silently would answer a question
+ * the caller may not have asked.
+ */
 export function queryOf(c: WireCtx): Record<string, string> {
-  return Object.fromEntries(new URL(c.req.url).searchParams);
+  const query = new Map<string, string>();
+  for (const [name, value] of new URL(c.req.url).searchParams) {
+    if (query.has(name)) throw new WireError('validation_failed', `query.${name}: given more than once`);
+    query.set(name, value);
+  }
+  return Object.fromEntries(query);
 }
 
 /**

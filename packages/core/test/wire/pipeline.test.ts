@@ -378,6 +378,10 @@ for (const transportKind of TRANSPORTS) {
           '/activity?before=1e3',
           '/threads/t1/stream?after=1e3',
           '/threads/t1/stream?after=0x1',
+          // A name given twice: neither value is read.
+          '/threads?limit=5&limit=50',
+          '/activity?limit=1&limit=1',
+          '/threads/t1/stream?after=1&after=2',
         ]) {
           await expectError(
             await request(`/api/service${path}`, { headers: asAda }),
