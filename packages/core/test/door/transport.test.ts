@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { listAudit } from '../../src/agent/audit.js';
 import { GrantStore as ApprovalGrants } from '../../src/agent/grants.js';
+import { ClientStore } from '../../src/door/storage/clients.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { testService } from '../wire/support/wire.js';
 import { type DoorHost, startDoorHost, USER_COOKIE } from './support/door-host.js';
@@ -569,6 +570,43 @@ describe("the host's service.door", () => {
         (await wire('disconnecter', `/mcp-clients/${dropped.client.clientId}`, { method: 'DELETE' })).status,
       ).toBe(404);
     } finally {
+      await close();
+    }
+  });
+
+  it('answers racing disconnects of one client with one 200 and records one disconnection', async () => {
+    const { host, wire, close } = await startServiceHost();
+    const consentsOf = ClientStore.prototype.consentsOf;
+    try {
+      const tokens = await tokensFor(host, 'racer');
+      const clientId = tokens.client.clientId;
+      // Each disconnect finds the consent before any withdraws it, as two tabs clicking at once.
+      let looked = 0;
+      let allLooked: () => void = () => {};
+      const lookedUp = new Promise<void>((resolve) => {
+        allLooked = resolve;
+      });
+      vi.spyOn(ClientStore.prototype, 'consentsOf').mockImplementation(async function (
+        this: ClientStore,
+        subject,
+      ) {
+        const consents = await consentsOf.call(this, subject);
+        if (++looked === 3) allLooked();
+        await lookedUp;
+        return consents;
+      });
+      const answers = await Promise.all(
+        [1, 2, 3].map(() => wire('racer', `/mcp-clients/${clientId}`, { method: 'DELETE' })),
+      );
+      expect(answers.map((answer) => answer.status).sort()).toEqual([200, 404, 404]);
+      await vi.waitFor(async () => {
+        const events = await listAudit(store.db, 'racer', { limit: 10 });
+        expect(events.map((event) => event.kind)).toContain('mcp_client.disconnected');
+      });
+      const events = await listAudit(store.db, 'racer', { limit: 10 });
+      expect(events.filter((event) => event.kind === 'mcp_client.disconnected')).toHaveLength(1);
+    } finally {
+      vi.restoreAllMocks();
       await close();
     }
   });

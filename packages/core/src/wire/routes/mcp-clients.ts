@@ -39,7 +39,10 @@ export function mcpClientRoutes(ctx: WireContext, door: ServiceDoor): Hono<WireE
     if (!approved.some((consent) => consent.clientId === id)) {
       throw new WireError('not_found', 'No such MCP client.');
     }
-    await door.withdrawConsent(principal.subject, id);
+    // Two disconnects racing both find the consent; only the one that withdrew it answers 200.
+    if (!(await door.withdrawConsent(principal.subject, id))) {
+      throw new WireError('not_found', 'No such MCP client.');
+    }
     ctx.audit.record(principal.subject, 'mcp_client.disconnected', { clientId: id });
     return c.json({ disconnected: true, id });
   });
