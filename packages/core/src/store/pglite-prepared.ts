@@ -91,7 +91,11 @@ export class PreparedPGlite implements EmbeddedDatabase {
   query<R>(sql: string, params: unknown[] = []): Promise<Results<R>> {
     return this.engine.runExclusive(async () => {
       this.#startTurn(sql);
-      return this.#run<R>(sql, params);
+      try {
+        return await this.#run<R>(sql, params);
+      } finally {
+        this.#endTurn(sql);
+      }
     });
   }
 
@@ -102,10 +106,14 @@ export class PreparedPGlite implements EmbeddedDatabase {
       // A script may change the schema, and with it what a parsed statement means: texts are
       // parsed again after one. Nothing else runs in this turn, so none is parsed in between.
       if (!KEEPS_SCHEMA.test(sql)) this.#forgetAll();
-      const { messages } = await this.#trip(
-        Buffer.concat([protocol.serialize.query(sql), protocol.serialize.sync()]),
-      );
-      return parse.parseResults(messages, this.engine.parsers);
+      try {
+        const { messages } = await this.#trip(
+          Buffer.concat([protocol.serialize.query(sql), protocol.serialize.sync()]),
+        );
+        return parse.parseResults(messages, this.engine.parsers);
+      } finally {
+        this.#endTurn(sql);
+      }
     });
   }
 
@@ -182,10 +190,14 @@ export class PreparedPGlite implements EmbeddedDatabase {
   /** One trip into the engine, noting whether its session is left in a transaction. */
   async #trip(message: Uint8Array): Promise<{ messages: messages.BackendMessage[] }> {
     try {
-      return await this.engine.execProtocol(message);
-    } finally {
-      // As the engine last answered: a trip the engine stopped during leaves it as it was.
+      const answer = await this.engine.execProtocol(message);
       this.#inTransaction = this.engine.isInTransaction();
+      return answer;
+    } catch (error) {
+      // An engine that answered with an error says where its session stands. One that could not
+      // be reached, or stopped during the trip, leaves it as this store last knew it.
+      if (!(error instanceof StoreUnavailableError)) this.#inTransaction = this.engine.isInTransaction();
+      throw error;
     }
   }
 
@@ -206,6 +218,15 @@ export class PreparedPGlite implements EmbeddedDatabase {
     if (!this.#lostTransaction) return;
     if (ROLLBACK.test(sql)) this.#lostTransaction = false;
     else throw new StoreUnavailableError('The embedded store restarted: the transaction under way was lost');
+  }
+
+  /**
+   * After each turn: a rollback ends its transaction, also one sent while the engine was down
+   * (it then fails). Its caller is done with the transaction, and the engine that comes back has
+   * none open, so the statements after it are not refused as the lost transaction's.
+   */
+  #endTurn(sql: string): void {
+    if (ROLLBACK.test(sql)) this.#inTransaction = false;
   }
 
   #forget(sql: string): void {

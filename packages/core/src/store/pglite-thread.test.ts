@@ -211,6 +211,29 @@ describe('the embedded store on its own thread', () => {
       expect((await sql<{ n: number }>`select n from rows`.execute(db)).rows).toEqual([{ n: 3 }]);
     });
 
+    it('takes a transaction rolled back while its thread was down as ended: the statements after it run', async () => {
+      const engine = await openOnFolder();
+      const db = new Kysely<{ rows: { n: number } }>({ dialect: createPGliteDialect(engine) });
+      await sql`create table rows (n int)`.execute(db);
+      const outcome = await db
+        .transaction()
+        .execute(async (trx) => {
+          await sql`insert into rows values (${1})`.execute(trx);
+          // Its next statement fails while the thread is down, and the rollback with it.
+          await stopThread(engine);
+          await sql`insert into rows values (${2})`.execute(trx);
+        })
+        .catch((error: unknown) => error);
+      expect(isStoreUnavailable(outcome)).toBe(true);
+      expect((engine.engine as ThreadEngine).restarts?.()).toBe(0);
+      await expect
+        .poll(() => (engine.engine as ThreadEngine).restarts?.(), { timeout: 20_000, interval: 50 })
+        .toBe(1);
+      // Not refused as that transaction's: its caller ended it.
+      await db.transaction().execute((trx) => sql`insert into rows values (${3})`.execute(trx));
+      expect((await sql<{ n: number }>`select n from rows`.execute(db)).rows).toEqual([{ n: 3 }]);
+    });
+
     it('stays unreachable in memory, where there is nothing to come back to', async () => {
       const engine = await openPGliteThread(undefined, { restartAfterMs: 50 });
       engines.push(engine);

@@ -1,0 +1,111 @@
+/**
+ * The platform outlives its embedded store's thread: under metered load, the thread the embedded
+ * store runs on stops (as a WebAssembly abort ends it). Calls answer 200 from the instance's lease
+ * or 503 meanwhile, never a 500 or a dropped connection; the store starts again on its folder a
+ * second later, and every answered call is billed once, the books agreeing.
+ *
+ * @see docs/storage.md "The embedded store"
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createStore, type Store } from '../src/store/index.js';
+import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
+import { createMeteredTenant, type MeteredTenant, seedProviders } from './support/metered.js';
+import { type RunningPlatform, startPlatform } from './support/platform.js';
+import { mismatchedDebits } from './support/usage-debits.js';
+
+/** Every engine thread started in this file, the latest last. */
+const threads = vi.hoisted(() => [] as Worker[]);
+vi.mock('node:worker_threads', async (original) => {
+  const real = await original<typeof import('node:worker_threads')>();
+  class RecordedWorker extends real.Worker {
+    constructor(...args: ConstructorParameters<typeof real.Worker>) {
+      super(...args);
+      threads.push(this);
+    }
+  }
+  return { ...real, Worker: RecordedWorker };
+});
+
+describe('the embedded store’s thread stops under metered load', () => {
+  const START = 100_000_000;
+  let folder: string;
+  let store: Store;
+  let upstream: FakeUpstream;
+  let platform: RunningPlatform;
+  let tenant: MeteredTenant;
+
+  beforeAll(async () => {
+    folder = mkdtempSync(join(tmpdir(), 'svc-thread-restart-'));
+    store = await createStore({ dataDir: join(folder, 'data') });
+    expect(store.embedded).toBe('thread');
+    upstream = await startFakeUpstream();
+    platform = await startPlatform(store, { journalDir: join(folder, 'journal') }, 'node');
+    await seedProviders(platform.platform, upstream.url);
+    tenant = await createMeteredTenant(platform.platform, START);
+  }, 60_000);
+  afterAll(async () => {
+    await platform?.close();
+    await store?.close();
+    await upstream?.close();
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('answers 200 or 503 meanwhile, comes back, and bills every answered call once', async () => {
+    const statuses: number[] = [];
+    let stop = false;
+    const caller = async () => {
+      while (!stop) {
+        const response = await fetch(`${platform.url}/proxy/search/search`, {
+          headers: { authorization: `Bearer ${tenant.appKey}` },
+          signal: AbortSignal.timeout(10_000),
+        }).catch(() => null);
+        statuses.push(response?.status ?? 0);
+        await response?.arrayBuffer().catch(() => {});
+        if (response?.status !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const answered = () => statuses.filter((status) => status === 200).length;
+    const callers = Array.from({ length: 8 }, caller);
+    while (answered() < 50) await new Promise((resolve) => setTimeout(resolve, 5));
+
+    await threads.at(-1)!.terminate();
+    const health = () => fetch(`${platform.url}/healthz`).then((response) => response.status);
+    expect(await health()).toBe(503);
+    // The store starts its thread again a second later; calls then go on being answered by it.
+    await vi.waitFor(async () => expect(await health()).toBe(200), { timeout: 20_000, interval: 50 });
+    const afterRestart = answered();
+    await vi.waitFor(() => expect(answered()).toBeGreaterThan(afterRestart + 50), {
+      timeout: 20_000,
+      interval: 50,
+    });
+    stop = true;
+    await Promise.all(callers);
+    // Admitted from the lease while the store was away, or refused with 503: never a 500, never
+    // a dropped connection.
+    for (const status of statuses) expect([200, 503]).toContain(status);
+
+    // Every answered call is billed, once: the books settle to exactly the 200s.
+    const billed = async () =>
+      Number(
+        (
+          await store.db
+            .selectFrom('usage_events')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('tenant_id', '=', tenant.tenantId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    await vi.waitFor(async () => expect(await billed()).toBe(answered()), { timeout: 20_000, interval: 100 });
+    const wallet = await store.db
+      .selectFrom('wallets')
+      .select('balance_micros')
+      .where('tenant_id', '=', tenant.tenantId)
+      .executeTakeFirstOrThrow();
+    expect(wallet.balance_micros).toBe(START - answered() * 1200);
+    expect(await mismatchedDebits(store.db, tenant.tenantId)).toEqual([]);
+  }, 90_000);
+});
