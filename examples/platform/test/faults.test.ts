@@ -1,15 +1,24 @@
 /**
  * Every answered metered call is billed exactly once, whatever happens to a process or the
  * database: two platform processes on one PostgreSQL cluster under load, then a SIGTERM (a
- * deploy), a SIGKILL (a crash) or a PostgreSQL stop in immediate mode and restart (a failover). Needs the
- * PostgreSQL server programs (CI installs them); the cluster is the test's own.
+ * deploy), a SIGKILL (a crash) or a PostgreSQL stop in immediate mode and restart (a failover);
+ * and one process on the embedded store in its data folder (`pnpm start` in production), stopped
+ * or killed and started again. The PostgreSQL suite needs the server programs (CI installs them);
+ * the cluster is the test's own.
  *
  * @see docs/billing.md "Settlement journal", "Stopping"
  */
 import { readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { POSTGRES_BIN } from '../../../packages/core/test/support/pg-cluster.js';
-import { booksBalance, type FaultWorld, startFaultWorld, startLoad } from './support/faults.js';
+import {
+  booksBalance,
+  type EmbeddedFaultWorld,
+  type FaultWorld,
+  startEmbeddedFaultWorld,
+  startFaultWorld,
+  startLoad,
+} from './support/faults.js';
 
 const segmentsIn = (dir: string) => readdirSync(dir).filter((name) => name.endsWith('.jsonl'));
 
@@ -97,5 +106,61 @@ describe.runIf(POSTGRES_BIN !== null)('faults under load (postgres, two processe
     expect(booksBalance(books)).toBe(true);
     // Calls were answered from leases while the database was away, and billed after.
     expect(duringOutage).toBeGreaterThan(0);
+  }, 120_000);
+});
+
+describe('faults under load (the embedded store, one process)', () => {
+  let world: EmbeddedFaultWorld | undefined;
+  afterEach(async () => {
+    await world?.close();
+    world = undefined;
+  });
+
+  it('bills every answered call when the instance gets SIGTERM mid-load and is started again', async () => {
+    world = await startEmbeddedFaultWorld();
+    const [instance] = world.instances;
+    const load = startLoad(world);
+    await load.until(150);
+    expect(await instance.stop(), instance.process.output().slice(-3000)).toBe(0);
+    const atStop = load.answered;
+    await instance.restart();
+    await load.until(atStop + 100);
+    await load.stop();
+    expect(await instance.stop(), instance.process.output().slice(-3000)).toBe(0);
+
+    const books = await world.books();
+    // A SIGTERM cuts no answer short: calls in flight finish, new ones are refused until the restart.
+    expect(load.cut).toBe(0);
+    expect(load.answered).toBeGreaterThanOrEqual(atStop + 100);
+    expect(books.usageRows).toBe(load.answered);
+    expect(booksBalance(books)).toBe(true);
+    expect(books.holds).toBe(0);
+  }, 120_000);
+
+  it('bills every answered call when the instance is killed (SIGKILL) mid-load and boots again on its folder', async () => {
+    world = await startEmbeddedFaultWorld();
+    const [instance] = world.instances;
+    const load = startLoad(world);
+    await load.until(150);
+    // No shutdown of any kind: the data folder is recovered from its write-ahead log, and the
+    // calls answered but not yet settled are in the journal, settled by the next boot.
+    await instance.kill();
+    const orphans = segmentsIn(instance.journalDir);
+    const atKill = load.answered;
+    await instance.restart();
+    await load.until(atKill + 100);
+    const deadline = Date.now() + 30_000;
+    while (segmentsIn(instance.journalDir).some((name) => orphans.includes(name)) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(segmentsIn(instance.journalDir).filter((name) => orphans.includes(name))).toEqual([]);
+    await load.stop();
+    expect(await instance.stop(), instance.process.output().slice(-3000)).toBe(0);
+
+    const books = await world.books();
+    expect(load.answered).toBeGreaterThanOrEqual(atKill + 100);
+    expect(books.usageRows).toBeGreaterThanOrEqual(load.answered);
+    expect(books.usageRows - load.answered).toBeLessThanOrEqual(LOAD_CALLERS);
+    expect(booksBalance(books)).toBe(true);
   }, 120_000);
 });

@@ -1,9 +1,9 @@
 /**
  * Faults under load, as a deployment meets them: two platform processes (`pnpm start`'s main)
- * on one PostgreSQL cluster of the test's own, a stand-in upstream, metered calls from 16
- * callers; then a SIGTERM, a SIGKILL or a PostgreSQL stop (immediate) and restart. The books
- * afterwards say whether every answered call was billed once. Shared by the fault suite and
- * `pnpm bench faults`.
+ * on one PostgreSQL cluster of the test's own, or one on the embedded store in a data folder; a
+ * stand-in upstream, metered calls from 16 callers; then a SIGTERM, a SIGKILL or a PostgreSQL
+ * stop (immediate) and restart. The books afterwards say whether every answered call was billed
+ * once. Shared by the fault suite and `pnpm bench faults`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,43 +78,10 @@ export async function startFaultWorld(): Promise<FaultWorld> {
     for (let i = 0; i < 2; i++) {
       const cwd = mkdtempSync(join(tmpdir(), `svc-fault-${i}-`));
       folders.push(cwd);
-      instances.push(await bootInstance(cwd, await freePort(), cluster.url));
+      instances.push(await bootInstance(cwd, await freePort(), { DATABASE_URL: cluster.url }));
     }
     const db = store.db;
-    const books = async (): Promise<Books> => {
-      const usage = await db
-        .selectFrom('usage_events')
-        .select([
-          (eb) => eb.fn.countAll<number>().as('n'),
-          (eb) => eb.fn.sum<number>('cost_micros').as('sum'),
-        ])
-        .where('tenant_id', '=', tenant.tenantId)
-        .executeTakeFirstOrThrow();
-      const ledger = await db
-        .selectFrom('ledger_entries')
-        .select((eb) => eb.fn.sum<number>('amount_micros').as('sum'))
-        .where('tenant_id', '=', tenant.tenantId)
-        .where('kind', '=', 'usage')
-        .executeTakeFirstOrThrow();
-      const wallet = await db
-        .selectFrom('wallets')
-        .select('balance_micros')
-        .where('tenant_id', '=', tenant.tenantId)
-        .executeTakeFirstOrThrow();
-      const holds = await db
-        .selectFrom('holds')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('tenant_id', '=', tenant.tenantId)
-        .executeTakeFirstOrThrow();
-      return {
-        usageRows: Number(usage.n),
-        usageMicros: Number(usage.sum ?? 0),
-        mismatchedDebits: await mismatchedDebits(db, tenant.tenantId),
-        ledgerUsageMicros: -Number(ledger.sum ?? 0),
-        walletMicros: wallet.balance_micros,
-        holds: Number(holds.n),
-      };
-    };
+    const books = () => readBooks(db, tenant.tenantId);
     return {
       cluster,
       upstream,
@@ -138,9 +105,105 @@ export async function startFaultWorld(): Promise<FaultWorld> {
   }
 }
 
-async function bootInstance(cwd: string, port: number, databaseUrl: string): Promise<Instance> {
+/** The tenant's books as the store holds them. */
+async function readBooks(db: Store['db'], tenantId: string): Promise<Books> {
+  const usage = await db
+    .selectFrom('usage_events')
+    .select([(eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('cost_micros').as('sum')])
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
+  const ledger = await db
+    .selectFrom('ledger_entries')
+    .select((eb) => eb.fn.sum<number>('amount_micros').as('sum'))
+    .where('tenant_id', '=', tenantId)
+    .where('kind', '=', 'usage')
+    .executeTakeFirstOrThrow();
+  const wallet = await db
+    .selectFrom('wallets')
+    .select('balance_micros')
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
+  const holds = await db
+    .selectFrom('holds')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow();
+  return {
+    usageRows: Number(usage.n),
+    usageMicros: Number(usage.sum ?? 0),
+    mismatchedDebits: await mismatchedDebits(db, tenantId),
+    ledgerUsageMicros: -Number(ledger.sum ?? 0),
+    walletMicros: wallet.balance_micros,
+    holds: Number(holds.n),
+  };
+}
+
+/**
+ * One platform process as `pnpm start` runs in production: the embedded store in a data folder
+ * (one process at a time), its settlement journal beside it. `books` opens the folder, so only
+ * while the instance is stopped.
+ */
+export interface EmbeddedFaultWorld {
+  upstream: FakeUpstream;
+  tenant: MeteredTenant;
+  instances: [Instance];
+  books(): Promise<Books>;
+  close(): Promise<void>;
+}
+
+export async function startEmbeddedFaultWorld(): Promise<EmbeddedFaultWorld> {
+  const upstream = await startFakeUpstream();
+  const cwd = mkdtempSync(join(tmpdir(), 'svc-fault-embedded-'));
+  const dataDir = join(cwd, 'data');
+  const instances: Instance[] = [];
+  try {
+    const store = await createStore({ dataDir, url: '' });
+    let tenant: MeteredTenant;
+    try {
+      const seeder = await startPlatform(store);
+      await seedProviders(seeder.platform, upstream.url);
+      tenant = await createMeteredTenant(seeder.platform, START_CREDIT_MICROS);
+      await seeder.close();
+    } finally {
+      await store.close();
+    }
+    instances.push(
+      await bootInstance(cwd, await freePort(), {
+        SERVICE_DATA_DIR: dataDir,
+        NODE_ENV: 'production',
+        // Never asked: no identity token is presented.
+        SERVICE_IDP_URL: 'http://127.0.0.1:9',
+      }),
+    );
+    return {
+      upstream,
+      tenant,
+      instances: instances as [Instance],
+      books: async () => {
+        const reader = await createStore({ dataDir, url: '' });
+        try {
+          return await readBooks(reader.db, tenant.tenantId);
+        } finally {
+          await reader.close();
+        }
+      },
+      close: async () => {
+        for (const instance of instances) await instance.kill();
+        await upstream.close();
+        rmSync(cwd, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    for (const instance of instances) await instance.kill();
+    await upstream.close();
+    rmSync(cwd, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function bootInstance(cwd: string, port: number, store: Record<string, string>): Promise<Instance> {
   const env = {
-    DATABASE_URL: databaseUrl,
+    ...store,
     PORT: String(port),
     SERVICE_STORE_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
     SERVICE_JOURNAL_DIR: join(cwd, 'journal'),
@@ -178,7 +241,10 @@ export interface Load {
 }
 
 /** Metered calls from `callers` concurrent callers, spread over the instances, until stopped. */
-export function startLoad(world: FaultWorld, callers = 16): Load {
+export function startLoad(
+  world: Pick<FaultWorld, 'instances' | 'tenant'> | EmbeddedFaultWorld,
+  callers = 16,
+): Load {
   let answered = 0;
   let failed = 0;
   let cut = 0;
@@ -186,7 +252,7 @@ export function startLoad(world: FaultWorld, callers = 16): Load {
   let sent = 0;
   const caller = async (index: number) => {
     while (!stopped) {
-      const target = world.instances[(index + sent++) % 2]!;
+      const target = world.instances[(index + sent++) % world.instances.length]!;
       try {
         const response = await fetch(`${target.url}/proxy/llm/v1/chat/completions`, {
           method: 'POST',
