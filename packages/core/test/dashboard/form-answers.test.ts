@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csrfTokenFor } from '../../src/platform/cli/bootstrap.js';
+import { billingCsrfToken } from '../../src/platform/routes/billing-pages.js';
 import { INVITATION_CSRF_PURPOSE } from '../../src/platform/routes/invitation-page.js';
 import { publishTestRelease } from '../support/deploy.js';
 import { seedProviders } from '../support/metered.js';
@@ -293,5 +294,31 @@ describe('ways on from a refusal or a purchase, and what a viewer is offered', (
     const viewer = await signedInTeammate(server, owner.tenantId, 'viewer', 'deploy-viewer@example.test');
     expect(await (await api(viewer, 'GET', '/deployments')).text()).not.toContain('Deploy a tool');
     expect(await (await api(owner.cookie, 'GET', '/deployments')).text()).toContain('Deploy a tool');
+  });
+});
+
+describe("a form's workspace field", () => {
+  it('that names no workspace (empty, not an id) is refused as from another workspace, never a 500', async () => {
+    const owner = await signedInOwner(server, 'odd-workspace@example.test');
+    const form = await openForm(owner, '/settings');
+    for (const workspace of ['', 'not-a-workspace', '00000000-0000-0000-0000-000000000000']) {
+      const sent = await form.send({ _action: 'rename-workspace', _workspace: workspace, name: 'Renamed' });
+      expect(sent.status).toBe(409);
+      expect(sent.text).toContain('This page was for another workspace');
+    }
+    const csrf = billingCsrfToken(owner.cookie.split('=')[1]!);
+    const bought = await postForm(server.url, owner.cookie, '/billing/purchase', {
+      csrf_token: csrf,
+      workspace: 'not-a-workspace',
+      pack: '5',
+    });
+    expect(bought.status).toBe(409);
+    expect(await bought.text()).toContain('This page was for another workspace');
+    const tenant = await store.db
+      .selectFrom('tenants')
+      .select('name')
+      .where('id', '=', owner.tenantId)
+      .executeTakeFirstOrThrow();
+    expect(tenant.name).not.toBe('Renamed');
   });
 });
