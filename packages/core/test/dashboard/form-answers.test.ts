@@ -322,3 +322,46 @@ describe("a form's workspace field", () => {
     expect(tenant.name).not.toBe('Renamed');
   });
 });
+
+describe('a form holding text the store cannot keep', () => {
+  const NOT_KEPT = 'The form holds characters that cannot be kept';
+  const userName = async (owner: SignedInOwner) =>
+    ((await (await api(owner.cookie, 'GET', '/api/user/me')).json()) as { user: { name: string | null } })
+      .user.name;
+
+  it('is refused whole in the form’s words: bytes that are not UTF-8 (raw or percent-encoded), a NUL', async () => {
+    const owner = await signedInOwner(server, 'not-utf8@example.test');
+    const form = await openForm(owner, '/settings');
+    const fixed = `_csrf=${hidden(form.page, '_csrf')}&_workspace=${owner.tenantId}&_action=rename-me&name=`;
+    for (const tail of [Buffer.from([0xff, 0xfe, 0x41]), Buffer.from('%FF%FEA'), Buffer.from('%C3')]) {
+      const sent = await postForm(
+        server.url,
+        owner.cookie,
+        '/settings',
+        Buffer.concat([Buffer.from(fixed), tail]),
+      );
+      expect(sent.status).toBe(400);
+      expect(await sent.text()).toContain(NOT_KEPT);
+      expect(await userName(owner)).toBeNull();
+    }
+    // A NUL in a name is refused by the page's check of names, naming the field.
+    const named = await form.send({ _action: 'rename-me', _workspace: owner.tenantId, name: 'a\u0000b' });
+    expect(named.status).toBe(400);
+    expect(named.text).toContain('Your name must be 1 to 100 characters');
+    // A NUL the page's own checks let through is refused before the API, not in its field path.
+    const page = await openForm(owner, '/integrations/search');
+    const nul = await page.send({
+      _action: 'key',
+      provider: 'search',
+      api_key: 'sk-\u0000',
+      display_name: 'Team',
+    });
+    expect(nul.status).toBe(400);
+    expect(nul.text).toContain(NOT_KEPT);
+    expect(nul.text).not.toMatch(/body\.credential|contains a NUL/);
+    // Text any browser sends (accents, emoji, an encoded percent sign) is kept as typed.
+    const fine = await form.send({ _action: 'rename-me', _workspace: owner.tenantId, name: 'Zoë 100% 🎉' });
+    expect(fine.status).toBe(303);
+    expect(await userName(owner)).toBe('Zoë 100% 🎉');
+  });
+});
