@@ -365,3 +365,28 @@ describe('a form holding text the store cannot keep', () => {
     expect(await userName(owner)).toBe('Zoë 100% 🎉');
   });
 });
+
+describe("a select's value the page never offered", () => {
+  it('is refused in the form’s words, never the API’s field path', async () => {
+    const owner = await signedInOwner(server, 'odd-role@example.test');
+    const mate = await signedInTeammate(server, owner.tenantId, 'member', 'odd-role-mate@example.test');
+    const mateId = (
+      (await (await api(mate, 'GET', '/api/user/me')).json()) as {
+        user: { id: string };
+      }
+    ).user.id;
+    const form = await openForm(owner, '/members');
+    const sends: Record<string, string>[] = [
+      { _action: 'invite', email: 'odd@example.test', role: 'admin' },
+      { _action: 'invite', email: 'odd@example.test' },
+      { _action: 'role', user: mateId, role: 'god' },
+    ];
+    for (const fields of sends) {
+      const sent = await form.send({ _workspace: owner.tenantId, ...fields });
+      expect(sent.status).toBe(400);
+      expect(sent.text).toContain('Choose a role: owner, member or viewer.');
+      expect(sent.text).not.toMatch(/role: Invalid|Invalid option/);
+    }
+    expect(await invitationLinks(owner)).toEqual([]);
+  });
+});
