@@ -390,3 +390,39 @@ describe("a select's value the page never offered", () => {
     expect(await invitationLinks(owner)).toEqual([]);
   });
 });
+
+describe('the spend caps form', () => {
+  it('takes up to five warnings written as whole percents, refusing more or other notations in its own words', async () => {
+    const owner = await signedInOwner(server, 'caps-warnings@example.test');
+    const form = await openForm(owner, '/billing');
+    const caps = async () =>
+      (
+        (await (await api(owner.cookie, 'GET', '/api/billing/spend-caps')).json()) as {
+          caps: { app_id: string; warn_pcts: number[] }[];
+        }
+      ).caps.find((cap) => cap.app_id === owner.appId)?.warn_pcts;
+    const before = await caps();
+    for (const warn of ['10, 20, 30, 40, 50, 60', '0x10', '1e1', '50.0', '+50']) {
+      const sent = await form.send({
+        _workspace: owner.tenantId,
+        _action: 'caps',
+        app: owner.appId,
+        daily: '5',
+        warn,
+      });
+      expect(sent.status).toBe(400);
+      expect(sent.text).toContain('Warnings are whole percents from 1 to 99, like 50, 80, and at most five.');
+      expect(sent.text).not.toMatch(/warn_pcts|Too big/);
+      expect(await caps()).toEqual(before);
+    }
+    const saved = await form.send({
+      _workspace: owner.tenantId,
+      _action: 'caps',
+      app: owner.appId,
+      daily: '5',
+      warn: '80, 50',
+    });
+    expect(saved.status).toBe(303);
+    expect(await caps()).toEqual([50, 80]);
+  });
+});

@@ -23,6 +23,9 @@ interface Transaction {
 
 const MICROS = 1_000_000;
 
+/** How many warnings one app's caps take (the spend caps API's limit). */
+const MAX_WARNINGS = 5;
+
 /** A USD amount typed in a form, as micros; null for blank, NaN for anything not a sum of money. */
 function usdField(value: string): number | null {
   const text = value.trim();
@@ -116,9 +119,11 @@ ${transactions.ok && transactions.body.nextCursor ? html`<p><a href="${view.base
         if (daily === 0 || monthly === 0)
           return { refused: 'A cap must be more than USD 0: leave it blank for no cap.' };
         const warnText = field(fields, 'warn').trim();
-        const warn = warnText === '' ? [] : warnText.split(/[\s,]+/).map(Number);
-        if (warn.some((pct) => !Number.isInteger(pct) || pct < 1 || pct > 99))
-          return { refused: 'Warnings are whole percents from 1 to 99, like 50, 80.' };
+        const written = warnText === '' ? [] : warnText.split(/[\s,]+/);
+        // Written as whole percents (not 0x10 or 1e1, which Number reads), at most the API's five.
+        const warn = written.map((pct) => (/^\d{1,2}$/.test(pct) ? Number(pct) : Number.NaN));
+        if (warn.length > MAX_WARNINGS || warn.some((pct) => !(pct >= 1 && pct <= 99)))
+          return { refused: 'Warnings are whole percents from 1 to 99, like 50, 80, and at most five.' };
         return fromAnswer(
           await view.api.send('PUT', '/api/billing/spend-caps', {
             app_id: field(fields, 'app'),
