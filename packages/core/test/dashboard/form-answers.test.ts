@@ -426,3 +426,33 @@ describe('the spend caps form', () => {
     expect(await caps()).toEqual([50, 80]);
   });
 });
+
+describe('a person signed in but in no workspace', () => {
+  it('is told so on the sign-in page, with how to go on, not asked to sign in as if signed out', async () => {
+    const owner = await signedInOwner(server, 'left-behind-owner@example.test');
+    const leaver = await signedInTeammate(server, owner.tenantId, 'member', 'left-behind@example.test');
+    const me = ((await (await api(leaver, 'GET', '/api/user/me')).json()) as { user: { id: string } }).user
+      .id;
+    // Their first workspace is gone (as its owners removing them would leave it), then this one.
+    await store.db
+      .deleteFrom('memberships')
+      .where('user_id', '=', me)
+      .where('tenant_id', '!=', owner.tenantId)
+      .execute();
+    const removed = await api(owner.cookie, 'DELETE', `/api/tenants/me/members/${me}`, undefined, {
+      origin: server.url,
+    });
+    expect(removed.status).toBe(200);
+    expect(
+      ((await (await api(leaver, 'GET', '/api/tenants')).json()) as { tenants: unknown[] }).tenants,
+    ).toEqual([]);
+    const home = await api(leaver, 'GET', '/');
+    expect(home.status).toBe(303);
+    const signIn = await (await api(leaver, 'GET', home.headers.get('location')!)).text();
+    expect(signIn).toContain(
+      'You are signed in as left-behind@example.test, but you are not in any workspace now',
+    );
+    expect(signIn).toContain('Sign in again');
+    expect(signIn).not.toContain('Sign in to manage your workspace');
+  });
+});
