@@ -456,3 +456,30 @@ describe('a person signed in but in no workspace', () => {
     expect(signIn).not.toContain('Sign in to manage your workspace');
   });
 });
+
+describe('the auto-reload form', () => {
+  it('refuses a threshold outside what a reload can be, and a pack it never offered, in its own words', async () => {
+    const owner = await signedInOwner(server, 'reload-words@example.test');
+    const form = await openForm(owner, '/billing');
+    for (const threshold of ['0.50', '1000.01', '9999999.99']) {
+      const sent = await form.send({
+        _workspace: owner.tenantId,
+        _action: 'auto-reload',
+        threshold,
+        pack: '25',
+      });
+      expect(sent.status).toBe(400);
+      expect(sent.text).toContain('Enter the threshold in USD from 1 to 1000, like 10 or 12.50.');
+      expect(sent.text).not.toMatch(/autoReload|thresholdUsd/);
+    }
+    const pack = await form.send({
+      _workspace: owner.tenantId,
+      _action: 'auto-reload',
+      threshold: '10',
+      pack: '-3',
+    });
+    expect(pack.status).toBe(400);
+    expect(pack.text).toContain('Choose one of the credit packs.');
+    expect(pack.text).not.toMatch(/autoReload|Invalid input/);
+  });
+});

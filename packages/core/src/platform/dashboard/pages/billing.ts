@@ -1,5 +1,10 @@
 import { getCookie } from 'hono/cookie';
-import { CREDIT_PACKS_USD } from '../../../billing/payments/processor.js';
+import {
+  CREDIT_PACKS_USD,
+  MAX_PURCHASE_USD,
+  MIN_PURCHASE_USD,
+  purchaseMicros,
+} from '../../../billing/payments/processor.js';
 import type { SpendCapView } from '../../../billing/spend-caps.js';
 import { html, type SafeHtml } from '../../../http/html.js';
 import { SESSION_COOKIE } from '../../../identity/sessions.js';
@@ -94,8 +99,13 @@ ${transactions.ok && transactions.body.nextCursor ? html`<p><a href="${view.base
       async run(view, fields) {
         const threshold = usdField(field(fields, 'threshold'));
         const pack = Number(field(fields, 'pack'));
-        if (threshold === null || Number.isNaN(threshold))
-          return { refused: 'Enter the threshold in USD, like 10 or 12.50.' };
+        // Checked here in the form's words: the API would name its fields (autoReload.thresholdUsd).
+        if (threshold === null || Number.isNaN(threshold) || purchaseMicros(threshold / MICROS) === null)
+          return {
+            refused: `Enter the threshold in USD from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD}, like 10 or 12.50.`,
+          };
+        if (!(CREDIT_PACKS_USD as readonly number[]).includes(pack))
+          return { refused: 'Choose one of the credit packs.' };
         return fromAnswer(
           await view.api.send('PATCH', '/api/billing/customer', {
             autoReload: { thresholdUsd: threshold / MICROS, pack },
