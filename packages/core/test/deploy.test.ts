@@ -1011,6 +1011,35 @@ describe('the deploy rate limit and the deployer in production', () => {
     }
   });
 
+  it("spends nothing on a retry of a deploy's Idempotency-Key: a double submit cannot use up the hour", async () => {
+    const own = await openTestStore();
+    const limited = await startPlatformAtOwnUrl(own);
+    try {
+      const cookie = await devSignIn(limited, `retried-${++emails}@example.test`);
+      const send = (headers: Record<string, string>) =>
+        fetch(`${limited.url}/api/deploy`, {
+          method: 'POST',
+          headers: { cookie, 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ toolSlug: 'no-such-tool', slug: 'retried' }),
+        });
+      // One deploy (refused: no credit yet, an answer like any), then its retries: all the replay.
+      const retried: (string | null)[] = [];
+      for (let i = 0; i < 7; i++) {
+        const response = await send({ 'idempotency-key': 'double-submit' });
+        expect(response.status).toBe(402);
+        retried.push(response.headers.get('idempotent-replayed'));
+      }
+      expect(retried).toEqual([null, 'true', 'true', 'true', 'true', 'true', 'true']);
+      // The hour still holds the other 4 requests, then 429.
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await send({})).status);
+      expect(statuses).toEqual([402, 402, 402, 402, 429]);
+    } finally {
+      await limited.close();
+      await own.dispose();
+    }
+  });
+
   it('runs no local deployer in production unless SERVICE_LOCAL_DEPLOYER=1 enables it', async () => {
     const identity = { verify: async () => null } as never;
     for (const [env, enabled] of [

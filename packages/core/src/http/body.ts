@@ -104,7 +104,7 @@ export type FormFields = Record<string, FormDataEntryValue>;
  * value of a repeated name winning. Another content type, or a body that does not parse as its
  * type says, gives no fields: a form handler then refuses the missing fields as it would any.
  */
-export async function readFormFields(request: Request, limit: BodyLimit): Promise<FormFields> {
+export async function readFormFields(request: WithBody, limit: BodyLimit): Promise<FormFields> {
   // Read first: an oversized body is refused whatever its type says.
   const bytes = await readBody(request, limit);
   const type = request.headers.get('content-type') ?? '';

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csrfTokenFor } from '../../src/platform/cli/bootstrap.js';
+import { billingCsrfToken } from '../../src/platform/routes/billing-pages.js';
 import { INVITATION_CSRF_PURPOSE } from '../../src/platform/routes/invitation-page.js';
 import { publishTestRelease } from '../support/deploy.js';
 import { seedProviders } from '../support/metered.js';
@@ -293,5 +294,192 @@ describe('ways on from a refusal or a purchase, and what a viewer is offered', (
     const viewer = await signedInTeammate(server, owner.tenantId, 'viewer', 'deploy-viewer@example.test');
     expect(await (await api(viewer, 'GET', '/deployments')).text()).not.toContain('Deploy a tool');
     expect(await (await api(owner.cookie, 'GET', '/deployments')).text()).toContain('Deploy a tool');
+  });
+});
+
+describe("a form's workspace field", () => {
+  it('that names no workspace (empty, not an id) is refused as from another workspace, never a 500', async () => {
+    const owner = await signedInOwner(server, 'odd-workspace@example.test');
+    const form = await openForm(owner, '/settings');
+    for (const workspace of ['', 'not-a-workspace', '00000000-0000-0000-0000-000000000000']) {
+      const sent = await form.send({ _action: 'rename-workspace', _workspace: workspace, name: 'Renamed' });
+      expect(sent.status).toBe(409);
+      expect(sent.text).toContain('This page was for another workspace');
+    }
+    const csrf = billingCsrfToken(owner.cookie.split('=')[1]!);
+    const bought = await postForm(server.url, owner.cookie, '/billing/purchase', {
+      csrf_token: csrf,
+      workspace: 'not-a-workspace',
+      pack: '5',
+    });
+    expect(bought.status).toBe(409);
+    expect(await bought.text()).toContain('This page was for another workspace');
+    const tenant = await store.db
+      .selectFrom('tenants')
+      .select('name')
+      .where('id', '=', owner.tenantId)
+      .executeTakeFirstOrThrow();
+    expect(tenant.name).not.toBe('Renamed');
+  });
+});
+
+describe('a form holding text the store cannot keep', () => {
+  const NOT_KEPT = 'The form holds characters that cannot be kept';
+  const userName = async (owner: SignedInOwner) =>
+    ((await (await api(owner.cookie, 'GET', '/api/user/me')).json()) as { user: { name: string | null } })
+      .user.name;
+
+  it('is refused whole in the form’s words: bytes that are not UTF-8 (raw or percent-encoded), a NUL', async () => {
+    const owner = await signedInOwner(server, 'not-utf8@example.test');
+    const form = await openForm(owner, '/settings');
+    const fixed = `_csrf=${hidden(form.page, '_csrf')}&_workspace=${owner.tenantId}&_action=rename-me&name=`;
+    for (const tail of [Buffer.from([0xff, 0xfe, 0x41]), Buffer.from('%FF%FEA'), Buffer.from('%C3')]) {
+      const sent = await postForm(
+        server.url,
+        owner.cookie,
+        '/settings',
+        Buffer.concat([Buffer.from(fixed), tail]),
+      );
+      expect(sent.status).toBe(400);
+      expect(await sent.text()).toContain(NOT_KEPT);
+      expect(await userName(owner)).toBeNull();
+    }
+    // A NUL in a name is refused by the page's check of names, naming the field.
+    const named = await form.send({ _action: 'rename-me', _workspace: owner.tenantId, name: 'a\u0000b' });
+    expect(named.status).toBe(400);
+    expect(named.text).toContain('Your name must be 1 to 100 characters');
+    // A NUL the page's own checks let through is refused before the API, not in its field path.
+    const page = await openForm(owner, '/integrations/search');
+    const nul = await page.send({
+      _action: 'key',
+      provider: 'search',
+      api_key: 'sk-\u0000',
+      display_name: 'Team',
+    });
+    expect(nul.status).toBe(400);
+    expect(nul.text).toContain(NOT_KEPT);
+    expect(nul.text).not.toMatch(/body\.credential|contains a NUL/);
+    // Text any browser sends (accents, emoji, an encoded percent sign) is kept as typed.
+    const fine = await form.send({ _action: 'rename-me', _workspace: owner.tenantId, name: 'Zoë 100% 🎉' });
+    expect(fine.status).toBe(303);
+    expect(await userName(owner)).toBe('Zoë 100% 🎉');
+  });
+});
+
+describe("a select's value the page never offered", () => {
+  it('is refused in the form’s words, never the API’s field path', async () => {
+    const owner = await signedInOwner(server, 'odd-role@example.test');
+    const mate = await signedInTeammate(server, owner.tenantId, 'member', 'odd-role-mate@example.test');
+    const mateId = (
+      (await (await api(mate, 'GET', '/api/user/me')).json()) as {
+        user: { id: string };
+      }
+    ).user.id;
+    const form = await openForm(owner, '/members');
+    const sends: Record<string, string>[] = [
+      { _action: 'invite', email: 'odd@example.test', role: 'admin' },
+      { _action: 'invite', email: 'odd@example.test' },
+      { _action: 'role', user: mateId, role: 'god' },
+    ];
+    for (const fields of sends) {
+      const sent = await form.send({ _workspace: owner.tenantId, ...fields });
+      expect(sent.status).toBe(400);
+      expect(sent.text).toContain('Choose a role: owner, member or viewer.');
+      expect(sent.text).not.toMatch(/role: Invalid|Invalid option/);
+    }
+    expect(await invitationLinks(owner)).toEqual([]);
+  });
+});
+
+describe('the spend caps form', () => {
+  it('takes up to five warnings written as whole percents, refusing more or other notations in its own words', async () => {
+    const owner = await signedInOwner(server, 'caps-warnings@example.test');
+    const form = await openForm(owner, '/billing');
+    const caps = async () =>
+      (
+        (await (await api(owner.cookie, 'GET', '/api/billing/spend-caps')).json()) as {
+          caps: { app_id: string; warn_pcts: number[] }[];
+        }
+      ).caps.find((cap) => cap.app_id === owner.appId)?.warn_pcts;
+    const before = await caps();
+    for (const warn of ['10, 20, 30, 40, 50, 60', '0x10', '1e1', '50.0', '+50']) {
+      const sent = await form.send({
+        _workspace: owner.tenantId,
+        _action: 'caps',
+        app: owner.appId,
+        daily: '5',
+        warn,
+      });
+      expect(sent.status).toBe(400);
+      expect(sent.text).toContain('Warnings are whole percents from 1 to 99, like 50, 80, and at most five.');
+      expect(sent.text).not.toMatch(/warn_pcts|Too big/);
+      expect(await caps()).toEqual(before);
+    }
+    const saved = await form.send({
+      _workspace: owner.tenantId,
+      _action: 'caps',
+      app: owner.appId,
+      daily: '5',
+      warn: '80, 50',
+    });
+    expect(saved.status).toBe(303);
+    expect(await caps()).toEqual([50, 80]);
+  });
+});
+
+describe('a person signed in but in no workspace', () => {
+  it('is told so on the sign-in page, with how to go on, not asked to sign in as if signed out', async () => {
+    const owner = await signedInOwner(server, 'left-behind-owner@example.test');
+    const leaver = await signedInTeammate(server, owner.tenantId, 'member', 'left-behind@example.test');
+    const me = ((await (await api(leaver, 'GET', '/api/user/me')).json()) as { user: { id: string } }).user
+      .id;
+    // Their first workspace is gone (as its owners removing them would leave it), then this one.
+    await store.db
+      .deleteFrom('memberships')
+      .where('user_id', '=', me)
+      .where('tenant_id', '!=', owner.tenantId)
+      .execute();
+    const removed = await api(owner.cookie, 'DELETE', `/api/tenants/me/members/${me}`, undefined, {
+      origin: server.url,
+    });
+    expect(removed.status).toBe(200);
+    expect(
+      ((await (await api(leaver, 'GET', '/api/tenants')).json()) as { tenants: unknown[] }).tenants,
+    ).toEqual([]);
+    const home = await api(leaver, 'GET', '/');
+    expect(home.status).toBe(303);
+    const signIn = await (await api(leaver, 'GET', home.headers.get('location')!)).text();
+    expect(signIn).toContain(
+      'You are signed in as left-behind@example.test, but you are not in any workspace now',
+    );
+    expect(signIn).toContain('Sign in again');
+    expect(signIn).not.toContain('Sign in to manage your workspace');
+  });
+});
+
+describe('the auto-reload form', () => {
+  it('refuses a threshold outside what a reload can be, and a pack it never offered, in its own words', async () => {
+    const owner = await signedInOwner(server, 'reload-words@example.test');
+    const form = await openForm(owner, '/billing');
+    for (const threshold of ['0.50', '1000.01', '9999999.99']) {
+      const sent = await form.send({
+        _workspace: owner.tenantId,
+        _action: 'auto-reload',
+        threshold,
+        pack: '25',
+      });
+      expect(sent.status).toBe(400);
+      expect(sent.text).toContain('Enter the threshold in USD from 1 to 1000, like 10 or 12.50.');
+      expect(sent.text).not.toMatch(/autoReload|thresholdUsd/);
+    }
+    const pack = await form.send({
+      _workspace: owner.tenantId,
+      _action: 'auto-reload',
+      threshold: '10',
+      pack: '-3',
+    });
+    expect(pack.status).toBe(400);
+    expect(pack.text).toContain('Choose one of the credit packs.');
+    expect(pack.text).not.toMatch(/autoReload|Invalid input/);
   });
 });

@@ -51,13 +51,16 @@ export function postForm(
   baseUrl: string,
   cookie: string,
   path: string,
-  fields: Record<string, string> | string,
+  fields: Record<string, string> | string | Uint8Array<ArrayBuffer>,
 ): Promise<Response> {
   return fetch(`${baseUrl}${path}`, {
     method: 'POST',
     redirect: 'manual',
     headers: { cookie, origin: baseUrl, 'content-type': 'application/x-www-form-urlencoded' },
-    body: typeof fields === 'string' ? fields : new URLSearchParams(fields).toString(),
+    body:
+      typeof fields === 'string' || fields instanceof Uint8Array
+        ? fields
+        : new URLSearchParams(fields).toString(),
   });
 }
 

@@ -1,5 +1,7 @@
 import type { Context } from 'hono';
+import { jsonValueProblem } from '../../http/input-guard.js';
 import type { PlatformEnv } from '../context.js';
+import { FORM_TEXT_NOT_KEPT } from '../internal/page-form.js';
 
 /** The platform's own handler, which the dashboard calls in-process. */
 export type PlatformFetch = (request: Request, env: unknown) => Response | Promise<Response>;
@@ -35,6 +37,16 @@ export class DashboardApi {
     body?: unknown,
     extraHeaders: Record<string, string> = {},
   ): Promise<ApiAnswer<T>> {
+    // A NUL the page's own checks let through (a key, a secret's value) is refused here in the
+    // form's words: the API would name the field by its path.
+    if (/%00/i.test(path) || jsonValueProblem(body ?? {}, 'body') !== null) {
+      return Promise.resolve({
+        ok: false,
+        status: 400,
+        body: { message: FORM_TEXT_NOT_KEPT } as T,
+        headers: new Headers(),
+      });
+    }
     return this.call<T>(method, path, body ?? {}, extraHeaders);
   }
 

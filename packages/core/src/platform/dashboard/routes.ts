@@ -9,7 +9,12 @@ import { csrfTokenFor } from '../cli/bootstrap.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { readPageForm } from '../internal/page-form.js';
-import { requireSession, type SessionCaller, switchedWorkspaceRefusal } from '../internal/session.js';
+import {
+  optionalUser,
+  requireSession,
+  type SessionCaller,
+  switchedWorkspaceRefusal,
+} from '../internal/session.js';
 import { apiErrorMessage, DashboardApi, type PlatformFetch } from './api.js';
 import { assetRoutes, assetVersion } from './assets.js';
 import { DASHBOARD_POLICY, type NoticeLink, shell } from './layout.js';
@@ -201,9 +206,14 @@ export function dashboardRoutes(ctx: PlatformContext, options: DashboardOptions)
     const returnTo = dashboardReturnTo(c.req.query('return_to'), base);
     if (await signedIn(c)) return c.redirect(returnTo, 303);
     const href = signInHref(returnTo);
-    const body = href
-      ? html`<p>Sign in to manage your workspace's credit, integrations, tools and keys.</p><p><a class="button" href="${href}">Sign in</a></p>`
-      : html`<p>Sign in through your organisation's identity provider, then open this page again.</p>`;
+    // Signed in, but removed from (or left) their last workspace: the workspace pages answer them
+    // as signed out, so this page says why, and that signing in again starts a workspace.
+    const account = await optionalUser(ctx, c);
+    const body = account
+      ? html`<p id="no-workspace">You are signed in as ${account.email ?? 'yourself'}, but you are not in any workspace now: you left it, or were removed. Ask an owner to invite you again, or sign in again to start a workspace of your own.</p>${href ? html`<p><a class="button" href="${href}">Sign in again</a></p>` : null}`
+      : href
+        ? html`<p>Sign in to manage your workspace's credit, integrations, tools and keys.</p><p><a class="button" href="${href}">Sign in</a></p>`
+        : html`<p>Sign in through your organisation's identity provider, then open this page again.</p>`;
     return answer(
       c,
       200,

@@ -50,8 +50,7 @@ export async function withIdempotency(
     });
   }
   const records = ctx.idempotency;
-  const caller = 'appId' in owner ? `app:${owner.appId}` : `user:${owner.userId}`;
-  const id = { tenantId: owner.tenantId, scope: `${route} ${caller}`, key };
+  const id = recordId(owner, route, key);
   const requestHash = hashSecret(JSON.stringify(request));
   await records.expire(id, new Date(Date.now() - RECORD_TTL_MS));
   if (!(await records.reserve(id, requestHash))) {
@@ -90,6 +89,28 @@ export async function withIdempotency(
 }
 
 type RecordId = { tenantId: string; scope: string; key: string };
+const recordId = (owner: IdempotencyOwner, route: string, key: string): RecordId => {
+  const caller = 'appId' in owner ? `app:${owner.appId}` : `user:${owner.userId}`;
+  return { tenantId: owner.tenantId, scope: `${route} ${caller}`, key };
+};
+
+/**
+ * Whether the request's `Idempotency-Key` is one `owner` already sent on `route` (its answer
+ * remembered, or its request still running): sent again, it replays or is told to wait, and
+ * runs nothing.
+ */
+export async function isKnownIdempotencyKey(
+  ctx: PlatformContext,
+  c: Context<PlatformEnv>,
+  owner: IdempotencyOwner,
+  route: string,
+): Promise<boolean> {
+  const key = c.req.header('idempotency-key');
+  if (key === undefined || !KEY_PATTERN.test(key)) return false;
+  const id = recordId(owner, route, key);
+  await ctx.idempotency.expire(id, new Date(Date.now() - RECORD_TTL_MS));
+  return Boolean(await ctx.idempotency.find(id));
+}
 const bodyAad = (id: RecordId) => `idempotency:${id.tenantId}:${id.scope}:${id.key}`;
 
 function sealBody(ctx: PlatformContext, id: RecordId, body: string): string {

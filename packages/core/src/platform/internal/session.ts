@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { cookieWriteRefusal } from '../../identity/session-cookie.js';
 import { SESSION_COOKIE, type SessionUser } from '../../identity/sessions.js';
+import { isUuid } from '../../internal/uuid.js';
 import type { MembershipRole } from '../../store/database.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
@@ -166,8 +167,9 @@ export async function switchedWorkspaceRefusal(
   formTenantId: string,
 ): Promise<string | null> {
   if (formTenantId === user.tenantId) return null;
+  // A field that is no workspace's id (empty, tampered with) names no workspace the user was in.
   const [formerRole, current] = await Promise.all([
-    ctx.accounts.roleIn(formTenantId, user.userId),
+    isUuid(formTenantId) ? ctx.accounts.roleIn(formTenantId, user.userId) : null,
     ctx.accounts.workspaceName(user.tenantId),
   ]);
   const former = formerRole ? await ctx.accounts.workspaceName(formTenantId) : null;

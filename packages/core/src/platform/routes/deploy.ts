@@ -5,11 +5,16 @@ import { canWrite } from '../../identity/accounts.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError } from '../errors.js';
 import { displayName } from '../internal/display-name.js';
-import { withIdempotency } from '../internal/idempotency.js';
+import { isKnownIdempotencyKey, withIdempotency } from '../internal/idempotency.js';
 import { readJsonBody } from '../internal/json-body.js';
 import { noStoreOn } from '../internal/no-store.js';
 import { overLimit } from '../internal/rate-limit.js';
-import { requireSafeCookieWrite, requireSession, type SessionCaller } from '../internal/session.js';
+import {
+  optionalSession,
+  requireSafeCookieWrite,
+  requireSession,
+  type SessionCaller,
+} from '../internal/session.js';
 
 /** An app's slug: its path under `/apps/` and its name in host-based addresses. */
 export const APP_SLUG = /^[a-z][a-z0-9-]{1,62}[a-z0-9]$/;
@@ -41,7 +46,10 @@ export function deployRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   app.post('/api/deploy', async (c) => {
     c.set('errorShape', 'flat');
     // Counted before authentication, like every limit: a guessing client spends the same budget.
-    const wait = await overLimit(ctx, c, 'deploy', ctx.rateLimits.deploy);
+    // A retry of the caller's own deploy (its Idempotency-Key already sent) replays it or is told
+    // to wait, deploying nothing: it spends nothing, so a double submit cannot use up the hour.
+    const retry = await isDeployRetry(ctx, c);
+    const wait = retry ? null : await overLimit(ctx, c, 'deploy', ctx.rateLimits.deploy);
     if (wait !== null) {
       throw new PlatformError(429, 'Rate limit exceeded', {
         code: 'RATE_LIMITED',
@@ -54,7 +62,7 @@ export function deployRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
       ctx,
       c,
       { tenantId: user.tenantId, userId: user.userId },
-      'POST /api/deploy',
+      DEPLOY_ROUTE,
       body,
       async () => {
         const deployed = await deployments.deploy({
@@ -87,6 +95,16 @@ export function deployRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
   });
 
   return app;
+}
+
+const DEPLOY_ROUTE = 'POST /api/deploy';
+
+/** Whether the request carries an `Idempotency-Key` its signed-in caller already sent to deploy. */
+async function isDeployRetry(ctx: PlatformContext, c: Context<PlatformEnv>): Promise<boolean> {
+  if (c.req.header('idempotency-key') === undefined) return false;
+  const caller = await optionalSession(ctx, c);
+  if (!caller?.tenantId) return false;
+  return isKnownIdempotencyKey(ctx, c, { tenantId: caller.tenantId, userId: caller.userId }, DEPLOY_ROUTE);
 }
 
 /** The signed-in owner or member, on a safe cookie write; viewers get 403. */

@@ -1,5 +1,10 @@
 import { getCookie } from 'hono/cookie';
-import { CREDIT_PACKS_USD } from '../../../billing/payments/processor.js';
+import {
+  CREDIT_PACKS_USD,
+  MAX_PURCHASE_USD,
+  MIN_PURCHASE_USD,
+  purchaseMicros,
+} from '../../../billing/payments/processor.js';
 import type { SpendCapView } from '../../../billing/spend-caps.js';
 import { html, type SafeHtml } from '../../../http/html.js';
 import { SESSION_COOKIE } from '../../../identity/sessions.js';
@@ -22,6 +27,9 @@ interface Transaction {
 }
 
 const MICROS = 1_000_000;
+
+/** How many warnings one app's caps take (the spend caps API's limit). */
+const MAX_WARNINGS = 5;
 
 /** A USD amount typed in a form, as micros; null for blank, NaN for anything not a sum of money. */
 function usdField(value: string): number | null {
@@ -91,8 +99,13 @@ ${transactions.ok && transactions.body.nextCursor ? html`<p><a href="${view.base
       async run(view, fields) {
         const threshold = usdField(field(fields, 'threshold'));
         const pack = Number(field(fields, 'pack'));
-        if (threshold === null || Number.isNaN(threshold))
-          return { refused: 'Enter the threshold in USD, like 10 or 12.50.' };
+        // Checked here in the form's words: the API would name its fields (autoReload.thresholdUsd).
+        if (threshold === null || Number.isNaN(threshold) || purchaseMicros(threshold / MICROS) === null)
+          return {
+            refused: `Enter the threshold in USD from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD}, like 10 or 12.50.`,
+          };
+        if (!(CREDIT_PACKS_USD as readonly number[]).includes(pack))
+          return { refused: 'Choose one of the credit packs.' };
         return fromAnswer(
           await view.api.send('PATCH', '/api/billing/customer', {
             autoReload: { thresholdUsd: threshold / MICROS, pack },
@@ -116,9 +129,11 @@ ${transactions.ok && transactions.body.nextCursor ? html`<p><a href="${view.base
         if (daily === 0 || monthly === 0)
           return { refused: 'A cap must be more than USD 0: leave it blank for no cap.' };
         const warnText = field(fields, 'warn').trim();
-        const warn = warnText === '' ? [] : warnText.split(/[\s,]+/).map(Number);
-        if (warn.some((pct) => !Number.isInteger(pct) || pct < 1 || pct > 99))
-          return { refused: 'Warnings are whole percents from 1 to 99, like 50, 80.' };
+        const written = warnText === '' ? [] : warnText.split(/[\s,]+/);
+        // Written as whole percents (not 0x10 or 1e1, which Number reads), at most the API's five.
+        const warn = written.map((pct) => (/^\d{1,2}$/.test(pct) ? Number(pct) : Number.NaN));
+        if (warn.length > MAX_WARNINGS || warn.some((pct) => !(pct >= 1 && pct <= 99)))
+          return { refused: 'Warnings are whole percents from 1 to 99, like 50, 80, and at most five.' };
         return fromAnswer(
           await view.api.send('PUT', '/api/billing/spend-caps', {
             app_id: field(fields, 'app'),

@@ -36,6 +36,10 @@ function emailRefusal(email: string): string | null {
     : 'Enter a full email address, like name@example.com.';
 }
 
+/** Why a role the form sent is not one the API takes, in the form's words (its select offers only these). */
+const roleRefusal = (role: string): string | null =>
+  (ROLES as readonly string[]).includes(role) ? null : 'Choose a role: owner, member or viewer.';
+
 const roleSelect = (id: string, selected: string, label: string) =>
   html`<label for="${id}" class="visually-hidden">${label}</label><select id="${id}" name="role">${ROLES.map((role) => html`<option value="${role}"${role === selected ? html` selected` : null}>${role}</option>`)}</select>`;
 
@@ -125,7 +129,7 @@ ${table(
       done: 'Invitation sent.',
       async run(view, f) {
         const email = field(f, 'email').trim();
-        const refusal = emailRefusal(email);
+        const refusal = emailRefusal(email) ?? roleRefusal(field(f, 'role'));
         if (refusal) return { refused: refusal };
         // Sent again (a reload of its answer), the form would replace the invitation just shown.
         return oncePerForm(view, f, '/members invite', INVITE_SENT_AGAIN, async () => {
@@ -149,12 +153,15 @@ ${table(
     },
     role: {
       done: 'Role changed.',
-      run: async (view, f) =>
-        fromAnswer(
+      async run(view, f) {
+        const refusal = roleRefusal(field(f, 'role'));
+        if (refusal) return { refused: refusal };
+        return fromAnswer(
           await view.api.send('PATCH', `/api/tenants/me/members/${encodeURIComponent(field(f, 'user'))}`, {
             role: field(f, 'role'),
           }),
-        ),
+        );
+      },
     },
     remove: {
       done: 'Removed from the workspace.',
