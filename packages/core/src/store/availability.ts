@@ -66,6 +66,27 @@ export function isStoreUnavailable(error: unknown, depth = 0): boolean {
 }
 
 /**
+ * Runs `write` again while it fails because the store is away (after 100 ms, then twice as long
+ * each time, up to every second) for at most `withinMs`: a write that must not be lost to a blink
+ * of the store (an embedded store's thread starting again, a failover). Any other failure, or one
+ * past the bound, is thrown. `write` must be safe to repeat: an attempt whose answer was lost may
+ * have committed.
+ */
+export async function retryWhileUnavailable<T>(write: () => Promise<T>, withinMs: number): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  let delayMs = 100;
+  for (;;) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isStoreUnavailable(error) || Date.now() + delayMs > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      delayMs = Math.min(delayMs * 2, 1000);
+    }
+  }
+}
+
+/**
  * How long past its lifetime a lookup cached on the metered path (a key, a tenant's status, a
  * connection, a provider) is still answered when the store cannot be asked: as long as an
  * instance admits calls from its lease into an outage (its last beat that landed is under 4 s

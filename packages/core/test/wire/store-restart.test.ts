@@ -1,0 +1,97 @@
+/**
+ * A turn outlives a blink of its embedded store: the thread the store runs on stops (as a
+ * WebAssembly abort ends it) while a turn streams, and starts again on its folder a second later.
+ * The turn streams on from memory; once the store is back, what it wrote meanwhile (its chunks,
+ * its answer, its end) reaches the store too: a resume on another instance reads the whole turn,
+ * each chunk once, and the thread has its answer and takes the next turn.
+ *
+ * @see docs/wire.md "Resume", docs/storage.md "The embedded store"
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createStore, type Store } from '../../src/store/index.js';
+import type { Service } from '../../src/wire/create-service.js';
+import { scriptedModel } from './support/models.js';
+import { callerFor, TurnReader, testService } from './support/wire.js';
+
+/** Every engine thread started in this file, the latest last. */
+const threads = vi.hoisted(() => [] as Worker[]);
+vi.mock('node:worker_threads', async (original) => {
+  const real = await original<typeof import('node:worker_threads')>();
+  class RecordedWorker extends real.Worker {
+    constructor(...args: ConstructorParameters<typeof real.Worker>) {
+      super(...args);
+      threads.push(this);
+    }
+  }
+  return { ...real, Worker: RecordedWorker };
+});
+
+describe('the embedded store’s thread stops while a turn streams', () => {
+  let folder: string;
+  let store: Store;
+  /** The instance running the turn, and another one on the same store. */
+  let one: Service;
+  let two: Service;
+
+  beforeAll(async () => {
+    folder = mkdtempSync(join(tmpdir(), 'svc-wire-restart-'));
+    store = await createStore({ dataDir: join(folder, 'data') });
+    expect(store.embedded).toBe('thread');
+    // 150 words, one every 20 ms: the turn streams for 3 s, across the store's restart.
+    const { model } = scriptedModel([
+      { text: Array.from({ length: 150 }, (_, i) => `w${i} `), chunkDelayMs: 20 },
+    ]);
+    one = await testService(store, { model });
+    two = await testService(store, { model });
+  }, 60_000);
+  afterAll(async () => {
+    await one?.close();
+    await two?.close();
+    await store?.close();
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('streams on, and stores every chunk once the store is back', async () => {
+    const response = await callerFor(one.fetch, 'ada')('/chat', {
+      method: 'POST',
+      json: { id: 'blink', message: 'talk' },
+    });
+    expect(response.status).toBe(200);
+    const runId = response.headers.get('x-service-run-id')!;
+    const reader = new TurnReader(response);
+    await reader.until((frame) => frame.chunk.type === 'text-delta' && frame.chunk.delta === 'w10 ');
+    await threads.at(-1)!.terminate();
+
+    // The reader here gets the whole turn from memory.
+    const live = await reader.rest();
+    expect(reader.done).toBe(true);
+    expect(live.at(-1)!.chunk).toMatchObject({ type: 'finish', messageMetadata: { status: 'completed' } });
+    expect(live.map((frame) => frame.id)).toEqual(live.map((_, i) => i + 1));
+
+    // Another instance reads the run from the store: every chunk, each once, then [DONE].
+    await vi.waitFor(async () => expect(await store.ping()).toBe(true), { timeout: 20_000, interval: 50 });
+    const resumed = await callerFor(two.fetch, 'ada')(`/runs/${runId}/stream`, {
+      headers: { 'last-event-id': '0' },
+    });
+    expect(resumed.status).toBe(200);
+    const elsewhere = new TurnReader(resumed);
+    const frames = await elsewhere.rest();
+    expect(elsewhere.done).toBe(true);
+    expect(frames).toEqual(live);
+
+    // The thread has its answer, its run ended as it did, and it takes the next turn.
+    const { thread } = await (await callerFor(two.fetch, 'ada')('/threads/blink')).json();
+    expect(thread.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant']);
+    expect(thread.latestRun).toMatchObject({ id: runId, status: 'completed' });
+    const next = await callerFor(two.fetch, 'ada')('/chat', {
+      method: 'POST',
+      json: { id: 'blink', message: 'and again' },
+    });
+    expect(next.status).toBe(200);
+    await new TurnReader(next).rest();
+  }, 30_000);
+});
