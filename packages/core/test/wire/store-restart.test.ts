@@ -12,10 +12,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import { createStore, type Store } from '../../src/store/index.js';
 import type { Service } from '../../src/wire/create-service.js';
-import { scriptedModel } from './support/models.js';
-import { callerFor, TurnReader, testService } from './support/wire.js';
+import { lastUserText, reactiveModel } from './support/models.js';
+import {
+  assemble,
+  callerFor,
+  readUntilPaused,
+  resumeAfter,
+  TurnReader,
+  testService,
+  textOf,
+} from './support/wire.js';
 
 /** Every engine thread started in this file, the latest last. */
 const threads = vi.hoisted(() => [] as Worker[]);
@@ -36,17 +45,34 @@ describe('the embedded store’s thread stops while a turn streams', () => {
   /** The instance running the turn, and another one on the same store. */
   let one: Service;
   let two: Service;
+  const deleted: string[] = [];
 
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'svc-wire-restart-'));
     store = await createStore({ dataDir: join(folder, 'data') });
     expect(store.embedded).toBe('thread');
-    // 150 words, one every 20 ms: the turn streams for 3 s, across the store's restart.
-    const { model } = scriptedModel([
-      { text: Array.from({ length: 150 }, (_, i) => `w${i} `), chunkDelayMs: 20 },
-    ]);
-    one = await testService(store, { model });
-    two = await testService(store, { model });
+    // A turn answers 150 words, one every 20 ms (it streams for 3 s, across the store's restart);
+    // one asked to delete calls a tool that waits for an approval, then says it is done.
+    const model = reactiveModel((options) => {
+      if (options.prompt.at(-1)?.role === 'tool') return { text: ['Deleted.'] };
+      if (lastUserText(options).includes('delete'))
+        return { toolCalls: [{ id: 'd1', name: 'delete_file', input: { path: '/tmp/a' } }] };
+      return { text: Array.from({ length: 150 }, (_, i) => `w${i} `), chunkDelayMs: 20 };
+    });
+    const tools = [
+      {
+        name: 'delete_file',
+        description: 'Deletes a file',
+        input: z.object({ path: z.string() }),
+        risk: 'destructive' as const,
+        execute: async ({ path }: { path: string }) => {
+          deleted.push(path);
+          return { deleted: path };
+        },
+      },
+    ];
+    one = await testService(store, { model, tools });
+    two = await testService(store, { model, tools });
   }, 60_000);
   afterAll(async () => {
     await one?.close();
@@ -93,5 +119,35 @@ describe('the embedded store’s thread stops while a turn streams', () => {
     });
     expect(next.status).toBe(200);
     await new TurnReader(next).rest();
+  }, 30_000);
+
+  it('keeps a call waiting for its approval across the restart, and runs it once approved', async () => {
+    const call = callerFor(one.fetch, 'ada');
+    const response = await call('/chat', {
+      method: 'POST',
+      json: { id: 'parked', message: 'delete /tmp/a' },
+    });
+    const runId = response.headers.get('x-service-run-id')!;
+    const paused = await readUntilPaused(new TurnReader(response));
+    const [approvalId] = paused.approvalIds;
+
+    // The run polls its approval while the thread is down, and after it starts again.
+    await threads.at(-1)!.terminate();
+    await vi.waitFor(async () => expect(await store.ping()).toBe(true), { timeout: 20_000, interval: 50 });
+    expect((await (await call(`/runs/${runId}`)).json()).run.status).toBe('awaiting_approval');
+    const decided = await call(`/approvals/${approvalId}/decide`, {
+      method: 'POST',
+      json: { decision: 'approve' },
+    });
+    expect(decided.status).toBe(200);
+    const rest = await resumeAfter(call, 'parked', paused.resumeAfter);
+    const message = await assemble([...paused.frames, ...rest].map((frame) => frame.chunk));
+    expect(message?.parts.find((part) => part.type === 'tool-delete_file')).toMatchObject({
+      state: 'output-available',
+      output: { deleted: '/tmp/a' },
+    });
+    expect(textOf(message)).toBe('Deleted.');
+    expect(deleted).toEqual(['/tmp/a']);
+    expect((await (await call(`/runs/${runId}`)).json()).run.status).toBe('completed');
   }, 30_000);
 });
