@@ -109,3 +109,35 @@ describe('the embedded store’s thread stops under metered load', () => {
     expect(await mismatchedDebits(store.db, tenant.tenantId)).toEqual([]);
   }, 90_000);
 });
+
+describe('the embedded store closed while its thread is down', () => {
+  it('closes, and lets go of its folder', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'svc-thread-close-'));
+    try {
+      const dataDir = join(folder, 'data');
+      const store = await createStore({ dataDir });
+      await store.db.schema.createTable('kept').addColumn('n', 'integer').execute();
+      await store.db
+        .insertInto('kept' as never)
+        .values({ n: 1 } as never)
+        .execute();
+      // Stopped, as a WebAssembly abort stops it; a shutdown (SIGTERM) comes before it starts again.
+      await threads.at(-1)!.terminate();
+      await store.close();
+      // The folder is free again: this process opens it, with what was committed.
+      const reopened = await createStore({ dataDir });
+      try {
+        expect(
+          await reopened.db
+            .selectFrom('kept' as never)
+            .selectAll()
+            .execute(),
+        ).toEqual([{ n: 1 }]);
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
