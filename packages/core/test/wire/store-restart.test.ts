@@ -3,9 +3,11 @@
  * WebAssembly abort ends it) while a turn streams, and starts again on its folder a second later.
  * The turn streams on from memory; once the store is back, what it wrote meanwhile (its chunks,
  * its answer, its end) reaches the store too: a resume on another instance reads the whole turn,
- * each chunk once, and the thread has its answer and takes the next turn.
+ * each chunk once, and the thread has its answer and takes the next turn. A call parked for its
+ * approval waits on across the blink, and a reader following the run from another instance reads
+ * on across it.
  *
- * @see docs/wire.md "Resume", docs/storage.md "The embedded store"
+ * @see docs/wire.md "Resume", "Approvals and grants"; docs/storage.md "The embedded store"
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -149,5 +151,28 @@ describe('the embedded store’s thread stops while a turn streams', () => {
     expect(textOf(message)).toBe('Deleted.');
     expect(deleted).toEqual(['/tmp/a']);
     expect((await (await call(`/runs/${runId}`)).json()).run.status).toBe('completed');
+  }, 30_000);
+
+  it('keeps a resume on another instance reading across the restart, to the turn’s end', async () => {
+    const response = await callerFor(one.fetch, 'ada')('/chat', {
+      method: 'POST',
+      json: { id: 'followed', message: 'talk' },
+    });
+    const runId = response.headers.get('x-service-run-id')!;
+    const here = new TurnReader(response);
+    await here.until((frame) => frame.chunk.type === 'text-delta' && frame.chunk.delta === 'w5 ');
+    // Another instance follows the run from the store, polling it.
+    const resumed = await callerFor(two.fetch, 'ada')(`/runs/${runId}/stream`, {
+      headers: { 'last-event-id': '0' },
+    });
+    const elsewhere = new TurnReader(resumed);
+    await elsewhere.until((frame) => frame.chunk.type === 'text-delta' && frame.chunk.delta === 'w5 ');
+    await threads.at(-1)!.terminate();
+
+    // Both read on (a stream is read from the store only as its client reads): the follower
+    // waits out the restart instead of failing its stream, and reads on to [DONE].
+    const [live, frames] = await Promise.all([here.rest(), elsewhere.rest()]);
+    expect(elsewhere.done).toBe(true);
+    expect(frames).toEqual(live);
   }, 30_000);
 });
