@@ -2,7 +2,9 @@
  * The platform outlives its embedded store's thread: under metered load, the thread the embedded
  * store runs on stops (as a WebAssembly abort ends it). Calls answer 200 from the instance's lease
  * or 503 meanwhile, never a 500 or a dropped connection; the store starts again on its folder a
- * second later, and every answered call is billed once, the books agreeing.
+ * second later, and every answered call is billed once, the books agreeing. A creating request
+ * the stop cut leaves its Idempotency-Key free to retry (afresh, or replaying what it made), and
+ * a store closed while its thread is down lets go of its folder.
  *
  * @see docs/storage.md "The embedded store"
  */
@@ -108,6 +110,60 @@ describe('the embedded store’s thread stops under metered load', () => {
     expect(wallet.balance_micros).toBe(START - answered() * 1200);
     expect(await mismatchedDebits(store.db, tenant.tenantId)).toEqual([]);
   }, 90_000);
+
+  it('lets an Idempotency-Key whose request the stop cut be retried: afresh, or replayed', async () => {
+    const records = platform.platform.context.idempotency;
+    const health = () => fetch(`${platform.url}/healthz`).then((response) => response.status);
+    const connect = (key: string) =>
+      fetch(`${platform.url}/api/connections`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tenant.appKey}`,
+          'content-type': 'application/json',
+          'idempotency-key': key,
+        },
+        body: JSON.stringify({ provider: 'search' }),
+      });
+    /** The key's request sent again as a client does, after each `Retry-After`, for up to 10 s. */
+    const retried = async (key: string) => {
+      const until = Date.now() + 10_000;
+      for (;;) {
+        const response = await connect(key);
+        const retryAfter = response.headers.get('retry-after');
+        if (retryAfter === null || Date.now() > until) return response;
+        await response.arrayBuffer();
+        await new Promise((resolve) => setTimeout(resolve, Number(retryAfter) * 1000));
+      }
+    };
+    /** Stops the thread just after the request reserved its key, or just before it keeps its answer. */
+    const stopAt = (step: 'reserve' | 'complete') => {
+      const original = records[step].bind(records) as (...args: unknown[]) => Promise<unknown>;
+      const stop = () => threads.at(-1)!.terminate();
+      (records as unknown as Record<string, unknown>)[step] = async (...args: unknown[]) => {
+        (records as unknown as Record<string, unknown>)[step] = original;
+        if (step === 'complete') await stop();
+        const done = await original(...args);
+        if (step === 'reserve') await stop();
+        return done;
+      };
+    };
+
+    // Cut after the key was reserved: the request never ran.
+    stopAt('reserve');
+    expect((await connect('cut-before')).status).toBe(503);
+    await vi.waitFor(async () => expect(await health()).toBe(200), { timeout: 20_000, interval: 50 });
+    const afresh = await retried('cut-before');
+    expect(afresh.status).toBe(201);
+    expect(afresh.headers.get('idempotent-replayed')).toBeNull();
+
+    // Cut after the connection was made, before its answer was kept: the retry replays it.
+    stopAt('complete');
+    expect((await connect('cut-after')).status).toBe(503);
+    await vi.waitFor(async () => expect(await health()).toBe(200), { timeout: 20_000, interval: 50 });
+    const replayed = await retried('cut-after');
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+  }, 60_000);
 });
 
 describe('the embedded store closed while its thread is down', () => {
