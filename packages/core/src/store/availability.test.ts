@@ -1,6 +1,11 @@
 import { DatabaseError } from 'pg';
 import { describe, expect, it } from 'vitest';
-import { isStoreUnavailable, retryWhileUnavailable, StoreUnavailableError } from './availability.js';
+import {
+  isStoreUnavailable,
+  retryWhileUnavailable,
+  StoreUnavailableError,
+  writeNowOrOnceBack,
+} from './availability.js';
 
 const sqlState = (code: string) => Object.assign(new DatabaseError('server says no', 0, 'error'), { code });
 const errno = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:5432`), { code });
@@ -78,5 +83,21 @@ describe('retryWhileUnavailable', () => {
     await expect(retryWhileUnavailable(away, 250)).rejects.toBeInstanceOf(StoreUnavailableError);
     // At 0 and 100 ms: a third try (at 300 ms) would be past the bound.
     expect(attempts).toBe(2);
+  });
+});
+
+describe('writeNowOrOnceBack', () => {
+  it('fails at once while the store is away, and writes once it is back', async () => {
+    let attempts = 0;
+    let written = false;
+    const forget = () => {
+      if (++attempts < 3) return Promise.reject(new StoreUnavailableError());
+      written = true;
+      return Promise.resolve();
+    };
+    await expect(writeNowOrOnceBack(forget, 5000)).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(written).toBe(false);
+    await expect.poll(() => written).toBe(true);
+    expect(attempts).toBe(3);
   });
 });

@@ -87,6 +87,22 @@ export async function retryWhileUnavailable<T>(write: () => Promise<T>, withinMs
 }
 
 /**
+ * Runs `write` now; when it fails because the store is away, the failure is thrown (its caller
+ * answers 503) and the write is tried again in the background, as `retryWhileUnavailable` does,
+ * for up to `withinMs`. For a write that ends a claim a blink cut short (an idempotency key
+ * reserved, a webhook delivery remembered), which would else outlive the blink and refuse the
+ * client's retry.
+ */
+export async function writeNowOrOnceBack(write: () => Promise<unknown>, withinMs: number): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    if (isStoreUnavailable(error)) void retryWhileUnavailable(write, withinMs).catch(() => {});
+    throw error;
+  }
+}
+
+/**
  * How long past its lifetime a lookup cached on the metered path (a key, a tenant's status, a
  * connection, a provider) is still answered when the store cannot be asked: as long as an
  * instance admits calls from its lease into an outage (its last beat that landed is under 4 s

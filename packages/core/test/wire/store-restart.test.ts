@@ -4,10 +4,10 @@
  * The turn streams on from memory; once the store is back, what it wrote meanwhile (its chunks,
  * its answer, its end) reaches the store too: a resume on another instance reads the whole turn,
  * each chunk once, and the thread has its answer and takes the next turn. A call parked for its
- * approval waits on across the blink, and a reader following the run from another instance reads
- * on across it.
+ * approval waits on across the blink, a reader following the run from another instance reads
+ * on across it, and a webhook delivery the blink cut is started by the sender's retry.
  *
- * @see docs/wire.md "Resume", "Approvals and grants"; docs/storage.md "The embedded store"
+ * @see docs/wire.md "Resume", "Approvals and grants", "POST /webhooks/:source"; docs/storage.md "The embedded store"
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { signWebhook } from '../../src/automations/webhooks.js';
 import { createStore, type Store } from '../../src/store/index.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { lastUserText, reactiveModel } from './support/models.js';
@@ -27,6 +28,8 @@ import {
   testService,
   textOf,
 } from './support/wire.js';
+
+const HOOKS_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
 /** Every engine thread started in this file, the latest last. */
 const threads = vi.hoisted(() => [] as Worker[]);
@@ -73,7 +76,7 @@ describe('the embedded store’s thread stops while a turn streams', () => {
         },
       },
     ];
-    one = await testService(store, { model, tools });
+    one = await testService(store, { model, tools, automations: { webhooks: { hooks: HOOKS_SECRET } } });
     two = await testService(store, { model, tools });
   }, 60_000);
   afterAll(async () => {
@@ -174,5 +177,48 @@ describe('the embedded store’s thread stops while a turn streams', () => {
     const [live, frames] = await Promise.all([here.rest(), elsewhere.rest()]);
     expect(elsewhere.done).toBe(true);
     expect(frames).toEqual(live);
+  }, 30_000);
+
+  it('forgets a delivery the stop cut before its runs started, so the sender’s retry starts them', async () => {
+    const created = await callerFor(one.fetch, 'ada')('/automations', {
+      method: 'POST',
+      json: { name: 'on hooks', prompt: 'Triage this event', trigger: { type: 'webhook', source: 'hooks' } },
+    });
+    expect(created.status).toBe(201);
+    const deliver = () => {
+      const at = Math.floor(Date.now() / 1000);
+      return callerFor(one.fetch, null)('/webhooks/hooks', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': 'msg_cut',
+          'webhook-timestamp': String(at),
+          'webhook-signature': signWebhook(HOOKS_SECRET, 'msg_cut', at, new TextEncoder().encode('{}')),
+        },
+        body: '{}',
+      });
+    };
+    // The thread stops once the delivery's id is remembered, before its runs start.
+    const records = one.context.automations!.records;
+    const forSource = records.forSource.bind(records);
+    records.forSource = async (source) => {
+      records.forSource = forSource;
+      await threads.at(-1)!.terminate();
+      return forSource(source);
+    };
+    const cut = await deliver();
+    expect(cut.status).toBe(503);
+    await vi.waitFor(async () => expect(await store.ping()).toBe(true), { timeout: 20_000, interval: 50 });
+
+    // The sender retries as told, once the store is back and its Retry-After has passed: the
+    // delivery is taken afresh, not answered as a duplicate (which would lose it).
+    await new Promise((resolve) => setTimeout(resolve, Number(cut.headers.get('retry-after')) * 1000));
+    const retried = await deliver();
+    expect(retried.status).toBe(202);
+    expect(await retried.json()).toMatchObject({
+      accepted: true,
+      duplicate: false,
+      runs: [expect.any(String)],
+    });
   }, 30_000);
 });

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { NO_STORE } from '../../http/errors.js';
 import { hashSecret } from '../../identity/keys.js';
-import { isStoreUnavailable, retryWhileUnavailable } from '../../store/availability.js';
+import { writeNowOrOnceBack } from '../../store/availability.js';
 import { IDEMPOTENCY_IN_PROGRESS } from '../../store/idempotency.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError, refusalOf } from '../errors.js';
@@ -97,13 +97,8 @@ const RECORD_RETRY_MS = 60_000;
  * until the store is back: a reservation left in progress would answer every retry of the key
  * 409 for a day. Released, the retry runs afresh; completed, it replays the answer.
  */
-async function settleRecord(write: () => Promise<void>): Promise<void> {
-  try {
-    await write();
-  } catch (error) {
-    if (isStoreUnavailable(error)) void retryWhileUnavailable(write, RECORD_RETRY_MS).catch(() => {});
-    throw error;
-  }
+function settleRecord(write: () => Promise<void>): Promise<void> {
+  return writeNowOrOnceBack(write, RECORD_RETRY_MS);
 }
 
 type RecordId = { tenantId: string; scope: string; key: string };
