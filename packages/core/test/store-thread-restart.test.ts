@@ -3,8 +3,9 @@
  * store runs on stops (as a WebAssembly abort ends it). Calls answer 200 from the instance's lease
  * or 503 meanwhile, never a 500 or a dropped connection; the store starts again on its folder a
  * second later, and every answered call is billed once, the books agreeing. A creating request
- * the stop cut leaves its Idempotency-Key free to retry (afresh, or replaying what it made), and
- * a store closed while its thread is down lets go of its folder.
+ * the stop cut leaves its Idempotency-Key free to retry (afresh, or replaying what it made), a
+ * dashboard form it cut acts when sent again, and a store closed while its thread is down lets go
+ * of its folder.
  *
  * @see docs/storage.md "The embedded store"
  */
@@ -16,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createStore, type Store } from '../src/store/index.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { createMeteredTenant, type MeteredTenant, seedProviders } from './support/metered.js';
-import { type RunningPlatform, startPlatform } from './support/platform.js';
+import { type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
 import { mismatchedDebits } from './support/usage-debits.js';
 
 /** Every engine thread started in this file, the latest last. */
@@ -163,6 +164,50 @@ describe('the embedded store’s thread stops under metered load', () => {
     const replayed = await retried('cut-after');
     expect(replayed.status).toBe(201);
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+  }, 60_000);
+
+  it('lets a dashboard form the stop cut be sent again: it acts, rather than being taken for a repeat', async () => {
+    const owner = await signedInOwner(platform, 'form-cut@example.test');
+    const page = await (await fetch(`${platform.url}/keys`, { headers: { cookie: owner.cookie } })).text();
+    const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(page)![1]!;
+    const fields = {
+      _csrf: hidden('_csrf'),
+      _action: 'create',
+      nonce: hidden('nonce'),
+      kind: 'app',
+      app: owner.appId,
+    };
+    const send = () =>
+      fetch(`${platform.url}/keys`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {
+          cookie: owner.cookie,
+          origin: platform.url,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams(fields).toString(),
+      });
+    // The thread stops once the form's nonce is reserved, before the key is made.
+    const records = platform.platform.context.idempotency;
+    const reserve = records.reserve.bind(records);
+    records.reserve = async (...args) => {
+      records.reserve = reserve;
+      const reserved = await reserve(...args);
+      await threads.at(-1)!.terminate();
+      return reserved;
+    };
+    const cut = await send();
+    expect(cut.status).toBe(503);
+    await vi.waitFor(async () => expect((await fetch(`${platform.url}/healthz`)).status).toBe(200), {
+      timeout: 20_000,
+      interval: 50,
+    });
+    // Sent again after the Retry-After it was given, the form makes the key.
+    await new Promise((resolve) => setTimeout(resolve, Number(cut.headers.get('retry-after') ?? 2) * 1000));
+    const again = await send();
+    expect(again.status).toBe(200);
+    expect(await again.text()).toMatch(/id="new-key">service_sk_/);
   }, 60_000);
 });
 
