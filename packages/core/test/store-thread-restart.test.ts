@@ -2,7 +2,10 @@
  * The platform outlives its embedded store's thread: under metered load, the thread the embedded
  * store runs on stops (as a WebAssembly abort ends it). Calls answer 200 from the instance's lease
  * or 503 meanwhile, never a 500 or a dropped connection; the store starts again on its folder a
- * second later, and every answered call is billed once, the books agreeing.
+ * second later, and every answered call is billed once, the books agreeing. A creating request
+ * the stop cut leaves its Idempotency-Key free to retry (afresh, or replaying what it made), a
+ * dashboard form it cut acts when sent again, and a store closed while its thread is down lets go
+ * of its folder.
  *
  * @see docs/storage.md "The embedded store"
  */
@@ -14,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createStore, type Store } from '../src/store/index.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { createMeteredTenant, type MeteredTenant, seedProviders } from './support/metered.js';
-import { type RunningPlatform, startPlatform } from './support/platform.js';
+import { type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
 import { mismatchedDebits } from './support/usage-debits.js';
 
 /** Every engine thread started in this file, the latest last. */
@@ -108,4 +111,134 @@ describe('the embedded store’s thread stops under metered load', () => {
     expect(wallet.balance_micros).toBe(START - answered() * 1200);
     expect(await mismatchedDebits(store.db, tenant.tenantId)).toEqual([]);
   }, 90_000);
+
+  it('lets an Idempotency-Key whose request the stop cut be retried: afresh, or replayed', async () => {
+    const records = platform.platform.context.idempotency;
+    const health = () => fetch(`${platform.url}/healthz`).then((response) => response.status);
+    const connect = (key: string) =>
+      fetch(`${platform.url}/api/connections`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${tenant.appKey}`,
+          'content-type': 'application/json',
+          'idempotency-key': key,
+        },
+        body: JSON.stringify({ provider: 'search' }),
+      });
+    /** The key's request sent again as a client does, after each `Retry-After`, for up to 10 s. */
+    const retried = async (key: string) => {
+      const until = Date.now() + 10_000;
+      for (;;) {
+        const response = await connect(key);
+        const retryAfter = response.headers.get('retry-after');
+        if (retryAfter === null || Date.now() > until) return response;
+        await response.arrayBuffer();
+        await new Promise((resolve) => setTimeout(resolve, Number(retryAfter) * 1000));
+      }
+    };
+    /** Stops the thread just after the request reserved its key, or just before it keeps its answer. */
+    const stopAt = (step: 'reserve' | 'complete') => {
+      const original = records[step].bind(records) as (...args: unknown[]) => Promise<unknown>;
+      const stop = () => threads.at(-1)!.terminate();
+      (records as unknown as Record<string, unknown>)[step] = async (...args: unknown[]) => {
+        (records as unknown as Record<string, unknown>)[step] = original;
+        if (step === 'complete') await stop();
+        const done = await original(...args);
+        if (step === 'reserve') await stop();
+        return done;
+      };
+    };
+
+    // Cut after the key was reserved: the request never ran.
+    stopAt('reserve');
+    expect((await connect('cut-before')).status).toBe(503);
+    await vi.waitFor(async () => expect(await health()).toBe(200), { timeout: 20_000, interval: 50 });
+    const afresh = await retried('cut-before');
+    expect(afresh.status).toBe(201);
+    expect(afresh.headers.get('idempotent-replayed')).toBeNull();
+
+    // Cut after the connection was made, before its answer was kept: the retry replays it.
+    stopAt('complete');
+    expect((await connect('cut-after')).status).toBe(503);
+    await vi.waitFor(async () => expect(await health()).toBe(200), { timeout: 20_000, interval: 50 });
+    const replayed = await retried('cut-after');
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+  }, 60_000);
+
+  it('lets a dashboard form the stop cut be sent again: it acts, rather than being taken for a repeat', async () => {
+    const owner = await signedInOwner(platform, 'form-cut@example.test');
+    const page = await (await fetch(`${platform.url}/keys`, { headers: { cookie: owner.cookie } })).text();
+    const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(page)![1]!;
+    const fields = {
+      _csrf: hidden('_csrf'),
+      _action: 'create',
+      nonce: hidden('nonce'),
+      kind: 'app',
+      app: owner.appId,
+    };
+    const send = () =>
+      fetch(`${platform.url}/keys`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {
+          cookie: owner.cookie,
+          origin: platform.url,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams(fields).toString(),
+      });
+    // The thread stops once the form's nonce is reserved, before the key is made.
+    const records = platform.platform.context.idempotency;
+    const reserve = records.reserve.bind(records);
+    records.reserve = async (...args) => {
+      records.reserve = reserve;
+      const reserved = await reserve(...args);
+      await threads.at(-1)!.terminate();
+      return reserved;
+    };
+    const cut = await send();
+    expect(cut.status).toBe(503);
+    await vi.waitFor(async () => expect((await fetch(`${platform.url}/healthz`)).status).toBe(200), {
+      timeout: 20_000,
+      interval: 50,
+    });
+    // Sent again after the Retry-After it was given, the form makes the key.
+    await new Promise((resolve) => setTimeout(resolve, Number(cut.headers.get('retry-after') ?? 2) * 1000));
+    const again = await send();
+    expect(again.status).toBe(200);
+    expect(await again.text()).toMatch(/id="new-key">service_sk_/);
+  }, 60_000);
+});
+
+describe('the embedded store closed while its thread is down', () => {
+  it('closes, and lets go of its folder', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'svc-thread-close-'));
+    try {
+      const dataDir = join(folder, 'data');
+      const store = await createStore({ dataDir });
+      await store.db.schema.createTable('kept').addColumn('n', 'integer').execute();
+      await store.db
+        .insertInto('kept' as never)
+        .values({ n: 1 } as never)
+        .execute();
+      // Stopped, as a WebAssembly abort stops it; a shutdown (SIGTERM) comes before it starts again.
+      await threads.at(-1)!.terminate();
+      await store.close();
+      // The folder is free again: this process opens it, with what was committed.
+      const reopened = await createStore({ dataDir });
+      try {
+        expect(
+          await reopened.db
+            .selectFrom('kept' as never)
+            .selectAll()
+            .execute(),
+        ).toEqual([{ n: 1 }]);
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -4,6 +4,7 @@
  * parked call learns of them at once on its own instance and within a poll interval elsewhere.
  */
 import type { Kysely } from 'kysely';
+import { isStoreUnavailable } from '../store/availability.js';
 import type { ApprovalStatus, Database } from '../store/database.js';
 import { DEFAULT_GRANT_TTL_SECONDS, type GrantStore } from './grants.js';
 import { newId } from './ids.js';
@@ -179,28 +180,42 @@ export class ApprovalStore {
 
   /**
    * Waits until the approval is decided, expires, or `stopped()` turns true (then it is
-   * dropped). Polls the store so decisions made on other instances are seen too.
+   * dropped). Polls the store so decisions made on other instances are seen too. A store that is
+   * briefly away (a failover, the embedded store's thread starting again) does not end the wait:
+   * the call waits on, looking again every poll, until its approval's expiry as last read.
    */
   async waitForDecision(
     id: string,
     stopped: () => boolean,
     stopSignal: Promise<void>,
   ): Promise<ApprovalOutcome> {
+    /** When the approval expires, as last read from the store. */
+    let expiresAt: number | null = null;
     for (;;) {
-      if (stopped()) {
-        const dropped = await this.#settle(id, 'dropped');
-        if (dropped) return 'dropped';
+      let row: { status: ApprovalStatus; expires_at: Date } | undefined;
+      try {
+        if (stopped()) {
+          const dropped = await this.#settle(id, 'dropped');
+          if (dropped) return 'dropped';
+        }
+        row = await this.db
+          .selectFrom('wire_approvals')
+          .select(['status', 'expires_at'])
+          .where('id', '=', id)
+          .executeTakeFirst();
+      } catch (error) {
+        if (!isStoreUnavailable(error) || stopped() || expiresAt === null || this.now() >= expiresAt)
+          throw error;
+        const decided = await this.#nextEvent(id, POLL_MS, stopSignal);
+        if (decided) return decided;
+        continue;
       }
-      const row = await this.db
-        .selectFrom('wire_approvals')
-        .select(['status', 'expires_at'])
-        .where('id', '=', id)
-        .executeTakeFirst();
       if (!row) return 'dropped';
+      expiresAt = new Date(row.expires_at).getTime();
       if (row.status === 'approved') return 'approved';
       if (row.status === 'declined' || row.status === 'expired' || row.status === 'dropped')
         return row.status;
-      const left = new Date(row.expires_at).getTime() - this.now();
+      const left = expiresAt - this.now();
       if (left <= 0) {
         if (await this.#settle(id, 'expired')) return 'expired';
         continue;

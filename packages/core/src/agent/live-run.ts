@@ -6,11 +6,18 @@
  */
 import type { UIMessage, UIMessageChunk } from 'ai';
 import type { Kysely } from 'kysely';
+import { retryWhileUnavailable } from '../store/availability.js';
 import type { Database, RunStatus } from '../store/database.js';
 import { CHAT_RUN, type Principal, type RunContext } from './tools.js';
 
 /** How far behind the stream chunks reach the store. */
 const FLUSH_DELAY_MS = 20;
+
+/**
+ * How long a run's writes (its chunks, its message, its end) are tried again while the store is
+ * away: a blink (an embedded store's thread starting again, a failover) loses none of them.
+ */
+export const RUN_WRITE_RETRY_MS = 10_000;
 
 export interface SequencedChunk {
   seq: number;
@@ -199,13 +206,19 @@ export class LiveRun {
       const batch = this.#pending.splice(0, 500);
       if (this.#writeFailed) continue;
       try {
-        await this.db
-          .insertInto('wire_run_chunks')
-          .values(batch.map((c) => ({ run_id: this.id, seq: c.seq, chunk: JSON.stringify(c.chunk) })))
-          .onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing())
-          .execute();
+        // Tried again while the store is briefly away: a gap would end every later chunk's way
+        // to the store (readers there wait at a gap), so one lost batch would lose the rest.
+        await retryWhileUnavailable(
+          () =>
+            this.db
+              .insertInto('wire_run_chunks')
+              .values(batch.map((c) => ({ run_id: this.id, seq: c.seq, chunk: JSON.stringify(c.chunk) })))
+              .onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing())
+              .execute(),
+          RUN_WRITE_RETRY_MS,
+        );
       } catch (error) {
-        // The thread was deleted under the run, or the store is gone: readers here still get
+        // The thread was deleted under the run, or the store stayed away: readers here still get
         // every chunk from memory; only resuming elsewhere is lost.
         this.#writeFailed = true;
         this.onWriteError(error);

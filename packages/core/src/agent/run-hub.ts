@@ -13,11 +13,12 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
 import { type ExpressionBuilder, type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import { describeError, type Logger } from '../http/logger.js';
+import { retryWhileUnavailable } from '../store/availability.js';
 import type { Database, RunStatus } from '../store/database.js';
 import { after, exactCreatedAt, type ListPosition, type Page, pageOf } from '../store/keyset.js';
 import type { ApprovalStore } from './approvals.js';
 import { newId } from './ids.js';
-import { isPauseMarker, LiveRun, type SequencedChunk } from './live-run.js';
+import { isPauseMarker, LiveRun, RUN_WRITE_RETRY_MS, type SequencedChunk } from './live-run.js';
 import { RunError } from './run-error.js';
 import { followStoredRun, isTerminal, type RunView, viewOf } from './run-rows.js';
 import { type ThreadStore, titleFrom } from './threads.js';
@@ -540,33 +541,41 @@ export class RunHub {
         shutdown: this.#shutdown.signal,
         setStatus: (r, status) => this.#setStatus(r, status),
       });
+      // The message and the run's end are written again while the store is briefly away: lost,
+      // the thread would miss its answer, and keep a run in flight that refuses the next turn.
       if (outcome.message) {
-        await this.threads
-          .append(run.owner, run.threadId, run.id, outcome.message)
-          .catch((error: unknown) => {
-            this.logger.warn('assistant message not stored', { run_id: run.id, ...describeError(error) });
-          });
+        const message = outcome.message;
+        await retryWhileUnavailable(
+          () => this.threads.append(run.owner, run.threadId, run.id, message),
+          RUN_WRITE_RETRY_MS,
+        ).catch((error: unknown) => {
+          this.logger.warn('assistant message not stored', { run_id: run.id, ...describeError(error) });
+        });
       }
       await run.flushed();
       // A stop accepted while the run was in flight (on any instance) ends it cancelled, even
       // when it landed after this instance last looked.
-      const stored = await this.db
-        .updateTable('wire_runs')
-        .set({
-          status: sql<RunStatus>`case when stop_requested_at is not null then 'cancelled' else ${outcome.status} end`,
-          error_code: outcome.errorCode ?? null,
-          error_message: outcome.errorMessage ?? null,
-          stop_reason: sql<string | null>`coalesce(stop_reason, ${run.stopReason})`,
-          ended_at: new Date(),
-          updated_at: new Date(),
-        })
-        .where('id', '=', run.id)
-        .returning(['status', 'stop_reason'])
-        .executeTakeFirst()
-        .catch((error: unknown) => {
-          this.logger.warn('run status not stored', { run_id: run.id, ...describeError(error) });
-          return undefined;
-        });
+      const endedAt = new Date();
+      const stored = await retryWhileUnavailable(
+        () =>
+          this.db
+            .updateTable('wire_runs')
+            .set({
+              status: sql<RunStatus>`case when stop_requested_at is not null then 'cancelled' else ${outcome.status} end`,
+              error_code: outcome.errorCode ?? null,
+              error_message: outcome.errorMessage ?? null,
+              stop_reason: sql<string | null>`coalesce(stop_reason, ${run.stopReason})`,
+              ended_at: endedAt,
+              updated_at: endedAt,
+            })
+            .where('id', '=', run.id)
+            .returning(['status', 'stop_reason'])
+            .executeTakeFirst(),
+        RUN_WRITE_RETRY_MS,
+      ).catch((error: unknown) => {
+        this.logger.warn('run status not stored', { run_id: run.id, ...describeError(error) });
+        return undefined;
+      });
       const status = stored?.status ?? outcome.status;
       if (status === 'cancelled') {
         run.requestStop(stored?.stop_reason ?? run.stopReason ?? 'user');

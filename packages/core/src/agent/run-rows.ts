@@ -4,6 +4,7 @@
  */
 import type { UIMessageChunk } from 'ai';
 import type { Kysely } from 'kysely';
+import { isStoreUnavailable } from '../store/availability.js';
 import type { Database, RunStatus, RunTrigger } from '../store/database.js';
 import { isPauseMarker, type SequencedChunk } from './live-run.js';
 
@@ -48,14 +49,24 @@ export async function* followStoredRun(
   let next = after;
   let watchedAt = 0;
   while (!signal.aborted) {
-    const run = await db.selectFrom('wire_runs').select('status').where('id', '=', runId).executeTakeFirst();
-    const rows = await db
-      .selectFrom('wire_run_chunks')
-      .select(['seq', 'chunk'])
-      .where('run_id', '=', runId)
-      .where('seq', '>', next)
-      .orderBy('seq')
-      .execute();
+    let run: { status: RunStatus } | undefined;
+    let rows: Array<{ seq: number; chunk: unknown }>;
+    try {
+      run = await db.selectFrom('wire_runs').select('status').where('id', '=', runId).executeTakeFirst();
+      rows = await db
+        .selectFrom('wire_run_chunks')
+        .select(['seq', 'chunk'])
+        .where('run_id', '=', runId)
+        .where('seq', '>', next)
+        .orderBy('seq')
+        .execute();
+    } catch (error) {
+      // The store is briefly away (a failover, the embedded store's thread starting again): the
+      // reader waits for it as for the run's next chunk, its stream kept open by its heartbeat.
+      if (!isStoreUnavailable(error)) throw error;
+      await sleep(REMOTE_POLL_MS, signal);
+      continue;
+    }
     let last: UIMessageChunk | undefined;
     for (const row of rows) {
       if (row.seq !== next + 1) break; // a gap: wait for the writer to catch up
@@ -67,10 +78,20 @@ export async function* followStoredRun(
     // Chunks are all written before a run is marked over, so this read had the last of them.
     if (!run || isTerminal(run.status)) return;
     // Paused at its marker, the last chunk there is: this reader ends, as one here would.
-    if (isPauseMarker(last) && next === rows.at(-1)?.seq && (await followers.awaitingDecision())) return;
+    if (
+      isPauseMarker(last) &&
+      next === rows.at(-1)?.seq &&
+      (await followers.awaitingDecision().catch(unlessUnavailable(false)))
+    )
+      return;
     if (Date.now() - watchedAt > 5000) {
       watchedAt = Date.now();
-      await db.updateTable('wire_runs').set({ watched_at: new Date() }).where('id', '=', runId).execute();
+      await db
+        .updateTable('wire_runs')
+        .set({ watched_at: new Date() })
+        .where('id', '=', runId)
+        .execute()
+        .catch(unlessUnavailable(undefined));
     }
     // A live run here may have started since (a reader joined right after a restart).
     const live = followers.liveRun(next);
@@ -80,6 +101,14 @@ export async function* followStoredRun(
     }
     await sleep(REMOTE_POLL_MS, signal);
   }
+}
+
+/** A failure handler that answers `fallback` when the store is away, and throws anything else. */
+function unlessUnavailable<T>(fallback: T): (error: unknown) => T {
+  return (error) => {
+    if (!isStoreUnavailable(error)) throw error;
+    return fallback;
+  };
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -112,7 +112,8 @@ export class ThreadStore {
    * run's row exists: a run whose thread was deleted under it stores nothing, even when a new
    * thread took the same id since. The run row is locked until the message is in, so a delete
    * that lands meanwhile waits and takes the message with it. Appends to one thread never race:
-   * a thread has at most one run in flight, and each run appends in turn.
+   * a thread has at most one run in flight, and each run appends in turn. Appending a message
+   * the thread already has changes nothing, so a write whose answer was lost may be sent again.
    */
   async append(owner: string, threadId: string, runId: string, message: UIMessage): Promise<void> {
     await sql`
@@ -127,7 +128,10 @@ export class ThreadStore {
       select touched.owner, touched.id,
         (select coalesce(max(seq), 0) + 1 from wire_messages where owner = ${owner} and thread_id = ${threadId}),
         ${message.id}, ${message.role}, ${JSON.stringify(message)}::jsonb
-      from touched`.execute(this.db);
+      from touched
+      where not exists (
+        select 1 from wire_messages where owner = ${owner} and thread_id = ${threadId} and id = ${message.id}
+      )`.execute(this.db);
   }
 
   /** Deletes the thread with its messages, runs and their chunks and approvals. */

@@ -20,6 +20,7 @@ import type { Principal, RunContext } from '../agent/tools.js';
 import { ownValue, storableText, textProblem } from '../http/input-guard.js';
 import { describeError, type Logger } from '../http/logger.js';
 import { safeEqual } from '../identity/keys.js';
+import { writeNowOrOnceBack } from '../store/availability.js';
 import type { Database } from '../store/database.js';
 import { type AutomationRow, AutomationStore } from './records.js';
 import {
@@ -64,6 +65,8 @@ export type RerunOutcome = { run: RunView } | { refused: 'not_found' | 'not_reru
 
 /** Due schedules one tick takes at most; the rest are due at the next tick. */
 const TICK_BATCH = 100;
+/** How long a delivery whose runs did not start is forgotten again, in the background, while the store is away. */
+const FORGET_DELIVERY_RETRY_MS = 60_000;
 /** Characters of a delivery's body the run's message carries. */
 const DELIVERY_TEXT_CAP = 32_000;
 
@@ -206,12 +209,17 @@ export class Automations {
     } catch (error) {
       // With no run started, the id is forgotten so the sender's retry is not taken for a
       // duplicate; once one has started, a retry would start it twice, so the id stays.
+      // A store that went away meanwhile (the likely cause) is written to once it is back.
       if (runs.length === 0) {
-        await this.db
-          .deleteFrom('wire_webhook_deliveries')
-          .where('source', '=', source)
-          .where('delivery_id', '=', id)
-          .execute();
+        await writeNowOrOnceBack(
+          () =>
+            this.db
+              .deleteFrom('wire_webhook_deliveries')
+              .where('source', '=', source)
+              .where('delivery_id', '=', id)
+              .execute(),
+          FORGET_DELIVERY_RETRY_MS,
+        );
       }
       throw error;
     }

@@ -1,6 +1,11 @@
 import { DatabaseError } from 'pg';
 import { describe, expect, it } from 'vitest';
-import { isStoreUnavailable, StoreUnavailableError } from './availability.js';
+import {
+  isStoreUnavailable,
+  retryWhileUnavailable,
+  StoreUnavailableError,
+  writeNowOrOnceBack,
+} from './availability.js';
 
 const sqlState = (code: string) => Object.assign(new DatabaseError('server says no', 0, 'error'), { code });
 const errno = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:5432`), { code });
@@ -49,5 +54,50 @@ describe('isStoreUnavailable', () => {
     const b = new Error('b', { cause: a });
     (a as { cause?: unknown }).cause = b;
     expect(isStoreUnavailable(a)).toBe(false);
+  });
+});
+
+describe('retryWhileUnavailable', () => {
+  it('writes again while the store is away, and not after any other failure', async () => {
+    let attempts = 0;
+    const blink = () =>
+      ++attempts < 3 ? Promise.reject(new StoreUnavailableError()) : Promise.resolve('ok');
+    expect(await retryWhileUnavailable(blink, 5000)).toBe('ok');
+    expect(attempts).toBe(3);
+
+    attempts = 0;
+    const refused = () => {
+      attempts++;
+      return Promise.reject(sqlState('23503'));
+    };
+    await expect(retryWhileUnavailable(refused, 5000)).rejects.toMatchObject({ code: '23503' });
+    expect(attempts).toBe(1);
+  });
+
+  it('gives up once its bound has passed', async () => {
+    let attempts = 0;
+    const away = () => {
+      attempts++;
+      return Promise.reject(new StoreUnavailableError());
+    };
+    await expect(retryWhileUnavailable(away, 250)).rejects.toBeInstanceOf(StoreUnavailableError);
+    // At 0 and 100 ms: a third try (at 300 ms) would be past the bound.
+    expect(attempts).toBe(2);
+  });
+});
+
+describe('writeNowOrOnceBack', () => {
+  it('fails at once while the store is away, and writes once it is back', async () => {
+    let attempts = 0;
+    let written = false;
+    const forget = () => {
+      if (++attempts < 3) return Promise.reject(new StoreUnavailableError());
+      written = true;
+      return Promise.resolve();
+    };
+    await expect(writeNowOrOnceBack(forget, 5000)).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(written).toBe(false);
+    await expect.poll(() => written).toBe(true);
+    expect(attempts).toBe(3);
   });
 });

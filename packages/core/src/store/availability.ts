@@ -66,6 +66,43 @@ export function isStoreUnavailable(error: unknown, depth = 0): boolean {
 }
 
 /**
+ * Runs `write` again while it fails because the store is away (after 100 ms, then twice as long
+ * each time, up to every second) for at most `withinMs`: a write that must not be lost to a blink
+ * of the store (an embedded store's thread starting again, a failover). Any other failure, or one
+ * past the bound, is thrown. `write` must be safe to repeat: an attempt whose answer was lost may
+ * have committed.
+ */
+export async function retryWhileUnavailable<T>(write: () => Promise<T>, withinMs: number): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  let delayMs = 100;
+  for (;;) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isStoreUnavailable(error) || Date.now() + delayMs > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      delayMs = Math.min(delayMs * 2, 1000);
+    }
+  }
+}
+
+/**
+ * Runs `write` now; when it fails because the store is away, the failure is thrown (its caller
+ * answers 503) and the write is tried again in the background, as `retryWhileUnavailable` does,
+ * for up to `withinMs`. For a write that ends a claim a blink cut short (an idempotency key
+ * reserved, a webhook delivery remembered), which would else outlive the blink and refuse the
+ * client's retry.
+ */
+export async function writeNowOrOnceBack(write: () => Promise<unknown>, withinMs: number): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    if (isStoreUnavailable(error)) void retryWhileUnavailable(write, withinMs).catch(() => {});
+    throw error;
+  }
+}
+
+/**
  * How long past its lifetime a lookup cached on the metered path (a key, a tenant's status, a
  * connection, a provider) is still answered when the store cannot be asked: as long as an
  * instance admits calls from its lease into an outage (its last beat that landed is under 4 s

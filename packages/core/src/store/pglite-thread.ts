@@ -300,6 +300,11 @@ export async function openPGliteThread(
       try {
         // After the statements already asked for, as inline: they finish, later ones fail.
         await turns.runExclusive(() => ask('close'));
+      } catch (error) {
+        // A thread that is down (being started again, or stopping during the close) has nothing
+        // left to close: the store closes all the same, and lets go of its folder, which the next
+        // open recovers from its log, as after a crash.
+        if (!(error instanceof StoreUnavailableError)) throw error;
       } finally {
         stopped ??= new StoreUnavailableError('The embedded store is closed');
         failPending(stopped);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { html, type SafeHtml } from '../../http/html.js';
+import { writeNowOrOnceBack } from '../../store/availability.js';
 import type { IdempotencyScope } from '../../store/idempotency.js';
 import { type ActionResult, field, type PageView } from './page.js';
 
@@ -31,16 +32,22 @@ export async function oncePerForm(
   const once = formOnce(view, form, field(fields, 'nonce'));
   if (!once) return act();
   if (!(await view.ctx.idempotency.reserve(once, ''))) return { refused: again, status: 409 };
+  // Released when the store is away (the form answers 503) as soon as it is back, so the form sent
+  // again acts rather than being taken for a repeat.
+  const release = () => writeNowOrOnceBack(() => view.ctx.idempotency.forget(once), RELEASE_RETRY_MS);
   try {
     const result = await act();
-    if ('refused' in result) await view.ctx.idempotency.forget(once);
+    if ('refused' in result) await release();
     else await view.ctx.idempotency.complete(once, { status: 200, body: '{}' });
     return result;
   } catch (error) {
-    await view.ctx.idempotency.forget(once);
+    await release();
     throw error;
   }
 }
+
+/** How long a nonce whose form did not act is released again, in the background, while the store is away. */
+const RELEASE_RETRY_MS = 60_000;
 
 /** The record that lets one form act once; null for a post without a usable nonce. */
 function formOnce(view: PageView, form: string, nonce: string): IdempotencyScope | null {

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { NO_STORE } from '../../http/errors.js';
 import { hashSecret } from '../../identity/keys.js';
+import { writeNowOrOnceBack } from '../../store/availability.js';
 import { IDEMPOTENCY_IN_PROGRESS } from '../../store/idempotency.js';
 import type { PlatformContext, PlatformEnv } from '../context.js';
 import { PlatformError, refusalOf } from '../errors.js';
@@ -74,18 +75,29 @@ export async function withIdempotency(
   try {
     result = await answerOf(run);
   } catch (error) {
-    await records.forget(id);
+    await settleRecord(() => records.forget(id));
     throw error;
   }
-  if (result.status >= 500) await records.forget(id);
+  if (result.status >= 500) await settleRecord(() => records.forget(id));
   else {
     const body = JSON.stringify(result.body);
-    await records.complete(id, {
-      status: result.status,
-      body: options.sealed ? sealBody(ctx, id, body) : body,
-    });
+    const answer = { status: result.status, body: options.sealed ? sealBody(ctx, id, body) : body };
+    await settleRecord(() => records.complete(id, answer));
   }
   return respond(c, result, false);
+}
+
+/** How long a key's record is written again, in the background, while the store is away. */
+const RECORD_RETRY_MS = 60_000;
+
+/**
+ * Releases or completes a key's reservation. When the store is away (a blink cut the request),
+ * the caller's answer is the 503 it fails with, and the write is tried again in the background
+ * until the store is back: a reservation left in progress would answer every retry of the key
+ * 409 for a day. Released, the retry runs afresh; completed, it replays the answer.
+ */
+function settleRecord(write: () => Promise<void>): Promise<void> {
+  return writeNowOrOnceBack(write, RECORD_RETRY_MS);
 }
 
 type RecordId = { tenantId: string; scope: string; key: string };
