@@ -72,7 +72,11 @@ export function isStoreUnavailable(error: unknown, depth = 0): boolean {
  * past the bound, is thrown. `write` must be safe to repeat: an attempt whose answer was lost may
  * have committed.
  */
-export async function retryWhileUnavailable<T>(write: () => Promise<T>, withinMs: number): Promise<T> {
+export async function retryWhileUnavailable<T>(
+  write: () => Promise<T>,
+  withinMs: number,
+  { background = false }: { background?: boolean } = {},
+): Promise<T> {
   const deadline = Date.now() + withinMs;
   let delayMs = 100;
   for (;;) {
@@ -80,7 +84,12 @@ export async function retryWhileUnavailable<T>(write: () => Promise<T>, withinMs
       return await write();
     } catch (error) {
       if (!isStoreUnavailable(error) || Date.now() + delayMs > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, delayMs);
+        // A retry nobody waits for does not keep a stopping process alive (a closed store is
+        // "away" too).
+        if (background) timer.unref();
+      });
       delayMs = Math.min(delayMs * 2, 1000);
     }
   }
@@ -97,7 +106,9 @@ export async function writeNowOrOnceBack(write: () => Promise<unknown>, withinMs
   try {
     await write();
   } catch (error) {
-    if (isStoreUnavailable(error)) void retryWhileUnavailable(write, withinMs).catch(() => {});
+    if (isStoreUnavailable(error)) {
+      void retryWhileUnavailable(write, withinMs, { background: true }).catch(() => {});
+    }
     throw error;
   }
 }
