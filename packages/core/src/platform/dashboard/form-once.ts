@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { html, type SafeHtml } from '../../http/html.js';
-import { writeNowOrOnceBack } from '../../store/availability.js';
 import type { IdempotencyScope } from '../../store/idempotency.js';
+import { releaseRecord } from '../internal/idempotency.js';
 import { type ActionResult, field, type PageView } from './page.js';
 
 /**
@@ -34,7 +34,7 @@ export async function oncePerForm(
   if (!(await view.ctx.idempotency.reserve(once, ''))) return { refused: again, status: 409 };
   // Released when the store is away (the form answers 503) as soon as it is back, so the form sent
   // again acts rather than being taken for a repeat.
-  const release = () => writeNowOrOnceBack(() => view.ctx.idempotency.forget(once), RELEASE_RETRY_MS);
+  const release = () => releaseRecord(view.ctx, once);
   try {
     const result = await act();
     if ('refused' in result) await release();
@@ -45,9 +45,6 @@ export async function oncePerForm(
     throw error;
   }
 }
-
-/** How long a nonce whose form did not act is released again, in the background, while the store is away. */
-const RELEASE_RETRY_MS = 60_000;
 
 /** The record that lets one form act once; null for a post without a usable nonce. */
 function formOnce(view: PageView, form: string, nonce: string): IdempotencyScope | null {

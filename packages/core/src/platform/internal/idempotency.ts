@@ -75,10 +75,10 @@ export async function withIdempotency(
   try {
     result = await answerOf(run);
   } catch (error) {
-    await settleRecord(() => records.forget(id));
+    await releaseRecord(ctx, id);
     throw error;
   }
-  if (result.status >= 500) await settleRecord(() => records.forget(id));
+  if (result.status >= 500) await releaseRecord(ctx, id);
   else {
     const body = JSON.stringify(result.body);
     const answer = { status: result.status, body: options.sealed ? sealBody(ctx, id, body) : body };
@@ -98,6 +98,14 @@ const RECORD_RETRY_MS = 60_000;
  */
 function settleRecord(write: () => Promise<void>): Promise<void> {
   return writeNowOrOnceBack(write, RECORD_RETRY_MS);
+}
+
+/**
+ * Releases a reservation whose request did not act (refused, or failed), so the same key sent
+ * again acts; while the store is away, once it is back (see `settleRecord`).
+ */
+export function releaseRecord(ctx: PlatformContext, id: RecordId): Promise<void> {
+  return settleRecord(() => ctx.idempotency.forget(id));
 }
 
 type RecordId = { tenantId: string; scope: string; key: string };
