@@ -43,7 +43,7 @@ describe('the embedded store’s thread stops under metered load', () => {
 
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'svc-thread-restart-'));
-    store = await createStore({ dataDir: join(folder, 'data') });
+    store = await createStore({ dataDir: join(folder, 'data'), url: '' });
     expect(store.embedded).toBe('thread');
     upstream = await startFakeUpstream();
     platform = await startPlatform(store, { journalDir: join(folder, 'journal') }, 'node');
@@ -216,7 +216,7 @@ describe('the embedded store closed while its thread is down', () => {
     const folder = mkdtempSync(join(tmpdir(), 'svc-thread-close-'));
     try {
       const dataDir = join(folder, 'data');
-      const store = await createStore({ dataDir });
+      const store = await createStore({ dataDir, url: '' });
       await store.db.schema.createTable('kept').addColumn('n', 'integer').execute();
       await store.db
         .insertInto('kept' as never)
@@ -226,7 +226,7 @@ describe('the embedded store closed while its thread is down', () => {
       await threads.at(-1)!.terminate();
       await store.close();
       // The folder is free again: this process opens it, with what was committed.
-      const reopened = await createStore({ dataDir });
+      const reopened = await createStore({ dataDir, url: '' });
       try {
         expect(
           await reopened.db

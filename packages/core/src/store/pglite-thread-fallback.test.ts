@@ -24,17 +24,17 @@ describe('the embedded store when its thread cannot start', () => {
     folders.push(folder);
     const dataDir = join(folder, 'data');
 
-    const store = await createStore({ dataDir });
+    const store = await createStore({ dataDir, url: '' });
     expect(vi.mocked(openPGliteThread)).toHaveBeenCalledWith(dataDir);
     expect(store.embedded).toBe('inline');
     await sql`create table kept (n int)`.execute(store.db);
     await sql`insert into kept values (7)`.execute(store.db);
     // One owner of the folder, as on the thread: a second store is refused, not let in.
-    await expect(createStore({ dataDir })).rejects.toThrow(/is in use by process/);
+    await expect(createStore({ dataDir, url: '' })).rejects.toThrow(/is in use by process/);
     await store.close();
     expect(existsSync(`${dataDir}.lock`)).toBe(false);
 
-    const reopened = await createStore({ dataDir });
+    const reopened = await createStore({ dataDir, url: '' });
     try {
       const { rows } = await sql<{ n: number }>`select n from kept`.execute(reopened.db);
       expect(rows).toEqual([{ n: 7 }]);

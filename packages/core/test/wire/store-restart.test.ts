@@ -54,7 +54,7 @@ describe('the embedded store’s thread stops while a turn streams', () => {
 
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'svc-wire-restart-'));
-    store = await createStore({ dataDir: join(folder, 'data') });
+    store = await createStore({ dataDir: join(folder, 'data'), url: '' });
     expect(store.embedded).toBe('thread');
     // A turn answers 150 words, one every 20 ms (it streams for 3 s, across the store's restart);
     // one asked to delete calls a tool that waits for an approval, then says it is done.
