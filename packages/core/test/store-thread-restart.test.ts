@@ -12,26 +12,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createStore, type Store } from '../src/store/index.js';
+import { engineThreads } from './support/engine-threads.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { createMeteredTenant, type MeteredTenant, seedProviders } from './support/metered.js';
 import { type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
 import { mismatchedDebits } from './support/usage-debits.js';
 
-/** Every engine thread started in this file, the latest last. */
-const threads = vi.hoisted(() => [] as Worker[]);
-vi.mock('node:worker_threads', async (original) => {
-  const real = await original<typeof import('node:worker_threads')>();
-  class RecordedWorker extends real.Worker {
-    constructor(...args: ConstructorParameters<typeof real.Worker>) {
-      super(...args);
-      threads.push(this);
-    }
-  }
-  return { ...real, Worker: RecordedWorker };
-});
+vi.mock('node:worker_threads', async (original) =>
+  (await import('./support/engine-threads.js')).recordingWorkers(await original()),
+);
 
 describe('the embedded store’s thread stops under metered load', () => {
   const START = 100_000_000;
@@ -75,7 +66,7 @@ describe('the embedded store’s thread stops under metered load', () => {
     const callers = Array.from({ length: 8 }, caller);
     while (answered() < 50) await new Promise((resolve) => setTimeout(resolve, 5));
 
-    await threads.at(-1)!.terminate();
+    await engineThreads.at(-1)!.terminate();
     const health = () => fetch(`${platform.url}/healthz`).then((response) => response.status);
     expect(await health()).toBe(503);
     // The store starts its thread again a second later; calls then go on being answered by it.
@@ -139,7 +130,7 @@ describe('the embedded store’s thread stops under metered load', () => {
     /** Stops the thread just after the request reserved its key, or just before it keeps its answer. */
     const stopAt = (step: 'reserve' | 'complete') => {
       const original = records[step].bind(records) as (...args: unknown[]) => Promise<unknown>;
-      const stop = () => threads.at(-1)!.terminate();
+      const stop = () => engineThreads.at(-1)!.terminate();
       (records as unknown as Record<string, unknown>)[step] = async (...args: unknown[]) => {
         (records as unknown as Record<string, unknown>)[step] = original;
         if (step === 'complete') await stop();
@@ -194,7 +185,7 @@ describe('the embedded store’s thread stops under metered load', () => {
     records.reserve = async (...args) => {
       records.reserve = reserve;
       const reserved = await reserve(...args);
-      await threads.at(-1)!.terminate();
+      await engineThreads.at(-1)!.terminate();
       return reserved;
     };
     const cut = await send();
@@ -223,7 +214,7 @@ describe('the embedded store closed while its thread is down', () => {
         .values({ n: 1 } as never)
         .execute();
       // Stopped, as a WebAssembly abort stops it; a shutdown (SIGTERM) comes before it starts again.
-      await threads.at(-1)!.terminate();
+      await engineThreads.at(-1)!.terminate();
       await store.close();
       // The folder is free again: this process opens it, with what was committed.
       const reopened = await createStore({ dataDir, url: '' });

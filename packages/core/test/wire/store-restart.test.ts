@@ -12,12 +12,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { signWebhook } from '../../src/automations/webhooks.js';
 import { createStore, type Store } from '../../src/store/index.js';
 import type { Service } from '../../src/wire/create-service.js';
+import { engineThreads } from '../support/engine-threads.js';
 import { lastUserText, reactiveModel } from './support/models.js';
 import {
   assemble,
@@ -31,18 +31,9 @@ import {
 
 const HOOKS_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
-/** Every engine thread started in this file, the latest last. */
-const threads = vi.hoisted(() => [] as Worker[]);
-vi.mock('node:worker_threads', async (original) => {
-  const real = await original<typeof import('node:worker_threads')>();
-  class RecordedWorker extends real.Worker {
-    constructor(...args: ConstructorParameters<typeof real.Worker>) {
-      super(...args);
-      threads.push(this);
-    }
-  }
-  return { ...real, Worker: RecordedWorker };
-});
+vi.mock('node:worker_threads', async (original) =>
+  (await import('../support/engine-threads.js')).recordingWorkers(await original()),
+);
 
 describe('the embedded store’s thread stops while a turn streams', () => {
   let folder: string;
@@ -95,7 +86,7 @@ describe('the embedded store’s thread stops while a turn streams', () => {
     const runId = response.headers.get('x-service-run-id')!;
     const reader = new TurnReader(response);
     await reader.until((frame) => frame.chunk.type === 'text-delta' && frame.chunk.delta === 'w10 ');
-    await threads.at(-1)!.terminate();
+    await engineThreads.at(-1)!.terminate();
 
     // The reader here gets the whole turn from memory.
     const live = await reader.rest();
@@ -137,7 +128,7 @@ describe('the embedded store’s thread stops while a turn streams', () => {
     const [approvalId] = paused.approvalIds;
 
     // The run polls its approval while the thread is down, and after it starts again.
-    await threads.at(-1)!.terminate();
+    await engineThreads.at(-1)!.terminate();
     await vi.waitFor(async () => expect(await store.ping()).toBe(true), { timeout: 20_000, interval: 50 });
     expect((await (await call(`/runs/${runId}`)).json()).run.status).toBe('awaiting_approval');
     const decided = await call(`/approvals/${approvalId}/decide`, {
@@ -170,7 +161,7 @@ describe('the embedded store’s thread stops while a turn streams', () => {
     });
     const elsewhere = new TurnReader(resumed);
     await elsewhere.until((frame) => frame.chunk.type === 'text-delta' && frame.chunk.delta === 'w5 ');
-    await threads.at(-1)!.terminate();
+    await engineThreads.at(-1)!.terminate();
 
     // Both read on (a stream is read from the store only as its client reads): the follower
     // waits out the restart instead of failing its stream, and reads on to [DONE].
@@ -203,7 +194,7 @@ describe('the embedded store’s thread stops while a turn streams', () => {
     const forSource = records.forSource.bind(records);
     records.forSource = async (source) => {
       records.forSource = forSource;
-      await threads.at(-1)!.terminate();
+      await engineThreads.at(-1)!.terminate();
       return forSource(source);
     };
     const cut = await deliver();
