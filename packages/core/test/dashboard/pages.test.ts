@@ -13,6 +13,7 @@ import { publishTestRelease } from '../support/deploy.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { seedProviders } from '../support/metered.js';
 import {
+  devSignIn,
   type RunningPlatform,
   sessionClient,
   signedInOwner,
@@ -378,9 +379,16 @@ describeInBrowser('the dashboard, page by page', () => {
     const home = await (await api(viewerOfOwner, 'GET', '/')).text();
     expect(home).toContain('Spending figures are shown to the workspace');
     expect(home).not.toContain('spend-chart');
-    // Nor a link to billing, which would answer them 403.
+    // Nor a link to billing or keys, which would answer them 403: not on the page, not in the nav.
     expect(home).not.toContain('Add credit');
-    expect(await (await api(owner.cookie, 'GET', '/')).text()).toContain('Add credit');
+    const navOf = (page: string) => page.match(/<nav aria-label="Main">.*?<\/nav>/s)?.[0] ?? '';
+    expect(navOf(home)).toContain('>Deployments</a>');
+    expect(navOf(home)).not.toContain('>Billing</a>');
+    expect(navOf(home)).not.toContain('>Keys</a>');
+    const ownerHome = await (await api(owner.cookie, 'GET', '/')).text();
+    expect(ownerHome).toContain('Add credit');
+    expect(navOf(ownerHome)).toContain('>Billing</a>');
+    expect(navOf(ownerHome)).toContain('>Keys</a>');
   }, 90_000);
 
   it('a form in a tab left open acts on the workspace it showed, or not at all once another tab switched', async () => {
@@ -548,10 +556,16 @@ describeInBrowser('the dashboard, page by page', () => {
   }, 60_000);
 
   it('the pricing page answers anyone, signed out too', async () => {
+    // The seeded integrations' rates made public, for the page to show priced rows.
+    await store.db.updateTable('meter_rates').set({ public: true }).execute();
     const { context, page, problems } = await openPage();
     const response = await page.goto(`${server.url}/pricing`);
     expect(response?.status()).toBe(200);
     expect(await page.textContent('h1')).toBe('Pricing');
+    // Every price reads to the cent at least, alike in both tables ("USD 3.60", never "USD 3.6").
+    const prices = (await page.locator('td').allTextContents()).filter((cell) => cell.startsWith('USD'));
+    expect(prices.length).toBeGreaterThan(0);
+    for (const price of prices) expect(price).toMatch(/^USD \d+\.\d{2,}( per (call|[\d,]+ tokens))?$/);
     await expectAccessible(page);
     await screenshot(page, 'pricing');
     expect(problems.join('\n')).toBe('');
@@ -620,6 +634,38 @@ describe('dashboard forms over HTTP', () => {
     expect(againPage).toContain('This key was already created and shown once');
     expect(againPage).not.toContain('id="new-key"');
     expect(await cliKeys()).toEqual(['desk']);
+  });
+
+  it('offers an App Key only once the workspace has an app, and says where apps come from', async () => {
+    // A new workspace has no app yet: its form offers a CLI key and links to the tools to deploy.
+    const cookie = await devSignIn(server, 'no-apps-yet@example.test');
+    const page = await (await api(cookie, 'GET', '/keys')).text();
+    expect(page).toContain('App Keys are for deployed tools, and this workspace has none yet');
+    expect(page).toContain('href="/tools">deploy a tool</a>');
+    expect(page).not.toContain('<option value="app">');
+    expect(page).not.toContain('id="key-app"');
+    // A form sent with kind=app anyway is refused in the form's words, not the API's field path.
+    const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(page)![1]!;
+    const answer = await fetch(`${server.url}/keys`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin: server.url, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        _csrf: hidden('_csrf'),
+        _action: 'create',
+        nonce: hidden('nonce'),
+        kind: 'app',
+        app: '',
+      }).toString(),
+    });
+    expect(answer.status).toBe(400);
+    expect(await answer.text()).toContain('Choose the app the App Key is for');
+    // With an app, the App Key is offered first, for that app.
+    const owner = await signedInOwner(server, 'has-an-app@example.test');
+    const withApp = await (await api(owner.cookie, 'GET', '/keys')).text();
+    expect(withApp).toContain('<option value="app">App Key (for a deployed tool)</option>');
+    expect(withApp).toContain(`<option value="${owner.appId}">Tool (tool)</option>`);
+    expect(withApp).not.toContain('this workspace has none yet');
   });
 
   it("refuses a form without its token, an unknown action, and another workspace's deployment", async () => {

@@ -1,14 +1,17 @@
 import type { PagePolicy } from '../../http/html.js';
 import { html, type SafeHtml } from '../../http/html.js';
 
-/** The dashboard's sections, in the order the navigation lists them. */
+/**
+ * The dashboard's sections, in the order the navigation lists them. Billing and keys are the
+ * owners' (their pages refuse anyone else), so only owners are shown those links.
+ */
 export const NAV = [
   { key: 'home', path: '/', label: 'Home' },
-  { key: 'billing', path: '/billing', label: 'Billing' },
+  { key: 'billing', path: '/billing', label: 'Billing', ownersOnly: true },
   { key: 'integrations', path: '/integrations', label: 'Integrations' },
   { key: 'tools', path: '/tools', label: 'Tools' },
   { key: 'deployments', path: '/deployments', label: 'Deployments' },
-  { key: 'keys', path: '/keys', label: 'Keys' },
+  { key: 'keys', path: '/keys', label: 'Keys', ownersOnly: true },
   { key: 'members', path: '/members', label: 'Members' },
   { key: 'settings', path: '/settings', label: 'Settings' },
 ] as const;
@@ -64,7 +67,9 @@ export function shell(o: ShellOptions): SafeHtml {
       : html`<p class="notice error" role="alert">${o.notice.text}${o.notice.next ? html` <a href="${o.notice.next.href}">${o.notice.next.text}</a>` : null}</p>`
     : null;
   const nav = o.user
-    ? html`<nav aria-label="Main"><ul>${NAV.map(
+    ? html`<nav aria-label="Main"><ul>${NAV.filter(
+        (item) => !('ownersOnly' in item) || o.user?.role === 'owner',
+      ).map(
         (item) =>
           html`<li><a href="${o.base}${item.path}"${item.key === o.nav ? html` aria-current="page"` : null}>${item.label}</a></li>`,
       )}</ul></nav>`

@@ -142,7 +142,12 @@ ${createForm(
       async run(view, fields) {
         const kind = field(fields, 'kind') === 'cli' ? 'cli' : 'app';
         const name = field(fields, 'name').trim();
-        const refusal = name === '' ? null : nameRefusal("The key's name", name);
+        const refusal =
+          kind === 'app' && field(fields, 'app') === ''
+            ? 'Choose the app the App Key is for (deploy a tool first if there is none).'
+            : name === ''
+              ? null
+              : nameRefusal("The key's name", name);
         if (refusal) return { refused: refusal };
         // A form mints at most one key: sent again (a reload of its answer), it would mint another,
         // and a CLI key would revoke the one just copied.
@@ -189,10 +194,15 @@ function createForm(view: PageView, apps: AppSummary[], cliKeys: readonly KeyVie
     cliKeys.length === 0
       ? html`A new CLI key replaces your earlier CLI keys; you have none now.`
       : html`A new CLI key replaces your earlier CLI keys: creating one revokes ${keyNames(cliKeys)} at once.`;
+  // An App Key belongs to an app: with none yet, the form offers a CLI key and says where apps come from.
+  const kind =
+    apps.length === 0
+      ? html`<label for="key-kind">Kind</label><p class="field-hint" id="key-kind-hint">${replaces} App Keys are for deployed tools, and this workspace has none yet: <a href="${view.base}/tools">deploy a tool</a> to get one.</p><select id="key-kind" name="kind" aria-describedby="key-kind-hint"><option value="cli">CLI key (for you, in the developer CLI)</option></select>`
+      : html`<label for="key-kind">Kind</label><p class="field-hint" id="key-kind-hint">${replaces}</p><select id="key-kind" name="kind" aria-describedby="key-kind-hint"><option value="app">App Key (for a deployed tool)</option><option value="cli">CLI key (for you, in the developer CLI)</option></select>
+<label for="key-app">App (for an App Key)</label><select id="key-app" name="app">${apps.map((app) => html`<option value="${app.id}">${app.name} (${app.slug})</option>`)}</select>`;
   return view.form(
     'create',
-    html`${onceInput()}<label for="key-kind">Kind</label><p class="field-hint" id="key-kind-hint">${replaces}</p><select id="key-kind" name="kind" aria-describedby="key-kind-hint"><option value="app">App Key (for a deployed tool)</option><option value="cli">CLI key (for you, in the developer CLI)</option></select>
-<label for="key-app">App (for an App Key)</label><select id="key-app" name="app">${apps.map((app) => html`<option value="${app.id}">${app.name} (${app.slug})</option>`)}</select>
+    html`${onceInput()}${kind}
 ${input('key-name', 'Name', { name: 'name', placeholder: 'production', maxlength: NAME_MAX })}`,
     { submit: 'Create key', label: 'New key' },
   );
