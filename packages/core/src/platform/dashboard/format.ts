@@ -10,6 +10,20 @@ export function money(micros: number): string {
   return `${micros < 0 ? '-' : ''}USD ${digits}`;
 }
 
+/**
+ * A unit price as the pricing page shows it: to the cent at least (`USD 3.60` beside
+ * `USD 0.18`), and to as many further digits as it has (`USD 0.0025`), up to ten.
+ */
+export function unitPrice(usd: number): string {
+  const [whole, fraction = ''] = Math.abs(usd).toFixed(10).replace(/0+$/, '').split('.');
+  return `${usd < 0 ? '-' : ''}USD ${whole}.${fraction.padEnd(2, '0')}`;
+}
+
+/** A count of units, `per` of them (`per call`, `per 1,000 tokens`). */
+export function perUnits(per: number, unit: string): string {
+  return per === 1 ? `per ${unit}` : `per ${per.toLocaleString('en-US')} ${unit}s`;
+}
+
 /** An ISO instant as a short UTC date and time (`2026-11-24 13:05 UTC`). */
 export function when(iso: string | null | undefined): string {
   if (!iso) return '—';

@@ -1,11 +1,12 @@
 import { html } from '../../../http/html.js';
+import { perUnits, unitPrice } from '../format.js';
 import { type DashboardPage, table } from '../page.js';
 
 interface Model {
   id: string;
   name: string;
   context_length: number | null;
-  pricing: { prompt_per_million: string; completion_per_million: string };
+  pricing: { prompt_per_million: number; completion_per_million: number };
 }
 
 interface Rates {
@@ -38,8 +39,8 @@ ${
         models.body.models.map((m) => [
           m.name,
           m.context_length ?? '',
-          `USD ${m.pricing.prompt_per_million}`,
-          `USD ${m.pricing.completion_per_million}`,
+          unitPrice(m.pricing.prompt_per_million),
+          unitPrice(m.pricing.completion_per_million),
         ]),
         'No models are priced yet.',
       )
@@ -57,7 +58,7 @@ ${
           (answer?.ok ? answer.body.rates : []).map((r) => [
             r.meter,
             r.model ?? 'any',
-            `USD ${r.usd} per ${r.per} ${r.unit}${r.per === 1 ? '' : 's'}`,
+            `${unitPrice(r.usd)} ${perUnits(r.per, r.unit)}`,
           ]),
           'No public rates.',
         )}`;

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { money, perUnits, unitPrice } from './format.js';
+
+describe('dashboard amounts', () => {
+  it('shows a unit price to the cent at least, and every further digit it has', () => {
+    expect(unitPrice(3.6)).toBe('USD 3.60');
+    expect(unitPrice(0.18)).toBe('USD 0.18');
+    expect(unitPrice(15)).toBe('USD 15.00');
+    expect(unitPrice(0.0025)).toBe('USD 0.0025');
+    expect(unitPrice(0.00000125)).toBe('USD 0.00000125');
+    expect(unitPrice(0)).toBe('USD 0.00');
+    // Floating point's own noise (0.1 + 0.2) is not shown as digits of the price.
+    expect(unitPrice(0.1 + 0.2)).toBe('USD 0.30');
+  });
+
+  it('says how many units a price is for', () => {
+    expect(perUnits(1, 'call')).toBe('per call');
+    expect(perUnits(1000, 'token')).toBe('per 1,000 tokens');
+  });
+
+  it('shows a balance to the cent, and an amount below a cent to the micro', () => {
+    expect(money(25_000_000)).toBe('USD 25.00');
+    expect(money(4)).toBe('USD 0.000004');
+    expect(money(-4)).toBe('-USD 0.000004');
+  });
+});
