@@ -194,6 +194,22 @@ describe('billing dashboard', () => {
     ]) {
       expect((await ws.as.put('/api/billing/spend-caps', body)).status).toBe(400);
     }
+    // A daily cap above the monthly one could never be reached: refused, saying which.
+    const inverted = await ws.as.put('/api/billing/spend-caps', {
+      app_id: ws.appId,
+      daily_micros: 50_000_000,
+      monthly_micros: 5_000_000,
+    });
+    expect(inverted.status).toBe(400);
+    expect(((await inverted.json()) as { message: string }).message).toContain(
+      'daily_micros: must not be above monthly_micros',
+    );
+    const equal = await ws.as.put('/api/billing/spend-caps', {
+      app_id: ws.appId,
+      daily_micros: 5_000_000,
+      monthly_micros: 5_000_000,
+    });
+    expect(equal.status).toBe(200);
     const other = await workspace('caps-other@example.com');
     expect(
       (

@@ -425,6 +425,26 @@ describe('the spend caps form', () => {
     expect(saved.status).toBe(303);
     expect(await caps()).toEqual([50, 80]);
   });
+
+  it('refuses a daily cap above the monthly one in its own words, and takes them equal', async () => {
+    const owner = await signedInOwner(server, 'caps-order@example.test');
+    const form = await openForm(owner, '/billing');
+    const send = (daily: string, monthly: string) =>
+      form.send({ _workspace: owner.tenantId, _action: 'caps', app: owner.appId, daily, monthly, warn: '' });
+    const above = await send('50', '5');
+    expect(above.status).toBe(400);
+    expect(above.text).toContain('The daily cap is above the monthly cap');
+    expect(above.text).not.toContain('daily_micros');
+    const capsOf = async () =>
+      (
+        (await (await api(owner.cookie, 'GET', '/api/billing/spend-caps')).json()) as {
+          caps: { app_id: string; daily_micros: number | null; monthly_micros: number | null }[];
+        }
+      ).caps.find((cap) => cap.app_id === owner.appId);
+    expect(await capsOf()).toMatchObject({ daily_micros: null, monthly_micros: null });
+    expect((await send('5', '5')).status).toBe(303);
+    expect(await capsOf()).toMatchObject({ daily_micros: 5_000_000, monthly_micros: 5_000_000 });
+  });
 });
 
 describe('a person signed in but in no workspace', () => {

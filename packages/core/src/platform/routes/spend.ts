@@ -8,12 +8,22 @@ import { readJsonBody } from '../internal/json-body.js';
 import { requireBillingOwner, requireSafeCookieWrite, requireSession } from '../internal/session.js';
 
 const micros = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).nullable();
-const capSchema = z.strictObject({
-  app_id: z.string().max(64),
-  daily_micros: micros,
-  monthly_micros: micros,
-  warn_pcts: z.array(z.number().int().min(1).max(99)).max(5).optional(),
-});
+const capSchema = z
+  .strictObject({
+    app_id: z.string().max(64),
+    daily_micros: micros,
+    monthly_micros: micros,
+    warn_pcts: z.array(z.number().int().min(1).max(99)).max(5).optional(),
+  })
+  .refine(
+    // A daily cap above the monthly one could never be reached: most likely a slip of a digit.
+    (cap) =>
+      cap.daily_micros === null || cap.monthly_micros === null || cap.daily_micros <= cap.monthly_micros,
+    {
+      path: ['daily_micros'],
+      message: 'must not be above monthly_micros: the monthly cap would stop calls first',
+    },
+  );
 
 /**
  * Dashboard billing: spend caps, burn rate and the usage rollup. Session cookie only, and only

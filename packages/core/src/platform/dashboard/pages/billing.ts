@@ -128,6 +128,11 @@ ${transactions.ok && transactions.body.nextCursor ? html`<p><a href="${view.base
         // Said in the form's words, not the API's field names: a cap of nothing is no cap.
         if (daily === 0 || monthly === 0)
           return { refused: 'A cap must be more than USD 0: leave it blank for no cap.' };
+        if (daily !== null && monthly !== null && daily > monthly)
+          return {
+            refused:
+              'The daily cap is above the monthly cap, which would stop calls first: lower the daily cap or raise the monthly one.',
+          };
         const warnText = field(fields, 'warn').trim();
         const written = warnText === '' ? [] : warnText.split(/[\s,]+/);
         // Written as whole percents (not 0x10 or 1e1, which Number reads), at most the API's five.
