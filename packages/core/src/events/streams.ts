@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../http/logger.js';
 import { formatSse, formatSseComment, formatSseRetry, SSE_HEADERS } from '../http/sse.js';
+import { writeNowOrOnceBack } from '../store/availability.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/index.js';
 import {
@@ -134,7 +135,15 @@ export class EventStreamHub {
     if (!slotId) return { ok: false, reason: 'too_many_streams' };
     // An id past the newest (a log restored from backup, another deployment's id) has nothing
     // to replay: the stream starts at the newest event, so new ones still flow.
-    const latest = await latestEventSeq(this.#db, appId);
+    let latest: number;
+    try {
+      latest = await latestEventSeq(this.#db, appId);
+    } catch (error) {
+      // The store went away after the claim: the claim goes too, or it would hold a slot for a
+      // minute that no stream uses.
+      void this.#releaseSlot(slotId);
+      throw error;
+    }
     const replayFrom = parseEventId(lastEventId);
     // One further back than the log keeps starts where the log does: the position said in the
     // answer's header is where the replay really starts, so a client can tell it missed events.
@@ -360,12 +369,15 @@ export class EventStreamHub {
       .catch(() => {});
   }
 
+  /**
+   * Frees a slot. A release the store could not take (a blink) is tried again once it is back,
+   * for as long as the slot would live, so an ended stream never keeps its app's slot.
+   */
   async #releaseSlot(id: string): Promise<void> {
-    await this.#db
-      .deleteFrom('event_streams')
-      .where('id', '=', id)
-      .execute()
-      .catch(() => {});
+    await writeNowOrOnceBack(
+      () => this.#db.deleteFrom('event_streams').where('id', '=', id).execute(),
+      SLOT_TTL_MS,
+    ).catch(() => {});
   }
 }
 
