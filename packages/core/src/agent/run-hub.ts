@@ -13,7 +13,7 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
 import { type ExpressionBuilder, type Kysely, sql, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import { describeError, type Logger } from '../http/logger.js';
-import { retryWhileUnavailable } from '../store/availability.js';
+import { retryWhileUnavailable, unlessUnavailable } from '../store/availability.js';
 import type { Database, RunStatus } from '../store/database.js';
 import { after, exactCreatedAt, type ListPosition, type Page, pageOf } from '../store/keyset.js';
 import type { ApprovalStore } from './approvals.js';
@@ -655,7 +655,8 @@ export class RunHub {
    */
   async #pausedAt(run: LiveRun, seq: number): Promise<boolean> {
     if (!isPauseMarker(run.chunks[seq - 1]) || !run.paused) return false;
-    if (!(await this.approvals.hasPending(run.id))) return false;
+    // With the store away no instance can record a decision: the run's own pause stands.
+    if (!(await this.approvals.hasPending(run.id).catch(unlessUnavailable(true)))) return false;
     await run.flushed();
     return seq === run.chunks.length;
   }

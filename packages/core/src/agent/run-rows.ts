@@ -4,7 +4,7 @@
  */
 import type { UIMessageChunk } from 'ai';
 import type { Kysely } from 'kysely';
-import { isStoreUnavailable } from '../store/availability.js';
+import { isStoreUnavailable, unlessUnavailable } from '../store/availability.js';
 import type { Database, RunStatus, RunTrigger } from '../store/database.js';
 import { isPauseMarker, type SequencedChunk } from './live-run.js';
 
@@ -101,14 +101,6 @@ export async function* followStoredRun(
     }
     await sleep(REMOTE_POLL_MS, signal);
   }
-}
-
-/** A failure handler that answers `fallback` when the store is away, and throws anything else. */
-function unlessUnavailable<T>(fallback: T): (error: unknown) => T {
-  return (error) => {
-    if (!isStoreUnavailable(error)) throw error;
-    return fallback;
-  };
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -113,6 +113,14 @@ export async function writeNowOrOnceBack(write: () => Promise<unknown>, withinMs
   }
 }
 
+/** A failure handler that answers `fallback` when the store is away, and throws anything else. */
+export function unlessUnavailable<T>(fallback: T): (error: unknown) => T {
+  return (error) => {
+    if (!isStoreUnavailable(error)) throw error;
+    return fallback;
+  };
+}
+
 /**
  * How long past its lifetime a lookup cached on the metered path (a key, a tenant's status, a
  * connection, a provider) is still answered when the store cannot be asked: as long as an

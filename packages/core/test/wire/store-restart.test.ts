@@ -14,7 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { ApprovalStore } from '../../src/agent/approvals.js';
 import { signWebhook } from '../../src/automations/webhooks.js';
+import { StoreUnavailableError } from '../../src/store/availability.js';
 import { createStore, type Store } from '../../src/store/index.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { engineThreads } from '../support/engine-threads.js';
@@ -145,6 +147,36 @@ describe('the embedded store’s thread stops while a turn streams', () => {
     expect(textOf(message)).toBe('Deleted.');
     expect(deleted).toEqual(['/tmp/a']);
     expect((await (await call(`/runs/${runId}`)).json()).run.status).toBe('completed');
+  }, 30_000);
+
+  it('ends a live reader at the pause when the store cannot say whether the approval still waits', async () => {
+    // Asked at the pause marker, the store is away: no instance can record a decision meanwhile,
+    // so the run's own pause stands and the reader ends there, as it would have.
+    const asked = vi
+      .spyOn(ApprovalStore.prototype, 'hasPending')
+      .mockRejectedValue(new StoreUnavailableError());
+    const deletedBefore = deleted.length;
+    try {
+      const call = callerFor(one.fetch, 'ada');
+      const response = await call('/chat', {
+        method: 'POST',
+        json: { id: 'asked-away', message: 'delete /tmp/a' },
+      });
+      const paused = await readUntilPaused(new TurnReader(response));
+      expect(asked).toHaveBeenCalled();
+      asked.mockRestore();
+      const decided = await call(`/approvals/${paused.approvalIds[0]}/decide`, {
+        method: 'POST',
+        json: { decision: 'approve' },
+      });
+      expect(decided.status).toBe(200);
+      const rest = await resumeAfter(call, 'asked-away', paused.resumeAfter);
+      const message = await assemble([...paused.frames, ...rest].map((frame) => frame.chunk));
+      expect(textOf(message)).toBe('Deleted.');
+      expect(deleted.length).toBe(deletedBefore + 1);
+    } finally {
+      asked.mockRestore();
+    }
   }, 30_000);
 
   it('keeps a resume on another instance reading across the restart, to the turn’s end', async () => {
