@@ -566,6 +566,9 @@ describeInBrowser('the dashboard, page by page', () => {
     const prices = (await page.locator('td').allTextContents()).filter((cell) => cell.startsWith('USD'));
     expect(prices.length).toBeGreaterThan(0);
     for (const price of prices) expect(price).toMatch(/^USD \d+\.\d{2,}( per (call|[\d,]+ tokens))?$/);
+    // Meters read as words, not as the API's names.
+    expect(await page.locator('td', { hasText: /^Input tokens$/ }).count()).toBeGreaterThan(0);
+    expect(await page.locator('td', { hasText: /_/ }).count()).toBe(0);
     await expectAccessible(page);
     await screenshot(page, 'pricing');
     expect(problems.join('\n')).toBe('');

@@ -56,7 +56,8 @@ ${
           `Rates of ${i.name}`,
           ['Meter', 'Model', 'Price'],
           (answer?.ok ? answer.body.rates : []).map((r) => [
-            r.meter,
+            // `input_tokens` reads as "Input tokens".
+            r.meter.charAt(0).toUpperCase() + r.meter.slice(1).replaceAll('_', ' '),
             r.model ?? 'any',
             `${unitPrice(r.usd)} ${perUnits(r.per, r.unit)}`,
           ]),
