@@ -249,6 +249,9 @@ describeInBrowser('the dashboard in a browser', () => {
     const problems = collectPageProblems(page);
     await signInByClicking(page, server, email);
     expect(await page.textContent('[data-live="balance"]')).toBe('USD 0.00');
+    // Nothing spent: the burn rate says so, and projects no runway.
+    const burnLine = () => page.locator('#burn-title ~ p.muted').textContent();
+    expect(await burnLine()).toBe('USD 0.00 in the last 24 hours');
     await expectAccessible(page);
     await screenshot(page, 'home-empty');
 
@@ -281,6 +284,8 @@ describeInBrowser('the dashboard in a browser', () => {
     const row = page.locator('.chart tbody tr', { has: page.locator(`th:text-is("${today}")`) });
     expect(await row.locator('td').allTextContents()).toEqual(['USD 0.0012']);
     expect(await page.locator('.chart thead th').allTextContents()).toEqual(['Date', 'search']);
+    // A day's spend projects how long the balance lasts at that rate.
+    expect(await burnLine()).toMatch(/^USD 0\.0012 in the last 24 hours · runway about \d+ days$/);
     await expectAccessible(page);
     await screenshot(page, 'home');
     expect(problems.join('\n')).toBe('');

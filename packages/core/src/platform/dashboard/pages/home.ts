@@ -37,11 +37,12 @@ ${view.user!.role === 'owner' ? html`<p><a href="${view.base}/billing">Add credi
       view.api.get<BurnRate>('/api/billing/burn-rate'),
     ]);
     const rate = burn.ok ? burn.body : null;
-    const runway = rate?.runway_hours == null ? 'No recent spend' : runwayText(rate.runway_hours);
+    // No spend in the last day projects no runway: the line then says only what was spent.
+    const runway = rate?.runway_hours == null ? '' : ` · runway ${runwayText(rate.runway_hours)}`;
     const burnBlock = html`<section class="card" aria-labelledby="burn-title">
 <h2 id="burn-title">Burn rate</h2>
 <p class="figure">${rate ? `${money(rate.micros_per_hour)}/h` : '—'}</p>
-<p class="muted">${rate ? `${money(rate.spent_last_24h_micros)} in the last 24 hours · runway ${runway}` : ''}</p>
+<p class="muted">${rate ? `${money(rate.spent_last_24h_micros)} in the last 24 hours${runway}` : ''}</p>
 </section>`;
     const days = usage.ok ? usage.body.daily : [];
     const providers = usage.ok ? usage.body.by_provider.map((p) => p.provider) : [];
