@@ -671,6 +671,13 @@ describe('dashboard forms over HTTP', () => {
     expect(withApp).not.toContain('this workspace has none yet');
   });
 
+  it('says an app with no output has none, rather than drawing an empty log', async () => {
+    const owner = await signedInOwner(server, 'no-output@example.test');
+    const page = await (await api(owner.cookie, 'GET', `/deployments/${owner.appId}`)).text();
+    expect(page).toContain('<h2 id="logs-title">Logs</h2><p class="muted" id="no-logs">No output yet.</p>');
+    expect(page).not.toContain('class="logs"');
+  });
+
   it("refuses a form without its token, an unknown action, and another workspace's deployment", async () => {
     const owner = await signedInOwner(server, 'forms@example.test');
     const other = await signedInOwner(server, 'forms-other@example.test');

@@ -105,7 +105,7 @@ ${view.form('set-secret', html`${hidden}${input('secret-name', 'Name', { name: '
     : null
 }
 ${canAct ? html`<section aria-labelledby="rename-title"><h2 id="rename-title">Name</h2>${view.form('rename', html`${hidden}${input('app-rename', 'Name', { name: 'name', value: app.name, required: true, maxlength: NAME_MAX })}`, { submit: 'Rename' })}</section>` : null}
-${logs?.ok ? html`<section aria-labelledby="logs-title"><h2 id="logs-title">Logs</h2><pre class="logs" tabindex="0" role="log" aria-label="Last lines of output">${logs.body.lines.map((l) => `${l.at.slice(11, 19)} ${l.stream} ${l.line}\n`)}</pre></section>` : null}`;
+${logs?.ok ? html`<section aria-labelledby="logs-title"><h2 id="logs-title">Logs</h2>${logs.body.lines.length === 0 ? html`<p class="muted" id="no-logs">No output yet.</p>` : html`<pre class="logs" tabindex="0" role="log" aria-label="Last lines of output">${logs.body.lines.map((l) => `${l.at.slice(11, 19)} ${l.stream} ${l.line}\n`)}</pre>`}</section>` : null}`;
   },
   actions: {
     redeploy: {
