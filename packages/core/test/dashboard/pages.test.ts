@@ -671,6 +671,35 @@ describe('dashboard forms over HTTP', () => {
     expect(withApp).not.toContain('this workspace has none yet');
   });
 
+  it('says an integration is on or off alike on the list and on its own page', async () => {
+    // A gateway the workspace reaches through the managed pool, with no switch of its own set.
+    await store.db
+      .insertInto('integrations')
+      .values({ provider: 'gw-alike', name: 'Gateway alike', category: 'ai', kind: 'llm_gateway' })
+      .execute();
+    try {
+      const owner = await signedInOwner(server, 'gw-alike@example.test');
+      await store.db
+        .insertInto('connections')
+        .values({
+          tenant_id: owner.tenantId,
+          provider: 'gw-alike',
+          profile: 'vendo_managed_pool',
+          status: 'connected',
+          display_name: 'Gateway alike',
+          connected_at: new Date(),
+        })
+        .execute();
+      const stateOn = (page: string) => /Gateway alike[\s\S]*?(On|Off) for this workspace/.exec(page)?.[1];
+      const list = await (await api(owner.cookie, 'GET', '/integrations')).text();
+      const own = await (await api(owner.cookie, 'GET', '/integrations/gw-alike')).text();
+      expect([stateOn(list), stateOn(own)]).toEqual(['On', 'On']);
+    } finally {
+      await store.db.deleteFrom('connections').where('provider', '=', 'gw-alike').execute();
+      await store.db.deleteFrom('integrations').where('provider', '=', 'gw-alike').execute();
+    }
+  });
+
   it('says an app with no output has none, rather than drawing an empty log', async () => {
     const owner = await signedInOwner(server, 'no-output@example.test');
     const page = await (await api(owner.cookie, 'GET', `/deployments/${owner.appId}`)).text();

@@ -333,6 +333,10 @@ ${mint}</section>`;
 async function rowOf(view: PageView): Promise<IntegrationRow | null> {
   const slug = view.params.slug ?? '';
   if (!SLUG.test(slug)) return null;
-  const answer = await view.api.get<IntegrationRow>(`/api/integrations/${slug}`);
-  return answer.ok && answer.body && !Array.isArray(answer.body) && answer.body.enabled ? answer.body : null;
+  // Read from the list, as the list page is: one integration's own answer counts the LLM gateway
+  // on only with the workspace's own key (the API's rule), where the list counts any connection,
+  // and the two pages must not say "On" and "Off" of one integration.
+  const answer = await view.api.get<IntegrationRow[]>('/api/integrations');
+  const row = answer.ok && Array.isArray(answer.body) ? answer.body.find((r) => r.provider === slug) : null;
+  return row?.enabled ? row : null;
 }
