@@ -127,7 +127,7 @@ export const keysPage: DashboardPage = {
           : html`<div class="row-actions">${rotate}${view.form('revoke', id, { submit: 'Revoke', buttonClass: 'danger', confirm: 'Revoke this key? Anything using it stops working at once.', label: `Revoke ${key.name ?? key.prefix}` })}</div>`,
       ];
     });
-    return html`<section aria-labelledby="keys-title"><h2 id="keys-title">Keys</h2>
+    return html`<section aria-labelledby="keys-title"><h2 id="keys-title">App Keys and CLI keys</h2>
 ${table('Keys', ['Name', 'Kind', 'Starts with', 'Created', 'Last used', 'Rotation', 'Actions'], rows, 'No keys yet.')}</section>
 <section aria-labelledby="new-title"><h2 id="new-title">New key</h2>
 ${createForm(
