@@ -138,6 +138,10 @@ describeInBrowser('the dashboard, page by page', () => {
     const { context, page, problems } = await openPage();
     const email = 'walker@example.test';
     await signInByClicking(page, server, email);
+    // A new workspace's home lists its first steps, each a link to where it is taken.
+    const firstSteps = () => page.locator('#first-steps li').allTextContents();
+    const stepLinks = () => page.locator('#first-steps a').allTextContents();
+    expect(await stepLinks()).toEqual(['Add credit', 'Connect an integration', 'Deploy a tool']);
 
     // Billing: buy the USD 25 pack through the development processor.
     await page.getByRole('link', { name: 'Billing' }).click();
@@ -159,6 +163,15 @@ describeInBrowser('the dashboard, page by page', () => {
     expect(await page.textContent('.notice')).toBe('Connected through the managed pool.');
     const status = page.locator('#main [data-live="connection-status"]').first();
     expect(await status.textContent()).toBe('connected');
+    // Two of the first steps are taken; the home page marks them done, the last is still a link.
+    await page.goto(`${server.url}/`);
+    expect(await firstSteps()).toEqual([
+      'Add credit (done)',
+      'Connect an integration (done)',
+      'Deploy a tool (it gets its own address and App Key)',
+    ]);
+    expect(await stepLinks()).toEqual(['Deploy a tool']);
+    await page.getByRole('link', { name: 'Integrations' }).click();
     // The hostile integration's name is text, not markup.
     expect(await page.locator(`h2:has-text("onerror")`).first().textContent()).toContain(HOSTILE);
     await page.waitForSelector('html[data-ready="true"]');
@@ -260,6 +273,10 @@ describeInBrowser('the dashboard, page by page', () => {
     expect(rotated).not.toBe(key);
     await page.goto(page.url());
     expect(await page.locator('#new-key').count()).toBe(0);
+
+    // Deployed: the first steps are done, and home no longer lists them.
+    await page.goto(`${server.url}/`);
+    expect(await page.locator('#first-steps').count()).toBe(0);
 
     // Deployments list.
     await page.getByRole('link', { name: 'Deployments' }).click();
