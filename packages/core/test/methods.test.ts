@@ -3,6 +3,8 @@
  * lists exactly the methods the path's routes take, read from the platform's own route table.
  * Unknown paths stay 404, and OPTIONS stays 404 where no CORS preflight answers it.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningPlatform, startPlatform } from './support/platform.js';
 import { openTestStore, type TestStore } from './support/stores.js';
@@ -96,6 +98,45 @@ describe.each(PATHS)('$router: $path takes $allow', ({ path, allow }) => {
     expect(response.status).not.toBe(405);
     await response.body?.cancel();
   });
+});
+
+/** Every endpoint the API reference documents (`docs/api/*.md`), `{param}`s filled in, by path. */
+function documentedEndpoints(): Map<string, Set<string>> {
+  const dir = join(import.meta.dirname, '../../../docs/api');
+  const byPath = new Map<string, Set<string>>();
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.md'))) {
+    const text = readFileSync(join(dir, file), 'utf8');
+    for (const [, method, path] of text.matchAll(/^\| `(GET|POST|PUT|PATCH|DELETE) (\/[^`?\s]+)/gm)) {
+      const filled = path!.replace(/\{[^}]+\}/g, 'x1');
+      byPath.set(filled, (byPath.get(filled) ?? new Set()).add(method!));
+    }
+  }
+  return byPath;
+}
+
+describe('every documented endpoint', () => {
+  const endpoints = [...documentedEndpoints()];
+
+  it('is read from the API reference', () => {
+    expect(endpoints.length).toBeGreaterThan(50);
+  });
+
+  it.each(endpoints)(
+    '%s: its documented methods are in Allow, and a method it does not take is 405',
+    async (path, methods) => {
+      const other = PROBED.find((method) => method !== 'HEAD' && !methods.has(method));
+      if (!other) return;
+      const refused = await send(other, path);
+      expect(refused.status).toBe(405);
+      const allow = refused.headers.get('allow')!.split(', ');
+      for (const method of methods) expect(allow).toContain(method);
+      for (const method of allow.filter((m) => m !== 'OPTIONS')) {
+        const served = await send(method, path);
+        expect(served.status).not.toBe(405);
+        await served.body?.cancel();
+      }
+    },
+  );
 });
 
 it('answers HEAD on a GET route as GET, without a body', async () => {
