@@ -21,6 +21,7 @@ import type { Deployer } from '../deploy/deployer.js';
 import { Deployments } from '../deploy/deployments.js';
 import { LocalDeployer } from '../deploy/local-deployer.js';
 import { EventStreamHub } from '../events/streams.js';
+import { allowedMethods, methodNotAllowed } from '../http/allowed-methods.js';
 import { ownDomainOf } from '../http/cors.js';
 import { FailedCredentialThrottle } from '../http/credential-throttle.js';
 import { flatError } from '../http/errors.js';
@@ -578,14 +579,19 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   if (devIdp) app.route('/auth/v1', devIdp.routes());
 
   // A browser's page request gets a page with the navigation; API calls keep the JSON answer.
+  // A path that exists, asked with a method none of its routes takes, answers 405 with `Allow`
+  // (`DELETE /api/billing/balance`). OPTIONS stays a 404 where no route answers it: only the
+  // paths with a CORS preflight take it. A route's own 404 (`c.notFound()`) stays a 404.
   const notFoundPage = dashboardNotFound(context);
-  app.notFound((c) =>
-    c.req.method === 'GET' &&
-    !c.req.path.startsWith('/api/') &&
-    (c.req.header('accept') ?? '').includes('text/html')
-      ? notFoundPage(c)
-      : flatError(404, 'Not found'),
-  );
+  const methodsOf = allowedMethods(app);
+  app.notFound((c) => {
+    const method = c.req.method;
+    const allowed = method === 'OPTIONS' ? [] : methodsOf(c.req.path);
+    const refused = allowed.length > 0 && !allowed.includes(method);
+    const page = !c.req.path.startsWith('/api/') && (c.req.header('accept') ?? '').includes('text/html');
+    if (refused) return page ? notFoundPage(c, allowed) : methodNotAllowed(method, allowed);
+    return method === 'GET' && page ? notFoundPage(c) : flatError(404, 'Not found');
+  });
   // The one place refusals become answers: helpers and handlers throw, this answers.
   app.onError((error, c) => errorAnswer(error, c.get('errorShape'), c.get('requestId'), c.req.path));
   function errorAnswer(

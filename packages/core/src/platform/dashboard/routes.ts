@@ -255,11 +255,14 @@ function dashboardReturnTo(value: string | undefined, base: string): string {
 
 /**
  * The answer to a browser asking for a page that does not exist (`/keys/`, `/Billing`): a 404
- * page with the navigation, so a person finds their way; API clients keep the JSON 404.
+ * page with the navigation, so a person finds their way; API clients keep the JSON 404. Given the
+ * methods the address does take (a form posted to a page that has none), a 405 page with `Allow`.
  */
-export function dashboardNotFound(ctx: PlatformContext): (c: Context<PlatformEnv>) => Promise<Response> {
+export function dashboardNotFound(
+  ctx: PlatformContext,
+): (c: Context<PlatformEnv>, allowed?: readonly string[]) => Promise<Response> {
   const base = new URL(ctx.baseUrl).pathname.replace(/\/+$/, '');
-  return async (c) => {
+  return async (c, allowed) => {
     let user: SessionCaller | null = null;
     try {
       user = await requireSession(ctx, c);
@@ -268,7 +271,7 @@ export function dashboardNotFound(ctx: PlatformContext): (c: Context<PlatformEnv
     }
     const cookie = getCookie(c, SESSION_COOKIE);
     const page = shell({
-      title: 'Not found',
+      title: allowed ? 'Method not allowed' : 'Not found',
       base,
       nav: null,
       user: user
@@ -280,9 +283,13 @@ export function dashboardNotFound(ctx: PlatformContext): (c: Context<PlatformEnv
         : null,
       csrf: cookie ? dashboardCsrf(cookie) : null,
       assetVersion: assetVersion(),
-      notice: { kind: 'error', text: 'There is no page at this address.' },
+      notice: {
+        kind: 'error',
+        text: allowed ? 'This page does not take that kind of request.' : 'There is no page at this address.',
+      },
       body: html`<p><a href="${base}/">Go to the dashboard's home</a></p>`,
     });
+    if (allowed) return c.body(page.value, 405, { ...headers, allow: allowed.join(', ') });
     return c.body(page.value, 404, headers);
   };
 }
