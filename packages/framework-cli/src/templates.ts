@@ -137,13 +137,20 @@ import { tools } from './service-tools';
 let service: Promise<Service> | undefined;
 
 export function getService(): Promise<Service> {
-  service ??= createService({
-    // Who is signed in: return { subject: <your user id> } from your own session, or null.
-    principal: (_request: Request): Principal | null => null,
-    tools,
-    system: ${system},
-    ...(model ? { model } : {}),
-  });
+  if (!service) {
+    const made = createService({
+      // Who is signed in: return { subject: <your user id> } from your own session, or null.
+      principal: (_request: Request): Principal | null => null,
+      tools,
+      system: ${system},
+      ...(model ? { model } : {}),
+    });
+    service = made;
+    // Failed (the store briefly unreachable): the next request makes it again.
+    made.catch(() => {
+      if (service === made) service = undefined;
+    });
+  }
   return service;
 }
 `;
