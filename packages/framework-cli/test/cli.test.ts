@@ -558,6 +558,31 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(query).toMatchObject({ code: 1, stderr: expect.stringMatching(/has a query or fragment/) });
   });
 
+  it('refuses an app URL that already ends with the wire’s path /api/service, naming the one to give', async () => {
+    const dir = initializedExpressApp();
+    const message = (url: string) =>
+      `Not the app's base URL: ${url} ends with the wire's path /api/service, which the commands add: give http://localhost:3000.\n`;
+    for (const url of ['http://localhost:3000/api/service', 'http://localhost:3000/api/service/']) {
+      const sync = await runCli(['sync', '--url', url], { cwd: dir });
+      expect(sync).toMatchObject({ code: 1, stderr: message(url) });
+    }
+    const doctor = await runCli(['doctor'], {
+      cwd: dir,
+      env: baseEnv({ SERVICE_URL: 'http://localhost:3000/api/service' }),
+    });
+    expect(doctor).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: message('http://localhost:3000/api/service'),
+    });
+    // An app served under a path of its own keeps it.
+    const mounted = await runCli(['doctor', '--json'], {
+      cwd: dir,
+      env: baseEnv({ SERVICE_URL: 'http://127.0.0.1:9/shop' }),
+    });
+    expect(JSON.parse(mounted.stdout)).toMatchObject({ url: 'http://127.0.0.1:9/shop' });
+  });
+
   it('refine refuses an overrides file the app refuses to start on, before asking a model', async () => {
     const dir = initializedExpressApp();
     writeJson(join(dir, '.service/catalog.json'), { version: 1, tools: [] });
