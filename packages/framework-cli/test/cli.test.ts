@@ -147,6 +147,49 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     );
   });
 
+  it('init writes the proxy that answers a path Next.js cannot decode (middleware below 16), and never edits the app’s own', async () => {
+    const planned = async (next: string, own?: [string, string]) => {
+      const dir = emptyDir();
+      writeJson(join(dir, 'package.json'), { name: 'app', dependencies: { next } });
+      mkdirSync(join(dir, 'src'));
+      if (own) writeFileSync(join(dir, own[0]), own[1]);
+      const result = await runCli(['init', '--agent'], { cwd: dir });
+      expect(result.code, result.stderr).toBe(0);
+      const plan = JSON.parse(result.stdout) as {
+        files: { path: string; action: string }[];
+        notes: string[];
+      };
+      return {
+        files: plan.files.filter((f) => /(proxy|middleware)\.[jt]s$/.test(f.path)),
+        notes: plan.notes.filter((note) => note.includes('cannot decode')),
+      };
+    };
+    expect(await planned('^16.0.0')).toEqual({
+      files: [{ path: 'src/proxy.ts', owner: 'host', action: 'create' }],
+      notes: [],
+    });
+    expect((await planned('^15.3.0')).files).toEqual([
+      { path: 'src/middleware.ts', owner: 'host', action: 'create' },
+    ]);
+    expect(await planned('^16.0.0', ['src/middleware.ts', 'export function middleware() {}\n'])).toEqual({
+      files: [],
+      notes: [
+        expect.stringMatching(
+          /^src\/middleware\.ts is the app's own: Next\.js answers a path under \/api\/service it cannot decode with a 500/,
+        ),
+      ],
+    });
+
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'app', dependencies: { next: '^16.0.0' } });
+    expect((await runCli(['init', '--yes'], { cwd: dir })).code).toBe(0);
+    const written = readFileSync(join(dir, 'proxy.ts'), 'utf8');
+    expect(written).toContain("matcher: ['/api/service/:path*', '/.well-known/:path*']");
+    const again = JSON.parse((await runCli(['init', '--agent', '--force'], { cwd: dir })).stdout);
+    expect(again.files).toContainEqual({ path: 'proxy.ts', owner: 'host', action: 'keep' });
+    expect(readFileSync(join(dir, 'proxy.ts'), 'utf8')).toBe(written);
+  });
+
   it('init keeps the store outside webpack on Next.js below 16: writes next.config.mjs when there is none, else says what to add', async () => {
     const setting = "serverExternalPackages: ['@service/core', '@electric-sql/pglite']";
     const fresh = emptyDir();
