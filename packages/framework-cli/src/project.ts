@@ -187,6 +187,9 @@ export function configuredAppUrl(
   return flag ?? set(env.SERVICE_URL) ?? set(readDotEnv(dir).SERVICE_URL);
 }
 
+/** Where the wire is mounted on the app: the commands append its routes to the app's URL. */
+export const WIRE_PATH = '/api/service';
+
 /** The running app: as configured, else localhost:3000; refuses anything but http(s). */
 export function appUrl(dir: string, env: Record<string, string | undefined>, flag?: string): string {
   const url = configuredAppUrl(dir, env, flag) ?? DEFAULT_APP_URL;
@@ -199,7 +202,13 @@ export function appUrl(dir: string, env: Record<string, string | undefined>, fla
   // The wire's paths are appended to it: a query or fragment would swallow them.
   if (/[?#]/.test(url))
     throw new CliError(`Not the app's base URL: ${url} has a query or fragment; leave it out.`);
-  return url.replace(/\/+$/, '');
+  const base = url.replace(/\/+$/, '');
+  // `SERVICE_URL=http://localhost:3000/api/service` would ask /api/service/api/service/status.
+  if (base.endsWith(WIRE_PATH))
+    throw new CliError(
+      `Not the app's base URL: ${url} ends with the wire's path ${WIRE_PATH}, which the commands add: give ${base.slice(0, -WIRE_PATH.length) || base}.`,
+    );
+  return base;
 }
 
 /** A package's package.json as Node finds it from the app folder (node_modules upward), or null. */

@@ -137,13 +137,20 @@ import { tools } from './service-tools';
 let service: Promise<Service> | undefined;
 
 export function getService(): Promise<Service> {
-  service ??= createService({
-    // Who is signed in: return { subject: <your user id> } from your own session, or null.
-    principal: (_request: Request): Principal | null => null,
-    tools,
-    system: ${system},
-    ...(model ? { model } : {}),
-  });
+  if (!service) {
+    const made = createService({
+      // Who is signed in: return { subject: <your user id> } from your own session, or null.
+      principal: (_request: Request): Principal | null => null,
+      tools,
+      system: ${system},
+      ...(model ? { model } : {}),
+    });
+    service = made;
+    // Failed (the store briefly unreachable): the next request makes it again.
+    made.catch(() => {
+      if (service === made) service = undefined;
+    });
+  }
   return service;
 }
 `;
@@ -151,6 +158,36 @@ export function getService(): Promise<Service> {
 
 /** From app/api/service/[...service]/ back to the source root's lib/. */
 const ROUTE_TO_LIB = '../../../../lib';
+
+/** The files Next.js runs before its routes: an app has at most one of them. */
+export const NEXT_PROXY_FILES = ['proxy.ts', 'proxy.js', 'middleware.ts', 'middleware.js'];
+
+/** What marks the proxy init wrote, kept as it is on a later init. */
+export const NEXT_PROXY_MARK = 'malformed_url';
+
+/**
+ * Next.js decodes a catch-all route's segments before it calls the handler, and answers a path
+ * it cannot decode with its own 500 page. The proxy (`middleware` before Next.js 16) runs first.
+ */
+export function nextProxyModule(name: 'proxy' | 'middleware'): string {
+  return `// Next.js decodes the segments of a catch-all route before it calls the route handler, and
+// answers a path it cannot decode (/api/service/threads/%E0%A4%A) with its own 500 page: the wire
+// never sees the request. This runs first and answers it as the wire does: 400 malformed_url.
+export function ${name}(request: Request): Response | undefined {
+  try {
+    decodeURIComponent(new URL(request.url).pathname);
+    return undefined;
+  } catch {
+    return Response.json(
+      { error: { code: '${NEXT_PROXY_MARK}', message: 'The URL has a malformed percent-encoding.' } },
+      { status: 400 },
+    );
+  }
+}
+
+export const config = { matcher: ['/api/service/:path*', '/.well-known/:path*'] };
+`;
+}
 
 const NEXT_ROUTE = `// Every wire route under /api/service, including the streamed turns and the MCP door's endpoints
 // (OPTIONS: their CORS preflights; without it Next answers them itself, with no CORS headers).

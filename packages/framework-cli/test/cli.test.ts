@@ -147,6 +147,49 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     );
   });
 
+  it('init writes the proxy that answers a path Next.js cannot decode (middleware below 16), and never edits the app’s own', async () => {
+    const planned = async (next: string, own?: [string, string]) => {
+      const dir = emptyDir();
+      writeJson(join(dir, 'package.json'), { name: 'app', dependencies: { next } });
+      mkdirSync(join(dir, 'src'));
+      if (own) writeFileSync(join(dir, own[0]), own[1]);
+      const result = await runCli(['init', '--agent'], { cwd: dir });
+      expect(result.code, result.stderr).toBe(0);
+      const plan = JSON.parse(result.stdout) as {
+        files: { path: string; action: string }[];
+        notes: string[];
+      };
+      return {
+        files: plan.files.filter((f) => /(proxy|middleware)\.[jt]s$/.test(f.path)),
+        notes: plan.notes.filter((note) => note.includes('cannot decode')),
+      };
+    };
+    expect(await planned('^16.0.0')).toEqual({
+      files: [{ path: 'src/proxy.ts', owner: 'host', action: 'create' }],
+      notes: [],
+    });
+    expect((await planned('^15.3.0')).files).toEqual([
+      { path: 'src/middleware.ts', owner: 'host', action: 'create' },
+    ]);
+    expect(await planned('^16.0.0', ['src/middleware.ts', 'export function middleware() {}\n'])).toEqual({
+      files: [],
+      notes: [
+        expect.stringMatching(
+          /^src\/middleware\.ts is the app's own: Next\.js answers a path under \/api\/service it cannot decode with a 500/,
+        ),
+      ],
+    });
+
+    const dir = emptyDir();
+    writeJson(join(dir, 'package.json'), { name: 'app', dependencies: { next: '^16.0.0' } });
+    expect((await runCli(['init', '--yes'], { cwd: dir })).code).toBe(0);
+    const written = readFileSync(join(dir, 'proxy.ts'), 'utf8');
+    expect(written).toContain("matcher: ['/api/service/:path*', '/.well-known/:path*']");
+    const again = JSON.parse((await runCli(['init', '--agent', '--force'], { cwd: dir })).stdout);
+    expect(again.files).toContainEqual({ path: 'proxy.ts', owner: 'host', action: 'keep' });
+    expect(readFileSync(join(dir, 'proxy.ts'), 'utf8')).toBe(written);
+  });
+
   it('init keeps the store outside webpack on Next.js below 16: writes next.config.mjs when there is none, else says what to add', async () => {
     const setting = "serverExternalPackages: ['@service/core', '@electric-sql/pglite']";
     const fresh = emptyDir();
@@ -556,6 +599,31 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(notUrl).toMatchObject({ code: 1, stderr: 'Not an http(s) URL: localhost:3000\n' });
     const query = await runCli(['sync', '--url', 'http://localhost:3000/?x=1'], { cwd: dir });
     expect(query).toMatchObject({ code: 1, stderr: expect.stringMatching(/has a query or fragment/) });
+  });
+
+  it('refuses an app URL that already ends with the wire’s path /api/service, naming the one to give', async () => {
+    const dir = initializedExpressApp();
+    const message = (url: string) =>
+      `Not the app's base URL: ${url} ends with the wire's path /api/service, which the commands add: give http://localhost:3000.\n`;
+    for (const url of ['http://localhost:3000/api/service', 'http://localhost:3000/api/service/']) {
+      const sync = await runCli(['sync', '--url', url], { cwd: dir });
+      expect(sync).toMatchObject({ code: 1, stderr: message(url) });
+    }
+    const doctor = await runCli(['doctor'], {
+      cwd: dir,
+      env: baseEnv({ SERVICE_URL: 'http://localhost:3000/api/service' }),
+    });
+    expect(doctor).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: message('http://localhost:3000/api/service'),
+    });
+    // An app served under a path of its own keeps it.
+    const mounted = await runCli(['doctor', '--json'], {
+      cwd: dir,
+      env: baseEnv({ SERVICE_URL: 'http://127.0.0.1:9/shop' }),
+    });
+    expect(JSON.parse(mounted.stdout)).toMatchObject({ url: 'http://127.0.0.1:9/shop' });
   });
 
   it('refine refuses an overrides file the app refuses to start on, before asking a model', async () => {

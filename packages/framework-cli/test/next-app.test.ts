@@ -99,6 +99,7 @@ describe.skipIf(!BUILT)('service on a new Next.js app', () => {
       'toNextWellKnownHandler',
     );
     expect(readFileSync(join(dir, 'src/lib/service.ts'), 'utf8')).toContain('from "@/lib/ai"');
+    expect(readFileSync(join(dir, 'src/proxy.ts'), 'utf8')).toContain('export function proxy(');
     expect(readJson(join(dir, '.service/config.json'))).toMatchObject({
       framework: 'next',
       toolsModule: 'src/lib/service-tools.ts',
@@ -154,6 +155,13 @@ describe.skipIf(!BUILT)('service on a new Next.js app', () => {
       signal: AbortSignal.timeout(60_000),
     });
     expect(preflight.headers.get('access-control-allow-origin'), app.output()).toBeTruthy();
+
+    // A path Next.js cannot decode gets the wire's 400 from the proxy init wrote, not Next's 500.
+    for (const path of ['/api/service/threads/%E0%A4%A', '/.well-known/%']) {
+      const malformed = await fetch(`${app.url}${path}`, { signal: AbortSignal.timeout(60_000) });
+      expect(malformed.status, `${path}\n${app.output()}`).toBe(400);
+      expect(await malformed.json()).toMatchObject({ error: { code: 'malformed_url' } });
+    }
 
     const doctor = await runCli(['doctor'], {
       cwd: dir,

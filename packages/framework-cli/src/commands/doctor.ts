@@ -30,6 +30,7 @@ import {
   readPackageJson,
   type ServiceConfig,
   safeJson,
+  WIRE_PATH,
 } from '../project.js';
 import { CHALLENGE_PATH, onDomain, SERVER_JSON_SCHEMA_VERSION } from '../registry.js';
 import { AI_RANGE, notWiring } from '../templates.js';
@@ -40,7 +41,6 @@ interface Finding {
   text: string;
 }
 
-const WIRE = '/api/service';
 // A development server may compile the route on its first request.
 const PROBE_TIMEOUT_MS = 30_000;
 
@@ -146,7 +146,7 @@ function doorWithoutCanonicalUrl(
 
 /** Whether the running app has its base URL (`GET /doctor/base-url`); null when it does not answer. */
 async function liveBaseUrlSet(base: string): Promise<boolean | null> {
-  const answer = await get(`${base}${WIRE}/doctor/base-url`).catch(() => null);
+  const answer = await get(`${base}${WIRE_PATH}/doctor/base-url`).catch(() => null);
   const set = (answer?.body as { set?: unknown } | undefined)?.set;
   return answer?.status === 200 && typeof set === 'boolean' ? set : null;
 }
@@ -226,22 +226,22 @@ async function checkLive(
 ): Promise<void> {
   let status: { status: number; body: unknown };
   try {
-    status = await get(`${base}${WIRE}/status`);
+    status = await get(`${base}${WIRE_PATH}/status`);
   } catch (error) {
     add(
       'fail',
-      `${base}${WIRE}/status: no answer (${(error as Error).message}); is the app running? (SERVICE_URL)`,
+      `${base}${WIRE_PATH}/status: no answer (${(error as Error).message}); is the app running? (SERVICE_URL)`,
     );
     return;
   }
   const blocks = (status.body as { blocks?: Record<string, unknown> } | undefined)?.blocks;
   if (status.status !== 200 || !blocks) {
-    add('fail', `${base}${WIRE}/status answered ${status.status}${statusHint(status)}`);
+    add('fail', `${base}${WIRE_PATH}/status answered ${status.status}${statusHint(status)}`);
     return;
   }
-  add('ok', `${base}${WIRE}/status: the wire answers`);
+  add('ok', `${base}${WIRE_PATH}/status: the wire answers`);
 
-  const present = await post(`${base}${WIRE}/doctor/present`).catch(() => null);
+  const present = await post(`${base}${WIRE_PATH}/doctor/present`).catch(() => null);
   const presentBody = present?.body as Record<string, unknown> | undefined;
   if (present?.status === 404) add('warn', 'doctor probes answer 404: the app is not in development mode');
   else if (
@@ -254,9 +254,9 @@ async function checkLive(
         ? 'present mode: the user’s credentials reach the host’s API'
         : 'present mode: SERVICE_BASE_URL is unset, so tools get no user credentials',
     );
-  } else add('fail', `POST ${WIRE}/doctor/present answered ${present?.status ?? 'nothing'}`);
+  } else add('fail', `POST ${WIRE_PATH}/doctor/present answered ${present?.status ?? 'nothing'}`);
 
-  const actAs = await post(`${base}${WIRE}/doctor/act-as`).catch(() => null);
+  const actAs = await post(`${base}${WIRE_PATH}/doctor/act-as`).catch(() => null);
   const configured = (actAs?.body as { configured?: unknown } | undefined)?.configured;
   if (actAs?.status === 200 && typeof configured === 'boolean') {
     add(
@@ -264,7 +264,7 @@ async function checkLive(
       configured ? 'actAs is configured' : 'actAs is not configured: door tool calls answer not-implemented',
     );
   } else if (actAs?.status !== 404)
-    add('fail', `POST ${WIRE}/doctor/act-as answered ${actAs?.status ?? 'nothing'}`);
+    add('fail', `POST ${WIRE_PATH}/doctor/act-as answered ${actAs?.status ?? 'nothing'}`);
 
   if (!blocks.mcp) {
     add('ok', 'the MCP door is closed (mcp unset)');
@@ -285,7 +285,7 @@ async function checkDoor(
 ): Promise<void> {
   const origin = new URL(base).origin;
   const basePath = new URL(base).pathname.replace(/\/$/, '');
-  const mcpPath = `${basePath}${WIRE}/mcp`;
+  const mcpPath = `${basePath}${WIRE_PATH}/mcp`;
   const fetchDoc = async (path: string) => {
     const answer = await get(`${origin}${path}`).catch(() => null);
     if (answer?.status !== 200 || typeof answer.body !== 'object' || answer.body === null) {
@@ -301,7 +301,7 @@ async function checkDoor(
 
   const mcpUrl = resource.resource;
   const problems: string[] = [];
-  if (typeof mcpUrl !== 'string' || !mcpUrl.endsWith(`${WIRE}/mcp`))
+  if (typeof mcpUrl !== 'string' || !mcpUrl.endsWith(`${WIRE_PATH}/mcp`))
     problems.push('resource is not the door’s MCP URL');
   const issuers = resource.authorization_servers;
   if (!Array.isArray(issuers) || issuers.length === 0) problems.push('authorization_servers is empty');

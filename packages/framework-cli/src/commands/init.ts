@@ -33,7 +33,16 @@ import {
   type ServiceConfig,
   sourceRoot,
 } from '../project.js';
-import { AI_RANGE, MODEL_MODULE, notWiring, serviceModuleOf, wiringFor } from '../templates.js';
+import {
+  AI_RANGE,
+  MODEL_MODULE,
+  NEXT_PROXY_FILES,
+  NEXT_PROXY_MARK,
+  nextProxyModule,
+  notWiring,
+  serviceModuleOf,
+  wiringFor,
+} from '../templates.js';
 
 const OPTIONS = {
   agent: 'boolean',
@@ -194,6 +203,21 @@ export function planInit(
     else if (!keepsExternals(readFileSync(join(dir, configFile), 'utf8'))) {
       notes.push(
         `Next.js ${major} bundles the store with webpack, which breaks it: add \`${nextExternalsSetting(major)}\` to ${configFile} (init never edits it).`,
+      );
+    }
+  }
+
+  // Next.js answers a path it cannot decode with its own 500 before the route handler runs: a
+  // proxy (middleware below 16) answers the wire's 400 first. The app's own is never edited.
+  if (framework === 'next') {
+    const own = NEXT_PROXY_FILES.map((file) => join(root, file)).find((file) => existsSync(join(dir, file)));
+    if (own === undefined) {
+      const name = major !== null && major < 16 ? 'middleware' : 'proxy';
+      hostFile(join(root, `${name}.ts`), nextProxyModule(name));
+    } else if (readIfFile(join(dir, own))?.includes(NEXT_PROXY_MARK)) hostFile(own, '');
+    else {
+      notes.push(
+        `${own} is the app's own: Next.js answers a path under /api/service it cannot decode with a 500 before the wire sees it; add to it the check the wire's Next.js documentation gives, which answers 400 instead.`,
       );
     }
   }

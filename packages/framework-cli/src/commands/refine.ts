@@ -30,6 +30,7 @@ import {
   readOverrides,
   type ServiceConfig,
   safeJson,
+  WIRE_PATH,
 } from '../project.js';
 
 const OPTIONS = { url: 'string', 'model-import': 'string', ask: 'strings', yes: 'boolean' } as const;
@@ -74,7 +75,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (url !== undefined) {
     const base = appUrl(dir, io.env, url);
     try {
-      const response = await fetch(`${base}/api/service/status`, { signal: AbortSignal.timeout(10_000) });
+      const response = await fetch(`${base}${WIRE_PATH}/status`, { signal: AbortSignal.timeout(10_000) });
       status = ((await response.json()) as { blocks?: unknown }).blocks ?? null;
     } catch (error) {
       notes.push(`No status from ${base}: ${(error as Error).message}`);

@@ -29,6 +29,7 @@ import {
   readConfig,
   readOverrides,
   safeJson,
+  WIRE_PATH,
 } from '../project.js';
 import { captureRemixables } from '../remixable-capture.js';
 import {
@@ -215,7 +216,7 @@ async function staleOverrideNames(dir: string, catalog: Catalog): Promise<string
 }
 
 async function fetchImpact(base: string, tools: string[]): Promise<ToolImpact[]> {
-  const response = await fetch(`${base}/api/service/sync/impact`, {
+  const response = await fetch(`${base}${WIRE_PATH}/sync/impact`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ tools }),
