@@ -384,6 +384,12 @@ describe('pnpm start', { timeout: 180_000 }, () => {
         ['demo-echo', 0.18],
         ['demo-large', 3.6],
       ]);
+      // The public pricing page shows them as a person reads prices: to the cent at least.
+      const pricing = await (await fetch(`${base}/pricing`)).text();
+      expect(pricing).toContain(
+        '<tr><td>Demo large</td><td>200,000 tokens</td><td>USD 3.60</td><td>USD 18.00</td></tr>',
+      );
+      expect(pricing).toContain('<tr><td>Call</td><td>any</td><td>USD 0.006 per call</td></tr>');
       const sidebar = (await (await fetch(`${base}/api/pricing/integrations`)).json()) as {
         integrations: Array<{ slug: string }>;
       };

@@ -38,7 +38,7 @@ ${
         ['Model', 'Context', 'Input, per million tokens', 'Output, per million tokens'],
         models.body.models.map((m) => [
           m.name,
-          m.context_length ?? '',
+          m.context_length === null ? '' : `${m.context_length.toLocaleString('en-US')} tokens`,
           unitPrice(m.pricing.prompt_per_million),
           unitPrice(m.pricing.completion_per_million),
         ]),
