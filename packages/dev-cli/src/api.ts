@@ -47,7 +47,17 @@ export async function callPlatform<T = unknown>(
   } catch (error) {
     throw new CliError(`Could not reach ${config.apiBase}: ${failureReason(error)}`, 1, { cause: error });
   }
-  const text = await response.text();
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    // Headers came, then the connection dropped (or stalled past the timeout) mid-answer.
+    const reason =
+      (error as Error)?.name === 'TimeoutError'
+        ? failureReason(error)
+        : 'the connection closed before the whole answer came';
+    throw new CliError(`Could not reach ${config.apiBase}: ${reason}`, 1, { cause: error });
+  }
   let parsed: unknown = text;
   try {
     parsed = text ? JSON.parse(text) : undefined;

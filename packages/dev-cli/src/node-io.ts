@@ -59,13 +59,16 @@ function openUrl(url: string): Promise<boolean> {
 
 /**
  * A reader that stops early (`service validate | head -1`) closes the pipe under us: like `git`
- * and `gh`, stop quietly instead of dying with a stack trace of the failed write.
+ * and `gh`, stop quietly instead of dying with a stack trace of the failed write. The exit code
+ * stays the command's own: when the pipe closes before the command has an outcome (output
+ * printed as it goes: an ssh shell's, a doctor's checks), the rest of its output is dropped and
+ * the process ends with the code the command returns, never a 0 it did not earn.
  */
 export function quietOnBrokenPipe(): void {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code !== 'EPIPE') throw error;
-      process.exit(process.exitCode ?? 0);
+      if (process.exitCode !== undefined) process.exit(process.exitCode);
     });
   }
 }

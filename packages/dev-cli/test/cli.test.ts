@@ -1,7 +1,8 @@
 /**
  * The CLI's wiring: help (inline snapshots), version, unknown commands and options, NO_COLOR.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -264,6 +265,34 @@ describe('mistakes', () => {
       { env: { ...process.env, NO_COLOR: '1' }, cwd: new URL('..', import.meta.url).pathname },
     );
     expect(result.stderr).toBe('');
+  });
+
+  it("still exits with the command's own code when the reader goes before the outcome is known", async () => {
+    // A command that prints as it goes (an ssh shell's output, a doctor's checks) and fails later:
+    // the reader stopping early must not turn its failure into success.
+    const handler = new URL('../src/node-io.ts', import.meta.url).pathname;
+    const script = `
+      const { quietOnBrokenPipe } = await import(${JSON.stringify(handler)});
+      quietOnBrokenPipe();
+      for (let i = 0; i < 50; i++) {
+        process.stdout.write('line ' + i + '\\n');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      process.exitCode = 3;
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: new URL('..', import.meta.url).pathname,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    // `| head -1`: the reader takes the first line and closes its end of the pipe.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const [code] = await once(child, 'exit');
+    expect(stderr).toBe('');
+    expect(code).toBe(3);
   });
 });
 

@@ -192,6 +192,32 @@ describe('service whoami', () => {
     expect(io.err()).toBe(`Could not reach ${apiBase}: ECONNREFUSED\n`);
   });
 
+  it('says so when the connection drops in the middle of an answer', async () => {
+    // Headers, the start of a body, then the socket closed: a proxy restarting, a network gone.
+    const dropping = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '200' });
+      res.write('{"tenant":');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    await new Promise<void>((resolve) => dropping.listen(0, '127.0.0.1', resolve));
+    const apiBase = `http://127.0.0.1:${(dropping.address() as { port: number }).port}`;
+    try {
+      const io = await loggedIn({ apiBase });
+      expect(await run(['whoami'], io)).toBe(1);
+      expect(io.err()).toBe(
+        `Could not reach ${apiBase}: the connection closed before the whole answer came\n`,
+      );
+      const json = await loggedIn({ apiBase });
+      expect(await run(['--json', 'logout'], json)).toBe(0);
+      expect(JSON.parse(json.out()).warning).toMatch(
+        /\(Could not reach .*: the connection closed before the whole answer came\)/,
+      );
+    } finally {
+      dropping.closeAllConnections();
+      await new Promise<void>((resolve) => dropping.close(() => resolve()));
+    }
+  });
+
   // Only a 404 with the platform's DEPLOYMENT_NOT_FOUND is "no such deployment" for ssh.
   it.each([
     [200, '<!doctype html><p>Welcome</p>', [['whoami'], ['ssh', 'test-app']]],

@@ -4,6 +4,7 @@
  * `pnpm exec service` at the repo root running this CLI.
  */
 import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import {
   existsSync,
   mkdirSync,
@@ -746,6 +747,21 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     await new Promise((resolve) => child.on('close', resolve));
     expect(stderr).toBe('');
+  });
+
+  it("keeps the command's own exit code when the reader has closed the pipe (`service doctor | head -1`)", async () => {
+    // doctor finds a problem in an empty folder (no .service/config.json): exit 1, pipe or not.
+    const child = spawn(process.execPath, [BIN, 'doctor'], {
+      cwd: emptyDir(),
+      env: baseEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const [code] = await once(child, 'exit');
+    expect(stderr).toBe('');
+    expect(code).toBe(1);
   });
 
   it('is what `pnpm exec service` runs at the repo root', async () => {

@@ -158,7 +158,16 @@ export async function* subscribeToEvents(
       }
 
       if (!response.ok || !response.body) {
-        const error = errorFromAnswer(response.status, response.headers, await readBody(response), url);
+        // The error body is read within the idle timeout: one that stalls after its headers would
+        // otherwise hold the subscriber for ever. Its status and headers still make the error.
+        const clearBodyTimer = startTimeout(reconnect.idleTimeoutMs, () => controller.abort());
+        let body: unknown;
+        try {
+          body = await readBody(response);
+        } finally {
+          clearBodyTimer();
+        }
+        const error = errorFromAnswer(response.status, response.headers, body, url);
         if (error instanceof ServiceAuthError) throw withAppKeyHint(error, EVENTS_PATH);
         if (response.status === 429 || response.status >= 500) {
           await retryAfterFailure(

@@ -249,6 +249,30 @@ describe('giving up and reporting', () => {
     expect(retries[0]!.error).toBeInstanceOf(ServiceConnectionError);
   });
 
+  it('gives up on a server whose error answer stalls after its headers, within the timeouts', async () => {
+    server = await startLoopbackServer((_req, res) => {
+      // A 503's status line and headers, the start of its body, then nothing.
+      res.writeHead(503, { 'content-type': 'application/json', 'content-length': '200' });
+      res.write('{"message":');
+    });
+    const retries: number[] = [];
+    const started = Date.now();
+    const iterator = createClient({
+      apiKey: KEY,
+      baseUrl: server.url,
+      reconnect: { ...FAST, headersTimeoutMs: 200, idleTimeoutMs: 200, maxAttempts: 3 },
+    }).events.subscribe({ onError: (_error, retry) => retries.push(retry.attempt) });
+    const error = await Promise.race([
+      iterator.next().catch((e) => e),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
+    ]);
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error.status).toBe(503);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(server.requests).toHaveLength(3);
+    expect(retries).toEqual([1, 2]);
+  });
+
   it('gives up on an unreachable host after maxAttempts with a network_error', async () => {
     const closed = await startLoopbackServer(() => {});
     const url = closed.url;
