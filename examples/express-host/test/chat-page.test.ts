@@ -307,6 +307,61 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
     await page.getByRole('button', { name: 'Send' }).waitFor();
   });
 
+  it('hands a message back when the server cannot be reached, to send again once online', async () => {
+    await newChat();
+    await page.context().setOffline(true);
+    try {
+      await send('sent while offline');
+      await page
+        .getByRole('alert')
+        .getByText('Could not reach the server. Check your connection, then send again.', { exact: true })
+        .waitFor();
+      expect(await page.locator('.message-user').count()).toBe(0);
+      expect(await input().inputValue()).toBe('sent while offline');
+    } finally {
+      await page.context().setOffline(false);
+    }
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    await page.getByRole('button', { name: 'Send' }).click();
+    await lastAnswer().getByText('You said: sent while offline.').waitFor();
+    expect(await page.locator('.message-user').allTextContents()).toEqual(['Yousent while offline']);
+    expect(await input().inputValue()).toBe('');
+  });
+
+  it('joins the turn another tab is running on the thread instead of failing the send', async () => {
+    await newChat();
+    await send('hello from the first tab');
+    await lastAnswer().getByText('You said: hello from the first tab.').waitFor();
+    const other = await page.context().newPage();
+    try {
+      other.setDefaultTimeout(10_000);
+      await other.goto(page.url());
+      await other.locator('.message-assistant').getByText('You said: hello from the first tab.').waitFor();
+      await send('tell me a story');
+      await poll(() => textLength(lastAnswer())).toBeGreaterThan(20);
+
+      await other.getByRole('textbox', { name: 'Message' }).fill('and one more thing');
+      await other.getByRole('button', { name: 'Send' }).click();
+      await other.getByRole('button', { name: 'Stop' }).waitFor();
+      const joined = other.locator('.message-assistant').last();
+      await poll(() => textLength(joined)).toBeGreaterThan(0);
+      const seen = await textLength(joined);
+      await poll(() => textLength(joined)).toBeGreaterThan(seen);
+      expect(await other.locator('.message-user').allTextContents()).toEqual([
+        'Youhello from the first tab',
+        'Youtell me a story',
+      ]);
+      expect(await other.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('and one more thing');
+      expect(await other.getByRole('alert').count()).toBe(0);
+
+      await other.getByRole('button', { name: 'Stop' }).click();
+      await other.getByRole('button', { name: 'Send' }).click();
+      await other.locator('.message-assistant').last().getByText('You said: and one more thing.').waitFor();
+    } finally {
+      await other.close();
+    }
+  });
+
   it('lists the threads and switches between them (and back)', async () => {
     const threads = page.getByRole('navigation', { name: 'Threads' });
     await threads.getByRole('button', { name: /What are my orders\?/ }).click();
