@@ -218,6 +218,7 @@ function Composer({
       <textarea
         id="chat-input"
         rows={2}
+        dir="auto"
         value={text}
         placeholder="Send a message"
         onChange={(event) => setText(event.target.value)}

@@ -362,6 +362,30 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
     }
   });
 
+  it('shows odd input as typed: markup as text, emoji, right-to-left lines running right to left', async () => {
+    await newChat();
+    const markup =
+      '<script>window.__injected = 1</script><img src=x onerror="window.__injected = 2"> <b>bold</b>';
+    await send(markup);
+    await lastAnswer()
+      .getByText(/^You said: <script>/)
+      .waitFor();
+    expect(await page.locator('.message-user .message-text').last().textContent()).toBe(markup);
+    expect(await page.locator('.message-user b, .message-user img, .message-user script').count()).toBe(0);
+    expect(await page.evaluate(() => (window as { __injected?: number }).__injected)).toBeUndefined();
+
+    const hebrew = 'שלום עולם! 👋';
+    await input().fill(hebrew);
+    expect(await input().evaluate((element) => getComputedStyle(element).direction)).toBe('rtl');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await lastAnswer().getByText(`You said: ${hebrew}.`, { exact: false }).waitFor();
+    const sent = page.locator('.message-user .message-text').last();
+    expect(await sent.textContent()).toBe(hebrew);
+    expect(await sent.evaluate((element) => getComputedStyle(element).direction)).toBe('rtl');
+    const english = lastAnswer().locator('.message-text').last();
+    expect(await english.evaluate((element) => getComputedStyle(element).direction)).toBe('ltr');
+  });
+
   it('lists the threads and switches between them (and back)', async () => {
     const threads = page.getByRole('navigation', { name: 'Threads' });
     await threads.getByRole('button', { name: /What are my orders\?/ }).click();
