@@ -386,6 +386,30 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
     expect(await english.evaluate((element) => getComputedStyle(element).direction)).toBe('ltr');
   });
 
+  it('opens a new chat without asking the server for a thread it cannot have yet', async () => {
+    const failures: string[] = [];
+    const onResponse = (answer: { status(): number; url(): string }) => {
+      if (answer.status() >= 400) failures.push(`${answer.status()} ${answer.url()}`);
+    };
+    const onConsole = (message: { type(): string; text(): string }) => {
+      if (message.type() === 'error') failures.push(message.text());
+    };
+    page.on('response', onResponse);
+    page.on('console', onConsole);
+    try {
+      await newChat();
+      await send('a fresh start');
+      await lastAnswer().getByText('You said: a fresh start.').waitFor();
+      await page.getByRole('button', { name: 'New chat' }).click();
+      await page.getByRole('button', { name: /a fresh start/ }).click();
+      await lastAnswer().getByText('You said: a fresh start.').waitFor();
+      expect(failures).toEqual([]);
+    } finally {
+      page.off('response', onResponse);
+      page.off('console', onConsole);
+    }
+  });
+
   it('lists the threads and switches between them (and back)', async () => {
     const threads = page.getByRole('navigation', { name: 'Threads' });
     await threads.getByRole('button', { name: /What are my orders\?/ }).click();
