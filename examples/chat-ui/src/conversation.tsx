@@ -9,6 +9,7 @@
 import { useChat } from '@ai-sdk/react';
 import {
   DefaultChatTransport,
+  isToolUIPart,
   lastAssistantMessageIsCompleteWithApprovalResponses,
   type UIMessage,
 } from 'ai';
@@ -70,13 +71,21 @@ export function Conversation({ base, threadId, initialMessages, resume, onActivi
     if (errorCodeOf(chatError) !== 'run_in_flight') return;
     clearError();
     loadThread(base, threadId).then(
-      (stored) => {
+      async (stored) => {
         if (stored) setMessages(stored);
-        return resumeStream();
+        await resumeStream();
+        setJoined(true);
       },
       (failure: unknown) => setCallError(wireErrorMessage(failure)),
     );
   }, [chatError, messages, setMessages, clearError, resumeStream, base, threadId]);
+  // A joined turn paused for an approval stays in flight until the approval is answered.
+  const [joined, setJoined] = useState(false);
+  useEffect(() => {
+    if (!joined) return;
+    setJoined(false);
+    if (awaitsApproval(messages.at(-1))) setCallError('Answer the approval request first, then send again.');
+  }, [joined, messages]);
   // Leaving the thread drops its stream only: the turn runs on, and opening the thread again resumes it.
   const { stop: dropStream } = chat;
   useEffect(() => () => void dropStream(), [dropStream]);
@@ -178,6 +187,10 @@ function MessageList({ children }: { children: ReactNode }) {
       {children}
     </ol>
   );
+}
+
+function awaitsApproval(message: UIMessage | undefined): boolean {
+  return !!message?.parts.some((part) => isToolUIPart(part) && part.state === 'approval-requested');
 }
 
 /** A failed turn in words: a request that never reached the server says so, not "Failed to fetch". */

@@ -251,6 +251,26 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
     await poll(() => page.getByRole('button', { name: 'Send' }).count()).toBe(1);
   });
 
+  it('keeps a message sent while an approval waits, and says to answer the approval first', async () => {
+    await newChat();
+    await send('cancel order A-1002');
+    const card = toolCard('cancel_order');
+    await card.getByText('Needs your approval').waitFor();
+    await send('never mind');
+    await page
+      .getByRole('alert')
+      .getByText('Answer the approval request first, then send again.', { exact: true })
+      .waitFor();
+    expect(await input().inputValue()).toBe('never mind');
+    expect(await page.locator('.message-user').allTextContents()).toEqual(['Youcancel order A-1002']);
+    await card.getByRole('button', { name: 'Deny' }).click();
+    await card.getByText('Not run: the call was denied.').waitFor();
+    await poll(async () => (await latestRun())?.status).toBe('completed');
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    await page.getByRole('button', { name: 'Send' }).click();
+    await lastAnswer().getByText('You said: never mind.').waitFor();
+  });
+
   it('always allows a tool: approved now, and later calls run without asking', async () => {
     await newChat();
     await send('cancel order A-1002');
