@@ -4,7 +4,7 @@
  * browser's back button walks back through the threads opened.
  */
 import type { UIMessage } from 'ai';
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Conversation } from './conversation';
 import { PageHeader } from './page-header';
 import { ThreadList } from './thread-list';
@@ -25,6 +25,8 @@ export interface ChatAppProps {
 
 export function ChatApp({ base = '/api/service', user, onSignOut, title = 'Chat', links }: ChatAppProps) {
   const [threadId, setThreadId] = useState(() => threadInUrl() ?? newThreadId());
+  // The chat made in this page and open since: the server has nothing of it to load yet.
+  const [freshId, setFreshId] = useState<string | null>(() => (threadInUrl() === null ? threadId : null));
   const [threads, setThreads] = useState<ThreadSummary[]>([]);
   const [listError, setListError] = useState<string | null>(null);
 
@@ -41,15 +43,19 @@ export function ChatApp({ base = '/api/service', user, onSignOut, title = 'Chat'
   useEffect(() => {
     // The first visit gets a thread id of its own at once, so a reload comes back to it.
     if (threadInUrl() !== threadId) window.history.replaceState(null, '', urlOf(threadId));
-    const onPopState = () => setThreadId(threadInUrl() ?? newThreadId());
+    const onPopState = () => {
+      setFreshId(null);
+      setThreadId(threadInUrl() ?? newThreadId());
+    };
     window.addEventListener('popstate', onPopState);
     return () => window.removeEventListener('popstate', onPopState);
   }, [threadId]);
   useEffect(refreshThreads, [refreshThreads]);
 
-  const open = (id: string) => {
+  const open = (id: string, fresh = false) => {
     if (id === threadId) return;
     window.history.pushState(null, '', urlOf(id));
+    setFreshId(fresh ? id : null);
     setThreadId(id);
   };
 
@@ -61,28 +67,43 @@ export function ChatApp({ base = '/api/service', user, onSignOut, title = 'Chat'
         error={listError}
         selectedId={threadId}
         onSelect={open}
-        onNew={() => open(newThreadId())}
+        onNew={() => open(newThreadId(), true)}
       />
       <main className="thread-view">
-        <ThreadLoader key={threadId} base={base} threadId={threadId} onActivity={refreshThreads} />
+        <ThreadLoader
+          key={threadId}
+          base={base}
+          threadId={threadId}
+          fresh={threadId === freshId}
+          onActivity={refreshThreads}
+        />
       </main>
     </div>
   );
 }
 
-/** Loads a thread's stored messages, then mounts its conversation (a new chat starts empty). */
+/**
+ * Loads a thread's stored messages, then mounts its conversation. A new chat starts empty: one
+ * made in this page (`fresh`) is not asked for, one the server does not know answers 404.
+ */
 function ThreadLoader({
   base,
   threadId,
+  fresh,
   onActivity,
 }: {
   base: string;
   threadId: string;
+  fresh: boolean;
   onActivity(): void;
 }) {
-  const [loaded, setLoaded] = useState<{ messages: UIMessage[]; exists: boolean } | null>(null);
+  const [loaded, setLoaded] = useState<{ messages: UIMessage[]; exists: boolean } | null>(
+    fresh ? { messages: [], exists: false } : null,
+  );
   const [error, setError] = useState<string | null>(null);
+  const skip = useRef(fresh);
   useEffect(() => {
+    if (skip.current) return;
     let current = true;
     loadThread(base, threadId).then(
       (messages) => current && setLoaded({ messages: messages ?? [], exists: messages !== null }),

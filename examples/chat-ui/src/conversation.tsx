@@ -2,11 +2,14 @@
  * One thread's conversation over useChat, exactly as an AI SDK developer would wire it: the
  * thread id is the chat id, the stored messages seed it, `resume` picks up a turn still running
  * (after a reload), and approval answers are sent back automatically once every parked call of
- * the last step has one.
+ * the last step has one. A message the server never took (offline, refused) is taken back out of
+ * the list and its text put back in the composer; one refused because a turn is already running
+ * on the thread (another tab's) joins that turn instead.
  */
 import { useChat } from '@ai-sdk/react';
 import {
   DefaultChatTransport,
+  isToolUIPart,
   lastAssistantMessageIsCompleteWithApprovalResponses,
   type UIMessage,
 } from 'ai';
@@ -21,7 +24,7 @@ import {
 } from 'react';
 import { MessageView } from './message-view';
 import type { ApprovalActions } from './tool-card';
-import { approveAndRemember, stopThread, wireErrorMessage } from './wire';
+import { approveAndRemember, errorCodeOf, loadThread, stopThread, wireErrorMessage } from './wire';
 
 export interface ConversationProps {
   base: string;
@@ -45,10 +48,44 @@ export function Conversation({ base, threadId, initialMessages, resume, onActivi
   // Failures of the page's own wire calls (stop, always allow); turn errors are `chat.error`.
   const [callError, setCallError] = useState<string | null>(null);
   const busy = chat.status === 'submitted' || chat.status === 'streaming';
+  const [draft, setDraft] = useState('');
+  // The text of the message just sent, until the server starts answering it.
+  const unanswered = useRef<string | null>(null);
 
   useEffect(() => {
+    if (chat.status === 'streaming' || chat.status === 'ready') unanswered.current = null;
     if (chat.status !== 'submitted') onActivity();
   }, [chat.status, onActivity]);
+
+  // A send that failed before any answer: the server did not take the message, so it leaves the
+  // list and its text goes back to the composer. A turn already running on the thread (sent from
+  // another tab) is joined: its stored messages load and its stream is resumed here.
+  const { error: chatError, messages, setMessages, clearError, resumeStream } = chat;
+  useEffect(() => {
+    const text = unanswered.current;
+    if (!chatError || text === null) return;
+    unanswered.current = null;
+    if (messages.at(-1)?.role !== 'user') return;
+    setMessages(messages.slice(0, -1));
+    setDraft((current) => (current === '' ? text : current));
+    if (errorCodeOf(chatError) !== 'run_in_flight') return;
+    clearError();
+    loadThread(base, threadId).then(
+      async (stored) => {
+        if (stored) setMessages(stored);
+        await resumeStream();
+        setJoined(true);
+      },
+      (failure: unknown) => setCallError(wireErrorMessage(failure)),
+    );
+  }, [chatError, messages, setMessages, clearError, resumeStream, base, threadId]);
+  // A joined turn paused for an approval stays in flight until the approval is answered.
+  const [joined, setJoined] = useState(false);
+  useEffect(() => {
+    if (!joined) return;
+    setJoined(false);
+    if (awaitsApproval(messages.at(-1))) setCallError('Answer the approval request first, then send again.');
+  }, [joined, messages]);
   // Leaving the thread drops its stream only: the turn runs on, and opening the thread again resumes it.
   const { stop: dropStream } = chat;
   useEffect(() => () => void dropStream(), [dropStream]);
@@ -83,11 +120,12 @@ export function Conversation({ base, threadId, initialMessages, resume, onActivi
 
   const send = (text: string) => {
     setCallError(null);
+    unanswered.current = text;
     void chat.sendMessage({ text });
   };
 
   const last = chat.messages.at(-1);
-  const error = callError ?? (chat.error ? wireErrorMessage(chat.error) : null);
+  const error = callError ?? (chat.error ? turnErrorMessage(chat.error) : null);
   return (
     <div className="conversation">
       <MessageList>
@@ -122,7 +160,7 @@ export function Conversation({ base, threadId, initialMessages, resume, onActivi
           </button>
         </div>
       )}
-      <Composer busy={busy} onSend={send} onStop={() => void stop()} />
+      <Composer busy={busy} text={draft} onChange={setDraft} onSend={send} onStop={() => void stop()} />
     </div>
   );
 }
@@ -151,8 +189,30 @@ function MessageList({ children }: { children: ReactNode }) {
   );
 }
 
-function Composer({ busy, onSend, onStop }: { busy: boolean; onSend(text: string): void; onStop(): void }) {
-  const [text, setText] = useState('');
+function awaitsApproval(message: UIMessage | undefined): boolean {
+  return !!message?.parts.some((part) => isToolUIPart(part) && part.state === 'approval-requested');
+}
+
+/** A failed turn in words: a request that never reached the server says so, not "Failed to fetch". */
+function turnErrorMessage(error: Error): string {
+  if (error instanceof TypeError)
+    return 'Could not reach the server. Check your connection, then send again.';
+  return wireErrorMessage(error);
+}
+
+function Composer({
+  busy,
+  text,
+  onChange: setText,
+  onSend,
+  onStop,
+}: {
+  busy: boolean;
+  text: string;
+  onChange(text: string): void;
+  onSend(text: string): void;
+  onStop(): void;
+}) {
   const submit = (event?: FormEvent) => {
     event?.preventDefault();
     if (busy || text.trim() === '') return;
@@ -171,6 +231,7 @@ function Composer({ busy, onSend, onStop }: { busy: boolean; onSend(text: string
       <textarea
         id="chat-input"
         rows={2}
+        dir="auto"
         value={text}
         placeholder="Send a message"
         onChange={(event) => setText(event.target.value)}

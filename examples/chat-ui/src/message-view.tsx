@@ -1,5 +1,7 @@
 /**
- * One message: its text (as plain text: React escapes it, nothing is parsed as HTML), its
+ * One message: its text (as plain text: React escapes it, nothing is parsed as HTML; each
+ * paragraph runs in the direction of its own first letters, so Hebrew or Arabic reads right to
+ * left), its
  * reasoning when the model sent any, its tool calls as cards, and the apps the agent builds.
  */
 import { isAppPart } from '@service/react';
@@ -32,7 +34,7 @@ export function MessageView({
         const key = `${message.id}-${index}`;
         if (part.type === 'text') {
           return (
-            <p key={key} className="message-text">
+            <p key={key} className="message-text" dir="auto">
               {part.text}
             </p>
           );
@@ -41,7 +43,7 @@ export function MessageView({
           return (
             <details key={key} className="reasoning">
               <summary>Reasoning</summary>
-              <p>{part.text}</p>
+              <p dir="auto">{part.text}</p>
             </details>
           );
         }

@@ -33,7 +33,9 @@ export function ThreadList({ threads, error, selectedId, onSelect, onNew }: Thre
                 aria-current={thread.id === selectedId ? 'page' : undefined}
                 onClick={() => onSelect(thread.id)}
               >
-                <span className="thread-title">{thread.title ?? 'Untitled chat'}</span>
+                <span className="thread-title" dir="auto">
+                  {thread.title ?? 'Untitled chat'}
+                </span>
                 <time dateTime={thread.updatedAt}>{new Date(thread.updatedAt).toLocaleString()}</time>
               </button>
             </li>

@@ -62,6 +62,17 @@ export function wireErrorMessage(error: unknown): string {
   return text || 'Something went wrong.';
 }
 
+/** The wire's `error.code` when the failure's text is its JSON error body. */
+export function errorCodeOf(error: unknown): string | undefined {
+  const text = error instanceof Error ? error.message : String(error);
+  try {
+    const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function postJson(body: unknown): RequestInit {
   return { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
 }

@@ -41,7 +41,7 @@ describe('a message with an app part', () => {
   it('shows the finished app after the message text', () => {
     const markup = html(message({ state: 'final', version: 1, document }), false);
     expect(markup).toContain(
-      '<p class="message-text">Here it is.</p><div class="svc-app-part" data-service-app="app_1">' +
+      '<p class="message-text" dir="auto">Here it is.</p><div class="svc-app-part" data-service-app="app_1">' +
         '<section class="svc-app" aria-label="Open orders"><p class="svc-text svc-tone-default">Two orders are open.</p></section></div>',
     );
   });

@@ -1,6 +1,6 @@
 /** What the chat page shows for a failed request: the wire's own message when there is one. */
 import { describe, expect, it } from 'vitest';
-import { wireErrorMessage } from '../src/wire';
+import { errorCodeOf, wireErrorMessage } from '../src/wire';
 
 describe('wireErrorMessage', () => {
   it('shows the message of the wire’s JSON error body, as useChat reports it', () => {
@@ -14,5 +14,14 @@ describe('wireErrorMessage', () => {
       '{"message":"not the wire’s shape"}',
     );
     expect(wireErrorMessage(new Error(''))).toBe('Something went wrong.');
+  });
+});
+
+describe('errorCodeOf', () => {
+  it('reads the code of the wire’s JSON error body, and nothing from any other text', () => {
+    const body = JSON.stringify({ error: { code: 'run_in_flight', run_id: 'run_1', message: 'Busy.' } });
+    expect(errorCodeOf(new Error(body))).toBe('run_in_flight');
+    expect(errorCodeOf(new TypeError('Failed to fetch'))).toBeUndefined();
+    expect(errorCodeOf(new Error('{"code":"run_in_flight"}'))).toBeUndefined();
   });
 });

@@ -251,6 +251,26 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
     await poll(() => page.getByRole('button', { name: 'Send' }).count()).toBe(1);
   });
 
+  it('keeps a message sent while an approval waits, and says to answer the approval first', async () => {
+    await newChat();
+    await send('cancel order A-1002');
+    const card = toolCard('cancel_order');
+    await card.getByText('Needs your approval').waitFor();
+    await send('never mind');
+    await page
+      .getByRole('alert')
+      .getByText('Answer the approval request first, then send again.', { exact: true })
+      .waitFor();
+    expect(await input().inputValue()).toBe('never mind');
+    expect(await page.locator('.message-user').allTextContents()).toEqual(['Youcancel order A-1002']);
+    await card.getByRole('button', { name: 'Deny' }).click();
+    await card.getByText('Not run: the call was denied.').waitFor();
+    await poll(async () => (await latestRun())?.status).toBe('completed');
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    await page.getByRole('button', { name: 'Send' }).click();
+    await lastAnswer().getByText('You said: never mind.').waitFor();
+  });
+
   it('always allows a tool: approved now, and later calls run without asking', async () => {
     await newChat();
     await send('cancel order A-1002');
@@ -305,6 +325,109 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
     await poll(() => textLength(lastAnswer())).toBeGreaterThan(resumed);
     await page.getByRole('button', { name: 'Stop' }).click();
     await page.getByRole('button', { name: 'Send' }).waitFor();
+  });
+
+  it('hands a message back when the server cannot be reached, to send again once online', async () => {
+    await newChat();
+    await page.context().setOffline(true);
+    try {
+      await send('sent while offline');
+      await page
+        .getByRole('alert')
+        .getByText('Could not reach the server. Check your connection, then send again.', { exact: true })
+        .waitFor();
+      expect(await page.locator('.message-user').count()).toBe(0);
+      expect(await input().inputValue()).toBe('sent while offline');
+    } finally {
+      await page.context().setOffline(false);
+    }
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    await page.getByRole('button', { name: 'Send' }).click();
+    await lastAnswer().getByText('You said: sent while offline.').waitFor();
+    expect(await page.locator('.message-user').allTextContents()).toEqual(['Yousent while offline']);
+    expect(await input().inputValue()).toBe('');
+  });
+
+  it('joins the turn another tab is running on the thread instead of failing the send', async () => {
+    await newChat();
+    await send('hello from the first tab');
+    await lastAnswer().getByText('You said: hello from the first tab.').waitFor();
+    const other = await page.context().newPage();
+    try {
+      other.setDefaultTimeout(10_000);
+      await other.goto(page.url());
+      await other.locator('.message-assistant').getByText('You said: hello from the first tab.').waitFor();
+      await send('tell me a story');
+      await poll(() => textLength(lastAnswer())).toBeGreaterThan(20);
+
+      await other.getByRole('textbox', { name: 'Message' }).fill('and one more thing');
+      await other.getByRole('button', { name: 'Send' }).click();
+      await other.getByRole('button', { name: 'Stop' }).waitFor();
+      const joined = other.locator('.message-assistant').last();
+      await poll(() => textLength(joined)).toBeGreaterThan(0);
+      const seen = await textLength(joined);
+      await poll(() => textLength(joined)).toBeGreaterThan(seen);
+      expect(await other.locator('.message-user').allTextContents()).toEqual([
+        'Youhello from the first tab',
+        'Youtell me a story',
+      ]);
+      expect(await other.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('and one more thing');
+      expect(await other.getByRole('alert').count()).toBe(0);
+
+      await other.getByRole('button', { name: 'Stop' }).click();
+      await other.getByRole('button', { name: 'Send' }).click();
+      await other.locator('.message-assistant').last().getByText('You said: and one more thing.').waitFor();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('shows odd input as typed: markup as text, emoji, right-to-left lines running right to left', async () => {
+    await newChat();
+    const markup =
+      '<script>window.__injected = 1</script><img src=x onerror="window.__injected = 2"> <b>bold</b>';
+    await send(markup);
+    await lastAnswer()
+      .getByText(/^You said: <script>/)
+      .waitFor();
+    expect(await page.locator('.message-user .message-text').last().textContent()).toBe(markup);
+    expect(await page.locator('.message-user b, .message-user img, .message-user script').count()).toBe(0);
+    expect(await page.evaluate(() => (window as { __injected?: number }).__injected)).toBeUndefined();
+
+    const hebrew = 'שלום עולם! 👋';
+    await input().fill(hebrew);
+    expect(await input().evaluate((element) => getComputedStyle(element).direction)).toBe('rtl');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await lastAnswer().getByText(`You said: ${hebrew}.`, { exact: false }).waitFor();
+    const sent = page.locator('.message-user .message-text').last();
+    expect(await sent.textContent()).toBe(hebrew);
+    expect(await sent.evaluate((element) => getComputedStyle(element).direction)).toBe('rtl');
+    const english = lastAnswer().locator('.message-text').last();
+    expect(await english.evaluate((element) => getComputedStyle(element).direction)).toBe('ltr');
+  });
+
+  it('opens a new chat without asking the server for a thread it cannot have yet', async () => {
+    const failures: string[] = [];
+    const onResponse = (answer: { status(): number; url(): string }) => {
+      if (answer.status() >= 400) failures.push(`${answer.status()} ${answer.url()}`);
+    };
+    const onConsole = (message: { type(): string; text(): string }) => {
+      if (message.type() === 'error') failures.push(message.text());
+    };
+    page.on('response', onResponse);
+    page.on('console', onConsole);
+    try {
+      await newChat();
+      await send('a fresh start');
+      await lastAnswer().getByText('You said: a fresh start.').waitFor();
+      await page.getByRole('button', { name: 'New chat' }).click();
+      await page.getByRole('button', { name: /a fresh start/ }).click();
+      await lastAnswer().getByText('You said: a fresh start.').waitFor();
+      expect(failures).toEqual([]);
+    } finally {
+      page.off('response', onResponse);
+      page.off('console', onConsole);
+    }
   });
 
   it('lists the threads and switches between them (and back)', async () => {
