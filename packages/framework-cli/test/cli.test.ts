@@ -735,23 +735,9 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     for (const line of examples!.trimEnd().split('\n')) expect(line).toMatch(/^ {2}(\S+=\S+ )?service /);
   });
 
-  it('stops quietly when the reader closes the pipe early (`service sync --json | head -c 10`)', async () => {
-    const child = spawn(process.execPath, [BIN, 'sync', '--json'], {
-      cwd: emptyDir(),
-      env: baseEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    // The reader is gone before the command writes: its write meets a closed pipe (EPIPE).
-    child.stdout.destroy();
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    await new Promise((resolve) => child.on('close', resolve));
-    expect(stderr).toBe('');
-  });
-
-  it("keeps the command's own exit code when the reader has closed the pipe (`service doctor | head -1`)", async () => {
-    // doctor finds a problem in an empty folder (no .service/config.json): exit 1, pipe or not.
-    const child = spawn(process.execPath, [BIN, 'doctor'], {
+  /** Runs the CLI in an empty folder with its reader gone before it writes: its writes meet EPIPE. */
+  const withClosedPipe = async (args: string[]) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
       cwd: emptyDir(),
       env: baseEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -760,8 +746,16 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const [code] = await once(child, 'exit');
-    expect(stderr).toBe('');
-    expect(code).toBe(1);
+    return { code, stderr };
+  };
+
+  it('stops quietly when the reader closes the pipe early (`service sync --json | head -c 10`)', async () => {
+    expect((await withClosedPipe(['sync', '--json'])).stderr).toBe('');
+  });
+
+  it("keeps the command's own exit code when the reader has closed the pipe (`service doctor | head -1`)", async () => {
+    // doctor finds a problem in an empty folder (no .service/config.json): exit 1, pipe or not.
+    expect(await withClosedPipe(['doctor'])).toEqual({ code: 1, stderr: '' });
   });
 
   it('is what `pnpm exec service` runs at the repo root', async () => {
