@@ -206,7 +206,7 @@ export function appUrl(dir: string, env: Record<string, string | undefined>, fla
   // `SERVICE_URL=http://localhost:3000/api/service` would ask /api/service/api/service/status.
   if (base.endsWith(WIRE_PATH))
     throw new CliError(
-      `Not the app's base URL: ${url} ends with the wire's path ${WIRE_PATH}, which the commands add: give ${base.slice(0, -WIRE_PATH.length) || base}.`,
+      `Not the app's base URL: ${url} ends with the wire's path ${WIRE_PATH}, which the commands add: give ${base.slice(0, -WIRE_PATH.length)}.`,
     );
   return base;
 }
