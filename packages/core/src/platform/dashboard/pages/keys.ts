@@ -195,11 +195,13 @@ function createForm(view: PageView, apps: AppSummary[], cliKeys: readonly KeyVie
       ? html`A new CLI key replaces your earlier CLI keys; you have none now.`
       : html`A new CLI key replaces your earlier CLI keys: creating one revokes ${keyNames(cliKeys)} at once.`;
   // An App Key belongs to an app: with none yet, the form offers a CLI key and says where apps come from.
-  const kind =
-    apps.length === 0
-      ? html`<label for="key-kind">Kind</label><p class="field-hint" id="key-kind-hint">${replaces} App Keys are for deployed tools, and this workspace has none yet: <a href="${view.base}/tools">deploy a tool</a> to get one.</p><select id="key-kind" name="kind" aria-describedby="key-kind-hint"><option value="cli">CLI key (for you, in the developer CLI)</option></select>`
-      : html`<label for="key-kind">Kind</label><p class="field-hint" id="key-kind-hint">${replaces}</p><select id="key-kind" name="kind" aria-describedby="key-kind-hint"><option value="app">App Key (for a deployed tool)</option><option value="cli">CLI key (for you, in the developer CLI)</option></select>
-<label for="key-app">App (for an App Key)</label><select id="key-app" name="app">${apps.map((app) => html`<option value="${app.id}">${app.name} (${app.slug})</option>`)}</select>`;
+  const hasApps = apps.length > 0;
+  const kind = html`<label for="key-kind">Kind</label><p class="field-hint" id="key-kind-hint">${replaces}${hasApps ? null : html` App Keys are for deployed tools, and this workspace has none yet: <a href="${view.base}/tools">deploy a tool</a> to get one.`}</p><select id="key-kind" name="kind" aria-describedby="key-kind-hint">${hasApps ? html`<option value="app">App Key (for a deployed tool)</option>` : null}<option value="cli">CLI key (for you, in the developer CLI)</option></select>${
+    hasApps
+      ? html`
+<label for="key-app">App (for an App Key)</label><select id="key-app" name="app">${apps.map((app) => html`<option value="${app.id}">${app.name} (${app.slug})</option>`)}</select>`
+      : null
+  }`;
   return view.form(
     'create',
     html`${onceInput()}${kind}
