@@ -73,9 +73,9 @@ import {
   type PlatformRateLimits,
 } from './context.js';
 import { DASHBOARD_PAGES } from './dashboard/pages/index.js';
-import { dashboardNotFound, dashboardRoutes } from './dashboard/routes.js';
+import { dashboardRefusalPage, dashboardRoutes } from './dashboard/routes.js';
 import { type ErrorShape, faultResponse, refusalOf, refusalResponse, unavailableResponse } from './errors.js';
-import { guardUrl } from './internal/input-guard.js';
+import { guardUrl, isPageRequest } from './internal/input-guard.js';
 import { DevMailbox, type Mailer } from './mailer.js';
 import { oauthClientsFromEnv } from './oauth-env.js';
 import { adminRoutes } from './routes/admin.js';
@@ -528,7 +528,12 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
     });
   });
 
-  app.use(guardUrl);
+  const refusalPage = dashboardRefusalPage(context);
+  app.use(
+    guardUrl((c, problem) =>
+      refusalPage(c, { status: 400, title: 'Bad address', text: `This address cannot be read: ${problem}.` }),
+    ),
+  );
 
   // 503 with `Retry-After` while the database cannot be reached: a load balancer sends traffic
   // elsewhere, and the instance itself carries on and recovers when the database is back.
@@ -582,15 +587,19 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   // A path that exists, asked with a method none of its routes takes, answers 405 with `Allow`
   // (`DELETE /api/billing/balance`). OPTIONS stays a 404 where no route answers it: only the
   // paths with a CORS preflight take it. A route's own 404 (`c.notFound()`) stays a 404.
-  const notFoundPage = dashboardNotFound(context);
   const methodsOf = allowedMethods(app);
   app.notFound((c) => {
     const method = c.req.method;
     const allowed = method === 'OPTIONS' ? [] : methodsOf(c.req.path);
     const refused = allowed.length > 0 && !allowed.includes(method);
-    const page = !c.req.path.startsWith('/api/') && (c.req.header('accept') ?? '').includes('text/html');
-    if (refused) return page ? notFoundPage(c, allowed) : methodNotAllowed(method, allowed);
-    return method === 'GET' && page ? notFoundPage(c) : flatError(404, 'Not found');
+    const page = isPageRequest(c);
+    if (refused) {
+      if (!page) return methodNotAllowed(method, allowed);
+      const text = 'This page does not take that kind of request.';
+      return refusalPage(c, { status: 405, title: 'Method not allowed', text, allow: allowed });
+    }
+    if (method !== 'GET' || !page) return flatError(404, 'Not found');
+    return refusalPage(c, { status: 404, title: 'Not found', text: 'There is no page at this address.' });
   });
   // The one place refusals become answers: helpers and handlers throw, this answers.
   app.onError((error, c) => errorAnswer(error, c.get('errorShape'), c.get('requestId'), c.req.path));

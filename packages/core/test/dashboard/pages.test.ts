@@ -765,6 +765,21 @@ describe('dashboard forms over HTTP', () => {
       expect(lost.status).toBe(404);
       expect(await lost.json()).toEqual({ message: 'Not found' });
     }
+    // An address the input guard refuses (a NUL, a broken percent-encoding) is a 400 page to a
+    // browser, and the guard's JSON to anyone else.
+    for (const path of ['/billing?cursor=%00', '/keys/%zz']) {
+      const bad = await fetch(`${server.url}${path}`, {
+        headers: { cookie: owner.cookie, accept: 'text/html,application/xhtml+xml' },
+      });
+      expect(bad.status).toBe(400);
+      expect(bad.headers.get('content-type')).toContain('text/html');
+      const text = await bad.text();
+      expect(text).toContain('This address cannot be read');
+      expect(text).toContain('<nav aria-label="Main">');
+      const json = await fetch(`${server.url}${path}`, { headers: { cookie: owner.cookie } });
+      expect(json.status).toBe(400);
+      expect(((await json.json()) as { code: string }).code).toBe('INVALID_REQUEST');
+    }
     // A deploy form sent twice at once deploys once, and both answers show its App Key.
     await postToLedger(store.db, {
       tenantId: owner.tenantId,

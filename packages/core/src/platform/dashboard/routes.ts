@@ -253,16 +253,25 @@ function dashboardReturnTo(value: string | undefined, base: string): string {
   return path === `${base}/` || path.startsWith(base ? `${base}/` : '/') ? path : `${base}/`;
 }
 
+/** What a refused page request is answered with: its status, a title and a sentence a person reads. */
+export interface PageRefusal {
+  status: 400 | 404 | 405;
+  title: string;
+  text: string;
+  /** The methods the address does take, sent as `Allow` with a 405. */
+  allow?: readonly string[];
+}
+
 /**
- * The answer to a browser asking for a page that does not exist (`/keys/`, `/Billing`): a 404
- * page with the navigation, so a person finds their way; API clients keep the JSON 404. Given the
- * methods the address does take (a form posted to a page that has none), a 405 page with `Allow`.
+ * The answer to a browser whose page request is refused before any page runs (`/keys/`,
+ * `/Billing`, a form posted to a page that has none, `/billing?cursor=%00`): a page with the
+ * navigation and the reason, so a person finds their way; API clients keep the JSON answer.
  */
-export function dashboardNotFound(
+export function dashboardRefusalPage(
   ctx: PlatformContext,
-): (c: Context<PlatformEnv>, allowed?: readonly string[]) => Promise<Response> {
+): (c: Context<PlatformEnv>, refusal: PageRefusal) => Promise<Response> {
   const base = new URL(ctx.baseUrl).pathname.replace(/\/+$/, '');
-  return async (c, allowed) => {
+  return async (c, refusal) => {
     let user: SessionCaller | null = null;
     try {
       user = await requireSession(ctx, c);
@@ -271,7 +280,7 @@ export function dashboardNotFound(
     }
     const cookie = getCookie(c, SESSION_COOKIE);
     const page = shell({
-      title: allowed ? 'Method not allowed' : 'Not found',
+      title: refusal.title,
       base,
       nav: null,
       user: user
@@ -283,13 +292,11 @@ export function dashboardNotFound(
         : null,
       csrf: cookie ? dashboardCsrf(cookie) : null,
       assetVersion: assetVersion(),
-      notice: {
-        kind: 'error',
-        text: allowed ? 'This page does not take that kind of request.' : 'There is no page at this address.',
-      },
+      notice: { kind: 'error', text: refusal.text },
       body: html`<p><a href="${base}/">Go to the dashboard's home</a></p>`,
     });
-    if (allowed) return c.body(page.value, 405, { ...headers, allow: allowed.join(', ') });
-    return c.body(page.value, 404, headers);
+    const answer: Record<string, string> = { ...headers };
+    if (refusal.allow) answer.allow = refusal.allow.join(', ');
+    return c.body(page.value, refusal.status, answer);
   };
 }

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { NO_STORE } from '../../http/errors.js';
 import { urlProblem } from '../../http/input-guard.js';
@@ -12,24 +13,32 @@ import { type ErrorShape, PlatformError } from '../errors.js';
  * proxy's path is checked up to the provider (the rest is forwarded as sent, never stored).
  * Bodies are guarded where they are parsed (`readJsonBody`, the development IdP's forms).
  * The refusal is never cached: it comes before the routes that mark their answers `no-store`.
+ * Given `page`, a browser asking for a page (`/billing?cursor=%00`) is answered by it instead,
+ * with the same 400.
  *
  * @see docs/errors.md "Input rules"
  */
-export const guardUrl = createMiddleware<PlatformEnv>(async (c, next) => {
-  const url = new URL(c.req.url);
-  const proxied = isProxyPath(url.pathname);
-  const problem = urlProblem(url, proxied ? { pathSegments: 2 } : {});
-  const detail = problem ?? (proxied ? null : repeatedQueryName(url));
-  if (detail) {
+export function guardUrl(page?: (c: Context<PlatformEnv>, problem: string) => Promise<Response>) {
+  return createMiddleware<PlatformEnv>(async (c, next) => {
+    const url = new URL(c.req.url);
+    const proxied = isProxyPath(url.pathname);
+    const problem = urlProblem(url, proxied ? { pathSegments: 2 } : {});
+    const detail = problem ?? (proxied ? null : repeatedQueryName(url));
+    if (!detail) return next();
+    if (page && !proxied && isPageRequest(c)) return page(c, detail);
     const shape = errorShapeOfPath(url.pathname);
     throw new PlatformError(400, `Invalid request: ${detail}`, {
       shape,
       code: shape === 'canonical' ? 'validation_failed' : 'INVALID_REQUEST',
       headers: NO_STORE,
     });
-  }
-  await next();
-});
+  });
+}
+
+/** A browser asking for a page: HTML accepted, and not an API path (whose clients get JSON). */
+export function isPageRequest(c: Context<PlatformEnv>): boolean {
+  return !c.req.path.startsWith('/api/') && (c.req.header('accept') ?? '').includes('text/html');
+}
 
 /**
  * A query parameter of the API given twice (`?days=3&days=90`): the routes read one value, and
