@@ -189,6 +189,28 @@ describe('timeouts and aborts', () => {
     expect(requests).toHaveLength(1);
   });
 
+  it("bounds a proxy call by the caller's signal, not the client's timeout, and never retries it", async () => {
+    const { url, requests } = await serve(['hang']);
+    const client = createClient({ apiKey: KEY, baseUrl: url, timeoutMs: 20, retry: FAST });
+    const pending = client.proxy.fetch('llm-gateway', '/v1/chat/completions', {
+      method: 'POST',
+      body: '{}',
+      signal: AbortSignal.timeout(300),
+    });
+    // Past the client's 20 ms timeout, the call still waits on the provider.
+    const early = await Promise.race([
+      pending.then(
+        () => 'settled',
+        () => 'settled',
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('waiting'), 150)),
+    ]);
+    expect(early).toBe('waiting');
+    const error = await pending.catch((e) => e);
+    expect(error.name).toBe('TimeoutError');
+    expect(requests).toHaveLength(1);
+  });
+
   it('reports an unreachable platform as a network error', async () => {
     const { url } = await serve([json(200, {})]);
     await server!.close();
