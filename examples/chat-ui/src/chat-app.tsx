@@ -84,7 +84,10 @@ export function ChatApp({ base = '/api/service', user, onSignOut, title = 'Chat'
 
 /**
  * Loads a thread's stored messages, then mounts its conversation. A new chat starts empty: one
- * made in this page (`fresh`) is not asked for, one the server does not know answers 404.
+ * made in this page (`fresh`) is not asked for, one the server does not know answers 404. When a
+ * reply's connection drops midway, the thread is loaded again (retrying, backing off, sooner once
+ * the browser is back online) while the conversation stays on screen, then a fresh conversation
+ * is mounted over it and resumes the turn, as after a reload.
  */
 function ThreadLoader({
   base,
@@ -113,6 +116,39 @@ function ThreadLoader({
       current = false;
     };
   }, [base, threadId]);
+
+  const [reconnecting, setReconnecting] = useState(false);
+  // Bumped to mount a fresh conversation once the thread is loaded again.
+  const [generation, setGeneration] = useState(0);
+  const onCutOff = useCallback(() => setReconnecting(true), []);
+  useEffect(() => {
+    if (!reconnecting) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let failures = 0;
+    let current = true;
+    const attempt = () => {
+      clearTimeout(timer);
+      loadThread(base, threadId).then(
+        (messages) => {
+          if (!current) return;
+          setLoaded({ messages: messages ?? [], exists: messages !== null });
+          setGeneration((value) => value + 1);
+          setReconnecting(false);
+        },
+        () => {
+          if (current) timer = setTimeout(attempt, Math.min(10_000, 500 * 2 ** failures++));
+        },
+      );
+    };
+    timer = setTimeout(attempt, 250);
+    window.addEventListener('online', attempt);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+      window.removeEventListener('online', attempt);
+    };
+  }, [reconnecting, base, threadId]);
+
   if (error) {
     return (
       <p className="error" role="alert">
@@ -123,11 +159,14 @@ function ThreadLoader({
   if (!loaded) return <p className="loading">Loading…</p>;
   return (
     <Conversation
+      key={generation}
       base={base}
       threadId={threadId}
       initialMessages={loaded.messages}
       resume={loaded.exists}
       onActivity={onActivity}
+      onCutOff={onCutOff}
+      reconnecting={reconnecting}
     />
   );
 }

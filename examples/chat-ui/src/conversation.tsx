@@ -4,7 +4,8 @@
  * (after a reload), and approval answers are sent back automatically once every parked call of
  * the last step has one. A message the server never took (offline, refused) is taken back out of
  * the list and its text put back in the composer; one refused because a turn is already running
- * on the thread (another tab's) joins that turn instead.
+ * on the thread (another tab's) joins that turn instead. A reply whose connection drops midway is
+ * handed to the loader to be joined again (`onCutOff`).
  */
 import { useChat } from '@ai-sdk/react';
 import {
@@ -34,9 +35,21 @@ export interface ConversationProps {
   resume: boolean;
   /** Called when a turn starts or settles, so the thread list can follow. */
   onActivity(): void;
+  /** Called when a reply's connection drops midway, for the thread to be loaded and joined again. */
+  onCutOff(): void;
+  /** Whether the thread is being loaded again after a reply was cut off. */
+  reconnecting?: boolean;
 }
 
-export function Conversation({ base, threadId, initialMessages, resume, onActivity }: ConversationProps) {
+export function Conversation({
+  base,
+  threadId,
+  initialMessages,
+  resume,
+  onActivity,
+  onCutOff,
+  reconnecting = false,
+}: ConversationProps) {
   const transport = useMemo(() => new DefaultChatTransport({ api: `${base}/chat` }), [base]);
   const chat = useChat({
     id: threadId,
@@ -79,6 +92,17 @@ export function Conversation({ base, threadId, initialMessages, resume, onActivi
       (failure: unknown) => setCallError(wireErrorMessage(failure)),
     );
   }, [chatError, messages, setMessages, clearError, resumeStream, base, threadId]);
+
+  // A reply cut off midway by the network: the turn runs on on the server (a dropped connection
+  // is resumable by design), so rather than report a failure the page joins it again, as a reload
+  // would: the loader fetches the thread anew and mounts a fresh conversation that resumes it.
+  useEffect(() => {
+    const cutOff =
+      chatError instanceof TypeError && unanswered.current === null && messages.at(-1)?.role === 'assistant';
+    if (!cutOff) return;
+    clearError();
+    onCutOff();
+  }, [chatError, messages, clearError, onCutOff]);
   // A joined turn paused for an approval stays in flight until the approval is answered.
   const [joined, setJoined] = useState(false);
   useEffect(() => {
@@ -146,6 +170,11 @@ export function Conversation({ base, threadId, initialMessages, resume, onActivi
           />
         ))}
       </MessageList>
+      {reconnecting && (
+        <p className="reconnecting" role="status">
+          The connection dropped. Reconnecting to the reply…
+        </p>
+      )}
       {error && (
         <div className="error" role="alert">
           <span>{error}</span>

@@ -22,6 +22,7 @@ import {
 } from '../../../packages/core/test/support/chromium.js';
 import { type RunningHost, startExpressHost } from '../src/host.js';
 import { type BundledHost, bundledHost } from './support/bundled-host.js';
+import { startRelay } from './support/relay.js';
 
 const ARTIFACTS = fileURLToPath(new URL('../test-results/', import.meta.url));
 
@@ -346,6 +347,41 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
     await lastAnswer().getByText('You said: sent while offline.').waitFor();
     expect(await page.locator('.message-user').allTextContents()).toEqual(['Yousent while offline']);
     expect(await input().inputValue()).toBe('');
+  });
+
+  it('picks a reply cut off by the network up where the turn is, once the server answers again', async () => {
+    // The page goes through a relay whose connections the test cuts, as a network would.
+    const relay = await startRelay(new URL(host.url));
+    try {
+      await page.goto(`${relay.url}/`);
+      await newChat();
+      await send('tell me a story');
+      await poll(() => textLength(lastAnswer())).toBeGreaterThan(20);
+      relay.refuse(true);
+      relay.cut();
+      await page
+        .getByRole('status')
+        .getByText('The connection dropped. Reconnecting to the reply…')
+        .waitFor();
+      const cut = await textLength(lastAnswer());
+      expect((await latestRun())?.status).toBe('running');
+      expect(await page.getByRole('alert').count()).toBe(0);
+      relay.refuse(false);
+      await poll(() => textLength(lastAnswer())).toBeGreaterThan(cut);
+      await poll(async () => page.getByRole('status').count()).toBe(0);
+      expect(await page.getByRole('alert').count()).toBe(0);
+      // One reply, its opening written once: the replayed turn takes the cut reply's place.
+      expect(await answers().count()).toBe(1);
+      const text = (await lastAnswer().locator('.message-text').allTextContents()).join('');
+      expect(text.indexOf(text.slice(0, 20), 1)).toBe(-1);
+      // Still the same run streaming, and stoppable as any.
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await page.getByRole('button', { name: 'Send' }).waitFor();
+      await poll(async () => (await latestRun())?.status).toBe('cancelled');
+    } finally {
+      await relay.close();
+      await page.goto(`${host.url}/`);
+    }
   });
 
   it('joins the turn another tab is running on the thread instead of failing the send', async () => {
