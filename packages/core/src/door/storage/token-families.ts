@@ -435,11 +435,22 @@ export class TokenFamilyStore {
 
   /**
    * The account-level kill switch: every family of a subject at this door, at every client (or,
-   * with `clientId`, at that client only: the user disconnected it).
+   * with `clientId`, at that client only: the user disconnected it), and every code of theirs
+   * not yet exchanged.
    */
   async revokeSubject(subject: string, clientId?: string): Promise<string[]> {
     const ids = await this.db.transaction().execute(async (trx) => {
       const at = new Date(this.now());
+      // Codes approved but not yet exchanged would start families after this: they are spent
+      // now, so a later presentation is refused as any spent code is.
+      let codes = trx
+        .updateTable('door_codes')
+        .set({ claimed_at: at })
+        .where('subject', '=', subject)
+        .where('resource', '=', this.#resource)
+        .where('claimed_at', 'is', null);
+      if (clientId !== undefined) codes = codes.where('client_id', '=', clientId);
+      await codes.execute();
       let families = trx
         .updateTable('door_grant_families')
         .set({ revoked_at: at })
