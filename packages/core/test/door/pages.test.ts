@@ -153,6 +153,28 @@ describeInBrowser('consent page in Chromium', () => {
     expect(await page.locator('.client img, .client script').count()).toBe(0);
     expect(await page.evaluate(() => document.scripts.length)).toBe(0);
   });
+
+  it("keeps a client_name's direction overrides inside the name: the page's own words read as written", async () => {
+    // U+202E (right-to-left override) unterminated: without isolation it reverses what follows it.
+    const client = await register(host, { client_name: 'Helper \u202E' });
+    const { page } = await reachConsent(authorizeUrl(host, client, pkce().challenge), 'bidi-target');
+    // Where the first and last letters of "wants" are drawn: left to right, w comes first.
+    const [first, last] = await page.evaluate(() => {
+      const heading = document.querySelector('h1')!;
+      const walker = document.createTreeWalker(heading, NodeFilter.SHOW_TEXT);
+      let node = walker.nextNode();
+      while (node && !node.textContent!.includes('wants')) node = walker.nextNode();
+      const at = node!.textContent!.indexOf('wants');
+      const left = (offset: number) => {
+        const range = document.createRange();
+        range.setStart(node!, offset);
+        range.setEnd(node!, offset + 1);
+        return range.getBoundingClientRect().left;
+      };
+      return [left(at), left(at + 4)];
+    });
+    expect(first).toBeLessThan(last);
+  });
 });
 
 describeInBrowser('connect page in Chromium', () => {

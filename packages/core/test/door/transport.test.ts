@@ -529,6 +529,38 @@ describe("the host's service.door", () => {
     }
   });
 
+  it('voids the codes not yet exchanged too: a disconnected client or a revoked user gets no tokens from one', async () => {
+    const { service, host, close } = await startServiceHost();
+    const redeem = async (flow: Awaited<ReturnType<typeof authorizeCode>>) => {
+      const response = await tokenRequest(host, {
+        grant_type: 'authorization_code',
+        code: flow.code,
+        client_id: flow.client.clientId,
+        redirect_uri: flow.client.redirectUri,
+        code_verifier: flow.pkce.verifier,
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    try {
+      // A code approved a moment before the user disconnects its client.
+      const disconnected = await authorizeCode(host, 'code-holder');
+      const otherClient = await authorizeCode(host, 'code-holder');
+      const otherUser = await authorizeCode(host, 'bystander', disconnected.client);
+      expect(await service.door!.withdrawConsent('code-holder', disconnected.client.clientId)).toBe(true);
+      expect(await redeem(disconnected)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+      // The user's other client and another user of the same client keep theirs.
+      expect((await redeem(otherClient)).status).toBe(200);
+      expect((await redeem(otherUser)).status).toBe(200);
+
+      // A code approved a moment before the host revokes the user everywhere.
+      const pending = await authorizeCode(host, 'code-holder', otherClient.client);
+      await service.door!.revokeUser('code-holder');
+      expect(await redeem(pending)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    } finally {
+      await close();
+    }
+  });
+
   it('lets the signed-in user list their MCP clients and disconnect one on the wire', async () => {
     const { host, lookup, wire, close } = await startServiceHost();
     try {

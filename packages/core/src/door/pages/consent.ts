@@ -36,7 +36,9 @@ export function consentPage(config: DoorConfig, view: ConsentView): Response {
       (scope) => `<li><strong>${escapeHtml(scope)}</strong>: ${escapeHtml(SCOPE_TEXT[scope] ?? scope)}</li>`,
     )
     .join('\n');
-  const body = `<h1><span class="client">${escapeHtml(view.clientName)}</span> wants to use ${escapeHtml(config.productName)} as you</h1>
+  // The name is isolated (`bdi`): a direction override in it (U+202E) would otherwise reorder the
+  // page's own words after it, and the client chooses its name.
+  const body = `<h1><bdi class="client">${escapeHtml(view.clientName)}</bdi> wants to use ${escapeHtml(config.productName)} as you</h1>
 <p>It will be able to:</p>
 <ul>
 ${scopes}

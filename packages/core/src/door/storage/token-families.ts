@@ -284,6 +284,24 @@ export class TokenFamilyStore {
             .where('revoked_at', 'is not', null)
             .executeTakeFirst();
           if (revoked) return { ok: false, reason: 'revoked' };
+          // The pair may carry scopes this request did not ask for (the first refresh asked for
+          // the whole grant, this one for less): it then gets an access token of its own, narrowed
+          // to what it asked, beside the same refresh token. A refresh never answers more than asked.
+          const narrowed = request.scopes ? tokens.scopes.filter((s) => request.scopes!.includes(s)) : [];
+          if (narrowed.length > 0 && narrowed.length < tokens.scopes.length) {
+            const family = { id: row.family_id, createdAt: new Date(row.created_at).getTime() };
+            const access = await this.#issue(trx, family, narrowed, {
+              accessTtl: LIFETIMES.access,
+              refresh: false,
+              narrowed: true,
+            });
+            return {
+              ok: true,
+              tokens: { ...access, refreshToken: tokens.refreshToken },
+              ...answered,
+              replayed: true,
+            };
+          }
           return { ok: true, tokens: { ...tokens, familyId: row.family_id }, ...answered, replayed: true };
         }
         await this.#revokeFamilyIn(trx, row.family_id);
@@ -417,11 +435,22 @@ export class TokenFamilyStore {
 
   /**
    * The account-level kill switch: every family of a subject at this door, at every client (or,
-   * with `clientId`, at that client only: the user disconnected it).
+   * with `clientId`, at that client only: the user disconnected it), and every code of theirs
+   * not yet exchanged.
    */
   async revokeSubject(subject: string, clientId?: string): Promise<string[]> {
     const ids = await this.db.transaction().execute(async (trx) => {
       const at = new Date(this.now());
+      // Codes approved but not yet exchanged would start families after this: they are spent
+      // now, so a later presentation is refused as any spent code is.
+      let codes = trx
+        .updateTable('door_codes')
+        .set({ claimed_at: at })
+        .where('subject', '=', subject)
+        .where('resource', '=', this.#resource)
+        .where('claimed_at', 'is', null);
+      if (clientId !== undefined) codes = codes.where('client_id', '=', clientId);
+      await codes.execute();
       let families = trx
         .updateTable('door_grant_families')
         .set({ revoked_at: at })

@@ -74,6 +74,24 @@ describe('scope on refresh', () => {
     expect(unasked).toMatchObject({ status: 200, body: { scope: 'read write' } });
   });
 
+  it('§6 a repeated refresh asking for less scope than the pair it replays gets no more than it asked', async () => {
+    const tokens = await tokensFor(host, 'replay-narrowing-user');
+    // The first refresh asks for the whole grant; the second, within the grace window, for less.
+    const whole = await refresh(tokens.client, tokens.refresh_token!);
+    expect(whole).toMatchObject({ status: 200, body: { scope: 'read write' } });
+    const narrowed = await refresh(tokens.client, tokens.refresh_token!, 'read');
+    expect(narrowed).toMatchObject({ status: 200, body: { scope: 'read' } });
+    expect(narrowed.body.access_token).not.toBe(whole.body.access_token);
+    // Still one chain: the same refresh token as the first answer.
+    expect(narrowed.body.refresh_token).toBe(whole.body.refresh_token);
+    const read = await call(narrowed.body.access_token, 'list_notes', {});
+    expect(read.body?.result?.structuredContent).toEqual({ notes: ['first', 'second'], tag: null });
+    expectInsufficientScope(await call(narrowed.body.access_token, 'create_note', { text: 'no' }));
+    // Asking again for the whole grant answers the pair itself, as before.
+    const again = await refresh(tokens.client, tokens.refresh_token!);
+    expect(again.body.access_token).toBe(whole.body.access_token);
+  });
+
   it('§6 a scope beyond the original grant is refused (400 invalid_scope) and the token is not spent', async () => {
     const flow = await authorizeCode(host, 'read-only-user', undefined, { scope: 'read' });
     const tokens = await exchange(host, flow);
