@@ -15,6 +15,7 @@ import { testService } from '../wire/support/wire.js';
 import { type DoorHost, startDoorHost, USER_COOKIE } from './support/door-host.js';
 import {
   authorizeCode,
+  codeExchange,
   exchange,
   INITIALIZE_PARAMS,
   rpc,
@@ -532,13 +533,7 @@ describe("the host's service.door", () => {
   it('voids the codes not yet exchanged too: a disconnected client or a revoked user gets no tokens from one', async () => {
     const { service, host, close } = await startServiceHost();
     const redeem = async (flow: Awaited<ReturnType<typeof authorizeCode>>) => {
-      const response = await tokenRequest(host, {
-        grant_type: 'authorization_code',
-        code: flow.code,
-        client_id: flow.client.clientId,
-        redirect_uri: flow.client.redirectUri,
-        code_verifier: flow.pkce.verifier,
-      });
+      const response = await codeExchange(host, flow);
       return { status: response.status, body: await response.json() };
     };
     try {

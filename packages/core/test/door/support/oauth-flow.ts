@@ -133,17 +133,25 @@ export interface TokenSet {
   scope: string;
 }
 
-export async function exchange(
+/** The token request that exchanges a flow's code, answered as it is. */
+export function codeExchange(
   host: Pick<DoorHost, 'url'>,
   flow: { code: string; client: TestClient; pkce: Pkce },
-): Promise<TokenSet> {
-  const response = await tokenRequest(host, {
+): Promise<Response> {
+  return tokenRequest(host, {
     grant_type: 'authorization_code',
     code: flow.code,
     client_id: flow.client.clientId,
     redirect_uri: flow.client.redirectUri,
     code_verifier: flow.pkce.verifier,
   });
+}
+
+export async function exchange(
+  host: Pick<DoorHost, 'url'>,
+  flow: { code: string; client: TestClient; pkce: Pkce },
+): Promise<TokenSet> {
+  const response = await codeExchange(host, flow);
   if (response.status !== 200) throw new Error(`token answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as TokenSet;
 }
