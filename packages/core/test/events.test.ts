@@ -238,6 +238,19 @@ for (const kind of STORE_KINDS) {
       for (const sse of open) sse.close();
     });
 
+    it('lets no more than 5 of the app’s clients in when ten reconnect at once, across instances', async () => {
+      const tenant = await createMeteredTenant(a.platform, 0);
+      const opened = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => stream(i % 2 ? b : a, tenant.appKey)),
+      );
+      try {
+        expect(opened.filter((sse) => sse.status === 200)).toHaveLength(5);
+        expect(opened.filter((sse) => sse.status === 429)).toHaveLength(5);
+      } finally {
+        for (const sse of opened) sse.close();
+      }
+    });
+
     /** Whether five streams of the app open at once now (every slot free), within two seconds. */
     const allSlotsFree = async (key: string) => {
       for (let attempt = 0; attempt < 100; attempt++) {

@@ -94,16 +94,26 @@ describe('against the running platform', () => {
     const tenant = await createTenantFixture(platform);
     const emit = (remaining: number) => emitBalance(store, tenant.appId, remaining);
     const controller = new AbortController();
+    let answered!: () => void;
+    const opened = new Promise<void>((resolve) => {
+      answered = resolve;
+    });
     const client = createClient({
       apiKey: tenant.appKey,
       baseUrl: `http://127.0.0.1:${port}`,
       reconnect: FAST,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        answered();
+        return response;
+      },
     });
     const iterator = client.events.subscribe({ signal: controller.signal });
     try {
       const first = iterator.next();
-      // The stream is open once the server has answered; events from then on are live.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The stream is open once the server has answered (not after a guessed delay, which a
+      // busy machine outlasts); events from then on are live.
+      await opened;
       await emit(1);
       await emit(2);
       const before = [(await first).value as ServiceEvent, ...(await take(iterator, 1))];

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Logger } from '../http/logger.js';
 import { formatSse, formatSseComment, formatSseRetry, SSE_HEADERS } from '../http/sse.js';
 import { writeNowOrOnceBack } from '../store/availability.js';
@@ -333,31 +333,39 @@ export class EventStreamHub {
       });
   }
 
+  /**
+   * Claims one of the app's slots, or null when all are taken. Count and insert take turns on a
+   * transaction lock of the app, so clients reconnecting at once (to any instance) never get
+   * more than the limit between them.
+   */
   async #claimSlot(appId: string): Promise<string | null> {
-    const now = new Date();
-    await this.#db
-      .deleteFrom('event_streams')
-      .where('app_id', '=', appId)
-      .where('expires_at', '<=', now)
-      .execute();
-    const live = await this.#db
-      .selectFrom('event_streams')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('app_id', '=', appId)
-      .where('expires_at', '>', now)
-      .executeTakeFirst();
-    if (Number(live?.n ?? 0) >= this.#max) return null;
-    const id = randomUUID();
-    await this.#db
-      .insertInto('event_streams')
-      .values({
-        id,
-        app_id: appId,
-        instance_id: this.options.instanceId ?? null,
-        expires_at: new Date(now.getTime() + SLOT_TTL_MS),
-      })
-      .execute();
-    return id;
+    return this.#db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext(${`event-streams:${appId}`}))`.execute(trx);
+      const now = new Date();
+      await trx
+        .deleteFrom('event_streams')
+        .where('app_id', '=', appId)
+        .where('expires_at', '<=', now)
+        .execute();
+      const live = await trx
+        .selectFrom('event_streams')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('app_id', '=', appId)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      if (Number(live?.n ?? 0) >= this.#max) return null;
+      const id = randomUUID();
+      await trx
+        .insertInto('event_streams')
+        .values({
+          id,
+          app_id: appId,
+          instance_id: this.options.instanceId ?? null,
+          expires_at: new Date(now.getTime() + SLOT_TTL_MS),
+        })
+        .execute();
+      return id;
+    });
   }
 
   async #renewSlot(id: string): Promise<void> {
