@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import { appendEvents, type EventDraft } from '../events/log.js';
 import type { KeyStore } from '../identity/key-store.js';
 import { isUuid } from '../internal/uuid.js';
 import type { ConnectionStatus } from '../schemas/connections.js';
 import type { ConnectionsTable, Database } from '../store/database.js';
+import { lockUntilCommit } from '../store/locks.js';
 import type { Sealer } from '../store/sealing.js';
 import {
   credentialForProfile,
@@ -114,7 +115,7 @@ export async function ensureManagedConnection(
   provider: string,
 ): Promise<{ connection: ConnectionRow; created: boolean }> {
   return deps.db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtext(${`managed-pool:${tenantId}:${provider}`}))`.execute(trx);
+    await lockUntilCommit(trx, `managed-pool:${tenantId}:${provider}`);
     const existing = await trx
       .selectFrom('connections')
       .selectAll()

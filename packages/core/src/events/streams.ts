@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Logger } from '../http/logger.js';
 import { formatSse, formatSseComment, formatSseRetry, SSE_HEADERS } from '../http/sse.js';
 import { writeNowOrOnceBack } from '../store/availability.js';
 import type { Database } from '../store/database.js';
 import type { Store } from '../store/index.js';
+import { lockUntilCommit } from '../store/locks.js';
 import {
   EVENT_LOG_LENGTH,
   EVENTS_CHANNEL,
@@ -340,7 +341,7 @@ export class EventStreamHub {
    */
   async #claimSlot(appId: string): Promise<string | null> {
     return this.#db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(hashtext(${`event-streams:${appId}`}))`.execute(trx);
+      await lockUntilCommit(trx, `event-streams:${appId}`);
       const now = new Date();
       await trx
         .deleteFrom('event_streams')
