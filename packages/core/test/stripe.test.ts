@@ -356,6 +356,24 @@ for (const kind of STORE_KINDS) {
       const first = await together.find((r) => r.status === 200)!.json();
       expect((await retried.json()).purchaseId).toBe(first.purchaseId);
       expect(charged() - before).toBe(1);
+      // A top-up whose charge was made but whose answer was lost (Stripe's client tried three
+      // times): the 503's retry asks Stripe for the same charge, and the card is charged once.
+      const intents = stripeApi.paymentIntents.length;
+      stripeApi.loseAnswers('/v1/payment_intents', 3);
+      const lostAnswer = (key: string) =>
+        fetch(`${server.url}/api/billing/reload`, {
+          method: 'POST',
+          headers: { cookie: buyer.cookie, 'content-type': 'application/json', 'idempotency-key': key },
+          body: JSON.stringify({ pack: 5 }),
+        });
+      const unanswered = await lostAnswer('top-up-2');
+      expect(unanswered.status).toBe(503);
+      const again = await lostAnswer('top-up-2');
+      expect(again.status).toBe(200);
+      expect(again.headers.get('idempotent-replayed')).toBeNull();
+      const charge = (await again.json()) as { paymentIntentId: string };
+      expect(stripeApi.paymentIntents.length - intents).toBe(1);
+      expect(charge.paymentIntentId).toBe(stripeApi.paymentIntents.at(-1)!.id);
       const member = await teammate(buyer.tenantId, 'member');
       expect((await reload(member, { pack: 5 })).status).toBe(403);
       expect((await reload(buyer.cookie, { pack: 7 })).status).toBe(400);

@@ -24,6 +24,13 @@ export interface StripeStandIn {
   refunds: StripeObject[];
   /** Cards saved on customers, by customer id. */
   cards: Map<string, { brand: string; last4: string }>;
+  /** Payment intents made (one per charge; an idempotent replay makes none). */
+  paymentIntents: StripeObject[];
+  /**
+   * Loses the next `count` answers to POSTs at `path`: the request is done (a charge made, its
+   * key remembered) but the connection closes before the answer, as a network failing then does.
+   */
+  loseAnswers(path: string, count: number): void;
   close(): Promise<void>;
 }
 
@@ -33,6 +40,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
   const refunds: StripeObject[] = [];
   const cards = new Map<string, { brand: string; last4: string }>();
   const byIdempotencyKey = new Map<string, unknown>();
+  const paymentIntents: StripeObject[] = [];
+  let lost = { path: '', count: 0 };
   let next = 0;
   const id = (prefix: string) => `${prefix}_standin${++next}`;
 
@@ -41,6 +50,10 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     const form = Object.fromEntries(new URLSearchParams(await readAll(req)));
     requests.push({ method: req.method ?? '', path: url.pathname, form });
     const answer = (status: number, body: unknown) => {
+      if (req.method === 'POST' && url.pathname === lost.path && lost.count > 0) {
+        lost.count--;
+        return void req.socket.destroy();
+      }
       res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req') });
       res.end(JSON.stringify(body));
     };
@@ -117,7 +130,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
           },
         });
       }
-      return created({
+      const intent = {
         id: id('pi'),
         object: 'payment_intent',
         amount: Number(form.amount),
@@ -127,7 +140,9 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
         metadata: fieldsUnder(form, 'metadata'),
         status: 'succeeded',
         livemode: false,
-      });
+      };
+      paymentIntents.push(intent);
+      return created(intent);
     }
     if (req.method === 'GET' && url.pathname === '/v1/refunds') {
       const charge = url.searchParams.get('charge');
@@ -174,6 +189,10 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     charges,
     refunds,
     cards,
+    paymentIntents,
+    loseAnswers(path, count) {
+      lost = { path, count };
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -22,6 +22,11 @@ export interface PurchaseRequest {
   returnUrl: string;
   /** The signed-in user buying, when known. */
   userId?: string;
+  /**
+   * The same on every retry of one request (from its `Idempotency-Key`): a retry after a failure
+   * records the same purchase and asks the processor for the same charge, never a second one.
+   */
+  retryKey?: string | null;
 }
 
 /** Credit packs in USD (the usage-framing presets); a custom amount is any whole USD in the bounds. */

@@ -40,11 +40,11 @@ export async function withIdempotency(
   owner: IdempotencyOwner,
   route: string,
   request: unknown,
-  run: () => Promise<IdempotentResult>,
+  run: (retryKey: string | null) => Promise<IdempotentResult>,
   options: { sealed?: boolean } = {},
 ): Promise<Response> {
   const key = c.req.header('idempotency-key');
-  if (key === undefined) return respond(c, await answerOf(run), false);
+  if (key === undefined) return respond(c, await answerOf(() => run(null)), false);
   if (!KEY_PATTERN.test(key)) {
     throw new PlatformError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters', {
       code: 'INVALID_REQUEST',
@@ -71,9 +71,12 @@ export async function withIdempotency(
     const stored = options.sealed ? openBody(ctx, id, earlier.body) : earlier.body;
     return respond(c, { status: earlier.status, body: JSON.parse(stored) }, true);
   }
+  // What a retry of a request that failed (a 5xx, the record released) runs again with: the same
+  // value, so work it hands on (a charge at the payment processor) is the processor's same work.
+  const retryKey = hashSecret(`${id.tenantId}\n${id.scope}\n${id.key}`);
   let result: IdempotentResult;
   try {
-    result = await answerOf(run);
+    result = await answerOf(() => run(retryKey));
   } catch (error) {
     await releaseRecord(ctx, id);
     throw error;

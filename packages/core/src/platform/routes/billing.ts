@@ -172,12 +172,14 @@ export function billingRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const stripe = stripeOf();
     const usd = body.pack ?? body.amountUsd!;
     // A charge: a retry with the same Idempotency-Key (the owner's) answers the first charge, never a second.
-    return withIdempotency(ctx, c, owner, 'POST /api/billing/reload', body, async () => {
+    // A retry after a failure (the first charge's answer lost) asks Stripe for the same charge.
+    return withIdempotency(ctx, c, owner, 'POST /api/billing/reload', body, async (retryKey) => {
       const started = await stripe.reload({
         tenantId: owner.tenantId,
         amountMicros: purchaseMicros(usd)!,
         returnUrl: `${ctx.baseUrl}/billing`,
         userId: owner.userId,
+        retryKey,
       });
       return { status: 200, body: started };
     });
