@@ -1,7 +1,8 @@
 /**
  * An app's stream slots outlive no stream across a blink of the store: a claim whose stream
  * could not open is given back, and a slot whose release the store could not take is freed once
- * the store is back, not when its minute-long expiry lapses.
+ * the store is back, not when its minute-long expiry lapses. Nor do they outlive a client that
+ * stops reading: it is dropped once 1 MB piles up.
  *
  * @see docs/api/runtime.md "GET /api/deployments/me/events"
  */
@@ -11,6 +12,7 @@ import { openTestStore, STORE_KINDS, type TestStore } from '../../test/support/s
 import { silentLogger } from '../http/logger.js';
 import { StoreUnavailableError } from '../store/availability.js';
 import type { Store } from '../store/index.js';
+import { appendEvents } from './log.js';
 import { EventStreamHub } from './streams.js';
 
 /** Statements the store refuses as unreachable while `away` says so, as a blink would. */
@@ -30,7 +32,7 @@ const statement = (kind: RootOperationNode['kind'], table: string) => (node: Roo
   node.kind === kind && JSON.stringify(node).includes(`"name":"${table}"`);
 
 for (const kind of STORE_KINDS) {
-  describe(`event stream slots across a store blink (${kind})`, () => {
+  describe(`event stream slots across a store blink, and a client that stops reading (${kind})`, () => {
     let store: TestStore;
     let hub: EventStreamHub;
     const blink = new Blink();
@@ -108,6 +110,29 @@ for (const kind of STORE_KINDS) {
       const again = [await hub.open(appId, null), await hub.open(appId, null)];
       expect(again.map((result) => result.ok)).toEqual([true, true]);
       for (const result of again) if (result.ok) await result.response.body?.cancel();
+    });
+
+    it('drops a client that stops reading once 1 MB of output piles up, and frees its slot', async () => {
+      const appId = await newApp();
+      const opened = await hub.open(appId, null);
+      if (!opened.ok) throw new Error('the stream did not open');
+      expect(await slotsOf(appId)).toBe(1);
+      // 30 events of about 40 KB each (20 KB of slug, written under its legacy alias too): 1.2 MB,
+      // none of it read.
+      const drafts = Array.from({ length: 30 }, (_, i) => ({
+        appId,
+        kind: 'connection.connected' as const,
+        fields: { slug: `${i}`.padEnd(20_000, 'x'), connection_id: `c${i}` },
+      }));
+      await store.db.transaction().execute((trx) => appendEvents(trx, drafts));
+      await eventually(async () => (await slotsOf(appId)) === 0);
+      // What was written before the drop is still read, then the stream ends.
+      const reader = opened.response.body!.getReader();
+      let bytes = 0;
+      for (let read = await reader.read(); !read.done; read = await reader.read())
+        bytes += read.value.byteLength;
+      expect(bytes).toBeGreaterThan(1_000_000);
+      expect(bytes).toBeLessThan(1_100_000);
     });
   });
 }

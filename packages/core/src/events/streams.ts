@@ -51,8 +51,8 @@ export interface OpenStreamOptions {
  * slot naming an instance is freed when that instance's heartbeat stops).
  */
 const SLOT_TTL_MS = 60_000;
-/** A client that lets this much output pile up is dropped; it reconnects with Last-Event-ID. */
-const MAX_BUFFERED_CHARS = 1_000_000;
+/** A client that lets more than this much output pile up (bytes) is dropped; it reconnects with Last-Event-ID. */
+const MAX_BUFFERED_BYTES = 1_000_000;
 /** How soon a client of a stopping instance reconnects (to a live one, behind a load balancer). */
 const RECONNECT_AFTER_STOP_MS = 1000;
 /** The response header naming the event id a stream starts after (what `Last-Event-ID` resumes). */
@@ -164,7 +164,9 @@ export class EventStreamHub {
           let open = true;
           const write = (text: string) => {
             if (!open) return;
-            if ((controller.desiredSize ?? 0) < -MAX_BUFFERED_CHARS) {
+            // The queue's high-water mark is the limit: past it, what the client has not read
+            // outweighs it (the socket's own buffers hold a little more on top).
+            if ((controller.desiredSize ?? 0) < 0) {
               this.options.logger.warn('event stream dropped: client too slow', { app_id: appId });
               cleanup();
               controller.close();
@@ -246,7 +248,7 @@ export class EventStreamHub {
         },
         cancel: () => cleanup(),
       },
-      { highWaterMark: MAX_BUFFERED_CHARS, size: (chunk) => chunk.byteLength },
+      { highWaterMark: MAX_BUFFERED_BYTES, size: (chunk) => chunk.byteLength },
     );
     // Where the stream starts: a client that has seen no event yet still knows what to resume
     // after, so events made while it reconnects are replayed rather than lost.
