@@ -3,11 +3,12 @@
  * curl lines of docs/wire.md ("Drive a turn with curl") and docs/door.md ("The door in the demo
  * host") exactly as written, and the whole OAuth flow of the MCP door with the MCP SDK client.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +39,19 @@ afterAll(async () => {
 });
 
 /** The shell block after `<!-- name -->` in a doc page. */
+/**
+ * Runs shell lines in the demo's folder as bash does, strictly; answers what they print. Not
+ * `execFileSync`: a test process blocked for the script's seconds cannot see the demo closing its
+ * idle keep-alive connections, and its next `fetch` would go out on one already closed.
+ */
+async function runShell(script: string): Promise<string> {
+  const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script], {
+    cwd,
+    encoding: 'utf8',
+  });
+  return stdout;
+}
+
 function docBlock(page: string, name: string): string {
   const doc = readFileSync(join(ROOT, page), 'utf8');
   const match = new RegExp(`<!-- ${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(doc);
@@ -113,18 +127,19 @@ describe('pnpm start demo host', () => {
     expect(answer.headers.get('location')).toBe('/login?return_to=%2Forders');
   });
 
-  itWithPrograms(['curl'], 'builds a screen onto the orders page with the curl lines of docs/apps.md', () => {
-    const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('docs/apps.md', 'demo-app')], {
-      cwd,
-      encoding: 'utf8',
-    });
-    expect(out).toContain('"type":"data-service-app"');
-    expect(out).toContain('"state":"final"');
-    expect(out).toMatch(
-      /"output":\{"status":"built","app":"My orders","where":"Beside my orders on \/orders"/,
-    );
-    expect(out).toMatch(/\{"placements":\[\{"slot":"orders\.side","appId":"app_/);
-  });
+  itWithPrograms(
+    ['curl'],
+    'builds a screen onto the orders page with the curl lines of docs/apps.md',
+    async () => {
+      const out = await runShell(docBlock('docs/apps.md', 'demo-app'));
+      expect(out).toContain('"type":"data-service-app"');
+      expect(out).toContain('"state":"final"');
+      expect(out).toMatch(
+        /"output":\{"status":"built","app":"My orders","where":"Beside my orders on \/orders"/,
+      );
+      expect(out).toMatch(/\{"placements":\[\{"slot":"orders\.side","appId":"app_/);
+    },
+  );
 
   it('prints where the dashboard is: a page that sends a signed-out browser to sign in and back', async () => {
     const dashboard = /^Dashboard: (\S+) \(sign in as demo@example\.com/m.exec(platform.output())?.[1];
@@ -142,11 +157,8 @@ describe('pnpm start demo host', () => {
     expect(page.headers.get('content-type')).toContain('text/html');
   });
 
-  itWithPrograms(['curl'], 'drives a turn with the curl lines of docs/wire.md', () => {
-    const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('docs/wire.md', 'demo-turn')], {
-      cwd,
-      encoding: 'utf8',
-    });
+  itWithPrograms(['curl'], 'drives a turn with the curl lines of docs/wire.md', async () => {
+    const out = await runShell(docBlock('docs/wire.md', 'demo-turn'));
     expect(out).toContain('"type":"tool-output-available"');
     expect(out).toContain('A-1001');
     expect(out.trimEnd().endsWith('data: [DONE]')).toBe(true);
@@ -155,9 +167,9 @@ describe('pnpm start demo host', () => {
   itWithPrograms(
     ['curl'],
     'parks a cancellation, approves it and reads the turn on, with the curl lines of docs/wire.md',
-    () => {
+    async () => {
       const script = `${docBlock('docs/wire.md', 'demo-turn')}\n${docBlock('docs/wire.md', 'demo-approve')}`;
-      const out = execFileSync('bash', ['-euo', 'pipefail', '-c', script], { cwd, encoding: 'utf8' });
+      const out = await runShell(script);
       // The cancellation's stream ends at the pause; the replay after the decision reads on to the end.
       expect(out).toContain('"status":"awaiting_approval"');
       expect(out).toContain('{"approvals":[');
@@ -168,17 +180,18 @@ describe('pnpm start demo host', () => {
     },
   );
 
-  itWithPrograms(['curl'], 'calls a tool with the service key, with the curl lines of docs/door.md', () => {
-    const out = execFileSync('bash', ['-euo', 'pipefail', '-c', docBlock('docs/door.md', 'demo-door')], {
-      cwd,
-      encoding: 'utf8',
-    });
-    const message = JSON.parse(/^data: (.+)$/m.exec(out)?.[1] ?? out);
-    expect(message.result.structuredContent.orders.map((o: { id: string }) => o.id)).toEqual([
-      'A-1001',
-      'A-1002',
-    ]);
-  });
+  itWithPrograms(
+    ['curl'],
+    'calls a tool with the service key, with the curl lines of docs/door.md',
+    async () => {
+      const out = await runShell(docBlock('docs/door.md', 'demo-door'));
+      const message = JSON.parse(/^data: (.+)$/m.exec(out)?.[1] ?? out);
+      expect(message.result.structuredContent.orders.map((o: { id: string }) => o.id)).toEqual([
+        'A-1001',
+        'A-1002',
+      ]);
+    },
+  );
 
   it('lists tools with the service key through the MCP SDK client', async () => {
     const { mcp } = demoHost();
