@@ -698,6 +698,37 @@ for (const kind of STORE_KINDS) {
       ]);
     });
 
+    it('a refund that fails while its charge’s event is handled is given back, though its failure was told first', async () => {
+      const buyer = await owner();
+      const { sessionId, form } = await purchase(buyer.cookie, { pack: 25 });
+      await deliver(completedEvent(sessionId, form, 'pi_race'));
+      const paid = charge(form.customer!, 2500, 'pi_race');
+      const reported = refund(paid, 1000);
+      const settling = stripeApi.refunds.at(-1)!;
+      settling.status = 'pending';
+      // The charge's refunds are listed as pending; then the refund fails at Stripe, and its
+      // refund.failed is handled before the charge's event has posted the debit: nothing to undo yet.
+      stripeApi.beforeRefundsListAnswer = async () => {
+        stripeApi.beforeRefundsListAnswer = undefined;
+        settling.status = 'failed';
+        const failed = event('refund.failed', { ...settling });
+        expect(await (await deliver(failed)).json()).toMatchObject({ applied: false });
+      };
+      expect(await (await deliver(reported)).json()).toMatchObject({ applied: true });
+      expect(await balanceOf(buyer.tenantId)).toBe(25 * USD);
+      expect((await ledgerOf(buyer.tenantId)).map((e) => [e.kind, e.amount_micros])).toEqual([
+        ['purchase', 25 * USD],
+        ['refund', -10 * USD],
+        ['adjustment', 10 * USD],
+      ]);
+      // Told again, the charge's event and the failure post nothing more.
+      expect(await (await deliver(reported)).json()).toMatchObject({ applied: false });
+      expect(await (await deliver(event('refund.failed', { ...settling }))).json()).toMatchObject({
+        applied: false,
+      });
+      expect(await balanceOf(buyer.tenantId)).toBe(25 * USD);
+    });
+
     it('out of order, a refund before its completion debits first and the credit lands after: the same total', async () => {
       const buyer = await owner();
       const { sessionId, form } = await purchase(buyer.cookie, { pack: 100 });

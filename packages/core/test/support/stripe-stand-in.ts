@@ -24,6 +24,11 @@ export interface StripeStandIn {
   refunds: StripeObject[];
   /** Cards saved on customers, by customer id. */
   cards: Map<string, { brand: string; last4: string }>;
+  /**
+   * Run when a charge's refunds are listed, after the list is read and before it is answered: what
+   * happens at Stripe (a refund failing, its webhook told) while the list is on its way.
+   */
+  beforeRefundsListAnswer?: () => Promise<void>;
   /** Payment intents made (one per charge; an idempotent replay makes none). */
   paymentIntents: StripeObject[];
   /**
@@ -146,13 +151,13 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     }
     if (req.method === 'GET' && url.pathname === '/v1/refunds') {
       const charge = url.searchParams.get('charge');
-      return answer(200, {
-        object: 'list',
-        url: '/v1/refunds',
-        has_more: false,
-        data: refunds.filter((r) => r.charge === charge),
-      });
+      const data = structuredClone(refunds.filter((r) => r.charge === charge));
+      await standIn.beforeRefundsListAnswer?.();
+      return answer(200, { object: 'list', url: '/v1/refunds', has_more: false, data });
     }
+    const refundId = /^\/v1\/refunds\/([^/]+)$/.exec(url.pathname)?.[1];
+    const known = refunds.find((r) => r.id === refundId);
+    if (req.method === 'GET' && known) return answer(200, known);
     const cardsOf = /^\/v1\/customers\/([^/]+)\/payment_methods$/.exec(url.pathname)?.[1];
     if (req.method === 'GET' && cardsOf) {
       const card = cards.get(cardsOf);
@@ -183,7 +188,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
+  // The handler reads the hook a test sets here (requests come only once it is made).
+  const standIn: StripeStandIn = {
     api: { host: '127.0.0.1', port: (server.address() as AddressInfo).port, protocol: 'http' },
     requests,
     charges,
@@ -199,6 +205,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
         server.close(() => resolve());
       }),
   };
+  return standIn;
 }
 
 async function readAll(req: IncomingMessage): Promise<string> {

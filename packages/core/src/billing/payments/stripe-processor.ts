@@ -440,6 +440,13 @@ export class StripePaymentProcessor implements PaymentProcessor {
         description: 'Refund (Stripe)',
       });
       applied ||= result.applied;
+      // A refund listed as still settling may have failed since, and its `refund.failed` been told
+      // before this debit landed (finding none, it gave nothing back): asked again now that the
+      // debit is in, a failed one is given back here (once, whichever of the two gets there).
+      if (refund.status === 'pending' || refund.status === 'requires_action') {
+        const now = await this.askOrNone(() => this.stripe.refunds.retrieve(refund.id));
+        if (now && (await this.refundUndone(now))) applied = true;
+      }
     }
     return applied;
   }
