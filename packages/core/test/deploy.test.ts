@@ -973,6 +973,39 @@ describe('refusals of POST /api/deploy', () => {
     expect(await (await api(ws.cookie, 'GET', '/apps/mine/')).text()).toBe('own');
   });
 
+  it('ends a WebSocket through the proxy once the client ends its side, though the app keeps its own open', async () => {
+    // An app that leaves its WebSocket open until the other side closes it (no 'end' handling).
+    const holding = [
+      "const s = require('node:http').createServer((q, r) => r.end('ok'));",
+      "s.on('upgrade', (q, socket) => socket.write('HTTP/1.1 101 Switching Protocols\\r\\nupgrade: websocket\\r\\nconnection: Upgrade\\r\\n\\r\\n'));",
+      "s.listen(process.env.PORT, '127.0.0.1');",
+    ].join(' ');
+    await publishTestRelease(server.platform, {
+      slug: 'holding-tool',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', holding] },
+    });
+    const deployed = await api(ws.cookie, 'POST', '/api/deploy', {
+      toolSlug: 'holding-tool',
+      slug: 'holding',
+    });
+    expect(deployed.status).toBe(201);
+    const url = new URL(server.url);
+    const client = connect(Number(url.port), url.hostname);
+    client.write(
+      `GET /apps/holding/ws HTTP/1.1\r\nhost: ${url.host}\r\ncookie: ${ws.cookie}\r\norigin: ${url.origin}\r\n` +
+        'connection: Upgrade\r\nupgrade: websocket\r\n\r\n',
+    );
+    const first = await new Promise<Buffer>((resolve) => client.once('data', resolve));
+    expect(first.toString('latin1')).toMatch(/^HTTP\/1\.1 101 /);
+    // The client goes away without a close frame (its FIN only): the platform closes its side
+    // and the app's, rather than holding both half-open for as long as the app keeps its own.
+    const closed = new Promise<string>((resolve) => client.once('close', () => resolve('closed')));
+    client.end();
+    const after = new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 3000));
+    expect(await Promise.race([closed, after])).toBe('closed');
+    client.destroy();
+  }, 30_000);
+
   it('refuses viewers (403), signed-out callers (401) and cross-origin writes (403)', async () => {
     const viewer = await signedInTeammate(server, ws.tenantId, 'viewer', `viewer-${++emails}@example.test`);
     expect((await refusal(viewer, deployBody('app-v'))).status).toBe(403);

@@ -301,6 +301,21 @@ export function createUpgradeHandler(ctx: PlatformContext): UpgradeHandler {
       upstream.once('error', () => refuse(socket, '502 Bad Gateway'));
       socket.once('error', () => upstream.destroy());
       socket.once('close', () => upstream.destroy());
+      // A WebSocket has no half-open state: once either side ends, the other is ended and both
+      // closed. The platform's server keeps a socket half-open, so a client that just goes away
+      // (its FIN, no close frame) would hold both of the platform's sockets open for as long as
+      // the app keeps its side.
+      for (const [from, to] of [
+        [socket, upstream],
+        [upstream, socket],
+      ] as const) {
+        from.once('end', () =>
+          to.end(() => {
+            socket.destroy();
+            upstream.destroy();
+          }),
+        );
+      }
     })().catch(() => refuse(socket, '500 Internal Server Error'));
   };
 }
