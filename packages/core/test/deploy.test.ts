@@ -973,6 +973,29 @@ describe('refusals of POST /api/deploy', () => {
     expect(await (await api(ws.cookie, 'GET', '/apps/mine/')).text()).toBe('own');
   });
 
+  it("drops an app's Set-Cookie of the platform's session cookie, however it spaces the name", async () => {
+    const cookies = [
+      'service_session=plain; Path=/',
+      'service_session =spaced; Path=/',
+      '\tservice_session\t=tabbed; Path=/',
+      ' service_session=leading; Path=/',
+      'theme=dark; Path=/apps/cookies',
+    ];
+    const setting = `require('node:http').createServer((q, r) => { r.setHeader('set-cookie', ${JSON.stringify(cookies)}); r.end('ok'); }).listen(process.env.PORT, '127.0.0.1')`;
+    await publishTestRelease(server.platform, {
+      slug: 'cookie-tool',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', setting] },
+    });
+    const deployed = await api(ws.cookie, 'POST', '/api/deploy', {
+      toolSlug: 'cookie-tool',
+      slug: 'cookies',
+    });
+    expect(deployed.status).toBe(201);
+    const response = await api(ws.cookie, 'GET', '/apps/cookies/');
+    expect(response.status).toBe(200);
+    expect(response.headers.getSetCookie()).toEqual(['theme=dark; Path=/apps/cookies']);
+  }, 30_000);
+
   it('ends a WebSocket through the proxy once the client ends its side, though the app keeps its own open', async () => {
     // An app that leaves its WebSocket open until the other side closes it (no 'end' handling).
     const holding = [

@@ -109,7 +109,7 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
       // Node's fetch hands the body over decoded: its encoding no longer applies.
       if (HOP_BY_HOP.has(name) || name === 'content-encoding') return;
       // An app must not set (or clear) the platform's own session cookie.
-      if (name === 'set-cookie' && value.trimStart().startsWith(`${SESSION_COOKIE}=`)) return;
+      if (name === 'set-cookie' && setCookieName(value) === SESSION_COOKIE) return;
       answer.append(name, value);
     });
     return new Response(upstream.body, {
@@ -238,6 +238,16 @@ function identityHeaders(identity: Identity): Record<string, string> {
 /** A header carries Latin-1 only: a value beyond printable ASCII is sent percent-encoded. */
 function headerSafe(value: string): string {
   return /^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value);
+}
+
+/**
+ * The name a browser gives the cookie of a `Set-Cookie`: before the first `=`, without the spaces
+ * and tabs around it (RFC 6265 5.2), so `service_session =x` sets the session cookie too.
+ */
+function setCookieName(value: string): string {
+  const pair = value.split(';', 1)[0]!;
+  const equals = pair.indexOf('=');
+  return equals === -1 ? '' : pair.slice(0, equals).replace(/^[ \t]+|[ \t]+$/g, '');
 }
 
 function withoutSessionCookie(cookie: string): string {
