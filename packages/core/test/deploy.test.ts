@@ -207,6 +207,30 @@ describe('deploying the example tool', () => {
     expect((await api(ws.cookie, 'GET', '/apps/echo/nothing-here')).status).toBe(404);
   });
 
+  it('forwards an upload sent with Expect: 100-continue (as curl sends a large one)', async () => {
+    const body = randomBytes(64 * 1024);
+    const answer = await new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+      const req = httpRequest(`${server.url}/apps/echo/echo`, {
+        method: 'POST',
+        headers: {
+          cookie: ws.cookie,
+          'content-type': 'application/octet-stream',
+          'content-length': String(body.length),
+          expect: '100-continue',
+        },
+      });
+      req.on('continue', () => req.end(body));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      });
+      req.on('error', reject);
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.equals(body)).toBe(true);
+  });
+
   it('passes an answer the app compressed anyway, readable', async () => {
     const gzipping =
       "const zlib = require('node:zlib'); require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'text/plain' }); s.end(zlib.gzipSync('compressed hello')); }).listen(process.env.PORT, '127.0.0.1')";

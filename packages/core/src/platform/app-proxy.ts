@@ -24,6 +24,8 @@ const HOP_BY_HOP = new Set([
   'upgrade',
   'host',
   'content-length',
+  // Answered by the platform's own server (its `100 Continue`); Node's fetch refuses to send it.
+  'expect',
 ]);
 
 /** The identity a deployed app receives on every proxied request. */
