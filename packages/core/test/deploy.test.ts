@@ -282,6 +282,24 @@ describe('deploying the example tool', () => {
     expect(Date.now() - firstAt).toBeGreaterThan(300);
   });
 
+  it('lets a client leave an event stream midway without an error written to the console', async () => {
+    const printed = vi.spyOn(console, 'error');
+    try {
+      const leaving = new AbortController();
+      const response = await fetch(`${server.url}/apps/echo/ticks`, {
+        headers: { cookie: ws.cookie },
+        signal: leaving.signal,
+      });
+      await response.body!.getReader().read();
+      leaving.abort();
+      // The tool writes on for 600 ms; the proxy's reading of it is called off with the client.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(printed).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+    }
+  });
+
   it('opens a WebSocket through the proxy with the identity headers, and refuses other origins', async () => {
     const open = (origin: string) =>
       new Promise<{ status: number; message: string | null }>((resolve, reject) => {

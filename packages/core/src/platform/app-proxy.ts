@@ -114,7 +114,7 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
       if (name === 'set-cookie' && setCookieName(value) === SESSION_COOKIE) return;
       answer.append(name, value);
     });
-    return new Response(upstream.body, {
+    return new Response(endingWithClient(upstream.body, c.req.raw.signal), {
       status: upstream.status,
       statusText: upstream.statusText,
       headers: answer,
@@ -124,6 +124,32 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
   app.all('/apps/:slug', proxy);
   app.all('/apps/:slug/*', proxy);
   return app;
+}
+
+/**
+ * The app's answer as it streams, ended quietly once the client has gone: its leaving aborts the
+ * fetch, and the body's error would reach the node server, which prints it to the console (for
+ * every closed event stream). An app failing midway still errors it, so the answer is cut short.
+ */
+function endingWithClient(
+  body: ReadableStream<Uint8Array> | null,
+  gone: AbortSignal,
+): ReadableStream<Uint8Array> | null {
+  if (!body) return null;
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const chunk = await reader.read();
+        if (chunk.done) controller.close();
+        else controller.enqueue(chunk.value);
+      } catch (error) {
+        if (gone.aborted) controller.close();
+        else controller.error(error);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }
 
 type Target =
