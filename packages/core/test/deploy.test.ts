@@ -207,6 +207,30 @@ describe('deploying the example tool', () => {
     expect((await api(ws.cookie, 'GET', '/apps/echo/nothing-here')).status).toBe(404);
   });
 
+  it('forwards an upload sent with Expect: 100-continue (as curl sends a large one)', async () => {
+    const body = randomBytes(64 * 1024);
+    const answer = await new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
+      const req = httpRequest(`${server.url}/apps/echo/echo`, {
+        method: 'POST',
+        headers: {
+          cookie: ws.cookie,
+          'content-type': 'application/octet-stream',
+          'content-length': String(body.length),
+          expect: '100-continue',
+        },
+      });
+      req.on('continue', () => req.end(body));
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      });
+      req.on('error', reject);
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.equals(body)).toBe(true);
+  });
+
   it('passes an answer the app compressed anyway, readable', async () => {
     const gzipping =
       "const zlib = require('node:zlib'); require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'text/plain' }); s.end(zlib.gzipSync('compressed hello')); }).listen(process.env.PORT, '127.0.0.1')";
@@ -256,6 +280,24 @@ describe('deploying the example tool', () => {
     // 600 ms after the first; a proxy that buffered the stream would hand them over with it.
     // (Measured between arrivals, so a slow machine stretches it, never shortens it.)
     expect(Date.now() - firstAt).toBeGreaterThan(300);
+  });
+
+  it('lets a client leave an event stream midway without an error written to the console', async () => {
+    const printed = vi.spyOn(console, 'error');
+    try {
+      const leaving = new AbortController();
+      const response = await fetch(`${server.url}/apps/echo/ticks`, {
+        headers: { cookie: ws.cookie },
+        signal: leaving.signal,
+      });
+      await response.body!.getReader().read();
+      leaving.abort();
+      // The tool writes on for 600 ms; the proxy's reading of it is called off with the client.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(printed).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+    }
   });
 
   it('opens a WebSocket through the proxy with the identity headers, and refuses other origins', async () => {
@@ -972,6 +1014,62 @@ describe('refusals of POST /api/deploy', () => {
     expect(own.status).toBe(201);
     expect(await (await api(ws.cookie, 'GET', '/apps/mine/')).text()).toBe('own');
   });
+
+  it("drops an app's Set-Cookie of the platform's session cookie, however it spaces the name", async () => {
+    const cookies = [
+      'service_session=plain; Path=/',
+      'service_session =spaced; Path=/',
+      '\tservice_session\t=tabbed; Path=/',
+      ' service_session=leading; Path=/',
+      'theme=dark; Path=/apps/cookies',
+    ];
+    const setting = `require('node:http').createServer((q, r) => { r.setHeader('set-cookie', ${JSON.stringify(cookies)}); r.end('ok'); }).listen(process.env.PORT, '127.0.0.1')`;
+    await publishTestRelease(server.platform, {
+      slug: 'cookie-tool',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', setting] },
+    });
+    const deployed = await api(ws.cookie, 'POST', '/api/deploy', {
+      toolSlug: 'cookie-tool',
+      slug: 'cookies',
+    });
+    expect(deployed.status).toBe(201);
+    const response = await api(ws.cookie, 'GET', '/apps/cookies/');
+    expect(response.status).toBe(200);
+    expect(response.headers.getSetCookie()).toEqual(['theme=dark; Path=/apps/cookies']);
+  }, 30_000);
+
+  it('ends a WebSocket through the proxy once the client ends its side, though the app keeps its own open', async () => {
+    // An app that leaves its WebSocket open until the other side closes it (no 'end' handling).
+    const holding = [
+      "const s = require('node:http').createServer((q, r) => r.end('ok'));",
+      "s.on('upgrade', (q, socket) => socket.write('HTTP/1.1 101 Switching Protocols\\r\\nupgrade: websocket\\r\\nconnection: Upgrade\\r\\n\\r\\n'));",
+      "s.listen(process.env.PORT, '127.0.0.1');",
+    ].join(' ');
+    await publishTestRelease(server.platform, {
+      slug: 'holding-tool',
+      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', holding] },
+    });
+    const deployed = await api(ws.cookie, 'POST', '/api/deploy', {
+      toolSlug: 'holding-tool',
+      slug: 'holding',
+    });
+    expect(deployed.status).toBe(201);
+    const url = new URL(server.url);
+    const client = connect(Number(url.port), url.hostname);
+    client.write(
+      `GET /apps/holding/ws HTTP/1.1\r\nhost: ${url.host}\r\ncookie: ${ws.cookie}\r\norigin: ${url.origin}\r\n` +
+        'connection: Upgrade\r\nupgrade: websocket\r\n\r\n',
+    );
+    const first = await new Promise<Buffer>((resolve) => client.once('data', resolve));
+    expect(first.toString('latin1')).toMatch(/^HTTP\/1\.1 101 /);
+    // The client goes away without a close frame (its FIN only): the platform closes its side
+    // and the app's, rather than holding both half-open for as long as the app keeps its own.
+    const closed = new Promise<string>((resolve) => client.once('close', () => resolve('closed')));
+    client.end();
+    const after = new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 3000));
+    expect(await Promise.race([closed, after])).toBe('closed');
+    client.destroy();
+  }, 30_000);
 
   it('refuses viewers (403), signed-out callers (401) and cross-origin writes (403)', async () => {
     const viewer = await signedInTeammate(server, ws.tenantId, 'viewer', `viewer-${++emails}@example.test`);

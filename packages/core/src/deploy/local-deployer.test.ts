@@ -1,15 +1,17 @@
 /**
  * The local deployer with real child processes: a crashing deployment is restarted with growing
  * delays and reads `crash_loop`; a process that ignores SIGTERM is killed after the grace; the log
- * ring keeps only the newest lines; the platform's own environment does not leak into a deployment.
+ * ring keeps only the newest lines, and no more of a line than it keeps; the platform's own
+ * environment does not leak into a deployment.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DeployerError } from './deployer.js';
 import { LocalDeployer } from './local-deployer.js';
-import { LogRing } from './log-ring.js';
+import { followLines, LogRing } from './log-ring.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'local-deployer-'));
 /** Serves the environment variable named by the path, and exits after `LIFETIME_MS` when set. */
@@ -156,6 +158,52 @@ describe('LocalDeployer', () => {
       'line 19',
     ]);
     expect(deployer.logs('l', 2).map((l) => l.line)).toEqual(['line 18', 'line 19']);
+  });
+
+  it('holds no more of a line than it keeps, however long the process writes without a line break', async () => {
+    const endless = join(dir, 'endless.cjs');
+    writeFileSync(
+      endless,
+      `require('node:http').createServer((q, s) => s.end()).listen(process.env.PORT, '127.0.0.1', () => {
+  const chunk = 'x'.repeat(1 << 20);
+  let left = 128;
+  const more = () => { while (left > 0) { left--; if (!process.stdout.write(chunk)) return void process.stdout.once('drain', more); } console.error('written'); };
+  more();
+});`,
+    );
+    deployer = new LocalDeployer();
+    const before = process.memoryUsage().heapUsed;
+    await deployer.deploy({
+      appId: 'e',
+      tenantId: 't',
+      artifact: { ...artifact, start: ['node', endless] },
+      env: {},
+    });
+    await waitFor(() => deployer.logs('e', 10).some((l) => l.line === 'written'));
+    // 128 MiB without a line break went by: held whole until its end, it would all be in the heap.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(32 * 1024 * 1024);
+    await deployer.stop('e');
+    expect(deployer.logs('e', 10)).toEqual([]);
+  });
+});
+
+describe('followLines', () => {
+  it('ends lines at \\n, \\r\\n (also split between chunks) and \\r, cuts long ones, and ends the last at the end', async () => {
+    const source = new PassThrough();
+    const lines: string[] = [];
+    followLines(source, (line) => lines.push(line));
+    for (const chunk of ['one\r', '\ntwo\rthree\n', 'x'.repeat(5000), 'y'.repeat(5000), '\nlé', 'st']) {
+      source.write(Buffer.from(chunk));
+    }
+    source.end();
+    await new Promise((resolve) => source.on('end', resolve));
+    expect(lines.map((line) => (line.length > 100 ? `${line[0]}*${line.length}` : line))).toEqual([
+      'one',
+      'two',
+      'three',
+      'x*4096',
+      'lést',
+    ]);
   });
 });
 

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
-import { createInterface } from 'node:readline';
 import {
   type Deployer,
   DeployerError,
@@ -10,7 +9,7 @@ import {
   type DeploymentStatus,
   type LogLine,
 } from './deployer.js';
-import { LogRing } from './log-ring.js';
+import { followLines, LogRing } from './log-ring.js';
 
 export interface LocalDeployerOptions {
   /** How long a new process gets to answer on its port. Default 20 s. */
@@ -207,7 +206,7 @@ export class LocalDeployer implements Deployer {
       ['stdout', child.stdout],
       ['stderr', child.stderr],
     ] as const) {
-      createInterface({ input: source }).on('line', (line) => run.logs.push(stream, line));
+      followLines(source, (line) => run.logs.push(stream, line));
     }
     const exited = new Promise<string>((resolve) => {
       child.once('error', (error) => resolve(`could not start: ${error.message}`));

@@ -24,6 +24,8 @@ const HOP_BY_HOP = new Set([
   'upgrade',
   'host',
   'content-length',
+  // Answered by the platform's own server (its `100 Continue`); Node's fetch refuses to send it.
+  'expect',
 ]);
 
 /** The identity a deployed app receives on every proxied request. */
@@ -109,10 +111,10 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
       // Node's fetch hands the body over decoded: its encoding no longer applies.
       if (HOP_BY_HOP.has(name) || name === 'content-encoding') return;
       // An app must not set (or clear) the platform's own session cookie.
-      if (name === 'set-cookie' && value.trimStart().startsWith(`${SESSION_COOKIE}=`)) return;
+      if (name === 'set-cookie' && setCookieName(value) === SESSION_COOKIE) return;
       answer.append(name, value);
     });
-    return new Response(upstream.body, {
+    return new Response(endingWithClient(upstream.body, c.req.raw.signal), {
       status: upstream.status,
       statusText: upstream.statusText,
       headers: answer,
@@ -122,6 +124,32 @@ export function appProxyRoutes(ctx: PlatformContext, options: { devSignIn: boole
   app.all('/apps/:slug', proxy);
   app.all('/apps/:slug/*', proxy);
   return app;
+}
+
+/**
+ * The app's answer as it streams, ended quietly once the client has gone: its leaving aborts the
+ * fetch, and the body's error would reach the node server, which prints it to the console (for
+ * every closed event stream). An app failing midway still errors it, so the answer is cut short.
+ */
+function endingWithClient(
+  body: ReadableStream<Uint8Array> | null,
+  gone: AbortSignal,
+): ReadableStream<Uint8Array> | null {
+  if (!body) return null;
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const chunk = await reader.read();
+        if (chunk.done) controller.close();
+        else controller.enqueue(chunk.value);
+      } catch (error) {
+        if (gone.aborted) controller.close();
+        else controller.error(error);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }
 
 type Target =
@@ -240,6 +268,16 @@ function headerSafe(value: string): string {
   return /^[\x20-\x7e]*$/.test(value) ? value : encodeURIComponent(value);
 }
 
+/**
+ * The name a browser gives the cookie of a `Set-Cookie`: before the first `=`, without the spaces
+ * and tabs around it (RFC 6265 5.2), so `service_session =x` sets the session cookie too.
+ */
+function setCookieName(value: string): string {
+  const pair = value.split(';', 1)[0]!;
+  const equals = pair.indexOf('=');
+  return equals === -1 ? '' : pair.slice(0, equals).replace(/^[ \t]+|[ \t]+$/g, '');
+}
+
 function withoutSessionCookie(cookie: string): string {
   return cookie
     .split(';')
@@ -301,6 +339,21 @@ export function createUpgradeHandler(ctx: PlatformContext): UpgradeHandler {
       upstream.once('error', () => refuse(socket, '502 Bad Gateway'));
       socket.once('error', () => upstream.destroy());
       socket.once('close', () => upstream.destroy());
+      // A WebSocket has no half-open state: once either side ends, the other is ended and both
+      // closed. The platform's server keeps a socket half-open, so a client that just goes away
+      // (its FIN, no close frame) would hold both of the platform's sockets open for as long as
+      // the app keeps its side.
+      for (const [from, to] of [
+        [socket, upstream],
+        [upstream, socket],
+      ] as const) {
+        from.once('end', () =>
+          to.end(() => {
+            socket.destroy();
+            upstream.destroy();
+          }),
+        );
+      }
     })().catch(() => refuse(socket, '500 Internal Server Error'));
   };
 }
