@@ -60,6 +60,20 @@ afterAll(async () => {
 
 const api = sessionClient(() => server.url);
 
+/** Publishes a tool whose process runs `script` with `node -e`, and deploys it as `slug`. */
+async function deployScript(
+  cookie: string,
+  toolSlug: string,
+  slug: string,
+  script: string,
+): Promise<Response> {
+  await publishTestRelease(server.platform, {
+    slug: toolSlug,
+    artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', script] },
+  });
+  return api(cookie, 'POST', '/api/deploy', { toolSlug, slug });
+}
+
 interface Workspace {
   cookie: string;
   tenantId: string;
@@ -234,13 +248,7 @@ describe('deploying the example tool', () => {
   it('passes an answer the app compressed anyway, readable', async () => {
     const gzipping =
       "const zlib = require('node:zlib'); require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'text/plain' }); s.end(zlib.gzipSync('compressed hello')); }).listen(process.env.PORT, '127.0.0.1')";
-    await publishTestRelease(server.platform, {
-      slug: 'gzip-tool',
-      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', gzipping] },
-    });
-    expect(
-      (await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: 'gzip-tool', slug: 'gzipped' })).status,
-    ).toBe(201);
+    expect((await deployScript(ws.cookie, 'gzip-tool', 'gzipped', gzipping)).status).toBe(201);
     const answer = await api(ws.cookie, 'GET', '/apps/gzipped/');
     expect(await answer.text()).toBe('compressed hello');
   });
@@ -248,13 +256,7 @@ describe('deploying the example tool', () => {
   it('never forwards a client-sent Forwarded header (the platform says where the request came in)', async () => {
     const echoing =
       "require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-type': 'application/json' }); s.end(JSON.stringify(q.headers)); }).listen(process.env.PORT, '127.0.0.1')";
-    await publishTestRelease(server.platform, {
-      slug: 'headers-tool',
-      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', echoing] },
-    });
-    expect(
-      (await api(ws.cookie, 'POST', '/api/deploy', { toolSlug: 'headers-tool', slug: 'headers' })).status,
-    ).toBe(201);
+    expect((await deployScript(ws.cookie, 'headers-tool', 'headers', echoing)).status).toBe(201);
     const seen = await (
       await api(ws.cookie, 'GET', '/apps/headers/', undefined, {
         forwarded: 'for=203.0.113.9;host=evil.example;proto=https',
@@ -1024,15 +1026,7 @@ describe('refusals of POST /api/deploy', () => {
       'theme=dark; Path=/apps/cookies',
     ];
     const setting = `require('node:http').createServer((q, r) => { r.setHeader('set-cookie', ${JSON.stringify(cookies)}); r.end('ok'); }).listen(process.env.PORT, '127.0.0.1')`;
-    await publishTestRelease(server.platform, {
-      slug: 'cookie-tool',
-      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', setting] },
-    });
-    const deployed = await api(ws.cookie, 'POST', '/api/deploy', {
-      toolSlug: 'cookie-tool',
-      slug: 'cookies',
-    });
-    expect(deployed.status).toBe(201);
+    expect((await deployScript(ws.cookie, 'cookie-tool', 'cookies', setting)).status).toBe(201);
     const response = await api(ws.cookie, 'GET', '/apps/cookies/');
     expect(response.status).toBe(200);
     expect(response.headers.getSetCookie()).toEqual(['theme=dark; Path=/apps/cookies']);
@@ -1045,15 +1039,7 @@ describe('refusals of POST /api/deploy', () => {
       "s.on('upgrade', (q, socket) => socket.write('HTTP/1.1 101 Switching Protocols\\r\\nupgrade: websocket\\r\\nconnection: Upgrade\\r\\n\\r\\n'));",
       "s.listen(process.env.PORT, '127.0.0.1');",
     ].join(' ');
-    await publishTestRelease(server.platform, {
-      slug: 'holding-tool',
-      artifact: { type: 'directory', path: process.cwd(), start: ['node', '-e', holding] },
-    });
-    const deployed = await api(ws.cookie, 'POST', '/api/deploy', {
-      toolSlug: 'holding-tool',
-      slug: 'holding',
-    });
-    expect(deployed.status).toBe(201);
+    expect((await deployScript(ws.cookie, 'holding-tool', 'holding', holding)).status).toBe(201);
     const url = new URL(server.url);
     const client = connect(Number(url.port), url.hostname);
     client.write(
