@@ -660,14 +660,19 @@ for (const kind of STORE_KINDS) {
       ]);
     });
 
-    it('a refund that fails or is canceled after its debit is credited back, once', async () => {
+    /** A workspace that bought 25 USD, whose charge's event reports a pending refund of 10. */
+    const pendingRefund = async (paymentIntent: string) => {
       const buyer = await owner();
       const { sessionId, form } = await purchase(buyer.cookie, { pack: 25 });
-      await deliver(completedEvent(sessionId, form, 'pi_undo'));
-      const paid = charge(form.customer!, 2500, 'pi_undo');
-      const reported = refund(paid, 1000);
+      await deliver(completedEvent(sessionId, form, paymentIntent));
+      const reported = refund(charge(form.customer!, 2500, paymentIntent), 1000);
       const pending = stripeApi.refunds.at(-1)!;
       pending.status = 'pending';
+      return { buyer, reported, pending };
+    };
+
+    it('a refund that fails or is canceled after its debit is credited back, once', async () => {
+      const { buyer, reported, pending } = await pendingRefund('pi_undo');
       expect(await (await deliver(reported)).json()).toMatchObject({ applied: true });
       expect(await balanceOf(buyer.tenantId)).toBe(15 * USD);
       const failed = event('refund.failed', { ...pending, status: 'failed' });
@@ -699,13 +704,7 @@ for (const kind of STORE_KINDS) {
     });
 
     it('a refund that fails while its charge’s event is handled is given back, though its failure was told first', async () => {
-      const buyer = await owner();
-      const { sessionId, form } = await purchase(buyer.cookie, { pack: 25 });
-      await deliver(completedEvent(sessionId, form, 'pi_race'));
-      const paid = charge(form.customer!, 2500, 'pi_race');
-      const reported = refund(paid, 1000);
-      const settling = stripeApi.refunds.at(-1)!;
-      settling.status = 'pending';
+      const { buyer, reported, pending: settling } = await pendingRefund('pi_race');
       // The charge's refunds are listed as pending; then the refund fails at Stripe, and its
       // refund.failed is handled before the charge's event has posted the debit: nothing to undo yet.
       stripeApi.beforeRefundsListAnswer = async () => {
