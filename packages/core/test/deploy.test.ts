@@ -465,11 +465,25 @@ describe('deploying the example tool', () => {
     expect(after.deployment.since).not.toBe(before);
     const names = await (await api(ws.cookie, 'GET', `/api/apps/${deployed.app.id}/secrets`)).json();
     expect(names.secrets).toEqual([{ name: 'API_TOKEN' }, { name: 'TOKEN' }]);
-    for (const bad of ['lower', 'PORT', 'SERVICE_API_KEY', 'A-B']) {
+    // The platform's own names, and those that change how the process starts, are refused.
+    for (const bad of [
+      'lower',
+      'PORT',
+      'SERVICE_API_KEY',
+      'A-B',
+      'LD_PRELOAD',
+      'NODE_OPTIONS',
+      'NODE_REDIRECT_WARNINGS',
+      'BASH_ENV',
+    ]) {
       expect(
         (await api(ws.cookie, 'PUT', `/api/apps/${deployed.app.id}/secrets/${bad}`, { value: 'x' })).status,
       ).toBe(400);
     }
+    expect(
+      (await api(ws.cookie, 'PUT', `/api/apps/${deployed.app.id}/secrets/NODE_ENV`, { value: 'production' }))
+        .status,
+    ).toBe(200);
     expect((await api(ws.cookie, 'PUT', `/api/apps/${deployed.app.id}/secrets/X`, { value: 5 })).status).toBe(
       400,
     );

@@ -801,7 +801,7 @@ function checkSecretName(name: string): void {
   if (!SECRET_NAME.test(name) || isReservedName(name)) {
     throw new DeployError(
       400,
-      'A secret name is A-Z, 0-9 and _ (up to 64, starting with a letter), and not PORT, PATH, HOME, NODE_OPTIONS or SERVICE_*',
+      'A secret name is A-Z, 0-9 and _ (up to 64, starting with a letter), and not one the platform or the process start reads: PORT, PATH, HOME, SERVICE_*, LD_*, NODE_* (NODE_ENV is free), BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4 or IFS',
       'INVALID_SECRET_NAME',
     );
   }

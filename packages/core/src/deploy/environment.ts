@@ -7,12 +7,29 @@ export const SECRET_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
 export const MAX_VALUE_CHARS = 16_384;
 
 /**
- * Variables the platform sets itself; an input or secret may not take their name (the platform's
- * value would win, which the tenant would not expect).
+ * Names an input or secret may not take: the variables the platform sets itself (its value would
+ * win, which the tenant would not expect), and those that change how the process is started
+ * rather than what the tool reads: the dynamic loader's (`LD_PRELOAD` loads a library into it),
+ * Node's own (`NODE_REDIRECT_WARNINGS` and `NODE_V8_COVERAGE` write files, `NODE_EXTRA_CA_CERTS`
+ * reads one; `NODE_ENV` is the tool's, and stays free) and a shell's start-up ones.
  */
 export function isReservedName(name: string): boolean {
-  return /^SERVICE_/i.test(name) || ['PORT', 'NODE_OPTIONS', 'PATH', 'HOME'].includes(name.toUpperCase());
+  const upper = name.toUpperCase();
+  if (upper.startsWith('SERVICE_') || upper.startsWith('LD_')) return true;
+  if (upper.startsWith('NODE_')) return upper !== 'NODE_ENV';
+  return RESERVED_NAMES.has(upper);
 }
+const RESERVED_NAMES = new Set([
+  'PORT',
+  'PATH',
+  'HOME',
+  'BASH_ENV',
+  'ENV',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'PS4',
+  'IFS',
+]);
 
 /** Wizard inputs whose values are sealed like secrets and never shown again. */
 const SECRET_TYPES = new Set(['secret', 'password']);
