@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { exportJWK, generateKeyPair, importJWK, type JSONWebKeySet, type JWK, SignJWT } from 'jose';
@@ -10,6 +9,7 @@ import { escapeHtml, htmlDocument, htmlPageHeaders } from '../http/html.js';
 import { parseJsonInput, textProblem } from '../http/input-guard.js';
 import { describeIssues } from '../http/issues.js';
 import { safeReturnTo } from '../http/return-to.js';
+import { uuidOfText } from '../internal/uuid.js';
 import type { Database } from '../store/database.js';
 import { Accounts } from './accounts.js';
 import { isCrossOrigin, secureCookiesFor, startSession } from './session-cookie.js';
@@ -192,14 +192,7 @@ export async function createDevIdentityProvider(
 
 /** The subject of an email: a UUID from SHA-256 of the normalized address, so it never changes. */
 export function subjectForEmail(email: string): string {
-  const bytes = createHash('sha256')
-    .update(`service-dev-idp:${normalizeEmail(email)}`)
-    .digest();
-  // RFC 9562 version 8 (custom) with the RFC variant bits, so it parses as an ordinary UUID.
-  bytes[6] = (bytes[6]! & 0x0f) | 0x80;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return uuidOfText(`service-dev-idp:${normalizeEmail(email)}`);
 }
 
 function normalizeEmail(email: string): string {

@@ -1,5 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { uuidOfText } from '../../internal/uuid.js';
 import type { Database } from '../../store/database.js';
 import type { PurchaseRequest } from './processor.js';
 
@@ -13,7 +14,7 @@ export async function recordPurchase(
   processor: string,
   request: PurchaseRequest,
 ): Promise<string> {
-  const id = request.retryKey ? uuidOf(`purchase:${request.retryKey}`) : randomUUID();
+  const id = request.retryKey ? uuidOfText(`purchase:${request.retryKey}`) : randomUUID();
   await db
     .insertInto('purchases')
     .values({
@@ -27,11 +28,4 @@ export async function recordPurchase(
     .onConflict((conflict) => conflict.column('id').doNothing())
     .execute();
   return id;
-}
-
-/** A UUID read off a SHA-256 of `text` (version 8, RFC 9562's custom layout): the same text, the same id. */
-function uuidOf(text: string): string {
-  const hex = createHash('sha256').update(text).digest('hex');
-  const variant = ((Number.parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
