@@ -303,9 +303,9 @@ describe('deploying the example tool', () => {
   });
 
   it('opens a WebSocket through the proxy with the identity headers, and refuses other origins', async () => {
-    const open = (origin: string) =>
+    const open = (origin: string, path = '/apps/echo/ws') =>
       new Promise<{ status: number; message: string | null }>((resolve, reject) => {
-        const req = httpRequest(`${server.url}/apps/echo/ws`, {
+        const req = httpRequest(`${server.url}${path}`, {
           headers: {
             connection: 'Upgrade',
             upgrade: 'websocket',
@@ -336,6 +336,11 @@ describe('deploying the example tool', () => {
       'x-service-tenant-id': ws.tenantId,
     });
     expect((await open('http://evil.example')).status).toBe(403);
+    // The slug read decoded, as the HTTP proxy reads it; one that is no percent-encoding is no app.
+    const encoded = await open(server.url, '/apps/%65cho/ws');
+    expect(encoded.status).toBe(101);
+    expect(JSON.parse(encoded.message!)).toMatchObject({ 'x-service-tenant-id': ws.tenantId });
+    expect((await open(server.url, '/apps/%e0cho/ws')).status).toBe(404);
   });
 
   it('reaches the app at a percent-encoded slug with the path as it came', async () => {

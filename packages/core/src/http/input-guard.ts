@@ -175,7 +175,8 @@ function nestingDepth(text: string): number {
   return deepest;
 }
 
-function decodeOrNull(part: string): string | null {
+/** `decodeURIComponent`, or null for text that is not valid percent-encoding. */
+export function decodeOrNull(part: string): string | null {
   try {
     return decodeURIComponent(part);
   } catch {

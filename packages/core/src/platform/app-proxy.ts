@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type Context, Hono } from 'hono';
 import { parse as parseCookie } from 'hono/utils/cookie';
+import { decodeOrNull } from '../http/input-guard.js';
 import { SESSION_COOKIE } from '../identity/sessions.js';
 import type { MembershipRole } from '../store/database.js';
 import type { PlatformContext, PlatformEnv } from './context.js';
@@ -306,7 +307,9 @@ export function createUpgradeHandler(ctx: PlatformContext): UpgradeHandler {
       if (!URL.canParse(request.url ?? '/', base.origin)) return refuse(socket, '400 Bad Request');
       const url = new URL(request.url ?? '/', base.origin);
       const match = url.pathname.slice(basePath.length).match(/^\/apps\/([^/]+)(\/.*)?$/);
-      if (!url.pathname.startsWith(`${basePath}/`) || !match || !APP_SLUG.test(match[1]!)) {
+      // The slug is read decoded, as the HTTP routes read it (`/apps/%65cho` is `echo`).
+      const slug = match ? decodeOrNull(match[1]!) : null;
+      if (!url.pathname.startsWith(`${basePath}/`) || !match || slug === null || !APP_SLUG.test(slug)) {
         return refuse(socket, '404 Not Found');
       }
       if (request.headers.origin !== base.origin) return refuse(socket, '403 Forbidden');
@@ -316,10 +319,10 @@ export function createUpgradeHandler(ctx: PlatformContext): UpgradeHandler {
       const role = session?.tenantId ? await ctx.accounts.roleIn(session.tenantId, session.userId) : null;
       if (!session?.tenantId || !role) return refuse(socket, '401 Unauthorized');
       const user: SessionCaller = { ...session, tenantId: session.tenantId, role };
-      const target = await targetOf(ctx, user, match[1]!);
+      const target = await targetOf(ctx, user, slug);
       if ('refusal' in target) return refuse(socket, `${target.refusal.status} ${target.refusal.title}`);
       const headers = forwardedHeaders(toHeaders(request), target.identity, {
-        prefix: `${basePath}/apps/${match[1]}`,
+        prefix: `${basePath}/apps/${slug}`,
         host: request.headers.host ?? base.host,
         proto: base.protocol.replace(':', ''),
       });
