@@ -51,6 +51,16 @@ export function ChatApp({ base = '/api/service', user, onSignOut, title = 'Chat'
     return () => window.removeEventListener('popstate', onPopState);
   }, [threadId]);
   useEffect(refreshThreads, [refreshThreads]);
+  // Threads started or renamed in another tab show once the person comes back to this one.
+  useEffect(() => {
+    const follow = () => document.visibilityState === 'visible' && refreshThreads();
+    window.addEventListener('focus', follow);
+    document.addEventListener('visibilitychange', follow);
+    return () => {
+      window.removeEventListener('focus', follow);
+      document.removeEventListener('visibilitychange', follow);
+    };
+  }, [refreshThreads]);
 
   const open = (id: string, fresh = false) => {
     if (id === threadId) return;

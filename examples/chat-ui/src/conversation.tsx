@@ -103,6 +103,34 @@ export function Conversation({
     clearError();
     onCutOff();
   }, [chatError, messages, clearError, onCutOff]);
+  // A turn sent from another tab, or ended there, shows here once the person comes back to this
+  // one (the tab shown again, the window focused): while this tab is idle the thread is read
+  // again and, when it moved on, its stored messages replace the list and a turn still running
+  // is joined (a stream that has ended answers 204, and nothing more happens).
+  useEffect(() => {
+    // A new chat this tab has sent nothing in is on no server yet.
+    if (busy || reconnecting || (!resume && messages.length === 0)) return;
+    let current = true;
+    const follow = () => {
+      if (document.visibilityState !== 'visible') return;
+      loadThread(base, threadId).then(
+        async (stored) => {
+          if (!current || !stored || sameMessages(stored, messages)) return;
+          setMessages(stored);
+          await resumeStream();
+        },
+        // Nothing to show: the next return to the page looks again.
+        () => undefined,
+      );
+    };
+    window.addEventListener('focus', follow);
+    document.addEventListener('visibilitychange', follow);
+    return () => {
+      current = false;
+      window.removeEventListener('focus', follow);
+      document.removeEventListener('visibilitychange', follow);
+    };
+  }, [busy, reconnecting, resume, messages, setMessages, resumeStream, base, threadId]);
   // A joined turn paused for an approval stays in flight until the approval is answered.
   const [joined, setJoined] = useState(false);
   useEffect(() => {
@@ -216,6 +244,11 @@ function MessageList({ children }: { children: ReactNode }) {
       {children}
     </ol>
   );
+}
+
+/** Whether two lists hold the same messages, in order (the thread did not move on). */
+function sameMessages(stored: UIMessage[], shown: UIMessage[]): boolean {
+  return stored.length === shown.length && stored.every((message, index) => message.id === shown[index]!.id);
 }
 
 function awaitsApproval(message: UIMessage | undefined): boolean {

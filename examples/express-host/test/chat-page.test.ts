@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '@service/core/http';
 import type { Store } from '@service/core/store';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Locator, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CHROMIUM_PATH,
@@ -190,6 +190,13 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
         .latestRun ?? undefined
     );
   }
+
+  /**
+   * The person comes back to a tab. Headless Chromium shows every page at once and focuses each
+   * (no tab is ever hidden or blurred), so the window's `focus` is fired as the browser fires it
+   * when a window is focused again.
+   */
+  const comeBackTo = (tab: Page) => tab.evaluate(() => window.dispatchEvent(new Event('focus')));
 
   /** Characters of the last answer's text now. */
   const textLength = async (answer: Locator) =>
@@ -414,6 +421,67 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
       await other.getByRole('button', { name: 'Send' }).click();
       await other.locator('.message-assistant').last().getByText('You said: and one more thing.').waitFor();
     } finally {
+      await other.close();
+    }
+  });
+
+  it('follows a turn run from another tab once the person comes back to this one', async () => {
+    await newChat();
+    await send('hello from the first tab');
+    await lastAnswer().getByText('You said: hello from the first tab.').waitFor();
+    const other = await page.context().newPage();
+    const streamRequests: string[] = [];
+    const onRequest = (request: Request) => {
+      if (request.url().includes('/stream')) streamRequests.push(request.url());
+    };
+    page.on('request', onRequest);
+    try {
+      other.setDefaultTimeout(10_000);
+      await other.goto(page.url());
+      const otherAnswers = other.locator('.message-assistant');
+      await otherAnswers.getByText('You said: hello from the first tab.').waitFor();
+
+      await send('tell me a story');
+      await poll(() => textLength(lastAnswer())).toBeGreaterThan(20);
+      // The other tab, idle and in the background, shows the thread as it was.
+      expect(await otherAnswers.count()).toBe(1);
+
+      await comeBackTo(other);
+      await poll(() => other.locator('.message-user').allTextContents()).toEqual([
+        'Youhello from the first tab',
+        'Youtell me a story',
+      ]);
+      const joined = otherAnswers.last();
+      await poll(() => textLength(joined)).toBeGreaterThan(0);
+      const seen = await textLength(joined);
+      await poll(() => textLength(joined)).toBeGreaterThan(seen);
+      await other.getByRole('button', { name: 'Stop' }).waitFor();
+      expect(await other.getByRole('alert').count()).toBe(0);
+
+      // Stopped from this tab; the other shows the turn's end when it is looked at again.
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await poll(async () => (await latestRun())?.status).toBe('cancelled');
+      await comeBackTo(other);
+      await other.getByRole('button', { name: 'Send' }).waitFor();
+      // Back on the tab that ran the turn: it shows the thread as stored, and asks for no stream.
+      await comeBackTo(page);
+      await page.getByRole('button', { name: 'Send' }).waitFor();
+      expect(await answers().count()).toBe(2);
+      expect(await textLength(otherAnswers.last())).toBe(await textLength(lastAnswer()));
+      expect(streamRequests).toEqual([]);
+
+      // A chat started in this tab is listed in the other once the person comes back to it.
+      await newChat();
+      await send('a chat of the first tab');
+      await lastAnswer().getByText('You said: a chat of the first tab.').waitFor();
+      const listed = other
+        .getByRole('navigation', { name: 'Threads' })
+        .getByRole('button', { name: /a chat of the first tab/ });
+      expect(await listed.count()).toBe(0);
+      await comeBackTo(other);
+      await listed.waitFor();
+    } finally {
+      page.off('request', onRequest);
       await other.close();
     }
   });
