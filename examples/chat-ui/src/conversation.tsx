@@ -107,21 +107,29 @@ export function Conversation({
   // one (the tab shown again, the window focused): while this tab is idle the thread is read
   // again and, when it moved on, its stored messages replace the list and a turn still running
   // is joined (a stream that has ended answers 204, and nothing more happens).
+  // One look at a time: a tab shown again fires both `visibilitychange` and `focus`, and two
+  // joins of one turn would write its text twice.
+  const looking = useRef(false);
   useEffect(() => {
     // A new chat this tab has sent nothing in is on no server yet.
     if (busy || reconnecting || (!resume && messages.length === 0)) return;
     let current = true;
     const follow = () => {
-      if (document.visibilityState !== 'visible') return;
-      loadThread(base, threadId).then(
-        async (stored) => {
-          if (!current || !stored || sameMessages(stored, messages)) return;
-          setMessages(stored);
-          await resumeStream();
-        },
-        // Nothing to show: the next return to the page looks again.
-        () => undefined,
-      );
+      if (document.visibilityState !== 'visible' || looking.current) return;
+      looking.current = true;
+      loadThread(base, threadId)
+        .then(
+          async (stored) => {
+            if (!current || !stored || sameMessages(stored, messages)) return;
+            setMessages(stored);
+            await resumeStream();
+          },
+          // Nothing to show: the next return to the page looks again.
+          () => undefined,
+        )
+        .finally(() => {
+          looking.current = false;
+        });
     };
     window.addEventListener('focus', follow);
     document.addEventListener('visibilitychange', follow);

@@ -197,6 +197,12 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
    * when a window is focused again.
    */
   const comeBackTo = (tab: Page) => tab.evaluate(() => window.dispatchEvent(new Event('focus')));
+  /** A tab shown again: the browser fires `visibilitychange`, then the window's `focus`. */
+  const showAgain = (tab: Page) =>
+    tab.evaluate(() => {
+      document.dispatchEvent(new Event('visibilitychange'));
+      window.dispatchEvent(new Event('focus'));
+    });
 
   /** Characters of the last answer's text now. */
   const textLength = async (answer: Locator) =>
@@ -446,7 +452,9 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
       // The other tab, idle and in the background, shows the thread as it was.
       expect(await otherAnswers.count()).toBe(1);
 
-      await comeBackTo(other);
+      const otherAsked: string[] = [];
+      other.on('request', (request) => otherAsked.push(new URL(request.url()).pathname));
+      await showAgain(other);
       await poll(() => other.locator('.message-user').allTextContents()).toEqual([
         'Youhello from the first tab',
         'Youtell me a story',
@@ -457,6 +465,12 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
       await poll(() => textLength(joined)).toBeGreaterThan(seen);
       await other.getByRole('button', { name: 'Stop' }).waitFor();
       expect(await other.getByRole('alert').count()).toBe(0);
+      // Both of the browser's events, one look: the thread read once, its turn joined once.
+      const thread = `/api/service/threads/${threadId()}`;
+      expect(otherAsked.filter((path) => path === thread || path.endsWith('/stream'))).toEqual([
+        thread,
+        `/api/service/chat/${threadId()}/stream`,
+      ]);
 
       // Stopped from this tab; the other shows the turn's end when it is looked at again.
       await page.getByRole('button', { name: 'Stop' }).click();
