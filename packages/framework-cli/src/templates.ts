@@ -128,16 +128,19 @@ export function mountServiceRoutes(app: ExpressAppLike): void {
 function nextService(modelImport: string, system: string): string {
   return `/**
  * The app's one service, created on the first request (never during \`next build\`) and shared by
- * every route handler of this server process.
+ * every route handler of this server process. It is kept on \`globalThis\`, not in this module:
+ * Next.js may evaluate this module more than once in one process (\`next dev\` below Next.js 16
+ * does so each time it compiles a page), and a second service would find the store in use.
+ * So in development, restart \`next dev\` to pick up a change to what the service is given here.
  */
 import { createService, type Principal, type Service } from '@service/core/wire';
 import { model } from ${JSON.stringify(modelImport)};
 import { tools } from './service-tools';
 
-let service: Promise<Service> | undefined;
+const shared = globalThis as typeof globalThis & { __appService?: Promise<Service> };
 
 export function getService(): Promise<Service> {
-  if (!service) {
+  if (!shared.__appService) {
     const made = createService({
       // Who is signed in: return { subject: <your user id> } from your own session, or null.
       principal: (_request: Request): Principal | null => null,
@@ -145,13 +148,13 @@ export function getService(): Promise<Service> {
       system: ${system},
       ...(model ? { model } : {}),
     });
-    service = made;
+    shared.__appService = made;
     // Failed (the store briefly unreachable): the next request makes it again.
     made.catch(() => {
-      if (service === made) service = undefined;
+      if (shared.__appService === made) shared.__appService = undefined;
     });
   }
-  return service;
+  return shared.__appService;
 }
 `;
 }

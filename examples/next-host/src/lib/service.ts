@@ -1,6 +1,8 @@
 /**
  * The host's one service, created on the first request (never during `next build`) and shared by
- * every route handler of this server process.
+ * every route handler of this server process. It is kept on `globalThis`, not in this module:
+ * Next.js may evaluate this module more than once in one process, and a second service would find
+ * the store in use.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { safeEqual } from '@service/core/identity';
@@ -31,7 +33,7 @@ function principalOf(request: Request): Principal | null {
   return subject.startsWith('user:') && safeEqual(cookie.slice(dot + 1), expected) ? { subject } : null;
 }
 
-let service: Promise<Service> | undefined;
+const shared = globalThis as typeof globalThis & { __appService?: Promise<Service> };
 
 /**
  * The Express demo's order tools and its offline model, so the example chats with no key; with
@@ -40,18 +42,18 @@ let service: Promise<Service> | undefined;
  * default: `DATABASE_URL`, else PGlite under `SERVICE_DATA_DIR` (default `.service/data`).
  */
 export function getService(): Promise<Service> {
-  if (!service) {
+  if (!shared.__appService) {
     const made = createService({
       principal: principalOf,
       tools: hostTools,
       system: 'You help the signed-in user with their orders.',
       ...(process.env.SERVICE_MODEL ? {} : { model: createDemoModel() }),
     });
-    service = made;
+    shared.__appService = made;
     // Failed (the store briefly unreachable): the next request tries again.
     made.catch(() => {
-      if (service === made) service = undefined;
+      if (shared.__appService === made) shared.__appService = undefined;
     });
   }
-  return service;
+  return shared.__appService;
 }
