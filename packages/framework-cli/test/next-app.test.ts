@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppProcess } from './support/app-process.js';
-import { BUILT, createApp, installed, PACKAGE, readJson, runCli } from './support/cli.js';
+import { BUILT, createApp, installed, PACKAGE, runCli } from './support/cli.js';
 import { walkNextApp, writeNextAppSources } from './support/next-app.js';
 
 let dir: string;
