@@ -236,7 +236,7 @@ describe('webhooks', () => {
 });
 
 describe('a request whose client drops before its body ends', () => {
-  it('is not logged as the store being away: a JSON body, a webhook delivery', async () => {
+  it('is not logged as the store being away: a JSON body, a chat message, an app import, a webhook delivery', async () => {
     const store = await openTestStore('pglite');
     const warnings: string[] = [];
     const logger = {
@@ -247,7 +247,14 @@ describe('a request whose client drops before its body ends', () => {
     const service = await testService(store, { logger, automations: { webhooks: { hooks: SECRET } } });
     const server = await serveWithExpress(service);
     try {
-      for (const path of ['/automations', '/approvals/decide', '/webhooks/hooks']) {
+      for (const path of [
+        '/automations',
+        '/approvals/decide',
+        '/webhooks/hooks',
+        '/chat',
+        '/apps/import',
+        '/slots',
+      ]) {
         await new Promise<void>((resolve) => {
           const req = httpRequest(new URL(`${server.url}/api/service${path}`), {
             method: 'POST',
