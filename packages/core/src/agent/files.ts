@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { UIMessage } from 'ai';
 import type { Kysely } from 'kysely';
+import { storableText } from '../http/input-guard.js';
 import type { Database } from '../store/database.js';
 import { after, exactCreatedAt, type ListPosition, type Page, pageOf } from '../store/keyset.js';
 import type { BlobStore } from './blobs.js';
@@ -38,12 +39,13 @@ export function normalizeMediaType(value: string | null | undefined): string {
 
 /**
  * A file name safe to keep and show: the last path segment, control characters and separators
- * dropped, at most 255 characters; `file` when nothing is left.
+ * dropped, half a surrogate pair (a multipart name may be given in UTF-16) read as U+FFFD, as the
+ * store keeps it, at most 255 characters; `file` when nothing is left.
  */
 export function cleanFileName(value: string | null | undefined): string {
   const last = (value ?? '').split(/[/\\]/).at(-1) ?? '';
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-  const clean = last.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  const clean = storableText(last.replace(/[\u0000-\u001f\u007f]/g, '')).trim();
   return [...clean].slice(0, MAX_NAME_LENGTH).join('') || 'file';
 }
 

@@ -172,7 +172,7 @@ export class Automations {
     const verdict = configured ? verify(configured, delivery) : { rejection: 'unknown_source' as const };
     if ('rejection' in verdict) {
       await this.audit.recordNow(null, 'webhook.rejected', {
-        source: source.slice(0, 64),
+        source: shownSource(source),
         reason: verdict.rejection,
       });
       return { accepted: false };
@@ -183,7 +183,7 @@ export class Automations {
     const idProblem = textProblem(id);
     if (idProblem) {
       await this.audit.recordNow(null, 'webhook.rejected', {
-        source: source.slice(0, 64),
+        source: shownSource(source),
         reason: 'invalid_id',
       });
       return { accepted: false, problem: `delivery id ${idProblem}` };
@@ -295,6 +295,15 @@ function verify(
  * delivery is genuine and the store cannot hold those characters, so it is taken with them
  * replaced. (An escaped `\u0000` in the body's JSON is plain text here and needs nothing.)
  */
+/**
+ * A refused delivery's source as its audit event keeps it: 64 characters at most, counted as
+ * code points, so the cut never splits an emoji's pair (a lone half could not be stored, and the
+ * refusal would go unrecorded).
+ */
+function shownSource(source: string): string {
+  return [...source].slice(0, 64).join('');
+}
+
 function deliveryText(source: string, id: string, body: Uint8Array): string {
   const text = new TextDecoder().decode(body);
   const shown =

@@ -45,7 +45,10 @@ export interface BodyLimit {
 /** A request, or a response the server fetched: whatever has headers and a body stream. */
 type WithBody = Pick<Request, 'headers' | 'body'>;
 
-/** The body's bytes (empty when there is none), at most `maxBytes` of them. */
+/**
+ * The body's bytes (empty when there is none), at most `maxBytes` of them. A body its client broke
+ * off throws `BodyCutShortError`.
+ */
 export async function readBody(request: WithBody, limit: BodyLimit): Promise<Uint8Array<ArrayBuffer>> {
   const refuse = () => limit.tooLarge?.() ?? new BodyTooLargeError(limit.maxBytes);
   const declared = Number(request.headers.get('content-length') ?? '0');
@@ -55,7 +58,14 @@ export async function readBody(request: WithBody, limit: BodyLimit): Promise<Uin
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let read: ReadableStreamReadResult<Uint8Array>;
+    try {
+      read = await reader.read();
+    } catch (error) {
+      // The client went away before its body's end: not a fault of the server, nor of its store.
+      throw new BodyCutShortError({ cause: error });
+    }
+    const { done, value } = read;
     if (done) break;
     size += value.byteLength;
     if (size > limit.maxBytes) {

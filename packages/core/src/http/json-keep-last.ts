@@ -13,7 +13,7 @@
  * Each kept piece is capped (the other members together, the last element, a value kept whole);
  * the body as a whole has its own, larger cap.
  */
-import { BodyTooLargeError } from './body.js';
+import { BodyCutShortError, BodyTooLargeError } from './body.js';
 import { type JsonInput, MAX_JSON_DEPTH, parseJsonInput } from './input-guard.js';
 
 export interface KeepLastLimits {
@@ -48,7 +48,10 @@ export async function readJsonKeepingLast(
       let size = 0;
       try {
         for (;;) {
-          const { done, value } = await reader.read();
+          const { done, value } = await reader.read().catch((error: unknown) => {
+            // The client went away before its body's end.
+            throw new BodyCutShortError({ cause: error });
+          });
           if (done) break;
           size += value.byteLength;
           if (size > limits.maxTotalBytes) throw refuse('total');

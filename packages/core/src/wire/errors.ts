@@ -145,7 +145,9 @@ export function asWireError(error: unknown): WireError | null {
   }
   // Before the store's check: the socket's error it carries reads like the store's.
   if (error instanceof BodyCutShortError) {
-    return new WireError('validation_failed', 'body: the upload broke off before its end.', { cause: error });
+    return new WireError('validation_failed', 'body: the request broke off before its end.', {
+      cause: error,
+    });
   }
   if (isStoreUnavailable(error)) {
     return new WireError('unavailable', 'The service is briefly unavailable; try again shortly.', {

@@ -700,6 +700,24 @@ for (const kind of STORE_KINDS) {
         );
       });
 
+      it('records the refusal of a source whose name is cut inside an emoji', async () => {
+        // The audit keeps 64 characters of the name: the cut falls inside the emoji's pair.
+        const source = `${'s'.repeat(63)}\u{1F600}tail`;
+        const response = await callerFor(
+          httpOne.fetch,
+          null,
+          httpOne.url,
+        )(`/webhooks/${encodeURIComponent(source)}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        });
+        expect(response.status).toBe(401);
+        expect(await auditData('webhook.rejected')).toEqual(
+          expect.arrayContaining([{ source: `${'s'.repeat(63)}\u{1F600}`, reason: 'unknown_source' }]),
+        );
+      });
+
       it("verifies Stripe's Stripe-Signature and deduplicates by the event id", async () => {
         const id = await onSource('stan', 'stripe');
         const payload = '{"id":"evt_1Abc","type":"invoice.paid","data":{"object":{"amount_paid":900}}}';

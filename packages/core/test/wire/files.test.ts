@@ -238,6 +238,32 @@ for (const kind of STORE_KINDS) {
       expect(listed.files.find((f) => f.id === file.id)?.name).toBe('résumé 日本.txt');
     });
 
+    it('answers a name that is not well-formed text as it is kept: half an emoji becomes U+FFFD', async () => {
+      // RFC 5987 lets a part name its file in UTF-16: these bytes are a high surrogate alone, then "x.txt".
+      const body = [
+        '--cut',
+        `Content-Disposition: form-data; name="file"; filename*=utf-16le''%3D%D8x%00.%00t%00x%00t%00`,
+        'Content-Type: text/plain',
+        '',
+        'abc',
+        '--cut--',
+        '',
+      ].join('\r\n');
+      const created = await ada('/files', {
+        method: 'POST',
+        headers: { 'x-service-upload': 'multipart', 'content-type': 'multipart/form-data; boundary=cut' },
+        body,
+      });
+      expect(created.status).toBe(201);
+      const { file } = (await created.json()) as { file: { id: string; name: string } };
+      expect(file.name).toBe('\ufffdx.txt');
+      const shown = (await (await ada(`/files/${file.id}`)).json()) as { file: { name: string } };
+      expect(shown.file.name).toBe(file.name);
+      const content = await ada(`/files/${file.id}/content`);
+      expect(content.status).toBe(200);
+      expect(content.headers.get('content-disposition')).toContain("filename*=UTF-8''%EF%BF%BDx.txt");
+    });
+
     it('keeps nothing of an upload whose client drops midway', async () => {
       const rows = await chunkRows();
       const url = new URL(`${server.url}/api/service/files`);

@@ -2,8 +2,10 @@
  * Status, doctor and sync routes, development and production, and the automation entry points
  * (tick and webhooks) that authenticate by their own means.
  */
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { serveWithExpress } from '../../../express/test/support/serve.js';
 import { signWebhook } from '../../src/automations/webhooks.js';
 import { AppStore } from '../../src/wire/apps/app-store.js';
 import type { Service } from '../../src/wire/create-service.js';
@@ -230,6 +232,48 @@ describe('webhooks', () => {
     const body = 'x'.repeat(1024 * 1024 + 1);
     const response = await deliver(body, signed('msg_big', body));
     expect(response.status).toBe(413);
+  });
+});
+
+describe('a request whose client drops before its body ends', () => {
+  it('is not logged as the store being away: a JSON body, a chat message, an app import, a webhook delivery', async () => {
+    const store = await openTestStore('pglite');
+    const warnings: string[] = [];
+    const logger = {
+      info() {},
+      error: (message: string) => warnings.push(message),
+      warn: (message: string) => warnings.push(message),
+    };
+    const service = await testService(store, { logger, automations: { webhooks: { hooks: SECRET } } });
+    const server = await serveWithExpress(service);
+    try {
+      for (const path of [
+        '/automations',
+        '/approvals/decide',
+        '/webhooks/hooks',
+        '/chat',
+        '/apps/import',
+        '/slots',
+      ]) {
+        await new Promise<void>((resolve) => {
+          const req = httpRequest(new URL(`${server.url}/api/service${path}`), {
+            method: 'POST',
+            headers: { 'x-test-user': 'ada', 'content-type': 'application/json', 'content-length': '100' },
+          });
+          req.on('error', () => resolve());
+          req.on('close', () => resolve());
+          req.write('{"name":', () => setTimeout(() => req.destroy(), 100));
+        });
+      }
+      // The server has had the drops well before a request sent after them is answered.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await callerFor((r) => server.fetch(r), 'ada')('/automations')).status).toBe(200);
+      expect(warnings).toEqual([]);
+    } finally {
+      await server.close();
+      await service.close();
+      await store.dispose();
+    }
   });
 });
 

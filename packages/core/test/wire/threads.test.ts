@@ -119,6 +119,10 @@ for (const kind of STORE_KINDS) {
         '2026-03-01T10:00:00.123Z~bad id',
         '2026-03-01T10:00:00Z~a~b',
         '~t1',
+        // Date-times the store cannot hold: year 0, and years 0 and 10000 once read in UTC.
+        '0000-01-01T00:00:00Z',
+        '0001-01-01T00:00:00+14:00',
+        '9999-12-31T23:59:59-14:00~t1',
       ]) {
         const answer = await ada()(`/threads?before=${encodeURIComponent(before)}`);
         expect(answer.status, before).toBe(400);

@@ -11,6 +11,17 @@ import type { WireContext, WireEnv } from '../context.js';
 import { WireError } from '../errors.js';
 import { noFields, principalOf, queryOf, validate } from '../request.js';
 
+/** The instants the store holds: years 0001 to 9999 in UTC (it has no year 0, 1 BC). */
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** A date-time (any offset) whose instant the store can compare with, read in UTC. */
+function isStorableDateTime(value: string): boolean {
+  if (!z.iso.datetime({ offset: true }).safeParse(value).success) return false;
+  const at = Date.parse(value);
+  return at >= FIRST_INSTANT && at <= LAST_INSTANT;
+}
+
 /**
  * A page's `nextBefore`: the last thread's `updatedAt` and id, as `<updatedAt>~<id>` (ids never
  * hold `~`). `?before=` takes it, or an `updatedAt` alone.
@@ -21,11 +32,12 @@ const beforeSchema = z
   .transform((value, ctx) => {
     const [updatedAt = '', id, ...rest] = value.split('~');
     const valid =
-      z.iso.datetime({ offset: true }).safeParse(updatedAt).success &&
-      (id === undefined || CLIENT_ID_PATTERN.test(id)) &&
-      rest.length === 0;
+      isStorableDateTime(updatedAt) && (id === undefined || CLIENT_ID_PATTERN.test(id)) && rest.length === 0;
     if (!valid) {
-      ctx.addIssue({ code: 'custom', message: 'must be a nextBefore, or an ISO date-time' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be a nextBefore, or an ISO date-time of the years 0001 to 9999',
+      });
       return z.NEVER;
     }
     return id === undefined ? { updatedAt } : { updatedAt, id };
