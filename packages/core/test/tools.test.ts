@@ -781,6 +781,37 @@ describe('caches', () => {
     await expect.poll(() => deployableSlugs(second.url), { timeout: 5000 }).toContain('research-desk');
   });
 
+  it('keeps no list or framing read while a change notice was heard: it may predate the change', async () => {
+    const tools = server.platform.context.tools;
+    clock += HOUR; // past every cache
+    // Reads under way as the notice of an admin's change is heard...
+    const reads = Promise.all([
+      tools.catalog({ admin: false }),
+      tools.deployable({ admin: false }),
+      tools.usageFraming('notes'),
+    ]);
+    tools.forget();
+    await reads;
+    // ...may have read the store before the change committed (here: after them, without a notice).
+    await store.db.updateTable('tools').set({ name: 'Notes, changed' }).where('slug', '=', 'notes').execute();
+    const named = (list: Array<{ name?: string; toolName?: string }>) =>
+      list.map((tool) => tool.name ?? tool.toolName);
+    expect(named((await (await get(server.url, '/api/tools/catalog')).json()).tools)).toContain(
+      'Notes, changed',
+    );
+    expect(named((await (await get(server.url, '/api/tools/deployable')).json()).tools)).toContain(
+      'Notes, changed',
+    );
+    await store.db.updateTable('tools').set({ enabled: false }).where('slug', '=', 'notes').execute();
+    expect((await get(server.url, '/api/tools/notes/usage-framing')).status).toBe(404);
+    await store.db
+      .updateTable('tools')
+      .set({ name: 'Notes', enabled: true })
+      .where('slug', '=', 'notes')
+      .execute();
+    tools.forget();
+  });
+
   it('drops the deployable list when a release is published on another instance', async () => {
     expect(await deployableSlugs(server.url)).not.toContain('draft-tool');
     expect((await publish('draft-tool', '1', SIMPLE_MANIFEST('draft-tool'), second.url)).status).toBe(201);
