@@ -163,6 +163,15 @@ describe('the admins’ tool API', () => {
   it('refuses bad input with a clear 4xx', async () => {
     expect((await adminSend('POST', '/api/admin/tools', { slug: 'Bad Slug', name: 'x' })).status).toBe(400);
     expect((await adminSend('POST', '/api/admin/tools', { slug: 'notes', name: 'Again' })).status).toBe(409);
+    // The lists' own paths: a tool of that slug would have no detail at /api/tools/{slug}.
+    for (const slug of ['catalog', 'deployable']) {
+      expect(
+        await json(await adminSend('POST', '/api/admin/tools', { slug, name: 'Catalog' })),
+      ).toMatchObject({
+        status: 400,
+        body: { message: 'slug: slug must not be catalog or deployable: those are the lists' },
+      });
+    }
     expect(
       (await adminSend('POST', '/api/admin/tools', { slug: 'long-one', name: 'x'.repeat(500) })).status,
     ).toBe(400);
