@@ -632,6 +632,26 @@ describe('connector OAuth', () => {
       expect((await asUser(busy.cookie, 'POST', startPath(), {})).status).toBe(201);
     });
 
+    it('holds a user to 20 authorizations in flight when they start many at once', async () => {
+      const eager = await signedInOwner(server, 'eager@example.test');
+      const statuses = await Promise.all(
+        Array.from({ length: 30 }, async () => (await asUser(eager.cookie, 'POST', startPath(), {})).status),
+      );
+      expect(statuses.filter((status) => status === 201)).toHaveLength(20);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(10);
+      const user = await store.db
+        .selectFrom('users')
+        .select('id')
+        .where('email', '=', 'eager@example.test')
+        .executeTakeFirstOrThrow();
+      const states = await store.db
+        .selectFrom('oauth_states')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('user_id', '=', user.id)
+        .executeTakeFirstOrThrow();
+      expect(Number(states.n)).toBe(20);
+    });
+
     it('answers the authorize URL as JSON to a same-origin POST', async () => {
       const response = await asUser(
         owner.cookie,

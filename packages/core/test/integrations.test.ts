@@ -258,6 +258,35 @@ describe('anonymous callers', () => {
       })
       .toBe(200);
   });
+
+  it('keep no list or detail read while a change notice was heard: it may predate the change', async () => {
+    const integrations = a.platform.context.integrations;
+    clock += FIVE_MINUTES; // past both caches
+    // Reads under way as the notice of an admin's change is heard...
+    const list = integrations.publicList();
+    const detail = integrations.publicDetail('calendar');
+    integrations.forget();
+    await Promise.all([list, detail]);
+    // ...may have read the store before the change committed (here: after them, without a notice).
+    await store.db
+      .updateTable('integrations')
+      .set({ name: 'Calendar, changed' })
+      .where('provider', '=', 'calendar')
+      .execute();
+    const listed = (await (await get(null, '/api/integrations')).json()) as {
+      integrations: Array<{ name: string }>;
+    };
+    expect(listed.integrations.map((row) => row.name)).toContain('Calendar, changed');
+    expect(((await (await get(null, '/api/integrations/calendar')).json()) as { name: string }).name).toBe(
+      'Calendar, changed',
+    );
+    await store.db
+      .updateTable('integrations')
+      .set({ name: 'Calendar' })
+      .where('provider', '=', 'calendar')
+      .execute();
+    integrations.forget();
+  });
 });
 
 describe('signed-in callers', () => {

@@ -21,13 +21,15 @@ import { openTestStore, type TestStore } from './support/stores.js';
 const HOUR = 60 * 60_000;
 
 /** What the gateway answers with. */
-type Mode = 'ok' | 'error' | 'malformed' | 'wrong-shape' | 'slow' | 'huge';
+type Mode = 'ok' | 'error' | 'malformed' | 'wrong-shape' | 'slow' | 'huge' | 'held';
 
 interface FakeGateway {
   url: string;
   mode: Mode;
   /** Listing requests received. */
   hits: number;
+  /** In mode `held`, answers the listings held so far (each as `ok`). */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -55,10 +57,14 @@ const LISTING = {
 
 async function startGateway(): Promise<FakeGateway> {
   let server!: Server;
+  const held: Array<() => void> = [];
   const gateway: FakeGateway = {
     url: '',
     mode: 'ok',
     hits: 0,
+    release: () => {
+      for (const answer of held.splice(0)) answer();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -87,6 +93,9 @@ async function startGateway(): Promise<FakeGateway> {
         return;
       case 'huge':
         return json(JSON.stringify({ data: [], padding: 'x'.repeat(64 * 1024) }));
+      case 'held':
+        held.push(() => json(JSON.stringify(LISTING)));
+        return;
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -198,6 +207,43 @@ describe('GET /api/pricing/models', () => {
     await expect.poll(promptPerMillion).toBe(0.225);
     await upsertProvider(store.db, sealer, llmProvider(gateway.url));
     await expect.poll(promptPerMillion).toBe(0.18);
+  });
+
+  it('never keeps a listing priced before a margin change that arrived while it was fetched', async () => {
+    // An instance of its own, with the default fetch timeout: the listing is held meanwhile.
+    const other = await startPlatform(store, { now: () => clock });
+    const promptPerMillion = async () => {
+      const body = (await (await get('/api/pricing/models', undefined, other)).json()) as {
+        models: Array<{ pricing: { prompt_per_million: number } }>;
+      };
+      return body.models[0]?.pricing.prompt_per_million;
+    };
+    const { sealer } = server.platform.context;
+    try {
+      gateway.mode = 'held';
+      const hits = gateway.hits;
+      // A fetch under way, priced at the margin read before it (20 %)...
+      const before = promptPerMillion();
+      await expect.poll(() => gateway.hits).toBe(hits + 1);
+      // ...when the margin changes, and the change notice drops the cache.
+      await upsertProvider(store.db, sealer, { ...llmProvider(gateway.url), marginPercent: '50' });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // A caller arriving now does not share the fetch priced before the change.
+      const after = promptPerMillion();
+      await expect.poll(() => gateway.hits).toBe(hits + 2);
+      gateway.mode = 'ok';
+      gateway.release();
+      expect(await before).toBe(0.18);
+      expect(await after).toBe(0.225);
+      // What is kept is the listing priced after the change.
+      expect(await promptPerMillion()).toBe(0.225);
+      expect(gateway.hits).toBe(hits + 2);
+    } finally {
+      gateway.mode = 'ok';
+      gateway.release();
+      await upsertProvider(store.db, sealer, llmProvider(gateway.url));
+      await other.close();
+    }
   });
 
   it('answers 502 naming the gateway on every upstream failure, and caches none', async () => {

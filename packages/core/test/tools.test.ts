@@ -163,6 +163,15 @@ describe('the admins’ tool API', () => {
   it('refuses bad input with a clear 4xx', async () => {
     expect((await adminSend('POST', '/api/admin/tools', { slug: 'Bad Slug', name: 'x' })).status).toBe(400);
     expect((await adminSend('POST', '/api/admin/tools', { slug: 'notes', name: 'Again' })).status).toBe(409);
+    // The lists' own paths: a tool of that slug would have no detail at /api/tools/{slug}.
+    for (const slug of ['catalog', 'deployable']) {
+      expect(
+        await json(await adminSend('POST', '/api/admin/tools', { slug, name: 'Catalog' })),
+      ).toMatchObject({
+        status: 400,
+        body: { message: 'slug: slug must not be catalog or deployable: those are the lists' },
+      });
+    }
     expect(
       (await adminSend('POST', '/api/admin/tools', { slug: 'long-one', name: 'x'.repeat(500) })).status,
     ).toBe(400);
@@ -779,6 +788,37 @@ describe('caches', () => {
     expect(await catalogSlugs(second.url)).not.toContain('research-desk');
     expect((await adminSend('PATCH', '/api/admin/tools/research-desk', { enabled: true })).status).toBe(200);
     await expect.poll(() => deployableSlugs(second.url), { timeout: 5000 }).toContain('research-desk');
+  });
+
+  it('keeps no list or framing read while a change notice was heard: it may predate the change', async () => {
+    const tools = server.platform.context.tools;
+    clock += HOUR; // past every cache
+    // Reads under way as the notice of an admin's change is heard...
+    const reads = Promise.all([
+      tools.catalog({ admin: false }),
+      tools.deployable({ admin: false }),
+      tools.usageFraming('notes'),
+    ]);
+    tools.forget();
+    await reads;
+    // ...may have read the store before the change committed (here: after them, without a notice).
+    await store.db.updateTable('tools').set({ name: 'Notes, changed' }).where('slug', '=', 'notes').execute();
+    const named = (list: Array<{ name?: string; toolName?: string }>) =>
+      list.map((tool) => tool.name ?? tool.toolName);
+    expect(named((await (await get(server.url, '/api/tools/catalog')).json()).tools)).toContain(
+      'Notes, changed',
+    );
+    expect(named((await (await get(server.url, '/api/tools/deployable')).json()).tools)).toContain(
+      'Notes, changed',
+    );
+    await store.db.updateTable('tools').set({ enabled: false }).where('slug', '=', 'notes').execute();
+    expect((await get(server.url, '/api/tools/notes/usage-framing')).status).toBe(404);
+    await store.db
+      .updateTable('tools')
+      .set({ name: 'Notes', enabled: true })
+      .where('slug', '=', 'notes')
+      .execute();
+    tools.forget();
   });
 
   it('drops the deployable list when a release is published on another instance', async () => {

@@ -87,6 +87,11 @@ export function startOfMonthUtc(now: Date): Date {
 export class Integrations {
   readonly #publicList: TtlCache<'all', PublicIntegration[]>;
   readonly #publicDetail: TtlCache<string, PublicIntegration | null>;
+  /**
+   * Counts forgettings: a read that overlapped one may have read the store before the change it
+   * announced, so it answers its caller but is not cached.
+   */
+  #generation = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -101,6 +106,7 @@ export class Integrations {
 
   /** Drops the anonymous caches (a change notice of `integrations` arrived). */
   forget(): void {
+    this.#generation++;
     this.#publicList.clear();
     this.#publicDetail.clear();
   }
@@ -109,6 +115,7 @@ export class Integrations {
   async publicList(): Promise<PublicIntegration[]> {
     const cached = this.#publicList.get('all');
     if (cached) return cached;
+    const generation = this.#generation;
     const rows = await this.db
       .selectFrom('integrations')
       .selectAll()
@@ -117,7 +124,7 @@ export class Integrations {
       .orderBy('provider')
       .execute();
     const list = rows.map((row) => publicShape(row, this.baseUrl));
-    this.#publicList.set('all', list);
+    if (generation === this.#generation) this.#publicList.set('all', list);
     return list;
   }
 
@@ -125,9 +132,10 @@ export class Integrations {
   async publicDetail(slug: string): Promise<PublicIntegration | null> {
     const cached = this.#publicDetail.get(slug);
     if (cached !== undefined) return cached;
+    const generation = this.#generation;
     const row = await this.#row(slug);
     const detail = row?.enabled ? publicShape(row, this.baseUrl) : null;
-    this.#publicDetail.set(slug, detail);
+    if (generation === this.#generation) this.#publicDetail.set(slug, detail);
     return detail;
   }
 

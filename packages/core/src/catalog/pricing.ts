@@ -84,6 +84,11 @@ interface Gateway {
 export class PublicPricing {
   #models: { models: ModelPrice[]; expiresAt: number } | null = null;
   #loading: Promise<ModelPrice[]> | null = null;
+  /**
+   * Counts change notices: a listing fetched across one was priced before the change (the
+   * margin it read may be gone), so it answers its callers but is not kept, nor shared after.
+   */
+  #generation = 0;
   readonly #now: () => number;
   readonly #fetch: typeof fetch;
 
@@ -98,6 +103,8 @@ export class PublicPricing {
   /** Drops the model catalog (a `pricing` change notice arrived). */
   forget(): void {
     this.#models = null;
+    this.#loading = null;
+    this.#generation++;
   }
 
   /** The gateway's models with the margin applied; `cached` when served from memory. */
@@ -105,9 +112,12 @@ export class PublicPricing {
     if (this.#models && this.#models.expiresAt > this.#now())
       return { models: this.#models.models, cached: true };
     // Callers arriving while the listing is fetched share the one fetch.
-    this.#loading ??= this.#loadModels().finally(() => {
-      this.#loading = null;
-    });
+    if (!this.#loading) {
+      const loading = this.#loadModels().finally(() => {
+        if (this.#loading === loading) this.#loading = null;
+      });
+      this.#loading = loading;
+    }
     const models = await this.#loading;
     return { models, cached: false };
   }
@@ -180,13 +190,14 @@ export class PublicPricing {
   }
 
   async #loadModels(): Promise<ModelPrice[]> {
+    const generation = this.#generation;
     const gateway = await this.#gateway();
     const listing = await this.#fetchListing(gateway);
     const models = listing.flatMap((entry) => {
       const model = priceModel(entry, gateway.marginPercent);
       return model ? [model] : [];
     });
-    this.#models = { models, expiresAt: this.#now() + MODELS_TTL_MS };
+    if (generation === this.#generation) this.#models = { models, expiresAt: this.#now() + MODELS_TTL_MS };
     return models;
   }
 

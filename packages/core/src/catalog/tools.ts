@@ -124,6 +124,11 @@ export class ToolCatalog {
   readonly #deployable: TtlCache<'public', DeployableTool[]>;
   readonly #framing: TtlCache<string, UsageFramingEntry[] | null>;
   readonly #now: () => number;
+  /**
+   * Counts forgettings: a read that overlapped one may have read the store before the change it
+   * announced, so it answers its caller but is not cached.
+   */
+  #generation = 0;
 
   constructor(db: Kysely<Database>, options: ToolCatalogOptions) {
     this.#db = db;
@@ -146,6 +151,7 @@ export class ToolCatalog {
   }
 
   forget(): void {
+    this.#generation++;
     this.#catalog.clear();
     this.#deployable.clear();
     this.#framing.clear();
@@ -157,6 +163,7 @@ export class ToolCatalog {
       const hit = this.#catalog.get('public');
       if (hit) return hit;
     }
+    const generation = this.#generation;
     let query = this.#db
       .selectFrom('tools')
       .select(['slug', 'name', 'description', 'category'])
@@ -165,7 +172,7 @@ export class ToolCatalog {
       .orderBy('slug');
     if (!viewer.admin) query = query.where('enabled', '=', true);
     const tools = await query.execute();
-    if (!viewer.admin) this.#catalog.set('public', tools);
+    if (!viewer.admin && generation === this.#generation) this.#catalog.set('public', tools);
     return tools;
   }
 
@@ -178,6 +185,7 @@ export class ToolCatalog {
       const hit = this.#deployable.get('public');
       if (hit) return hit;
     }
+    const generation = this.#generation;
     const rows = await this.#db
       .selectFrom('tools as t')
       .innerJoin('tool_releases as r', (join) =>
@@ -223,7 +231,7 @@ export class ToolCatalog {
         wizardInputs: wizardInputsOf(row.wizard_inputs),
         wizardLayout: readWizardLayout(row.wizard_layout),
       }));
-    if (!viewer.admin) this.#deployable.set('public', tools);
+    if (!viewer.admin && generation === this.#generation) this.#deployable.set('public', tools);
     return tools;
   }
 
@@ -282,6 +290,7 @@ export class ToolCatalog {
   async usageFraming(slug: string): Promise<UsageFramingEntry[] | null> {
     const hit = this.#framing.get(slug);
     if (hit !== undefined) return hit;
+    const generation = this.#generation;
     const tool = await this.#db
       .selectFrom('tools')
       .select(['id', 'category'])
@@ -290,7 +299,7 @@ export class ToolCatalog {
       .where('enabled', '=', true)
       .executeTakeFirst();
     const framing = tool ? await usageFramingOf(this.#db, tool, this.#now()) : null;
-    this.#framing.set(slug, framing);
+    if (generation === this.#generation) this.#framing.set(slug, framing);
     return framing;
   }
 

@@ -4,6 +4,7 @@ import { appendEvents, type EventDraft } from '../events/log.js';
 import type { KeyStore } from '../identity/key-store.js';
 import { isUuid } from '../internal/uuid.js';
 import type { Database } from '../store/database.js';
+import { lockUntilCommit } from '../store/locks.js';
 import type { Sealer } from '../store/sealing.js';
 import { openCredential, sealCredential, USER_OAUTH_PROFILE } from './credentials.js';
 import { type OAuthClients, requireConnector } from './oauth-clients.js';
@@ -113,42 +114,54 @@ export class ConnectorOAuth {
     }
     // Lapsed states are cleared by whoever starts the next authorization.
     await db.deleteFrom('oauth_states').where('expires_at', '<', new Date(this.now())).execute();
-    const inFlight = await db
-      .selectFrom('oauth_states')
-      .select((eb) => eb.fn.countAll<string>().as('n'))
-      .where((eb) =>
-        input.userId
-          ? eb('user_id', '=', input.userId)
-          : eb.and([eb('tenant_id', '=', input.tenantId), eb('end_user', '=', input.endUser?.subject ?? '')]),
-      )
-      .executeTakeFirstOrThrow();
-    if (Number(inFlight.n) >= MAX_STATES_PER_USER) {
-      throw new ConnectorOAuthError(
-        429,
-        'TOO_MANY_AUTHORIZATIONS',
-        'Too many authorizations in flight; finish one or wait ten minutes',
-      );
-    }
     const state = randomBytes(32).toString('base64url');
     const stateHash = stateHashOf(state);
     const verifier = client.pkce ? randomBytes(32).toString('base64url') : null;
     const expiresAt = new Date(this.now() + STATE_TTL_MS);
-    await db
-      .insertInto('oauth_states')
-      .values({
-        state_hash: stateHash,
-        tenant_id: input.tenantId,
-        user_id: input.userId,
-        provider: input.provider,
-        code_verifier_ciphertext: verifier ? sealer.seal(verifier, verifierAad(stateHash)) : null,
-        return_to: input.returnTo ?? null,
-        app_id: input.appId ?? null,
-        connection_id: input.connectionId ?? null,
-        end_user: input.endUser?.subject ?? null,
-        flow_id: input.endUser?.flowId ?? null,
-        expires_at: expiresAt,
-      })
-      .execute();
+    await db.transaction().execute(async (trx) => {
+      // Counted and written under one lock per user: starts racing each other cannot all pass the count.
+      await lockUntilCommit(
+        trx,
+        input.userId
+          ? `oauth-states:user:${input.userId}`
+          : `oauth-states:end-user:${input.tenantId}:${input.endUser?.subject ?? ''}`,
+      );
+      const inFlight = await trx
+        .selectFrom('oauth_states')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where((eb) =>
+          input.userId
+            ? eb('user_id', '=', input.userId)
+            : eb.and([
+                eb('tenant_id', '=', input.tenantId),
+                eb('end_user', '=', input.endUser?.subject ?? ''),
+              ]),
+        )
+        .executeTakeFirstOrThrow();
+      if (Number(inFlight.n) >= MAX_STATES_PER_USER) {
+        throw new ConnectorOAuthError(
+          429,
+          'TOO_MANY_AUTHORIZATIONS',
+          'Too many authorizations in flight; finish one or wait ten minutes',
+        );
+      }
+      await trx
+        .insertInto('oauth_states')
+        .values({
+          state_hash: stateHash,
+          tenant_id: input.tenantId,
+          user_id: input.userId,
+          provider: input.provider,
+          code_verifier_ciphertext: verifier ? sealer.seal(verifier, verifierAad(stateHash)) : null,
+          return_to: input.returnTo ?? null,
+          app_id: input.appId ?? null,
+          connection_id: input.connectionId ?? null,
+          end_user: input.endUser?.subject ?? null,
+          flow_id: input.endUser?.flowId ?? null,
+          expires_at: expiresAt,
+        })
+        .execute();
+    });
 
     const url = new URL(client.authorizeUrl);
     for (const [name, value] of Object.entries(client.authorizeParams)) url.searchParams.set(name, value);

@@ -445,6 +445,48 @@ describe('the spend caps form', () => {
     expect((await send('5', '5')).status).toBe(303);
     expect(await capsOf()).toMatchObject({ daily_micros: 5_000_000, monthly_micros: 5_000_000 });
   });
+
+  it('saves the caps it shows: a cap set through the API to a fraction of a cent, down to the micro', async () => {
+    const owner = await signedInOwner(server, 'caps-micros@example.test');
+    const set = await api(
+      owner.cookie,
+      'PUT',
+      '/api/billing/spend-caps',
+      { app_id: owner.appId, daily_micros: 3600, monthly_micros: 1_234_567 },
+      { origin: server.url },
+    );
+    expect(set.status).toBe(200);
+    const form = await openForm(owner, '/billing');
+    const shown = (name: string) =>
+      new RegExp(`name="${name}"[^>]* value="([^"]*)"`).exec(form.page)?.[1] ?? '(none)';
+    expect([shown('daily'), shown('monthly')]).toEqual(['0.0036', '1.234567']);
+    // Sent back as shown, with only the warnings changed.
+    const saved = await form.send({
+      _workspace: owner.tenantId,
+      _action: 'caps',
+      app: owner.appId,
+      daily: shown('daily'),
+      monthly: shown('monthly'),
+      warn: '90',
+    });
+    expect(saved.status, saved.text).toBe(303);
+    const caps = (
+      (await (await api(owner.cookie, 'GET', '/api/billing/spend-caps')).json()) as {
+        caps: { app_id: string; daily_micros: number; monthly_micros: number; warn_pcts: number[] }[];
+      }
+    ).caps.find((cap) => cap.app_id === owner.appId);
+    expect(caps).toMatchObject({ daily_micros: 3600, monthly_micros: 1_234_567, warn_pcts: [90] });
+    // Finer than a micro is no sum of money.
+    const finer = await form.send({
+      _workspace: owner.tenantId,
+      _action: 'caps',
+      app: owner.appId,
+      daily: '0.0000001',
+      warn: '',
+    });
+    expect(finer.status).toBe(400);
+    expect(finer.text).toContain('Enter caps in USD');
+  });
 });
 
 describe('a person signed in but in no workspace', () => {

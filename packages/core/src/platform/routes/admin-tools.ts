@@ -26,8 +26,16 @@ const optionalFields = {
   internal: z.boolean().optional(),
   surfaceAllConnections: z.boolean().optional(),
 };
+/** Paths of the public catalog under `/api/tools/`: a tool named so could not be read at `/api/tools/{slug}`. */
+const RESERVED_TOOL_SLUGS: ReadonlySet<string> = new Set(['catalog', 'deployable']);
 const createSchema = z.strictObject({
-  slug: z.string().regex(TOOL_SLUG, 'slug must be 3-64 lowercase letters, digits and hyphens'),
+  slug: z
+    .string()
+    .regex(TOOL_SLUG, 'slug must be 3-64 lowercase letters, digits and hyphens')
+    .refine(
+      (slug) => !RESERVED_TOOL_SLUGS.has(slug),
+      'slug must not be catalog or deployable: those are the lists',
+    ),
   name,
   ...optionalFields,
 });

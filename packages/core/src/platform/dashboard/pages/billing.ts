@@ -39,6 +39,18 @@ function usdField(value: string): number | null {
 }
 
 /**
+ * A spend cap typed in a form, as micros: as `usdField`, but down to the micro, as caps are kept
+ * (and as the form shows a cap set through the API: `0.0036`). Null for blank, NaN otherwise.
+ */
+function capField(value: string): number | null {
+  const text = value.trim();
+  if (text === '') return null;
+  const parts = /^(\d{1,7})(?:\.(\d{1,6}))?$/.exec(text);
+  if (!parts) return Number.NaN;
+  return Number(parts[1]) * MICROS + Number((parts[2] ?? '').padEnd(6, '0'));
+}
+
+/**
  * Billing: the balance (live), credit packs bought through the configured processor, the saved
  * card and auto-reload (with Stripe), spend caps per app, and the wallet's transactions. Owners
  * only, as the billing API decides; anyone else is told so.
@@ -121,8 +133,8 @@ ${transactions.ok && transactions.body.nextCursor ? html`<p><a href="${view.base
     caps: {
       done: 'Spend caps saved.',
       async run(view, fields) {
-        const daily = usdField(field(fields, 'daily'));
-        const monthly = usdField(field(fields, 'monthly'));
+        const daily = capField(field(fields, 'daily'));
+        const monthly = capField(field(fields, 'monthly'));
         if (Number.isNaN(daily) || Number.isNaN(monthly))
           return { refused: 'Enter caps in USD, like 5 or 12.50, or leave them blank.' };
         // Said in the form's words, not the API's field names: a cap of nothing is no cap.
