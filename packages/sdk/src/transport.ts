@@ -208,8 +208,14 @@ export async function send(
         // Read under the same timer: a body that stalls is as much a failure as no answer.
         return { status: response.status, headers: response.headers, body: parseBody(await response.text()) };
       }
-      // Read under the same timer too: the body may say when to come back (`retry_after`).
-      const failure = errorFromAnswer(response.status, response.headers, await readBody(response), url);
+      // A JSON body may say when to come back (`retry_after`): read under the same timer. Another
+      // (a load balancer's page) matters to no retry, so one that stalls does not hold it back.
+      const mayRetry = !last && (response.status >= 500 || response.status === 429);
+      const answerBody =
+        mayRetry && !/\bjson\b/i.test(response.headers.get('content-type') ?? '')
+          ? await response.body?.cancel().catch(() => {})
+          : await readBody(response);
+      const failure = errorFromAnswer(response.status, response.headers, answerBody, url);
       const retry = retryOfAnswer(settings, response.status, failure.retryAfter);
       if (last || !retry) throw failure;
       serverWaitMs = retry.waitMs;

@@ -189,6 +189,22 @@ describe('Retry-After', () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
+  it('does not wait for a stalled page of a 503 before retrying after its Retry-After', async () => {
+    const at: number[] = [];
+    server = await startLoopbackServer((req, res, index) => {
+      at.push(performance.now());
+      req.resume();
+      // A load balancer's page: headers, a first chunk, then nothing.
+      if (index === 0)
+        return void res.writeHead(503, { 'content-type': 'text/html', 'retry-after': '1' }).write('<html>');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(BALANCE));
+    });
+    const client = createClient({ apiKey: KEY, baseUrl: server.url, retry: PATIENT, timeoutMs: 10_000 });
+    expect(await client.balance()).toEqual(BALANCE);
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(950);
+    expect(at[1]! - at[0]!).toBeLessThan(5000);
+  });
+
   it("ends the wait at once on the caller's abort", async () => {
     const { url, at } = await timed([json(503, {}, { 'retry-after': '5' }), json(200, BALANCE)]);
     const controller = new AbortController();
