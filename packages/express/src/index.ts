@@ -35,7 +35,9 @@ export function toExpressHandler(service: ServiceSource): Middleware {
   let warned = false;
   let warnedMount = false;
   return (req, res, next) => {
-    if (!isWirePath(pathOf(req.originalUrl ?? req.url ?? '/'))) {
+    // Lower-cased as Express matches mount paths: `/API/Service` reached a right mount, and gets
+    // the wire's own 404.
+    if (!isWirePath(pathOf(req.originalUrl ?? req.url ?? '/').toLowerCase())) {
       // Mounted without a path, or at another one: the wire answers nothing out there, and its
       // 404 would hide every host route mounted after it.
       if (!warnedMount) {

@@ -325,6 +325,10 @@ describe('@service/express', () => {
       // A wrong mount path is the host's 404, and a warning that names the right one.
       expect((await fetch(`${base}/service/status`)).status).toBe(404);
       await fetch(`${base}/service/threads`);
+      // A right mount reached in another case (Express matches paths so) is the wire's own 404.
+      const cased = await fetch(`${base}/API/Service/status`);
+      expect(cased.status).toBe(404);
+      expect(await cased.json()).toMatchObject({ error: { code: 'route_not_found' } });
       const warnings = warn.mock.calls.map((call) => String(call[0]));
       expect(warnings.filter((text) => text.includes("'/service'"))).toHaveLength(1);
       expect(warnings.find((text) => text.includes("'/service'"))).toContain('/api/service');
