@@ -518,6 +518,15 @@ describe('settings', () => {
     expect(() => createClient({ apiKey: KEY }).forUser(' ')).toThrow(ServiceConfigError);
   });
 
+  it("says so when forUser is handed the whole Authorization header, 'Bearer' and all", () => {
+    const client = createClient({ apiKey: KEY });
+    for (const header of ['Bearer aaa.bbb.ccc', 'bearer  aaa.bbb.ccc']) {
+      expect(() => client.forUser(header)).toThrow(
+        "forUser takes the identity JWT itself, not an Authorization header: leave out the 'Bearer ' in front",
+      );
+    }
+  });
+
   it('refuses retry and reconnect numbers out of range at once, instead of reading them as 1', () => {
     const refused = (options: Parameters<typeof createClient>[0], message: RegExp) => {
       const error = (() => {
