@@ -125,10 +125,16 @@ export function failureReason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** `Retry-After` in whole seconds (delta-seconds or an HTTP date), or null without a usable one. */
+/**
+ * `Retry-After` in whole seconds (delta-seconds, a fraction rounded up, or an HTTP date), or null
+ * without a usable one. Only a value naming a day or month is read as a date: `Date.parse` reads
+ * `2.5` as a date long past ("try again in 0 s").
+ */
 function retryAfterSeconds(value: string | null): number | null {
-  if (!value) return null;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const at = Date.parse(value);
+  const trimmed = value?.trim();
+  if (!trimmed) return null;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed));
+  if (!/[a-z]{3}/i.test(trimmed)) return null;
+  const at = Date.parse(trimmed);
   return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }

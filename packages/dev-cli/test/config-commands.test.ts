@@ -342,6 +342,25 @@ describe('errors', () => {
     }
   });
 
+  it('reads a fractional Retry-After as seconds rounded up, not as a date long past', async () => {
+    const limiting = createHttpServer((_req, res) => {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '2.5' });
+      res.end('{"message":"Rate limit exceeded"}');
+    });
+    await new Promise<void>((resolve) => limiting.listen(0, '127.0.0.1', resolve));
+    const apiBase = `http://127.0.0.1:${(limiting.address() as { port: number }).port}`;
+    try {
+      const io = await loggedIn({ apiBase });
+      expect(await run(['whoami'], io)).toBe(1);
+      expect(io.err()).toBe(
+        'The platform is limiting requests from here (Rate limit exceeded). Try again in 3 s.\n',
+      );
+    } finally {
+      limiting.closeAllConnections();
+      await new Promise<void>((resolve) => limiting.close(() => resolve()));
+    }
+  });
+
   it('refuses a config whose apiKey is empty instead of looking elsewhere for a key', async () => {
     const io = await loggedIn({ apiKey: '' });
     io.env.SERVICE_API_KEY = tenant.cliKey;

@@ -24,15 +24,28 @@ export interface ExpressAppLike {
 type ServiceSource = Service | Promise<Service>;
 
 /**
- * The wire as a middleware, to mount at `/api/service`. Answers every request it receives
- * (the wire's own 404 included). The Node <-> web translation is Hono's own Node listener
+ * The wire as a middleware, to mount at `/api/service`. Answers every request under that path
+ * (the wire's own 404 included); one outside it (a handler mounted at `/` or another path) goes on
+ * to the host's routes (`next()`), with one warning naming the right mount path. The Node <-> web translation is Hono's own Node listener
  * (`@hono/node-server`): lazy requests, an abort signal fired when the client goes away,
  * responses streamed with backpressure. A failing service goes to `next(error)`.
  */
 export function toExpressHandler(service: ServiceSource): Middleware {
   const resolved = Promise.resolve(service);
   let warned = false;
+  let warnedMount = false;
   return (req, res, next) => {
+    // Lower-cased as Express matches mount paths: `/API/Service` reached a right mount, and gets
+    // the wire's own 404.
+    if (!isWirePath(pathOf(req.originalUrl ?? req.url ?? '/').toLowerCase())) {
+      // Mounted without a path, or at another one: the wire answers nothing out there, and its
+      // 404 would hide every host route mounted after it.
+      if (!warnedMount) {
+        warnedMount = true;
+        console.warn(mountWarning((req as { baseUrl?: string }).baseUrl));
+      }
+      return next();
+    }
     // Express strips the mount path from `req.url`; the wire routes on the full path.
     if (req.originalUrl) req.url = req.originalUrl;
     const rewritten = adoptParsedBody(req);
@@ -70,6 +83,12 @@ function malformedRequest(): Response {
     { status: 400, headers: { 'service-error-code': 'malformed_url' } },
   );
 }
+
+/** Said once per handler, at the first request outside the base path that reaches it. */
+const mountWarning = (mountPath: string | undefined) =>
+  `@service/express: the service's handler is mounted at '${mountPath || '/'}', but the service ` +
+  `answers only under ${BASE_PATH}: requests outside it go on to the host's routes. Mount it with ` +
+  `mountService(app, service), or app.use('${BASE_PATH}', toExpressHandler(service)).`;
 
 /** Said once per handler, at the first request a body parser reached before the wire. */
 const BODY_PARSER_WARNING =

@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import type { Service } from '@service/core/wire';
 import express from 'express';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openTestStore } from '../../core/test/support/stores.js';
 import { testService } from '../../core/test/wire/support/wire.js';
 import { type ExpressServer, serveWithExpress } from './support/serve.js';
@@ -298,6 +298,48 @@ describe('@service/express', () => {
       expect(reached).toBe(0);
     },
   );
+
+  it('leaves requests outside /api/service to the host, and says once where to mount it', async () => {
+    const { createServer } = await import('node:http');
+    const { toExpressHandler } = await import('../src/index.js');
+    const store = await openTestStore();
+    const service = await testService(store);
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const app = express();
+    // Mounted without a path (every request reaches it), and again at a wrong one.
+    app.use(toExpressHandler(service));
+    app.use('/service', toExpressHandler(service));
+    app.get('/hello', (_req, res) => void res.json({ host: true }));
+    const http = createServer(app);
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(http.address() as { port: number }).port}`;
+    try {
+      // The host's own route still answers, not the wire's 404.
+      const hello = await fetch(`${base}/hello`);
+      expect(hello.status).toBe(200);
+      expect(await hello.json()).toEqual({ host: true });
+      // The wire still answers its own paths.
+      expect((await fetch(`${base}/api/service/status`, { headers: { 'x-test-user': 'ada' } })).status).toBe(
+        200,
+      );
+      // A wrong mount path is the host's 404, and a warning that names the right one.
+      expect((await fetch(`${base}/service/status`)).status).toBe(404);
+      await fetch(`${base}/service/threads`);
+      // A right mount reached in another case (Express matches paths so) is the wire's own 404.
+      const cased = await fetch(`${base}/API/Service/status`);
+      expect(cased.status).toBe(404);
+      expect(await cased.json()).toMatchObject({ error: { code: 'route_not_found' } });
+      const warnings = warn.mock.calls.map((call) => String(call[0]));
+      expect(warnings.filter((text) => text.includes("'/service'"))).toHaveLength(1);
+      expect(warnings.find((text) => text.includes("'/service'"))).toContain('/api/service');
+    } finally {
+      warn.mockRestore();
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+      await service.close();
+      await store.dispose();
+    }
+  });
 
   it('passes a failing service to Express’s error handling', async () => {
     server = await serveWithExpress(

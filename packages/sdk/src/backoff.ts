@@ -4,7 +4,10 @@ export interface RetryOptions {
   attempts?: number;
   /** Delay before the first retry; doubles each time. Default 500 ms. */
   baseDelayMs?: number;
-  /** Ceiling of one delay. Default 8000 ms. */
+  /**
+   * Ceiling of one delay, a server's `Retry-After` included (one asking for longer is thrown at
+   * once, with `retryAfter`). Default 8000 ms.
+   */
   maxDelayMs?: number;
 }
 

@@ -191,6 +191,13 @@ function buildClient(settings: TransportSettings, reconnect: Required<ReconnectO
           'forUser needs the identity JWT of the signed-in user',
         );
       }
+      if (/^bearer\s/i.test(jwt.trim())) {
+        // The host's own request header passed on whole: the scheme is the SDK's to add.
+        throw new ServiceConfigError(
+          'invalid_option',
+          "forUser takes the identity JWT itself, not an Authorization header: leave out the 'Bearer ' in front",
+        );
+      }
       if (!isHeaderSafe(jwt.trim())) {
         throw new ServiceConfigError(
           'invalid_option',

@@ -114,6 +114,15 @@ describe('errorFromAnswer', () => {
     expect(fromDate).toBeLessThanOrEqual(11);
   });
 
+  it('reads a fractional Retry-After as seconds rounded up, never as a date long past', () => {
+    // `Date.parse('1.5')` is a date in 2001: read so, it would say "come back now".
+    expect(errorFromAnswer(503, new Headers({ 'retry-after': '1.5' }), undefined).retryAfter).toBe(2);
+    expect(errorFromAnswer(503, new Headers({ 'retry-after': '-1' }), undefined).retryAfter).toBeUndefined();
+    expect(
+      errorFromAnswer(503, new Headers({ 'retry-after': 'soon' }), undefined).retryAfter,
+    ).toBeUndefined();
+  });
+
   it('keeps names and the error chain usable', () => {
     const error = errorFromAnswer(429, new Headers(), undefined);
     expect(error.name).toBe('ServiceRateLimitError');

@@ -153,11 +153,17 @@ function codeForStatus(status: number): string {
 const KNOWN_CODES = new Set<string>(Object.keys(SERVICE_ERROR_CODES));
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined);
 
-/** `Retry-After` in seconds: delta-seconds or an HTTP date. */
+/**
+ * `Retry-After` in seconds: delta-seconds (a fraction rounded up) or an HTTP date. Only a value
+ * naming a day or month is read as a date: `Date.parse` reads `1.5` or `-1` as dates long past,
+ * which would say "come back now".
+ */
 function retryAfterHeader(value: string | null, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim());
-  const at = Date.parse(value);
+  const trimmed = value?.trim();
+  if (!trimmed) return undefined;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed));
+  if (!/[a-z]{3}/i.test(trimmed)) return undefined;
+  const at = Date.parse(trimmed);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }
 

@@ -160,8 +160,9 @@ export interface Answer {
 /**
  * Sends one logical request: a timeout per attempt that covers the body as well as the headers;
  * retries with jittered exponential backoff on network errors, timeouts, bodies cut short and 5xx
- * answers when the call is idempotent (GET and friends, or a POST carrying an `Idempotency-Key`,
- * reused across the retries); the typed error of any other non-2xx answer.
+ * answers (after their `Retry-After` when they have one, as is a 429 that has one) when the call is
+ * idempotent (GET and friends, or a POST carrying an `Idempotency-Key`, reused across the
+ * retries); the typed error of any other non-2xx answer.
  *
  * Headers are merged case-insensitively: the caller's `Accept` or `Content-Type` win, its
  * `Authorization` never does (the client's credential is the bearer), and an `Idempotency-Key`
@@ -193,6 +194,8 @@ export async function send(
 
   for (let attempt = 1; ; attempt++) {
     const last = attempt >= attempts;
+    /** The wait an answer asked for (`Retry-After`), in place of the backoff. */
+    let serverWaitMs: number | undefined;
     const { controller, release } = linkedController(options.signal);
     const timeout = new ServiceConnectionError(
       'timeout',
@@ -205,10 +208,17 @@ export async function send(
         // Read under the same timer: a body that stalls is as much a failure as no answer.
         return { status: response.status, headers: response.headers, body: parseBody(await response.text()) };
       }
-      if (response.status < 500 || last) {
-        throw errorFromAnswer(response.status, response.headers, await readBody(response), url);
-      }
-      await response.body?.cancel().catch(() => {});
+      // A JSON body may say when to come back (`retry_after`): read under the same timer. Another
+      // (a load balancer's page) matters to no retry, so one that stalls does not hold it back.
+      const mayRetry = !last && (response.status >= 500 || response.status === 429);
+      const answerBody =
+        mayRetry && !/\bjson\b/i.test(response.headers.get('content-type') ?? '')
+          ? await response.body?.cancel().catch(() => {})
+          : await readBody(response);
+      const failure = errorFromAnswer(response.status, response.headers, answerBody, url);
+      const retry = retryOfAnswer(settings, response.status, failure.retryAfter);
+      if (last || !retry) throw failure;
+      serverWaitMs = retry.waitMs;
     } catch (error) {
       if (error instanceof ServiceError) throw error;
       // The caller's own abort ends the call as it asked, never retried.
@@ -221,7 +231,7 @@ export async function send(
       clearTimer();
       release();
     }
-    await sleep(delay(settings, attempt), options.signal);
+    await sleep(serverWaitMs ?? delay(settings, attempt), options.signal);
   }
 }
 
@@ -242,6 +252,23 @@ export async function requestJson<T>(
     });
   }
   return answer.body;
+}
+
+/**
+ * Whether an error answer is retried, and after what: a 5xx after its `Retry-After` when it has
+ * one (`waitMs`), else after the backoff; a 429 only after its `Retry-After` (without one, trying
+ * again at once would meet the same limit). A `Retry-After` longer than `maxDelayMs` is not waited
+ * out, nor retried early: the error is thrown at once, carrying `retryAfter`, for the caller.
+ */
+function retryOfAnswer(
+  settings: TransportSettings,
+  status: number,
+  retryAfter: number | undefined,
+): { waitMs?: number } | undefined {
+  if (status !== 429 && status < 500) return undefined;
+  if (retryAfter === undefined) return status === 429 ? undefined : {};
+  const waitMs = Math.max(0, retryAfter * 1000);
+  return waitMs > settings.retry.maxDelayMs ? undefined : { waitMs };
 }
 
 function delay(settings: TransportSettings, attempt: number): number {

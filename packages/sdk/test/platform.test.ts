@@ -93,7 +93,9 @@ describe('typed errors from real answers', () => {
     });
     try {
       const own = await createTenantFixture(limited.platform, 1);
-      const sdk = createClient({ apiKey: own.appKey, baseUrl: limited.url });
+      // No retries: a 429 whose Retry-After fits under retry.maxDelayMs (the window about to
+      // reset) would be waited out and retried, and the third read would then succeed.
+      const sdk = createClient({ apiKey: own.appKey, baseUrl: limited.url, retry: false });
       await sdk.balance();
       await sdk.balance();
       const error = await sdk.balance().catch((e) => e);

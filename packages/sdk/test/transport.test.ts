@@ -9,6 +9,7 @@ import {
   ServiceConfigError,
   ServiceConnectionError,
   ServiceError,
+  ServiceRateLimitError,
   ServiceUpstreamError,
 } from '../src/index.js';
 import { type LoopbackServer, startLoopbackServer } from './support/loopback-server.js';
@@ -122,6 +123,101 @@ describe('retries', () => {
       .balance()
       .catch(() => {});
     expect(requests).toHaveLength(1);
+  });
+});
+
+describe('Retry-After', () => {
+  /** Backoff alone would wait at most 20 ms; a second's `Retry-After` fits under the ceiling. */
+  const PATIENT = { attempts: 3, baseDelayMs: 5, maxDelayMs: 3000 };
+
+  /** Serves `answers` in turn, recording when each request came. */
+  async function timed(answers: Array<readonly [number, Record<string, string>, string]>) {
+    const at: number[] = [];
+    await server?.close();
+    server = await startLoopbackServer((req, res, index) => {
+      at.push(performance.now());
+      const answer = answers[Math.min(index, answers.length - 1)]!;
+      req.resume();
+      res.writeHead(answer[0], answer[1]).end(answer[2]);
+    });
+    return { ...server, at };
+  }
+
+  it("waits the seconds of a 503's Retry-After before retrying, not its own backoff", async () => {
+    const { url, at } = await timed([json(503, {}, { 'retry-after': '1' }), json(200, BALANCE)]);
+    const client = createClient({ apiKey: KEY, baseUrl: url, retry: PATIENT });
+    expect(await client.balance()).toEqual(BALANCE);
+    expect(at).toHaveLength(2);
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(950);
+  });
+
+  it('reads a Retry-After given as an HTTP date', async () => {
+    const when = new Date(Date.now() + 2000).toUTCString();
+    const { url, at } = await timed([json(503, {}, { 'retry-after': when }), json(200, BALANCE)]);
+    const client = createClient({ apiKey: KEY, baseUrl: url, retry: PATIENT });
+    expect(await client.balance()).toEqual(BALANCE);
+    // The date has whole seconds: between one and two from now.
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(950);
+  });
+
+  it('retries a 429 after its Retry-After, and never one that does not say when', async () => {
+    const limited = json(429, { error: { code: 'rate_limited', message: 'slow down' } });
+    const { url, at } = await timed([
+      [limited[0], { ...limited[1], 'retry-after': '1' }, limited[2]],
+      json(200, BALANCE),
+    ]);
+    expect(await createClient({ apiKey: KEY, baseUrl: url, retry: PATIENT }).balance()).toEqual(BALANCE);
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(950);
+
+    const bare = await timed([limited, json(200, BALANCE)]);
+    const error = await createClient({ apiKey: KEY, baseUrl: bare.url, retry: PATIENT })
+      .balance()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceRateLimitError);
+    expect(bare.at).toHaveLength(1);
+  });
+
+  it('throws at once, carrying retryAfter, when the wait asked for is past maxDelayMs', async () => {
+    const { url, at } = await timed([json(503, {}, { 'retry-after': '120' }), json(200, BALANCE)]);
+    const started = performance.now();
+    const error = await createClient({ apiKey: KEY, baseUrl: url, retry: PATIENT })
+      .balance()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ServiceError);
+    expect(error).toMatchObject({ status: 503, retryAfter: 120 });
+    expect(at).toHaveLength(1);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('does not wait for a stalled page of a 503 before retrying after its Retry-After', async () => {
+    const at: number[] = [];
+    server = await startLoopbackServer((req, res, index) => {
+      at.push(performance.now());
+      req.resume();
+      // A load balancer's page: headers, a first chunk, then nothing.
+      if (index === 0)
+        return void res.writeHead(503, { 'content-type': 'text/html', 'retry-after': '1' }).write('<html>');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(BALANCE));
+    });
+    const client = createClient({ apiKey: KEY, baseUrl: server.url, retry: PATIENT, timeoutMs: 10_000 });
+    expect(await client.balance()).toEqual(BALANCE);
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(950);
+    expect(at[1]! - at[0]!).toBeLessThan(5000);
+  });
+
+  it("ends the wait at once on the caller's abort", async () => {
+    const { url, at } = await timed([json(503, {}, { 'retry-after': '5' }), json(200, BALANCE)]);
+    const controller = new AbortController();
+    const pending = createClient({
+      apiKey: KEY,
+      baseUrl: url,
+      retry: { ...PATIENT, maxDelayMs: 10_000 },
+    }).balance({ signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('user gave up')), 100);
+    const started = performance.now();
+    await expect(pending).rejects.toThrow('user gave up');
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(at).toHaveLength(1);
   });
 });
 
@@ -420,6 +516,15 @@ describe('settings', () => {
       expect(() => createClient({ reconnect: { headersTimeoutMs: timeoutMs } })).toThrow(ServiceConfigError);
     }
     expect(() => createClient({ apiKey: KEY }).forUser(' ')).toThrow(ServiceConfigError);
+  });
+
+  it("says so when forUser is handed the whole Authorization header, 'Bearer' and all", () => {
+    const client = createClient({ apiKey: KEY });
+    for (const header of ['Bearer aaa.bbb.ccc', 'bearer  aaa.bbb.ccc']) {
+      expect(() => client.forUser(header)).toThrow(
+        "forUser takes the identity JWT itself, not an Authorization header: leave out the 'Bearer ' in front",
+      );
+    }
   });
 
   it('refuses retry and reconnect numbers out of range at once, instead of reading them as 1', () => {
