@@ -7,6 +7,7 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../examples/platform/test/support/boot.js';
 import type { AppProcess } from './support/app-process.js';
 import { BUILT, createApp, installed, PACKAGE, runCli } from './support/cli.js';
 import { walkNextApp, writeNextAppSources } from './support/next-app.js';
@@ -57,7 +58,7 @@ describe.skipIf(!BUILT)('service on a new Next.js app', () => {
   it('init --yes, sync, next dev with the door open, then doctor is green', {
     timeout: 240_000,
   }, async () => {
-    await walkNextApp(dir, 'proxy', (started) => {
+    await walkNextApp(dir, 'proxy', await freePort(), (started) => {
       app = started;
     });
   });

@@ -11,6 +11,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../examples/platform/test/support/boot.js';
 import type { AppProcess } from './support/app-process.js';
 import { BUILT, ROOT, readJson, writeJson } from './support/cli.js';
 import { walkNextApp, writeNextAppSources } from './support/next-app.js';
@@ -76,7 +77,7 @@ describe.skipIf(!BUILT)('service on a new Next.js 15 app, installed from tarball
   it('init --yes writes middleware.ts and the webpack externals, and the walk ends green', {
     timeout: 300_000,
   }, async () => {
-    await walkNextApp(dir, 'middleware', (started) => {
+    await walkNextApp(dir, 'middleware', await freePort(), (started) => {
       app = started;
     });
     expect(readFileSync(join(dir, 'next.config.mjs'), 'utf8')).toContain(

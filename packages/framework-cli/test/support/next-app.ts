@@ -5,7 +5,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { freePort } from '../../../../examples/platform/test/support/boot.js';
 import { type AppProcess, startApp } from './app-process.js';
 import { baseEnv, readJson, runCli, writeJson } from './cli.js';
 
@@ -43,11 +42,12 @@ export function writeNextAppSources(dir: string): void {
 /**
  * Walks the app in `dir` (App Router under `src/`) from init to a green doctor; `firstFile` is the
  * file Next.js runs before its routes, which init writes (`proxy`, or `middleware` below 16).
- * The running app is handed to `started` as soon as it is up, for the caller to stop.
+ * The app listens on `port`; it is handed to `started` as soon as it is up, for the caller to stop.
  */
 export async function walkNextApp(
   dir: string,
   firstFile: 'proxy' | 'middleware',
+  port: number,
   started: (app: AppProcess) => void,
 ): Promise<void> {
   const init = await runCli(['init', '--yes'], { cwd: dir });
@@ -82,7 +82,6 @@ export async function walkNextApp(
       '      tools,\n      mcp: true,\n      oauth: { session: () => new Response(null, { status: 401 }), principal: (subject: string) => ({ subject }) },\n',
     ),
   );
-  const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const app = await startApp(
     [
