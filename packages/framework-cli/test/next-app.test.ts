@@ -56,7 +56,7 @@ describe.skipIf(!BUILT)('service on a new Next.js app', () => {
   });
 
   it('init --yes, sync, next dev with the door open, then doctor is green', {
-    timeout: 240_000,
+    timeout: 300_000,
   }, async () => {
     await walkNextApp(dir, 'proxy', await freePort(), (started) => {
       app = started;
