@@ -12,7 +12,7 @@ import { type ExpressServer, serveWithExpress } from '../../../express/test/supp
 import { BLOB_CHUNK_BYTES } from '../../src/agent/blobs.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, STORE_KINDS, type TestStore } from '../support/stores.js';
-import { type Caller, callerFor, eventually, testService } from './support/wire.js';
+import { type Caller, callerFor, collectingLogger, eventually, testService } from './support/wire.js';
 
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
 
@@ -343,12 +343,7 @@ for (const kind of STORE_KINDS) {
 describe('an upload whose client drops midway', () => {
   it('is not logged as the store being away', async () => {
     const store = await openTestStore('pglite');
-    const warnings: string[] = [];
-    const logger = {
-      info() {},
-      error: (message: string) => warnings.push(message),
-      warn: (message: string) => warnings.push(message),
-    };
+    const { logger, said: warnings } = collectingLogger();
     const service = await testService(store, { logger });
     const server = await serveWithExpress(service);
     try {

@@ -11,7 +11,7 @@ import { AppStore } from '../../src/wire/apps/app-store.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { scriptedModel } from './support/models.js';
-import { callerFor, ORIGIN, readTurn, testService, textOf } from './support/wire.js';
+import { callerFor, collectingLogger, ORIGIN, readTurn, testService, textOf } from './support/wire.js';
 
 let store: TestStore;
 let development: Service;
@@ -238,12 +238,7 @@ describe('webhooks', () => {
 describe('a request whose client drops before its body ends', () => {
   it('is not logged as the store being away: a JSON body, a chat message, an app import, a webhook delivery', async () => {
     const store = await openTestStore('pglite');
-    const warnings: string[] = [];
-    const logger = {
-      info() {},
-      error: (message: string) => warnings.push(message),
-      warn: (message: string) => warnings.push(message),
-    };
+    const { logger, said: warnings } = collectingLogger();
     const service = await testService(store, { logger, automations: { webhooks: { hooks: SECRET } } });
     const server = await serveWithExpress(service);
     try {

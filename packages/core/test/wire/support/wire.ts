@@ -36,6 +36,19 @@ export async function testService(store: Store, options: Partial<ServiceOptions>
   });
 }
 
+/** A logger that keeps what the service warns or errors about, to check nothing was said. */
+export function collectingLogger(): { logger: NonNullable<ServiceOptions['logger']>; said: string[] } {
+  const said: string[] = [];
+  return {
+    said,
+    logger: {
+      info() {},
+      error: (message: string) => said.push(message),
+      warn: (message: string) => said.push(message),
+    },
+  };
+}
+
 export type Caller = (path: string, init?: RequestInit & { json?: unknown }) => Promise<Response>;
 
 /** Requests as `user` against `fetch` (a service's handler, or the real network on a base URL). */
