@@ -422,7 +422,11 @@ for (const kind of STORE_KINDS) {
         .execute();
       const response = await api(ws.cookie, 'POST', '/api/billing/settle', {});
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ unsettledCalls: 0, releasedHolds: 2, balanceMicros: 5 * USD });
+      const settled = (await response.json()) as { releasedHolds: number };
+      expect(settled).toMatchObject({ unsettledCalls: 0, balanceMicros: 5 * USD });
+      // The expired hold is this settle's to release. The gone instance's may have been released
+      // already by the instances' own reaping, which runs on every heartbeat.
+      expect([1, 2]).toContain(settled.releasedHolds);
       const left = await store.db
         .selectFrom('holds')
         .select('amount_micros')

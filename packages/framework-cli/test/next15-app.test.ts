@@ -62,6 +62,8 @@ describe.skipIf(!BUILT)('service on a new Next.js 15 app, installed from tarball
         '@service/framework-cli': tarball['@service/framework-cli'],
         typescript: versionOf('.', 'typescript'),
         '@types/react': versionOf('examples/next-host', '@types/react'),
+        // Next.js 15 refuses to start a TypeScript app without it (create-next-app lists it).
+        '@types/node': versionOf('.', '@types/node'),
       },
       // Our packages' dependencies on each other from the tarballs too, not the registry.
       pnpm: { overrides: tarball },
