@@ -290,12 +290,6 @@ function verify(
 }
 
 /**
- * The delivery as the run's message shows it: where it came from, and its body as text. A NUL
- * or lone surrogate (sent raw, or made by the cap cutting a pair) is shown as U+FFFD: the signed
- * delivery is genuine and the store cannot hold those characters, so it is taken with them
- * replaced. (An escaped `\u0000` in the body's JSON is plain text here and needs nothing.)
- */
-/**
  * A refused delivery's source as its audit event keeps it: 64 characters at most, counted as
  * code points, so the cut never splits an emoji's pair (a lone half could not be stored, and the
  * refusal would go unrecorded).
@@ -304,6 +298,12 @@ function shownSource(source: string): string {
   return [...source].slice(0, 64).join('');
 }
 
+/**
+ * The delivery as the run's message shows it: where it came from, and its body as text. A NUL
+ * or lone surrogate (sent raw, or made by the cap cutting a pair) is shown as U+FFFD: the signed
+ * delivery is genuine and the store cannot hold those characters, so it is taken with them
+ * replaced. (An escaped `\u0000` in the body's JSON is plain text here and needs nothing.)
+ */
 function deliveryText(source: string, id: string, body: Uint8Array): string {
   const text = new TextDecoder().decode(body);
   const shown =
