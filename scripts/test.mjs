@@ -6,8 +6,7 @@
  * built, a Chromium for the page tests, a throwaway PostgreSQL cluster for the store suites'
  * second run, and `curl` and `patch` for the tests that run them (each found, else installed when this process may, else skipped with a notice and
  * counted as skipped, never failed; `SERVICE_TEST_SKIP_BUILD=1` keeps the build there is, `SERVICE_TEST_POSTGRES=0` and
- * `SERVICE_TEST_BROWSER=0` skip the PostgreSQL run and the page suites, `SERVICE_TEST_PACKAGES_ONLY=1` skips the
- * examples' suites, `SERVICE_TEST_WORKERS=N` runs N test files at a time). With arguments it runs only vitest, passing them on (a file
+ * `SERVICE_TEST_BROWSER=0` skip the PostgreSQL run and the page suites, `SERVICE_TEST_WORKERS=N` runs N test files at a time). With arguments it runs only vitest, passing them on (a file
  * filter, say), on the machine as it is.
  *
  * A test file that fails to load has no test results of its own; it counts as one failure so a
@@ -25,7 +24,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const results = join(root, '.test-results.json');
 const args = process.argv.slice(2);
 const whole = args.length === 0;
-// A second run of the whole suite on another Node version reuses the first run's build.
+// `SERVICE_TEST_SKIP_BUILD=1`: a second run on the same checkout reuses the first run's build.
 const build = whole && process.env.SERVICE_TEST_SKIP_BUILD !== '1';
 
 let failed = 0;
@@ -49,13 +48,13 @@ if (build) {
 }
 if (whole) {
   prepareTools();
-  // `SERVICE_TEST_BROWSER=0`: the page suites skipped (a second Node version's run: they test pages, not Node).
+  // `SERVICE_TEST_BROWSER=0`: the page suites skipped.
   if (env.SERVICE_TEST_BROWSER === '0') env.CHROMIUM_PATH = '';
   else {
     const chromium = prepareChromium();
     if (chromium) env.CHROMIUM_PATH = chromium;
   }
-  // `SERVICE_TEST_POSTGRES=0`: the store suites on the embedded store only (a second Node version's run).
+  // `SERVICE_TEST_POSTGRES=0`: the store suites on the embedded store only.
   if (!env.DATABASE_URL && env.SERVICE_TEST_POSTGRES !== '0') {
     postgres = await startThrowawayPostgres();
     if (postgres?.url) env.DATABASE_URL = postgres.url;
@@ -66,15 +65,11 @@ if (whole) {
   }
 }
 
-// `SERVICE_TEST_PACKAGES_ONLY=1`: the packages' and scripts' suites, not the examples' (a second Node
-// version's run: the examples compose the packages, whose own suites hold what Node can change).
-const scope = whole && env.SERVICE_TEST_PACKAGES_ONLY === '1' ? ['--exclude', 'examples/**'] : [];
-
 rmSync(results, { force: true });
 const vitest = createRequire(join(root, 'package.json')).resolve('vitest/vitest.mjs');
 const run = spawnSync(
   process.execPath,
-  [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${results}`, ...scope, ...args],
+  [vitest, 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${results}`, ...args],
   { cwd: root, stdio: 'inherit', env },
 );
 postgres?.stop();
