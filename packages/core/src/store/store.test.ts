@@ -2,16 +2,37 @@
  * The store suite: runs on embedded PGlite always and on Postgres when DATABASE_URL is set.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestStore, STORE_KINDS, type TestStore } from '../../test/support/stores.js';
+import { makeDataFolder, openTestStore, STORE_KINDS, type TestStore } from '../../test/support/stores.js';
 import { createStore, createStoreImage, migrateToLatest, resolveDataDir } from './create-store.js';
 import { parseInt8 } from './int8.js';
 import { MIGRATIONS } from './migrations/index.js';
+
+/**
+ * A copy of a migrated store's data folder, made once for the file, at `dataDir` (which must not
+ * exist yet). For the tests about what runs on a folder, not about creating one: creating a
+ * database (initdb) costs several seconds of CPU, copying one next to nothing. The test that
+ * persists across reopen still creates its folder from scratch.
+ */
+let template: Promise<string> | undefined;
+const copies: string[] = [];
+async function copyOfTemplate(dataDir: string): Promise<void> {
+  template ??= (async () => {
+    const made = mkdtempSync(join(tmpdir(), 'svc-store-template-'));
+    copies.push(made);
+    await makeDataFolder(join(made, 'data'));
+    return join(made, 'data');
+  })();
+  cpSync(await template, dataDir, { recursive: true });
+}
+afterAll(() => {
+  for (const folder of copies.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
 
 for (const kind of STORE_KINDS) {
   describe(`store (${kind})`, () => {
@@ -173,6 +194,7 @@ describe('embedded data folder', () => {
 
   it('refuses a folder another live process holds, and takes over once that process is killed', async () => {
     const dataDir = join(dir, 'other-process');
+    await copyOfTemplate(dataDir);
     const storeModule = fileURLToPath(new URL('./index.ts', import.meta.url));
     const holder = spawn(
       process.execPath,
@@ -231,20 +253,30 @@ describe('store configuration', () => {
     process.env.SERVICE_DATA_DIR = ' ';
     expect(resolveDataDir()).toBe(join(process.cwd(), '.service/data'));
     expect(resolveDataDir('')).toBe(join(process.cwd(), '.service/data'));
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-store-blank-'));
+    const folder = mkdtempSync(join(tmpdir(), 'svc-store-blank-'));
+    const dataDir = join(folder, 'data');
+    await copyOfTemplate(dataDir);
     const store = await createStore({ dataDir, migrate: false });
     try {
       expect(store.kind).toBe('pglite');
     } finally {
       await store.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });
 
 describe('embedded store inline', () => {
   it('lets the event loop turn between the statements of a long transaction', async () => {
-    const store = await createStore({ url: 'memory://', embedded: 'inline', migrate: false });
+    const folder = mkdtempSync(join(tmpdir(), 'svc-store-inline-'));
+    copies.push(folder);
+    await copyOfTemplate(join(folder, 'data'));
+    const store = await createStore({
+      url: '',
+      dataDir: join(folder, 'data'),
+      embedded: 'inline',
+      migrate: false,
+    });
     try {
       const slow = sql`select count(*) from generate_series(1, 200000)`;
       const started = performance.now();
