@@ -194,6 +194,7 @@ describe('embedded data folder', () => {
 
   it('refuses a folder another live process holds, and takes over once that process is killed', async () => {
     const dataDir = join(dir, 'other-process');
+    // A migrated folder: the holder only opens it (migrating it is not what this is about).
     await copyOfTemplate(dataDir);
     const storeModule = fileURLToPath(new URL('./index.ts', import.meta.url));
     const holder = spawn(
@@ -202,7 +203,7 @@ describe('embedded data folder', () => {
         '--import',
         'tsx',
         '-e',
-        `const { createStore } = await import(${JSON.stringify(storeModule)}); await createStore({ dataDir: ${JSON.stringify(dataDir)}, url: '' }); console.log('ready'); setInterval(() => {}, 1000);`,
+        `const { createStore } = await import(${JSON.stringify(storeModule)}); await createStore({ dataDir: ${JSON.stringify(dataDir)}, url: '', migrate: false }); console.log('ready'); setInterval(() => {}, 1000);`,
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
