@@ -16,8 +16,7 @@ import { MIGRATIONS } from './migrations/index.js';
 /**
  * A copy of a migrated store's data folder, made once for the file, at `dataDir` (which must not
  * exist yet). For the tests about what runs on a folder, not about creating one: creating a
- * database (initdb) costs several seconds of CPU, copying one next to nothing. The test that
- * persists across reopen still creates its folder from scratch.
+ * database (initdb) costs several seconds of CPU, copying one next to nothing.
  */
 let template: Promise<string> | undefined;
 const copies: string[] = [];
@@ -181,7 +180,10 @@ describe('embedded data folder', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('persists across reopen and refuses a second open in the same process', async () => {
+    // A migrated folder, copied: creating and migrating one on disk is what
+    // pglite-thread-fallback.test.ts does first, and here would cost seconds more.
     const dataDir = join(dir, 'same-process');
+    await copyOfTemplate(dataDir);
     const first = await createStore({ dataDir, url: '' });
     await first.db.insertInto('tenants').values({ name: 'kept' }).execute();
     await expect(createStore({ dataDir, url: '' })).rejects.toThrow(/in use by process/);
