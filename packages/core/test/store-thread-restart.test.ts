@@ -18,6 +18,7 @@ import { engineThreads } from './support/engine-threads.js';
 import { type FakeUpstream, startFakeUpstream } from './support/fake-upstream.js';
 import { createMeteredTenant, type MeteredTenant, seedProviders } from './support/metered.js';
 import { type RunningPlatform, signedInOwner, startPlatform } from './support/platform.js';
+import { makeDataFolder } from './support/stores.js';
 import { mismatchedDebits } from './support/usage-debits.js';
 
 vi.mock('node:worker_threads', async (original) =>
@@ -34,6 +35,9 @@ describe('the embedded store’s thread stops under metered load', () => {
 
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'svc-thread-restart-'));
+    // A migrated folder from the suite's image: creating one (initdb) costs seconds of CPU, and
+    // this is about what happens once the store runs on it.
+    await makeDataFolder(join(folder, 'data'));
     store = await createStore({ dataDir: join(folder, 'data'), url: '' });
     expect(store.embedded).toBe('thread');
     upstream = await startFakeUpstream();
@@ -207,6 +211,7 @@ describe('the embedded store closed while its thread is down', () => {
     const folder = mkdtempSync(join(tmpdir(), 'svc-thread-close-'));
     try {
       const dataDir = join(folder, 'data');
+      await makeDataFolder(dataDir);
       const store = await createStore({ dataDir, url: '' });
       await store.db.schema.createTable('kept').addColumn('n', 'integer').execute();
       await store.db

@@ -4,23 +4,55 @@
  * must be those `PGlite.query` gives, errors must leave it working, a schema change must not
  * leave stale statements behind, and the engine must not keep more statements than the bound.
  */
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { makeDataFolder } from '../../test/support/stores.js';
 import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
 import { InlinePGlite } from './pglite-inline.js';
 import { MAX_PREPARED, type PreparedPGlite } from './pglite-prepared.js';
 import { openPGliteThread } from './pglite-thread.js';
 
+// Every engine here starts on a copy of one data folder, made once from the suite's image:
+// creating a database (initdb) costs several seconds of CPU, reopening a folder about one, and
+// these tests are about what runs on an engine, not about creating one.
+const folders: string[] = [];
+let template: string;
+/** A copy of the template's data folder, in a folder of its own. */
+function copyOfTemplate(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'store-prepared-'));
+  folders.push(folder);
+  cpSync(template, join(folder, 'data'), { recursive: true });
+  return join(folder, 'data');
+}
+/** A plain PGlite with the store's parsers: what `PGlite.query` answers. Shared by both engines. */
+let plain: PGlite;
+beforeAll(async () => {
+  const made = mkdtempSync(join(tmpdir(), 'store-prepared-template-'));
+  folders.push(made);
+  template = join(made, 'data');
+  await makeDataFolder(template);
+  plain = new PGlite({
+    dataDir: copyOfTemplate(),
+    parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText },
+  });
+});
+afterAll(async () => {
+  await plain?.close();
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
 describe.each([
-  ['inline', () => InlinePGlite.open(undefined)],
-  ['on its thread', () => openPGliteThread(undefined)],
+  ['inline', () => InlinePGlite.open(copyOfTemplate())],
+  ['on its thread', () => openPGliteThread(copyOfTemplate())],
 ])('embedded store %s: statements in one trip', (_where, open) => {
   let db: PreparedPGlite;
-  /** A plain PGlite with the store's parsers: what `PGlite.query` answers. */
-  let plain: PGlite;
   beforeAll(async () => {
     db = await open();
-    plain = new PGlite({ parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText } });
+    // The plain engine's table afresh for each engine compared with it.
+    await plain.exec('drop table if exists things');
     for (const target of [db, plain]) {
       await target.exec(`
         create table things (
@@ -31,7 +63,6 @@ describe.each([
   });
   afterAll(async () => {
     await db?.close();
-    await plain?.close();
   });
 
   /** The texts of the statements the engine holds parsed for this session. */
@@ -195,51 +226,52 @@ describe.each([
 });
 
 describe.each([
-  ['inline', (dataDir?: string) => InlinePGlite.open(dataDir)],
-  ['on its thread', (dataDir?: string) => openPGliteThread(dataDir)],
+  ['inline', () => InlinePGlite.open(copyOfTemplate())],
+  ['on its thread', () => openPGliteThread(copyOfTemplate())],
 ])('embedded store %s: turns', (_where, open) => {
-  it('finishes the statements asked for before it is closed', async () => {
-    const db = await open(undefined);
-    await db.exec('create table counted (n int)');
-    const inserts = Array.from({ length: 20 }, (_, i) => db.query('insert into counted values ($1)', [i]));
-    const closed = db.close();
-    const outcomes = await Promise.allSettled(inserts);
-    await closed;
-    expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(20).fill('fulfilled'));
+  // One engine for the three tests (each on tables or channels of its own); the one that closes
+  // it runs last.
+  let db: PreparedPGlite;
+  let closed = false;
+  beforeAll(async () => {
+    db = await open();
+  });
+  afterAll(async () => {
+    if (!closed) await db?.close();
   });
 
   it('runs a script that changes the schema in its turn among the statements around it', async () => {
-    const db = await open(undefined);
-    try {
-      await db.exec('create table shaped (id int primary key, tags text[])');
-      await db.query('insert into shaped values ($1, $2)', [1, ['a']]);
-      const update = 'update shaped set tags = $1 where id = 1';
-      const before = db.query(update, [['b']]);
-      const script = db.exec('alter table shaped alter column tags type jsonb using to_jsonb(tags)');
-      const after = db.query(update, [JSON.stringify(['c'])]);
-      await Promise.all([before, script, after]);
-      const { rows } = await db.query<{ tags: unknown }>('select tags from shaped where id = $1', [1]);
-      expect(rows).toEqual([{ tags: ['c'] }]);
-    } finally {
-      await db.close();
-    }
+    await db.exec('create table shaped (id int primary key, tags text[])');
+    await db.query('insert into shaped values ($1, $2)', [1, ['a']]);
+    const update = 'update shaped set tags = $1 where id = 1';
+    const before = db.query(update, [['b']]);
+    const script = db.exec('alter table shaped alter column tags type jsonb using to_jsonb(tags)');
+    const after = db.query(update, [JSON.stringify(['c'])]);
+    await Promise.all([before, script, after]);
+    const { rows } = await db.query<{ tags: unknown }>('select tags from shaped where id = $1', [1]);
+    expect(rows).toEqual([{ tags: ['c'] }]);
   });
 
   it('hears a channel whose first LISTEN failed, once it is asked again', async () => {
-    const db = await open(undefined);
-    try {
-      await db.exec('begin');
-      await db.exec('select 1 / 0').catch(() => {});
-      // Inside the failed transaction the LISTEN is refused.
-      await expect(db.listen('turns_test', () => {})).rejects.toMatchObject({ code: '25P02' });
-      await db.exec('rollback');
-      const heard: Array<string | null> = [];
-      const stop = await db.listen('turns_test', (payload) => heard.push(payload));
-      await db.query('select pg_notify($1, $2)', ['turns_test', 'hi']);
-      await expect.poll(() => heard).toEqual(['hi']);
-      await stop();
-    } finally {
-      await db.close();
-    }
+    await db.exec('begin');
+    await db.exec('select 1 / 0').catch(() => {});
+    // Inside the failed transaction the LISTEN is refused.
+    await expect(db.listen('turns_test', () => {})).rejects.toMatchObject({ code: '25P02' });
+    await db.exec('rollback');
+    const heard: Array<string | null> = [];
+    const stop = await db.listen('turns_test', (payload) => heard.push(payload));
+    await db.query('select pg_notify($1, $2)', ['turns_test', 'hi']);
+    await expect.poll(() => heard).toEqual(['hi']);
+    await stop();
+  });
+
+  it('finishes the statements asked for before it is closed', async () => {
+    await db.exec('create table counted (n int)');
+    const inserts = Array.from({ length: 20 }, (_, i) => db.query('insert into counted values ($1)', [i]));
+    closed = true;
+    const closing = db.close();
+    const outcomes = await Promise.allSettled(inserts);
+    await closing;
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(20).fill('fulfilled'));
   });
 });

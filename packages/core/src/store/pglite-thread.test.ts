@@ -1,8 +1,9 @@
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kysely, sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { makeDataFolder } from '../../test/support/stores.js';
 import { isStoreUnavailable } from './availability.js';
 import { createStore, type Store } from './create-store.js';
 import { createPGliteDialect } from './pglite-dialect.js';
@@ -31,19 +32,38 @@ async function longestTimerLag(work: () => Promise<unknown>): Promise<number> {
 const SLOW = sql`select count(*)::int as n from generate_series(1, 4000000)`;
 
 describe('the embedded store on its own thread', () => {
-  const stores: Store[] = [];
-  afterEach(async () => {
-    await Promise.all(stores.splice(0).map((store) => store.close()));
-  });
-  const open = async (embedded?: 'thread' | 'inline') => {
-    const store = await createStore({ url: 'memory://', ...(embedded ? { embedded } : {}) });
-    stores.push(store);
-    return store;
+  // The engines here start on copies of one data folder, made once from the suite's image:
+  // creating a database (initdb), in memory or on disk, costs several seconds of CPU, reopening
+  // a folder about one, and these tests are about what runs on an engine, not about creating one.
+  let template: string;
+  const folders: string[] = [];
+  /** A new folder holding a copy of the template's data folder, at `<folder>/data`. */
+  const copyOfTemplate = () => {
+    const folder = mkdtempSync(join(tmpdir(), 'store-thread-'));
+    folders.push(folder);
+    cpSync(template, join(folder, 'data'), { recursive: true });
+    return join(folder, 'data');
   };
+  // One store of each kind, shared by the tests that only run statements on them. Not migrated
+  // again: these tests make tables of their own.
+  let thread: Store;
+  let inline: Store;
+  beforeAll(async () => {
+    const made = mkdtempSync(join(tmpdir(), 'store-thread-template-'));
+    folders.push(made);
+    template = join(made, 'data');
+    await makeDataFolder(template);
+    [thread, inline] = await Promise.all([
+      createStore({ url: '', dataDir: copyOfTemplate(), migrate: false }),
+      createStore({ url: '', dataDir: copyOfTemplate(), migrate: false, embedded: 'inline' }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([thread?.close(), inline?.close()]);
+    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+  });
 
   it("is the default, and keeps this thread's timers on time while a long statement runs, which inline does not", async () => {
-    const thread = await open();
-    const inline = await open('inline');
     expect([thread.embedded, inline.embedded]).toEqual(['thread', 'inline']);
     let inlineTook = 0;
     const inlineLag = await longestTimerLag(async () => {
@@ -58,8 +78,7 @@ describe('the embedded store on its own thread', () => {
   });
 
   it('answers rows, counts and errors as the inline store does', async () => {
-    for (const kind of ['thread', 'inline'] as const) {
-      const { db } = await open(kind);
+    for (const { db } of [thread, inline]) {
       await sql`create table t (id int8 primary key, at timestamptz, d date, n numeric, j jsonb, b bytea)`.execute(
         db,
       );
@@ -91,7 +110,7 @@ describe('the embedded store on its own thread', () => {
   });
 
   it('delivers notifications, and stops delivering once unsubscribed', async () => {
-    const store = await open('thread');
+    const store = thread;
     const heard: string[] = [];
     const stop = await store.listen('thread_test', (payload) => heard.push(payload ?? ''));
     await sql`select pg_notify('thread_test', 'one')`.execute(store.db);
@@ -104,8 +123,9 @@ describe('the embedded store on its own thread', () => {
 
   it('starts each new WAL segment without filling it with zeros, inline and on its thread', async () => {
     for (const openEngine of [InlinePGlite.open, openPGliteThread]) {
-      const folder = mkdtempSync(join(tmpdir(), 'store-wal-'));
+      const folder = copyOfTemplate();
       const wal = join(folder, 'pg_wal');
+      const copied = readdirSync(wal);
       const db = await openEngine(folder);
       try {
         await db.exec('select pg_switch_wal(); create table written (n int)');
@@ -113,6 +133,8 @@ describe('the embedded store on its own thread', () => {
         const segments = readdirSync(wal)
           .filter((name) => /^[0-9A-F]{24}$/.test(name))
           .sort();
+        // Made by this engine, not one the copied folder held.
+        expect(copied).not.toContain(segments.at(-1));
         const newest = statSync(join(wal, segments.at(-1)!));
         // Full size, but only the pages written hold disk blocks: the zeros were never written.
         expect(segments.length).toBeGreaterThan(1);
@@ -120,13 +142,12 @@ describe('the embedded store on its own thread', () => {
         expect(newest.blocks * 512).toBeLessThan(1024 * 1024);
       } finally {
         await db.close();
-        rmSync(folder, { recursive: true, force: true });
       }
     }
   });
 
   it('answers every statement after close as the store being unreachable', async () => {
-    const db = await openPGliteThread(undefined);
+    const db = await openPGliteThread(copyOfTemplate());
     await expect(db.query<{ one: number }>('select 1 as one')).resolves.toMatchObject({ rows: [{ one: 1 }] });
     await db.close();
     const error = await db.query('select 1').catch((caught: unknown) => caught);
@@ -134,16 +155,12 @@ describe('the embedded store on its own thread', () => {
   });
 
   describe('when its thread stops', () => {
-    const folders: string[] = [];
     const engines: PreparedPGlite[] = [];
     afterEach(async () => {
       await Promise.all(engines.splice(0).map((engine) => engine.close()));
-      for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
     });
     const openOnFolder = async () => {
-      const folder = mkdtempSync(join(tmpdir(), 'store-restart-'));
-      folders.push(folder);
-      const engine = await openPGliteThread(folder, { restartAfterMs: 50 });
+      const engine = await openPGliteThread(copyOfTemplate(), { restartAfterMs: 50 });
       engines.push(engine);
       return engine;
     };

@@ -2,16 +2,36 @@
  * The store suite: runs on embedded PGlite always and on Postgres when DATABASE_URL is set.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestStore, STORE_KINDS, type TestStore } from '../../test/support/stores.js';
+import { makeDataFolder, openTestStore, STORE_KINDS, type TestStore } from '../../test/support/stores.js';
 import { createStore, createStoreImage, migrateToLatest, resolveDataDir } from './create-store.js';
 import { parseInt8 } from './int8.js';
 import { MIGRATIONS } from './migrations/index.js';
+
+/**
+ * A copy of a migrated store's data folder, made once for the file, at `dataDir` (which must not
+ * exist yet). For the tests about what runs on a folder, not about creating one: creating a
+ * database (initdb) costs several seconds of CPU, copying one next to nothing.
+ */
+let template: Promise<string> | undefined;
+const copies: string[] = [];
+async function copyOfTemplate(dataDir: string): Promise<void> {
+  template ??= (async () => {
+    const made = mkdtempSync(join(tmpdir(), 'svc-store-template-'));
+    copies.push(made);
+    await makeDataFolder(join(made, 'data'));
+    return join(made, 'data');
+  })();
+  cpSync(await template, dataDir, { recursive: true });
+}
+afterAll(() => {
+  for (const folder of copies.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
 
 for (const kind of STORE_KINDS) {
   describe(`store (${kind})`, () => {
@@ -160,7 +180,10 @@ describe('embedded data folder', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('persists across reopen and refuses a second open in the same process', async () => {
+    // A migrated folder, copied: creating and migrating one on disk is what
+    // pglite-thread-fallback.test.ts does first, and here would cost seconds more.
     const dataDir = join(dir, 'same-process');
+    await copyOfTemplate(dataDir);
     const first = await createStore({ dataDir, url: '' });
     await first.db.insertInto('tenants').values({ name: 'kept' }).execute();
     await expect(createStore({ dataDir, url: '' })).rejects.toThrow(/in use by process/);
@@ -173,6 +196,8 @@ describe('embedded data folder', () => {
 
   it('refuses a folder another live process holds, and takes over once that process is killed', async () => {
     const dataDir = join(dir, 'other-process');
+    // A migrated folder: the holder only opens it (migrating it is not what this is about).
+    await copyOfTemplate(dataDir);
     const storeModule = fileURLToPath(new URL('./index.ts', import.meta.url));
     const holder = spawn(
       process.execPath,
@@ -180,7 +205,7 @@ describe('embedded data folder', () => {
         '--import',
         'tsx',
         '-e',
-        `const { createStore } = await import(${JSON.stringify(storeModule)}); await createStore({ dataDir: ${JSON.stringify(dataDir)}, url: '' }); console.log('ready'); setInterval(() => {}, 1000);`,
+        `const { createStore } = await import(${JSON.stringify(storeModule)}); await createStore({ dataDir: ${JSON.stringify(dataDir)}, url: '', migrate: false }); console.log('ready'); setInterval(() => {}, 1000);`,
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
@@ -231,20 +256,30 @@ describe('store configuration', () => {
     process.env.SERVICE_DATA_DIR = ' ';
     expect(resolveDataDir()).toBe(join(process.cwd(), '.service/data'));
     expect(resolveDataDir('')).toBe(join(process.cwd(), '.service/data'));
-    const dataDir = mkdtempSync(join(tmpdir(), 'svc-store-blank-'));
+    const folder = mkdtempSync(join(tmpdir(), 'svc-store-blank-'));
+    const dataDir = join(folder, 'data');
+    await copyOfTemplate(dataDir);
     const store = await createStore({ dataDir, migrate: false });
     try {
       expect(store.kind).toBe('pglite');
     } finally {
       await store.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });
 
 describe('embedded store inline', () => {
   it('lets the event loop turn between the statements of a long transaction', async () => {
-    const store = await createStore({ url: 'memory://', embedded: 'inline', migrate: false });
+    const folder = mkdtempSync(join(tmpdir(), 'svc-store-inline-'));
+    copies.push(folder);
+    await copyOfTemplate(join(folder, 'data'));
+    const store = await createStore({
+      url: '',
+      dataDir: join(folder, 'data'),
+      embedded: 'inline',
+      migrate: false,
+    });
     try {
       const slow = sql`select count(*) from generate_series(1, 200000)`;
       const started = performance.now();

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync 
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { createStore, createStoreImage, type Store } from '../../src/store/index.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
@@ -52,6 +53,18 @@ export async function openTestStore(kind: StoreKind = 'pglite'): Promise<TestSto
  */
 export async function openMemoryStore(): Promise<Store> {
   return createStore({ url: 'memory://', image: await memoryStoreImage() });
+}
+
+/**
+ * A migrated, empty embedded store's data folder at `dataDir` (which must not hold one yet),
+ * unpacked from the suite's image: one engine boot, where creating the folder (initdb) and
+ * migrating it costs several seconds of CPU. For tests about what runs on a folder, not about
+ * making one.
+ */
+export async function makeDataFolder(dataDir: string): Promise<void> {
+  const engine = new PGlite({ dataDir, loadDataDir: await memoryStoreImage() });
+  await engine.waitReady;
+  await engine.close();
 }
 
 /** The image, made once per schema (by whichever test process first needs it) and kept on disk. */

@@ -20,6 +20,7 @@ import { StoreUnavailableError } from '../../src/store/availability.js';
 import { createStore, type Store } from '../../src/store/index.js';
 import type { Service } from '../../src/wire/create-service.js';
 import { engineThreads } from '../support/engine-threads.js';
+import { makeDataFolder } from '../support/stores.js';
 import { lastUserText, reactiveModel } from './support/models.js';
 import {
   assemble,
@@ -47,6 +48,9 @@ describe('the embedded store’s thread stops while a turn streams', () => {
 
   beforeAll(async () => {
     folder = mkdtempSync(join(tmpdir(), 'svc-wire-restart-'));
+    // A migrated folder from the suite's image: creating one (initdb) costs seconds of CPU, and
+    // this is about what happens once the store runs on it.
+    await makeDataFolder(join(folder, 'data'));
     store = await createStore({ dataDir: join(folder, 'data'), url: '' });
     expect(store.embedded).toBe('thread');
     // A turn answers 150 words, one every 20 ms (it streams for 3 s, across the store's restart);
