@@ -80,8 +80,18 @@ export async function runInProcess(
   let stdout = '';
   let stderr = '';
   const code = await run(args, {
-    stdout: { write: (text: string) => ((stdout += text), true) },
-    stderr: { write: (text: string) => ((stderr += text), true) },
+    stdout: {
+      write: (text: string) => {
+        stdout += text;
+        return true;
+      },
+    },
+    stderr: {
+      write: (text: string) => {
+        stderr += text;
+        return true;
+      },
+    },
     stdin: Readable.from([]),
     env: options.env ?? baseEnv(),
     cwd: options.cwd,
