@@ -24,7 +24,7 @@ import type { Store } from '@service/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningHost, startExpressHost } from '../../../examples/express-host/src/host.js';
 import { openMemoryStore } from '../../core/test/support/stores.js';
-import { BUILT, baseEnv, readJson, runCli, writeJson } from './support/cli.js';
+import { BUILT, baseEnv, readJson, runCli, runInProcess, writeJson } from './support/cli.js';
 
 const PUBLIC_BASE = 'https://shop.example.com';
 const MCP_URL = `${PUBLIC_BASE}/api/service/mcp`;
@@ -49,6 +49,8 @@ function publicKeyOfSeed(seedHex: string): Buffer {
   return Buffer.from(createPublicKey(key).export({ format: 'jwk' }).x!, 'base64url');
 }
 
+// The first tests spawn the bin, as a user runs it; the rest run the same `run` in this process
+// (`runInProcess`): they are about what the commands answer, which is the same either way.
 describe.skipIf(!BUILT)('service mcp', () => {
   it('exits 1 naming the subcommands when none or an unknown one is given', async () => {
     expect(await runCli(['mcp'], { cwd: appFolder() })).toMatchObject({
@@ -65,7 +67,7 @@ describe.skipIf(!BUILT)('service mcp', () => {
 describe.skipIf(!BUILT)('service mcp server-json', () => {
   it('names the server by the reverse-DNS of the domain and the package name’s last segment', async () => {
     const dir = appFolder();
-    const result = await runCli(['mcp', 'server-json', '--domain', 'Example.com'], { cwd: dir });
+    const result = await runInProcess(['mcp', 'server-json', '--domain', 'Example.com'], { cwd: dir });
     expect(result.code, result.stderr).toBe(0);
     expect(readJson(join(dir, 'server.json'))).toEqual({
       $schema: expect.stringContaining('/2025-12-11/'),
@@ -78,7 +80,7 @@ describe.skipIf(!BUILT)('service mcp server-json', () => {
 
   it('accepts a URL on a subdomain, refuses another domain and plain http', async () => {
     const dir = appFolder();
-    const ok = await runCli(['mcp', 'server-json', '--domain', 'example.com', '--url', MCP_URL], {
+    const ok = await runInProcess(['mcp', 'server-json', '--domain', 'example.com', '--url', MCP_URL], {
       cwd: dir,
     });
     expect(ok.code).toBe(0);
@@ -86,16 +88,16 @@ describe.skipIf(!BUILT)('service mcp server-json', () => {
       MCP_URL,
     );
     rmSync(join(dir, 'server.json'));
-    const elsewhere = await runCli(
+    const elsewhere = await runInProcess(
       ['mcp', 'server-json', '--domain', 'example.com', '--url', 'https://notexample.com/mcp'],
       {
         cwd: dir,
       },
     );
     expect(elsewhere).toMatchObject({ code: 1, stderr: expect.stringMatching(/not on example.com/) });
-    const http = await runCli(['mcp', 'server-json', '--url', 'http://example.com/mcp'], { cwd: dir });
+    const http = await runInProcess(['mcp', 'server-json', '--url', 'http://example.com/mcp'], { cwd: dir });
     expect(http).toMatchObject({ code: 1, stderr: expect.stringMatching(/must be https/) });
-    const noDomain = await runCli(['mcp', 'server-json'], { cwd: dir });
+    const noDomain = await runInProcess(['mcp', 'server-json'], { cwd: dir });
     expect(noDomain).toMatchObject({ code: 1, stderr: expect.stringMatching(/--domain/) });
     expect(existsSync(join(dir, 'server.json'))).toBe(false);
   });
@@ -103,7 +105,7 @@ describe.skipIf(!BUILT)('service mcp server-json', () => {
   it('cuts a long description to 100 code points, never inside a character', async () => {
     const dir = appFolder();
     writeJson(join(dir, 'package.json'), { name: 'shop', description: `${'a'.repeat(99)}😀 and more` });
-    const result = await runCli(['mcp', 'server-json', '--domain', 'example.com'], { cwd: dir });
+    const result = await runInProcess(['mcp', 'server-json', '--domain', 'example.com'], { cwd: dir });
     expect(result.code, result.stderr).toBe(0);
     expect(readJson(join(dir, 'server.json')).description).toBe(`${'a'.repeat(99)}😀`);
   });
@@ -111,16 +113,20 @@ describe.skipIf(!BUILT)('service mcp server-json', () => {
   it('overwrites server.json only with --force', async () => {
     const dir = appFolder();
     writeFileSync(join(dir, 'server.json'), '{"mine":true}\n');
-    const refused = await runCli(['mcp', 'server-json', '--domain', 'example.com'], { cwd: dir });
+    const refused = await runInProcess(['mcp', 'server-json', '--domain', 'example.com'], { cwd: dir });
     expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/--force/) });
     expect(readFileSync(join(dir, 'server.json'), 'utf8')).toBe('{"mine":true}\n');
-    const forced = await runCli(['mcp', 'server-json', '--domain', 'example.com', '--force'], { cwd: dir });
+    const forced = await runInProcess(['mcp', 'server-json', '--domain', 'example.com', '--force'], {
+      cwd: dir,
+    });
     expect(forced.code).toBe(0);
     expect(readJson(join(dir, 'server.json')).name).toBe('com.example/shop');
     // A folder named server.json is not overwritten by --force: one line, not Node's EISDIR.
     const other = appFolder();
     mkdirSync(join(other, 'server.json'));
-    const folder = await runCli(['mcp', 'server-json', '--domain', 'example.com', '--force'], { cwd: other });
+    const folder = await runInProcess(['mcp', 'server-json', '--domain', 'example.com', '--force'], {
+      cwd: other,
+    });
     expect(folder).toMatchObject({
       code: 1,
       stderr: `service mcp server-json: cannot write ${other}/server.json: ${other}/server.json is a folder.\n`,
@@ -129,7 +135,9 @@ describe.skipIf(!BUILT)('service mcp server-json', () => {
 
   it('prints the written file and document under --json', async () => {
     const dir = appFolder();
-    const result = await runCli(['mcp', 'server-json', '--json', '--domain', 'example.com'], { cwd: dir });
+    const result = await runInProcess(['mcp', 'server-json', '--json', '--domain', 'example.com'], {
+      cwd: dir,
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
       file: join(dir, 'server.json'),
@@ -141,11 +149,13 @@ describe.skipIf(!BUILT)('service mcp server-json', () => {
 describe.skipIf(!BUILT)('service mcp verify-domain', () => {
   it('needs --domain and --key-out (exit 1)', async () => {
     const dir = appFolder();
-    expect(await runCli(['mcp', 'verify-domain', '--key-out', 'k'], { cwd: dir })).toMatchObject({
+    expect(await runInProcess(['mcp', 'verify-domain', '--key-out', 'k'], { cwd: dir })).toMatchObject({
       code: 1,
       stderr: expect.stringMatching(/--domain is required/),
     });
-    expect(await runCli(['mcp', 'verify-domain', '--domain', 'example.com'], { cwd: dir })).toMatchObject({
+    expect(
+      await runInProcess(['mcp', 'verify-domain', '--domain', 'example.com'], { cwd: dir }),
+    ).toMatchObject({
       code: 1,
       stderr: expect.stringMatching(/--key-out is required/),
     });
@@ -154,7 +164,7 @@ describe.skipIf(!BUILT)('service mcp verify-domain', () => {
 
   it('writes the Ed25519 seed (0600), prints the challenge of its public key, never overwrites', async () => {
     const dir = appFolder();
-    const result = await runCli(
+    const result = await runInProcess(
       [
         'mcp',
         'verify-domain',
@@ -177,7 +187,7 @@ describe.skipIf(!BUILT)('service mcp verify-domain', () => {
     expect(result.stdout).toContain('https://example.com/.well-known/mcp-registry-auth');
     expect(readFileSync(join(dir, 'public/.well-known/mcp-registry-auth'), 'utf8')).toBe(`${challenge}\n`);
 
-    const again = await runCli(
+    const again = await runInProcess(
       ['mcp', 'verify-domain', '--domain', 'example.com', '--key-out', 'registry.key'],
       {
         cwd: dir,
@@ -190,13 +200,13 @@ describe.skipIf(!BUILT)('service mcp verify-domain', () => {
   it('keeps no key when the well-known file cannot be written, so a re-run can make one', async () => {
     const dir = appFolder();
     const args = ['mcp', 'verify-domain', '--domain', 'example.com', '--key-out', 'w.key'];
-    const result = await runCli([...args, '--write-well-known', 'package.json'], { cwd: dir });
+    const result = await runInProcess([...args, '--write-well-known', 'package.json'], { cwd: dir });
     expect(result).toMatchObject({
       code: 1,
       stderr: `service mcp verify-domain: cannot write ${dir}/package.json/.well-known/mcp-registry-auth: ${dir}/package.json is a file, not a folder; nothing was written.\n`,
     });
     expect(existsSync(join(dir, 'w.key'))).toBe(false);
-    const again = await runCli([...args, '--write-well-known', 'public'], { cwd: dir });
+    const again = await runInProcess([...args, '--write-well-known', 'public'], { cwd: dir });
     expect(again.code, again.stderr).toBe(0);
     expect(existsSync(join(dir, 'w.key'))).toBe(true);
   });
@@ -225,7 +235,7 @@ describe.skipIf(!BUILT)('service mcp verify-domain', () => {
         `${dir}/site/.well-known/mcp-registry-auth: ${dir}/site/.well-known/mcp-registry-auth is a folder`,
       ],
     ] as const) {
-      const result = await runCli([...base, ...args], { cwd: dir });
+      const result = await runInProcess([...base, ...args], { cwd: dir });
       expect(result).toMatchObject({
         code: 1,
         stdout: '',
@@ -233,7 +243,7 @@ describe.skipIf(!BUILT)('service mcp verify-domain', () => {
       });
       expect(readdirSync(dir).sort()).toEqual(before);
     }
-    const json = await runCli([...base, '--json', '--key-out', 'package.json/k'], { cwd: dir });
+    const json = await runInProcess([...base, '--json', '--key-out', 'package.json/k'], { cwd: dir });
     expect(JSON.parse(json.stdout)).toEqual({
       error: {
         message: expect.stringMatching(/is a file, not a folder; nothing was written\.$/),
@@ -244,7 +254,7 @@ describe.skipIf(!BUILT)('service mcp verify-domain', () => {
 
   it('prints the key file, the challenge and the well-known file under --json', async () => {
     const dir = appFolder();
-    const result = await runCli(
+    const result = await runInProcess(
       [
         'mcp',
         'verify-domain',
@@ -333,11 +343,11 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
       join(dir, '.env'),
       `SERVICE_STORE_ENCRYPTION_KEY=${Buffer.alloc(32, 7).toString('base64')}\n`,
     );
-    const made = await runCli(['mcp', 'server-json', '--domain', 'example.com', '--url', MCP_URL], {
+    const made = await runInProcess(['mcp', 'server-json', '--domain', 'example.com', '--url', MCP_URL], {
       cwd: dir,
     });
     expect(made.code).toBe(0);
-    const verified = await runCli(
+    const verified = await runInProcess(
       ['mcp', 'verify-domain', '--domain', 'example.com', '--key-out', 'k', '--write-well-known', 'public'],
       { cwd: dir },
     );
@@ -349,7 +359,7 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
     await store?.close();
   });
 
-  const doctor = () => runCli(['doctor'], { cwd: dir, env: baseEnv({ SERVICE_URL: frontUrl }) });
+  const doctor = () => runInProcess(['doctor'], { cwd: dir, env: baseEnv({ SERVICE_URL: frontUrl }) });
 
   it('is green when the metadata, the server card, server.json and the challenge agree', async () => {
     challenge = readFileSync(join(dir, 'public/.well-known/mcp-registry-auth'), 'utf8');
@@ -363,7 +373,10 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
     expect(result.stdout).toContain('✓ actAs is configured');
     expect(result.stdout).toContain('✓ present mode: the user’s credentials reach the host’s API');
 
-    const json = await runCli(['doctor', '--json'], { cwd: dir, env: baseEnv({ SERVICE_URL: frontUrl }) });
+    const json = await runInProcess(['doctor', '--json'], {
+      cwd: dir,
+      env: baseEnv({ SERVICE_URL: frontUrl }),
+    });
     expect(json.code).toBe(0);
     const body = JSON.parse(json.stdout);
     expect(body).toMatchObject({ ok: true, exitCode: 0, url: frontUrl });
@@ -409,7 +422,10 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
     const result = await doctor();
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('✗ /.well-known/mcp-registry-auth does not start with v=MCPv1');
-    const json = await runCli(['doctor', '--json'], { cwd: dir, env: baseEnv({ SERVICE_URL: frontUrl }) });
+    const json = await runInProcess(['doctor', '--json'], {
+      cwd: dir,
+      env: baseEnv({ SERVICE_URL: frontUrl }),
+    });
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({
       ok: false,
@@ -439,18 +455,24 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
     const other = createServer((_req, res) => res.writeHead(404).end('Not Found'));
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
     try {
-      const forbidden = await runCli(['doctor'], { cwd: dir, env: baseEnv({ SERVICE_URL: production.url }) });
+      const forbidden = await runInProcess(['doctor'], {
+        cwd: dir,
+        env: baseEnv({ SERVICE_URL: production.url }),
+      });
       expect(forbidden.code).toBe(1);
       expect(forbidden.stdout).toContain(
         `✗ ${production.url}/api/service/status answered 403 (principal_required: outside development mode /status is for signed-in users`,
       );
       const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
-      const elsewhere = await runCli(['doctor'], { cwd: dir, env: baseEnv({ SERVICE_URL: otherUrl }) });
+      const elsewhere = await runInProcess(['doctor'], { cwd: dir, env: baseEnv({ SERVICE_URL: otherUrl }) });
       expect(elsewhere.stdout).toContain(
         `✗ ${otherUrl}/api/service/status answered 404 (no service wire there: is SERVICE_URL the app`,
       );
       // A query would swallow the wire's paths: refused, never asked.
-      const query = await runCli(['doctor'], { cwd: dir, env: baseEnv({ SERVICE_URL: `${frontUrl}/?a=b` }) });
+      const query = await runInProcess(['doctor'], {
+        cwd: dir,
+        env: baseEnv({ SERVICE_URL: `${frontUrl}/?a=b` }),
+      });
       expect(query).toMatchObject({
         code: 1,
         stderr: `Not the app's base URL: ${frontUrl}/?a=b has a query or fragment; leave it out.\n`,
@@ -533,7 +555,10 @@ describe.skipIf(!BUILT)('service doctor with the door open', () => {
       expect(result.code, result.stderr).toBe(1);
       expect(result.stderr).toBe('');
       expect(result.stdout).toMatch(new RegExp(`✗ server\\.json: .*${problem.source}`));
-      const json = await runCli(['doctor', '--json'], { cwd: dir, env: baseEnv({ SERVICE_URL: frontUrl }) });
+      const json = await runInProcess(['doctor', '--json'], {
+        cwd: dir,
+        env: baseEnv({ SERVICE_URL: frontUrl }),
+      });
       expect(JSON.parse(json.stdout)).toMatchObject({
         ok: false,
         checks: expect.arrayContaining([{ level: 'fail', text: expect.stringMatching(problem) }]),

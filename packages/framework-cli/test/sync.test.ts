@@ -12,7 +12,7 @@ import type { Store } from '@service/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningHost, startExpressHost } from '../../../examples/express-host/src/host.js';
 import { openMemoryStore } from '../../core/test/support/stores.js';
-import { BUILT, baseEnv, readJson, runCli, writeJson } from './support/cli.js';
+import { BUILT, baseEnv, readJson, runCli, runInProcess, writeJson } from './support/cli.js';
 
 let store: Store;
 let host: RunningHost;
@@ -303,7 +303,8 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
   it('points a command run in a subfolder of the app at the app', async () => {
     const sub = join(dir, 'src/lib');
     mkdirSync(sub, { recursive: true });
-    const result = await runCli(['sync'], { cwd: sub });
+    // Refused before any tools module loads: the bin's `run` in this process answers the same.
+    const result = await runInProcess(['sync'], { cwd: sub });
     expect(result).toMatchObject({
       code: 1,
       stderr: `No .service/config.json in ${sub}: the app is ${dir}; run the command there, or pass the folder.\n`,
@@ -345,12 +346,13 @@ describe.skipIf(!BUILT)('service sync exit codes', () => {
   });
 
   it('answers --report with the documented errors until the cloud exists, before any action', async () => {
+    // Answered before any tools module loads: in this process, as the bin's `run` answers it.
     const empty = mkdtempSync(join(tmpdir(), 'svc-fcli-report-'));
-    const noKey = await runCli(['sync', '--report'], { cwd: empty });
+    const noKey = await runInProcess(['sync', '--report'], { cwd: empty });
     expect(noKey).toMatchObject({ code: 1, stderr: expect.stringMatching(/needs the cloud key/) });
-    const badKey = await runCli(['sync', '--report', '--key', 'svc_123'], { cwd: empty });
+    const badKey = await runInProcess(['sync', '--report', '--key', 'svc_123'], { cwd: empty });
     expect(badKey.stderr).toMatch(/svc_ followed by 40 hex/);
-    const good = await runCli(['sync', '--report'], {
+    const good = await runInProcess(['sync', '--report'], {
       cwd: empty,
       env: baseEnv({ SERVICE_API_KEY: `svc_${'a1'.repeat(20)}` }),
     });

@@ -72,7 +72,12 @@ async function firstLoad(cookie: string, path: string): Promise<Load> {
   return { scriptGzip, requests, dclMs };
 }
 
-/** Loads of each page; its time is the fastest (see docs/dashboard.md "Budget"). */
+/**
+ * Loads of each page at most; its time is the fastest (see docs/dashboard.md "Budget"). A page
+ * stops being loaded once a load is within the time budget: the fastest of three is within it
+ * exactly when one of them is, and each load (a fresh context, its renderer) costs about a second
+ * on two shared cores, so loading on after a good one only made the test slower.
+ */
 const LOADS = 3;
 
 describeInBrowser('the dashboard budget', () => {
@@ -85,7 +90,9 @@ describeInBrowser('the dashboard budget', () => {
       await firstLoad(cookie, '/');
       for (const path of PAGES) {
         const loads: Load[] = [];
-        for (let i = 0; i < LOADS; i++) loads.push(await firstLoad(cookie, path));
+        while (loads.length < LOADS && !loads.some((load) => load.dclMs <= BUDGET.domContentLoadedMs))
+          loads.push(await firstLoad(cookie, path));
+        // What a load fetches counts on every load made.
         for (const load of loads) {
           expect(load.scriptGzip, `${path} script`).toBeGreaterThan(0);
           expect(load.scriptGzip, `${path} script`).toBeLessThanOrEqual(BUDGET.scriptGzipBytes);

@@ -14,7 +14,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { Readable } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 export const PACKAGE = join(ROOT, 'packages/framework-cli');
@@ -60,6 +61,44 @@ export function runCli(
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
+}
+
+/**
+ * `service <args>` run in this process: the `run` the bin calls (the built one, as the bin's), with
+ * the streams a piped spawn has (no terminal, stdin at its end) and the exit code it would pass to
+ * `process.exit`. A spawn costs a Node start and the CLI's load; most tests are about what a
+ * command answers, not about the process, so they run it here. What only a process shows (the
+ * exit code reaching the shell, a closed pipe) is still checked by tests that use `runCli`.
+ */
+export async function runInProcess(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<CliRun> {
+  const { run } = (await import(pathToFileURL(join(PACKAGE, 'dist/index.js')).href)) as {
+    run: (argv: string[], io: unknown) => Promise<number>;
+  };
+  let stdout = '';
+  let stderr = '';
+  const code = await run(args, {
+    stdout: {
+      write: (text: string) => {
+        stdout += text;
+        return true;
+      },
+    },
+    stderr: {
+      write: (text: string) => {
+        stderr += text;
+        return true;
+      },
+    },
+    stdin: Readable.from([]),
+    env: options.env ?? baseEnv(),
+    cwd: options.cwd,
+    // The bin's terminal is its own; here a delegated developer command's output is piped back.
+    inheritStdio: false,
+  });
+  return { code, stdout, stderr };
 }
 
 /** The real path of a package installed in one of the workspace's packages. */
