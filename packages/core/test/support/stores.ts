@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createStore, createStoreImage, type Store } from '../../src/store/index.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
+import { InlinePGlite } from '../../src/store/pglite-inline.js';
 
 export type StoreKind = 'pglite' | 'postgres';
 
@@ -52,6 +53,16 @@ export async function openTestStore(kind: StoreKind = 'pglite'): Promise<TestSto
  */
 export async function openMemoryStore(): Promise<Store> {
   return createStore({ url: 'memory://', image: await memoryStoreImage() });
+}
+
+/**
+ * Fills a new, empty data folder from the suite's image of a migrated store, for
+ * `createStore({ dataDir })` to open as it opens any folder: creating the database in a folder and
+ * migrating it takes several times as long, and a test not about that need not pay for it.
+ */
+export async function seedDataDir(dataDir: string): Promise<void> {
+  const engine = await InlinePGlite.open(dataDir, await memoryStoreImage());
+  await engine.close();
 }
 
 /** The image, made once per schema (by whichever test process first needs it) and kept on disk. */
