@@ -3,13 +3,14 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { createJsonLogger, describeError } from '@service/core/http';
-import { ConfigError, createPlatform } from '@service/core/platform';
+import { createPlatform } from '@service/core/platform';
 import { createStore, generateEncryptionKey, resolveDataDir } from '@service/core/store';
 import { startExpressHost } from '@service/example-express-host';
 import { seedDeployableDemoTool } from './demo-deploy.js';
 import { checkDemoFile, type DemoFileOf, demoFileOf } from './demo-file.js';
 import { DEMO_EMAIL, demoServiceKey, recordDemoHost, seedDemo, seedDemoScreen } from './demo-seed.js';
 import { withDemoUpstream } from './demo-upstream.js';
+import { env, readStartConfig, type StartConfig } from './start-config.js';
 
 /**
  * The platform as a process: store, platform API on PORT, demo seed, settlement journal,
@@ -194,45 +195,6 @@ async function startDemoHost(
     `Demo host app (wire at /api/service) at ${host.url}\nMCP door of the demo host: ${host.mcpUrl}\n`,
   );
   return host;
-}
-
-/** This process's own settings, read before anything starts (docs/configuration.md). */
-interface StartConfig {
-  port: number;
-  hostname: string;
-  graceMs: number;
-  /** SERVICE_DEMO_HOST_PORT; unset: PORT + 1, or any free port when that is taken. */
-  demoHostPort: number | undefined;
-  baseUrl: string;
-}
-
-function readStartConfig(): StartConfig {
-  const port = integerOf('PORT', 65535) ?? 8787;
-  return {
-    port,
-    hostname: env('HOST') ?? '127.0.0.1',
-    graceMs: integerOf('SERVICE_SHUTDOWN_GRACE_MS', 600_000) ?? 10_000,
-    demoHostPort: integerOf('SERVICE_DEMO_HOST_PORT', 65535),
-    // Validated by the platform, which names it.
-    baseUrl: env('SERVICE_BASE_URL') ?? `http://localhost:${port}`,
-  };
-}
-
-/** A variable's value; blank counts as unset, as everywhere else in the configuration. */
-function env(name: string): string | undefined {
-  return process.env[name]?.trim() || undefined;
-}
-
-/** An integer variable from 0 to `max`, or undefined when unset. */
-function integerOf(name: string, max: number): number | undefined {
-  const value = env(name);
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) > max) {
-    throw new ConfigError(
-      `Invalid configuration: ${name} must be an integer from 0 to ${max}, got "${value}"`,
-    );
-  }
-  return Number(value);
 }
 
 main().catch((error: unknown) => {

@@ -9,12 +9,17 @@
  * @see docs/billing.md "Settlement journal", "Stopping"
  */
 import { readdirSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { POSTGRES_BIN } from '../../../packages/core/test/support/pg-cluster.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  POSTGRES_BIN,
+  type PostgresCluster,
+  startPostgresCluster,
+} from '../../../packages/core/test/support/pg-cluster.js';
 import {
   booksBalance,
   type EmbeddedFaultWorld,
   type FaultWorld,
+  makeEmbeddedTemplate,
   startEmbeddedFaultWorld,
   startFaultWorld,
   startLoad,
@@ -25,7 +30,23 @@ const segmentsIn = (dir: string) => readdirSync(dir).filter((name) => name.endsW
 /** `startLoad`'s callers: the most calls a kill can cut in flight. */
 const LOAD_CALLERS = 16;
 
+/**
+ * Answered calls before a fault, and after it: with 16 callers in flight throughout, a few dozen
+ * answers each side put the fault in the middle of steady traffic.
+ */
+const WARM = 75;
+const AFTER = 50;
+
 describe.runIf(POSTGRES_BIN !== null)('faults under load (postgres, two processes)', () => {
+  // One cluster for the suite (each world has a database of its own in it): creating and starting
+  // a cluster takes seconds. The outage test stops and starts it as before.
+  let cluster: PostgresCluster;
+  beforeAll(async () => {
+    cluster = await startPostgresCluster();
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.dispose();
+  });
   let world: FaultWorld | undefined;
   afterEach(async () => {
     await world?.close();
@@ -33,13 +54,13 @@ describe.runIf(POSTGRES_BIN !== null)('faults under load (postgres, two processe
   });
 
   it('bills every answered call when an instance gets SIGTERM mid-load, and gives its lease back', async () => {
-    world = await startFaultWorld();
+    world = await startFaultWorld(cluster);
     const [first, second] = world.instances;
     const load = startLoad(world);
-    await load.until(150);
+    await load.until(WARM);
     expect(await first.stop()).toBe(0);
     const atStop = load.answered;
-    await load.until(atStop + 100);
+    await load.until(atStop + AFTER);
     await load.stop();
     expect(await second.stop()).toBe(0);
 
@@ -54,18 +75,18 @@ describe.runIf(POSTGRES_BIN !== null)('faults under load (postgres, two processe
   }, 120_000);
 
   it('bills every answered call when an instance is killed (SIGKILL) mid-load and boots again', async () => {
-    world = await startFaultWorld();
+    world = await startFaultWorld(cluster);
     const [first, second] = world.instances;
     const load = startLoad(world);
-    await load.until(150);
+    await load.until(WARM);
     // No shutdown of any kind: every call it answered is in its journal, settled at its next boot.
     await first.kill();
     // Its segments: taken over (renamed) by the next instance on this folder once the killed
     // one's heartbeat row has lapsed and the new one beats steadily (about 6 s each).
     const orphans = segmentsIn(first.journalDir);
-    await load.until(load.answered + 100);
+    await load.until(load.answered + AFTER);
     await first.restart();
-    await load.until(load.answered + 100);
+    await load.until(load.answered + AFTER);
     const deadline = Date.now() + 30_000;
     while (segmentsIn(first.journalDir).some((name) => orphans.includes(name)) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -86,15 +107,15 @@ describe.runIf(POSTGRES_BIN !== null)('faults under load (postgres, two processe
   }, 120_000);
 
   it('bills every answered call across a PostgreSQL stop (immediate) and restart mid-load', async () => {
-    world = await startFaultWorld();
+    world = await startFaultWorld(cluster);
     const load = startLoad(world);
-    await load.until(150);
+    await load.until(WARM);
     await world.cluster.stop('immediate');
     const atOutage = load.answered;
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const duringOutage = load.answered - atOutage;
     await world.cluster.start();
-    await load.until(load.answered + 150);
+    await load.until(load.answered + WARM);
     await load.stop();
     for (const instance of world.instances) {
       const code = await instance.stop();
@@ -110,6 +131,12 @@ describe.runIf(POSTGRES_BIN !== null)('faults under load (postgres, two processe
 });
 
 describe('faults under load (the embedded store, one process)', () => {
+  // Each world starts from a copy of one migrated data folder: migrating one takes seconds.
+  let template: Awaited<ReturnType<typeof makeEmbeddedTemplate>>;
+  beforeAll(async () => {
+    template = await makeEmbeddedTemplate();
+  }, 120_000);
+  afterAll(() => template?.dispose());
   let world: EmbeddedFaultWorld | undefined;
   afterEach(async () => {
     await world?.close();
@@ -117,38 +144,38 @@ describe('faults under load (the embedded store, one process)', () => {
   });
 
   it('bills every answered call when the instance gets SIGTERM mid-load and is started again', async () => {
-    world = await startEmbeddedFaultWorld();
+    world = await startEmbeddedFaultWorld(template.dataDir);
     const [instance] = world.instances;
     const load = startLoad(world);
-    await load.until(150);
+    await load.until(WARM);
     expect(await instance.stop(), instance.process.output().slice(-3000)).toBe(0);
     const atStop = load.answered;
     await instance.restart();
-    await load.until(atStop + 100);
+    await load.until(atStop + AFTER);
     await load.stop();
     expect(await instance.stop(), instance.process.output().slice(-3000)).toBe(0);
 
     const books = await world.books();
     // A SIGTERM cuts no answer short: calls in flight finish, new ones are refused until the restart.
     expect(load.cut).toBe(0);
-    expect(load.answered).toBeGreaterThanOrEqual(atStop + 100);
+    expect(load.answered).toBeGreaterThanOrEqual(atStop + AFTER);
     expect(books.usageRows).toBe(load.answered);
     expect(booksBalance(books)).toBe(true);
     expect(books.holds).toBe(0);
   }, 120_000);
 
   it('bills every answered call when the instance is killed (SIGKILL) mid-load and boots again on its folder', async () => {
-    world = await startEmbeddedFaultWorld();
+    world = await startEmbeddedFaultWorld(template.dataDir);
     const [instance] = world.instances;
     const load = startLoad(world);
-    await load.until(150);
+    await load.until(WARM);
     // No shutdown of any kind: the data folder is recovered from its write-ahead log, and the
     // calls answered but not yet settled are in the journal, settled by the next boot.
     await instance.kill();
     const orphans = segmentsIn(instance.journalDir);
     const atKill = load.answered;
     await instance.restart();
-    await load.until(atKill + 100);
+    await load.until(atKill + AFTER);
     const deadline = Date.now() + 30_000;
     while (segmentsIn(instance.journalDir).some((name) => orphans.includes(name)) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -158,7 +185,7 @@ describe('faults under load (the embedded store, one process)', () => {
     expect(await instance.stop(), instance.process.output().slice(-3000)).toBe(0);
 
     const books = await world.books();
-    expect(load.answered).toBeGreaterThanOrEqual(atKill + 100);
+    expect(load.answered).toBeGreaterThanOrEqual(atKill + AFTER);
     expect(books.usageRows).toBeGreaterThanOrEqual(load.answered);
     expect(books.usageRows - load.answered).toBeLessThanOrEqual(LOAD_CALLERS);
     expect(booksBalance(books)).toBe(true);

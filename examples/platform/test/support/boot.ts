@@ -77,7 +77,13 @@ export async function bootPlatform(
   const deadline = Date.now() + 60_000;
   while (!started.output().includes(readyText)) {
     if (started.child.exitCode !== null) throw new Error(`platform exited early:\n${started.output()}`);
-    if (Date.now() > deadline) throw new Error(`platform did not start:\n${started.output()}`);
+    if (Date.now() > deadline) {
+      // Not left running: a platform still booting would hold the port and the data folder, and
+      // fail every later test on them too.
+      if (options.underShell) process.kill(-started.child.pid!, 'SIGKILL');
+      else started.child.kill('SIGKILL');
+      throw new Error(`platform did not start:\n${started.output()}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return started;

@@ -5,7 +5,8 @@
  * stop (immediate) and restart. The books afterwards say whether every answered call was billed
  * once. Shared by the fault suite and `pnpm bench faults`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStore, type Store } from '@service/core/store';
@@ -19,6 +20,7 @@ import {
   seedProviders,
 } from '../../../../packages/core/test/support/metered.js';
 import {
+  createClusterDatabase,
   type PostgresCluster,
   startPostgresCluster,
 } from '../../../../packages/core/test/support/pg-cluster.js';
@@ -62,15 +64,24 @@ export interface Books {
   holds: number;
 }
 
-export async function startFaultWorld(): Promise<FaultWorld> {
-  const cluster = await startPostgresCluster();
+/**
+ * Without `cluster`, on a cluster of its own (disposed by `close`). With one, on a new database of
+ * its own in that cluster, which outlives the world: creating and starting a cluster takes
+ * seconds, so a suite shares one. Either way the world may stop and start the cluster.
+ */
+export async function startFaultWorld(shared?: PostgresCluster): Promise<FaultWorld> {
+  const cluster = shared ?? (await startPostgresCluster());
+  const dispose = () => (shared ? Promise.resolve() : cluster.dispose());
   const upstream = await startFakeUpstream();
   let store: Store | undefined;
   const folders: string[] = [];
   const instances: Instance[] = [];
   try {
     // Seed through a platform in this process: providers over the stand-in upstream, one tenant.
-    store = await createStore({ url: cluster.url, poolSize: 3 });
+    const url = shared
+      ? await createClusterDatabase(shared, `fault_${randomBytes(6).toString('hex')}`)
+      : cluster.url;
+    store = await createStore({ url, poolSize: 3 });
     const seeder = await startPlatform(store);
     await seedProviders(seeder.platform, upstream.url);
     const tenant = await createMeteredTenant(seeder.platform, START_CREDIT_MICROS);
@@ -78,7 +89,7 @@ export async function startFaultWorld(): Promise<FaultWorld> {
     for (let i = 0; i < 2; i++) {
       const cwd = mkdtempSync(join(tmpdir(), `svc-fault-${i}-`));
       folders.push(cwd);
-      instances.push(await bootInstance(cwd, await freePort(), { DATABASE_URL: cluster.url }));
+      instances.push(await bootInstance(cwd, await freePort(), { DATABASE_URL: url }));
     }
     const db = store.db;
     const books = () => readBooks(db, tenant.tenantId);
@@ -92,7 +103,7 @@ export async function startFaultWorld(): Promise<FaultWorld> {
         for (const instance of instances) await instance.kill();
         await store?.close();
         await upstream.close();
-        await cluster.dispose();
+        await dispose();
         for (const folder of folders) rmSync(folder, { recursive: true, force: true });
       },
     };
@@ -100,7 +111,8 @@ export async function startFaultWorld(): Promise<FaultWorld> {
     for (const instance of instances) await instance.kill();
     await store?.close().catch(() => {});
     await upstream.close();
-    await cluster.dispose();
+    await dispose();
+    for (const folder of folders) rmSync(folder, { recursive: true, force: true });
     throw error;
   }
 }
@@ -151,12 +163,18 @@ export interface EmbeddedFaultWorld {
   close(): Promise<void>;
 }
 
-export async function startEmbeddedFaultWorld(): Promise<EmbeddedFaultWorld> {
+/**
+ * With `template` (a migrated data folder of `makeEmbeddedTemplate`), starts from a copy of it:
+ * creating and migrating an embedded store takes seconds, and its first boot is not what the
+ * fault tests are about.
+ */
+export async function startEmbeddedFaultWorld(template?: string): Promise<EmbeddedFaultWorld> {
   const upstream = await startFakeUpstream();
   const cwd = mkdtempSync(join(tmpdir(), 'svc-fault-embedded-'));
   const dataDir = join(cwd, 'data');
   const instances: Instance[] = [];
   try {
+    if (template) cpSync(template, dataDir, { recursive: true });
     const store = await createStore({ dataDir, url: '' });
     let tenant: MeteredTenant;
     try {
@@ -199,6 +217,15 @@ export async function startEmbeddedFaultWorld(): Promise<EmbeddedFaultWorld> {
     rmSync(cwd, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** A new, migrated, empty embedded data folder to start fault worlds from; `dispose` deletes it. */
+export async function makeEmbeddedTemplate(): Promise<{ dataDir: string; dispose(): void }> {
+  const folder = mkdtempSync(join(tmpdir(), 'svc-fault-template-'));
+  const dataDir = join(folder, 'data');
+  const store = await createStore({ dataDir, url: '' });
+  await store.close();
+  return { dataDir, dispose: () => rmSync(folder, { recursive: true, force: true }) };
 }
 
 async function bootInstance(cwd: string, port: number, store: Record<string, string>): Promise<Instance> {
