@@ -25,6 +25,7 @@ import {
   startPostgresCluster,
 } from '../../../../packages/core/test/support/pg-cluster.js';
 import { startPlatform, TEST_ENCRYPTION_KEY } from '../../../../packages/core/test/support/platform.js';
+import { makeDataFolder } from '../../../../packages/core/test/support/stores.js';
 import { mismatchedDebits } from '../../../../packages/core/test/support/usage-debits.js';
 import { bootPlatform, freePort, type PlatformProcess } from './boot.js';
 
@@ -223,8 +224,7 @@ export async function startEmbeddedFaultWorld(template?: string): Promise<Embedd
 export async function makeEmbeddedTemplate(): Promise<{ dataDir: string; dispose(): void }> {
   const folder = mkdtempSync(join(tmpdir(), 'svc-fault-template-'));
   const dataDir = join(folder, 'data');
-  const store = await createStore({ dataDir, url: '' });
-  await store.close();
+  await makeDataFolder(dataDir);
   return { dataDir, dispose: () => rmSync(folder, { recursive: true, force: true }) };
 }
 
