@@ -19,7 +19,6 @@ import {
   booksBalance,
   type EmbeddedFaultWorld,
   type FaultWorld,
-  makeEmbeddedTemplate,
   startEmbeddedFaultWorld,
   startFaultWorld,
   startLoad,
@@ -131,12 +130,6 @@ describe.runIf(POSTGRES_BIN !== null)('faults under load (postgres, two processe
 });
 
 describe('faults under load (the embedded store, one process)', () => {
-  // Each world starts from a copy of one migrated data folder: migrating one takes seconds.
-  let template: Awaited<ReturnType<typeof makeEmbeddedTemplate>>;
-  beforeAll(async () => {
-    template = await makeEmbeddedTemplate();
-  }, 120_000);
-  afterAll(() => template?.dispose());
   let world: EmbeddedFaultWorld | undefined;
   afterEach(async () => {
     await world?.close();
@@ -144,7 +137,7 @@ describe('faults under load (the embedded store, one process)', () => {
   });
 
   it('bills every answered call when the instance gets SIGTERM mid-load and is started again', async () => {
-    world = await startEmbeddedFaultWorld(template.dataDir);
+    world = await startEmbeddedFaultWorld();
     const [instance] = world.instances;
     const load = startLoad(world);
     await load.until(WARM);
@@ -165,7 +158,7 @@ describe('faults under load (the embedded store, one process)', () => {
   }, 120_000);
 
   it('bills every answered call when the instance is killed (SIGKILL) mid-load and boots again on its folder', async () => {
-    world = await startEmbeddedFaultWorld(template.dataDir);
+    world = await startEmbeddedFaultWorld();
     const [instance] = world.instances;
     const load = startLoad(world);
     await load.until(WARM);

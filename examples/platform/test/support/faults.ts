@@ -6,7 +6,7 @@
  * once. Shared by the fault suite and `pnpm bench faults`.
  */
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStore, type Store } from '@service/core/store';
@@ -165,17 +165,16 @@ export interface EmbeddedFaultWorld {
 }
 
 /**
- * With `template` (a migrated data folder of `makeEmbeddedTemplate`), starts from a copy of it:
- * creating and migrating an embedded store takes seconds, and its first boot is not what the
- * fault tests are about.
+ * Starts on a copy of a migrated data folder (`makeDataFolder`): creating and migrating an
+ * embedded store takes seconds, and its first boot is not what the fault tests are about.
  */
-export async function startEmbeddedFaultWorld(template?: string): Promise<EmbeddedFaultWorld> {
+export async function startEmbeddedFaultWorld(): Promise<EmbeddedFaultWorld> {
   const upstream = await startFakeUpstream();
   const cwd = mkdtempSync(join(tmpdir(), 'svc-fault-embedded-'));
   const dataDir = join(cwd, 'data');
   const instances: Instance[] = [];
   try {
-    if (template) cpSync(template, dataDir, { recursive: true });
+    await makeDataFolder(dataDir);
     const store = await createStore({ dataDir, url: '' });
     let tenant: MeteredTenant;
     try {
@@ -218,14 +217,6 @@ export async function startEmbeddedFaultWorld(template?: string): Promise<Embedd
     rmSync(cwd, { recursive: true, force: true });
     throw error;
   }
-}
-
-/** A new, migrated, empty embedded data folder to start fault worlds from; `dispose` deletes it. */
-export async function makeEmbeddedTemplate(): Promise<{ dataDir: string; dispose(): void }> {
-  const folder = mkdtempSync(join(tmpdir(), 'svc-fault-template-'));
-  const dataDir = join(folder, 'data');
-  await makeDataFolder(dataDir);
-  return { dataDir, dispose: () => rmSync(folder, { recursive: true, force: true }) };
 }
 
 async function bootInstance(cwd: string, port: number, store: Record<string, string>): Promise<Instance> {

@@ -1,52 +1,31 @@
-/**
- * The embedded store, in this thread or on its own, parses each statement text once (a named
- * statement, its parameter types asked in the same trip) and runs it in one trip: the answers
- * must be those `PGlite.query` gives, errors must leave it working, a schema change must not
- * leave stale statements behind, and the engine must not keep more statements than the bound.
- */
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { makeDataFolder } from '../../test/support/stores.js';
+import { temporaryDataFolders } from '../../test/support/stores.js';
 import { asText, DATE_OID, INT8_OID, NUMERIC_OID, parseInt8 } from './int8.js';
 import { InlinePGlite } from './pglite-inline.js';
 import { MAX_PREPARED, type PreparedPGlite } from './pglite-prepared.js';
 import { openPGliteThread } from './pglite-thread.js';
 
-// Every engine here starts on a copy of one data folder, made once from the suite's image:
-// creating a database (initdb) costs several seconds of CPU, reopening a folder about one, and
-// these tests are about what runs on an engine, not about creating one.
-const folders: string[] = [];
-let template: string;
-/** A copy of the template's data folder, in a folder of its own. */
-function copyOfTemplate(): string {
-  const folder = mkdtempSync(join(tmpdir(), 'store-prepared-'));
-  folders.push(folder);
-  cpSync(template, join(folder, 'data'), { recursive: true });
-  return join(folder, 'data');
-}
+// Every engine here starts on a copy of a migrated data folder (`makeDataFolder`): creating a
+// database (initdb) costs several seconds of CPU, and these tests are about what runs on an
+// engine, not about creating one.
+const dataFolders = temporaryDataFolders();
 /** A plain PGlite with the store's parsers: what `PGlite.query` answers. Shared by both engines. */
 let plain: PGlite;
 beforeAll(async () => {
-  const made = mkdtempSync(join(tmpdir(), 'store-prepared-template-'));
-  folders.push(made);
-  template = join(made, 'data');
-  await makeDataFolder(template);
   plain = new PGlite({
-    dataDir: copyOfTemplate(),
+    dataDir: await dataFolders.make(),
     parsers: { [INT8_OID]: parseInt8, [DATE_OID]: asText, [NUMERIC_OID]: asText },
   });
 });
 afterAll(async () => {
   await plain?.close();
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+  dataFolders.removeAll();
 });
 
 describe.each([
-  ['inline', () => InlinePGlite.open(copyOfTemplate())],
-  ['on its thread', () => openPGliteThread(copyOfTemplate())],
+  ['inline', async () => InlinePGlite.open(await dataFolders.make())],
+  ['on its thread', async () => openPGliteThread(await dataFolders.make())],
 ])('embedded store %s: statements in one trip', (_where, open) => {
   let db: PreparedPGlite;
   beforeAll(async () => {
@@ -226,8 +205,8 @@ describe.each([
 });
 
 describe.each([
-  ['inline', () => InlinePGlite.open(copyOfTemplate())],
-  ['on its thread', () => openPGliteThread(copyOfTemplate())],
+  ['inline', async () => InlinePGlite.open(await dataFolders.make())],
+  ['on its thread', async () => openPGliteThread(await dataFolders.make())],
 ])('embedded store %s: turns', (_where, open) => {
   // One engine for the three tests (each on tables or channels of its own); the one that closes
   // it runs last.

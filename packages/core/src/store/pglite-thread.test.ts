@@ -1,9 +1,8 @@
-import { cpSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeDataFolder } from '../../test/support/stores.js';
+import { temporaryDataFolders } from '../../test/support/stores.js';
 import { isStoreUnavailable } from './availability.js';
 import { createStore, type Store } from './create-store.js';
 import { createPGliteDialect } from './pglite-dialect.js';
@@ -32,35 +31,23 @@ async function longestTimerLag(work: () => Promise<unknown>): Promise<number> {
 const SLOW = sql`select count(*)::int as n from generate_series(1, 4000000)`;
 
 describe('the embedded store on its own thread', () => {
-  // The engines here start on copies of one data folder, made once from the suite's image:
-  // creating a database (initdb), in memory or on disk, costs several seconds of CPU, reopening
-  // a folder about one, and these tests are about what runs on an engine, not about creating one.
-  let template: string;
-  const folders: string[] = [];
-  /** A new folder holding a copy of the template's data folder, at `<folder>/data`. */
-  const copyOfTemplate = () => {
-    const folder = mkdtempSync(join(tmpdir(), 'store-thread-'));
-    folders.push(folder);
-    cpSync(template, join(folder, 'data'), { recursive: true });
-    return join(folder, 'data');
-  };
+  // The engines here start on copies of a migrated data folder (`makeDataFolder`): creating a
+  // database (initdb), in memory or on disk, costs several seconds of CPU, and these tests are
+  // about what runs on an engine, not about creating one.
+  const dataFolders = temporaryDataFolders();
   // One store of each kind, shared by the tests that only run statements on them. Not migrated
   // again: these tests make tables of their own.
   let thread: Store;
   let inline: Store;
   beforeAll(async () => {
-    const made = mkdtempSync(join(tmpdir(), 'store-thread-template-'));
-    folders.push(made);
-    template = join(made, 'data');
-    await makeDataFolder(template);
     [thread, inline] = await Promise.all([
-      createStore({ url: '', dataDir: copyOfTemplate(), migrate: false }),
-      createStore({ url: '', dataDir: copyOfTemplate(), migrate: false, embedded: 'inline' }),
+      createStore({ url: '', dataDir: await dataFolders.make(), migrate: false }),
+      createStore({ url: '', dataDir: await dataFolders.make(), migrate: false, embedded: 'inline' }),
     ]);
   });
   afterAll(async () => {
     await Promise.all([thread?.close(), inline?.close()]);
-    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+    dataFolders.removeAll();
   });
 
   it("is the default, and keeps this thread's timers on time while a long statement runs, which inline does not", async () => {
@@ -123,7 +110,7 @@ describe('the embedded store on its own thread', () => {
 
   it('starts each new WAL segment without filling it with zeros, inline and on its thread', async () => {
     for (const openEngine of [InlinePGlite.open, openPGliteThread]) {
-      const folder = copyOfTemplate();
+      const folder = await dataFolders.make();
       const wal = join(folder, 'pg_wal');
       const copied = readdirSync(wal);
       const db = await openEngine(folder);
@@ -147,7 +134,7 @@ describe('the embedded store on its own thread', () => {
   });
 
   it('answers every statement after close as the store being unreachable', async () => {
-    const db = await openPGliteThread(copyOfTemplate());
+    const db = await openPGliteThread(await dataFolders.make());
     await expect(db.query<{ one: number }>('select 1 as one')).resolves.toMatchObject({ rows: [{ one: 1 }] });
     await db.close();
     const error = await db.query('select 1').catch((caught: unknown) => caught);
@@ -160,7 +147,7 @@ describe('the embedded store on its own thread', () => {
       await Promise.all(engines.splice(0).map((engine) => engine.close()));
     });
     const openOnFolder = async () => {
-      const engine = await openPGliteThread(copyOfTemplate(), { restartAfterMs: 50 });
+      const engine = await openPGliteThread(await dataFolders.make(), { restartAfterMs: 50 });
       engines.push(engine);
       return engine;
     };

@@ -2,7 +2,7 @@
  * The store suite: runs on embedded PGlite always and on Postgres when DATABASE_URL is set.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,26 +12,6 @@ import { makeDataFolder, openTestStore, STORE_KINDS, type TestStore } from '../.
 import { createStore, createStoreImage, migrateToLatest, resolveDataDir } from './create-store.js';
 import { parseInt8 } from './int8.js';
 import { MIGRATIONS } from './migrations/index.js';
-
-/**
- * A copy of a migrated store's data folder, made once for the file, at `dataDir` (which must not
- * exist yet). For the tests about what runs on a folder, not about creating one: creating a
- * database (initdb) costs several seconds of CPU, copying one next to nothing.
- */
-let template: Promise<string> | undefined;
-const copies: string[] = [];
-async function copyOfTemplate(dataDir: string): Promise<void> {
-  template ??= (async () => {
-    const made = mkdtempSync(join(tmpdir(), 'svc-store-template-'));
-    copies.push(made);
-    await makeDataFolder(join(made, 'data'));
-    return join(made, 'data');
-  })();
-  cpSync(await template, dataDir, { recursive: true });
-}
-afterAll(() => {
-  for (const folder of copies.splice(0)) rmSync(folder, { recursive: true, force: true });
-});
 
 for (const kind of STORE_KINDS) {
   describe(`store (${kind})`, () => {
@@ -183,7 +163,7 @@ describe('embedded data folder', () => {
     // A migrated folder, copied: creating and migrating one on disk is what
     // pglite-thread-fallback.test.ts does first, and here would cost seconds more.
     const dataDir = join(dir, 'same-process');
-    await copyOfTemplate(dataDir);
+    await makeDataFolder(dataDir);
     const first = await createStore({ dataDir, url: '' });
     await first.db.insertInto('tenants').values({ name: 'kept' }).execute();
     await expect(createStore({ dataDir, url: '' })).rejects.toThrow(/in use by process/);
@@ -197,7 +177,7 @@ describe('embedded data folder', () => {
   it('refuses a folder another live process holds, and takes over once that process is killed', async () => {
     const dataDir = join(dir, 'other-process');
     // A migrated folder: the holder only opens it (migrating it is not what this is about).
-    await copyOfTemplate(dataDir);
+    await makeDataFolder(dataDir);
     const storeModule = fileURLToPath(new URL('./index.ts', import.meta.url));
     const holder = spawn(
       process.execPath,
@@ -258,7 +238,7 @@ describe('store configuration', () => {
     expect(resolveDataDir('')).toBe(join(process.cwd(), '.service/data'));
     const folder = mkdtempSync(join(tmpdir(), 'svc-store-blank-'));
     const dataDir = join(folder, 'data');
-    await copyOfTemplate(dataDir);
+    await makeDataFolder(dataDir);
     const store = await createStore({ dataDir, migrate: false });
     try {
       expect(store.kind).toBe('pglite');
@@ -272,8 +252,7 @@ describe('store configuration', () => {
 describe('embedded store inline', () => {
   it('lets the event loop turn between the statements of a long transaction', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'svc-store-inline-'));
-    copies.push(folder);
-    await copyOfTemplate(join(folder, 'data'));
+    await makeDataFolder(join(folder, 'data'));
     const store = await createStore({
       url: '',
       dataDir: join(folder, 'data'),
@@ -302,6 +281,7 @@ describe('embedded store inline', () => {
       expect(turns).toBeGreaterThanOrEqual(5);
     } finally {
       await store.close();
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });

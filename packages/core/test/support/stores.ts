@@ -1,5 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,15 +66,56 @@ export async function openMemoryStore(): Promise<Store> {
 }
 
 /**
- * A migrated, empty embedded store's data folder at `dataDir` (which must not hold one yet),
- * unpacked from the suite's image: one engine boot, where creating the folder (initdb) and
- * migrating it costs several seconds of CPU. For tests about what runs on a folder, not about
- * making one.
+ * A migrated, empty embedded store's data folder at `dataDir` (which must not hold one yet): a
+ * copy of the suite's image unpacked into a folder, where creating the folder (initdb) and
+ * migrating it costs several seconds of CPU, and unpacking the image an engine boot. For tests
+ * about what runs on a folder, not about making one.
  */
 export async function makeDataFolder(dataDir: string): Promise<void> {
-  const engine = new PGlite({ dataDir, loadDataDir: await memoryStoreImage() });
-  await engine.waitReady;
-  await engine.close();
+  cpSync(await unpackedImage(), dataDir, { recursive: true });
+}
+
+/**
+ * Migrated data folders (`makeDataFolder`), each in a temporary folder of its own: `make` gives
+ * the next one's path, `removeAll` deletes them all (once their engines are closed).
+ */
+export function temporaryDataFolders(): { make(): Promise<string>; removeAll(): void } {
+  const folders: string[] = [];
+  return {
+    async make() {
+      const folder = mkdtempSync(join(tmpdir(), 'svc-data-'));
+      folders.push(folder);
+      await makeDataFolder(join(folder, 'data'));
+      return join(folder, 'data');
+    },
+    removeAll() {
+      for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The image unpacked into a data folder, once per schema (as the image is) and kept on disk. */
+let unpacked: Promise<string> | undefined;
+
+function unpackedImage(): Promise<string> {
+  unpacked ??= (async () => {
+    const folder = join(tmpdir(), `${FOLDER_PREFIX}${schemaHash()}`);
+    if (existsSync(join(folder, 'PG_VERSION'))) return folder;
+    // Unpacked aside and renamed: a process racing this one copies a whole folder or none.
+    const partial = `${folder}.${process.pid}`;
+    rmSync(partial, { recursive: true, force: true });
+    const engine = new PGlite({ dataDir: partial, loadDataDir: await memoryStoreImage() });
+    await engine.waitReady;
+    await engine.close();
+    try {
+      renameSync(partial, folder);
+    } catch {
+      // Another process renamed its own first: that one is as good.
+      rmSync(partial, { recursive: true, force: true });
+    }
+    return folder;
+  })();
+  return unpacked;
 }
 
 /** The image, made once per schema (by whichever test process first needs it) and kept on disk. */
@@ -83,12 +134,15 @@ function memoryStoreImage(): Promise<Blob> {
       const partial = `${file}.${process.pid}`;
       writeFileSync(partial, Buffer.from(await made.arrayBuffer()));
       renameSync(partial, file);
-      // Images of other schemas go once no test process is likely to start from them.
+      // Images (and their unpacked folders) of other schemas go once no test process is likely
+      // to start from them.
+      const unpackedFolder = join(tmpdir(), `${FOLDER_PREFIX}${schemaHash()}`);
       for (const name of readdirSync(tmpdir())) {
         const other = join(tmpdir(), name);
-        if (!name.startsWith(IMAGE_PREFIX) || !name.endsWith('.tar') || other === file) continue;
+        if (!name.startsWith(IMAGE_PREFIX) && !name.startsWith(FOLDER_PREFIX)) continue;
+        if (other === file || other === unpackedFolder) continue;
         const madeAt = statSync(other, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
-        if (Date.now() - madeAt > STALE_IMAGE_MS) rmSync(other, { force: true });
+        if (Date.now() - madeAt > STALE_IMAGE_MS) rmSync(other, { recursive: true, force: true });
       }
       return made;
     }
@@ -97,6 +151,7 @@ function memoryStoreImage(): Promise<Blob> {
 }
 
 const IMAGE_PREFIX = 'service-test-store-';
+const FOLDER_PREFIX = 'service-test-folder-';
 const STALE_IMAGE_MS = 60 * 60 * 1000;
 
 /** What the image depends on: the migrations' code, and the engine's version. */
