@@ -1,11 +1,3 @@
-/**
- * Faults under load, as a deployment meets them: two platform processes (`pnpm start`'s main)
- * on one PostgreSQL cluster of the test's own, or one on the embedded store in a data folder; a
- * stand-in upstream, metered calls from 16 callers; then a SIGTERM, a SIGKILL or a PostgreSQL
- * stop (immediate) and restart. The books afterwards say whether every answered call was billed
- * once. Shared by the fault suite and `pnpm bench faults`.
- */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,12 +12,11 @@ import {
   seedProviders,
 } from '../../../../packages/core/test/support/metered.js';
 import {
-  createClusterDatabase,
   type PostgresCluster,
   startPostgresCluster,
 } from '../../../../packages/core/test/support/pg-cluster.js';
 import { startPlatform, TEST_ENCRYPTION_KEY } from '../../../../packages/core/test/support/platform.js';
-import { makeDataFolder } from '../../../../packages/core/test/support/stores.js';
+import { createDatabase, makeDataFolder } from '../../../../packages/core/test/support/stores.js';
 import { mismatchedDebits } from '../../../../packages/core/test/support/usage-debits.js';
 import { bootPlatform, freePort, type PlatformProcess } from './boot.js';
 
@@ -79,9 +70,7 @@ export async function startFaultWorld(shared?: PostgresCluster): Promise<FaultWo
   const instances: Instance[] = [];
   try {
     // Seed through a platform in this process: providers over the stand-in upstream, one tenant.
-    const url = shared
-      ? await createClusterDatabase(shared, `fault_${randomBytes(6).toString('hex')}`)
-      : cluster.url;
+    const url = shared ? (await createDatabase(shared.url)).url : cluster.url;
     store = await createStore({ url, poolSize: 3 });
     const seeder = await startPlatform(store);
     await seedProviders(seeder.platform, upstream.url);

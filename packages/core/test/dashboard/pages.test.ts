@@ -8,7 +8,13 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post as postToLedger } from '../../src/billing/ledger.js';
-import { contextWithCookie, describeInBrowser, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
+import {
+  addCookie,
+  contextWithCookie,
+  describeInBrowser,
+  HAS_CHROMIUM,
+  launchChromium,
+} from '../support/chromium.js';
 import { publishTestRelease } from '../support/deploy.js';
 import { type FakeUpstream, startFakeUpstream } from '../support/fake-upstream.js';
 import { seedProviders } from '../support/metered.js';
@@ -130,11 +136,7 @@ async function openPage(): Promise<{ context: BrowserContext; page: Page; proble
  * others are about what comes after, and the click-through costs seconds on shared cores.
  */
 async function signInBySession(page: Page, email: string): Promise<void> {
-  const cookie = await devSignIn(server, email);
-  const at = cookie.indexOf('=');
-  await page
-    .context()
-    .addCookies([{ name: cookie.slice(0, at), value: cookie.slice(at + 1), url: server.url }]);
+  await addCookie(page.context(), server.url, await devSignIn(server, email));
   await page.goto(`${server.url}/`);
   await page.waitForSelector('html[data-ready="true"]');
 }

@@ -47,7 +47,12 @@ export async function contextWithCookie(
   cookie: string,
 ): Promise<BrowserContext> {
   const context = await browser.newContext();
+  await addCookie(context, url, cookie);
+  return context;
+}
+
+/** Gives `context` a `name=value` cookie (as a `Set-Cookie`'s first part) for `url`. */
+export async function addCookie(context: BrowserContext, url: string, cookie: string): Promise<void> {
   const at = cookie.indexOf('=');
   await context.addCookies([{ name: cookie.slice(0, at), value: cookie.slice(at + 1), url }]);
-  return context;
 }

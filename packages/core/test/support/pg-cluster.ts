@@ -4,7 +4,6 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 
 const run = promisify(execFile);
 
@@ -104,23 +103,6 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/**
- * A new, empty database in `cluster`, its URL: tests that each want a database of their own can
- * share one cluster (creating and starting a cluster takes seconds; a database, a moment).
- */
-export async function createClusterDatabase(cluster: PostgresCluster, name: string): Promise<string> {
-  const client = new pg.Client({ connectionString: cluster.url });
-  await client.connect();
-  try {
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(cluster.url);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 function freePort(): Promise<number> {

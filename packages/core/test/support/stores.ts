@@ -34,6 +34,16 @@ export interface TestStore extends Store {
 }
 
 /**
+ * A new, empty database on the PostgreSQL server at `serverUrl`, under a name of its own: tests
+ * that each want a database can share one server (a database takes a moment, a server seconds).
+ */
+export async function createDatabase(serverUrl: string): Promise<{ name: string; url: string }> {
+  const name = `svc_test_${randomBytes(6).toString('hex')}`;
+  await withAdmin(serverUrl, (client) => client.query(`create database ${name}`));
+  return { name, url: databaseUrl(serverUrl, name) };
+}
+
+/**
  * A fresh, migrated, empty store. On Postgres each call gets its own database, so test files
  * running in parallel never see each other's rows.
  */
@@ -44,9 +54,7 @@ export async function openTestStore(kind: StoreKind = 'pglite'): Promise<TestSto
   }
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) throw new Error('openTestStore("postgres") needs DATABASE_URL');
-  const name = `svc_test_${randomBytes(6).toString('hex')}`;
-  await withAdmin(adminUrl, (client) => client.query(`create database ${name}`));
-  const url = databaseUrl(adminUrl, name);
+  const { name, url } = await createDatabase(adminUrl);
   const store = await createStore({ url, poolSize: 5 });
   return Object.assign(store, {
     url,
