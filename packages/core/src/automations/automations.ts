@@ -61,7 +61,9 @@ export interface TickResult {
 }
 
 /** What a rerun asked of a run that cannot be rerun. */
-export type RerunOutcome = { run: RunView } | { refused: 'not_found' | 'not_rerunnable' };
+export type RerunOutcome =
+  | { run: RunView }
+  | { refused: 'not_found' | 'not_rerunnable' | 'automation_deleted' };
 
 /** Due schedules one tick takes at most; the rest are due at the next tick. */
 const TICK_BATCH = 100;
@@ -236,11 +238,16 @@ export class Automations {
     if (!original.automationId) return { refused: 'not_rerunnable' };
     const message = await this.runs.firstUserMessage(original.owner, original.threadId);
     if (!message) return { refused: 'not_rerunnable' };
-    // A schedule's run ran as its owner (whose principal the record keeps); a delivery's as the service.
-    const principal = (await this.records.savedPrincipal(original.owner, original.automationId)) ?? {
-      subject: original.owner,
-      ...(original.owner.startsWith('service:') ? { kind: 'service' } : {}),
-    };
+    // A deleted automation runs no more: a rerun would bring back what its owner removed, and the
+    // principal it ran as went with it.
+    const automation = await this.records.ownerAndPrincipal(original.automationId);
+    if (!automation) return { refused: 'automation_deleted' };
+    // A schedule's run ran as the automation's owner, with the principal saved with it; a
+    // delivery's as the service (`service:webhook:<source>`), which is the run's owner.
+    const principal: Principal =
+      automation.owner === original.owner
+        ? automation.principal
+        : { subject: original.owner, kind: 'service' };
     const origin: RunContext = { actor: subject, automationId: original.automationId, trigger: 'rerun' };
     const live = await this.runs.startTurn(principal, newId('thr'), freshCopy(message), null, origin);
     this.audit.record(subject, 'run.rerun', { runId: live.id, of: original.id });

@@ -192,15 +192,14 @@ export class AutomationStore {
       .execute();
   }
 
-  /** The principal saved with `owner`'s automation `id`, or null when there is none. */
-  async savedPrincipal(owner: string, id: string): Promise<Principal | null> {
+  /** Automation `id`'s owner and the principal saved with it, whoever owns it; null when it is gone. */
+  async ownerAndPrincipal(id: string): Promise<{ owner: string; principal: Principal } | null> {
     const row = await this.db
       .selectFrom('wire_automations')
-      .select('principal')
-      .where('owner', '=', owner)
+      .select(['owner', 'principal'])
       .where('id', '=', id)
       .executeTakeFirst();
-    return (row?.principal as Principal | undefined) ?? null;
+    return row ? { owner: row.owner, principal: row.principal as Principal } : null;
   }
 
   async markRan(id: string, now: Date): Promise<void> {

@@ -855,6 +855,31 @@ for (const kind of STORE_KINDS) {
         expect((await as('rex')(`/runs/${runIds[0]}`)).status).toBe(404);
       });
 
+      it("reruns a paused automation's run, and refuses a deleted automation's (409)", async () => {
+        const id = await schedule('dora');
+        await makeDue(id);
+        const fired = (await (await tick(one)).json()).runs.find(
+          (r: { automation: string }) => r.automation === id,
+        );
+        await finished('dora', fired.run);
+        const rerun = (path: string) => as('dora')(`/runs/${path}/rerun`, { method: 'POST', json: {} });
+
+        await as('dora')(`/automations/${id}/pause`, { method: 'POST', json: {} });
+        const paused = await rerun(fired.run);
+        expect(paused.status).toBe(202);
+        await finished('dora', (await paused.json()).run.id);
+
+        expect((await as('dora')(`/automations/${id}`, { method: 'DELETE', json: {} })).status).toBe(200);
+        const refused = await rerun(fired.run);
+        expect(refused.status).toBe(409);
+        expect((await refused.json()).error).toMatchObject({
+          code: 'not_rerunnable',
+          message: expect.stringContaining('deleted'),
+        });
+        // The refusal started nothing: the automation's runs are the two from before.
+        expect((await (await as('dora')(`/runs?automation=${id}`)).json()).runs).toHaveLength(2);
+      });
+
       it('refuses to rerun a chat turn (409) and bad filters (400)', async () => {
         const chat = await as('carl')('/chat', { method: 'POST', json: { id: 'carl-1', message: 'hello' } });
         const runId = chat.headers.get('x-service-run-id');

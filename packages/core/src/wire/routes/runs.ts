@@ -76,6 +76,11 @@ export function runRoutes(ctx: WireContext): Hono<WireEnv> {
     const outcome = await automations.rerun(principal.subject, c.req.param('id'));
     if ('run' in outcome) return c.json({ run: outcome.run }, 202);
     if (outcome.refused === 'not_found') throw notFound();
+    if (outcome.refused === 'automation_deleted')
+      throw new WireError(
+        'not_rerunnable',
+        "This run's automation was deleted; a deleted automation runs no more.",
+      );
     throw new WireError(
       'not_rerunnable',
       'Only an automation\'s runs can be rerun; to answer a chat message again, regenerate it (POST /chat with trigger "regenerate-message").',
