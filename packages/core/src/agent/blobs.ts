@@ -6,6 +6,7 @@
  * @see docs/wire.md "Files"
  */
 import type { Kysely } from 'kysely';
+import type { ByteRange } from '../http/byte-range.js';
 import type { Database } from '../store/database.js';
 
 /** Where file bytes live. Keys are opaque to callers; a blob is written once and never changed. */
@@ -16,8 +17,11 @@ export interface BlobStore {
    * dropped client), whatever was written is removed and the error goes on.
    */
   put(key: string, body: AsyncIterable<Uint8Array>, mediaType: string): Promise<{ size: number }>;
-  /** The bytes, read on demand; null when there is no such blob. */
-  get(key: string): Promise<ReadableStream<Uint8Array> | null>;
+  /**
+   * The bytes, read on demand, or only those of `range` (which must lie within the blob); null
+   * when there is no such blob.
+   */
+  get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>;
   /** Removes the blob; a missing one is no error. */
   delete(key: string): Promise<void>;
 }
@@ -82,24 +86,32 @@ export class StoreBlobs implements BlobStore {
     return { size };
   }
 
-  async get(key: string): Promise<ReadableStream<Uint8Array> | null> {
+  async get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null> {
     const first = await this.chunk(key, 0);
     if (!first) return null;
-    let seq = 0;
+    // Every row but the last holds exactly as many bytes as the first (as it was written, whatever
+    // the chunk size is now), so a range starts at a row found without reading those before it.
+    const rowBytes = first.byteLength;
+    let seq = range && rowBytes > 0 ? Math.floor(range.start / rowBytes) : 0;
+    let at = seq * rowBytes;
+    const end = range ? range.end + 1 : Number.POSITIVE_INFINITY;
     return new ReadableStream<Uint8Array>(
       {
         // Each pull enqueues a chunk or closes: a pull that did neither (an empty blob's one empty
         // chunk) would never be followed by another, and the reader would wait for ever.
         pull: async (controller) => {
           for (;;) {
-            const data = seq === 0 ? first : await this.chunk(key, seq);
+            const data = at >= end ? null : seq === 0 ? first : await this.chunk(key, seq);
             seq += 1;
             if (!data) {
               controller.close();
               return;
             }
-            if (data.byteLength > 0) {
-              controller.enqueue(data);
+            const from = range ? Math.max(0, range.start - at) : 0;
+            const piece = data.subarray(from, Math.min(data.byteLength, end - at));
+            at += data.byteLength;
+            if (piece.byteLength > 0) {
+              controller.enqueue(piece);
               return;
             }
           }

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { UIMessage } from 'ai';
 import type { Kysely } from 'kysely';
+import type { ByteRange } from '../http/byte-range.js';
 import { storableText } from '../http/input-guard.js';
 import type { Database } from '../store/database.js';
 import { after, exactCreatedAt, type ListPosition, type Page, pageOf } from '../store/keyset.js';
@@ -169,11 +170,14 @@ export class FileStore {
     return row ? summaryOf(row) : null;
   }
 
-  /** The file with its bytes; null when this owner has no such file (or its blob is gone). */
-  async open(owner: string, id: string): Promise<FileContent | null> {
+  /**
+   * The file with its bytes, or only those of `range` (which must lie within the file); null when
+   * this owner has no such file (or its blob is gone).
+   */
+  async open(owner: string, id: string, range?: ByteRange): Promise<FileContent | null> {
     const row = await this.row(owner, id);
     if (!row) return null;
-    const body = await this.blobs.get(row.blob_key);
+    const body = await this.blobs.get(row.blob_key, range);
     return body ? { ...summaryOf(row), body } : null;
   }
 

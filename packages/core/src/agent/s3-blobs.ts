@@ -16,6 +16,7 @@ import {
   type S3ClientConfig,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import type { ByteRange } from '../http/byte-range.js';
 import { type BlobStore, rechunk } from './blobs.js';
 
 /** Bytes per multipart part (S3 requires at least 5 MiB for every part but the last). */
@@ -88,10 +89,14 @@ export class S3Blobs implements BlobStore {
     }
   }
 
-  async get(key: string): Promise<ReadableStream<Uint8Array> | null> {
+  async get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null> {
     try {
       const answer = await this.#client.send(
-        new GetObjectCommand({ Bucket: this.#bucket, Key: this.#prefix + key }),
+        new GetObjectCommand({
+          Bucket: this.#bucket,
+          Key: this.#prefix + key,
+          ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+        }),
       );
       return answer.Body ? (answer.Body.transformToWebStream() as ReadableStream<Uint8Array>) : null;
     } catch (error) {

@@ -46,7 +46,7 @@ export const WIRE_ERROR_CODES = {
   channel_address_taken: 409,
   /** 409: an approval in the batch is no longer pending. */
   approval_not_pending: 409,
-  /** 409: a rerun of a run no automation started (a chat turn is regenerated instead). */
+  /** 409: a rerun of a run no automation started (a chat turn is regenerated instead), or whose automation was deleted. */
   not_rerunnable: 409,
   /** 409: a review decision named a content hash that is no longer the app's current version. */
   review_stale: 409,
@@ -64,6 +64,8 @@ export const WIRE_ERROR_CODES = {
   rebase_failed: 422,
   /** 413: the body is over the limit. */
   payload_too_large: 413,
+  /** 416: a download's `Range` starts past the end of the file (`Content-Range` gives its size). */
+  range_not_satisfiable: 416,
   /** 415: a state-changing request without `Content-Type: application/json` (CSRF gate). */
   unsupported_media_type: 415,
   /** 500: an unexpected fault; logged with the request id. */

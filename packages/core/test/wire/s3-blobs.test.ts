@@ -37,8 +37,9 @@ describe('S3Blobs against an S3-compatible server', () => {
   let blobs: S3Blobs;
   let endpoint: string;
 
-  /** Names of the commands the client sent, in order. */
+  /** Names of the commands the client sent, in order, and the byte range each asked for. */
   const sent: string[] = [];
+  const ranges: (string | null)[] = [];
   const clientWith = (accessKeyId: string) =>
     new S3Client({
       endpoint,
@@ -62,6 +63,7 @@ describe('S3Blobs against an S3-compatible server', () => {
     client.middlewareStack.add(
       (next, context) => (args) => {
         sent.push(context.commandName ?? '');
+        ranges.push((args.input as { Range?: string }).Range ?? null);
         return next(args);
       },
       { step: 'initialize' },
@@ -159,6 +161,15 @@ describe('S3Blobs against an S3-compatible server', () => {
         const download = await ada(`/files/${file.id}/content`);
         expect(download.headers.get('content-disposition')).toMatch(/^attachment; filename="report.pdf"/);
         expect(sha(Buffer.from(await download.arrayBuffer()))).toBe(sha(bytes));
+        // A range is asked of the bucket, not cut from the whole object here.
+        sent.length = 0;
+        ranges.length = 0;
+        const partial = await ada(`/files/${file.id}/content`, { headers: { range: 'bytes=150000-150099' } });
+        expect(partial.status).toBe(206);
+        expect(partial.headers.get('content-range')).toBe(`bytes 150000-150099/${bytes.length}`);
+        expect(Buffer.from(await partial.arrayBuffer()).equals(bytes.subarray(150_000, 150_100))).toBe(true);
+        expect(sent).toEqual(['GetObjectCommand']);
+        expect(ranges).toEqual(['bytes=150000-150099']);
       } finally {
         await service.close();
       }

@@ -10,6 +10,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { FileStore, FileSummary } from '../../agent/files.js';
 import { isIdOf } from '../../agent/ids.js';
+import { rangeOf } from '../../http/byte-range.js';
 import { contentDisposition } from '../../http/content-disposition.js';
 import { capped, readMultipartFile, uploadChunks } from '../../http/multipart.js';
 import { wholeNumber } from '../../http/whole-number.js';
@@ -107,14 +108,34 @@ export function fileRoutes(ctx: WireContext, files: FileStore, maxBytes: number)
 
   app.get('/files/:id/content', async (c) => {
     const principal = await principalOf(ctx, c);
-    const file = await files.open(principal.subject, c.req.param('id'));
+    const found = await files.get(principal.subject, c.req.param('id'));
+    if (!found) throw new WireError('not_found', 'No such file.');
+    // A file's bytes never change, so its id is a strong validator: a resumed download whose
+    // `If-Range` names it gets the rest; one naming anything else gets the whole file again.
+    const etag = `"${found.id}"`;
+    const ifRange = c.req.header('if-range');
+    const wanted =
+      ifRange === undefined || ifRange === etag ? rangeOf(c.req.header('range'), found.size) : null;
+    if (wanted && 'unsatisfiable' in wanted)
+      throw new WireError(
+        'range_not_satisfiable',
+        `The file has ${found.size} bytes; the range asked for lies past them.`,
+        {
+          headers: { 'content-range': `bytes */${found.size}` },
+        },
+      );
+    const range = wanted && 'range' in wanted ? wanted.range : undefined;
+    const file = await files.open(principal.subject, found.id, range);
     if (!file) throw new WireError('not_found', 'No such file.');
     const inline = INLINE_TYPES.has(file.mediaType) && c.req.query('download') === undefined;
     return new Response(file.body, {
-      status: 200,
+      status: range ? 206 : 200,
       headers: {
         'content-type': file.mediaType === 'text/plain' ? 'text/plain; charset=utf-8' : file.mediaType,
-        'content-length': String(file.size),
+        'content-length': String(range ? range.end - range.start + 1 : file.size),
+        ...(range ? { 'content-range': `bytes ${range.start}-${range.end}/${file.size}` } : {}),
+        'accept-ranges': 'bytes',
+        etag,
         'content-disposition': contentDisposition(inline ? 'inline' : 'attachment', file.name),
         'x-content-type-options': 'nosniff',
         // A file opened in place is a document of the host's origin: it may run nothing.
