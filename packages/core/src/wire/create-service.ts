@@ -186,6 +186,12 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   const automations = automationsOf(options, env, { db, audit, runs, logger });
 
   let door: WireDoor | null = null;
+  /** Undoes what composing started when a later step fails: the run hub's sweep, the door, an own store. */
+  const abandon = async () => {
+    await runs.close();
+    await door?.close();
+    if (ownsStore) await store.close();
+  };
   if (options.mcp) {
     try {
       door = await loadDoor({
@@ -200,7 +206,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
         env,
       });
     } catch (error) {
-      if (ownsStore) await store.close();
+      await abandon();
       throw error;
     }
   }
@@ -254,8 +260,7 @@ export async function createService(options: ServiceOptions): Promise<Service> {
       // Each startup's declaration replaces the last: a slot no longer configured stops being declared.
       await context.apps.store.declareSlots(appsOptions.slots ?? []);
     } catch (error) {
-      await door?.close();
-      if (ownsStore) await store.close();
+      await abandon();
       throw error;
     }
   }

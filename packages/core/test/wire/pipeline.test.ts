@@ -13,7 +13,7 @@ import { WIRE_ERROR_CODES } from '../../src/wire/errors.js';
 import { openTestStore, type TestStore } from '../support/stores.js';
 import { scriptedModel } from './support/models.js';
 import { connect, TRANSPORTS, type Transport } from './support/transports.js';
-import { callerFor, headerPrincipal, ORIGIN, testService } from './support/wire.js';
+import { callerFor, collectingLogger, headerPrincipal, ORIGIN, testService } from './support/wire.js';
 
 const logged: Array<{ message: string; fields?: Record<string, unknown> }> = [];
 const logger: Logger = {
@@ -400,6 +400,23 @@ describe('composition', () => {
     await expect(createService({ store } as never)).rejects.toThrow(
       /principal .*must be a function principal\(request\)/,
     );
+  });
+
+  it('stops what it started when a late step fails: no sweep of runs goes on after the refusal', async () => {
+    const gone = await openTestStore();
+    await gone.close(); // declaring the apps' slots, the last step, fails
+    const { logger, said } = collectingLogger();
+    await expect(
+      createService({
+        store: gone,
+        principal: () => null,
+        logger,
+        apps: { slots: [{ id: 'home.top', page: '/home', label: 'Top of home' }] },
+      }),
+    ).rejects.toThrow();
+    // The run hub sweeps every 2 s; one left running would warn of the closed store.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(said).toEqual([]);
   });
 
   it('refuses mcp without oauth, saying to pass oauth', async () => {
