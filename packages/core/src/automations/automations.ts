@@ -69,6 +69,15 @@ export type RerunOutcome =
 const TICK_BATCH = 100;
 /** How long a delivery whose runs did not start is forgotten again, in the background, while the store is away. */
 const FORGET_DELIVERY_RETRY_MS = 60_000;
+/**
+ * How long a delivery id of a source that signs a timestamp is remembered: past every sender's
+ * retries (Stripe retries for three days), while a replay of the old delivery already fails its
+ * signature's timestamp window. GitHub signs no timestamp, so its ids, the only guard against a
+ * replay, are kept.
+ */
+export const DELIVERY_ID_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+/** How often, at most, an instance forgets delivery ids past their retention, as deliveries arrive. */
+const DELIVERY_SWEEP_EVERY_MS = 60 * 60 * 1000;
 /** Characters of a delivery's body the run's message carries. */
 const DELIVERY_TEXT_CAP = 32_000;
 
@@ -76,6 +85,7 @@ export class Automations {
   readonly records: AutomationStore;
   #scheduler: ReturnType<typeof setInterval> | null = null;
   #ticking: Promise<TickResult> | null = null;
+  #deliveriesSweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -200,6 +210,7 @@ export class Automations {
       .returning('delivery_id')
       .executeTakeFirst();
     if (!fresh) return { accepted: true, id, duplicate: true, runs: [] };
+    this.#sweepDeliveries();
     const principal: Principal = { subject: `service:webhook:${source}`, kind: 'service' };
     const text = deliveryText(source, id, delivery.body);
     const runs: string[] = [];
@@ -253,6 +264,23 @@ export class Automations {
     this.audit.record(subject, 'run.rerun', { runId: live.id, of: original.id });
     const run = await this.runs.getRun(subject, live.id);
     return run ? { run } : { refused: 'not_found' };
+  }
+
+  /** Forgets, in the background and at most hourly, the delivery ids past their retention. */
+  #sweepDeliveries(): void {
+    const now = Date.now();
+    if (now - this.#deliveriesSweptAt < DELIVERY_SWEEP_EVERY_MS) return;
+    this.#deliveriesSweptAt = now;
+    const timestamped = Object.entries(this.settings.webhooks ?? {})
+      .filter(([, source]) => typeof source === 'string' || source.scheme !== 'github')
+      .map(([name]) => name);
+    if (timestamped.length === 0) return;
+    this.db
+      .deleteFrom('wire_webhook_deliveries')
+      .where('source', 'in', timestamped)
+      .where('received_at', '<', new Date(now - DELIVERY_ID_RETENTION_MS))
+      .execute()
+      .catch((error) => this.logger.warn('webhook delivery ids not swept', describeError(error)));
   }
 
   async #start(

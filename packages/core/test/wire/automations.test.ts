@@ -955,6 +955,52 @@ describe('automations in compositions of their own', () => {
     expect(Number(count.n)).toBe(1);
   });
 
+  it("forgets a timestamped source's delivery ids after a week, and keeps GitHub's", async () => {
+    const service = await testService(store, {
+      model: reactiveModel(() => ({ text: ['ok'] })),
+      automations: { webhooks: { signed: HOOKS_SECRET, gh: { scheme: 'github', secret: GITHUB_SECRET } } },
+    });
+    const deliver = (id: string) => {
+      const at = Math.floor(Date.now() / 1000);
+      return callerFor(service.fetch, null)('/webhooks/signed', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(at),
+          'webhook-signature': signWebhook(HOOKS_SECRET, id, at, new TextEncoder().encode('{}')),
+        },
+        body: '{}',
+      });
+    };
+    const day = 24 * 60 * 60 * 1000;
+    await store.db
+      .insertInto('wire_webhook_deliveries')
+      .values([
+        { source: 'signed', delivery_id: 'msg_eight_days', received_at: new Date(Date.now() - 8 * day) },
+        { source: 'signed', delivery_id: 'msg_six_days', received_at: new Date(Date.now() - 6 * day) },
+        { source: 'gh', delivery_id: 'gh-eight-days', received_at: new Date(Date.now() - 8 * day) },
+      ])
+      .execute();
+    const remembered = async () =>
+      (await store.db.selectFrom('wire_webhook_deliveries').select('delivery_id').execute())
+        .map((row) => row.delivery_id)
+        .sort();
+    try {
+      // A new delivery sweeps: the week-old id is forgotten, the rest kept.
+      expect((await deliver('msg_today')).status).toBe(202);
+      await eventually(
+        async () => ((await remembered()).includes('msg_eight_days') ? undefined : true),
+        5000,
+      );
+      expect(await remembered()).toEqual(['gh-eight-days', 'msg_six_days', 'msg_today']);
+      // Within the week a retry is still a duplicate.
+      expect(await (await deliver('msg_six_days')).json()).toMatchObject({ duplicate: true });
+    } finally {
+      await service.close();
+    }
+  });
+
   it("runs a schedule as its owner's principal, as the host resolved it at the last save", async () => {
     const roles: unknown[] = [];
     const service = await testService(store, {
