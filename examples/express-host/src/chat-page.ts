@@ -15,7 +15,7 @@ import express, { type Router } from 'express';
 import { APPS_PAGE, isReviewer, ORDERS_PAGE, REVIEW_PAGE } from './apps.js';
 import type { SignIn } from './sign-in.js';
 import { escapeHtml } from './sign-in-page.js';
-import { ordersOf } from './tools.js';
+import type { OrderBooks } from './tools.js';
 
 export interface ChatPageOptions {
   /** Where the built page is. Default: the chat UI package's `dist/`. */
@@ -39,7 +39,7 @@ const SHELL_HEADERS: Record<string, string> = {
 /** Hashed names change with their content, so a browser may keep each file for good. */
 const ASSET_CACHING = 'public, max-age=31536000, immutable';
 
-export function chatPageRoutes(signIn: SignIn, options: ChatPageOptions): Router {
+export function chatPageRoutes(signIn: SignIn, books: OrderBooks, options: ChatPageOptions): Router {
   const router = express.Router();
   // Read once built; until then every visit looks again, so a build made while the host runs counts.
   let assets: ChatAssets | null = null;
@@ -125,7 +125,7 @@ export function chatPageRoutes(signIn: SignIn, options: ChatPageOptions): Router
       res.status(401).json({ error: { code: 'unauthenticated', message: 'Sign in first.' } });
       return;
     }
-    res.json(ordersOf(user.subject));
+    res.json(books.listed(user.subject));
   });
 
   router.get('/assets/:name', (req, res) => {

@@ -23,7 +23,7 @@ import { demoDoor, PRODUCT_NAME } from './door.js';
 import { jsonErrorHandler } from './json-errors.js';
 import { createSignIn } from './sign-in.js';
 import { signInRoutes } from './sign-in-routes.js';
-import { hostTools } from './tools.js';
+import { OrderBooks, orderTools } from './tools.js';
 
 export interface ExpressHostOptions {
   /** Port to listen on; 0 picks a free one. */
@@ -113,6 +113,7 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
   const reviewers = options.reviewers ?? reviewersFrom(env);
   const remixablesDir = options.remixablesDir ?? (env.HOST_REMIXABLES_DIR || undefined);
 
+  const books = new OrderBooks();
   let service: Service;
   try {
     service = await createService({
@@ -120,7 +121,7 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
       principal: (request) => signIn.principal(request),
       model: options.model ?? createDemoModel(),
       system: 'You help the signed-in user with their orders.',
-      tools: hostTools,
+      tools: orderTools(books),
       // The orders page's slot and remixable components, the reviewers, and the apps page.
       apps: demoApps({
         baseUrl,
@@ -148,7 +149,7 @@ export async function startExpressHost(options: ExpressHostOptions = {}): Promis
   app.use(express.json({ limit: '16kb' }));
   app.use(signInRoutes(signIn, { origin: new URL(baseUrl).origin, productName: PRODUCT_NAME }));
   app.use(
-    chatPageRoutes(signIn, {
+    chatPageRoutes(signIn, books, {
       productName: PRODUCT_NAME,
       reviewers,
       ...(options.chatAssetsDir ? { assetsDir: options.chatAssetsDir } : {}),
