@@ -71,12 +71,22 @@ describe('malformed params', () => {
     expect(stringExpected.body.error.message).toMatch(/^Invalid params: params\.protocolVersion: .*string/);
   });
 
-  it('answers tools/list with a cursor that is no string with -32602 and a readable message', async () => {
+  it('answers tools/list with a cursor that is no string, or one it never issued, with -32602', async () => {
     const answer = await send('tools/list', { cursor: 5 });
     expect(answer.body.error.code).toBe(-32602);
     expect(answer.body.error.message).toMatch(/^Invalid params: params\.cursor: [^[{]*$/);
-    // A well-formed list still answers the menu.
-    expect((await send('tools/list', {})).body.result.tools.length).toBeGreaterThan(0);
+    // A well-formed list still answers the menu, all of it: no next cursor.
+    const menu = (await send('tools/list', {})).body.result;
+    expect(menu.tools.length).toBeGreaterThan(0);
+    expect(menu.nextCursor).toBeUndefined();
+    // So any cursor is one this server never issued: refused, not answered with the first page again.
+    for (const cursor of ['', 'page-2', 'eyJvZmZzZXQiOjF9']) {
+      const refused = await send('tools/list', { cursor });
+      expect(refused.body.error.code, cursor).toBe(-32602);
+      expect(refused.body.error.message, cursor).toBe(
+        'Invalid params: params.cursor: this server lists every tool at once and issues no cursor',
+      );
+    }
   });
 
   it('answers tools/call with bad params with -32602 naming the field, not a dump of schema issues', async () => {

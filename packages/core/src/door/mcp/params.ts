@@ -37,5 +37,11 @@ export function invalidParams(message: JSONRPCRequest): string | null {
   if (!Object.hasOwn(REQUEST_SCHEMAS, message.method)) return null;
   const schema = REQUEST_SCHEMAS[message.method as keyof typeof REQUEST_SCHEMAS];
   const parsed = schema.safeParse(message);
-  return parsed.success ? null : `Invalid params: ${describeIssues(parsed.error, { limit: MAX_ISSUES })}`;
+  if (!parsed.success) return `Invalid params: ${describeIssues(parsed.error, { limit: MAX_ISSUES })}`;
+  // The whole menu is one page, so no list ever gave a cursor: any cursor is one the server did
+  // not issue, which MCP answers -32602 rather than as a page (a client paging would see the first
+  // page again, for ever).
+  if (message.method === 'tools/list' && message.params?.cursor !== undefined)
+    return 'Invalid params: params.cursor: this server lists every tool at once and issues no cursor';
+  return null;
 }
