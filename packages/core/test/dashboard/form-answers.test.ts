@@ -487,6 +487,27 @@ describe('the spend caps form', () => {
     expect(finer.status).toBe(400);
     expect(finer.text).toContain('Enter caps in USD');
   });
+
+  it('takes caps in the billions, up to the largest the API keeps, to the micro', async () => {
+    const owner = await signedInOwner(server, 'caps-large@example.test');
+    const form = await openForm(owner, '/billing');
+    const send = (daily: string, monthly: string) =>
+      form.send({ _workspace: owner.tenantId, _action: 'caps', app: owner.appId, daily, monthly, warn: '' });
+    const saved = await send('25000000', '9007199254.740991');
+    expect(saved.status, saved.text).toBe(303);
+    const caps = (
+      (await (await api(owner.cookie, 'GET', '/api/billing/spend-caps')).json()) as {
+        caps: { app_id: string; daily_micros: number; monthly_micros: number }[];
+      }
+    ).caps.find((cap) => cap.app_id === owner.appId);
+    expect(caps).toMatchObject({ daily_micros: 25_000_000_000_000, monthly_micros: Number.MAX_SAFE_INTEGER });
+    // The form shows them as saved, so sending it back as it stands keeps them.
+    const again = await openForm(owner, '/billing');
+    expect(again.page).toContain('value="9007199254.740991"');
+    const past = await send('', '9007199254.740992');
+    expect(past.status).toBe(400);
+    expect(past.text).toContain('A cap can be at most USD 9,007,199,254.740991');
+  });
 });
 
 describe('a person signed in but in no workspace', () => {

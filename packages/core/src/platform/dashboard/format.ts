@@ -11,6 +11,20 @@ export function money(micros: number): string {
 }
 
 /**
+ * A whole number of micros as a form field shows USD: exact to the micro, with no separators and no
+ * trailing zeros (`0.0036`, `25000000`, `9007199254.740991`), where dividing would round.
+ */
+export function exactUsd(micros: number): string {
+  const sign = micros < 0 ? '-' : '';
+  const size = Math.abs(micros);
+  const rest = size % MICROS_PER_USD;
+  // A multiple of a million divides exactly; `size / 1e6` alone could round up to the next dollar.
+  const whole = (size - rest) / MICROS_PER_USD;
+  const fraction = String(rest).padStart(6, '0').replace(/0+$/, '');
+  return `${sign}${whole}${fraction ? `.${fraction}` : ''}`;
+}
+
+/**
  * A unit price as the pricing page shows it: to the cent at least (`USD 3.60` beside
  * `USD 0.18`), and to as many further digits as it has (`USD 0.0025`), up to ten.
  */

@@ -9,7 +9,7 @@ import type { SpendCapView } from '../../../billing/spend-caps.js';
 import { html, type SafeHtml } from '../../../http/html.js';
 import { SESSION_COOKIE } from '../../../identity/sessions.js';
 import { billingCsrfToken } from '../../routes/billing-pages.js';
-import { money, when } from '../format.js';
+import { exactUsd, money, when } from '../format.js';
 import { type DashboardPage, field, fromAnswer, input, type PageView, table } from '../page.js';
 
 interface Customer {
@@ -40,15 +40,22 @@ function usdField(value: string): number | null {
 
 /**
  * A spend cap typed in a form, as micros: as `usdField`, but down to the micro, as caps are kept
- * (and as the form shows a cap set through the API: `0.0036`). Null for blank, NaN otherwise.
+ * (and as the form shows a cap set through the API: `0.0036`). Null for blank, infinity past the
+ * largest cap the API keeps, NaN for anything else.
  */
 function capField(value: string): number | null {
   const text = value.trim();
   if (text === '') return null;
-  const parts = /^(\d{1,7})(?:\.(\d{1,6}))?$/.exec(text);
+  const parts = /^(\d{1,10})(?:\.(\d{1,6}))?$/.exec(text);
   if (!parts) return Number.NaN;
-  return Number(parts[1]) * MICROS + Number((parts[2] ?? '').padEnd(6, '0'));
+  // Counted exactly (a float would round the micros of a cap in the billions), then checked
+  // against the largest cap the API keeps.
+  const micros = BigInt(parts[1]!) * BigInt(MICROS) + BigInt((parts[2] ?? '').padEnd(6, '0'));
+  return micros > BigInt(Number.MAX_SAFE_INTEGER) ? Number.POSITIVE_INFINITY : Number(micros);
 }
+
+/** The largest cap the API keeps, in the form's words: `9,007,199,254.740991`. */
+const MAX_CAP_USD = `${(BigInt(Number.MAX_SAFE_INTEGER) / BigInt(MICROS)).toLocaleString('en-US')}.${Number.MAX_SAFE_INTEGER % MICROS}`;
 
 /**
  * Billing: the balance (live), credit packs bought through the configured processor, the saved
@@ -137,6 +144,8 @@ ${transactions.ok && transactions.body.nextCursor ? html`<p><a href="${view.base
         const monthly = capField(field(fields, 'monthly'));
         if (Number.isNaN(daily) || Number.isNaN(monthly))
           return { refused: 'Enter caps in USD, like 5 or 12.50, or leave them blank.' };
+        if (daily === Number.POSITIVE_INFINITY || monthly === Number.POSITIVE_INFINITY)
+          return { refused: `A cap can be at most USD ${MAX_CAP_USD}: leave it blank for no cap.` };
         // Said in the form's words, not the API's field names: a cap of nothing is no cap.
         if (daily === 0 || monthly === 0)
           return { refused: 'A cap must be more than USD 0: leave it blank for no cap.' };
@@ -211,7 +220,7 @@ ${reload ? view.form('auto-reload-off', html``, { submit: 'Turn auto-reload off'
 }
 
 function spendCaps(view: PageView, caps: SpendCapView[]): SafeHtml {
-  const usd = (micros: number | null) => (micros === null ? '' : String(micros / MICROS));
+  const usd = (micros: number | null) => (micros === null ? '' : exactUsd(micros));
   return html`<section aria-labelledby="caps-title"><h2 id="caps-title">Spend caps</h2>
 <p class="muted">A cap stops an app's metered calls for the rest of its day or month; warnings notify at the percents given.</p>
 ${
