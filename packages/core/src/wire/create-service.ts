@@ -20,7 +20,7 @@ import { RunHub } from '../agent/run-hub.js';
 import { ThreadStore } from '../agent/threads.js';
 import type { AnyHostTool, ToolRegistry } from '../agent/tools.js';
 import { createToolRegistry } from '../agent/tools.js';
-import { Automations } from '../automations/index.js';
+import { type AutomationSettings, Automations } from '../automations/index.js';
 import { createJsonLogger, describeError, type Logger } from '../http/logger.js';
 import { requestIdFor } from '../http/request-id.js';
 import { createStore, type Store } from '../store/index.js';
@@ -119,8 +119,41 @@ export async function createService(options: ServiceOptions): Promise<Service> {
   // Checked before the store opens: a refused seed document refuses the composition.
   const seeds =
     options.apps === false ? new Map() : checkSeeds(appsOptions.seeds ?? [], appToolCatalog(tools));
+  const automationSettings = automationSettingsOf(options, env);
   const ownsStore = options.store === undefined;
   const store: Store = options.store ?? (await createStore());
+  try {
+    return await compose(
+      options,
+      { env, logger, tools, overrides, appsOptions, seeds, automationSettings },
+      store,
+      ownsStore,
+    );
+  } catch (error) {
+    // A composition refused after the store opened leaves nothing open: no engine holding its folder.
+    if (ownsStore) await store.close().catch(() => {});
+    throw error;
+  }
+}
+
+/** What `createService` checked before it opened the store. */
+interface Checked {
+  env: Record<string, string | undefined>;
+  logger: Logger;
+  tools: ToolRegistry;
+  overrides: ReturnType<typeof readOverrides> | undefined;
+  appsOptions: Exclude<ServiceOptions['apps'], boolean | undefined>;
+  seeds: ReturnType<typeof checkSeeds>;
+  automationSettings: AutomationSettings | null;
+}
+
+/** The service on `store`, which it closes on `close()` when it owns it. */
+async function compose(
+  options: ServiceOptions,
+  { env, logger, tools, overrides, appsOptions, seeds, automationSettings }: Checked,
+  store: Store,
+  ownsStore: boolean,
+): Promise<Service> {
   const db = store.db;
   const baseUrl = options.baseUrl ?? blankToUndefined(env.SERVICE_BASE_URL) ?? null;
   const audit = new AuditLog(db, logger);
@@ -183,14 +216,13 @@ export async function createService(options: ServiceOptions): Promise<Service> {
     { resumeWindowMs: options.resumeWindowMs ?? DEFAULT_RESUME_WINDOW_MS },
   );
 
-  const automations = automationsOf(options, env, { db, audit, runs, logger });
+  const automations = automationSettings && new Automations(db, audit, runs, logger, automationSettings);
 
   let door: WireDoor | null = null;
-  /** Undoes what composing started when a later step fails: the run hub's sweep, the door, an own store. */
+  /** Undoes what composing started when a later step fails: the run hub's sweep and the door. */
   const abandon = async () => {
     await runs.close();
     await door?.close();
-    if (ownsStore) await store.close();
   };
   if (options.mcp) {
     try {
@@ -408,11 +440,11 @@ function resolveModel(
   return { instance: null, source: 'ladder' };
 }
 
-function automationsOf(
+/** The automations' settings (null when they are off), checked before anything opens. */
+function automationSettingsOf(
   options: ServiceOptions,
   env: Record<string, string | undefined>,
-  deps: { db: Store['db']; audit: AuditLog; runs: RunHub; logger: Logger },
-): Automations | null {
+): AutomationSettings | null {
   if (options.automations === false) return null;
   const given = typeof options.automations === 'object' ? options.automations : {};
   const tickSecret = given.tickSecret ?? blankToUndefined(env.SERVICE_TICK_SECRET);
@@ -425,11 +457,11 @@ function automationsOf(
   const scheduler = given.scheduler;
   const schedulerIntervalMs =
     scheduler === true ? DEFAULT_SCHEDULER_INTERVAL_MS : scheduler ? scheduler.intervalMs : undefined;
-  return new Automations(deps.db, deps.audit, deps.runs, deps.logger, {
+  return {
     ...(given.webhooks ? { webhooks: given.webhooks } : {}),
     ...(tickSecret ? { tickSecret } : {}),
     ...(schedulerIntervalMs ? { schedulerIntervalMs } : {}),
-  });
+  };
 }
 
 /** The service's own tools: the apps tools (only composed when apps are on). */

@@ -402,7 +402,7 @@ describe('composition', () => {
     );
   });
 
-  it('stops what it started when a late step fails: no sweep of runs goes on after the refusal', async () => {
+  it('leaves nothing running when it refuses a composition: no sweep of runs goes on after it', async () => {
     const gone = await openTestStore();
     await gone.close(); // declaring the apps' slots, the last step, fails
     const { logger, said } = collectingLogger();
@@ -414,6 +414,10 @@ describe('composition', () => {
         apps: { slots: [{ id: 'home.top', page: '/home', label: 'Top of home' }] },
       }),
     ).rejects.toThrow();
+    // A setting read from the environment is refused before anything starts.
+    await expect(
+      createService({ store: gone, principal: () => null, logger, env: { SERVICE_TICK_SECRET: 'short' } }),
+    ).rejects.toThrow(/SERVICE_TICK_SECRET must be at least 16 characters/);
     // The run hub sweeps every 2 s; one left running would warn of the closed store.
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(said).toEqual([]);
