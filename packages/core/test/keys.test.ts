@@ -243,6 +243,27 @@ for (const kind of STORE_KINDS) {
       }
     });
 
+    it("leaves another owner's CLI key to them to rotate (403), and lets any owner revoke it", async () => {
+      const ws = await owner();
+      const other = await teammate(ws, 'owner');
+      const theirs = await create({ ...ws, cookie: other }, { kind: 'cli' });
+      // Its replacement would act as them: another owner is refused, and nothing is minted.
+      const refused = await asUser(ws.cookie, 'POST', `/api/keys/${theirs.key.id}/rotate`, {});
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({
+        code: 'FORBIDDEN',
+        message: expect.stringContaining('revoke it'),
+      });
+      const listed = (await (await asUser(ws.cookie, 'GET', '/api/keys')).json()).keys;
+      expect(listed.filter((k: { kind: string }) => k.kind === 'cli')).toHaveLength(1);
+      expect(await use(b, theirs.apiKey)).toBe(200);
+      // They rotate it themselves; any owner may end it.
+      const own = await asUser(other, 'POST', `/api/keys/${theirs.key.id}/rotate`, { overlapSeconds: 0 });
+      expect(own.status).toBe(201);
+      const { key } = await own.json();
+      expect((await asUser(ws.cookie, 'DELETE', `/api/keys/${key.id}`)).status).toBe(200);
+    });
+
     it('rotates with no overlap, a CLI key for its own user, and by default for a day', async () => {
       const ws = await owner();
       const cli = await create(ws, { kind: 'cli' });

@@ -53,9 +53,9 @@ export type CreateKeyInput =
 export class KeyError extends Error {
   override name = 'KeyError';
   constructor(
-    readonly status: 404 | 409,
+    readonly status: 403 | 404 | 409,
     message: string,
-    readonly code: 'NOT_FOUND' | 'CONFLICT' | 'DEPLOYMENT_KEY',
+    readonly code: 'FORBIDDEN' | 'NOT_FOUND' | 'CONFLICT' | 'DEPLOYMENT_KEY',
   ) {
     super(message);
   }
@@ -144,11 +144,13 @@ export class TenantKeys {
   /**
    * Mints the replacement of a live key (same kind, app or user, and name) and lets the old key
    * work for `overlapSeconds` more (0: revoked at once). A key already rotated is refused (409):
-   * its replacement is the one to rotate.
+   * its replacement is the one to rotate. A CLI key is rotated only by the user it belongs to
+   * (`rotatedBy`; 403 for anyone else).
    */
   async rotate(
     tenantId: string,
     id: string,
+    rotatedBy: string,
     overlapSeconds: number = DEFAULT_ROTATION_OVERLAP_SECONDS,
     handOver?: KeyHandOver,
   ): Promise<MintedKey & { replaced: KeySummary }> {
@@ -156,6 +158,15 @@ export class TenantKeys {
     const result = await this.db.transaction().execute(async (trx) => {
       const old = await this.#live(trx, tenantId).where('id', '=', id).forUpdate().executeTakeFirst();
       if (!old) throw noSuchKey();
+      // The replacement of a CLI key acts as the person it belongs to: another owner holding it
+      // could act in their name. Revoking it is enough to end it; they sign in again for a new one.
+      if (old.kind === 'cli' && old.user_id !== rotatedBy) {
+        throw new KeyError(
+          403,
+          'A CLI key is rotated only by the person it belongs to; revoke it instead (they get a new one with service login)',
+          'FORBIDDEN',
+        );
+      }
       if (old.expires_at) {
         throw new KeyError(409, 'This key was already rotated; rotate its replacement instead', 'CONFLICT');
       }

@@ -510,6 +510,33 @@ describe('the spend caps form', () => {
   });
 });
 
+describe('the keys page', () => {
+  it("offers another owner's CLI key for revoking only, and refuses rotating it in its own words", async () => {
+    const owner = await signedInOwner(server, 'keys-owner@example.test');
+    const other = await signedInTeammate(server, owner.tenantId, 'owner', 'keys-other-owner@example.test');
+    const theirs = (await (
+      await api(other, 'POST', '/api/keys', { kind: 'cli' }, { origin: server.url })
+    ).json()) as {
+      key: { id: string; prefix: string };
+    };
+    const mine = (await (
+      await api(owner.cookie, 'POST', '/api/keys', { kind: 'cli' }, { origin: server.url })
+    ).json()) as {
+      key: { id: string; prefix: string };
+    };
+    const form = await openForm(owner, '/keys');
+    const rowOf = (prefix: string) => form.page.split('<tr').find((row) => row.includes(`${prefix}…`)) ?? '';
+    expect(rowOf(theirs.key.prefix)).toContain('CLI key · held by another owner');
+    expect(rowOf(theirs.key.prefix)).toContain('Revoke');
+    expect(rowOf(theirs.key.prefix)).not.toContain('Rotate');
+    expect(rowOf(mine.key.prefix)).toContain('Rotate');
+    // A form sent by hand anyway is refused, saying what to do instead.
+    const refused = await form.send({ _workspace: owner.tenantId, _action: 'rotate', id: theirs.key.id });
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('revoke it instead');
+  });
+});
+
 describe('a person signed in but in no workspace', () => {
   it('is told so on the sign-in page, with how to go on, not asked to sign in as if signed out', async () => {
     const owner = await signedInOwner(server, 'left-behind-owner@example.test');

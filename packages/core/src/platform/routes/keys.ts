@@ -98,6 +98,7 @@ export function keyRoutes(ctx: PlatformContext): Hono<PlatformEnv> {
     const rotated = await keys.rotate(
       owner.tenantId,
       c.req.param('id'),
+      owner.userId,
       body.overlapSeconds,
       ctx.deployments.handOverKey,
     );

@@ -109,13 +109,17 @@ export const keysPage: DashboardPage = {
         label: `Rotate ${key.name ?? key.prefix}`,
       });
       const held = key.deployment;
+      // Another owner's CLI key acts as them: it is revoked here, never rotated (the API refuses it).
+      const theirs = key.kind === 'cli' && key.userId !== view.user!.userId;
       return [
         key.name ?? html`<span class="muted">unnamed</span>`,
         held
           ? html`App Key · held by the deployment <a href="${view.base}/deployments/${held.appId}">${held.name}</a>`
           : key.kind === 'app'
             ? `App Key · ${appName.get(key.appId ?? '') ?? 'app'}`
-            : 'CLI key',
+            : theirs
+              ? 'CLI key · held by another owner'
+              : 'CLI key',
         html`<code>${key.prefix}…</code>`,
         when(key.createdAt),
         key.lastUsedAt ? when(key.lastUsedAt) : 'never',
@@ -124,7 +128,7 @@ export const keysPage: DashboardPage = {
         // key to the deployment and restarts it.
         held
           ? html`<div class="row-actions">${rotate}<p class="field-hint">Rotating hands the new key to the deployment and restarts it. To end it, delete the deployment.</p></div>`
-          : html`<div class="row-actions">${rotate}${view.form('revoke', id, { submit: 'Revoke', buttonClass: 'danger', confirm: 'Revoke this key? Anything using it stops working at once.', label: `Revoke ${key.name ?? key.prefix}` })}</div>`,
+          : html`<div class="row-actions">${theirs ? '' : rotate}${view.form('revoke', id, { submit: 'Revoke', buttonClass: 'danger', confirm: 'Revoke this key? Anything using it stops working at once.', label: `Revoke ${key.name ?? key.prefix}` })}</div>`,
       ];
     });
     return html`<section aria-labelledby="keys-title"><h2 id="keys-title">App Keys and CLI keys</h2>
