@@ -86,6 +86,8 @@ export class Automations {
   #scheduler: ReturnType<typeof setInterval> | null = null;
   #ticking: Promise<TickResult> | null = null;
   #deliveriesSweptAt = Number.NEGATIVE_INFINITY;
+  /** The sweep of delivery ids under way, which closing waits for (it settles, never rejects). */
+  #sweeping: Promise<void> | null = null;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -170,6 +172,7 @@ export class Automations {
     if (this.#scheduler) clearInterval(this.#scheduler);
     this.#scheduler = null;
     await this.#ticking;
+    await this.#sweeping;
   }
 
   /**
@@ -275,12 +278,15 @@ export class Automations {
       .filter(([, source]) => typeof source === 'string' || source.scheme !== 'github')
       .map(([name]) => name);
     if (timestamped.length === 0) return;
-    this.db
+    this.#sweeping = this.db
       .deleteFrom('wire_webhook_deliveries')
       .where('source', 'in', timestamped)
       .where('received_at', '<', new Date(now - DELIVERY_ID_RETENTION_MS))
       .execute()
-      .catch((error) => this.logger.warn('webhook delivery ids not swept', describeError(error)));
+      .then(
+        () => {},
+        (error) => this.logger.warn('webhook delivery ids not swept', describeError(error)),
+      );
   }
 
   async #start(
