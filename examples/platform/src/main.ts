@@ -119,13 +119,14 @@ async function main(): Promise<void> {
 function stopWhenParentExits(stop: (signal: string) => Promise<void>): void {
   if (!process.env.npm_lifecycle_event) return;
   const parent = process.ppid;
-  setInterval(() => {
-    try {
-      process.kill(parent, 0);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ESRCH') void stop('parent exited');
-    }
-  }, 1000).unref();
+  // Orphaned, this process is adopted at once (by init or a subreaper): its parent id changes
+  // the moment the parent ends, where asking for the old id still finds it until it is reaped.
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    void stop('parent exited');
+  }, 1000);
+  timer.unref();
 }
 
 /**
