@@ -182,7 +182,7 @@ describe('connections', () => {
     expect(minted.headers.get('cache-control')).toBe('no-store');
     const { key, prefix } = await minted.json();
     expect(key).toMatch(/^service_sk_/);
-    expect(prefix).toBe(key.slice(0, 12));
+    expect(prefix).toBe(key.slice(0, 16));
     // No credit yet: the proxy knows the key and refuses for want of credit, not of access.
     const call = await fetch(`${server.url}/proxy/search/search`, {
       headers: { authorization: `Bearer ${key}` },

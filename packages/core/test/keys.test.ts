@@ -83,7 +83,7 @@ for (const kind of STORE_KINDS) {
         id: expect.any(String),
         kind: 'app',
         name: 'production',
-        prefix: app.apiKey.slice(0, 12),
+        prefix: app.apiKey.slice(0, 16),
         appId: ws.appId,
         userId: null,
         createdAt: expect.stringMatching(/Z$/),

@@ -41,7 +41,7 @@ for (const kind of STORE_KINDS) {
         .where('id', '=', issued.id)
         .executeTakeFirstOrThrow();
       expect(row.key_hash).toBe(hashSecret(issued.key));
-      expect(row.prefix).toBe(issued.key.slice(0, 12));
+      expect(row.prefix).toBe(issued.key.slice(0, 16));
       expect(JSON.stringify(row)).not.toContain(issued.key);
     });
 

@@ -2,8 +2,8 @@ import * as crypto from 'node:crypto';
 
 /** Every platform API key starts with this. */
 export const KEY_PREFIX = 'service_sk_';
-/** Characters of a key shown in listings. */
-export const DISPLAY_PREFIX_LENGTH = 12;
+/** Characters of a key shown in listings: `service_sk_` and five of its own, enough to tell a workspace's keys apart. */
+export const DISPLAY_PREFIX_LENGTH = 16;
 
 const KEY_PATTERN = /^service_sk_[A-Za-z0-9_-]{43}$/;
 

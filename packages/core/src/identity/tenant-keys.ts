@@ -19,7 +19,7 @@ export interface KeySummary {
   id: string;
   kind: ManagedKeyKind;
   name: string | null;
-  /** The first 12 characters of the key. */
+  /** The first 16 characters of the key. */
   prefix: string;
   appId: string | null;
   userId: string | null;

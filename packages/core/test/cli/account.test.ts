@@ -56,7 +56,7 @@ describe('GET /api/cli/whoami', () => {
       app: null,
       key: {
         kind: 'cli',
-        prefix: tenant.cliKey.slice(0, 12),
+        prefix: tenant.cliKey.slice(0, 16),
         created_at: expect.stringMatching(/Z$/),
       },
     });

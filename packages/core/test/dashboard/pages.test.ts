@@ -220,7 +220,7 @@ describeInBrowser('the dashboard, page by page', () => {
     expect(connectionKey).toMatch(/^service_sk_/);
     expect(await keysSection.textContent()).toContain('worker');
     expect(await keysSection.textContent()).toContain(email);
-    expect(await keysSection.textContent()).toContain(connectionKey.slice(0, 12));
+    expect(await keysSection.textContent()).toContain(connectionKey.slice(0, 16));
     await page.waitForSelector('html[data-ready="true"]');
     await expectAccessible(page);
     await screenshot(page, 'integration');
@@ -579,7 +579,7 @@ describeInBrowser('the dashboard, page by page', () => {
       keys: { prefix: string; deployment: { appId: string } | null }[];
     };
     expect(keys.keys.filter((key) => key.deployment?.appId === heldId).map((key) => key.prefix)).toEqual([
-      newKey.slice(0, 12),
+      newKey.slice(0, 16),
     ]);
     expect(await rowOf('held by the deployment').count()).toBe(1);
     expect((await server.platform.context.deployments.get(owner.tenantId, heldId)).deployment?.state).toBe(

@@ -261,7 +261,7 @@ export interface ApiKeysTable {
   user_id: string | null;
   /** SHA-256 of the whole key, lowercase hex. The key itself is never stored. */
   key_hash: string;
-  /** First 12 characters of the key, for display. */
+  /** First 16 characters of the key, for display. */
   prefix: string;
   name: string | null;
   created_at: CreatedAt;
