@@ -415,7 +415,15 @@ export class RunHub {
     const result = await sql<{ seq: number }>`
           with thread as (
             insert into wire_threads (owner, id, title) values (${owner}, ${threadId}, ${titleFrom(message)})
-            on conflict (owner, id) do update set updated_at = now()
+            on conflict (owner, id) do update set updated_at = now(),
+              -- An edit of the thread's first message renames it: the title is that message's text.
+              title = case when exists (
+                select 1 from wire_messages first
+                where first.owner = ${owner} and first.thread_id = ${threadId}
+                  and first.id = ${message.id} and first.role = 'user'
+                  and first.seq = (select min(seq) from wire_messages
+                                   where owner = ${owner} and thread_id = ${threadId})
+              ) then excluded.title else wire_threads.title end
             returning owner, id
           ), run as (
             insert into wire_runs (id, owner, thread_id, status, automation_id, actor, trigger)

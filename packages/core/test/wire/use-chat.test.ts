@@ -249,10 +249,18 @@ describe('useChat’s chat core against the wire', () => {
       ['user', 'first edited'],
       ['assistant', chat.messages[1]!.id],
     ]);
-    const stored = (await threadOf('chat-core-edit', 'fay')).messages as UIMessage[];
+    const thread = await threadOf('chat-core-edit', 'fay');
+    const stored = thread.messages as UIMessage[];
     expect(stored.map((m) => m.id)).toEqual([first.id, chat.messages[1]!.id]);
     expect(textOf(stored[0])).toBe('first edited');
     expect(textOf(stored[1])).toBe('All done.');
+    // The title is the first message's text, so editing that message renames the thread; editing
+    // a later one does not.
+    expect(thread.title).toBe('first edited');
+    await chat.sendMessage({ text: 'third' });
+    await chat.sendMessage({ text: 'third edited', messageId: chat.messages[2]!.id });
+    expect(chat.error).toBeUndefined();
+    expect((await threadOf('chat-core-edit', 'fay')).title).toBe('first edited');
   });
 
   it('takes a user message whose id is already a user message’s as its edit, and refuses an assistant message’s id', async () => {
