@@ -27,6 +27,9 @@ export interface MultipartLimits {
   field?: string;
 }
 
+/** Parts a form may have (fields and files of every name): a file part past them is never read. */
+export const MAX_PARTS = 40;
+
 /** Reads the request's first file part named `field` with `consume`, and answers what it does. */
 export function readMultipartFile<T>(
   request: Request,
@@ -43,7 +46,7 @@ export function readMultipartFile<T>(
       defParamCharset: 'utf8',
       // No `files` limit: busboy would count a file part in another field against it and drop the
       // one asked for after it. Parts of other fields are skipped unread; `parts` bounds them.
-      limits: { fields: 20, fieldSize: 8 * 1024, parts: 40, headerPairs: 20 },
+      limits: { fields: 20, fieldSize: 8 * 1024, parts: MAX_PARTS, headerPairs: 20 },
     });
   } catch {
     return Promise.reject(limits.malformed('the body is not multipart/form-data with a boundary'));
@@ -77,9 +80,30 @@ export function readMultipartFile<T>(
         fail(error);
       });
     });
+    // Why no file came, said as the sender can act on it: a field of that name without a file (a
+    // browser form sent with no file chosen), or a form whose file came after the parts it may have.
+    let plainField = false;
+    let tooManyParts = false;
+    parser.on('field', (name) => {
+      if (name === field) plainField = true;
+    });
+    parser.on('partsLimit', () => {
+      tooManyParts = true;
+    });
     parser.on('error', (error: Error) => fail(limits.malformed(error.message)));
     parser.on('close', () => {
-      if (!consuming) fail(limits.malformed(`no file part named "${field}"`));
+      if (consuming) return;
+      if (tooManyParts)
+        fail(
+          limits.malformed(
+            `the form has more than ${MAX_PARTS} parts; send the file part "${field}" among fewer`,
+          ),
+        );
+      else if (plainField)
+        fail(
+          limits.malformed(`the part named "${field}" holds no file (it has no filename); send a file in it`),
+        );
+      else fail(limits.malformed(`no file part named "${field}"`));
     });
     source.on('error', (error) => {
       // A dropped upload: the consumer's read fails too, so it removes what it wrote.

@@ -304,6 +304,34 @@ for (const kind of STORE_KINDS) {
       expect(listed.files.find((f) => f.id === file.id)?.name).toBe('résumé 日本.txt');
     });
 
+    it('says why a multipart form brought no file: a plain field of that name, or too many parts before it', async () => {
+      const rows = await chunkRows();
+      const send = (form: FormData) =>
+        ada('/files', { method: 'POST', headers: { 'x-service-upload': 'multipart' }, body: form });
+      const plain = new FormData();
+      plain.set('file', 'just text');
+      const noFile = await send(plain);
+      expect(noFile.status).toBe(400);
+      expect(((await noFile.json()) as { error: { message: string } }).error.message).toContain(
+        'the part named "file" holds no file',
+      );
+      // Forty parts are read; the file part after fifty fields never is, and the answer says so.
+      const crowded = new FormData();
+      for (let i = 0; i < 50; i++) crowded.set(`note${i}`, 'v');
+      crowded.set('file', new Blob(['late']), 'late.txt');
+      const late = await send(crowded);
+      expect(late.status).toBe(400);
+      expect(((await late.json()) as { error: { message: string } }).error.message).toContain(
+        'the form has more than 40 parts',
+      );
+      // Within the limit, the file after the fields is read.
+      const roomy = new FormData();
+      for (let i = 0; i < 30; i++) roomy.set(`note${i}`, 'v');
+      roomy.set('file', new Blob(['in time']), 'in-time.txt');
+      expect((await send(roomy)).status).toBe(201);
+      expect(await chunkRows()).toBe(rows + 1);
+    });
+
     it('answers a name that is not well-formed text as it is kept: half an emoji becomes U+FFFD', async () => {
       // RFC 5987 lets a part name its file in UTF-16: these bytes are a high surrogate alone, then "x.txt".
       const body = [
