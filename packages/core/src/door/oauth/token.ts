@@ -248,33 +248,41 @@ function clientCredentials(
   form: URLSearchParams,
   request: Request,
 ): { clientId: string | null; key: string | null } {
-  const header = request.headers.get('authorization') ?? '';
-  if (/^basic /i.test(header)) {
+  const basic = basicCredentials(request.headers.get('authorization') ?? '');
+  if (basic) {
     if (single(form, 'client_secret') !== null) {
       throw new OAuthError(
         'invalid_request',
         'Use one client authentication method: HTTP Basic or client_secret',
       );
     }
-    const basic = basicCredentials(header);
-    if (basic) return { clientId: basic.user, key: basic.secret };
+    return { clientId: basic.user, key: basic.secret };
   }
   return { clientId: single(form, 'client_id'), key: single(form, 'client_secret') };
 }
 
 /**
- * The user and secret of an HTTP Basic header (each form-decoded), or null when it holds none.
- * The header bypasses the form's text rule, so a NUL character in either (raw or as `%00`) is
- * refused here, as in a form field, before it reaches a store query.
+ * The user and secret of an HTTP Basic header (each form-decoded), or null when the request sent
+ * no Basic credentials. Credentials that do not decode (not base64, no `user:` part, a broken
+ * percent-encoding) are refused rather than ignored: the client meant to authenticate, and going
+ * on with the form's `client_id` would answer as if it had not. The header bypasses the form's
+ * text rule, so a NUL character in either (raw or as `%00`) is refused here too, as in a form
+ * field, before it reaches a store query.
  */
-function basicCredentials(header: string): { user: string | null; secret: string | null } | null {
-  if (!/^basic /i.test(header)) return null;
-  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+function basicCredentials(header: string): { user: string; secret: string } | null {
+  if (!/^basic(?:\s|$)/i.test(header)) return null;
+  const encoded = header.slice(5).trim();
+  const decoded = BASE64.test(encoded) ? Buffer.from(encoded, 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
-  if (colon <= 0) return null;
-  const user = safeDecode(decoded.slice(0, colon));
-  const secret = safeDecode(decoded.slice(colon + 1));
-  if ((user !== null && !isStorableText(user)) || (secret !== null && !isStorableText(secret))) {
+  const user = colon > 0 ? safeDecode(decoded.slice(0, colon)) : null;
+  const secret = colon > 0 ? safeDecode(decoded.slice(colon + 1)) : null;
+  if (!user || secret === null) {
+    throw new OAuthError(
+      'invalid_request',
+      'HTTP Basic credentials must be the base64 of "<client_id>:<secret>", each form-encoded',
+    );
+  }
+  if (!isStorableText(user) || !isStorableText(secret)) {
     throw new OAuthError(
       'invalid_request',
       'HTTP Basic credentials contain a NUL character or invalid Unicode',
@@ -301,6 +309,9 @@ export function publicClientId(form: URLSearchParams, request: Request): string 
   }
   return clientId;
 }
+
+/** Standard base64 (RFC 4648 §4), padded or not: what RFC 7617 credentials are. */
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 function safeDecode(value: string): string | null {
   try {

@@ -1,6 +1,8 @@
 /**
  * RFC 6749 §2.3: a client uses one authentication method per request. At the service-key
- * exchange, HTTP Basic and a `client_secret` in the form together are refused.
+ * exchange, HTTP Basic and a `client_secret` in the form together are refused. Basic credentials
+ * that do not decode are refused too (§5.2 `invalid_request`), at `/token` and `/revoke`, never
+ * passed over for the form's `client_id`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestStore, type TestStore } from '../../../support/stores.js';
@@ -47,5 +49,38 @@ describe('client authentication methods', () => {
   it('§2.3.1 either method alone authenticates', async () => {
     expect((await exchange({}, basic)).status).toBe(200);
     expect((await exchange({ client_id: 'service', client_secret: SERVICE_KEY })).status).toBe(200);
+  });
+});
+
+describe('malformed HTTP Basic credentials', () => {
+  const malformed = {
+    'not base64': 'Basic !!!',
+    'no colon': `Basic ${Buffer.from('service').toString('base64')}`,
+    'no user': `Basic ${Buffer.from(`:${SERVICE_KEY}`).toString('base64')}`,
+    'a broken percent-encoding': `Basic ${Buffer.from('x%ZZ:').toString('base64')}`,
+    'nothing after the scheme': 'Basic',
+  };
+
+  it.each(Object.entries(malformed))('§5.2 are refused at /token: %s', async (_, authorization) => {
+    const answer = await exchange({ client_id: 'service', client_secret: SERVICE_KEY }, { authorization });
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toEqual({
+      error: 'invalid_request',
+      error_description:
+        'HTTP Basic credentials must be the base64 of "<client_id>:<secret>", each form-encoded',
+    });
+  });
+
+  it('§5.2 are refused at /revoke, though the form names a client', async () => {
+    const answer = await fetch(`${host.url}/api/service/mcp/revoke`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: malformed['not base64'],
+      },
+      body: new URLSearchParams({ token: 'anything', client_id: 'some-client' }),
+    });
+    expect(answer.status).toBe(400);
+    expect(((await answer.json()) as { error: string }).error).toBe('invalid_request');
   });
 });
