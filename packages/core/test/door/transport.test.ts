@@ -232,7 +232,7 @@ describe('tool calls', () => {
     const internal = await call(access_token, 'internal_tool');
     const disabled = await call(access_token, 'disabled_tool');
     expect(unknown.body?.error?.code).toBe(-32602);
-    expect(unknown.body?.error?.message).toMatch(/Tool no_such_tool not found$/);
+    expect(unknown.body?.error?.message).toBe('MCP error -32602: Tool no_such_tool not found');
     expect(internal.body?.error).toEqual({
       ...unknown.body?.error,
       message: unknown.body?.error?.message.replace('no_such_tool', 'internal_tool'),
