@@ -2,7 +2,8 @@
  * The host's last error handler: what Express would answer with its HTML page (a stack trace with
  * file paths, outside production) answers JSON in the shape of the host's other refusals,
  * `{ "code", "message" }` (the sign-in routes' `{ "message" }`, with a code to switch on). A body
- * that is not JSON is 400 `invalid_json`, one past the parser's limit 413 `payload_too_large`;
+ * that is not JSON, or JSON that is not an object, is 400 `invalid_json`, one past the parser's
+ * limit 413 `payload_too_large`;
  * anything else is a 500 with a generic message, its cause logged.
  */
 import { describeError, type Logger } from '@service/core/http';
@@ -39,6 +40,11 @@ export function jsonErrorHandler(logger: Logger): ErrorRequestHandler {
       next(error);
       return;
     }
+    if (error?.type === 'entity.parse.failed' && parsesAsJson(error.body)) {
+      // Strict parsing refuses JSON that is not an object or an array (`null`, `"text"`, `1`).
+      res.status(400).json({ code: 'invalid_json', message: 'The request body must be a JSON object.' });
+      return;
+    }
     const known = BODY_ERRORS.get(error?.type);
     if (known) {
       res.status(known.status).json({ code: known.code, message: known.message(error.limit) });
@@ -52,4 +58,15 @@ export function jsonErrorHandler(logger: Logger): ErrorRequestHandler {
     logger.error('host.request_failed', describeError(error));
     res.status(500).json({ code: 'internal_error', message: 'Something went wrong.' });
   };
+}
+
+/** True when `body` (the text the parser refused, which it keeps on the error) is JSON after all. */
+function parsesAsJson(body: unknown): boolean {
+  if (typeof body !== 'string') return false;
+  try {
+    JSON.parse(body);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -151,7 +151,7 @@ describe('express-host example', () => {
     expect((await fetch(`${production.url}/api/service/doctor/base-url`)).status).toBe(200);
   });
 
-  it('answers a body that is not JSON with 400 invalid_json, and one over 16 KiB with 413 payload_too_large, never a stack', async () => {
+  it('answers a body that is not a JSON object with 400 invalid_json, and one over 16 KiB with 413 payload_too_large, never a stack', async () => {
     const post = (body: string) =>
       fetch(`${host.url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     for (const [body, status, code] of [
@@ -166,7 +166,17 @@ describe('express-host example', () => {
       expect(JSON.parse(text), code).toEqual({ code, message: expect.any(String) });
       if (status === 413)
         expect(JSON.parse(text).message).toBe('The request body is larger than 16384 bytes.');
+      else expect(JSON.parse(text).message).toBe('The request body is not valid JSON.');
       expect(text, code).not.toMatch(/ at |\/src\/|node_modules/);
+    }
+    // JSON that is not an object is said to be so, not to be invalid.
+    for (const body of ['null', '"demo@example.com"', '42']) {
+      const answer = await post(body);
+      expect(answer.status, body).toBe(400);
+      expect(await answer.json(), body).toEqual({
+        code: 'invalid_json',
+        message: 'The request body must be a JSON object.',
+      });
     }
     // The same on every host route, since the JSON parser runs before any of them.
     const logout = await fetch(`${host.url}/logout`, {
