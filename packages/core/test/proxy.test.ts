@@ -430,6 +430,47 @@ for (const kind of STORE_KINDS) {
       ]);
     });
 
+    it('prices a call whose model it cannot read at the highest rate: hiding the model never lowers the price', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      const { sealer, keys } = server.platform.context;
+      const { db } = server.platform.store;
+      await db.insertInto('integrations').values({ provider: 'tiered', name: 'Tiered' }).execute();
+      // Any model 0.5 and 1.5 micros a token, `large` ten times that.
+      await upsertProvider(db, sealer, {
+        slug: 'tiered',
+        upstreamUrl: upstream.url,
+        dialect: 'openai',
+        rates: [
+          { meter: 'input_tokens', unitPriceMicros: '0.5' },
+          { meter: 'output_tokens', unitPriceMicros: '1.5' },
+          { meter: 'input_tokens', model: 'large', unitPriceMicros: '5' },
+          { meter: 'output_tokens', model: 'large', unitPriceMicros: '15' },
+        ],
+      });
+      await createConnection(
+        { db, sealer, keys },
+        { tenantId: tenant.tenantId, provider: 'tiered', appId: tenant.appId },
+      );
+      const send = async (body: object, type: string) => {
+        const response = await call(tenant.appKey, '/tiered/v1/chat/completions', {
+          method: 'POST',
+          body: JSON.stringify(body),
+          headers: { 'content-type': type },
+        });
+        expect(response.status, type).toBe(200);
+        await response.arrayBuffer();
+      };
+      // The same body as an upload streams through unread; the upstream may still read its model.
+      await send({ model: 'large', messages: [] }, 'application/octet-stream');
+      await send({ model: 'large', messages: [] }, 'application/json');
+      await send({ messages: [] }, 'application/json');
+      await send({ model: 'small', messages: [] }, 'application/json');
+      const rows = await usageRows(tenant.tenantId);
+      // 10 input and 20 output tokens, plus the 20 % margin: 420 micros at `large`'s rates, 42 at any model's.
+      const billed = rows.map((row) => `${row.model ?? 'unread'} ${row.cost_micros}`).sort();
+      expect(billed).toEqual(['large 420', 'small 42', 'unread 420', 'unread 420']);
+    });
+
     it("never bills output tokens past the request's own bound", async () => {
       const tenant = await createMeteredTenant(server.platform, 1_000_000);
       upstream.usage = { prompt_tokens: 10, completion_tokens: 1_000_000 };

@@ -104,12 +104,25 @@ export interface PriceList {
   rates: MeterRate[];
 }
 
-/** The rate of a meter for a model: the model's own, else the provider's any-model rate. */
+/**
+ * The rate of a meter for a model: the model's own, else the provider's any-model rate. A call
+ * whose model is not known (`null`: an upload's body streams through unread, or names no model)
+ * may run any model the upstream serves, so it pays the highest rate the meter has, provided the
+ * provider prices calls of any model at all: hiding the model never lowers the price.
+ */
 export function rateFor(rates: MeterRate[], meter: MeterName, model: string | null): MeterRate | undefined {
-  return (
-    (model ? rates.find((r) => r.meter === meter && r.model === model) : undefined) ??
-    rates.find((r) => r.meter === meter && r.model === '')
-  );
+  const anyModel = rates.find((r) => r.meter === meter && r.model === '');
+  if (model === null) {
+    if (!anyModel) return undefined;
+    let highest = anyModel;
+    for (const rate of rates) {
+      if (rate.meter !== meter) continue;
+      const price = parseDecimal(rate.unitPriceMicros, PRICE_DECIMALS);
+      if (price > parseDecimal(highest.unitPriceMicros, PRICE_DECIMALS)) highest = rate;
+    }
+    return highest;
+  }
+  return (model ? rates.find((r) => r.meter === meter && r.model === model) : undefined) ?? anyModel;
 }
 
 /** What a request tells about its cost before it runs. */

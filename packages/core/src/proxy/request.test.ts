@@ -51,6 +51,23 @@ describe('readRequest', () => {
     expect(await forwardedBody(embeddings, '/v1/embeddings')).toBe(embeddings);
   });
 
+  it('asks for usage whichever way the upstream would read a streamed chat completion', async () => {
+    const sent = { model: 'demo-small', stream: 'true', messages: [] };
+    // A `stream` a Python upstream takes as true, on a path it decodes or ends with a slash.
+    for (const [body, subPath] of [
+      [sent, '/v1/chat/completions'],
+      [{ ...sent, stream: 1 }, '/v1/chat/completions'],
+      [{ ...sent, stream: true }, '/v1/chat/%63ompletions'],
+      [{ ...sent, stream: true }, '/v1/chat/completions/'],
+    ] as const) {
+      expect(JSON.parse(await forwardedBody(JSON.stringify(body), subPath)), subPath).toMatchObject({
+        stream_options: { include_usage: true },
+      });
+    }
+    const unstreamed = JSON.stringify({ ...sent, stream: false });
+    expect(await forwardedBody(unstreamed)).toBe(unstreamed);
+  });
+
   it('reads the model and the output bound that admission holds by', async () => {
     const request = await readRequest(
       call(JSON.stringify({ model: 'demo-small', max_tokens: 50, max_completion_tokens: 80, n: 2 })),

@@ -109,7 +109,7 @@ export async function readRequest(
   if (!fields) return forwarded;
   forwarded.model = typeof fields.model === 'string' ? fields.model : null;
   forwarded.maxOutputTokens = outputBound(fields);
-  if (provider.dialect === 'openai' && fields.stream === true && call.subPath.endsWith('/chat/completions')) {
+  if (provider.dialect === 'openai' && streamsUsage(fields.stream) && isChatCompletions(call.subPath)) {
     const streamOptions = (fields.stream_options ?? {}) as Record<string, unknown>;
     if (fields.stream_options === undefined) {
       // Spliced in, not serialized again: a long conversation's body is not written twice. The
@@ -124,6 +124,24 @@ export async function readRequest(
     }
   }
   return forwarded;
+}
+
+/**
+ * Whether the upstream will stream: any `stream` its JSON reading takes as true, not only `true`
+ * (a Python upstream streams for `"true"` or `1`). The proxy asks for usage whenever it might:
+ * a stream without it would be billed only its estimate, however long its answer.
+ */
+function streamsUsage(stream: unknown): boolean {
+  return stream !== undefined && stream !== null && stream !== false && stream !== 0 && stream !== '';
+}
+
+/** Whether the path is a chat completion's as the upstream reads it: decoded, a trailing `/` aside. */
+function isChatCompletions(subPath: string): boolean {
+  let path = subPath;
+  try {
+    path = decodeURIComponent(subPath);
+  } catch {}
+  return /\/chat\/completions\/*$/.test(path);
 }
 
 const OUTPUT_BOUNDS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'] as const;

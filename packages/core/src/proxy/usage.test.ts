@@ -21,6 +21,22 @@ describe('usage from upstream responses', () => {
     });
   });
 
+  it('reads the usage at the end of a JSON body too large to parse whole, not text the answer echoes', () => {
+    const echoed = `,"usage":{"prompt_tokens":1,"completion_tokens":1}} "x`;
+    const content = `${echoed}${'a'.repeat(9 * 1024 * 1024)}${echoed}`;
+    const body = JSON.stringify({
+      id: 'x',
+      choices: [{ message: { role: 'assistant', content } }],
+      usage: { prompt_tokens: 2_250_000, completion_tokens: 2_250_001, details: { note: '}' } },
+    });
+    const parts = [];
+    for (let at = 0; at < body.length; at += 65_536) parts.push(body.slice(at, at + 65_536));
+    expect(observe('openai', false, parts)).toEqual({ input_tokens: 2_250_000, output_tokens: 2_250_001 });
+    // Without a usage member at its end, a large body reports none (and is billed its estimate).
+    const bare = JSON.stringify({ id: 'x', data: 'b'.repeat(9 * 1024 * 1024) });
+    expect(observe('openai', false, [bare])).toBeNull();
+  });
+
   it('reads the final usage of a streamed chat completion, even split mid-event', () => {
     const events =
       'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n' +

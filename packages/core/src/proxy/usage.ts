@@ -21,8 +21,10 @@ export interface UsageObserver {
   finish(): Quantities | null;
 }
 
-/** A JSON body bigger than this is passed through unmetered for tokens (billed the estimate). */
+/** A JSON body up to this size is parsed whole; past it, its usage is read from its tail. */
 const MAX_JSON_BYTES = 8 * 1024 * 1024;
+/** How much of the end of a larger JSON body is kept: its `usage` object comes last. */
+const TAIL_BYTES = 64 * 1024;
 
 export function createUsageObserver(dialect: ProviderDialect, eventStream: boolean): UsageObserver {
   if (dialect === 'per_call') return { observe() {}, finish: () => ({}) };
@@ -46,20 +48,59 @@ export function createUsageObserver(dialect: ProviderDialect, eventStream: boole
     };
   }
 
+  // Every chunk while the body may still be parsed whole; past that, only the last ones covering
+  // `TAIL_BYTES` (a large answer, such as many embeddings, is not held in memory).
   const chunks: Uint8Array[] = [];
   let size = 0;
+  let kept = 0;
   return {
     observe(chunk) {
       size += chunk.byteLength;
-      if (size <= MAX_JSON_BYTES) chunks.push(chunk);
+      chunks.push(chunk);
+      kept += chunk.byteLength;
+      if (size <= MAX_JSON_BYTES) return;
+      while (chunks.length > 1 && kept - chunks[0]!.byteLength >= TAIL_BYTES)
+        kept -= chunks.shift()!.byteLength;
     },
     finish() {
-      if (size > MAX_JSON_BYTES) return null;
-      const value = parseJson(decoder.decode(concat(chunks, size)));
+      const text = decoder.decode(concat(chunks, kept));
+      const value = size <= MAX_JSON_BYTES ? parseJson(text) : usageInTail(text);
       if (value) read(value, tokens);
       return quantitiesOf(tokens);
     },
   };
+}
+
+/**
+ * `{ usage }` from the end of a JSON body too large to parse whole: its last `"usage": { … }`
+ * member. The text may begin inside a string, but a key is found only where a string cannot be:
+ * a quote inside a string is always escaped, so `,"usage":{` or `{"usage":{` with bare quotes
+ * is a member, never text an answer echoes.
+ */
+function usageInTail(text: string): Record<string, unknown> | undefined {
+  let start = -1;
+  for (const match of text.matchAll(/[{,]\s*"usage"\s*:\s*(?=\{)/g)) start = match.index + match[0].length;
+  if (start < 0) return undefined;
+  const end = closingBrace(text, start);
+  if (end < 0) return undefined;
+  const usage = parseJson(text.slice(start, end + 1));
+  return usage ? { usage } : undefined;
+}
+
+/** The index of the `}` closing the object that opens at `open`, or -1 when the text ends first. */
+function closingBrace(text: string, open: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = open; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{') depth++;
+    else if (char === '}' && --depth === 0) return i;
+  }
+  return -1;
 }
 
 interface Tokens {
