@@ -93,10 +93,10 @@ export async function readBodyText(request: WithBody, limit: BodyLimit): Promise
 }
 
 /**
- * Chunks (a request body as an async iterable) as UTF-8 text, at most `maxBytes` of them: past the
+ * The bytes of chunks (a request body as an async iterable), at most `maxBytes` of them: past the
  * cap reading stops (the iterable is returned early) and the error is thrown.
  */
-export async function readChunksText(chunks: AsyncIterable<Uint8Array>, limit: BodyLimit): Promise<string> {
+export async function readChunks(chunks: AsyncIterable<Uint8Array>, limit: BodyLimit): Promise<Uint8Array> {
   const held: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of chunks) {
@@ -104,7 +104,7 @@ export async function readChunksText(chunks: AsyncIterable<Uint8Array>, limit: B
     if (size > limit.maxBytes) throw limit.tooLarge?.() ?? new BodyTooLargeError(limit.maxBytes);
     held.push(chunk);
   }
-  return new TextDecoder().decode(held.length === 1 ? held[0] : Buffer.concat(held, size));
+  return held.length === 1 ? held[0]! : Buffer.concat(held, size);
 }
 
 export type FormFields = Record<string, FormDataEntryValue>;

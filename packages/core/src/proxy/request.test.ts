@@ -1,7 +1,8 @@
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { BodyCutShortError } from '../http/body.js';
 import type { ProviderConfig } from './providers.js';
-import { type IncomingCall, readRequest } from './request.js';
+import { type ForwardedRequest, type IncomingCall, readRequest } from './request.js';
 
 const provider = { upstreamUrl: 'http://upstream.test', dialect: 'openai' } as ProviderConfig;
 
@@ -66,6 +67,42 @@ describe('readRequest', () => {
     }
     const unstreamed = JSON.stringify({ ...sent, stream: false });
     expect(await forwardedBody(unstreamed)).toBe(unstreamed);
+  });
+
+  it('forwards a body it cannot read as text, or that the caller encoded, byte for byte and unpriced by model', async () => {
+    const collect = async (body: ForwardedRequest['body']) => {
+      if (typeof body === 'string' || body === null) return body;
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of body) chunks.push(chunk);
+      return Buffer.concat(chunks);
+    };
+    const latin1 = Buffer.from('{"model":"large","messages":[{"content":"caf\xe9"}]}', 'latin1');
+    const gzipped = gzipSync('{"model":"large","messages":[]}');
+    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"model":"large"}')]);
+    for (const [label, bytes, extra] of [
+      ['not UTF-8', latin1, {}],
+      ['gzip', gzipped, { 'content-encoding': 'gzip' }],
+      ['a byte order mark', bom, {}],
+    ] as const) {
+      const sent = call('');
+      const headers = new Map([['content-type', 'application/json'], ...Object.entries(extra)]);
+      const request = await readRequest(
+        {
+          ...sent,
+          header: (name) => headers.get(name) ?? null,
+          body: async function* () {
+            yield bytes;
+          },
+        },
+        provider,
+        1024 * 1024,
+      );
+      expect(request!.model, label).toBeNull();
+      const forwarded = await collect(request!.body);
+      expect(Buffer.from(typeof forwarded === 'string' ? Buffer.from(forwarded) : forwarded!), label).toEqual(
+        bytes,
+      );
+    }
   });
 
   it('reads the model and the output bound that admission holds by', async () => {

@@ -1,4 +1,4 @@
-import { BodyCutShortError, BodyTooLargeError, readChunksText } from '../http/body.js';
+import { BodyCutShortError, BodyTooLargeError, readChunks } from '../http/body.js';
 import type { ProviderConfig } from './providers.js';
 import type { CallerSignal } from './upstream.js';
 
@@ -92,19 +92,34 @@ export async function readRequest(
   const declared = Number(call.header('content-length') ?? '0');
   if (declared > maxBytes) return null;
   forwarded.inputBytes = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
-  if (provider.dialect === 'per_call' || STREAMED_TYPES.test(call.header('content-type') ?? '')) {
+  // Uploads, and bodies the caller encoded (gzip, say), go through as sent, unread: their model
+  // is not known, which prices them at the provider's highest rate.
+  const encoding = call.header('content-encoding');
+  if (
+    provider.dialect === 'per_call' ||
+    STREAMED_TYPES.test(call.header('content-type') ?? '') ||
+    (encoding !== null && encoding.trim().toLowerCase() !== 'identity')
+  ) {
     forwarded.body = limited(body, maxBytes, forwarded);
     return forwarded;
   }
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await readChunksText(body, { maxBytes });
+    bytes = await readChunks(body, { maxBytes });
   } catch (error) {
     if (error instanceof BodyTooLargeError) return null;
     throw new BodyCutShortError({ cause: error });
   }
+  forwarded.inputBytes = bytes.byteLength;
+  const text = exactText(bytes);
+  if (text === null) {
+    // Not UTF-8, so not JSON: its bytes go on exactly as they came, and its model is not known.
+    forwarded.body = (async function* () {
+      yield bytes;
+    })();
+    return forwarded;
+  }
   forwarded.body = text;
-  forwarded.inputBytes = Buffer.byteLength(text);
   const fields = jsonObject(text);
   if (!fields) return forwarded;
   forwarded.model = typeof fields.model === 'string' ? fields.model : null;
@@ -158,6 +173,16 @@ function outputBound(fields: Record<string, unknown>): number | null {
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 }
+
+/** The body as text when it is UTF-8 whose text encodes back to the same bytes (a BOM kept); else null. */
+function exactText(bytes: Uint8Array): string | null {
+  try {
+    return EXACT_UTF8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+const EXACT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function jsonObject(text: string): Record<string, unknown> | null {
   let parsed: unknown;
