@@ -584,3 +584,53 @@ for (const kind of STORE_KINDS) {
     });
   });
 }
+
+describe('metering proxy, an upstream that answers an upload cut off at the limit', () => {
+  let world: MeteredWorld;
+  beforeAll(async () => {
+    // In-process, as the demo's stand-in: it reads what comes of the body, and refuses what it got.
+    world = await startMeteredWorld('pglite', 'fetch', {
+      upstreamFetch: (async (_url: RequestInfo | URL, init?: RequestInit) => {
+        try {
+          await new Response(init?.body ?? null).arrayBuffer();
+        } catch {}
+        return new Response('{"error":{"message":"messages is required"}}', {
+          status: 400,
+          headers: { 'content-type': 'application/json' },
+        });
+      }) as typeof fetch,
+    });
+  });
+  afterAll(async () => world?.close());
+
+  it('says the upload was too large, not what the upstream made of its cut-off part, and bills nothing', async () => {
+    const tenant = await createMeteredTenant(world.server.platform, 1_000_000);
+    const status = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpRequest(`${world.server.url}/proxy/llm/v1/chat/completions`, {
+        method: 'POST',
+        agent: false,
+        headers: {
+          authorization: `Bearer ${tenant.appKey}`,
+          'content-type': 'application/octet-stream',
+          'transfer-encoding': 'chunked',
+        },
+      });
+      request.on('response', async (response) => {
+        let text = '';
+        for await (const chunk of response) text += chunk;
+        resolve({ status: response.statusCode ?? 0, body: text });
+      });
+      request.on('error', reject);
+      request.end(Buffer.alloc(11 * 1024 * 1024));
+    });
+    expect(status.status).toBe(413);
+    expect(JSON.parse(status.body).error.code).toBe('payload_too_large');
+    await world.server.platform.context.metering.settled();
+    const usage = await world.store.db
+      .selectFrom('usage_events')
+      .select('id')
+      .where('tenant_id', '=', tenant.tenantId)
+      .execute();
+    expect(usage).toEqual([]);
+  });
+});

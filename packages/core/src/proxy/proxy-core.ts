@@ -120,6 +120,13 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
         await release();
         return request.overLimit ? tooLarge(maxRequestBytes) : upstreamUnreachable(route.provider.slug);
       }
+      if (request.overLimit) {
+        // The upstream answered what it had of an upload cut off at the limit (an early refusal,
+        // as a rule): the caller learns why it was cut, and nothing is billed.
+        await release();
+        upstream.body?.cancel();
+        return tooLarge(maxRequestBytes);
+      }
       const headers = callerResponseHeaders(upstream);
       // Free routes, and upstream errors and redirects, pass through unbilled.
       if (!admission || upstream.status < 200 || upstream.status >= 300) {
