@@ -480,6 +480,8 @@ describe('deploying the example tool', () => {
       'NODE_OPTIONS',
       'NODE_REDIRECT_WARNINGS',
       'BASH_ENV',
+      'OPENSSL_CONF',
+      'GCONV_PATH',
     ]) {
       expect(
         (await api(ws.cookie, 'PUT', `/api/apps/${deployed.app.id}/secrets/${bad}`, { value: 'x' })).status,

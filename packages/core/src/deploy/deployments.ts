@@ -801,7 +801,7 @@ function checkSecretName(name: string): void {
   if (!SECRET_NAME.test(name) || isReservedName(name)) {
     throw new DeployError(
       400,
-      'A secret name is A-Z, 0-9 and _ (up to 64, starting with a letter), and not one the platform or the process start reads: PORT, PATH, HOME, SERVICE_*, LD_*, NODE_* (NODE_ENV is free), BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4 or IFS',
+      'A secret name is A-Z, 0-9 and _ (up to 64, starting with a letter), and not one the platform or the process start reads: PORT, PATH, HOME, SERVICE_*, LD_*, NODE_* (NODE_ENV is free), BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4, IFS, OPENSSL_CONF, OPENSSL_MODULES, OPENSSL_ENGINES, GCONV_PATH, GLIBC_TUNABLES or LOCPATH',
       'INVALID_SECRET_NAME',
     );
   }

@@ -11,7 +11,8 @@ export const MAX_VALUE_CHARS = 16_384;
  * win, which the tenant would not expect), and those that change how the process is started
  * rather than what the tool reads: the dynamic loader's (`LD_PRELOAD` loads a library into it),
  * Node's own (`NODE_REDIRECT_WARNINGS` and `NODE_V8_COVERAGE` write files, `NODE_EXTRA_CA_CERTS`
- * reads one; `NODE_ENV` is the tool's, and stays free) and a shell's start-up ones.
+ * reads one; `NODE_ENV` is the tool's, and stays free), a shell's start-up ones, and those the C
+ * library and OpenSSL read at start (`OPENSSL_CONF` can name an engine library to load).
  */
 export function isReservedName(name: string): boolean {
   const upper = name.toUpperCase();
@@ -29,6 +30,13 @@ const RESERVED_NAMES = new Set([
   'BASHOPTS',
   'PS4',
   'IFS',
+  // Read by the C library and OpenSSL as the process starts: each can load code into it.
+  'OPENSSL_CONF',
+  'OPENSSL_MODULES',
+  'OPENSSL_ENGINES',
+  'GCONV_PATH',
+  'GLIBC_TUNABLES',
+  'LOCPATH',
 ]);
 
 /** Wizard inputs whose values are sealed like secrets and never shown again. */
