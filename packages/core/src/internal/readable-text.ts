@@ -2,8 +2,18 @@
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is matched
 export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** Bidi embedding, override and isolate controls: they reorder the text around them. */
-export const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/;
+/**
+ * Bidi embedding, override and isolate controls, which reorder the text around them, and the
+ * direction marks (U+200E, U+200F, U+061C), which invisibly change where neutral characters go.
+ */
+export const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/;
+
+/**
+ * A character that shows: a letter, number, punctuation or symbol, but none of those that draw
+ * nothing (a Hangul filler is a letter). A name of blanks, zero-width spaces or joiners alone
+ * reads as no name at all.
+ */
+export const VISIBLE_CHARACTER = /(?![\u115f\u1160\u3164\uffa0])[\p{L}\p{N}\p{P}\p{S}]/u;
 
 /**
  * A name someone else chose (an identity provider's `name` claim), made readable: control and

@@ -149,7 +149,7 @@ describe("an integration's forms", () => {
     const longKeyName = await page.send({ _action: 'mintKey', id: connectionId, name: 'x'.repeat(101) });
     expect(longKeyName.status).toBe(400);
     expect(longKeyName.text).toContain(
-      'The Connection Key&#39;s name must be 1 to 100 characters, without control or text direction characters.',
+      'The Connection Key&#39;s name must be 1 to 100 characters, at least one of them visible, without control or text direction characters.',
     );
     expect(longKeyName.text).not.toMatch(/name: |Too big/);
     expect(await connectionKeys(owner, connectionId)).toBe(0);

@@ -495,7 +495,9 @@ describeInBrowser('the dashboard, page by page', () => {
   }, 90_000);
 
   it('at 375 px wide no page is wider than the screen: tables scroll in their own box', async () => {
-    const owner = await ownerWithCredit('narrow@example.test');
+    // Long names without a space, as far as each goes: the address in the header, the workspace's
+    // (header and billing), a key's and a connection's.
+    const owner = await ownerWithCredit('a-rather-long-owner-address-for-a-narrow-screen@example.test');
     await signedInTeammate(server, owner.tenantId, 'member', 'a-rather-long-teammate-address@example.test');
     const named = await api(owner.cookie, 'POST', '/api/keys', {
       kind: 'app',
@@ -503,6 +505,12 @@ describeInBrowser('the dashboard, page by page', () => {
       name: 'k'.repeat(100),
     });
     expect(named.status).toBe(201);
+    expect((await api(owner.cookie, 'PATCH', '/api/tenants/me', { name: 'w'.repeat(100) })).status).toBe(200);
+    const connected = await api(owner.cookie, 'POST', '/api/connections', {
+      provider: 'search',
+      display_name: 'c'.repeat(200),
+    });
+    expect(connected.status).toBeLessThan(300);
     const context = await browser.newContext({ viewport: { width: 375, height: 800 } });
     const [name, value] = owner.cookie.split('=') as [string, string];
     await context.addCookies([{ name, value, url: server.url }]);
@@ -510,6 +518,7 @@ describeInBrowser('the dashboard, page by page', () => {
     const problems = collectPageProblems(page);
     for (const path of [
       '/members',
+      '/integrations',
       '/integrations/search',
       '/billing',
       `/deployments/${owner.appId}`,
@@ -517,6 +526,10 @@ describeInBrowser('the dashboard, page by page', () => {
     ]) {
       await page.goto(`${server.url}${path}`);
       await page.waitForSelector('html[data-ready="true"]');
+      // What a person would open counts too ("Connect from a script").
+      await page.evaluate(() => {
+        for (const details of document.querySelectorAll('details')) details.open = true;
+      });
       const widths = await page.evaluate(() => ({
         page: document.documentElement.scrollWidth,
         screen: document.documentElement.clientWidth,
@@ -880,11 +893,13 @@ describe('dashboard forms over HTTP', () => {
     const warn = await sendForm('/billing', { _action: 'caps', app: owner.appId, warn: '0' });
     expect(warn.text).toContain('Warnings are whole percents from 1 to 99');
     expect(warn.text).not.toContain('warn_pcts');
-    for (const name of ['x'.repeat(101), 'a\u0000b']) {
+    // Too long, a control character, a direction mark, nothing that shows (a zero-width space,
+    // a Hangul filler).
+    for (const name of ['x'.repeat(101), 'a\u0000b', 'a\u200fb', '\u200b', '\u3164\u2060']) {
       const renamed = await sendForm('/settings', { _action: 'rename-workspace', name });
-      expect(renamed.status).toBe(400);
+      expect(renamed.status, name).toBe(400);
       expect(renamed.text).toContain(
-        'The workspace name must be 1 to 100 characters, without control or text direction characters.',
+        'The workspace name must be 1 to 100 characters, at least one of them visible, without control or text direction characters.',
       );
       expect(renamed.text).not.toMatch(/name: |body\.name/);
       const me = await sendForm('/settings', { _action: 'rename-me', name });

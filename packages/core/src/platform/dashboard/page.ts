@@ -86,7 +86,7 @@ export function nameRefusal(what: string, value: string, max: number = NAME_MAX)
   const rule = max === NAME_MAX ? displayName : readableText(max);
   return rule.safeParse(value).success
     ? null
-    : `${what} must be 1 to ${max} characters, without control or text direction characters.`;
+    : `${what} must be 1 to ${max} characters, at least one of them visible, without control or text direction characters.`;
 }
 
 /** A definition list row, for the pages' detail blocks. */
