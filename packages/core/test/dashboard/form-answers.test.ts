@@ -507,6 +507,72 @@ describe('the spend caps form', () => {
     const past = await send('', '9007199254.740992');
     expect(past.status).toBe(400);
     expect(past.text).toContain('A cap can be at most USD 9,007,199,254.740991');
+    // Past it by whole digits too: the same words, not "enter caps in USD".
+    const farPast = await send('99999999999', '');
+    expect(farPast.status).toBe(400);
+    expect(farPast.text).toContain('A cap can be at most USD 9,007,199,254.740991');
+  });
+});
+
+describe('the deployment page', () => {
+  it('refuses a secret name the API could not take in its own words, never as a missing deployment', async () => {
+    const owner = await signedInOwner(server, 'secret-names@example.test');
+    const form = await openForm(owner, `/deployments/${owner.appId}`);
+    for (const name of ['   ', '.', '..', 'a b']) {
+      const answer = await form.send({
+        _workspace: owner.tenantId,
+        _action: 'set-secret',
+        id: owner.appId,
+        name,
+        value: 'v',
+      });
+      expect(answer.status, name).toBe(400);
+      expect(answer.text, name).toContain(
+        'A secret name is A-Z, 0-9 and _, up to 64 characters, starting with a letter.',
+      );
+    }
+  });
+
+  it('offers no Rotate on a key rotated already, here and on the keys page', async () => {
+    const owner = await signedInOwner(server, 'rotated-twice@example.test');
+    const keys = async () =>
+      (
+        (await (await api(owner.cookie, 'GET', '/api/keys')).json()) as {
+          keys: { id: string; expiresAt: string | null }[];
+        }
+      ).keys;
+    const [first] = await keys();
+    const rotated = await api(
+      owner.cookie,
+      'POST',
+      `/api/keys/${first!.id}/rotate`,
+      {},
+      { origin: server.url },
+    );
+    expect(rotated.status).toBe(201);
+    const after = await keys();
+    expect(after.find((key) => key.id === first!.id)?.expiresAt).not.toBeNull();
+    const rowOf = (page: string, id: string) =>
+      page.split('<tr').find((row) => row.includes(`value="${id}"`)) ?? '';
+    const keysPage = (await openForm(owner, '/keys')).page;
+    expect(rowOf(keysPage, first!.id)).toContain('Revoke');
+    expect(rowOf(keysPage, first!.id)).not.toContain('Rotate');
+    const replacement = after.find((key) => key.id !== first!.id)!;
+    expect(rowOf(keysPage, replacement.id)).toContain('Rotate');
+    const deploymentPage = (await openForm(owner, `/deployments/${owner.appId}`)).page;
+    const oldRow = deploymentPage.split('<tr').find((row) => row.includes('rotated, works until'));
+    expect(oldRow).toBeDefined();
+    expect(oldRow).not.toContain('Rotate');
+  });
+
+  it('says a deleted deployment is deleted, on the list it lands on', async () => {
+    const owner = await signedInOwner(server, 'deleted-deployment@example.test');
+    const form = await openForm(owner, `/deployments/${owner.appId}`);
+    const deleted = await form.send({ _workspace: owner.tenantId, _action: 'delete', id: owner.appId });
+    expect(deleted.status).toBe(303);
+    expect(deleted.location).toMatch(/\/deployments\?done=delete$/);
+    const list = await (await api(owner.cookie, 'GET', deleted.location!)).text();
+    expect(list).toContain('<p class="notice done" role="status">Deleted.</p>');
   });
 });
 

@@ -46,7 +46,7 @@ function usdField(value: string): number | null {
 function capField(value: string): number | null {
   const text = value.trim();
   if (text === '') return null;
-  const parts = /^(\d{1,10})(?:\.(\d{1,6}))?$/.exec(text);
+  const parts = /^(\d{1,30})(?:\.(\d{1,6}))?$/.exec(text);
   if (!parts) return Number.NaN;
   // Counted exactly (a float would round the micros of a cap in the billions), then checked
   // against the largest cap the API keeps.

@@ -1,4 +1,5 @@
 import type { AppView as App } from '../../../deploy/app-views.js';
+import { SECRET_NAME } from '../../../deploy/environment.js';
 import { html } from '../../../http/html.js';
 import { chart } from '../charts.js';
 import { when } from '../format.js';
@@ -10,6 +11,7 @@ import {
   input,
   NAME_MAX,
   nameRefusal,
+  type PageAction,
   type PageView,
   table,
 } from '../page.js';
@@ -25,8 +27,21 @@ const RANGES = ['1h', '24h', '7d', '30d'] as const;
 const stateOf = (app: App) => app.deployment?.state ?? 'not deployed';
 
 /** Deployments: every app of the workspace with its state, and a link to each. */
+/**
+ * Deletes a deployment, then shows the list, where it says so: the deployment's own page is gone
+ * (the list page carries the action too, for its notice).
+ */
+const deleteDeployment: PageAction = {
+  done: 'Deleted.',
+  async run(view, f) {
+    const answer = await view.api.send('DELETE', `/api/apps/${idOf(f)}`);
+    return answer.ok ? { redirect: `${view.base}/deployments?done=delete` } : fromAnswer(answer);
+  },
+};
+
 export const deploymentsPage: DashboardPage = {
   path: '/deployments',
+  actions: { delete: deleteDeployment },
   nav: 'deployments',
   title: () => 'Deployments',
   async render(view) {
@@ -116,13 +131,7 @@ ${logs?.ok ? html`<section aria-labelledby="logs-title"><h2 id="logs-title">Logs
       done: 'Stopped.',
       run: async (view, f) => fromAnswer(await view.api.send('POST', `/api/apps/${idOf(f)}/stop`)),
     },
-    delete: {
-      done: 'Deleted.',
-      async run(view, f) {
-        const answer = await view.api.send('DELETE', `/api/apps/${idOf(f)}`);
-        return answer.ok ? { redirect: `${view.base}/deployments` } : fromAnswer(answer);
-      },
-    },
+    delete: deleteDeployment,
     rename: {
       done: 'Renamed.',
       run: async (view, f) => {
@@ -134,14 +143,18 @@ ${logs?.ok ? html`<section aria-labelledby="logs-title"><h2 id="logs-title">Logs
     },
     'set-secret': {
       done: 'Secret set; the deployment restarts to read it.',
-      run: async (view, f) =>
-        fromAnswer(
-          await view.api.send(
-            'PUT',
-            `/api/apps/${idOf(f)}/secrets/${encodeURIComponent(field(f, 'name').trim())}`,
-            { value: field(f, 'value') },
-          ),
-        ),
+      run: async (view, f) => {
+        const name = field(f, 'name').trim();
+        // Checked here, in the form's words: a blank or `.` name would make the API's address
+        // another one (answered 404, as if the deployment were gone).
+        if (!SECRET_NAME.test(name))
+          return { refused: 'A secret name is A-Z, 0-9 and _, up to 64 characters, starting with a letter.' };
+        return fromAnswer(
+          await view.api.send('PUT', `/api/apps/${idOf(f)}/secrets/${encodeURIComponent(name)}`, {
+            value: field(f, 'value'),
+          }),
+        );
+      },
     },
     'unset-secret': {
       done: 'Secret removed.',
@@ -203,11 +216,14 @@ ${table(
     html`<code>${key.prefix}…</code>`,
     when(key.createdAt),
     key.lastUsedAt ? when(key.lastUsedAt) : 'never',
-    view.form('rotate-key', html`<input type="hidden" name="key" value="${key.id}">`, {
-      submit: 'Rotate',
-      buttonClass: 'secondary',
-      label: `Rotate ${key.prefix}`,
-    }),
+    // A key in its overlap was rotated already: its replacement is the one to rotate.
+    key.expiresAt
+      ? html`<span class="muted">rotated, works until ${when(key.expiresAt)}</span>`
+      : view.form('rotate-key', html`<input type="hidden" name="key" value="${key.id}">`, {
+          submit: 'Rotate',
+          buttonClass: 'secondary',
+          label: `Rotate ${key.prefix}`,
+        }),
   ]),
   'No App Keys.',
 )}</section>`;

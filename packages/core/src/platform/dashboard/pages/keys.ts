@@ -111,6 +111,9 @@ export const keysPage: DashboardPage = {
       const held = key.deployment;
       // Another owner's CLI key acts as them: it is revoked here, never rotated (the API refuses it).
       const theirs = key.kind === 'cli' && key.userId !== view.user!.userId;
+      // A key with an expiry was rotated already (it works out its overlap): its replacement is
+      // the one to rotate, and the API refuses this one.
+      const offerRotate = !theirs && !key.expiresAt;
       return [
         key.name ?? html`<span class="muted">unnamed</span>`,
         held
@@ -127,8 +130,8 @@ export const keysPage: DashboardPage = {
         // A deployment's own key cannot be revoked (the API refuses it): rotating hands the new
         // key to the deployment and restarts it.
         held
-          ? html`<div class="row-actions">${rotate}<p class="field-hint">Rotating hands the new key to the deployment and restarts it. To end it, delete the deployment.</p></div>`
-          : html`<div class="row-actions">${theirs ? '' : rotate}${view.form('revoke', id, { submit: 'Revoke', buttonClass: 'danger', confirm: 'Revoke this key? Anything using it stops working at once.', label: `Revoke ${key.name ?? key.prefix}` })}</div>`,
+          ? html`<div class="row-actions">${offerRotate ? rotate : ''}<p class="field-hint">Rotating hands the new key to the deployment and restarts it. To end it, delete the deployment.</p></div>`
+          : html`<div class="row-actions">${offerRotate ? rotate : ''}${view.form('revoke', id, { submit: 'Revoke', buttonClass: 'danger', confirm: 'Revoke this key? Anything using it stops working at once.', label: `Revoke ${key.name ?? key.prefix}` })}</div>`,
       ];
     });
     return html`<section aria-labelledby="keys-title"><h2 id="keys-title">App Keys and CLI keys</h2>
