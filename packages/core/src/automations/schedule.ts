@@ -30,10 +30,70 @@ export function scheduleProblem(schedule: Schedule): { field: 'cron' | 'timezone
   return null;
 }
 
-/** The first occurrence strictly after `after`, or null when there is none. */
+/**
+ * The first occurrence strictly after `after`, or null when there is none. A time the clock skips
+ * (spring forward, 2:00 to 3:00) runs once, at the end of the skip: croner does so for a pattern
+ * with one time in the skipped hour (`30 2 * * *` runs at 3:00) but drops one with several
+ * (`*\/15 2 * * *`), so those are found here.
+ */
 export function nextOccurrence(schedule: Schedule, after: Date): Date | null {
-  const cron = new Cron(schedule.cron.trim(), { timezone: schedule.timezone, paused: true });
-  return cron.nextRun(after);
+  const pattern = schedule.cron.trim();
+  const next = new Cron(pattern, { timezone: schedule.timezone, paused: true }).nextRun(after);
+  return skippedTimeBefore(pattern, schedule.timezone, after, next) ?? next;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const MINUTE_MS = 60 * 1000;
+
+/**
+ * The end of the first clock change after `after` (and before `next`) that skipped a time the
+ * pattern names, or null. Looked for a day at a time (a change moves the day's offset), then to
+ * the minute; the skipped wall times are matched as if they were UTC, which has no changes.
+ */
+function skippedTimeBefore(pattern: string, zone: string, after: Date, next: Date | null): Date | null {
+  const until = next?.getTime() ?? after.getTime() + 366 * DAY_MS;
+  for (let from = after.getTime(); from < until; from += DAY_MS) {
+    const to = Math.min(from + DAY_MS, until);
+    if (offsetAt(zone, to) <= offsetAt(zone, from)) continue;
+    // The change is within (from, to]: found to the minute, on which every change falls.
+    let low = Math.floor(from / MINUTE_MS) * MINUTE_MS;
+    let high = Math.ceil(to / MINUTE_MS) * MINUTE_MS;
+    while (high - low > MINUTE_MS) {
+      const middle = low + Math.floor((high - low) / MINUTE_MS / 2) * MINUTE_MS;
+      if (offsetAt(zone, middle) > offsetAt(zone, low)) high = middle;
+      else low = middle;
+    }
+    const change = high;
+    if (change <= after.getTime() || change >= until) continue;
+    const skippedFrom = change + offsetAt(zone, change - 1);
+    const skippedTo = change + offsetAt(zone, change);
+    const wall = new Cron(pattern, { timezone: 'UTC', paused: true }).nextRun(new Date(skippedFrom - 1));
+    if (wall && wall.getTime() < skippedTo) return new Date(change);
+  }
+  return null;
+}
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+/** How far ahead of UTC the zone's clocks are at `at`, in milliseconds. */
+function offsetAt(zone: string, at: number): number {
+  let format = formats.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formats.set(zone, format);
+  }
+  const parts = Object.fromEntries(format.formatToParts(at).map((part) => [part.type, Number(part.value)]));
+  const wall = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  return wall - (at - (at % 1000));
 }
 
 function isTimeZone(zone: string): boolean {
