@@ -4,6 +4,7 @@
  * @see docs/proxy.md
  */
 import { request as httpRequest } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../src/billing/ledger.js';
 import { createConnection } from '../src/connections/service.js';
@@ -469,6 +470,26 @@ for (const kind of STORE_KINDS) {
       // 10 input and 20 output tokens, plus the 20 % margin: 420 micros at `large`'s rates, 42 at any model's.
       const billed = rows.map((row) => `${row.model ?? 'unread'} ${row.cost_micros}`).sort();
       expect(billed).toEqual(['large 420', 'small 42', 'unread 420', 'unread 420']);
+    });
+
+    it('refuses with 415 a body it cannot read to meter (compressed, UTF-16), before any hold or upstream call', async () => {
+      const tenant = await createMeteredTenant(server.platform, 1_000_000);
+      const before = upstream.requests.length;
+      const body = JSON.stringify({ model: 'demo-small', stream: true, messages: [] });
+      for (const [label, bytes, headers] of [
+        ['gzip', gzipSync(body), { 'content-encoding': 'gzip' }],
+        ['UTF-16', Buffer.from(body, 'utf16le'), {}],
+      ] as const) {
+        const response = await call(tenant.appKey, '/llm/v1/chat/completions', {
+          method: 'POST',
+          body: bytes,
+          headers: { 'content-type': 'application/json', ...headers },
+        });
+        expect(response.status, label).toBe(415);
+        expect((await response.json()).error.code, label).toBe('unsupported_media_type');
+      }
+      expect(upstream.requests.length).toBe(before);
+      expect(await balanceOf(tenant.tenantId)).toBe(1_000_000);
     });
 
     it("never bills output tokens past the request's own bound", async () => {

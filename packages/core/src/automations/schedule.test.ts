@@ -55,3 +55,14 @@ describe('schedules across a clock change', () => {
     ]);
   });
 });
+
+describe('schedules far apart', () => {
+  it('finds the next of a yearly or leap-day time without a long search', () => {
+    const started = performance.now();
+    expect(occurrences('0 9 29 2 *', 'Europe/Paris', '2028-03-01T00:00:00Z', 1)).toEqual([
+      '2032-02-29T08:00:00.000Z',
+    ]);
+    expect(occurrences('0 9 30 2 *', 'Europe/Paris', '2028-03-01T00:00:00Z', 1)).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(250);
+  });
+});

@@ -43,18 +43,24 @@ export function nextOccurrence(schedule: Schedule, after: Date): Date | null {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const SPAN_MS = 7 * DAY_MS;
 const MINUTE_MS = 60 * 1000;
 
 /**
  * The end of the first clock change after `after` (and before `next`) that skipped a time the
- * pattern names, or null. Looked for a day at a time (a change moves the day's offset), then to
- * the minute; the skipped wall times are matched as if they were UTC, which has no changes.
+ * pattern names, or null. Found to the minute; the skipped wall times are matched as if they
+ * were UTC, which has no changes.
  */
 function skippedTimeBefore(pattern: string, zone: string, after: Date, next: Date | null): Date | null {
   const until = next?.getTime() ?? after.getTime() + 366 * DAY_MS;
-  for (let from = after.getTime(); from < until; from += DAY_MS) {
-    const to = Math.min(from + DAY_MS, until);
-    if (offsetAt(zone, to) <= offsetAt(zone, from)) continue;
+  // Looked for a week at a time: a zone's clock changes are weeks apart at the closest, so a week
+  // whose offset grew holds one forward change.
+  let offset = offsetAt(zone, after.getTime());
+  for (let from = after.getTime(); from < until; from += SPAN_MS) {
+    const to = Math.min(from + SPAN_MS, until);
+    const fromOffset = offset;
+    offset = offsetAt(zone, to);
+    if (offset <= fromOffset) continue;
     // The change is within (from, to]: found to the minute, on which every change falls.
     let low = Math.floor(from / MINUTE_MS) * MINUTE_MS;
     let high = Math.ceil(to / MINUTE_MS) * MINUTE_MS;
@@ -77,7 +83,9 @@ const formats = new Map<string, Intl.DateTimeFormat>();
 
 /** How far ahead of UTC the zone's clocks are at `at`, in milliseconds. */
 function offsetAt(zone: string, at: number): number {
-  let format = formats.get(zone);
+  // Keyed as the zone is spelled in any case, which Intl accepts: one format per zone.
+  const key = zone.toLowerCase();
+  let format = formats.get(key);
   if (!format) {
     format = new Intl.DateTimeFormat('en-US', {
       timeZone: zone,
@@ -89,7 +97,7 @@ function offsetAt(zone: string, at: number): number {
       minute: 'numeric',
       second: 'numeric',
     });
-    formats.set(zone, format);
+    formats.set(key, format);
   }
   const parts = Object.fromEntries(format.formatToParts(at).map((part) => [part.type, Number(part.value)]));
   const wall = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);

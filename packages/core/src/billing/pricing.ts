@@ -105,14 +105,21 @@ export interface PriceList {
 }
 
 /**
- * The rate of a meter for a model: the model's own, else the provider's any-model rate. A call
- * whose model is not known (`null`: an upload's body streams through unread, or names no model)
- * may run any model the upstream serves, so it pays the highest rate the meter has, provided the
- * provider prices calls of any model at all: hiding the model never lowers the price.
+ * The rate of a meter for a model: the model's own, else the provider's any-model rate. At a
+ * token-metered provider (`unknownPaysHighest`), a call whose model is not known (`null`: an
+ * upload's body streams through unread, or names no model) may run any model the upstream
+ * serves, so it pays the highest rate the meter has, published or not, provided the provider
+ * prices calls of any model at all: hiding the model never lowers the price. A per-call
+ * provider's model is never read, so its calls pay the any-model rate.
  */
-export function rateFor(rates: MeterRate[], meter: MeterName, model: string | null): MeterRate | undefined {
+export function rateFor(
+  rates: MeterRate[],
+  meter: MeterName,
+  model: string | null,
+  unknownPaysHighest = true,
+): MeterRate | undefined {
   const anyModel = rates.find((r) => r.meter === meter && r.model === '');
-  if (model === null) {
+  if (model === null && unknownPaysHighest) {
     if (!anyModel) return undefined;
     let highest = anyModel;
     for (const rate of rates) {
@@ -165,7 +172,7 @@ export function holdForCall(
   typicalMicros: number | null = null,
 ): CallHold | null {
   const { model } = shape;
-  const call = rateFor(prices.rates, 'call', model);
+  const call = rateFor(prices.rates, 'call', model, prices.dialect !== 'per_call');
   const callLine = call ? [{ quantity: 1, unitPriceMicros: call.unitPriceMicros }] : [];
   if (prices.dialect === 'per_call') {
     if (!call) return null;
@@ -197,7 +204,7 @@ export function costOfCall(
   const lines: CostLine[] = [];
   const perMeter: Quantities = {};
   for (const [meter, quantity] of Object.entries(quantities) as Array<[MeterName, number]>) {
-    const rate = rateFor(prices.rates, meter, model);
+    const rate = rateFor(prices.rates, meter, model, prices.dialect !== 'per_call');
     if (!rate || quantity <= 0) continue;
     const line = { quantity, unitPriceMicros: rate.unitPriceMicros };
     lines.push(line);

@@ -10,10 +10,10 @@ export const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/;
 
 /**
  * A character that shows: a letter, number, punctuation or symbol, but none of those that draw
- * nothing (a Hangul filler is a letter). A name of blanks, zero-width spaces or joiners alone
+ * nothing (a Hangul filler is a letter, a blank Braille cell a symbol). A name of blanks, zero-width spaces or joiners alone
  * reads as no name at all.
  */
-export const VISIBLE_CHARACTER = /(?![\u115f\u1160\u3164\uffa0])[\p{L}\p{N}\p{P}\p{S}]/u;
+export const VISIBLE_CHARACTER = /(?![\u115f\u1160\u3164\uffa0\u2800])[\p{L}\p{N}\p{P}\p{S}]/u;
 
 /**
  * A name someone else chose (an identity provider's `name` claim), made readable: control and

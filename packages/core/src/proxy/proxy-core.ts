@@ -27,9 +27,10 @@ import {
   tooLarge,
   tooManyFailedKeys,
   unknownProvider,
+  unreadableBody,
   upstreamUnreachable,
 } from './refusals.js';
-import { type ForwardedRequest, type IncomingCall, readRequest } from './request.js';
+import { type ForwardedRequest, type IncomingCall, readRequest, UnreadableBodyError } from './request.js';
 import { type Admission, type MeteredCall, settleCall } from './settle.js';
 import type { ChunkSource, UpstreamAnswer, UpstreamClient } from './upstream.js';
 import { createUsageObserver } from './usage.js';
@@ -97,6 +98,7 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
     } catch (error) {
       // The caller went away mid-upload: nothing was held or forwarded.
       if (error instanceof BodyCutShortError) return bodyCutShort();
+      if (error instanceof UnreadableBodyError) return unreadableBody(error.message);
       throw error;
     }
     if (!request) return tooLarge(maxRequestBytes);
@@ -257,8 +259,12 @@ export function createProxyCore(options: ProxyCoreOptions): ProxyCore {
    * instance waits for it (MeteringEngine.settled), so the caller still reads its spend.
    */
   function meterTap(upstream: UpstreamAnswer, headers: Record<string, string>, call: MeteredCall): MeterTap {
-    const eventStream = (upstream.headers['content-type'] ?? '').includes('text/event-stream');
-    const usage = createUsageObserver(call.provider.dialect, eventStream);
+    const type = upstream.headers['content-type'] ?? '';
+    const usage = createUsageObserver(
+      call.provider.dialect,
+      type.includes('text/event-stream'),
+      /\bjson(?![\w-])/i.test(type),
+    );
     const declared = Number(headers['content-length'] ?? Number.NaN);
     return {
       observe: usage.observe,

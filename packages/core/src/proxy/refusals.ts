@@ -1,7 +1,8 @@
 /**
  * Every answer the proxy gives instead of the upstream's, in the canonical error shape: 401 no or
  * bad key, 429 too many bad keys from one address, 403 tenant suspended, 404 unknown provider,
- * 403 no connection, 400 no price, 402 out of credit or over a spend cap, 413 body too large, 502
+ * 403 no connection, 400 no price, 402 out of credit or over a spend cap, 413 body too large, 415
+ * a body that cannot be read to be metered, 502
  * upstream unreachable, 503 instance stopping.
  *
  * @see docs/proxy.md "Errors"
@@ -53,6 +54,13 @@ export function notConnected(slug: string, baseUrl: string): Response {
     slug,
     connect_url: `${baseUrl}/integrations/${encodeURIComponent(slug)}`,
     suggested_fix: `Connect ${slug} and bind the connection to this app`,
+  });
+}
+
+/** A token-metered call's body that cannot be read to meter it (compressed, or not UTF-8). */
+export function unreadableBody(problem: string): Response {
+  return canonicalError(415, 'unsupported_media_type', `${problem} to be metered`, {
+    suggested_fix: 'Send the JSON body as UTF-8, uncompressed',
   });
 }
 

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { BodyCutShortError } from '../http/body.js';
 import type { ProviderConfig } from './providers.js';
-import { type ForwardedRequest, type IncomingCall, readRequest } from './request.js';
+import { type IncomingCall, readRequest, UnreadableBodyError } from './request.js';
 
 const provider = { upstreamUrl: 'http://upstream.test', dialect: 'openai' } as ProviderConfig;
 
@@ -60,6 +60,7 @@ describe('readRequest', () => {
       [{ ...sent, stream: 1 }, '/v1/chat/completions'],
       [{ ...sent, stream: true }, '/v1/chat/%63ompletions'],
       [{ ...sent, stream: true }, '/v1/chat/completions/'],
+      [{ ...sent, stream: true }, '/v1/chat//completions'],
     ] as const) {
       expect(JSON.parse(await forwardedBody(JSON.stringify(body), subPath)), subPath).toMatchObject({
         stream_options: { include_usage: true },
@@ -69,40 +70,44 @@ describe('readRequest', () => {
     expect(await forwardedBody(unstreamed)).toBe(unstreamed);
   });
 
-  it('forwards a body it cannot read as text, or that the caller encoded, byte for byte and unpriced by model', async () => {
-    const collect = async (body: ForwardedRequest['body']) => {
-      if (typeof body === 'string' || body === null) return body;
-      const chunks: Uint8Array[] = [];
-      for await (const chunk of body) chunks.push(chunk);
-      return Buffer.concat(chunks);
-    };
-    const latin1 = Buffer.from('{"model":"large","messages":[{"content":"caf\xe9"}]}', 'latin1');
-    const gzipped = gzipSync('{"model":"large","messages":[]}');
-    const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"model":"large"}')]);
-    for (const [label, bytes, extra] of [
-      ['not UTF-8', latin1, {}],
-      ['gzip', gzipped, { 'content-encoding': 'gzip' }],
-      ['a byte order mark', bom, {}],
-    ] as const) {
-      const sent = call('');
+  it('refuses a body it cannot read to meter (compressed, not UTF-8), and reads one after a byte order mark', async () => {
+    const withBytes = (bytes: Uint8Array, extra: Record<string, string> = {}): IncomingCall => {
       const headers = new Map([['content-type', 'application/json'], ...Object.entries(extra)]);
-      const request = await readRequest(
-        {
-          ...sent,
-          header: (name) => headers.get(name) ?? null,
-          body: async function* () {
-            yield bytes;
-          },
+      return {
+        ...call(''),
+        header: (name) => headers.get(name) ?? null,
+        body: async function* () {
+          yield bytes;
         },
-        provider,
-        1024 * 1024,
-      );
-      expect(request!.model, label).toBeNull();
-      const forwarded = await collect(request!.body);
-      expect(Buffer.from(typeof forwarded === 'string' ? Buffer.from(forwarded) : forwarded!), label).toEqual(
-        bytes,
+      };
+    };
+    const latin1 = Buffer.from(
+      '{"model":"large","stream":true,"messages":[{"content":"caf\xe9"}]}',
+      'latin1',
+    );
+    const utf16 = Buffer.from('{"model":"large","stream":true}', 'utf16le');
+    const gzipped = gzipSync('{"model":"large","stream":true}');
+    for (const [label, sent] of [
+      ['not UTF-8', withBytes(latin1)],
+      ['UTF-16', withBytes(utf16)],
+      ['gzip', withBytes(gzipped, { 'content-encoding': 'gzip' })],
+    ] as const) {
+      await expect(readRequest(sent, provider, 1024 * 1024), label).rejects.toBeInstanceOf(
+        UnreadableBodyError,
       );
     }
+    // A byte order mark stays in what is forwarded; the body is read past it.
+    const bom = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from('{"model":"large","stream":true}'),
+    ]);
+    const request = (await readRequest(withBytes(bom), provider, 1024 * 1024))!;
+    expect(request.model).toBe('large');
+    expect(request.body).toBe(
+      '\ufeff{"stream_options":{"include_usage":true},"model":"large","stream":true}',
+    );
+    // An empty model names none.
+    expect((await readRequest(call(JSON.stringify({ model: '' })), provider, 1024))!.model).toBeNull();
   });
 
   it('reads the model and the output bound that admission holds by', async () => {

@@ -92,16 +92,17 @@ export async function readRequest(
   const declared = Number(call.header('content-length') ?? '0');
   if (declared > maxBytes) return null;
   forwarded.inputBytes = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
-  // Uploads, and bodies the caller encoded (gzip, say), go through as sent, unread: their model
-  // is not known, which prices them at the provider's highest rate.
-  const encoding = call.header('content-encoding');
-  if (
-    provider.dialect === 'per_call' ||
-    STREAMED_TYPES.test(call.header('content-type') ?? '') ||
-    (encoding !== null && encoding.trim().toLowerCase() !== 'identity')
-  ) {
+  // Uploads go through as sent, unread: their model is not known, which prices them at the
+  // provider's highest rate.
+  if (provider.dialect === 'per_call' || STREAMED_TYPES.test(call.header('content-type') ?? '')) {
     forwarded.body = limited(body, maxBytes, forwarded);
     return forwarded;
+  }
+  // Any other body is read to be metered; one the proxy cannot read (compressed, or not UTF-8)
+  // could still be read by the upstream, a streamed completion then going unmetered for output.
+  const encoding = call.header('content-encoding');
+  if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') {
+    throw new UnreadableBodyError('the request body must be sent uncompressed (no Content-Encoding)');
   }
   let bytes: Uint8Array;
   try {
@@ -112,17 +113,14 @@ export async function readRequest(
   }
   forwarded.inputBytes = bytes.byteLength;
   const text = exactText(bytes);
-  if (text === null) {
-    // Not UTF-8, so not JSON: its bytes go on exactly as they came, and its model is not known.
-    forwarded.body = (async function* () {
-      yield bytes;
-    })();
-    return forwarded;
-  }
+  if (text === null) throw new UnreadableBodyError('the request body must be UTF-8 text');
   forwarded.body = text;
-  const fields = jsonObject(text);
+  // A byte order mark before the JSON is kept in what is forwarded (the upstream may take it),
+  // and read past here.
+  const fields = jsonObject(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   if (!fields) return forwarded;
-  forwarded.model = typeof fields.model === 'string' ? fields.model : null;
+  // An empty model names none: priced as one not known.
+  forwarded.model = typeof fields.model === 'string' && fields.model !== '' ? fields.model : null;
   forwarded.maxOutputTokens = outputBound(fields);
   if (provider.dialect === 'openai' && streamsUsage(fields.stream) && isChatCompletions(call.subPath)) {
     const streamOptions = (fields.stream_options ?? {}) as Record<string, unknown>;
@@ -150,13 +148,16 @@ function streamsUsage(stream: unknown): boolean {
   return stream !== undefined && stream !== null && stream !== false && stream !== 0 && stream !== '';
 }
 
-/** Whether the path is a chat completion's as the upstream reads it: decoded, a trailing `/` aside. */
+/**
+ * Whether the path is a chat completion's as the upstream (or a server in front of it) may read
+ * it: decoded, repeated slashes merged, a trailing `/` aside.
+ */
 function isChatCompletions(subPath: string): boolean {
   let path = subPath;
   try {
     path = decodeURIComponent(subPath);
   } catch {}
-  return /\/chat\/completions\/*$/.test(path);
+  return /\/chat\/+completions\/*$/.test(path);
 }
 
 const OUTPUT_BOUNDS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'] as const;
@@ -174,8 +175,14 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 }
 
-/** The body as text when it is UTF-8 whose text encodes back to the same bytes (a BOM kept); else null. */
+/** A token-metered call's body the proxy cannot read to meter it: refused (415), never forwarded. */
+export class UnreadableBodyError extends Error {}
+
+/** The body as text when it is UTF-8 without a NUL, which encodes back to the same bytes (a BOM kept); else null. */
 function exactText(bytes: Uint8Array): string | null {
+  // UTF-16 and UTF-32 JSON, which an upstream may detect and read, hold NUL bytes; UTF-8 JSON
+  // never does (a NUL in a string is escaped).
+  if (bytes.includes(0)) return null;
   try {
     return EXACT_UTF8.decode(bytes);
   } catch {

@@ -35,6 +35,18 @@ describe('usage from upstream responses', () => {
     // Without a usage member at its end, a large body reports none (and is billed its estimate).
     const bare = JSON.stringify({ id: 'x', data: 'b'.repeat(9 * 1024 * 1024) });
     expect(observe('openai', false, [bare])).toBeNull();
+    // A usage nested in the last of many results is not the call's; nor is one in an answer whose
+    // type is not JSON (a file's contents).
+    const results = JSON.stringify({
+      data: [
+        { pad: 'c'.repeat(9 * 1024 * 1024) },
+        { response: { usage: { prompt_tokens: 1, completion_tokens: 1 } } },
+      ],
+    });
+    expect(observe('openai', false, [results])).toBeNull();
+    const observer = createUsageObserver('openai', false, false);
+    observer.observe(bytes(body));
+    expect(observer.finish()).toBeNull();
   });
 
   it('reads the final usage of a streamed chat completion, even split mid-event', () => {

@@ -26,7 +26,15 @@ const MAX_JSON_BYTES = 8 * 1024 * 1024;
 /** How much of the end of a larger JSON body is kept: its `usage` object comes last. */
 const TAIL_BYTES = 64 * 1024;
 
-export function createUsageObserver(dialect: ProviderDialect, eventStream: boolean): UsageObserver {
+/**
+ * `eventStream`: the answer is `text/event-stream`. `json`: its type says JSON, the only kind of
+ * large answer whose tail is read for usage (a large file's contents may hold anything).
+ */
+export function createUsageObserver(
+  dialect: ProviderDialect,
+  eventStream: boolean,
+  json = true,
+): UsageObserver {
   if (dialect === 'per_call') return { observe() {}, finish: () => ({}) };
   const tokens = { input: undefined as number | undefined, output: undefined as number | undefined };
   const read = dialect === 'anthropic' ? readAnthropic : readOpenAi;
@@ -64,7 +72,7 @@ export function createUsageObserver(dialect: ProviderDialect, eventStream: boole
     },
     finish() {
       const text = decoder.decode(concat(chunks, kept));
-      const value = size <= MAX_JSON_BYTES ? parseJson(text) : usageInTail(text);
+      const value = size <= MAX_JSON_BYTES ? parseJson(text) : json ? usageInTail(text) : undefined;
       if (value) read(value, tokens);
       return quantitiesOf(tokens);
     },
@@ -73,32 +81,36 @@ export function createUsageObserver(dialect: ProviderDialect, eventStream: boole
 
 /**
  * `{ usage }` from the end of a JSON body too large to parse whole: its last `"usage": { … }`
- * member. The text may begin inside a string, but a key is found only where a string cannot be:
- * a quote inside a string is always escaped, so `,"usage":{` or `{"usage":{` with bare quotes
- * is a member, never text an answer echoes.
+ * member, when that is a member of the outermost object. The text may begin inside a string, but
+ * a key is found only where a string cannot be: a quote inside a string is always escaped, so
+ * `,"usage":{` or `{"usage":{` with bare quotes is a member, never text an answer echoes; and
+ * what follows the member must close the outermost object and nothing else (a usage nested
+ * deeper, in a list of results say, is not this call's).
  */
 function usageInTail(text: string): Record<string, unknown> | undefined {
   let start = -1;
   for (const match of text.matchAll(/[{,]\s*"usage"\s*:\s*(?=\{)/g)) start = match.index + match[0].length;
   if (start < 0) return undefined;
-  const end = closingBrace(text, start);
-  if (end < 0) return undefined;
+  const end = closingOf(text, start, 0);
+  if (end < 0 || closingOf(text, end + 1, 1) !== text.trimEnd().length - 1) return undefined;
   const usage = parseJson(text.slice(start, end + 1));
   return usage ? { usage } : undefined;
 }
 
-/** The index of the `}` closing the object that opens at `open`, or -1 when the text ends first. */
-function closingBrace(text: string, open: number): number {
-  let depth = 0;
+/**
+ * Where the text, read from `from` at `depth` levels inside (outside every string), first comes
+ * back out to level 0: the index of that closing bracket, or -1 when the text ends first.
+ */
+function closingOf(text: string, from: number, depth: number): number {
   let inString = false;
-  for (let i = open; i < text.length; i++) {
+  for (let i = from; i < text.length; i++) {
     const char = text[i];
     if (inString) {
       if (char === '\\') i++;
       else if (char === '"') inString = false;
     } else if (char === '"') inString = true;
-    else if (char === '{') depth++;
-    else if (char === '}' && --depth === 0) return i;
+    else if (char === '{' || char === '[') depth++;
+    else if ((char === '}' || char === ']') && --depth === 0) return i;
   }
   return -1;
 }
