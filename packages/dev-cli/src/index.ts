@@ -88,5 +88,5 @@ export {
   unknownFirstWord,
 } from './global-flags.js';
 export type { CliIo } from './io.js';
-export { quietOnBrokenPipe } from './node-io.js';
+export { currentFolder, quietOnBrokenPipe } from './node-io.js';
 export { VERSION } from './version.js';

@@ -18,7 +18,11 @@ export function nodeIo(): CliIo {
   };
 }
 
-function currentFolder(): string {
+/**
+ * The current folder, or a `CliError` saying what to do when it cannot be read (removed while a
+ * shell was still in it).
+ */
+export function currentFolder(): string {
   try {
     return process.cwd();
   } catch (error) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { quietOnBrokenPipe } from '@service/dev-cli';
+import { currentFolder, quietOnBrokenPipe } from '@service/dev-cli';
 import { run } from './index.js';
 
 // `service sync --json | head -c 10`: a reader that stops early ends the command quietly.
@@ -9,7 +9,11 @@ const code = await run(process.argv.slice(2), {
   stderr: process.stderr,
   stdin: process.stdin,
   env: process.env,
-  cwd: process.cwd(),
+  // Read when a command needs it: `--version` runs in a removed folder, and a command that needs
+  // the folder says what is wrong (a `CliError`) instead of dying with a stack trace.
+  get cwd() {
+    return currentFolder();
+  },
   inheritStdio: true,
 });
 // The host's modules loaded in this process (its tools, its model) may keep it busy (a timer, an

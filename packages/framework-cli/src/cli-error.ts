@@ -1,16 +1,9 @@
 /**
- * An error the CLI reports as one line on stderr and an exit code (1 unless said otherwise).
+ * An error the CLI reports as one line on stderr and an exit code (1 unless said otherwise):
+ * the developer CLI's, so one thrown by its helpers (the current folder gone, say) reads alike.
  * Anything else that escapes a command is a bug and is reported as such.
  */
-export class CliError extends Error {
-  override name = 'CliError';
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-  }
-}
+export { CliError } from '@service/dev-cli';
 
 /** Exit code of an unknown command (the developer CLI's too, so both read alike). */
 export const UNKNOWN_COMMAND = 2;

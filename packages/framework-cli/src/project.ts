@@ -193,12 +193,23 @@ export const WIRE_PATH = '/api/service';
 /** The running app: as configured, else localhost:3000; refuses anything but http(s). */
 export function appUrl(dir: string, env: Record<string, string | undefined>, flag?: string): string {
   const url = configuredAppUrl(dir, env, flag) ?? DEFAULT_APP_URL;
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
+    parsed = new URL(url);
   } catch {
     throw new CliError(`Not an http(s) URL: ${url}`);
   }
+  // Credentials in it would be printed with every line naming the URL (and `fetch` refuses them):
+  // said without them.
+  if (parsed.username || parsed.password) {
+    parsed.username = '';
+    parsed.password = '';
+    throw new CliError(
+      `Not the app's base URL: it has a user name or password in it, which the commands never send; give ${parsed.href.replace(/\/+$/, '')}.`,
+    );
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new CliError(`Not an http(s) URL: ${url}`);
   // The wire's paths are appended to it: a query or fragment would swallow them.
   if (/[?#]/.test(url))
     throw new CliError(`Not the app's base URL: ${url} has a query or fragment; leave it out.`);

@@ -14,6 +14,8 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -624,6 +626,16 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
     expect(notUrl).toMatchObject({ code: 1, stderr: 'Not an http(s) URL: localhost:3000\n' });
     const query = await runInProcess(['sync', '--url', 'http://localhost:3000/?x=1'], { cwd: dir });
     expect(query).toMatchObject({ code: 1, stderr: expect.stringMatching(/has a query or fragment/) });
+    // Credentials in it are refused, and never printed back.
+    const secret = await runInProcess(['doctor'], {
+      cwd: dir,
+      env: { ...baseEnv(), SERVICE_URL: 'http://user:hunter2@localhost:3123' },
+    });
+    expect(secret.code).toBe(1);
+    expect(secret.stdout + secret.stderr).toContain(
+      'has a user name or password in it, which the commands never send; give http://localhost:3123.',
+    );
+    expect(secret.stderr + secret.stdout).not.toContain('hunter2');
   });
 
   it('refuses an app URL that already ends with the wire’s path /api/service, naming the one to give', async () => {
@@ -782,6 +794,74 @@ describe.skipIf(!BUILT)('service (framework CLI)', () => {
   it("keeps the command's own exit code when the reader has closed the pipe (`service doctor | head -1`)", async () => {
     // doctor finds a problem in an empty folder (no .service/config.json): exit 1, pipe or not.
     expect(await withClosedPipe(['doctor'])).toEqual({ code: 1, stderr: '' });
+  });
+
+  it('says the current folder is gone when it was removed, never with a stack trace; --version still answers', async () => {
+    /** The bin run from a folder removed just before it starts (a shell left in it). */
+    const inRemovedFolder = async (args: string[]) => {
+      const dir = emptyDir();
+      const child = spawn(
+        'sh',
+        ['-c', 'cd "$1" && rmdir "$1" && shift && exec "$@"', 'sh', dir, process.execPath, BIN, ...args],
+        { env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      const [code] = await once(child, 'exit');
+      return { code, stdout, stderr };
+    };
+    expect((await inRemovedFolder(['--version'])).code).toBe(0);
+    const gone =
+      'The current folder no longer exists (removed or moved away): cd to a folder and run the command again.';
+    for (const command of ['sync', 'doctor']) {
+      const answer = await inRemovedFolder([command]);
+      expect(answer.code, command).toBe(1);
+      expect(answer.stderr, command).toContain(gone);
+      expect(answer.stderr, command).not.toMatch(/\n\s+at /);
+    }
+    const json = await inRemovedFolder(['sync', '--json']);
+    expect(JSON.parse(json.stdout)).toEqual({ error: { message: gone, exitCode: 1 } });
+  });
+
+  it('passes a signal sent to it alone on to a developer command, which stops with it', async () => {
+    const platform = createServer((_req, res) => res.end('{}'));
+    await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
+    const marker = `signal-${process.pid}-${Date.now()}`;
+    const apiBase = `http://127.0.0.1:${(platform.address() as AddressInfo).port}/${marker}`;
+    try {
+      const child = spawn(process.execPath, [BIN, 'login', '--api-base', apiBase, '--no-browser'], {
+        cwd: emptyDir(),
+        env: baseEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+      // Waiting for the browser: the developer CLI runs under it, listening.
+      const deadline = Date.now() + 15_000;
+      while (!/http:\/\/127\.0\.0\.1/.test(output) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      const running = () =>
+        promisify(execFile)('pgrep', ['-f', marker]).then(
+          ({ stdout }) =>
+            stdout
+              .trim()
+              .split('\n')
+              .map(Number)
+              .filter((pid) => pid !== child.pid),
+          () => [],
+        );
+      expect(await running()).not.toEqual([]);
+      child.kill('SIGTERM');
+      const [code, signal] = await once(child, 'exit');
+      expect({ code, signal }).toEqual({ code: 143, signal: null });
+      expect(await running()).toEqual([]);
+    } finally {
+      platform.closeAllConnections();
+      platform.close();
+    }
   });
 
   it('is what `pnpm exec service` runs at the repo root', async () => {
