@@ -110,6 +110,22 @@ describe.skipIf(!BUILT)('service mcp server-json', () => {
     expect(readJson(join(dir, 'server.json')).description).toBe(`${'a'.repeat(99)}😀`);
   });
 
+  it('refuses a package name with no letter or digit the registry name can hold, which would name every such server alike', async () => {
+    const dir = appFolder();
+    writeJson(join(dir, 'package.json'), { name: '@ácme/шоп', version: '1.0.0' });
+    const refused = await runInProcess(['mcp', 'server-json', '--domain', 'example.com'], { cwd: dir });
+    expect(refused).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('"@ácme/шоп" has none of those'),
+    });
+    expect(existsSync(join(dir, 'server.json'))).toBe(false);
+    // One Latin letter or digit is enough; the rest become dashes, as the registry's names want.
+    writeJson(join(dir, 'package.json'), { name: '@ácme/шоп2', version: '1.0.0' });
+    const named = await runInProcess(['mcp', 'server-json', '--domain', 'example.com'], { cwd: dir });
+    expect(named.code, named.stderr).toBe(0);
+    expect(readJson(join(dir, 'server.json')).name).toBe('com.example/---2');
+  });
+
   it('overwrites server.json only with --force', async () => {
     const dir = appFolder();
     writeFileSync(join(dir, 'server.json'), '{"mine":true}\n');

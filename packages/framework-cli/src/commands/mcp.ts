@@ -66,6 +66,12 @@ function serverJson(args: string[], io: CliIo): number {
     throw new CliError(
       'service mcp server-json: package.json needs a name (the registry name ends with it).',
     );
+  // Each character the registry's names cannot hold becomes `-`: a name of none it can (all
+  // non-Latin letters, say) would name every such server alike.
+  if (!/[A-Za-z0-9]/.test(packageName.split('/').pop() ?? ''))
+    throw new CliError(
+      `service mcp server-json: the registry name ends with the package name's last segment in A-Z, 0-9, ".", "_" and "-"; "${packageName}" has none of those letters or digits: give package.json a name that does.`,
+    );
   const target = join(io.cwd, 'server.json');
   if (existsSync(target) && !options.force) {
     throw new CliError('service mcp server-json: server.json exists; pass --force to overwrite it.');
