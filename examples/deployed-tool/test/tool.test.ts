@@ -173,6 +173,10 @@ it('searches through the platform’s proxy, on the provider the demo seeds', as
 });
 
 it('follows the event stream', async () => {
+  // The search above settles in the background, and its own balance event would land after this
+  // test's: it is in first, and seen.
+  await running.platform.context.metering.settled();
+  await expect.poll(async () => (await view()).balance_micros, { timeout: 10_000 }).toBe(3_000_000 - 1_200);
   await store.db
     .transaction()
     .execute((trx) =>
