@@ -136,6 +136,18 @@ describe("an integration's forms", () => {
       }
     ).keys.length;
 
+  it('refuse a form whose integration was edited into no slug in their own words, not the API’s field path', async () => {
+    const { page } = await connected('integration-edited@example.test');
+    for (const action of ['enable', 'disable', 'managed', 'oauth']) {
+      const answer = await page.send({ _action: action, provider: 'Not A Slug!' });
+      expect(answer.status, action).toBe(404);
+      expect(answer.text, action).toContain('No such integration.');
+      expect(answer.text, action).not.toMatch(/provider: |integration slug/);
+    }
+    const key = await page.send({ _action: 'key', provider: '../x', api_key: 'sk-test' });
+    expect(key.status).toBe(404);
+  });
+
   it('carry the API limits as maxlength and refuse over-long names and an empty key in their own words', async () => {
     const { owner, page, connectionId } = await connected('integration-words@example.test');
     expect(page.page).toMatch(

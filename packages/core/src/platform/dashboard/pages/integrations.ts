@@ -3,6 +3,7 @@ import { chart } from '../charts.js';
 import { onceInput, oncePerForm } from '../form-once.js';
 import { money, when } from '../format.js';
 import {
+  type ActionResult,
   type DashboardPage,
   field,
   fromAnswer,
@@ -134,12 +135,32 @@ ${ways.length ? html`<details><summary>Connect ${row.name}</summary>${ways}</det
 function switchAction(enabled: boolean, done: string): PageAction {
   return {
     done,
-    run: async (view, fields) =>
+    run: withIntegration(async (view, _fields, provider) =>
       fromAnswer(
-        await view.api.send('POST', `/api/integrations/${encodeURIComponent(field(fields, 'provider'))}`, {
+        await view.api.send('POST', `/api/integrations/${encodeURIComponent(provider)}`, {
           enabled,
         }),
       ),
+    ),
+  };
+}
+
+/** The pages' forms name an integration by its slug; anything else (a form edited) is none. */
+const INTEGRATION_SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const NO_SUCH_INTEGRATION = { refused: 'No such integration.', status: 404 } as const;
+
+/**
+ * The form's integration, checked before it reaches the API, so a refusal is said in the page's
+ * words rather than the API's field paths.
+ */
+function withIntegration(
+  run: (view: PageView, fields: Record<string, string>, provider: string) => Promise<ActionResult>,
+): PageAction['run'] {
+  return (view, fields) => {
+    const provider = field(fields, 'provider');
+    return INTEGRATION_SLUG.test(provider)
+      ? run(view, fields, provider)
+      : Promise.resolve(NO_SUCH_INTEGRATION);
   };
 }
 
@@ -148,12 +169,13 @@ const actions: DashboardPage['actions'] = {
   disable: switchAction(false, 'Integration turned off.'),
   managed: {
     done: 'Connected through the managed pool.',
-    run: async (view, fields) =>
-      fromAnswer(await view.api.send('POST', '/api/connections', { provider: field(fields, 'provider') })),
+    run: withIntegration(async (view, _fields, provider) =>
+      fromAnswer(await view.api.send('POST', '/api/connections', { provider })),
+    ),
   },
   key: {
     done: 'Connected with your key.',
-    async run(view, fields) {
+    run: withIntegration(async (view, fields, provider) => {
       const name = field(fields, 'display_name').trim();
       const apiKey = field(fields, 'api_key');
       const refusal =
@@ -167,18 +189,17 @@ const actions: DashboardPage['actions'] = {
       if (refusal) return { refused: refusal };
       return fromAnswer(
         await view.api.send('POST', '/api/connections', {
-          provider: field(fields, 'provider'),
+          provider,
           profile: 'byok_static',
           credential: { api_key: apiKey },
           ...(name ? { display_name: name } : {}),
         }),
       );
-    },
+    }),
   },
   oauth: {
     done: 'Connected.',
-    async run(view, fields) {
-      const provider = field(fields, 'provider');
+    run: withIntegration(async (view, _fields, provider) => {
       const answer = await view.api.send<{ authorizeUrl: string }>(
         'POST',
         `/api/oauth/${encodeURIComponent(provider)}/start`,
@@ -187,7 +208,7 @@ const actions: DashboardPage['actions'] = {
         },
       );
       return answer.ok ? { redirect: answer.body.authorizeUrl } : fromAnswer(answer);
-    },
+    }),
   },
   mintKey: {
     done: 'Connection Key created.',
