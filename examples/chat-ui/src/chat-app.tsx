@@ -8,6 +8,7 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { Conversation } from './conversation';
 import { PageHeader } from './page-header';
 import { ThreadList } from './thread-list';
+import { MESSAGE_BOX_ID } from './tool-card';
 import { listThreads, loadThread, type ThreadSummary, wireErrorMessage } from './wire';
 
 export interface ChatAppProps {
@@ -71,7 +72,13 @@ export function ChatApp({ base = '/api/service', user, onSignOut, title = 'Chat'
 
   return (
     <div className="chat-app">
-      <PageHeader title={title} links={links} user={user} onSignOut={onSignOut} />
+      <PageHeader
+        title={title}
+        links={links}
+        user={user}
+        onSignOut={onSignOut}
+        skipTo={{ id: MESSAGE_BOX_ID, label: 'Skip to the message box' }}
+      />
       <ThreadList
         threads={threads}
         error={listError}

@@ -24,7 +24,7 @@ import {
   useState,
 } from 'react';
 import { MessageView } from './message-view';
-import type { ApprovalActions } from './tool-card';
+import { type ApprovalActions, MESSAGE_BOX_ID } from './tool-card';
 import { approveAndRemember, errorCodeOf, loadThread, stopThread, wireErrorMessage } from './wire';
 
 export interface ConversationProps {
@@ -295,11 +295,11 @@ function Composer({
   };
   return (
     <form className="composer" onSubmit={submit}>
-      <label htmlFor="chat-input" className="visually-hidden">
+      <label htmlFor={MESSAGE_BOX_ID} className="visually-hidden">
         Message
       </label>
       <textarea
-        id="chat-input"
+        id={MESSAGE_BOX_ID}
         rows={2}
         dir="auto"
         value={text}
@@ -308,7 +308,15 @@ function Composer({
         onKeyDown={onKeyDown}
       />
       {busy ? (
-        <button type="button" className="stop" onClick={onStop}>
+        <button
+          type="button"
+          className="stop"
+          onClick={() => {
+            onStop();
+            // Stop gives way to Send: the focus goes to the message box, not to the page.
+            document.getElementById(MESSAGE_BOX_ID)?.focus();
+          }}
+        >
           Stop
         </button>
       ) : (

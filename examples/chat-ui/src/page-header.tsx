@@ -10,14 +10,22 @@ export function PageHeader({
   links,
   user,
   onSignOut,
+  skipTo,
 }: {
   title: string;
   links?: ReadonlyArray<PageLink> | undefined;
   user?: string | undefined;
   onSignOut?: (() => void) | undefined;
+  /** The page's main control (the message box): a first link, shown when focused, jumps to it. */
+  skipTo?: { id: string; label: string } | undefined;
 }) {
   return (
     <header className="app-header">
+      {skipTo && (
+        <a className="skip-link" href={`#${skipTo.id}`}>
+          {skipTo.label}
+        </a>
+      )}
       <h1>{title}</h1>
       {links && links.length > 0 && (
         <nav aria-label="Pages">

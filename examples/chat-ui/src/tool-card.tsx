@@ -5,6 +5,9 @@
 import { type DynamicToolUIPart, getToolName, type ToolUIPart } from 'ai';
 import { useState } from 'react';
 
+/** The id of the conversation's message box: where the keyboard's focus goes when a control it used goes away. */
+export const MESSAGE_BOX_ID = 'chat-input';
+
 export type ToolPart = ToolUIPart | DynamicToolUIPart;
 
 export interface ApprovalActions {
@@ -53,6 +56,9 @@ function ApprovalButtons({ approvalId, actions }: { approvalId: string; actions:
   const [answering, setAnswering] = useState(false);
   const answer = (act: (id: string) => Promise<void>) => () => {
     setAnswering(true);
+    // The buttons go once the decision lands: the keyboard's focus goes on to the message box
+    // rather than falling to the page.
+    document.getElementById(MESSAGE_BOX_ID)?.focus();
     act(approvalId).catch(() => setAnswering(false));
   };
   return (

@@ -228,6 +228,30 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
       .waitFor();
   });
 
+  it('offers the keyboard a first stop that skips to the message box', async () => {
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.keyboard.press('Tab');
+    const skip = page.getByRole('link', { name: 'Skip to the message box' });
+    expect(await skip.evaluate((link) => link === document.activeElement)).toBe(true);
+    await page.keyboard.press('Enter');
+    await poll(() => page.evaluate(() => document.activeElement?.id)).toBe('chat-input');
+  });
+
+  it('fits a 375 px wide phone: nothing scrolls sideways, Send and Sign out are on the screen', async () => {
+    await page.setViewportSize({ width: 375, height: 740 });
+    try {
+      await input().waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBe(375);
+      for (const name of ['Send', 'Sign out']) {
+        const box = (await page.getByRole('button', { name }).boundingBox())!;
+        expect(box.x, name).toBeGreaterThanOrEqual(0);
+        expect(box.x + box.width, name).toBeLessThanOrEqual(375);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1200, height: 800 });
+    }
+  });
+
   it('shows a read tool as a card with its output', async () => {
     await newChat();
     await send('What are my orders?');
@@ -246,8 +270,11 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
     await card.getByText('Needs your approval').waitFor();
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'chat-page-approval.png') });
-    await card.getByRole('button', { name: 'Approve' }).click();
+    // From the keyboard: the decision's buttons go, and the focus goes on to the message box.
+    await card.getByRole('button', { name: 'Approve' }).focus();
+    await page.keyboard.press('Enter');
     await card.getByText('Done', { exact: true }).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('chat-input');
     expect(await card.locator('pre').last().textContent()).toContain('"status": "cancelled"');
     await lastAnswer()
       .getByText(/^Done\. The tool answered:/)
@@ -308,6 +335,8 @@ describeInBrowser(`the chat page in headless Chromium (needs ${CHROMIUM_PATH})`,
     await poll(() => textLength(lastAnswer())).toBeGreaterThan(20);
     await page.getByRole('button', { name: 'Stop' }).click();
     await page.getByRole('button', { name: 'Send' }).waitFor();
+    // Stop gave way to Send: the focus is on the message box, not fallen to the page.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('chat-input');
     await poll(async () => (await latestRun())?.status).toBe('cancelled');
     const stopped = await textLength(lastAnswer());
     await page.waitForTimeout(1_000);
