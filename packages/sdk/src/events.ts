@@ -74,6 +74,8 @@ const REMEMBERED_IDS = 512;
 const EVENTS_PATH = '/api/deployments/me/events';
 /** The platform's answer header naming the event id the stream starts after. */
 const STREAM_POSITION_HEADER = 'service-last-event-id';
+/** The shortest wait before reconnecting, whatever a server says (the platform says 1 s or more). */
+const MIN_RETRY_MS = 250;
 
 /**
  * The deployment event stream as an async iterator of canonical events.
@@ -114,7 +116,12 @@ export async function* subscribeToEvents(
   const retryAfterFailure = async (error: Error, waitMs?: number) => {
     failures++;
     if (failures >= reconnect.maxAttempts) throw error;
-    const delayMs = waitMs ?? backoffDelay(failures, reconnect.baseDelayMs, reconnect.maxDelayMs);
+    // A server's wait is taken as given, but never under a floor: "come back in 0" from a
+    // misbehaving proxy would otherwise be a reconnect storm.
+    const delayMs =
+      waitMs !== undefined
+        ? Math.max(MIN_RETRY_MS, waitMs)
+        : backoffDelay(failures, reconnect.baseDelayMs, reconnect.maxDelayMs);
     options.onError?.(error, { attempt: failures, delayMs });
     try {
       await sleep(delayMs, options.signal);
@@ -224,9 +231,10 @@ export async function* subscribeToEvents(
           parser.feed(chunk.value);
           while (pending.length > 0) {
             const message = pending.shift()!;
-            // A stream that carried an event block is a good connection: the backoff starts over.
-            // A ping alone does not count, or a server that pings and hangs up would be hammered.
-            failures = 0;
+            // A stream that carried a new event block is a good connection: the backoff starts
+            // over. A ping alone does not count, nor a block already delivered, or a server that
+            // pings (or repeats itself) and hangs up would be hammered for ever.
+            if (message.id === undefined || !delivered.has(message.id)) failures = 0;
             const event = accept(message, wanted, delivered);
             if (message.id !== undefined) lastEventId = message.id;
             if (event) {
@@ -236,8 +244,14 @@ export async function* subscribeToEvents(
           }
         }
       } catch (error) {
-        // The connection broke or went idle: reconnect below.
-        broke = error instanceof Error ? error : broke;
+        // The connection broke or went idle: reconnect below. A break is told as the SDK's own
+        // connection error (the runtime's reason as its cause), as a failed connect is.
+        broke =
+          error instanceof ServiceError
+            ? error
+            : new ServiceConnectionError('network_error', `The event stream from ${url} broke off`, {
+                cause: error,
+              });
       } finally {
         reader.cancel().catch(() => {});
       }

@@ -577,6 +577,46 @@ describe('stream handling', () => {
     expect(server.requests).toHaveLength(3);
   });
 
+  it('reports a stream that breaks off mid-answer as a network_error ServiceConnectionError', async () => {
+    server = await startLoopbackServer((req, res) => {
+      openStream(res);
+      res.write(': ping\n\n');
+      // A reset mid-stream: the runtime's own error ("terminated") is the cause, not the error.
+      setTimeout(() => req.socket.destroy(), 20);
+    });
+    const errors: unknown[] = [];
+    const iterator = createClient({
+      apiKey: KEY,
+      baseUrl: server.url,
+      reconnect: { ...FAST, maxAttempts: 2 },
+    }).events.subscribe({ onError: (error) => errors.push(error) });
+    const thrown = await take(iterator, 1).catch((error: unknown) => error);
+    for (const error of [...errors, thrown]) {
+      expect(error).toBeInstanceOf(ServiceConnectionError);
+      expect((error as ServiceConnectionError).code).toBe('network_error');
+    }
+    expect(errors).toHaveLength(1);
+  });
+
+  it('neither storms nor retries for ever a server that says "come back at once" and repeats what it sent', async () => {
+    server = await startLoopbackServer((_req, res) => {
+      openStream(res);
+      res.end(`retry: 0\n\n${balance(1)}`);
+    });
+    const iterator = createClient({
+      apiKey: KEY,
+      baseUrl: server.url,
+      reconnect: { ...FAST, maxAttempts: 4 },
+    }).events.subscribe();
+    const started = Date.now();
+    const outcome = await take(iterator, 2, 10_000).catch((error: unknown) => error);
+    // The event once; then its repeats are no progress, so the attempts run out, each after a
+    // wait of at least 250 ms where the server asked for none.
+    expect(outcome).toBeInstanceOf(ServiceConnectionError);
+    expect(server.requests.length).toBe(4);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3 * 250 - 20);
+  });
+
   it('backs off exponentially from a server that only pings and hangs up', async () => {
     const times: number[] = [];
     server = await startLoopbackServer((_req, res) => {
