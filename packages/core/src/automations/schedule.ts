@@ -66,7 +66,7 @@ function skippedTimeBefore(pattern: string, zone: string, after: Date, next: Dat
     let high = Math.ceil(to / MINUTE_MS) * MINUTE_MS;
     while (high - low > MINUTE_MS) {
       const middle = low + Math.floor((high - low) / MINUTE_MS / 2) * MINUTE_MS;
-      if (offsetAt(zone, middle) > offsetAt(zone, low)) high = middle;
+      if (offsetAt(zone, middle) > fromOffset) high = middle;
       else low = middle;
     }
     const change = high;

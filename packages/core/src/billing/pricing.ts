@@ -122,10 +122,14 @@ export function rateFor(
   if (model === null && unknownPaysHighest) {
     if (!anyModel) return undefined;
     let highest = anyModel;
+    let highestPrice = parseDecimal(anyModel.unitPriceMicros, PRICE_DECIMALS);
     for (const rate of rates) {
       if (rate.meter !== meter) continue;
       const price = parseDecimal(rate.unitPriceMicros, PRICE_DECIMALS);
-      if (price > parseDecimal(highest.unitPriceMicros, PRICE_DECIMALS)) highest = rate;
+      if (price > highestPrice) {
+        highest = rate;
+        highestPrice = price;
+      }
     }
     return highest;
   }
